@@ -1,0 +1,3 @@
+from explorer.app import main
+
+main()

@@ -1,0 +1,274 @@
+"""Command line: headless subcommands, and the options of the window.
+
+Nothing here imports Qt: ``hardware`` and ``analyze`` run on machines without
+a display or without PySide6 installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from explorer import __version__
+from explorer.core import report
+from explorer.core.analysis import Analysis, analyze
+from explorer.core.catalog import load_catalog
+from explorer.core.datafile import DataFileError
+from explorer.core.models import load_models
+from explorer.core.registry import UnknownIdError
+from explorer.core.units import format_count, format_si, format_time
+from explorer.core.workload import ATTENTIONS, PHASES, WORKLOAD_DTYPES, WorkloadError, WorkloadParams
+from explorer.texttable import format_table
+
+COMMANDS = ("hardware", "analyze")
+DEFAULT_HARDWARE = "h100-sxm"
+DEFAULT_MODEL = "llama-3-8b"
+
+EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
+    if width < 200 or height < 150:
+        raise argparse.ArgumentTypeError(f"{text} is too small: at least 200x150")
+    return width, height
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="roofline-explorer",
+        description="Roofline Explorer: why deep learning runs on GPUs. Without a command, "
+                    "opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--screenshot", metavar="PATH",
+                        help="render the window offscreen to a PNG file and exit")
+    parser.add_argument("--size", type=_size, default=None, metavar="WxH",
+                        help="window size, e.g. 1366x768 (default: fit the screen)")
+    parser.add_argument("--hardware", default=DEFAULT_HARDWARE, metavar="ID",
+                        help=f"device shown in the window (default {DEFAULT_HARDWARE})")
+    parser.add_argument("--model", default=DEFAULT_MODEL, metavar="ID",
+                        help=f"model shown in the window (default {DEFAULT_MODEL})")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    hw = sub.add_parser("hardware", help="list the hardware catalogue or show one device")
+    hw_sub = hw.add_subparsers(dest="hardware_command", metavar="ACTION", required=True)
+    hw_list = hw_sub.add_parser("list", help="one line per device")
+    hw_list.add_argument("--json", action="store_true", help="print JSON")
+    hw_show = hw_sub.add_parser("show", help="every number of one device, with sources")
+    hw_show.add_argument("id", metavar="ID")
+    hw_show.add_argument("--json", action="store_true", help="print JSON")
+
+    an = sub.add_parser("analyze", help="predict one step of a model on a device",
+                        description="Predict FLOPs, bytes, time and bound of every op of one "
+                                    "inference step (roofline model).")
+    an.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
+    an.add_argument("--model", required=True, metavar="ID",
+                    help="model id: gpt2, llama-2-7b, llama-2-13b, llama-3-8b, llama-3-70b, resnet-50")
+    an.add_argument("--batch", type=_positive_int, default=1, help="sequences (or images) per step")
+    an.add_argument("--seq", type=_positive_int, default=512, help="prompt tokens per sequence (prefill)")
+    an.add_argument("--context", type=_positive_int, default=1024,
+                    help="cached tokens each new token attends over (decode)")
+    an.add_argument("--phase", choices=PHASES, default="decode")
+    an.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
+                    help="precision of activations and arithmetic")
+    an.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES, default=None,
+                    help="precision of stored weights (default: --dtype)")
+    an.add_argument("--kv-dtype", choices=WORKLOAD_DTYPES, default=None,
+                    help="precision of the KV cache (default: --dtype)")
+    an.add_argument("--attention", choices=ATTENTIONS, default="fused",
+                    help="naive writes the score matrix to memory; fused keeps it on chip")
+    an.add_argument("--all-ops", action="store_true",
+                    help="list every op of every layer (default: one layer's ops with their count)")
+    an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run a parsed subcommand; returns the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        if args.command == "hardware":
+            return _hardware(args, out)
+        if args.command == "analyze":
+            return _analyze(args, out)
+    except UnknownIdError as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return EXIT_USAGE
+    except WorkloadError as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return EXIT_USAGE
+    except (DataFileError, FileNotFoundError) as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return EXIT_DATA
+    raise ValueError(f"unknown command {args.command!r}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return EXIT_USAGE
+    return run(args)
+
+
+# -- hardware ---------------------------------------------------------------------------------
+
+def _hardware(args: argparse.Namespace, out: TextIO) -> int:
+    catalog = load_catalog()
+    if args.hardware_command == "list":
+        if args.json:
+            json.dump([report.hardware_summary(hw) for hw in catalog.values()], out, indent=2)
+            out.write("\n")
+            return EXIT_OK
+        rows = []
+        for hw in catalog.values():
+            best = max(hw.peaks, key=lambda p: p.flops_per_s)
+            rows.append([hw.id, hw.name, hw.kind, hw.year,
+                         f"{format_si(best.flops_per_s, 'FLOP/s')} {best.label}",
+                         format_si(hw.bandwidth_bytes_per_s, "B/s"),
+                         format_si(hw.memory_capacity_bytes, "B")])
+        print(format_table(["id", "name", "kind", "year", "best dense peak", "memory bandwidth",
+                            "memory"], rows, right=(3, 5, 6)), file=out)
+        return EXIT_OK
+    hw = catalog[args.id]
+    if args.json:
+        json.dump(report.hardware_detail(hw), out, indent=2)
+        out.write("\n")
+        return EXIT_OK
+    _print_hardware(hw, out)
+    return EXIT_OK
+
+
+def _mark(provenance) -> str:
+    return " (derived)" if provenance.derived else ""
+
+
+def _print_hardware(hw, out: TextIO) -> None:
+    s = hw.specs
+    clocks = format_si(s.boost_clock_hz, "Hz") + " boost"
+    if s.base_clock_hz:
+        clocks = format_si(s.base_clock_hz, "Hz") + " base, " + clocks
+    lines = [
+        f"{hw.name}  [{hw.id}]",
+        f"{hw.vendor} {hw.kind.upper()}, {hw.year}. {hw.notes}".rstrip(),
+        "",
+        f"{s.cores} {s.core_label}s, {clocks}"
+        + (f", {s.tdp_w:g} W" if s.tdp_w else "")
+        + (f", matrix units: {s.matrix_unit}" if s.matrix_unit else "")
+        + _mark(s.provenance),
+        "",
+    ]
+    print("\n".join(lines), file=out)
+    bw = hw.bandwidth_bytes_per_s
+    rows = [[p.precision, p.unit, format_si(p.flops_per_s, "FLOP/s") + _mark(p.provenance),
+             f"{p.flops_per_s / bw:.1f}", p.provenance.formula or p.provenance.note]
+            for p in hw.peaks]
+    print("Dense peaks (ridge = peak / main-memory bandwidth, FLOP/byte)", file=out)
+    print(format_table(["precision", "unit", "peak", "ridge", "note"], rows, right=(2, 3)), file=out)
+    rows = [[m.name + (" (main)" if m.main else ""),
+             format_si(m.capacity_bytes, "B") if m.capacity_bytes else "-",
+             (format_si(m.bandwidth_bytes_per_s, "B/s") if m.bandwidth_bytes_per_s else "-")
+             + _mark(m.provenance),
+             m.provenance.formula or m.provenance.note]
+            for m in hw.memory]
+    print("\nMemory", file=out)
+    print(format_table(["level", "capacity", "bandwidth", "note"], rows, right=(1, 2)), file=out)
+    print("\nSources", file=out)
+    for key, url in hw.sources:
+        print(f"  {key}: {url}", file=out)
+
+
+# -- analyze ----------------------------------------------------------------------------------
+
+def _analyze(args: argparse.Namespace, out: TextIO) -> int:
+    hardware = load_catalog()[args.hardware]
+    model = load_models()[args.model]
+    params = WorkloadParams(
+        phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
+        dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+        attention=args.attention,
+    )
+    result = analyze(model, params, hardware)
+    if args.json:
+        json.dump(report.analysis_dict(result), out, indent=1)
+        out.write("\n")
+    else:
+        _print_analysis(result, out, every_layer=args.all_ops)
+    return EXIT_OK
+
+
+def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
+    p, t, c = a.params, a.totals, a.roofs
+    hw, model = a.hardware, a.model
+    if model.architecture == "transformer":
+        shape = (f"{p.phase}, batch {p.batch}, "
+                 + (f"seq {p.seq}" if p.phase == "prefill" else f"context {p.context}"))
+    else:
+        shape = f"forward pass, batch {p.batch} images of {model.image_size}×{model.image_size}"
+    precision = p.dtype + (f", weights {p.weight_dtype}" if p.weight_dtype else "") \
+        + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
+    header = [
+        f"{model.name} on {hw.name}",
+        f"{shape}; {precision}; {p.attention} attention",
+        f"roofs: {format_si(c.matrix.flops_per_s, 'FLOP/s')} ({c.matrix.label}) for matrix ops, "
+        f"{format_si(c.vector.flops_per_s, 'FLOP/s')} ({c.vector.label}) for the rest, "
+        f"{format_si(c.bandwidth_bytes_per_s, 'B/s')} main memory; "
+        f"ridge {c.matrix.flops_per_s / c.bandwidth_bytes_per_s:.0f} FLOP/byte",
+        "",
+    ]
+    print("\n".join(header), file=out)
+    rows = []
+    if every_layer:
+        r = a.rows
+        for i in range(len(r)):
+            rows.append([r.names[i], r.roles[i], "", format_count(r.flops[i]),
+                         format_si(r.bytes[i], "B"), f"{r.intensity[i]:.3g}",
+                         format_time(r.time_s[i]), r.bounds[i]])
+    else:
+        bounds = a.memory_bound
+        for i, o in enumerate(a.ops):
+            rows.append([o.name, o.role, f"×{o.count}" if o.layers else "",
+                         format_count(a.flops[i]), format_si(a.bytes[i], "B"),
+                         f"{a.flops[i] / a.bytes[i]:.3g}", format_time(a.time_s[i]),
+                         "memory" if bounds[i] else "compute"])
+    print(format_table(["op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time", "bound"],
+                       rows, right=(2, 3, 4, 5, 6)), file=out)
+    unit = t.item_unit
+    fit = "fits" if t.fits_in_memory else "DOES NOT FIT"
+    summary = [
+        "",
+        f"per step: {format_count(t.flops)}FLOP, {format_si(t.bytes, 'B')} moved, "
+        f"intensity {t.intensity:.3g} FLOP/byte",
+        f"predicted time per step {format_time(t.time_s)} "
+        f"(compute alone {format_time(t.compute_time_s)}, memory alone "
+        f"{format_time(t.memory_time_s)}); {t.tokens_per_s:,.0f} {unit}/s",
+        f"memory: weights {format_si(t.weight_bytes, 'B')}"
+        + (f" + KV cache {format_si(t.kv_cache_bytes, 'B')} "
+           f"({format_si(t.kv_bytes_per_token, 'B')} per token)" if t.kv_bytes_per_token else "")
+        + f" = {format_si(t.memory_required_bytes, 'B')} of "
+          f"{format_si(t.memory_capacity_bytes, 'B')}: {fit}",
+    ]
+    summary += [f"note: {n}" for n in a.notes]
+    print("\n".join(summary), file=out)

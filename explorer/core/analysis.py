@@ -1,0 +1,329 @@
+"""Costing a workload on a device: per-op predicted time and bound, totals, batch sweeps.
+
+Which roof an op runs under:
+- matrix ops (projections, attention products, convolutions, LM head) use the
+  device's fastest peak for the workload's precision; a device without that
+  precision is costed at the next one it has (fp8 → fp16 → bf16 → fp32), and the
+  analysis says so in its notes;
+- vector ops (norms, softmax, activations, residual adds, lookups, pooling) use
+  the fp32 vector peak: their arithmetic runs in fp32 even for 16-bit tensors;
+- every op streams its bytes from main memory at its bandwidth.
+
+Memory use counts weights and the KV cache; activations and workspace are not
+modelled (they are small beside weights and cache at inference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from explorer.core import ops as op
+from explorer.core import roofline
+from explorer.core.hardware import ComputePeak, Hardware
+from explorer.core.models import ModelSpec, TransformerSpec
+from explorer.core.units import DTYPE_BYTES, format_si
+from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams, build_ops
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+MATRIX_FALLBACKS = {
+    "fp32": ("fp32",),
+    "bf16": ("bf16", "fp16", "fp32"),
+    "fp16": ("fp16", "bf16", "fp32"),
+    "fp8": ("fp8", "fp16", "bf16", "fp32"),
+    "int8": ("int8", "fp16", "bf16", "fp32"),
+}
+
+
+@dataclass(frozen=True)
+class OpRoofs:
+    """The peaks and bandwidth a workload runs under on one device."""
+
+    matrix: ComputePeak
+    vector: ComputePeak
+    bandwidth_bytes_per_s: float
+    notes: tuple[str, ...] = ()
+
+
+def op_roofs(hardware: Hardware, dtype: str) -> OpRoofs:
+    """Pick the matrix and vector peaks that ops of precision ``dtype`` run under."""
+    notes: list[str] = []
+    matrix = None
+    for candidate in MATRIX_FALLBACKS[dtype]:
+        matrix = hardware.peak(candidate)
+        if matrix is not None:
+            if candidate != dtype:
+                notes.append(f"{hardware.name} has no {dtype} peak: matrix ops are costed "
+                             f"at its {matrix.label} peak")
+            break
+    vector = hardware.peak("fp32", "vector") or hardware.peak("fp32")
+    if matrix is None or vector is None:
+        raise WorkloadError(f"{hardware.name} lists no peak usable for {dtype} "
+                            f"(it has {', '.join(hardware.precisions)})")
+    return OpRoofs(matrix, vector, hardware.bandwidth_bytes_per_s, tuple(notes))
+
+
+def _exact(value, what: str) -> int:
+    value = int(value)
+    if value > _INT64_MAX:
+        raise WorkloadError(f"the step is too large to count: {what} exceeds 2^63; "
+                            "use a smaller batch, sequence or context")
+    return value
+
+
+@dataclass(frozen=True)
+class Totals:
+    flops: int
+    bytes: int
+    time_s: float
+    compute_time_s: float  # sum over ops of FLOPs / peak
+    memory_time_s: float  # sum over ops of bytes / bandwidth
+    items_per_step: int  # tokens (transformer) or images (CNN) produced or processed
+    item_unit: str
+    tokens_per_s: float
+    weight_bytes: int
+    kv_bytes_per_token: int
+    kv_cache_bytes: int
+    memory_required_bytes: int
+    memory_capacity_bytes: float
+    fits_in_memory: bool
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+
+@dataclass(frozen=True)
+class OpRows:
+    """One row per op per layer, in execution order (for tables and JSON)."""
+
+    names: list[str]
+    roles: list[str]
+    layers: NDArray  # -1 for model-level ops
+    units: list[str]
+    flops: NDArray
+    bytes: NDArray
+    intensity: NDArray
+    time_s: NDArray
+    memory_bound: NDArray
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def bounds(self) -> NDArray:
+        return roofline.bound_labels(self.memory_bound)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    model: ModelSpec
+    params: WorkloadParams
+    hardware: Hardware
+    roofs: OpRoofs
+    ops: tuple[op.Op, ...]
+    flops: NDArray  # per occurrence of each op in ``ops``
+    bytes: NDArray
+    peaks: NDArray  # FLOP/s each op runs under
+    time_s: NDArray  # per occurrence
+    counts: NDArray  # occurrences (layers) of each op
+    totals: Totals
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def intensity(self) -> NDArray:
+        return self.flops / self.bytes
+
+    @property
+    def memory_bound(self) -> NDArray:
+        return roofline.is_memory_bound(self.flops, self.bytes, self.peaks,
+                                        self.roofs.bandwidth_bytes_per_s)
+
+    @property
+    def performance(self) -> NDArray:
+        """Predicted FLOP/s of each op: its FLOPs over its predicted time."""
+        return self.flops / self.time_s
+
+    @property
+    def time_share(self) -> NDArray:
+        """Fraction of the step's predicted time spent in each op (all its layers)."""
+        return self.counts * self.time_s / self.totals.time_s
+
+    def ceilings(self) -> roofline.Ceilings:
+        """The roofs this analysis ran under: matrix peak, fp32 vector peak, main memory."""
+        peaks = [self.roofs.matrix]
+        if self.roofs.vector is not self.roofs.matrix:
+            peaks.append(self.roofs.vector)
+        main = self.hardware.main_memory
+        return roofline.Ceilings(
+            compute=tuple(roofline.Roof(p.label, p.flops_per_s, p.provenance.derived)
+                          for p in peaks),
+            bandwidth=(roofline.Roof(main.name, self.roofs.bandwidth_bytes_per_s,
+                                     main.provenance.derived),),
+        )
+
+    @cached_property
+    def rows(self) -> OpRows:
+        order: list[int] = []
+        layers: list[int] = []
+        index = 0
+        while index < len(self.ops):
+            group_layers = self.ops[index].layers
+            end = index + 1
+            while end < len(self.ops) and group_layers and self.ops[end].layers == group_layers:
+                end += 1
+            for layer in group_layers or (-1,):
+                order.extend(range(index, end))
+                layers.extend([layer] * (end - index))
+            index = end
+        idx = np.asarray(order)
+        layer_arr = np.asarray(layers)
+        transformer = isinstance(self.model, TransformerSpec)
+        names = [
+            f"layers.{layer}.{self.ops[i].name}" if transformer and layer >= 0 else self.ops[i].name
+            for i, layer in zip(order, layers, strict=True)
+        ]
+        return OpRows(
+            names=names,
+            roles=[self.ops[i].role for i in order],
+            layers=layer_arr,
+            units=[self.ops[i].unit for i in order],
+            flops=self.flops[idx],
+            bytes=self.bytes[idx],
+            intensity=self.intensity[idx],
+            time_s=self.time_s[idx],
+            memory_bound=self.memory_bound[idx],
+        )
+
+
+def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
+    """(weight bytes, KV-cache bytes per token)."""
+    weights = model.parameter_count() * params.weight_bytes
+    if isinstance(model, TransformerSpec):
+        return weights, model.kv_values_per_token() * params.kv_bytes
+    return weights, 0
+
+
+def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
+    """Cost one step of ``model`` under ``params`` on ``hardware``."""
+    ops = tuple(build_ops(model, params))
+    roofs = op_roofs(hardware, params.dtype)
+    flops = np.array([_exact(o.flops, f"{o.name} FLOPs") for o in ops], dtype=np.int64)
+    moved = np.array([_exact(o.bytes, f"{o.name} bytes") for o in ops], dtype=np.int64)
+    counts = np.array([o.count for o in ops], dtype=np.int64)
+    peaks = np.array([roofs.matrix.flops_per_s if o.unit == op.MATRIX
+                      else roofs.vector.flops_per_s for o in ops])
+    bandwidth = roofs.bandwidth_bytes_per_s
+    time_s = roofline.predicted_time(flops, moved, peaks, bandwidth)
+
+    transformer = isinstance(model, TransformerSpec)
+    items = params.batch * params.query_tokens if transformer else params.batch
+    weight_bytes, kv_per_token = _memory(model, params)
+    kv_cache = params.batch * params.kv_tokens * kv_per_token
+    required = weight_bytes + kv_cache
+    capacity = hardware.memory_capacity_bytes
+    total_time = float(np.sum(counts * time_s))
+    totals = Totals(
+        flops=_exact(sum(int(f) * int(c) for f, c in zip(flops, counts, strict=True)), "total FLOPs"),
+        bytes=_exact(sum(int(b) * int(c) for b, c in zip(moved, counts, strict=True)), "total bytes"),
+        time_s=total_time,
+        compute_time_s=float(np.sum(counts * flops / peaks)),
+        memory_time_s=float(np.sum(counts * moved)) / bandwidth,
+        items_per_step=items,
+        item_unit="tokens" if transformer else "images",
+        tokens_per_s=items / total_time,
+        weight_bytes=weight_bytes,
+        kv_bytes_per_token=kv_per_token,
+        kv_cache_bytes=kv_cache,
+        memory_required_bytes=required,
+        memory_capacity_bytes=capacity,
+        fits_in_memory=required <= capacity,
+    )
+    notes = list(roofs.notes)
+    if transformer and params.kv_tokens > model.max_context:
+        notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
+                     f"{model.max_context:,}")
+    if not totals.fits_in_memory:
+        notes.append(f"weights + KV cache need {format_si(required, 'B')} but "
+                     f"{hardware.name} has {format_si(capacity, 'B')}")
+    return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
+                    totals, tuple(notes))
+
+
+@dataclass(frozen=True)
+class BatchSweep:
+    """Whole-step numbers for a series of batch sizes (other parameters fixed)."""
+
+    batch: NDArray
+    time_s: NDArray
+    tokens_per_s: NDArray
+    flops: NDArray
+    bytes: NDArray
+    memory_bound: NDArray  # the step's total memory time exceeds its total compute time
+    max_batch: int  # largest batch whose weights + KV cache fit (0: the weights alone do not)
+
+    @property
+    def intensity(self) -> NDArray:
+        return self.flops / self.bytes
+
+
+def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
+    """Largest batch whose weights plus KV cache fit in main memory (capped at MAX_BATCH)."""
+    weight_bytes, kv_per_token = _memory(model, params)
+    free = hardware.memory_capacity_bytes - weight_bytes
+    if free < 0:
+        return 0
+    per_sequence = params.kv_tokens * kv_per_token
+    if per_sequence == 0:
+        return MAX_BATCH
+    return int(min(MAX_BATCH, free // per_sequence))
+
+
+def default_batches(max_batch: int) -> list[int]:
+    """Powers of two from 1 up to ``max_batch``, ending at ``max_batch`` itself."""
+    out = [1 << k for k in range(max_batch.bit_length()) if 1 << k <= max_batch]
+    if out and out[-1] != max_batch:
+        out.append(max_batch)
+    return out
+
+
+def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
+                batches=None) -> BatchSweep:
+    """Time per step and throughput versus batch, in one vectorised evaluation."""
+    limit = max_batch_that_fits(model, params, hardware)
+    batch = np.asarray(default_batches(limit) if batches is None else batches, dtype=np.int64)
+    if batch.size and batch.min() < 1:
+        raise WorkloadError(f"batch sizes must be at least 1, got {batch.min()}")
+    roofs = op_roofs(hardware, params.dtype)
+    bandwidth = roofs.bandwidth_bytes_per_s
+    b = batch.astype(float)
+    total_time = np.zeros_like(b)
+    total_flops = np.zeros_like(b)
+    total_bytes = np.zeros_like(b)
+    compute_time = np.zeros_like(b)
+    for o in build_ops(model, params, batch=b):
+        peak = roofs.matrix.flops_per_s if o.unit == op.MATRIX else roofs.vector.flops_per_s
+        flops = np.broadcast_to(np.asarray(o.flops, dtype=float), b.shape)
+        moved = np.broadcast_to(np.asarray(o.bytes, dtype=float), b.shape)
+        total_time += o.count * roofline.predicted_time(flops, moved, peak, bandwidth)
+        compute_time += o.count * flops / peak
+        total_flops += o.count * flops
+        total_bytes += o.count * moved
+    items = b * (params.query_tokens if isinstance(model, TransformerSpec) else 1)
+    return BatchSweep(
+        batch=batch,
+        time_s=total_time,
+        tokens_per_s=items / total_time,
+        flops=total_flops,
+        bytes=total_bytes,
+        memory_bound=total_bytes / bandwidth > compute_time,
+        max_batch=limit,
+    )
+
+
+def dtype_bytes(dtype: str) -> int:
+    return DTYPE_BYTES[dtype]

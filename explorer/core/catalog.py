@@ -1,0 +1,156 @@
+"""The hardware catalogue: YAML files under resources/hardware validated into ``Hardware``.
+
+File format (one or more devices per file)::
+
+    schema: 1
+    devices:
+    - id: h100-sxm
+      name: NVIDIA H100 SXM5 80 GB
+      vendor: NVIDIA
+      kind: gpu
+      year: 2022
+      sources: {datasheet: https://...}
+      specs: {cores: 132, core_label: SM, boost_clock: 1980 MHz, tdp: 700 W, source: datasheet}
+      compute:
+      - {precision: bf16, unit: matrix, peak: 989.4 TFLOP/s, source: datasheet}
+      memory:
+      - {level: HBM3, main: true, capacity: 80 GB, bandwidth: 3.35 TB/s, source: datasheet}
+
+Every group of numbers names its ``source`` (a key of ``sources``); a number
+computed rather than published adds ``derived: true`` and its ``formula``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from explorer.core import units
+from explorer.core.datafile import DataFileError, Fields, read_entries
+from explorer.core.registry import Registry
+from explorer.core.hardware import KINDS, UNITS, ComputePeak, Hardware, MemoryLevel, Provenance, Specs
+from explorer.paths import resource_path
+
+SCHEMA = 1
+
+
+def _provenance(fields: Fields, sources: Mapping[str, str]) -> Provenance:
+    key = fields.text("source")
+    if key not in sources:
+        raise fields.error("source", f"{key!r} is not one of this entry's sources "
+                                     f"({', '.join(sources) or 'none declared'})")
+    derived = fields.flag("derived")
+    formula = fields.text("formula", required=derived, default="")
+    if formula and not derived:
+        raise fields.error("formula", "a formula is given but the number is not marked derived: true")
+    return Provenance(url=sources[key], derived=derived, formula=formula,
+                      note=fields.text("note", required=False, default=""))
+
+
+def _read_specs(fields: Fields, sources: Mapping[str, str]) -> Specs:
+    return Specs(
+        cores=fields.integer("cores"),
+        core_label=fields.text("core_label"),
+        boost_clock_hz=fields.quantity("boost_clock", units.FREQUENCY),
+        base_clock_hz=fields.quantity("base_clock", units.FREQUENCY, required=False),
+        tdp_w=fields.quantity("tdp", units.POWER, required=False),
+        matrix_unit=fields.text("matrix_unit", required=False),
+        provenance=_provenance(fields, sources),
+    )
+
+
+def _read_peak(fields: Fields, sources: Mapping[str, str]) -> ComputePeak:
+    return ComputePeak(
+        precision=fields.text("precision", choices=units.PRECISIONS),
+        unit=fields.text("unit", choices=UNITS),
+        flops_per_s=fields.quantity("peak", units.FLOP_RATE),
+        clock_hz=fields.quantity("clock", units.FREQUENCY, required=False),
+        provenance=_provenance(fields, sources),
+    )
+
+
+def _read_memory(fields: Fields, sources: Mapping[str, str]) -> MemoryLevel:
+    level = MemoryLevel(
+        name=fields.text("level"),
+        main=fields.flag("main"),
+        capacity_bytes=fields.quantity("capacity", units.BYTES, required=False),
+        bandwidth_bytes_per_s=fields.quantity("bandwidth", units.BYTE_RATE, required=False),
+        provenance=_provenance(fields, sources),
+    )
+    if level.main and level.bandwidth_bytes_per_s is None:
+        raise fields.error("bandwidth", "is missing (main memory needs its bandwidth)")
+    if level.main and level.capacity_bytes is None:
+        raise fields.error("capacity", "is missing (main memory needs its capacity)")
+    if level.capacity_bytes is None and level.bandwidth_bytes_per_s is None:
+        raise fields.error("capacity", "is missing (a memory level needs a capacity or a bandwidth)")
+    return level
+
+
+def _read_list(fields: Fields, name: str, reader, sources: Mapping[str, str]) -> tuple:
+    out = []
+    for index, raw in enumerate(fields.items(name)):
+        item_fields = fields.child(raw, f"{name}[{index}]")
+        out.append(reader(item_fields, sources))
+        item_fields.finish()
+    return tuple(out)
+
+
+def read_hardware_entry(fields: Fields) -> Hardware:
+    """Validate one device mapping into a ``Hardware`` (raises DataFileError)."""
+    ident = fields.identifier("id")
+    raw_sources = fields.mapping("sources")
+    source_fields = fields.child(raw_sources, "sources")
+    sources = {str(key): source_fields.url(key) for key in list(raw_sources)}
+    specs_fields = fields.child(fields.mapping("specs"), "specs")
+    specs = _read_specs(specs_fields, sources)
+    specs_fields.finish()
+    hardware = Hardware(
+        id=ident,
+        name=fields.text("name"),
+        vendor=fields.text("vendor"),
+        kind=fields.text("kind", choices=KINDS),
+        year=fields.integer("year", minimum=1970),
+        specs=specs,
+        peaks=_read_list(fields, "compute", _read_peak, sources),
+        memory=_read_list(fields, "memory", _read_memory, sources),
+        sources=tuple(sources.items()),
+        notes=fields.text("notes", required=False, default=""),
+        origin=fields.file,
+    )
+    mains = [level.name for level in hardware.memory if level.main]
+    if len(mains) != 1:
+        raise fields.error("memory", f"exactly one level must be 'main: true', found {len(mains)}")
+    seen: set[tuple[str, str]] = set()
+    for peak in hardware.peaks:
+        key = (peak.precision, peak.unit)
+        if key in seen:
+            raise fields.error("compute", f"{peak.label} is listed twice")
+        seen.add(key)
+    return hardware
+
+
+def load_hardware_file(path: str | Path, text: str | None = None) -> list[Hardware]:
+    return read_entries(path, "devices", SCHEMA, read_hardware_entry, text)
+
+
+class Catalog(Registry[Hardware]):
+    """Devices by id, in load order."""
+
+    def __init__(self, devices: Iterable[Hardware]) -> None:
+        super().__init__("hardware", devices)
+
+
+def hardware_dir() -> Path:
+    return resource_path("hardware")
+
+
+def load_catalog(directory: str | Path | None = None) -> Catalog:
+    """Load every ``*.yaml`` in ``directory`` (the bundled catalogue by default)."""
+    directory = Path(directory) if directory is not None else hardware_dir()
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise DataFileError(directory, "holds no hardware files (*.yaml)")
+    devices: list[Hardware] = []
+    for path in files:
+        devices.extend(load_hardware_file(path))
+    return Catalog(devices)

@@ -1,0 +1,256 @@
+"""Reading YAML data files strictly: safe loading, no duplicate keys, errors that point home.
+
+Every data file (hardware, model presets, later sessions and scenes) goes through
+here, so every mistake is reported the same way: which file, which entry, which
+field, and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from explorer.core import units
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_URL = re.compile(r"^https?://\S+$")
+
+
+class DataFileError(ValueError):
+    """A data file that cannot be used, with the place of the mistake."""
+
+    def __init__(self, file: str | Path, message: str, entry: str | None = None,
+                 field: str | None = None) -> None:
+        self.file = str(file)
+        self.entry = entry
+        self.field = field
+        self.reason = message
+        where = [self.file]
+        if entry is not None:
+            where.append(f"entry '{entry}'")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(": ".join([*where, message]))
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects a mapping key written twice (YAML would keep the last)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                f"duplicate key {key!r} (first on line {seen[key]}, again on line {line})",
+                key_node.start_mark,
+            )
+        seen[key] = line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(path: str | Path, text: str | None = None) -> Any:
+    """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys."""
+    path = Path(path)
+    try:
+        if text is None:
+            text = path.read_text(encoding="utf-8")
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except OSError as exc:
+        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise DataFileError(path, "is not UTF-8 text") from exc
+    except yaml.YAMLError as exc:
+        raise DataFileError(path, f"is not valid YAML: {exc}".replace("\n", " ")) from exc
+
+
+class Fields:
+    """One mapping of a data file, read field by field.
+
+    Each accessor removes the field it reads; ``finish()`` then reports any field
+    left over as unknown, so a typo never passes silently.
+    """
+
+    def __init__(self, data: Any, file: str | Path, entry: str | None, prefix: str = "") -> None:
+        self.file = str(file)
+        self.entry = entry
+        self.prefix = prefix
+        if not isinstance(data, dict):
+            where = prefix.rstrip(".") or None
+            raise DataFileError(self.file, f"expected a mapping of fields, got {_kind(data)}",
+                                entry, where)
+        self._data = dict(data)
+        self._known: list[str] = []
+
+    # -- errors ---------------------------------------------------------------------------
+    def error(self, name: str, message: str) -> DataFileError:
+        return DataFileError(self.file, message, self.entry, self.prefix + name)
+
+    def child(self, data: Any, name: str) -> Fields:
+        return Fields(data, self.file, self.entry, f"{self.prefix}{name}.")
+
+    # -- accessors ------------------------------------------------------------------------
+    def _take(self, name: str, required: bool) -> Any:
+        self._known.append(name)
+        if name not in self._data or self._data[name] is None:
+            if required:
+                raise self.error(name, "is missing")
+            self._data.pop(name, None)
+            return None
+        return self._data.pop(name)
+
+    def has(self, name: str) -> bool:
+        return self._data.get(name) is not None
+
+    def raw(self, name: str, required: bool = True) -> Any:
+        return self._take(name, required)
+
+    def text(self, name: str, required: bool = True, choices: Iterable[str] | None = None,
+             default: str | None = None) -> str | None:
+        value = self._take(name, required)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(name, f"expected non-empty text, got {_kind(value)}")
+        if choices is not None:
+            allowed = tuple(choices)
+            if value not in allowed:
+                raise self.error(name, f"expected one of {', '.join(allowed)}; got {value!r}")
+        return value
+
+    def identifier(self, name: str) -> str:
+        value = self.text(name)
+        if not _ID.match(value):
+            raise self.error(name, f"{value!r} is not a valid id: use lower-case letters, "
+                                   "digits, '-', '.' and '_'")
+        return value
+
+    def url(self, name: str) -> str:
+        value = self.text(name)
+        if not _URL.match(value):
+            raise self.error(name, f"expected an http(s) URL, got {value!r}")
+        return value
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        value = self._take(name, required=False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(name, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def integer(self, name: str, required: bool = True, minimum: int = 1,
+                default: int | None = None) -> int | None:
+        value = self._take(name, required)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(name, f"expected a whole number, got {_kind(value)}")
+        if value < minimum:
+            qualifier = "positive" if minimum == 1 else f">= {minimum}"
+            raise self.error(name, f"must be {qualifier}, got {value}")
+        return value
+
+    def number(self, name: str, required: bool = True, default: float | None = None) -> float | None:
+        value = self._take(name, required)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(name, f"expected a number, got {_kind(value)}")
+        return self._positive_finite(name, float(value))
+
+    def quantity(self, name: str, dimension: units.Dimension,
+                 required: bool = True) -> float | None:
+        value = self._take(name, required)
+        if value is None:
+            return None
+        try:
+            parsed = units.parse_quantity(value, dimension)
+        except units.UnitError as exc:
+            raise self.error(name, str(exc)) from None
+        return self._positive_finite(name, parsed)
+
+    def items(self, name: str, required: bool = True) -> list[Any]:
+        value = self._take(name, required)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not value:
+            raise self.error(name, f"expected a non-empty list, got {_kind(value)}")
+        return value
+
+    def mapping(self, name: str, required: bool = True) -> dict[Any, Any]:
+        value = self._take(name, required)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not value:
+            raise self.error(name, f"expected a non-empty mapping, got {_kind(value)}")
+        return value
+
+    def finish(self) -> None:
+        """Reject every field not read by an accessor."""
+        if self._data:
+            name = sorted(map(str, self._data))[0]
+            known = ", ".join(sorted(set(self._known)))
+            raise self.error(name, f"is not a known field (known fields: {known})")
+
+    def _positive_finite(self, name: str, value: float) -> float:
+        if not math.isfinite(value):
+            raise self.error(name, f"must be a finite number, got {value}")
+        if value <= 0:
+            raise self.error(name, f"must be positive, got {value:g}")
+        return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, str):
+        return f"text {value!r}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def read_entries(path: str | Path, list_key: str, schema: int,
+                 read_entry: Callable[[Fields], Any], text: str | None = None) -> list[Any]:
+    """Load a file of the form ``{schema: N, <list_key>: [entry, ...]}`` with one reader per entry.
+
+    Entries must carry an ``id``; ids must be unique within the file.
+    """
+    data = load_yaml(path, text)
+    top = Fields(data, path, None)
+    version = top.integer("schema")
+    if version != schema:
+        raise top.error("schema", f"this version reads schema {schema}, the file says {version}")
+    raw_entries = top.items(list_key)
+    top.finish()
+    entries: list[Any] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_entries):
+        label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else None
+        fields = Fields(raw, path, label or f"#{index + 1}")
+        entry = read_entry(fields)
+        fields.finish()
+        if entry.id in seen:
+            raise DataFileError(path, "this id is used twice in the file", entry.id, "id")
+        seen.add(entry.id)
+        entries.append(entry)
+    return entries

@@ -1,0 +1,149 @@
+"""Cost formulas of the ops a workload is made of: FLOPs and bytes moved.
+
+Accounting (DESIGN.md): a multiply-add is 2 FLOPs; bytes are every operand read
+once plus every result written once, at its storage precision. Caches are not
+modelled inside an op, except where the op says so (fused attention keeps the
+score matrix on chip).
+
+The formulas use only arithmetic, so a size may be a Python int (exact counts
+for an op table) or a NumPy array (one evaluation for a whole batch sweep).
+
+Elementwise FLOP counts per element are conventions, stated here once:
+layer norm 7 (mean, subtract, square, sum, normalise, scale, shift),
+RMS norm 4 (square, sum, normalise, scale), softmax 5 (max, subtract, exp,
+sum, divide; the 1/sqrt(d) scale folded in), GELU 8 (tanh form), SiLU 4,
+a gate multiply 1, ReLU 1, an add 1, batch norm at inference 2 (scale, shift).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# A number or a NumPy array of numbers; kept loose so both flow through the formulas.
+Size = Any
+
+MATRIX = "matrix"  # runs on matrix units where the device has them (GEMMs, convolutions)
+VECTOR = "vector"  # runs on vector units (norms, softmax, elementwise, lookups)
+
+ROLES = (
+    "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
+    "fc1", "fc2", "attn_score", "attn_softmax", "attn_value", "norm", "residual", "activation",
+    "embedding", "lm_head", "conv", "pool",
+)
+
+NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4, "batchnorm": 2}
+ACTIVATION_FLOPS_PER_ELEMENT = {"gelu": 8, "silu": 4, "relu": 1}
+SOFTMAX_FLOPS_PER_ELEMENT = 5
+
+
+@dataclass(frozen=True)
+class Op:
+    """One op of a workload, possibly repeated identically in several layers.
+
+    ``layers`` lists the layer indices the op appears in (empty: a model-level op
+    such as the embedding, which runs once). ``flops`` and ``bytes`` are per
+    occurrence.
+    """
+
+    name: str
+    role: str
+    unit: str
+    flops: Size
+    bytes: Size
+    layers: tuple[int, ...] = ()
+    detail: str = ""
+
+    @property
+    def count(self) -> int:
+        return max(1, len(self.layers))
+
+
+def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: int, weight_bytes: int,
+           bias: bool = False, out_bytes: int | None = None) -> tuple[Size, Size]:
+    """(n × d_in) @ (d_in × d_out) [+ bias]: reads input and weights, writes output."""
+    out_bytes = act_bytes if out_bytes is None else out_bytes
+    flops = 2 * n_tokens * d_in * d_out
+    moved = n_tokens * d_in * act_bytes + d_in * d_out * weight_bytes + n_tokens * d_out * out_bytes
+    if bias:
+        flops = flops + n_tokens * d_out
+        moved = moved + d_out * weight_bytes
+    return flops, moved
+
+
+def norm(n_tokens: Size, d: int, kind: str, act_bytes: int, weight_bytes: int) -> tuple[Size, Size]:
+    """Layer/RMS norm over d features for n tokens: read x, write y, read the scale (and shift)."""
+    params = 2 * d if kind == "layernorm" else d
+    flops = NORM_FLOPS_PER_ELEMENT[kind] * n_tokens * d
+    return flops, 2 * n_tokens * d * act_bytes + params * weight_bytes
+
+
+def elementwise(n_elements: Size, flops_per_element: int, n_inputs: int,
+                act_bytes: int) -> tuple[Size, Size]:
+    """An elementwise op over n elements with n_inputs input tensors and one output."""
+    return flops_per_element * n_elements, (n_inputs + 1) * n_elements * act_bytes
+
+
+def attention_scores(batch: Size, heads: int, q_len: Size, kv_len: Size, head_dim: int,
+                     kv_heads: int, act_bytes: int, kv_bytes: int,
+                     materialise: bool) -> tuple[Size, Size]:
+    """S = Q Kᵀ for every head. Reads Q and the keys (once per KV head); the naive form
+    writes S to memory, the fused form keeps it on chip."""
+    flops = 2 * batch * heads * q_len * kv_len * head_dim
+    moved = batch * q_len * heads * head_dim * act_bytes + batch * kv_len * kv_heads * head_dim * kv_bytes
+    if materialise:
+        moved = moved + batch * heads * q_len * kv_len * act_bytes
+    return flops, moved
+
+
+def attention_softmax(batch: Size, heads: int, q_len: Size, kv_len: Size,
+                      act_bytes: int) -> tuple[Size, Size]:
+    """Softmax over a materialised score matrix: read S, write P."""
+    elements = batch * heads * q_len * kv_len
+    return SOFTMAX_FLOPS_PER_ELEMENT * elements, 2 * elements * act_bytes
+
+
+def attention_values(batch: Size, heads: int, q_len: Size, kv_len: Size, head_dim: int,
+                     kv_heads: int, act_bytes: int, kv_bytes: int,
+                     materialise: bool) -> tuple[Size, Size]:
+    """O = P V for every head. Reads the values and writes O; the naive form reads P."""
+    flops = 2 * batch * heads * q_len * kv_len * head_dim
+    moved = batch * kv_len * kv_heads * head_dim * kv_bytes + batch * q_len * heads * head_dim * act_bytes
+    if materialise:
+        moved = moved + batch * heads * q_len * kv_len * act_bytes
+    return flops, moved
+
+
+def conv2d_output(size: int, kernel: int, stride: int, padding: int) -> int:
+    out = (size + 2 * padding - kernel) // stride + 1
+    if out < 1:
+        raise ValueError(f"a {kernel}×{kernel} window with stride {stride} does not fit "
+                         f"an input of {size} pixels")
+    return out
+
+
+def conv2d(batch: Size, height: int, width: int, c_in: int, c_out: int, kernel: int,
+           stride: int, padding: int, act_bytes: int, weight_bytes: int,
+           bias: bool = False) -> tuple[Size, Size]:
+    """Direct 2-D convolution (no groups): read input and filters, write output."""
+    h_out = conv2d_output(height, kernel, stride, padding)
+    w_out = conv2d_output(width, kernel, stride, padding)
+    out_elements = batch * h_out * w_out * c_out
+    flops = 2 * out_elements * c_in * kernel * kernel
+    moved = (batch * height * width * c_in * act_bytes
+             + c_out * c_in * kernel * kernel * weight_bytes
+             + out_elements * act_bytes)
+    if bias:
+        flops = flops + out_elements
+        moved = moved + c_out * weight_bytes
+    return flops, moved
+
+
+def pool2d(batch: Size, height: int, width: int, channels: int, kernel: int, stride: int,
+           padding: int, act_bytes: int) -> tuple[Size, Size]:
+    """Max or average pooling: one comparison or add per window element of each output."""
+    h_out = conv2d_output(height, kernel, stride, padding)
+    w_out = conv2d_output(width, kernel, stride, padding)
+    out_elements = batch * h_out * w_out * channels
+    flops = out_elements * kernel * kernel
+    return flops, (batch * height * width * channels + out_elements) * act_bytes

@@ -1,0 +1,250 @@
+"""Workload parameters and the op lists of a model under them.
+
+``build_ops(model, params)`` turns a model description and a step's parameters
+into a list of ``Op``. A transformer's per-layer ops are listed once with the
+layers they repeat in, so the same list costs the whole model (multiply by the
+layer count) and expands into one row per layer for tables.
+
+Conventions beyond ops.py:
+- prefill: each of ``batch`` sequences processes ``seq`` prompt tokens and
+  attends over them; the LM head runs for the last position only (what a
+  server needs to sample the first new token);
+- decode: each sequence produces one token attending over ``context`` cached
+  tokens (the KV cache holds ``context`` tokens per sequence);
+- attention FLOPs count the full score matrix (a causal mask is not exploited);
+- rotary position embeddings are not costed (an elementwise op on Q and K,
+  well under 1 % of a layer's bytes);
+- a CNN step is one forward pass over ``batch`` images (``seq``, ``context`` and
+  ``phase`` do not apply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from explorer.core import ops as op
+from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec
+from explorer.core.units import DTYPE_BYTES
+
+PHASES = ("prefill", "decode")
+ATTENTIONS = ("naive", "fused")
+WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
+# Upper bounds that keep every count inside 64-bit integers with room to spare.
+MAX_BATCH = 1 << 20
+MAX_TOKENS = 1 << 22
+
+
+class WorkloadError(ValueError):
+    """Workload parameters that cannot describe a step; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class WorkloadParams:
+    """One inference step: who runs (batch), how much (seq or context), at which precision.
+
+    ``dtype`` is the precision of activations and of the arithmetic; ``weight_dtype``
+    and ``kv_dtype`` default to it (set them for weight-only or KV-cache quantisation).
+    """
+
+    phase: str = "decode"
+    batch: int = 1
+    seq: int = 512
+    context: int = 1024
+    dtype: str = "bf16"
+    weight_dtype: str | None = None
+    kv_dtype: str | None = None
+    attention: str = "fused"
+
+    def __post_init__(self) -> None:
+        _check_choice("phase", self.phase, PHASES)
+        _check_choice("attention", self.attention, ATTENTIONS)
+        for name in ("dtype", "weight_dtype", "kv_dtype"):
+            value = getattr(self, name)
+            if value is not None or name == "dtype":
+                _check_choice(name, value, WORKLOAD_DTYPES)
+        _check_count("batch", self.batch, MAX_BATCH)
+        _check_count("seq", self.seq, MAX_TOKENS)
+        _check_count("context", self.context, MAX_TOKENS)
+
+    @property
+    def act_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def weight_bytes(self) -> int:
+        return DTYPE_BYTES[self.weight_dtype or self.dtype]
+
+    @property
+    def kv_bytes(self) -> int:
+        return DTYPE_BYTES[self.kv_dtype or self.dtype]
+
+    @property
+    def query_tokens(self) -> int:
+        """Tokens each sequence processes in this step."""
+        return self.seq if self.phase == "prefill" else 1
+
+    @property
+    def kv_tokens(self) -> int:
+        """Tokens each sequence attends over (and holds in its KV cache)."""
+        return self.seq if self.phase == "prefill" else self.context
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise WorkloadError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_count(name: str, value: object, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WorkloadError(f"{name} must be a whole number, got {value!r}")
+    if value < 1:
+        raise WorkloadError(f"{name} must be at least 1, got {value}")
+    if value > maximum:
+        raise WorkloadError(f"{name} must be at most {maximum:,}, got {value:,}")
+
+
+def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.Op]:
+    """The ops of one step. ``batch`` overrides ``params.batch`` (a NumPy array for sweeps)."""
+    batch = params.batch if batch is None else batch
+    if isinstance(model, TransformerSpec):
+        return _transformer_ops(model, params, batch)
+    if isinstance(model, CnnSpec):
+        return _cnn_ops(model, params, batch)
+    raise TypeError(f"no op builder for {type(model).__name__}")
+
+
+def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op]:
+    ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
+    t, kv_len = p.query_tokens, p.kv_tokens
+    n = batch * t
+    d, f = m.d_model, m.mlp_width
+    every = tuple(range(m.layers))
+    out: list[op.Op] = []
+
+    def add(name, role, unit, cost, layers=every, detail=""):
+        out.append(op.Op(name, role, unit, cost[0], cost[1], layers, detail))
+
+    def layer_norm(name):
+        add(name, "norm", op.VECTOR, op.norm(n, d, m.norm, ab, wb), detail=m.norm)
+
+    layer_norm("attn_norm")
+    if m.fused_qkv:
+        q_and_kv = op.linear(n, d, m.q_dim + 2 * m.kv_dim, ab, wb, m.bias)
+        # K and V land in the cache at the KV precision: correct the output bytes for them.
+        cost = (q_and_kv[0], q_and_kv[1] + 2 * n * m.kv_dim * (kb - ab))
+        add("qkv_proj", "qkv_proj", op.MATRIX, cost, detail=f"{d} → {m.q_dim + 2 * m.kv_dim}")
+    else:
+        add("q_proj", "q_proj", op.MATRIX, op.linear(n, d, m.q_dim, ab, wb, m.bias),
+            detail=f"{d} → {m.q_dim}")
+        for name in ("k_proj", "v_proj"):
+            add(name, name, op.MATRIX, op.linear(n, d, m.kv_dim, ab, wb, m.bias, out_bytes=kb),
+                detail=f"{d} → {m.kv_dim}")
+    naive = p.attention == "naive"
+    heads = (batch, m.heads, t, kv_len)
+    score = op.attention_scores(*heads, m.head_dim, m.kv_heads, ab, kb, materialise=naive)
+    value = op.attention_values(*heads, m.head_dim, m.kv_heads, ab, kb, materialise=naive)
+    span = f"{t} × {kv_len} per head"
+    if naive:
+        add("attn_score", "attn_score", op.MATRIX, score, detail=f"Q·Kᵀ, {span}, written out")
+        add("attn_softmax", "attn_softmax", op.VECTOR, op.attention_softmax(*heads, ab),
+            detail=f"{span}, read and written")
+        add("attn_value", "attn_value", op.MATRIX, value, detail=f"P·V, {span}")
+    else:
+        # The fused kernel computes the softmax on chip: its FLOPs join the score op.
+        softmax_flops = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * m.heads * t * kv_len
+        add("attn_score", "attn_score", op.MATRIX, (score[0] + softmax_flops, score[1]),
+            detail=f"Q·Kᵀ + softmax on chip, {span}")
+        add("attn_value", "attn_value", op.MATRIX, value, detail=f"P·V on chip, {span}")
+    add("o_proj", "o_proj", op.MATRIX, op.linear(n, m.q_dim, d, ab, wb, m.bias),
+        detail=f"{m.q_dim} → {d}")
+    add("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
+    layer_norm("mlp_norm")
+    act_flops = op.ACTIVATION_FLOPS_PER_ELEMENT[m.activation]
+    if m.gated_mlp:
+        add("gate_proj", "gate_proj", op.MATRIX, op.linear(n, d, f, ab, wb, m.bias), detail=f"{d} → {f}")
+        add("up_proj", "up_proj", op.MATRIX, op.linear(n, d, f, ab, wb, m.bias), detail=f"{d} → {f}")
+        add("activation", "activation", op.VECTOR, op.elementwise(n * f, act_flops + 1, 2, ab),
+            detail=f"{m.activation}(gate) × up")
+        add("down_proj", "down_proj", op.MATRIX, op.linear(n, f, d, ab, wb, m.bias), detail=f"{f} → {d}")
+    else:
+        add("fc1", "fc1", op.MATRIX, op.linear(n, d, f, ab, wb, m.bias), detail=f"{d} → {f}")
+        add("activation", "activation", op.VECTOR, op.elementwise(n * f, act_flops, 1, ab),
+            detail=m.activation)
+        add("fc2", "fc2", op.MATRIX, op.linear(n, f, d, ab, wb, m.bias), detail=f"{f} → {d}")
+    add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
+
+    # Model-level ops, listed around the layers.
+    lookup_bytes = n * d * wb + n * d * ab
+    embedding_flops = 0
+    if m.positions == "learned":
+        lookup_bytes = lookup_bytes + n * d * wb
+        embedding_flops = n * d  # token + position embedding add
+    embedding = op.Op("embedding", "embedding", op.VECTOR, embedding_flops, lookup_bytes, (),
+                      "token rows" + (" + position rows" if m.positions == "learned" else ""))
+    # Only the rows that produce logits go through the final norm and the LM head:
+    # the last position of each sequence in prefill, the one new token in decode.
+    logits_rows = batch
+    final_norm = op.Op("final_norm", "norm", op.VECTOR,
+                       *op.norm(logits_rows, d, m.norm, ab, wb), (), m.norm)
+    lm_head = op.Op("lm_head", "lm_head", op.MATRIX, *op.linear(logits_rows, d, m.vocab, ab, wb),
+                    (), f"{d} → {m.vocab}" + (" (tied to embedding)" if m.tied_embeddings else ""))
+    return [embedding, *out, final_norm, lm_head]
+
+
+def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
+    ab, wb = p.act_bytes, p.weight_bytes
+    out: list[op.Op] = []
+
+    def conv(name, layer, size, c_in, c_out, kernel, stride):
+        padding = kernel // 2
+        cost = op.conv2d(batch, size, size, c_in, c_out, kernel, stride, padding, ab, wb)
+        layers = () if layer is None else (layer,)
+        out.append(op.Op(name, "conv", op.MATRIX, *cost, layers,
+                         f"{kernel}×{kernel}/{stride}, {c_in} → {c_out}, {size}×{size} in"))
+        return op.conv2d_output(size, kernel, stride, padding)
+
+    def pointwise(name, role, layer, size, channels, flops_per_element, inputs):
+        elements = batch * size * size * channels
+        params_bytes = 2 * channels * wb if role == "norm" else 0
+        flops, moved = op.elementwise(elements, flops_per_element, inputs, ab)
+        layers = () if layer is None else (layer,)
+        out.append(op.Op(name, role, op.VECTOR, flops, moved + params_bytes, layers,
+                         f"{channels} × {size}×{size}"))
+
+    size = conv("stem.conv", None, m.image_size, m.in_channels, m.stem_channels,
+                m.stem_kernel, m.stem_stride)
+    pointwise("stem.bn", "norm", None, size, m.stem_channels, 2, 1)
+    pointwise("stem.relu", "activation", None, size, m.stem_channels, 1, 1)
+    pool = op.pool2d(batch, size, size, m.stem_channels, m.pool_kernel, m.pool_stride,
+                     m.pool_kernel // 2, ab)
+    out.append(op.Op("stem.maxpool", "pool", op.VECTOR, *pool, (), f"{m.pool_kernel}×{m.pool_kernel} max"))
+    size = op.conv2d_output(size, m.pool_kernel, m.pool_stride, m.pool_kernel // 2)
+
+    c_in, block_index = m.stem_channels, 0
+    for stage_index, stage in enumerate(m.stages):
+        width, c_out = stage.width, stage.width * m.expansion
+        for block in range(stage.blocks):
+            stride = stage.stride if block == 0 else 1
+            prefix = f"stage{stage_index + 1}.{block}"
+            b = block_index
+            conv(f"{prefix}.conv1", b, size, c_in, width, 1, 1)
+            pointwise(f"{prefix}.bn1", "norm", b, size, width, 2, 1)
+            pointwise(f"{prefix}.relu1", "activation", b, size, width, 1, 1)
+            out_size = conv(f"{prefix}.conv2", b, size, width, width, 3, stride)
+            pointwise(f"{prefix}.bn2", "norm", b, out_size, width, 2, 1)
+            pointwise(f"{prefix}.relu2", "activation", b, out_size, width, 1, 1)
+            conv(f"{prefix}.conv3", b, out_size, width, c_out, 1, 1)
+            pointwise(f"{prefix}.bn3", "norm", b, out_size, c_out, 2, 1)
+            if block == 0:
+                conv(f"{prefix}.downsample", b, size, c_in, c_out, 1, stride)
+                pointwise(f"{prefix}.downsample_bn", "norm", b, out_size, c_out, 2, 1)
+            pointwise(f"{prefix}.residual", "residual", b, out_size, c_out, 1, 2)
+            pointwise(f"{prefix}.relu3", "activation", b, out_size, c_out, 1, 1)
+            size, c_in, block_index = out_size, c_out, block_index + 1
+
+    avg = op.pool2d(batch, size, size, c_in, size, 1, 0, ab)
+    out.append(op.Op("avgpool", "pool", op.VECTOR, *avg, (), f"global average, {size}×{size}"))
+    fc = op.linear(batch, c_in, m.classes, ab, wb, bias=True)
+    # The classifier is the network's one fully connected layer: role fc1.
+    out.append(op.Op("fc", "fc1", op.MATRIX, *fc, (), f"{c_in} → {m.classes}"))
+    return out

@@ -1,0 +1,1 @@
+"""Live micro-kernels on the local CPU (NumPy) and GPU (CuPy); Qt-free like ``core``."""

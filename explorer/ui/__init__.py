@@ -1,0 +1,1 @@
+"""Qt views (PySide6 + pyqtgraph): wiring and drawing only, no domain math."""

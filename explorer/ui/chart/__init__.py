@@ -1,0 +1,1 @@
+"""The roofline chart: plot widget, axes, colours and the data <-> view conversion."""

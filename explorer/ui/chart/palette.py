@@ -1,0 +1,42 @@
+"""Colours: the Okabe-Ito palette, distinguishable with the common colour-vision deficiencies."""
+
+from __future__ import annotations
+
+OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+}
+
+# Op roles grouped by what they do, one colour per group.
+ROLE_GROUPS = {
+    "projection": ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj"),
+    "mlp": ("gate_proj", "up_proj", "down_proj", "fc1", "fc2"),
+    "attention": ("attn_score", "attn_softmax", "attn_value"),
+    "elementwise": ("norm", "residual", "activation", "pool"),
+    "embedding / head": ("embedding", "lm_head"),
+    "convolution": ("conv",),
+}
+GROUP_COLOURS = {
+    "projection": OKABE_ITO["blue"],
+    "mlp": OKABE_ITO["green"],
+    "attention": OKABE_ITO["vermillion"],
+    "elementwise": OKABE_ITO["purple"],
+    "embedding / head": OKABE_ITO["orange"],
+    "convolution": OKABE_ITO["sky"],
+}
+ROLE_GROUP = {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
+
+ROOF_COMPUTE = OKABE_ITO["black"]
+ROOF_VECTOR = "#555555"
+ROOF_BANDWIDTH = OKABE_ITO["blue"]
+STEP_POINT = OKABE_ITO["black"]
+
+
+def role_colour(role: str) -> str:
+    return GROUP_COLOURS[ROLE_GROUP.get(role, "elementwise")]

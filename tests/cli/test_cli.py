@@ -1,0 +1,148 @@
+"""The headless commands: output shapes, values, errors and exit codes."""
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from explorer import cli
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        args = cli.parse_args(list(argv))
+    except SystemExit as exc:  # argparse reports usage errors itself
+        return exc.code, "", ""
+    code = cli.run(args, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_hardware_list_table():
+    code, out, _ = run("hardware", "list")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["id", "name", "kind"]
+    assert len(lines) == 2 + 16
+    h100 = next(line for line in lines if line.startswith("h100-sxm"))
+    assert "1.98 PFLOP/s fp8 matrix" in h100  # dense: the sparse headline is 3958 TFLOP/s
+    assert "3.35 TB/s" in h100
+
+
+def test_hardware_list_json():
+    code, out, _ = run("hardware", "list", "--json")
+    devices = json.loads(out)
+    assert code == 0 and len(devices) == 16
+    h200 = next(d for d in devices if d["id"] == "h200-sxm")
+    assert h200["bandwidth"] == 4.8e12 and h200["memory_bytes"] == 141e9
+
+
+def test_hardware_show_marks_derived_values_and_sources():
+    code, out, _ = run("hardware", "show", "xeon-platinum-8480")
+    assert code == 0
+    assert "(derived)" in out
+    assert "56 cores × 1024 BF16 FLOP per cycle" in out
+    assert "https://www.intel.com/" in out
+
+
+def test_hardware_show_json_has_a_source_for_every_number():
+    code, out, _ = run("hardware", "show", "h100-sxm", "--json")
+    detail = json.loads(out)
+    assert code == 0
+    bf16 = next(p for p in detail["peaks"] if p["precision"] == "bf16")
+    assert bf16["flops_per_s"] == 989.4e12 and bf16["clock_hz"] == 1.83e9
+    assert bf16["ridge"] == pytest.approx(295.34, rel=1e-4)
+    for group in [detail["specs"], *detail["peaks"], *detail["memory"]]:
+        assert group["source"].startswith("https://")
+
+
+def test_analyze_json_shape_and_values():
+    code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-2-7b",
+                       "--batch", "1", "--context", "4096", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc) >= {"hardware", "workload", "ops", "totals"}
+    assert set(doc["hardware"]) >= {"id", "name", "peak_flops", "bandwidth", "ridge"}
+    assert set(doc["workload"]) >= {"model", "phase", "batch", "seq", "context", "dtype", "attention"}
+    assert set(doc["totals"]) >= {"flops", "bytes", "time_s", "tokens_per_s", "weight_bytes",
+                                  "kv_bytes_per_token", "kv_cache_bytes", "fits_in_memory"}
+    assert doc["hardware"]["peak_flops"] == 989.4e12
+    assert doc["hardware"]["bandwidth"] == 3.35e12
+    assert doc["workload"] == {**doc["workload"], "model": "llama-2-7b", "phase": "decode",
+                               "batch": 1, "context": 4096, "dtype": "bf16", "attention": "fused"}
+    ops = doc["ops"]
+    assert len(ops) == 32 * 14 + 3  # each op once per layer
+    for op in ops:
+        assert set(op) >= {"name", "role", "layer", "flops", "bytes", "intensity", "time_s", "bound"}
+        assert isinstance(op["flops"], int) and isinstance(op["bytes"], int)
+        assert op["bound"] in ("memory", "compute")
+    q = next(op for op in ops if op["name"] == "layers.5.q_proj")
+    assert (q["layer"], q["role"], q["flops"], q["bytes"]) == (5, "q_proj", 33_554_432, 33_570_816)
+    assert ops[0]["layer"] is None and ops[0]["role"] == "embedding"
+    totals = doc["totals"]
+    assert isinstance(totals["flops"], int)
+    assert totals["flops"] == sum(op["flops"] for op in ops)
+    assert totals["kv_bytes_per_token"] == 524_288
+    assert totals["kv_cache_bytes"] == 2 * 2**30
+    assert totals["fits_in_memory"] is True
+
+
+def test_analyze_table_lists_one_layer_with_counts():
+    code, out, _ = run("analyze", "--hardware", "a100-80gb-sxm", "--model", "llama-3-70b",
+                       "--phase", "prefill", "--seq", "2048")
+    assert code == 0
+    assert "×80" in out
+    assert "DOES NOT FIT" in out  # 141 GB of bf16 weights in 80 GB
+    assert "compute" in out
+
+
+def test_analyze_all_ops_lists_every_layer():
+    code, out, _ = run("analyze", "--hardware", "t4", "--model", "gpt2", "--all-ops")
+    assert code == 0
+    assert "layers.11.fc2" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--hardware", "h100", "--model", "gpt2"], "unknown hardware 'h100': did you mean h100-sxm"),
+        (["--hardware", "t4", "--model", "llama3-8b"], "unknown model 'llama3-8b': did you mean"),
+    ],
+)
+def test_unknown_ids_name_close_matches(argv, message):
+    code, _, err = run("analyze", *argv)
+    assert code == 2
+    assert message in err
+
+
+def test_invalid_numbers_name_the_flag(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.parse_args(["analyze", "--hardware", "t4", "--model", "gpt2", "--batch", "0"])
+    assert info.value.code == 2
+    assert "argument --batch: must be at least 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.parse_args(["analyze", "--hardware", "t4", "--model", "gpt2", "--seq", "many"])
+    assert "argument --seq: must be a whole number, got 'many'" in capsys.readouterr().err
+
+
+def test_too_large_a_step_is_a_clear_error():
+    code, _, err = run("analyze", "--hardware", "t4", "--model", "gpt2", "--batch", "999999999")
+    assert code == 2
+    assert "batch must be at most" in err
+
+
+@pytest.mark.slow
+def test_module_entry_point_runs_headless_without_importing_qt():
+    code = (
+        "import sys, runpy; sys.argv = ['roofline-explorer', 'analyze', '--hardware', 'l4', "
+        "'--model', 'gpt2', '--json'];\n"
+        "try:\n    runpy.run_module('explorer', run_name='__main__')\n"
+        "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'cupy')]\n"
+        "assert not bad, bad"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hardware"]["id"] == "l4"

@@ -1,0 +1,143 @@
+"""Costing workloads on devices: totals, memory fit, precision fallbacks, batch sweeps."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.core.analysis import analyze, batch_sweep, default_batches, max_batch_that_fits
+from explorer.core.workload import WorkloadParams
+
+
+def test_batch_1_decode_time_is_weights_over_bandwidth(models, catalog):
+    # Decode at batch 1 streams every weight once per token (the embedding table excepted:
+    # a lookup reads one row): time ≈ weight bytes / bandwidth.
+    # Llama 3 70B in bf16: (141.1 GB − 2.1 GB of embedding) / 4.8 TB/s on an H200 ≈ 29 ms.
+    model = models["llama-3-70b"]
+    a = analyze(model, WorkloadParams(context=128), catalog["h200-sxm"])
+    t = a.totals
+    assert t.weight_bytes == 70_553_706_496 * 2
+    streamed = t.weight_bytes - model.vocab * model.d_model * 2
+    assert t.time_s == pytest.approx(streamed / 4.8e12, rel=0.005)
+    assert t.memory_time_s > 100 * t.compute_time_s
+    assert t.tokens_per_s == pytest.approx(1 / t.time_s)
+
+
+def test_kv_cache_of_llama2_7b_at_4096_tokens_is_2_gib(models, catalog):
+    # NVIDIA's "Mastering LLM Techniques: Inference Optimization": Llama 2 7B, batch 1,
+    # 4096 tokens, 16-bit: 1 × 4096 × 2 × 32 × 4096 × 2 bytes ≈ 2 GB.
+    a = analyze(models["llama-2-7b"], WorkloadParams(context=4096, dtype="fp16"), catalog["a100-40gb-sxm"])
+    assert a.totals.kv_bytes_per_token == 524_288
+    assert a.totals.kv_cache_bytes == 2 * 2**30
+    assert a.totals.memory_required_bytes == a.totals.weight_bytes + 2 * 2**30
+
+
+def test_does_not_fit_is_reported(models, catalog):
+    a = analyze(models["llama-3-70b"], WorkloadParams(), catalog["h100-sxm"])
+    assert not a.totals.fits_in_memory
+    assert any("has 80 GB" in note for note in a.notes)
+
+
+def test_totals_equal_the_sum_of_rows(models, catalog):
+    a = analyze(models["llama-3-70b"], WorkloadParams(batch=8, context=2048), catalog["h200-sxm"])
+    rows = a.rows
+    assert len(rows) == 80 * 14 + 3
+    assert rows.names[1] == "layers.0.attn_norm" and rows.names[-1] == "lm_head"
+    assert rows.layers[0] == -1 and rows.layers[-2] == -1 and rows.layers[-3] == 79
+    assert int(rows.flops.sum()) == a.totals.flops
+    assert int(rows.bytes.sum()) == a.totals.bytes
+    assert rows.time_s.sum() == pytest.approx(a.totals.time_s)
+
+
+def test_matrix_ops_use_the_precision_peak_and_vector_ops_fp32(models, catalog):
+    a = analyze(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"])
+    peaks = {o.name: p for o, p in zip(a.ops, a.peaks, strict=True)}
+    assert peaks["q_proj"] == pytest.approx(989.4e12)
+    assert peaks["attn_norm"] == pytest.approx(66.9e12)
+
+
+def test_missing_precision_falls_back_with_a_note(models, catalog):
+    a = analyze(models["llama-3-8b"], WorkloadParams(dtype="fp8"), catalog["a100-80gb-sxm"])
+    assert a.roofs.matrix.precision == "fp16"
+    assert a.roofs.matrix.flops_per_s == pytest.approx(312e12)
+    assert "no fp8 peak" in a.notes[0]
+    # Weights are still stored in 1 byte each.
+    assert a.totals.weight_bytes == 8_030_261_248
+
+
+def test_cpu_bf16_uses_amx_where_present(models, catalog):
+    a = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=512),
+                catalog["xeon-platinum-8480"])
+    assert a.roofs.matrix.unit == "matrix"
+    b = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=512), catalog["epyc-9654"])
+    assert b.roofs.matrix.label == "fp32 vector"
+    assert b.totals.time_s > a.totals.time_s
+
+
+def test_prefill_is_compute_bound_and_decode_memory_bound(models, catalog):
+    model, h100 = models["llama-2-7b"], catalog["h100-sxm"]
+    prefill = analyze(model, WorkloadParams(phase="prefill", seq=2048), h100)
+    decode = analyze(model, WorkloadParams(phase="decode", context=2048), h100)
+    assert prefill.totals.compute_time_s > prefill.totals.memory_time_s
+    assert decode.totals.memory_time_s > decode.totals.compute_time_s
+    assert prefill.totals.items_per_step == 2048
+
+
+def test_cnn_counts_images(models, catalog):
+    a = analyze(models["resnet-50"], WorkloadParams(batch=64), catalog["a100-80gb-sxm"])
+    assert a.totals.item_unit == "images"
+    assert a.totals.items_per_step == 64
+    assert a.totals.kv_cache_bytes == 0
+
+
+def test_context_beyond_the_trained_maximum_is_noted(models, catalog):
+    a = analyze(models["gpt2"], WorkloadParams(context=4096), catalog["t4"])
+    assert any("trained context of 1,024" in n for n in a.notes)
+
+
+def test_max_batch_that_fits_hand_computed(models, catalog):
+    # H200: (141 GB − 16.06 GB of bf16 weights) / (1024 tokens × 128 KiB) = 930.9 sequences.
+    model, params, h200 = models["llama-3-8b"], WorkloadParams(context=1024), catalog["h200-sxm"]
+    expected = int((141e9 - 8_030_261_248 * 2) // (1024 * 131_072))
+    assert max_batch_that_fits(model, params, h200) == expected == 930
+    at_limit = analyze(model, WorkloadParams(context=1024, batch=expected), h200)
+    beyond = analyze(model, WorkloadParams(context=1024, batch=expected + 1), h200)
+    assert at_limit.totals.fits_in_memory and not beyond.totals.fits_in_memory
+    assert max_batch_that_fits(models["llama-3-70b"], params, catalog["l4"]) == 0
+
+
+def test_default_batches():
+    assert default_batches(930) == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 930]
+    assert default_batches(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert default_batches(0) == []
+
+
+def test_batch_sweep_turns_decode_from_memory_to_compute_bound(models, catalog):
+    # Short context, so the cache stays small and the weights' reuse decides.
+    model, h200 = models["llama-3-8b"], catalog["h200-sxm"]
+    sweep = batch_sweep(model, WorkloadParams(context=128), h200)
+    assert sweep.batch[0] == 1 and sweep.batch[-1] == sweep.max_batch
+    assert sweep.memory_bound[0] and not sweep.memory_bound[-1]
+    assert np.all(np.diff(sweep.tokens_per_s) > 0)
+    assert np.all(np.diff(sweep.time_s) >= 0)
+    assert np.all(np.diff(sweep.intensity) > 0)
+
+
+def test_batch_sweep_agrees_with_single_analyses(models, catalog):
+    model, hw, params = models["llama-2-13b"], catalog["a100-80gb-sxm"], WorkloadParams(context=512)
+    sweep = batch_sweep(model, params, hw, batches=[1, 7, 33])
+    for i, b in enumerate([1, 7, 33]):
+        single = analyze(model, WorkloadParams(context=512, batch=b), hw).totals
+        assert sweep.time_s[i] == pytest.approx(single.time_s, rel=1e-12)
+        assert sweep.flops[i] == pytest.approx(single.flops, rel=1e-12)
+        assert sweep.bytes[i] == pytest.approx(single.bytes, rel=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(1, 2048), seq=st.integers(1, 8192),
+       phase=st.sampled_from(["prefill", "decode"]), attention=st.sampled_from(["naive", "fused"]))
+def test_step_time_lies_between_the_bounds(models, catalog, batch, seq, phase, attention):
+    params = WorkloadParams(batch=batch, seq=seq, context=seq, phase=phase, attention=attention)
+    t = analyze(models["llama-3-8b"], params, catalog["h100-sxm"]).totals
+    assert t.time_s >= max(t.compute_time_s, t.memory_time_s) * (1 - 1e-12)
+    assert t.time_s <= (t.compute_time_s + t.memory_time_s) * (1 + 1e-12)

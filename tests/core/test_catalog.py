@@ -1,0 +1,238 @@
+"""The bundled hardware catalogue: contents checked against published figures, and validation."""
+
+import copy
+import re
+
+import pytest
+import yaml
+
+from explorer.core.catalog import load_catalog, load_hardware_file
+from explorer.core.datafile import DataFileError
+from explorer.core.registry import UnknownIdError
+
+GPUS = ["t4", "v100-sxm2", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h200-sxm", "b200", "l4",
+        "rtx-4090", "mi300x", "apple-m2-max", "apple-m3-max"]
+CPUS = ["xeon-platinum-8480", "epyc-9654", "core-i9-13900k", "ryzen-9-7950x"]
+
+
+def test_every_required_device_is_present(catalog):
+    assert sorted(catalog) == sorted(GPUS + CPUS)
+    assert {catalog[i].kind for i in GPUS} == {"gpu"}
+    assert {catalog[i].kind for i in CPUS} == {"cpu"}
+
+
+def test_every_number_has_a_source_and_every_derived_number_a_formula(catalog):
+    for hw in catalog.values():
+        groups = [hw.specs.provenance, *(p.provenance for p in hw.peaks),
+                  *(m.provenance for m in hw.memory)]
+        for provenance in groups:
+            assert re.match(r"^https?://", provenance.url), hw.id
+            assert provenance.formula if provenance.derived else True, hw.id
+        assert hw.peak("fp32", "vector") is not None, f"{hw.id}: vector ops need an fp32 peak"
+
+
+def test_cpu_flop_peaks_are_derived(catalog):
+    for ident in CPUS:
+        for peak in catalog[ident].peaks:
+            assert peak.provenance.derived, (ident, peak.label)
+            assert "cores" in peak.provenance.formula
+
+
+def test_no_sparse_headline_is_stored_as_a_peak(catalog):
+    # Published with-sparsity headlines: H100/H200 bf16 1979, fp8 3958; A100 bf16 624; MI300X 2614.9.
+    assert catalog["h100-sxm"].peak_flops("bf16") == pytest.approx(989.4e12)
+    assert catalog["h100-sxm"].peak_flops("fp8") == pytest.approx(1978.9e12)
+    assert catalog["h200-sxm"].peak_flops("bf16") == pytest.approx(989.4e12)
+    assert catalog["a100-80gb-sxm"].peak_flops("bf16") == pytest.approx(312e12)
+    assert catalog["mi300x"].peak_flops("fp16") == pytest.approx(1307.4e12)
+    assert catalog["b200"].peak_flops("bf16") == pytest.approx(2.25e15)
+    assert catalog["l4"].peak_flops("fp8") == pytest.approx(242.5e12)
+
+
+def test_published_memory_figures(catalog):
+    # Datasheets: H100 SXM 3.35 TB/s, H200 4.8 TB/s and 141 GB, A100 40 GB 1,555 GB/s,
+    # A100 80 GB 2,039 GB/s, MI300X 5.3 TB/s and 192 GB, RTX 4090 1,008 GB/s.
+    assert catalog["h100-sxm"].bandwidth_bytes_per_s == 3.35e12
+    assert catalog["h200-sxm"].bandwidth_bytes_per_s == 4.8e12
+    assert catalog["h200-sxm"].memory_capacity_bytes == 141e9
+    assert catalog["a100-40gb-sxm"].bandwidth_bytes_per_s == 1.555e12
+    assert catalog["a100-80gb-sxm"].bandwidth_bytes_per_s == 2.039e12
+    assert catalog["mi300x"].memory_capacity_bytes == 192e9
+    assert catalog["rtx-4090"].bandwidth_bytes_per_s == 1.008e12
+
+
+@pytest.mark.parametrize(
+    ("ident", "precision", "ridge"),
+    [
+        # Hand-computed: peak / bandwidth.
+        ("h100-sxm", "bf16", 989.4e12 / 3.35e12),  # 295.3 FLOP/byte
+        ("h200-sxm", "bf16", 989.4e12 / 4.8e12),  # 206.1: same chip, faster memory
+        ("a100-40gb-sxm", "fp16", 312e12 / 1.555e12),  # 200.6
+        ("a100-80gb-sxm", "fp16", 312e12 / 2.039e12),  # 153.0
+        ("v100-sxm2", "fp16", 125e12 / 900e9),  # 138.9
+        ("t4", "fp16", 65e12 / 320e9),  # 203.1
+        ("xeon-platinum-8480", "fp32", 7.168e12 / 307.2e9),  # 23.3
+    ],
+)
+def test_ridge_points(catalog, ident, precision, ridge):
+    assert catalog[ident].ridge_point(precision) == pytest.approx(ridge, rel=1e-9)
+
+
+def test_ridge_of_h100_is_about_300_flop_per_byte(catalog):
+    assert 290 < catalog["h100-sxm"].ridge_point("bf16") < 300
+
+
+def test_cpu_peak_formula_matches_value(catalog):
+    # 56 cores × 2 FMA units × 16 lanes × 2 FLOP × 2.0 GHz
+    assert catalog["xeon-platinum-8480"].peak_flops("fp32", "vector") == pytest.approx(
+        56 * 2 * 16 * 2 * 2.0e9)
+    # 16 cores × 2 × 8 lanes × 2 × 4.5 GHz
+    assert catalog["ryzen-9-7950x"].peak_flops("fp32") == pytest.approx(16 * 2 * 8 * 2 * 4.5e9)
+
+
+def test_best_unit_is_chosen(catalog):
+    h100 = catalog["h100-sxm"]
+    assert h100.peak("fp64").unit == "matrix"
+    assert h100.peak("fp64", "vector").flops_per_s == pytest.approx(33.5e12)
+    with pytest.raises(KeyError, match="no published fp8 peak"):
+        catalog["a100-80gb-sxm"].peak_flops("fp8")
+
+
+def test_unknown_id_names_close_matches(catalog):
+    with pytest.raises(UnknownIdError) as info:
+        catalog["h100"]
+    assert "h100-sxm" in str(info.value)
+    assert "did you mean" in str(info.value)
+
+
+# -- validation -------------------------------------------------------------------------------
+
+VALID = {
+    "schema": 1,
+    "devices": [{
+        "id": "test-gpu",
+        "name": "Test GPU",
+        "vendor": "Test",
+        "kind": "gpu",
+        "year": 2024,
+        "sources": {"datasheet": "https://example.com/datasheet.pdf"},
+        "specs": {"cores": 10, "core_label": "SM", "boost_clock": "1 GHz", "tdp": "100 W",
+                  "source": "datasheet"},
+        "compute": [
+            {"precision": "fp32", "unit": "vector", "peak": "10 TFLOP/s", "source": "datasheet"},
+            {"precision": "bf16", "unit": "matrix", "peak": "100 TFLOP/s", "source": "datasheet"},
+        ],
+        "memory": [{"level": "HBM", "main": True, "capacity": "16 GB", "bandwidth": "1 TB/s",
+                    "source": "datasheet"}],
+    }],
+}
+
+
+def write(tmp_path, data, name="test.yaml"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def broken(mutate):
+    data = copy.deepcopy(VALID)
+    mutate(data["devices"][0])
+    return data
+
+
+def test_valid_file_loads(tmp_path):
+    (hw,) = load_hardware_file(write(tmp_path, VALID))
+    assert hw.id == "test-gpu"
+    assert hw.ridge_point("bf16") == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "message"),
+    [
+        (lambda d: d.__setitem__("peek", 1), "peek", "not a known field"),
+        (lambda d: d.pop("name"), "name", "is missing"),
+        (lambda d: d["compute"][0].__setitem__("peak", "0 TFLOP/s"), "compute[0].peak",
+         "must be positive"),
+        (lambda d: d["compute"][1].__setitem__("peak", "1e999 TFLOP/s"), "compute[1].peak",
+         "not a finite"),
+        (lambda d: d["specs"].__setitem__("cores", float("nan")), "specs.cores", "whole number"),
+        (lambda d: d["specs"].__setitem__("cores", -4), "specs.cores", "must be positive"),
+        (lambda d: d["memory"][0].__setitem__("bandwidth", "1 TB"), "memory[0].bandwidth",
+         "unknown unit 'TB'"),
+        (lambda d: d["memory"][0].__setitem__("bandwidth", 1e12), "memory[0].bandwidth",
+         "written with its unit"),
+        (lambda d: d["compute"][0].__setitem__("source", "whitepaper"), "compute[0].source",
+         "not one of this entry's sources"),
+        (lambda d: d["compute"][0].__setitem__("derived", True), "compute[0].formula", "is missing"),
+        (lambda d: d["compute"][0].__setitem__("precision", "fp7"), "compute[0].precision",
+         "expected one of"),
+        (lambda d: d.__setitem__("kind", "tpu"), "kind", "expected one of cpu, gpu"),
+        (lambda d: d["memory"][0].__setitem__("main", False), "memory", "exactly one level"),
+        (lambda d: d["memory"][0].pop("capacity"), "memory[0].capacity", "main memory needs"),
+        (lambda d: d["compute"].append(dict(d["compute"][0])), "compute", "listed twice"),
+        (lambda d: d["sources"].__setitem__("datasheet", "ftp://x"), "sources.datasheet",
+         "http"),
+        (lambda d: d.__setitem__("id", "Bad Id"), "id", "not a valid id"),
+    ],
+)
+def test_broken_entry_names_file_entry_and_field(tmp_path, mutate, field, message):
+    path = write(tmp_path, broken(mutate))
+    with pytest.raises(DataFileError) as info:
+        load_hardware_file(path)
+    error = info.value
+    assert error.file == str(path)
+    assert error.field == field
+    assert message in str(error)
+    assert str(path) in str(error)
+    if field != "id":
+        assert error.entry == "test-gpu"
+
+
+def test_duplicate_key_is_rejected(tmp_path):
+    text = yaml.safe_dump(VALID, sort_keys=False).replace("  vendor: Test\n",
+                                                          "  vendor: Test\n  vendor: Other\n")
+    with pytest.raises(DataFileError, match=r"duplicate key 'vendor'.*line"):
+        load_hardware_file(write(tmp_path, text))
+
+
+def test_duplicate_id_in_a_file_is_rejected(tmp_path):
+    data = copy.deepcopy(VALID)
+    data["devices"].append(copy.deepcopy(data["devices"][0]))
+    with pytest.raises(DataFileError, match="used twice") as info:
+        load_hardware_file(write(tmp_path, data))
+    assert info.value.entry == "test-gpu"
+
+
+def test_duplicate_id_across_files_is_rejected(tmp_path):
+    write(tmp_path, VALID, "a.yaml")
+    write(tmp_path, VALID, "b.yaml")
+    with pytest.raises(DataFileError, match=r"already defined in .*a\.yaml") as info:
+        load_catalog(tmp_path)
+    assert info.value.file.endswith("b.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("devices: [", "not valid YAML"),
+        ("- just a list\n", "expected a mapping"),
+        ("schema: 2\ndevices: []\n", "reads schema 1"),
+        ("schema: 1\n", "field 'devices': is missing"),
+        ("schema: 1\ndevices: [42]\n", "entry '#1'"),
+        ("schema: 1\ndevices: []\n!!python/object:os.system {}\n", "not valid YAML"),
+    ],
+)
+def test_broken_files(tmp_path, text, message):
+    with pytest.raises(DataFileError, match=re.escape(message)):
+        load_hardware_file(write(tmp_path, text))
+
+
+def test_python_tags_are_not_executed(tmp_path):
+    text = "schema: 1\ndevices: !!python/object/apply:os.system ['echo pwned']\n"
+    with pytest.raises(DataFileError, match="not valid YAML"):
+        load_hardware_file(write(tmp_path, text))
+
+
+def test_empty_directory_is_an_error(tmp_path):
+    with pytest.raises(DataFileError, match="holds no hardware files"):
+        load_catalog(tmp_path)

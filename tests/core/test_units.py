@@ -1,0 +1,52 @@
+import pytest
+
+from explorer.core import units
+
+
+@pytest.mark.parametrize(
+    ("text", "dimension", "expected"),
+    [
+        ("989.4 TFLOP/s", units.FLOP_RATE, 989.4e12),
+        ("1979 TOP/s", units.FLOP_RATE, 1979e12),
+        ("3.35 TB/s", units.BYTE_RATE, 3.35e12),
+        ("80 GB", units.BYTES, 80e9),
+        ("50 MiB", units.BYTES, 50 * 2**20),
+        ("256 KiB", units.BYTES, 256 * 1024),
+        ("1830 MHz", units.FREQUENCY, 1.83e9),
+        ("700 W", units.POWER, 700.0),
+        ("1,555 GB/s", units.BYTE_RATE, 1.555e12),
+    ],
+)
+def test_parse_quantity(text, dimension, expected):
+    assert units.parse_quantity(text, dimension) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("value", "dimension", "message"),
+    [
+        ("3.35 TB", units.BYTE_RATE, "unknown unit 'TB'"),
+        ("989", units.FLOP_RATE, r"unknown unit '\(none\)'"),
+        (989.4, units.FLOP_RATE, "written with its unit"),
+        ("50 MiB/s", units.BYTE_RATE, "unknown unit 'MiB/s'"),  # binary prefixes: sizes only
+        ("fast", units.FLOP_RATE, "expected a compute rate"),
+        ("1e999 TFLOP/s", units.FLOP_RATE, "not a finite"),
+    ],
+)
+def test_parse_quantity_rejects(value, dimension, message):
+    with pytest.raises(units.UnitError, match=message):
+        units.parse_quantity(value, dimension)
+
+
+def test_format_si():
+    assert units.format_si(989.4e12, "FLOP/s") == "989 TFLOP/s"
+    assert units.format_si(3.35e12, "B/s") == "3.35 TB/s"
+    assert units.format_si(999.96e9, "B") == "1 TB"
+    assert units.format_time(0.0042) == "4.2 ms"
+    assert units.format_time(2.5e-7) == "250 ns"
+    assert units.format_count(7.0e10) == "70 G"
+
+
+def test_dtype_bytes():
+    assert units.DTYPE_BYTES["bf16"] == 2
+    assert units.DTYPE_BYTES["fp8"] == units.DTYPE_BYTES["int8"] == 1
+    assert units.DTYPE_BYTES["tf32"] == 4  # stored as fp32
