@@ -20,7 +20,13 @@ from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
 from explorer.core.units import format_count, format_si, format_time
-from explorer.core.workload import ATTENTIONS, PHASES, WORKLOAD_DTYPES, WorkloadError, WorkloadParams
+from explorer.core.workload import (
+    ATTENTIONS,
+    PHASES,
+    WORKLOAD_DTYPES,
+    WorkloadError,
+    WorkloadParams,
+)
 from explorer.texttable import format_table
 
 COMMANDS = ("hardware", "analyze")

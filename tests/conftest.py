@@ -8,10 +8,10 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
+import pytest
 
-from explorer.core.catalog import load_catalog  # noqa: E402
-from explorer.core.models import load_models  # noqa: E402
+from explorer.core.catalog import load_catalog
+from explorer.core.models import load_models
 
 
 @pytest.fixture(scope="session")

@@ -27,8 +27,16 @@ from pathlib import Path
 
 from explorer.core import units
 from explorer.core.datafile import DataFileError, Fields, read_entries
+from explorer.core.hardware import (
+    KINDS,
+    UNITS,
+    ComputePeak,
+    Hardware,
+    MemoryLevel,
+    Provenance,
+    Specs,
+)
 from explorer.core.registry import Registry
-from explorer.core.hardware import KINDS, UNITS, ComputePeak, Hardware, MemoryLevel, Provenance, Specs
 from explorer.paths import resource_path
 
 SCHEMA = 1

@@ -67,7 +67,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Any:
     try:
         if text is None:
             text = path.read_text(encoding="utf-8")
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictLoader)
     except OSError as exc:
         raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:

@@ -16,7 +16,7 @@ class SiLogAxis(pg.AxisItem):
         # The label carries the unit; SI prefixes on ticks replace pyqtgraph's auto-scaling.
         self.enableAutoSIPrefix(False)
 
-    def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+    def logTickStrings(self, values, scale, spacing):
         return [tick_label(float(coords.to_data(v) * scale)) for v in values]
 
 

@@ -1,0 +1,67 @@
+"""How long a full recompute takes: the chart will redo this on every drag.
+
+Times, in one process, (a) analysing one llama-3-70b decode step on an H100 (per-op times,
+bound, totals), (b) a 12-point batch sweep of the same workload, (c) both together, and
+(d) expanding the per-layer op table (needed for tables and JSON, not for a drag).
+Reports the median and the 20th/80th percentiles, and the median as a fraction of a
+16.7 ms frame (60 Hz). Absolute times depend on this machine; the fraction is the goal:
+well under 0.1 of a frame.
+
+    python benchmarks/analyze_speed.py [--repeats 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from explorer.core.analysis import analyze, batch_sweep
+from explorer.core.catalog import load_catalog
+from explorer.core.models import load_models
+from explorer.core.workload import WorkloadParams
+
+FRAME_S = 1 / 60
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
+
+
+def measure(fn, repeats: int) -> np.ndarray:
+    for _ in range(10):  # warm-up: imports, caches, NumPy dispatch
+        fn()
+    samples = np.empty(repeats)
+    for i in range(repeats):
+        start = time.perf_counter_ns()
+        fn()
+        samples[i] = (time.perf_counter_ns() - start) * 1e-9
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=300)
+    args = parser.parse_args()
+    model = load_models()["llama-3-70b"]
+    hardware = load_catalog()["h100-sxm"]
+    params = WorkloadParams(phase="decode", batch=1, context=4096)
+
+    cases = {
+        "analyze (80 layers, 17 op kinds)": lambda: analyze(model, params, hardware),
+        "batch sweep (12 batches)": lambda: batch_sweep(model, params, hardware, BATCHES),
+        "analyze + sweep (one drag update)": lambda: (analyze(model, params, hardware),
+                                                      batch_sweep(model, params, hardware, BATCHES)),
+        "analyze + every-layer op table (1123 rows)": lambda: analyze(model, params, hardware).rows,
+    }
+    print(f"llama-3-70b decode on h100-sxm, {args.repeats} repeats each")
+    print(f"{'case':44s} {'median':>10s} {'p20':>10s} {'p80':>10s} {'of a frame':>11s}")
+    for name, fn in cases.items():
+        s = measure(fn, args.repeats)
+        median = statistics.median(s)
+        p20, p80 = np.percentile(s, [20, 80])
+        print(f"{name:44s} {median * 1e3:8.3f} ms {p20 * 1e3:8.3f} ms {p80 * 1e3:8.3f} ms "
+              f"{median / FRAME_S:10.3f}")
+
+
+if __name__ == "__main__":
+    main()
