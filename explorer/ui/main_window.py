@@ -50,8 +50,10 @@ class MainWindow(QtWidgets.QMainWindow):
 def summary_line(a: Analysis) -> str:
     t, p = a.totals, a.params
     fit = "fits in" if t.fits_in_memory else "does NOT fit in"
-    return (f"{a.model.name}, {p.phase} batch {p.batch}, {p.dtype}: predicted "
+    step = f"{p.phase} batch {p.batch}" if t.kv_bytes_per_token else f"forward pass, batch {p.batch}"
+    memory = "weights + KV cache" if t.kv_bytes_per_token else "weights"
+    return (f"{a.model.name}, {step}, {p.dtype}: predicted "
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
             f"{'memory' if t.memory_time_s > t.compute_time_s else 'compute'}-bound; "
-            f"weights + KV {format_si(t.memory_required_bytes, 'B')} {fit} "
+            f"{memory} {format_si(t.memory_required_bytes, 'B')} {fit} "
             f"{format_si(t.memory_capacity_bytes, 'B')}")

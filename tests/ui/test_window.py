@@ -114,3 +114,11 @@ def test_display_problem_explains_what_to_do(monkeypatch):
     message = app.display_problem({"DISPLAY": ":0"})
     assert "libxcb-icccm4" in message and "apt install" in message
     assert "libxcb-cursor0" not in message
+
+
+def test_cnn_summary_speaks_of_images_and_weights(catalog, models):
+    from explorer.ui.main_window import summary_line
+
+    text = summary_line(analyze(models["resnet-50"], WorkloadParams(batch=32), catalog["l4"]))
+    assert "forward pass, batch 32" in text and "images/s" in text
+    assert "weights 51.1 MB fits in 24 GB" in text and "KV" not in text

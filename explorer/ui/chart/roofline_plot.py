@@ -158,13 +158,13 @@ class RooflinePlot(pg.PlotWidget):
         totals = analysis.totals
         x, y = _view_xy([totals.intensity], [totals.flops / totals.time_s])
         step = pg.ScatterPlotItem(
-            x=x, y=y, symbol="star", size=18,
+            x=x, y=y, symbol="star", size=15,
             pen=pg.mkPen(palette.STEP_POINT, width=1.5), brush=pg.mkBrush(palette.OKABE_ITO["yellow"]),
             name="whole step", hoverable=True,
             tip=lambda x, y, data: (f"whole step: {totals.intensity:.3g} FLOP/byte, "
                                     f"{format_time(totals.time_s)}"),
         )
-        step.setZValue(-1)  # behind the ops it summarises
+        step.setZValue(1)  # on top, smaller than the op rings it summarises
         plot.addItem(step)
         self._points.append(step)
 
