@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = cli.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.command is not None:
-        sys.exit(cli.run(args))
+        sys.exit(cli.run_to_stdout(args))
     if args.screenshot:
         # Rendering to a file needs no screen.
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -19,9 +20,11 @@ from explorer.core.catalog import load_catalog
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
-from explorer.core.units import format_count, format_si, format_time
+from explorer.core.units import format_bytes, format_count, format_si, format_time, rate_unit
 from explorer.core.workload import (
     ATTENTIONS,
+    MAX_BATCH,
+    MAX_TOKENS,
     PHASES,
     WORKLOAD_DTYPES,
     WorkloadError,
@@ -36,14 +39,21 @@ DEFAULT_MODEL = "llama-3-8b"
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _count(maximum: int):
+    """An argparse type: a whole number from 1 to ``maximum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value:,}")
+        return value
+
+    return parse
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -87,9 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
     an.add_argument("--model", required=True, metavar="ID",
                     help="model id: gpt2, llama-2-7b, llama-2-13b, llama-3-8b, llama-3-70b, resnet-50")
-    an.add_argument("--batch", type=_positive_int, default=1, help="sequences (or images) per step")
-    an.add_argument("--seq", type=_positive_int, default=512, help="prompt tokens per sequence (prefill)")
-    an.add_argument("--context", type=_positive_int, default=1024,
+    an.add_argument("--batch", type=_count(MAX_BATCH), default=1, help="sequences (or images) per step")
+    an.add_argument("--seq", type=_count(MAX_TOKENS), default=512,
+                    help="prompt tokens per sequence (prefill)")
+    an.add_argument("--context", type=_count(MAX_TOKENS), default=1024,
                     help="cached tokens each new token attends over (decode)")
     an.add_argument("--phase", choices=PHASES, default="decode")
     an.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
@@ -131,12 +142,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     raise ValueError(f"unknown command {args.command!r}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.command is None:
-        build_parser().print_help()
-        return EXIT_USAGE
-    return run(args)
+def run_to_stdout(args: argparse.Namespace) -> int:
+    """``run`` for a terminal: a closed pipe (``| head``) ends the output quietly."""
+    try:
+        return run(args)
+    except BrokenPipeError:
+        # Python would complain again when flushing stdout at exit: point it at devnull.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 # -- hardware ---------------------------------------------------------------------------------
@@ -152,9 +165,9 @@ def _hardware(args: argparse.Namespace, out: TextIO) -> int:
         for hw in catalog.values():
             best = max(hw.peaks, key=lambda p: p.flops_per_s)
             rows.append([hw.id, hw.name, hw.kind, hw.year,
-                         f"{format_si(best.flops_per_s, 'FLOP/s')} {best.label}",
+                         f"{format_si(best.flops_per_s, rate_unit(best.precision))} {best.label}",
                          format_si(hw.bandwidth_bytes_per_s, "B/s"),
-                         format_si(hw.memory_capacity_bytes, "B")])
+                         format_bytes(hw.memory_capacity_bytes)])
         print(format_table(["id", "name", "kind", "year", "best dense peak", "memory bandwidth",
                             "memory"], rows, right=(3, 5, 6)), file=out)
         return EXIT_OK
@@ -182,19 +195,23 @@ def _print_hardware(hw, out: TextIO) -> None:
         "",
         f"{s.cores} {s.core_label}s, {clocks}"
         + (f", {s.tdp_w:g} W" if s.tdp_w else "")
+        + (f" (TDP: {s.tdp_provenance.url})" if s.tdp_provenance else "")
         + (f", matrix units: {s.matrix_unit}" if s.matrix_unit else "")
         + _mark(s.provenance),
         "",
     ]
     print("\n".join(lines), file=out)
     bw = hw.bandwidth_bytes_per_s
-    rows = [[p.precision, p.unit, format_si(p.flops_per_s, "FLOP/s") + _mark(p.provenance),
+    rows = [[p.precision, p.unit,
+             format_si(p.flops_per_s, rate_unit(p.precision)) + _mark(p.provenance),
+             format_si(p.clock_hz, "Hz") if p.clock_hz else "-",
              f"{p.flops_per_s / bw:.1f}", p.provenance.formula or p.provenance.note]
             for p in hw.peaks]
     print("Dense peaks (ridge = peak / main-memory bandwidth, FLOP/byte)", file=out)
-    print(format_table(["precision", "unit", "peak", "ridge", "note"], rows, right=(2, 3)), file=out)
+    print(format_table(["precision", "unit", "peak", "at clock", "ridge", "note"], rows,
+                       right=(2, 3, 4)), file=out)
     rows = [[m.name + (" (main)" if m.main else ""),
-             format_si(m.capacity_bytes, "B") if m.capacity_bytes else "-",
+             format_bytes(m.capacity_bytes) if m.capacity_bytes else "-",
              (format_si(m.bandwidth_bytes_per_s, "B/s") if m.bandwidth_bytes_per_s else "-")
              + _mark(m.provenance),
              m.provenance.formula or m.provenance.note]
@@ -238,7 +255,8 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
     header = [
         f"{model.name} on {hw.name}",
         f"{shape}; {precision}; {p.attention} attention",
-        f"roofs: {format_si(c.matrix.flops_per_s, 'FLOP/s')} ({c.matrix.label}) for matrix ops, "
+        f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
+        f"({c.matrix.label}) for matrix ops, "
         f"{format_si(c.vector.flops_per_s, 'FLOP/s')} ({c.vector.label}) for the rest, "
         f"{format_si(c.bandwidth_bytes_per_s, 'B/s')} main memory; "
         f"ridge {c.matrix.flops_per_s / c.bandwidth_bytes_per_s:.0f} FLOP/byte",
@@ -270,11 +288,12 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         f"predicted time per step {format_time(t.time_s)} "
         f"(compute alone {format_time(t.compute_time_s)}, memory alone "
         f"{format_time(t.memory_time_s)}); {t.tokens_per_s:,.0f} {unit}/s",
-        f"memory: weights {format_si(t.weight_bytes, 'B')}"
-        + (f" + KV cache {format_si(t.kv_cache_bytes, 'B')} "
-           f"({format_si(t.kv_bytes_per_token, 'B')} per token)" if t.kv_bytes_per_token else "")
-        + f" = {format_si(t.memory_required_bytes, 'B')} of "
-          f"{format_si(t.memory_capacity_bytes, 'B')}: {fit}",
+        f"memory: weights {format_bytes(t.weight_bytes, 4)}"
+        + (f" + KV cache {format_bytes(t.kv_cache_bytes, 4)} "
+           f"({format_bytes(t.kv_bytes_per_token)} per token)" if t.kv_bytes_per_token else "")
+        + f" + activations {format_bytes(t.activation_bytes, 4)}"
+        + f" = {format_bytes(t.memory_required_bytes, 4)} of "
+          f"{format_bytes(t.memory_capacity_bytes, 4)}: {fit}",
     ]
     summary += [f"note: {n}" for n in a.notes]
     print("\n".join(summary), file=out)

@@ -9,8 +9,13 @@ Which roof an op runs under:
   the fp32 vector peak: their arithmetic runs in fp32 even for 16-bit tensors;
 - every op streams its bytes from main memory at its bandwidth.
 
-Memory use counts weights and the KV cache; activations and workspace are not
-modelled (they are small beside weights and cache at inference).
+- a fused attention op does its products on the matrix units and its softmax on
+  the vector units: compute time = matrix FLOPs / matrix peak + softmax FLOPs /
+  vector peak.
+
+Memory use counts weights, the KV cache, and the activations of the largest op
+(its inputs and outputs, the score matrix of naive attention included): what must
+be resident while the step runs, with no workspace beyond that.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from explorer.core import ops as op
 from explorer.core import roofline
 from explorer.core.hardware import ComputePeak, Hardware
 from explorer.core.models import ModelSpec, TransformerSpec
-from explorer.core.units import DTYPE_BYTES, format_si
+from explorer.core.units import format_bytes
 from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams, build_ops
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -67,6 +72,14 @@ def op_roofs(hardware: Hardware, dtype: str) -> OpRoofs:
     return OpRoofs(matrix, vector, hardware.bandwidth_bytes_per_s, tuple(notes))
 
 
+def compute_time(o: op.Op, roofs: OpRoofs):
+    """Seconds of arithmetic for one occurrence of ``o`` (scalar or array, like its sizes)."""
+    vector = roofs.vector.flops_per_s
+    if o.unit == op.VECTOR:
+        return o.flops / vector
+    return (o.flops - o.vector_flops) / roofs.matrix.flops_per_s + o.vector_flops / vector
+
+
 def _exact(value, what: str) -> int:
     value = int(value)
     if value > _INT64_MAX:
@@ -88,6 +101,7 @@ class Totals:
     weight_bytes: int
     kv_bytes_per_token: int
     kv_cache_bytes: int
+    activation_bytes: int  # inputs and outputs of the largest op
     memory_required_bytes: int
     memory_capacity_bytes: float
     fits_in_memory: bool
@@ -128,7 +142,7 @@ class Analysis:
     ops: tuple[op.Op, ...]
     flops: NDArray  # per occurrence of each op in ``ops``
     bytes: NDArray
-    peaks: NDArray  # FLOP/s each op runs under
+    peaks: NDArray  # FLOP/s each op runs under (a blend for fused attention)
     time_s: NDArray  # per occurrence
     counts: NDArray  # occurrences (layers) of each op
     totals: Totals
@@ -215,23 +229,26 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     flops = np.array([_exact(o.flops, f"{o.name} FLOPs") for o in ops], dtype=np.int64)
     moved = np.array([_exact(o.bytes, f"{o.name} bytes") for o in ops], dtype=np.int64)
     counts = np.array([o.count for o in ops], dtype=np.int64)
-    peaks = np.array([roofs.matrix.flops_per_s if o.unit == op.MATRIX
-                      else roofs.vector.flops_per_s for o in ops])
+    arithmetic_s = np.array([float(compute_time(o, roofs)) for o in ops])
+    nominal = np.array([roofs.matrix.flops_per_s if o.unit == op.MATRIX
+                        else roofs.vector.flops_per_s for o in ops])
+    peaks = np.divide(flops, arithmetic_s, out=nominal, where=arithmetic_s > 0)
     bandwidth = roofs.bandwidth_bytes_per_s
-    time_s = roofline.predicted_time(flops, moved, peaks, bandwidth)
+    time_s = np.maximum(arithmetic_s, moved / bandwidth)
 
     transformer = isinstance(model, TransformerSpec)
     items = params.batch * params.query_tokens if transformer else params.batch
     weight_bytes, kv_per_token = _memory(model, params)
     kv_cache = params.batch * params.kv_tokens * kv_per_token
-    required = weight_bytes + kv_cache
+    activations = max(int(o.activation_bytes) for o in ops)
+    required = weight_bytes + kv_cache + activations
     capacity = hardware.memory_capacity_bytes
     total_time = float(np.sum(counts * time_s))
     totals = Totals(
         flops=_exact(sum(int(f) * int(c) for f, c in zip(flops, counts, strict=True)), "total FLOPs"),
         bytes=_exact(sum(int(b) * int(c) for b, c in zip(moved, counts, strict=True)), "total bytes"),
         time_s=total_time,
-        compute_time_s=float(np.sum(counts * flops / peaks)),
+        compute_time_s=float(np.sum(counts * arithmetic_s)),
         memory_time_s=float(np.sum(counts * moved)) / bandwidth,
         items_per_step=items,
         item_unit="tokens" if transformer else "images",
@@ -239,6 +256,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         weight_bytes=weight_bytes,
         kv_bytes_per_token=kv_per_token,
         kv_cache_bytes=kv_cache,
+        activation_bytes=activations,
         memory_required_bytes=required,
         memory_capacity_bytes=capacity,
         fits_in_memory=required <= capacity,
@@ -248,8 +266,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")
     if not totals.fits_in_memory:
-        notes.append(f"weights + KV cache need {format_si(required, 'B')} but "
-                     f"{hardware.name} has {format_si(capacity, 'B')}")
+        notes.append(f"weights, KV cache and activations need {format_bytes(required)} but "
+                     f"{hardware.name} has {format_bytes(capacity)}")
     return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
                     totals, tuple(notes))
 
@@ -264,7 +282,7 @@ class BatchSweep:
     flops: NDArray
     bytes: NDArray
     memory_bound: NDArray  # the step's total memory time exceeds its total compute time
-    max_batch: int  # largest batch whose weights + KV cache fit (0: the weights alone do not)
+    max_batch: int  # largest batch that fits in memory (0: the weights alone do not)
 
     @property
     def intensity(self) -> NDArray:
@@ -272,14 +290,14 @@ class BatchSweep:
 
 
 def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
-    """Largest batch whose weights plus KV cache fit in main memory (capped at MAX_BATCH)."""
+    """Largest batch whose weights, KV cache and activations fit in main memory (at most
+    MAX_BATCH). KV cache and activations grow linearly with the batch."""
     weight_bytes, kv_per_token = _memory(model, params)
     free = hardware.memory_capacity_bytes - weight_bytes
     if free < 0:
         return 0
-    per_sequence = params.kv_tokens * kv_per_token
-    if per_sequence == 0:
-        return MAX_BATCH
+    activations = max(int(o.activation_bytes) for o in build_ops(model, params, batch=1))
+    per_sequence = params.kv_tokens * kv_per_token + activations
     return int(min(MAX_BATCH, free // per_sequence))
 
 
@@ -304,13 +322,13 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     total_time = np.zeros_like(b)
     total_flops = np.zeros_like(b)
     total_bytes = np.zeros_like(b)
-    compute_time = np.zeros_like(b)
+    compute_time_s = np.zeros_like(b)
     for o in build_ops(model, params, batch=b):
-        peak = roofs.matrix.flops_per_s if o.unit == op.MATRIX else roofs.vector.flops_per_s
         flops = np.broadcast_to(np.asarray(o.flops, dtype=float), b.shape)
         moved = np.broadcast_to(np.asarray(o.bytes, dtype=float), b.shape)
-        total_time += o.count * roofline.predicted_time(flops, moved, peak, bandwidth)
-        compute_time += o.count * flops / peak
+        arithmetic = np.broadcast_to(np.asarray(compute_time(o, roofs), dtype=float), b.shape)
+        total_time += o.count * np.maximum(arithmetic, moved / bandwidth)
+        compute_time_s += o.count * arithmetic
         total_flops += o.count * flops
         total_bytes += o.count * moved
     items = b * (params.query_tokens if isinstance(model, TransformerSpec) else 1)
@@ -320,10 +338,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
         tokens_per_s=items / total_time,
         flops=total_flops,
         bytes=total_bytes,
-        memory_bound=total_bytes / bandwidth > compute_time,
+        memory_bound=total_bytes / bandwidth > compute_time_s,
         max_batch=limit,
     )
 
-
-def dtype_bytes(dtype: str) -> int:
-    return DTYPE_BYTES[dtype]

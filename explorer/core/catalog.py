@@ -17,7 +17,12 @@ File format (one or more devices per file)::
       - {level: HBM3, main: true, capacity: 80 GB, bandwidth: 3.35 TB/s, source: datasheet}
 
 Every group of numbers names its ``source`` (a key of ``sources``); a number
-computed rather than published adds ``derived: true`` and its ``formula``.
+computed rather than published adds ``derived: true`` and its ``formula`` (each
+factor written as a number followed by what it counts, so a test can evaluate it).
+
+Memory capacities are written in GiB/TiB: for DRAM and HBM, vendors' "GB" follows
+JEDEC's binary meaning (JESD100B.01: giga = 2^30 for memory capacity), which is
+also what the devices report (an "80 GB" H100 shows 80 GiB less reserved pages).
 """
 
 from __future__ import annotations
@@ -42,26 +47,33 @@ from explorer.paths import resource_path
 SCHEMA = 1
 
 
-def _provenance(fields: Fields, sources: Mapping[str, str]) -> Provenance:
-    key = fields.text("source")
+def _source_url(fields: Fields, name: str, sources: Mapping[str, str]) -> str:
+    key = fields.text(name)
     if key not in sources:
-        raise fields.error("source", f"{key!r} is not one of this entry's sources "
-                                     f"({', '.join(sources) or 'none declared'})")
+        raise fields.error(name, f"{key!r} is not one of this entry's sources "
+                                 f"({', '.join(sources) or 'none declared'})")
+    return sources[key]
+
+
+def _provenance(fields: Fields, sources: Mapping[str, str]) -> Provenance:
+    url = _source_url(fields, "source", sources)
     derived = fields.flag("derived")
     formula = fields.text("formula", required=derived, default="")
     if formula and not derived:
         raise fields.error("formula", "a formula is given but the number is not marked derived: true")
-    return Provenance(url=sources[key], derived=derived, formula=formula,
+    return Provenance(url=url, derived=derived, formula=formula,
                       note=fields.text("note", required=False, default=""))
 
 
 def _read_specs(fields: Fields, sources: Mapping[str, str]) -> Specs:
+    tdp_source = _source_url(fields, "tdp_source", sources) if fields.has("tdp_source") else None
     return Specs(
         cores=fields.integer("cores"),
         core_label=fields.text("core_label"),
         boost_clock_hz=fields.quantity("boost_clock", units.FREQUENCY),
         base_clock_hz=fields.quantity("base_clock", units.FREQUENCY, required=False),
         tdp_w=fields.quantity("tdp", units.POWER, required=False),
+        tdp_provenance=Provenance(tdp_source) if tdp_source else None,
         matrix_unit=fields.text("matrix_unit", required=False),
         provenance=_provenance(fields, sources),
     )

@@ -48,6 +48,10 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
         line = key_node.start_mark.line + 1
+        if not isinstance(key, str | int | float | bool) and key is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key must be plain text, got {type(key).__name__}",
+                key_node.start_mark)
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None,
@@ -72,7 +76,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Any:
         raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise DataFileError(path, "is not UTF-8 text") from exc
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an integer too long to convert
         raise DataFileError(path, f"is not valid YAML: {exc}".replace("\n", " ")) from exc
 
 
@@ -95,8 +99,8 @@ class Fields:
         self._known: list[str] = []
 
     # -- errors ---------------------------------------------------------------------------
-    def error(self, name: str, message: str) -> DataFileError:
-        return DataFileError(self.file, message, self.entry, self.prefix + name)
+    def error(self, name: object, message: str) -> DataFileError:
+        return DataFileError(self.file, message, self.entry, f"{self.prefix}{name}")
 
     def child(self, data: Any, name: str) -> Fields:
         return Fields(data, self.file, self.entry, f"{self.prefix}{name}.")

@@ -58,6 +58,7 @@ class Specs:
     provenance: Provenance
     base_clock_hz: float | None = None
     tdp_w: float | None = None
+    tdp_provenance: Provenance | None = None  # when the TDP comes from another source
     matrix_unit: str | None = None
 
 

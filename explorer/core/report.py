@@ -118,6 +118,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "weight_bytes": t.weight_bytes,
             "kv_bytes_per_token": t.kv_bytes_per_token,
             "kv_cache_bytes": t.kv_cache_bytes,
+            "activation_bytes": t.activation_bytes,
             "memory_required_bytes": t.memory_required_bytes,
             "fits_in_memory": t.fits_in_memory,
         },

@@ -126,6 +126,28 @@ class Ceilings:
         """
         return attainable(intensity, self.compute[compute].value, self.bandwidth[bandwidth].value)
 
+    def predicted_time(self, flops: ArrayLike, bytes_per_level: ArrayLike, compute: int = 0) -> NDArray:
+        """Seconds under compute roof ``compute`` and every bandwidth roof at once.
+
+        ``bytes_per_level`` has the bandwidth roofs on its last axis (bytes moved through
+        each level); the slowest of the compute time and each level's time decides.
+        """
+        moved = np.asarray(bytes_per_level, dtype=float)
+        if moved.shape[-1:] != (len(self.bandwidth),):
+            raise ValueError(f"bytes_per_level needs a last axis of {len(self.bandwidth)} "
+                             f"(one per bandwidth roof), got shape {moved.shape}")
+        level_times = moved / self.bandwidth_values
+        return np.maximum(compute_time(flops, self.compute[compute].value), level_times.max(axis=-1))
+
+    def limiting_roof(self, flops: ArrayLike, bytes_per_level: ArrayLike, compute: int = 0) -> NDArray:
+        """Label of the roof that decides each prediction: the compute roof or a memory level."""
+        moved = np.asarray(bytes_per_level, dtype=float)
+        times = np.concatenate(
+            [np.asarray(compute_time(flops, self.compute[compute].value))[..., None],
+             moved / self.bandwidth_values], axis=-1)
+        labels = np.array([self.compute[compute].label, *(r.label for r in self.bandwidth)])
+        return labels[np.argmax(times, axis=-1)]
+
     def segments(self, x_min: float, x_max: float) -> list[RoofSegment]:
         """Line pieces to draw on [x_min, x_max]: every compute roof starts at its ridge
         with the main memory, every bandwidth roof ends at its ridge with the top roof."""

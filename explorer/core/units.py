@@ -32,7 +32,9 @@ BYTES = Dimension("size", ("B",), "80 GB or 50 MiB", binary_prefixes=True)
 FREQUENCY = Dimension("frequency", ("Hz",), "1830 MHz")
 POWER = Dimension("power", ("W",), "700 W")
 
-_QUANTITY = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)(/s)?\s*$")
+# A number (thousands may be grouped with commas: 1,555), then the unit.
+_QUANTITY = re.compile(
+    r"^\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)(/s)?\s*$")
 
 # Bytes per stored value for every precision the app knows. tf32 is a compute
 # mode of the matrix units: its operands are stored as 4-byte fp32.
@@ -68,7 +70,7 @@ def parse_quantity(text: object, dimension: Dimension) -> float:
         raise UnitError(f"expected a {dimension.name} like '{dimension.example}', got {text!r}")
     number_text, unit_text, per_second = match.groups()
     unit_text = unit_text + (per_second or "")
-    number = float(number_text.replace("_", "").replace(",", ""))
+    number = float(number_text.replace(",", ""))
     for symbol in dimension.symbols:
         if not unit_text.endswith(symbol):
             continue
@@ -89,6 +91,11 @@ def parse_quantity(text: object, dimension: Dimension) -> float:
     )
 
 
+def rate_unit(precision: str) -> str:
+    """Integer peaks are operations per second, not floating-point ones."""
+    return "OP/s" if precision.startswith("int") else "FLOP/s"
+
+
 def format_si(value: float, unit: str, digits: int = 3) -> str:
     """Format ``value`` with a decimal prefix: ``format_si(9.894e14, "FLOP/s") == "989 TFLOP/s"``."""
     if value == 0 or not math.isfinite(value):
@@ -104,6 +111,16 @@ def format_si(value: float, unit: str, digits: int = 3) -> str:
             if magnitude >= candidate_scale * 0.9995:
                 break
     return f"{value / scale:.{digits}g} {prefix}{unit}"
+
+
+def format_bytes(value: float, digits: int = 3) -> str:
+    """A memory size with a binary prefix, as memory is sold: ``format_bytes(80 * 2**30) ==
+    "80 GiB"``. (JEDEC's "GB" for memory means 2^30 bytes; see the catalogue notes.)"""
+    magnitude = abs(value)
+    for prefix, scale in (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10)):
+        if magnitude >= scale * 0.9995:
+            return f"{value / scale:.{digits}g} {prefix}B"
+    return f"{value:.{digits}g} B"
 
 
 def format_time(seconds: float) -> str:

@@ -29,7 +29,8 @@ from explorer.core.units import DTYPE_BYTES
 PHASES = ("prefill", "decode")
 ATTENTIONS = ("naive", "fused")
 WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
-# Upper bounds that keep every count inside 64-bit integers with room to spare.
+# Upper bounds on the parameters (far beyond any real step). Counts that still overflow
+# 64-bit integers are reported by the analysis as a clear error.
 MAX_BATCH = 1 << 20
 MAX_TOKENS = 1 << 22
 
@@ -121,8 +122,8 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     every = tuple(range(m.layers))
     out: list[op.Op] = []
 
-    def add(name, role, unit, cost, layers=every, detail=""):
-        out.append(op.Op(name, role, unit, cost[0], cost[1], layers, detail))
+    def add(name, role, unit, cost, layers=every, detail="", vector_flops=0):
+        out.append(op.Op.of(name, role, unit, cost, layers, detail, vector_flops))
 
     def layer_norm(name):
         add(name, "norm", op.VECTOR, op.norm(n, d, m.norm, ab, wb), detail=m.norm)
@@ -131,7 +132,7 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     if m.fused_qkv:
         q_and_kv = op.linear(n, d, m.q_dim + 2 * m.kv_dim, ab, wb, m.bias)
         # K and V land in the cache at the KV precision: correct the output bytes for them.
-        cost = (q_and_kv[0], q_and_kv[1] + 2 * n * m.kv_dim * (kb - ab))
+        cost = q_and_kv._replace(bytes=q_and_kv.bytes + 2 * n * m.kv_dim * (kb - ab))
         add("qkv_proj", "qkv_proj", op.MATRIX, cost, detail=f"{d} → {m.q_dim + 2 * m.kv_dim}")
     else:
         add("q_proj", "q_proj", op.MATRIX, op.linear(n, d, m.q_dim, ab, wb, m.bias),
@@ -150,10 +151,11 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
             detail=f"{span}, read and written")
         add("attn_value", "attn_value", op.MATRIX, value, detail=f"P·V, {span}")
     else:
-        # The fused kernel computes the softmax on chip: its FLOPs join the score op.
+        # The fused kernel computes the softmax on chip: its FLOPs join the score op and
+        # run on the vector units, the products on the matrix units.
         softmax_flops = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * m.heads * t * kv_len
-        add("attn_score", "attn_score", op.MATRIX, (score[0] + softmax_flops, score[1]),
-            detail=f"Q·Kᵀ + softmax on chip, {span}")
+        add("attn_score", "attn_score", op.MATRIX, score._replace(flops=score.flops + softmax_flops),
+            detail=f"Q·Kᵀ + softmax on chip, {span}", vector_flops=softmax_flops)
         add("attn_value", "attn_value", op.MATRIX, value, detail=f"P·V on chip, {span}")
     add("o_proj", "o_proj", op.MATRIX, op.linear(n, m.q_dim, d, ab, wb, m.bias),
         detail=f"{m.q_dim} → {d}")
@@ -173,21 +175,19 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
         add("fc2", "fc2", op.MATRIX, op.linear(n, f, d, ab, wb, m.bias), detail=f"{f} → {d}")
     add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
 
-    # Model-level ops, listed around the layers.
-    lookup_bytes = n * d * wb + n * d * ab
-    embedding_flops = 0
-    if m.positions == "learned":
-        lookup_bytes = lookup_bytes + n * d * wb
-        embedding_flops = n * d  # token + position embedding add
-    embedding = op.Op("embedding", "embedding", op.VECTOR, embedding_flops, lookup_bytes, (),
-                      "token rows" + (" + position rows" if m.positions == "learned" else ""))
+    # Model-level ops, listed around the layers. A lookup reads one table row per token
+    # (two with learned positions, then added: one FLOP per element).
+    rows = 2 if m.positions == "learned" else 1
+    embedding = op.Op.of("embedding", "embedding", op.VECTOR,
+                         op.Cost((rows - 1) * n * d, rows * n * d * wb + n * d * ab, rows * n * d * wb),
+                         (), "token rows" + (" + position rows" if rows == 2 else ""))
     # Only the rows that produce logits go through the final norm and the LM head:
     # the last position of each sequence in prefill, the one new token in decode.
     logits_rows = batch
-    final_norm = op.Op("final_norm", "norm", op.VECTOR,
-                       *op.norm(logits_rows, d, m.norm, ab, wb), (), m.norm)
-    lm_head = op.Op("lm_head", "lm_head", op.MATRIX, *op.linear(logits_rows, d, m.vocab, ab, wb),
-                    (), f"{d} → {m.vocab}" + (" (tied to embedding)" if m.tied_embeddings else ""))
+    final_norm = op.Op.of("final_norm", "norm", op.VECTOR, op.norm(logits_rows, d, m.norm, ab, wb),
+                          (), m.norm)
+    lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),
+                       (), f"{d} → {m.vocab}" + (" (tied to embedding)" if m.tied_embeddings else ""))
     return [embedding, *out, final_norm, lm_head]
 
 
@@ -199,17 +199,18 @@ def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
         padding = kernel // 2
         cost = op.conv2d(batch, size, size, c_in, c_out, kernel, stride, padding, ab, wb)
         layers = () if layer is None else (layer,)
-        out.append(op.Op(name, "conv", op.MATRIX, *cost, layers,
-                         f"{kernel}×{kernel}/{stride}, {c_in} → {c_out}, {size}×{size} in"))
+        out.append(op.Op.of(name, "conv", op.MATRIX, cost, layers,
+                            f"{kernel}×{kernel}/{stride}, {c_in} → {c_out}, {size}×{size} in"))
         return op.conv2d_output(size, kernel, stride, padding)
 
     def pointwise(name, role, layer, size, channels, flops_per_element, inputs):
         elements = batch * size * size * channels
-        params_bytes = 2 * channels * wb if role == "norm" else 0
-        flops, moved = op.elementwise(elements, flops_per_element, inputs, ab)
+        params_bytes = 2 * channels * wb if role == "norm" else 0  # batch norm scale and shift
+        cost = op.elementwise(elements, flops_per_element, inputs, ab)
         layers = () if layer is None else (layer,)
-        out.append(op.Op(name, role, op.VECTOR, flops, moved + params_bytes, layers,
-                         f"{channels} × {size}×{size}"))
+        out.append(op.Op.of(name, role, op.VECTOR,
+                            op.Cost(cost.flops, cost.bytes + params_bytes, params_bytes), layers,
+                            f"{channels} × {size}×{size}"))
 
     size = conv("stem.conv", None, m.image_size, m.in_channels, m.stem_channels,
                 m.stem_kernel, m.stem_stride)
@@ -217,7 +218,8 @@ def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
     pointwise("stem.relu", "activation", None, size, m.stem_channels, 1, 1)
     pool = op.pool2d(batch, size, size, m.stem_channels, m.pool_kernel, m.pool_stride,
                      m.pool_kernel // 2, ab)
-    out.append(op.Op("stem.maxpool", "pool", op.VECTOR, *pool, (), f"{m.pool_kernel}×{m.pool_kernel} max"))
+    out.append(op.Op.of("stem.maxpool", "pool", op.VECTOR, pool, (),
+                        f"{m.pool_kernel}×{m.pool_kernel} max"))
     size = op.conv2d_output(size, m.pool_kernel, m.pool_stride, m.pool_kernel // 2)
 
     c_in, block_index = m.stem_channels, 0
@@ -243,8 +245,8 @@ def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
             size, c_in, block_index = out_size, c_out, block_index + 1
 
     avg = op.pool2d(batch, size, size, c_in, size, 1, 0, ab)
-    out.append(op.Op("avgpool", "pool", op.VECTOR, *avg, (), f"global average, {size}×{size}"))
+    out.append(op.Op.of("avgpool", "pool", op.VECTOR, avg, (), f"global average, {size}×{size}"))
     fc = op.linear(batch, c_in, m.classes, ab, wb, bias=True)
     # The classifier is the network's one fully connected layer: role fc1.
-    out.append(op.Op("fc", "fc1", op.MATRIX, *fc, (), f"{c_in} → {m.classes}"))
+    out.append(op.Op.of("fc", "fc1", op.MATRIX, fc, (), f"{c_in} → {m.classes}"))
     return out

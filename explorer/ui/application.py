@@ -61,7 +61,8 @@ def run_window(args: argparse.Namespace) -> int:
             print(f"roofline-explorer: error: {exc}", file=sys.stderr)
         else:
             QtWidgets.QMessageBox.critical(None, "Roofline Explorer cannot start", str(exc))
-        return 1
+        # The same statuses as the headless commands: 2 for bad input, 1 for broken data.
+        return 2 if isinstance(exc, UnknownIdError) else 1
     if args.screenshot:
         return save_screenshot(window, args.screenshot)
     _install_excepthook()

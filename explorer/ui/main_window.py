@@ -6,7 +6,7 @@ from PySide6 import QtGui, QtWidgets
 
 from explorer import __version__
 from explorer.core.analysis import Analysis
-from explorer.core.units import format_si, format_time
+from explorer.core.units import format_bytes, format_time
 from explorer.ui.chart.roofline_plot import RooflinePlot
 
 
@@ -51,9 +51,9 @@ def summary_line(a: Analysis) -> str:
     t, p = a.totals, a.params
     fit = "fits in" if t.fits_in_memory else "does NOT fit in"
     step = f"{p.phase} batch {p.batch}" if t.kv_bytes_per_token else f"forward pass, batch {p.batch}"
-    memory = "weights + KV cache" if t.kv_bytes_per_token else "weights"
+    memory = "weights, KV cache, activations" if t.kv_bytes_per_token else "weights, activations"
     return (f"{a.model.name}, {step}, {p.dtype}: predicted "
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
             f"{'memory' if t.memory_time_s > t.compute_time_s else 'compute'}-bound; "
-            f"{memory} {format_si(t.memory_required_bytes, 'B')} {fit} "
-            f"{format_si(t.memory_capacity_bytes, 'B')}")
+            f"{memory} {format_bytes(t.memory_required_bytes)} {fit} "
+            f"{format_bytes(t.memory_capacity_bytes)}")

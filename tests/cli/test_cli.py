@@ -36,7 +36,7 @@ def test_hardware_list_json():
     devices = json.loads(out)
     assert code == 0 and len(devices) == 16
     h200 = next(d for d in devices if d["id"] == "h200-sxm")
-    assert h200["bandwidth"] == 4.8e12 and h200["memory_bytes"] == 141e9
+    assert h200["bandwidth"] == 4.8e12 and h200["memory_bytes"] == 141 * 2**30
 
 
 def test_hardware_show_marks_derived_values_and_sources():
@@ -127,10 +127,16 @@ def test_invalid_numbers_name_the_flag(capsys):
     assert "argument --seq: must be a whole number, got 'many'" in capsys.readouterr().err
 
 
-def test_too_large_a_step_is_a_clear_error():
-    code, _, err = run("analyze", "--hardware", "t4", "--model", "gpt2", "--batch", "999999999")
+def test_too_large_a_step_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.parse_args(["analyze", "--hardware", "t4", "--model", "gpt2", "--batch", "999999999"])
+    assert info.value.code == 2
+    assert "argument --batch: must be at most 1,048,576, got 999,999,999" in capsys.readouterr().err
+    # Within the flag limits, a step too large to count in 64 bits is still a clear error.
+    code, _, err = run("analyze", "--hardware", "t4", "--model", "llama-3-70b", "--phase", "prefill",
+                       "--batch", "1048576", "--seq", "4194304", "--attention", "naive")
     assert code == 2
-    assert "batch must be at most" in err
+    assert "too large to count" in err
 
 
 @pytest.mark.slow
@@ -146,3 +152,19 @@ def test_module_entry_point_runs_headless_without_importing_qt():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["hardware"]["id"] == "l4"
+
+
+def test_integer_peaks_are_operations_not_flops():
+    code, out, _ = run("hardware", "list")
+    xeon = next(line for line in out.splitlines() if line.startswith("xeon-platinum-8480"))
+    assert "229 TOP/s int8 matrix" in xeon
+    assert "4 TiB" in xeon
+
+
+@pytest.mark.slow
+def test_a_closed_pipe_ends_quietly():
+    result = subprocess.run(
+        f"{sys.executable} -m explorer analyze --hardware h100-sxm --model llama-3-70b --json | head -c 10",
+        shell=True, capture_output=True, text=True, timeout=60)
+    assert result.stdout == '{\n "hardwa'
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr

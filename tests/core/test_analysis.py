@@ -29,13 +29,16 @@ def test_kv_cache_of_llama2_7b_at_4096_tokens_is_2_gib(models, catalog):
     a = analyze(models["llama-2-7b"], WorkloadParams(context=4096, dtype="fp16"), catalog["a100-40gb-sxm"])
     assert a.totals.kv_bytes_per_token == 524_288
     assert a.totals.kv_cache_bytes == 2 * 2**30
-    assert a.totals.memory_required_bytes == a.totals.weight_bytes + 2 * 2**30
+    t = a.totals
+    assert t.memory_required_bytes == t.weight_bytes + 2 * 2**30 + t.activation_bytes
+    # Decode's largest live activations: the LM head's input row and its 32000 logits.
+    assert t.activation_bytes == (4096 + 32000) * 2
 
 
 def test_does_not_fit_is_reported(models, catalog):
     a = analyze(models["llama-3-70b"], WorkloadParams(), catalog["h100-sxm"])
     assert not a.totals.fits_in_memory
-    assert any("has 80 GB" in note for note in a.notes)
+    assert any("has 80 GiB" in note for note in a.notes)
 
 
 def test_totals_equal_the_sum_of_rows(models, catalog):
@@ -90,16 +93,28 @@ def test_cnn_counts_images(models, catalog):
     assert a.totals.kv_cache_bytes == 0
 
 
+def test_cnn_memory_counts_activations_so_huge_batches_do_not_fit(models, catalog):
+    # The largest ResNet-50 activations are the stem's: 3×224² in and 64×112² out, then the
+    # first stage's 256×56² outputs; per image in bf16 this is a few MB.
+    model, h100 = models["resnet-50"], catalog["h100-sxm"]
+    per_image = analyze(model, WorkloadParams(batch=1), h100).totals.activation_bytes
+    assert 1e6 < per_image < 1e7
+    limit = max_batch_that_fits(model, WorkloadParams(), h100)
+    assert limit == (80 * 2**30 - 25_557_032 * 2) // per_image
+    assert not analyze(model, WorkloadParams(batch=limit + 1), h100).totals.fits_in_memory
+
+
 def test_context_beyond_the_trained_maximum_is_noted(models, catalog):
     a = analyze(models["gpt2"], WorkloadParams(context=4096), catalog["t4"])
     assert any("trained context of 1,024" in n for n in a.notes)
 
 
 def test_max_batch_that_fits_hand_computed(models, catalog):
-    # H200: (141 GB − 16.06 GB of bf16 weights) / (1024 tokens × 128 KiB) = 930.9 sequences.
+    # H200: (141 GiB − 16.06 GB of bf16 weights) / (1024 tokens × 128 KiB of KV cache
+    # + 264,704 bytes of LM-head input and logits) = 1006.4 sequences.
     model, params, h200 = models["llama-3-8b"], WorkloadParams(context=1024), catalog["h200-sxm"]
-    expected = int((141e9 - 8_030_261_248 * 2) // (1024 * 131_072))
-    assert max_batch_that_fits(model, params, h200) == expected == 930
+    expected = (141 * 2**30 - 8_030_261_248 * 2) // (1024 * 131_072 + (4096 + 128_256) * 2)
+    assert max_batch_that_fits(model, params, h200) == expected == 1006
     at_limit = analyze(model, WorkloadParams(context=1024, batch=expected), h200)
     beyond = analyze(model, WorkloadParams(context=1024, batch=expected + 1), h200)
     assert at_limit.totals.fits_in_memory and not beyond.totals.fits_in_memory

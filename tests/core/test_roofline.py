@@ -86,3 +86,28 @@ def test_segments_meet_at_the_ridge(catalog):
     assert bandwidth[0].y[1] == pytest.approx(top.y[0])
     with pytest.raises(ValueError):
         ceilings.segments(10, 1)
+
+
+def test_predicted_time_over_several_memory_levels():
+    # A device with a 10 TB/s cache and a 1 TB/s main memory, 100 TFLOP/s.
+    ceilings = roofline.Ceilings(
+        compute=(roofline.Roof("fp16 matrix", 100e12),),
+        bandwidth=(roofline.Roof("HBM", 1e12), roofline.Roof("L2", 10e12)),
+    )
+    flops = np.array([1e9, 1e12, 1e9])
+    moved = np.array([[1e9, 1e9],  # 1 ms from HBM
+                      [1e6, 1e6],  # 10 ms of arithmetic
+                      [1e6, 1e11]])  # 10 ms through the cache
+    np.testing.assert_allclose(ceilings.predicted_time(flops, moved), [1e-3, 1e-2, 1e-2])
+    assert list(ceilings.limiting_roof(flops, moved)) == ["HBM", "fp16 matrix", "L2"]
+    with pytest.raises(ValueError, match="one per bandwidth roof"):
+        ceilings.predicted_time(flops, moved[:, :1])
+
+
+@given(flops=positive, hbm=positive, l2=positive)
+def test_several_levels_never_beat_any_single_roof(flops, hbm, l2):
+    ceilings = roofline.Ceilings((roofline.Roof("c", 1e14),),
+                                 (roofline.Roof("HBM", 3e12), roofline.Roof("L2", 3e13)))
+    t = float(ceilings.predicted_time(flops, [hbm, l2]))
+    for single in (flops / 1e14, hbm / 3e12, l2 / 3e13):
+        assert t >= single * (1 - 1e-12)

@@ -30,6 +30,8 @@ def test_parse_quantity(text, dimension, expected):
         ("50 MiB/s", units.BYTE_RATE, "unknown unit 'MiB/s'"),  # binary prefixes: sizes only
         ("fast", units.FLOP_RATE, "expected a compute rate"),
         ("1e999 TFLOP/s", units.FLOP_RATE, "not a finite"),
+        ("1,5 TB/s", units.BYTE_RATE, "expected a bandwidth"),  # a decimal comma, not 15
+        ("1__0 TB/s", units.BYTE_RATE, "expected a bandwidth"),
     ],
 )
 def test_parse_quantity_rejects(value, dimension, message):
@@ -44,6 +46,9 @@ def test_format_si():
     assert units.format_time(0.0042) == "4.2 ms"
     assert units.format_time(2.5e-7) == "250 ns"
     assert units.format_count(7.0e10) == "70 G"
+    assert units.format_bytes(141 * 2**30) == "141 GiB"
+    assert units.format_bytes(131_072) == "128 KiB"
+    assert units.rate_unit("int8") == "OP/s" and units.rate_unit("bf16") == "FLOP/s"
 
 
 def test_dtype_bytes():

@@ -48,6 +48,31 @@ def test_attention_over_a_kv_cache_naive(models):
     assert o["attn_score"].flops / o["attn_score"].bytes == pytest.approx(0.992, rel=1e-3)
 
 
+def test_fused_attention_softmax_runs_on_vector_units(models, catalog):
+    # Llama 3 8B prefill of 8192 tokens on an H100, one layer's fused score op:
+    # products 2·32·8192²·128 FLOPs at 989.4 TFLOP/s plus softmax 5·32·8192² at 66.9 TFLOP/s.
+    from explorer.core.analysis import analyze
+
+    a = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=8192), catalog["h100-sxm"])
+    i = next(i for i, o in enumerate(a.ops) if o.name == "attn_score")
+    products, softmax = 2 * 32 * 8192**2 * 128, 5 * 32 * 8192**2
+    assert a.ops[i].vector_flops == softmax
+    assert a.time_s[i] == pytest.approx(products / 989.4e12 + softmax / 66.9e12)
+
+
+def test_naive_attention_score_matrix_is_live_memory(models, catalog):
+    # The naive form holds a batch × heads × seq × seq score matrix: 32 × 8192² × 2 bytes
+    # = 4 GiB per layer for one 8k prompt, twice that while softmax reads S and writes P.
+    from explorer.core.analysis import analyze
+
+    base = dict(phase="prefill", seq=8192)
+    naive = analyze(models["llama-3-8b"], WorkloadParams(**base, attention="naive"), catalog["h100-sxm"])
+    fused = analyze(models["llama-3-8b"], WorkloadParams(**base, attention="fused"), catalog["h100-sxm"])
+    assert naive.totals.activation_bytes == 2 * 32 * 8192**2 * 2
+    # Fused, the largest live tensors are the MLP activations: 3 × 8192 × 14336 × 2 bytes.
+    assert fused.totals.activation_bytes == 3 * 8192 * 14336 * 2
+
+
 def test_fused_attention_keeps_scores_on_chip(models):
     base = dict(phase="prefill", batch=1, seq=2048)
     naive = by_name(build_ops(models["llama-2-7b"], WorkloadParams(**base, attention="naive")))
@@ -79,13 +104,26 @@ def test_grouped_query_attention_reads_fewer_keys(models):
     assert o["attn_score"].bytes == (4096 + 4096 * 1024) * 2
 
 
-@pytest.mark.parametrize("ident", ["llama-2-7b", "llama-3-8b", "llama-3-70b", "gpt2"])
+@pytest.mark.parametrize("ident", ["llama-2-7b", "llama-2-13b", "llama-3-8b", "llama-3-70b"])
 def test_decode_flops_per_token_is_twice_the_matmul_parameters(models, ident):
-    # Kaplan et al. 2020 (arXiv:2001.08361), Table 1: C_forward ≈ 2N per token, N the
-    # non-embedding parameters, plus a context term; at a context of 1 the 2N term is all.
+    # Kaplan et al. 2020 (arXiv:2001.08361), Table 1: C_forward ≈ 2N per token plus a context
+    # term. N here: the published total less the embedding table (a lookup, no arithmetic)
+    # and the RMS-norm scales (2 per layer + 1 final, d each); the LM head is a product.
     model = models[ident]
+    n = model.published_parameters - model.vocab * model.d_model - (2 * model.layers + 1) * model.d_model
+    assert model.matmul_parameters() == n
     total = sum(o.flops * o.count for o in build_ops(model, WorkloadParams(context=1)))
-    assert total == pytest.approx(2 * model.matmul_parameters(), rel=5e-3)
+    assert total == pytest.approx(2 * n, rel=5e-3)
+
+
+def test_gpt2_decode_flops_use_the_tied_embedding_as_lm_head(models):
+    # GPT-2 ties its LM head to the token embedding: the 50257 × 768 table is both a lookup
+    # and a product. N = 124,439,808 − 786,432 positions − 25 layer norms × 2 × 768 − biases.
+    model = models["gpt2"]
+    biases = model.layers * (3 * 768 + 768 + 3072 + 768)
+    n = model.published_parameters - 1024 * 768 - 25 * 2 * 768 - biases
+    total = sum(o.flops * o.count for o in build_ops(model, WorkloadParams(context=1)))
+    assert total == pytest.approx(2 * n, rel=5e-3)
 
 
 def test_decode_flops_with_a_long_context(models):
@@ -100,7 +138,8 @@ def test_decode_flops_with_a_long_context(models):
 def test_linear_intensity_grows_with_batch_like_b_over_1_plus_b_over_2048():
     # (B × 4096) @ (4096 × 4096) in 16-bit: I = 2·B·d² / (2·(2·B·d + d²)) = B / (1 + B/2048).
     batch = np.array([1, 2, 8, 64, 512, 2048, 16384], dtype=float)
-    flops, moved = ops.linear(batch, 4096, 4096, act_bytes=2, weight_bytes=2)
+    cost = ops.linear(batch, 4096, 4096, act_bytes=2, weight_bytes=2)
+    flops, moved = cost.flops, cost.bytes
     np.testing.assert_allclose(flops / moved, batch / (1 + batch / 2048), rtol=1e-12)
     # Half the asymptote (1024) is reached at B = 2048.
     assert (flops / moved)[5] == pytest.approx(1024)

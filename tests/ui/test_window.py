@@ -99,7 +99,7 @@ def test_screenshot_writes_a_non_blank_png(window, tmp_path):
 
 def test_unknown_ids_fail_with_a_message_not_a_crash(qtbot, capsys):
     code = run_window(args(screenshot="unused.png", hardware="h100"))
-    assert code == 1
+    assert code == 2
     assert "did you mean h100-sxm" in capsys.readouterr().err
 
 
@@ -121,4 +121,4 @@ def test_cnn_summary_speaks_of_images_and_weights(catalog, models):
 
     text = summary_line(analyze(models["resnet-50"], WorkloadParams(batch=32), catalog["l4"]))
     assert "forward pass, batch 32" in text and "images/s" in text
-    assert "weights 51.1 MB fits in 24 GB" in text and "KV" not in text
+    assert "weights, activations" in text and "fits in 24 GiB" in text and "KV" not in text

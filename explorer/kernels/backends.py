@@ -1,0 +1,169 @@
+"""Array backends the kernels run on: NumPy on the CPU, CuPy on an NVIDIA GPU.
+
+A backend hides the few differences the suites care about: where random arrays
+come from, how a launch is synchronised and timed, how big a working set must be
+to leave the caches, and how to describe the machine for a results file.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from explorer.kernels import gpuinfo
+from explorer.kernels.cpuinfo import CpuInfo, describe_cpu
+from explorer.kernels.timing import CpuTimer, Timer
+
+BACKENDS = ("numpy", "cupy")
+NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
+
+
+class BackendUnavailable(RuntimeError):
+    """A backend that cannot run here; the message says why and what to do."""
+
+
+class NumpyBackend:
+    name = "numpy"
+    device_kind = "cpu"
+
+    def __init__(self, cpu: CpuInfo | None = None, seed: int = 12345) -> None:
+        self.xp = np
+        self.cpu = cpu or describe_cpu()
+        self.timer: Timer = CpuTimer()
+        self._rng = np.random.default_rng(seed)
+
+    # -- arrays --------------------------------------------------------------------------------
+    def dtype(self, name: str):
+        return NUMPY_DTYPES[name]
+
+    def random(self, shape, dtype: str) -> np.ndarray:
+        """Uniform values in [0.5, 1.5): random (never zeros) and safe from overflow in fp16."""
+        return (self._rng.random(shape, dtype=np.float64) + 0.5).astype(NUMPY_DTYPES[dtype])
+
+    def to_host(self, array) -> np.ndarray:
+        return np.asarray(array)
+
+    def sync(self) -> None:
+        """NumPy calls return when the work is done."""
+
+    # -- sizes ---------------------------------------------------------------------------------
+    def streaming_bytes(self) -> int:
+        """A working set that cannot stay in the caches: 4× the last-level cache."""
+        return 4 * self.cpu.last_level_cache_bytes
+
+    @property
+    def cache_bytes(self) -> int:
+        """The size an intensity-sweep block may have to stay cache-resident (half of L2)."""
+        return self.cpu.l2_bytes_per_core // 2
+
+    def release(self) -> None:
+        """Nothing to free beyond Python's garbage."""
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "device_kind": self.device_kind,
+            "python": sys.version.split()[0],
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "cpu": self.cpu.to_dict(),
+        }
+
+    @property
+    def label(self) -> str:
+        return f"NumPy on {self.cpu.model} ({self.cpu.threads} threads, {self.cpu.blas})"
+
+
+class CudaEventTimer:
+    """Regions bracketed by CUDA events on the current stream: GPU time, not Python time."""
+
+    method = "CUDA events around each region (cupy.cuda.Event), after warm-up"
+
+    def __init__(self, cp) -> None:
+        self._cp = cp
+
+    def region(self, kernel: Callable[[], object], inner: int) -> float:
+        start, stop = self._cp.cuda.Event(), self._cp.cuda.Event()
+        start.record()
+        for _ in range(inner):
+            kernel()
+        stop.record()
+        stop.synchronize()
+        return self._cp.cuda.get_elapsed_time(start, stop) * 1e-3 / inner
+
+
+class CupyBackend:
+    name = "cupy"
+    device_kind = "gpu"
+
+    def __init__(self, device: int = 0, seed: int = 12345) -> None:
+        info = gpuinfo.detect_gpu(device)
+        if isinstance(info, gpuinfo.Unavailable):
+            raise BackendUnavailable(info.reason)
+        import cupy as cp  # detect_gpu succeeded: CuPy imports and the device works
+
+        self.xp = cp
+        self.gpu = info
+        self.device = cp.cuda.Device(device)
+        self.device.use()
+        self.timer: Timer = CudaEventTimer(cp)
+        self._rng = cp.random.default_rng(seed)
+
+    def dtype(self, name: str):
+        cp = self.xp
+        table = {"fp64": cp.float64, "fp32": cp.float32, "fp16": cp.float16}
+        if name == "bf16":
+            bf16 = getattr(cp, "bfloat16", None)
+            if bf16 is None:
+                raise KeyError("bf16: this CuPy version has no bfloat16 arrays")
+            return bf16
+        return table[name]
+
+    def random(self, shape, dtype: str):
+        values = self._rng.random(shape, dtype=self.xp.float32) + 0.5
+        return values.astype(self.dtype(dtype))
+
+    def to_host(self, array) -> np.ndarray:
+        return self.xp.asnumpy(array)
+
+    def sync(self) -> None:
+        self.xp.cuda.get_current_stream().synchronize()
+
+    def streaming_bytes(self) -> int:
+        """Far beyond L2 (read from the device): 8× L2, at least 512 MiB."""
+        return max(8 * self.gpu.l2_bytes, 512 << 20)
+
+    @property
+    def cache_bytes(self) -> int:
+        return self.gpu.l2_bytes // 2
+
+    def release(self) -> None:
+        self.xp.get_default_memory_pool().free_all_blocks()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "device_kind": self.device_kind,
+            "python": sys.version.split()[0],
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "gpu": self.gpu.to_dict(),
+            "cpu": describe_cpu().to_dict(),
+        }
+
+    @property
+    def label(self) -> str:
+        return f"CuPy {self.gpu.cupy_version} on {self.gpu.name} (CUDA {self.gpu.runtime_version})"
+
+
+def open_backend(name: str, device: int = 0):
+    """The backend called ``name``; raises BackendUnavailable with the reason it cannot run."""
+    if name == "numpy":
+        return NumpyBackend()
+    if name == "cupy":
+        return CupyBackend(device)
+    raise BackendUnavailable(f"unknown backend {name!r}: choose {' or '.join(BACKENDS)}")

@@ -1,0 +1,81 @@
+"""A kernel case: one measurement, declared before anything is allocated.
+
+Suites build lists of ``Case`` (cheap: sizes and formulas only). The runner
+calls ``prepare()`` right before timing, which allocates arrays and returns the
+launch callable plus a ``check`` that compares the result with a reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PRESETS = ("smoke", "quick", "full")
+
+
+@dataclass
+class Prepared:
+    """What the runner times (``launch``), how it verifies the work (``check``), and what
+    frees resources beyond memory (``close``, always called, also after a cancel)."""
+
+    launch: Callable[[], object]
+    check: Callable[[], str | None]  # None when the result matches the reference, else why not
+    close: Callable[[], None] = lambda: None
+
+
+@dataclass(frozen=True)
+class Case:
+    suite: str
+    kernel: str
+    dtype: str
+    size: dict[str, int]
+    flops: int
+    bytes: int
+    prepare: Callable[[], Prepared] = field(compare=False, repr=False)
+    convention: str = ""  # how bytes are counted, when not obvious
+    param: dict[str, int] = field(default_factory=dict)  # the swept knob (threads, blocks, k, …)
+    dram_traffic: bool = True  # bytes are memory traffic (not only compulsory traffic)
+
+    @property
+    def label(self) -> str:
+        size = "×".join(str(v) for v in self.size.values())
+        knob = " ".join(f"{k}={v}" for k, v in self.param.items())
+        return f"{self.suite}/{self.kernel} {self.dtype} {size} {knob}".strip()
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A case a backend cannot run, with the reason."""
+
+    suite: str
+    kernel: str
+    dtype: str
+    reason: str
+
+
+def sample_indices(n: int, count: int = 64) -> list[int]:
+    """Evenly spread indices for spot checks (first, last and in between)."""
+    if n <= count:
+        return list(range(n))
+    step = (n - 1) / (count - 1)
+    return sorted({round(i * step) for i in range(count)})
+
+
+def relative_error(got, expected) -> float:
+    import numpy as np
+
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    scale = np.maximum(np.abs(expected), 1e-30)
+    return float(np.max(np.abs(got - expected) / scale)) if expected.size else 0.0
+
+
+def within(got, expected, tolerance: float, what: str) -> str | None:
+    error = relative_error(got, expected)
+    if error <= tolerance:
+        return None
+    return f"{what}: relative error {error:.2g} exceeds {tolerance:.0e}"
+
+
+# Tolerances for spot checks, by precision (sums of many terms in low precision drift).
+TOLERANCE = {"fp64": 1e-9, "fp32": 1e-4, "tf32": 1e-2, "fp16": 2e-2, "bf16": 5e-2}

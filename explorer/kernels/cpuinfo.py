@@ -1,0 +1,190 @@
+"""The local CPU as the OS describes it: model, cores, SIMD features, caches, BLAS, threads.
+
+Everything is read from the OS (``/proc/cpuinfo``, ``/sys``) and NumPy's own
+build information; nothing is guessed from a name. The theoretical peak is
+*derived* (cores × FLOP per cycle × clock) and says which assumptions it makes.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SIMD_FLAGS = ("sse2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
+              "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile", "neon", "asimd", "sve")
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    level: int
+    kind: str  # Data, Instruction, Unified
+    size_bytes: int
+    shared_by: int  # logical CPUs sharing one instance
+
+
+@dataclass(frozen=True)
+class DerivedPeak:
+    """A theoretical FLOP rate computed from what the OS reports, with its formula."""
+
+    precision: str
+    flops_per_s: float
+    formula: str
+    derived: bool = True
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    model: str
+    architecture: str
+    logical_cpus: int
+    physical_cores: int
+    simd: tuple[str, ...]
+    caches: tuple[CacheLevel, ...]
+    max_clock_hz: float | None
+    blas: str
+    threads: int
+    peaks: tuple[DerivedPeak, ...] = field(default=())
+
+    @property
+    def last_level_cache_bytes(self) -> int:
+        """Total last-level cache (all instances), or 32 MiB if the OS does not say."""
+        unified = [c for c in self.caches if c.kind != "Instruction"]
+        if not unified:
+            return 32 << 20
+        top = max(c.level for c in unified)
+        level = next(c for c in unified if c.level == top)
+        instances = max(1, self.logical_cpus // max(1, level.shared_by))
+        return level.size_bytes * instances
+
+    @property
+    def l2_bytes_per_core(self) -> int:
+        l2 = [c for c in self.caches if c.level == 2 and c.kind != "Instruction"]
+        return l2[0].size_bytes if l2 else 1 << 20
+
+    def to_dict(self) -> dict:
+        return {
+            "model": self.model,
+            "architecture": self.architecture,
+            "logical_cpus": self.logical_cpus,
+            "physical_cores": self.physical_cores,
+            "simd": list(self.simd),
+            "caches": [{"level": c.level, "kind": c.kind, "size_bytes": c.size_bytes,
+                        "shared_by": c.shared_by} for c in self.caches],
+            "max_clock_hz": self.max_clock_hz,
+            "blas": self.blas,
+            "threads": self.threads,
+            "derived_peaks": [{"precision": p.precision, "flops_per_s": p.flops_per_s,
+                               "formula": p.formula, "derived": True} for p in self.peaks],
+        }
+
+
+def _read(path: str | Path) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _cpuinfo_fields(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def _size(text: str) -> int:
+    match = re.match(r"^\s*(\d+)\s*([KMG]?)", text)
+    if not match:
+        return 0
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2)]
+    return int(match.group(1)) * scale
+
+
+def _cpu_list_count(text: str) -> int:
+    count = 0
+    for part in text.strip().split(","):
+        if "-" in part:
+            low, high = part.split("-")
+            count += int(high) - int(low) + 1
+        elif part:
+            count += 1
+    return count
+
+
+def _caches(sys_root: Path) -> tuple[CacheLevel, ...]:
+    out = []
+    for index in sorted((sys_root / "cpu0" / "cache").glob("index*")):
+        level, kind, size = (_read(index / name) for name in ("level", "type", "size"))
+        shared = _read(index / "shared_cpu_list") or "0"
+        if level and kind and size:
+            out.append(CacheLevel(int(level), kind.strip(), _size(size), _cpu_list_count(shared)))
+    return tuple(out)
+
+
+def _blas() -> str:
+    try:
+        import numpy as np
+
+        config = np.show_config(mode="dicts")
+        blas = config["Build Dependencies"]["blas"]
+        return f"{blas.get('name', '?')} {blas.get('version', '')}".strip()
+    except Exception:  # an old NumPy without dict mode: say so rather than fail
+        return "unknown (NumPy does not report its BLAS)"
+
+
+def _threads(logical: int) -> int:
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+
+
+def flop_per_cycle(simd: tuple[str, ...], precision: str) -> tuple[int, str]:
+    """FLOP per cycle per core from the widest FMA the OS reports, assuming two FMA pipes
+    (true for recent Intel and AMD server and desktop cores; a lower bound is one pipe)."""
+    lanes_bits = 512 if "avx512f" in simd else 256 if ("avx2" in simd and "fma" in simd) else 128
+    width = {"fp64": 64, "fp32": 32}[precision]
+    lanes = lanes_bits // width
+    per_cycle = 2 * lanes * 2  # two FMA pipes × lanes × (multiply + add)
+    isa = {512: "AVX-512", 256: "AVX2+FMA", 128: "128-bit SIMD"}[lanes_bits]
+    return per_cycle, f"2 FMA pipes × {lanes} {precision} lanes ({isa}) × 2 FLOP"
+
+
+def describe_cpu(proc_cpuinfo: str = "/proc/cpuinfo",
+                 sys_cpu: str = "/sys/devices/system/cpu") -> CpuInfo:
+    """Describe the local CPU; never raises (unknown fields are reported as unknown)."""
+    fields = _cpuinfo_fields(_read(proc_cpuinfo) or "")
+    logical = os.cpu_count() or 1
+    model = fields.get("model name") or fields.get("Model") or platform.processor() or "unknown CPU"
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    simd = tuple(f for f in SIMD_FLAGS if f in flags)
+    cores_per_socket = fields.get("cpu cores")
+    siblings = fields.get("siblings")
+    physical = logical
+    if cores_per_socket and siblings and cores_per_socket.isdigit() and siblings.isdigit():
+        physical = max(1, logical * int(cores_per_socket) // max(1, int(siblings)))
+    sys_root = Path(sys_cpu)
+    max_khz = _read(sys_root / "cpu0" / "cpufreq" / "cpuinfo_max_freq")
+    if max_khz and max_khz.strip().isdigit():
+        clock: float | None = int(max_khz) * 1e3
+    elif fields.get("cpu MHz"):
+        clock = float(fields["cpu MHz"]) * 1e6
+    else:
+        clock = None
+    peaks = []
+    if clock:
+        for precision in ("fp64", "fp32"):
+            per_cycle, how = flop_per_cycle(simd, precision)
+            peaks.append(DerivedPeak(
+                precision, physical * per_cycle * clock,
+                f"{physical} cores × {per_cycle} FLOP/cycle [{how}] × {clock / 1e9:.2f} GHz "
+                "(clock as the OS reports it; sustained vector clocks can be lower)"))
+    return CpuInfo(model=model, architecture=platform.machine(), logical_cpus=logical,
+                   physical_cores=physical, simd=simd, caches=_caches(sys_root),
+                   max_clock_hz=clock, blas=_blas(), threads=_threads(logical), peaks=tuple(peaks))

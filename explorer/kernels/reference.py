@@ -1,0 +1,67 @@
+"""The ceilings a measurement is judged against: a catalogue device or a derived CPU peak.
+
+A measured rate above its reference ceiling means the measurement is wrong (data stayed
+in a cache, or bytes or FLOPs were mis-counted), not that the machine is fast: such
+points are flagged *suspect* and never used as empirical ceilings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from explorer.core.hardware import Hardware
+
+# A measurement may exceed a datasheet figure by rounding and clock boost; beyond this it
+# is suspect.
+TOLERANCE = 1.05
+
+
+@dataclass(frozen=True)
+class Reference:
+    source: str  # "catalogue h100-sxm" or "derived from the local CPU"
+    flops_per_s: dict[str, float] = field(default_factory=dict)  # best unit per precision
+    bandwidth_bytes_per_s: float | None = None
+
+    @classmethod
+    def from_hardware(cls, hw: Hardware) -> Reference:
+        return cls(f"catalogue {hw.id}", {p: hw.peak_flops(p) for p in hw.precisions},
+                   hw.bandwidth_bytes_per_s)
+
+    @classmethod
+    def from_cpu(cls, cpu) -> Reference:
+        return cls("derived from the local CPU", {p.precision: p.flops_per_s for p in cpu.peaks})
+
+    def suspect(self, dtype: str, flops_per_s: float, bytes_per_s: float) -> str | None:
+        peak = self.flops_per_s.get(dtype)
+        if peak and flops_per_s > peak * TOLERANCE:
+            return (f"{flops_per_s / peak:.2f}× the {dtype} peak ({self.source}): "
+                    "cache-resident or mis-counted, not real")
+        bandwidth = self.bandwidth_bytes_per_s
+        if bandwidth and bytes_per_s > bandwidth * TOLERANCE:
+            return (f"{bytes_per_s / bandwidth:.2f}× the main-memory bandwidth ({self.source}): "
+                    "cache-resident or mis-counted, not real")
+        return None
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
+
+
+def match_device(name: str, catalog) -> Hardware | None:
+    """The catalogue GPU whose id tokens all appear in a device name such as
+    'NVIDIA A100-SXM4-80GB' (→ a100-80gb-sxm); None if none or several match equally."""
+    words = set(_tokens(name))
+    best: list[tuple[int, Hardware]] = []
+    for hw in catalog.values():
+        if hw.kind != "gpu":
+            continue
+        keys = [t for t in _tokens(hw.id) if t not in ("sxm", "apple")]
+        if keys and all(k in words for k in keys):
+            best.append((len(keys), hw))
+    if not best:
+        return None
+    best.sort(key=lambda item: item[0], reverse=True)
+    if len(best) > 1 and best[0][0] == best[1][0]:
+        return None
+    return best[0][1]

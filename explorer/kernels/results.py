@@ -1,0 +1,210 @@
+"""Measured points, empirical ceilings, and the versioned JSON results file.
+
+A results file is validated on load like every other data file: a wrong or missing
+field is reported with the file, the point and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from explorer.core.datafile import DataFileError, Fields
+
+SCHEMA = 1
+BANDWIDTH_SUITES = ("stream", "parallelism")
+COMPUTE_SUITES = ("gemm", "decode-batch", "intensity", "attention")
+
+
+@dataclass(frozen=True)
+class Point:
+    suite: str
+    kernel: str
+    dtype: str
+    size: dict[str, int]
+    param: dict[str, int]
+    flops: int
+    bytes: int
+    time_median_s: float
+    time_p20_s: float
+    time_p80_s: float
+    check: str | None = None  # None: the result matched its reference
+    suspect: str | None = None  # why the rate cannot be real, if it cannot
+    convention: str = ""
+    dram_traffic: bool = True
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+    @property
+    def flops_per_s(self) -> float:
+        return self.flops / self.time_median_s
+
+    @property
+    def bytes_per_s(self) -> float:
+        return self.bytes / self.time_median_s
+
+    @property
+    def trusted(self) -> bool:
+        return self.check is None and self.suspect is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "intensity": self.intensity, "flops_per_s": self.flops_per_s,
+                "bytes_per_s": self.bytes_per_s}
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    value: float
+    suite: str
+    kernel: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Results:
+    machine: dict[str, Any]
+    timer: str
+    preset: str
+    suites: tuple[str, ...]
+    points: tuple[Point, ...]
+    skipped: tuple[dict[str, str], ...] = ()
+    reference: str = ""
+    cancelled: bool = False
+    created: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    # -- empirical ceilings --------------------------------------------------------------------
+    def best_bandwidth(self) -> Ceiling | None:
+        """Best sustained bandwidth: the highest median rate of a trusted bandwidth kernel."""
+        candidates = [p for p in self.points if p.trusted and p.suite in BANDWIDTH_SUITES]
+        if not candidates:
+            return None
+        best = max(candidates, key=lambda p: p.bytes_per_s)
+        return Ceiling(best.bytes_per_s, best.suite, best.kernel, best.dtype)
+
+    def best_flops(self) -> dict[str, Ceiling]:
+        """Highest trusted FLOP/s per precision among the compute kernels."""
+        out: dict[str, Ceiling] = {}
+        for p in self.points:
+            if not p.trusted or p.suite not in COMPUTE_SUITES or p.flops == 0:
+                continue
+            if p.dtype not in out or p.flops_per_s > out[p.dtype].value:
+                out[p.dtype] = Ceiling(p.flops_per_s, p.suite, p.kernel, p.dtype)
+        return out
+
+    # -- files ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        bandwidth = self.best_bandwidth()
+        return {
+            "schema": SCHEMA,
+            "created": self.created,
+            "machine": self.machine,
+            "timer": self.timer,
+            "preset": self.preset,
+            "suites": list(self.suites),
+            "reference": self.reference,
+            "cancelled": self.cancelled,
+            "notes": list(self.notes),
+            "points": [p.to_dict() for p in self.points],
+            "skipped": list(self.skipped),
+            "ceilings": {
+                "bandwidth": asdict(bandwidth) if bandwidth else None,
+                "flops": {dtype: asdict(c) for dtype, c in self.best_flops().items()},
+            },
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write atomically: a crash mid-write leaves the previous file intact."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+
+def _size_map(fields: Fields, name: str) -> dict[str, int]:
+    raw = fields.raw(name)
+    if not isinstance(raw, dict):
+        raise fields.error(name, "expected a mapping of names to whole numbers")
+    out = {}
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise fields.error(f"{name}.{key}", f"expected a whole number >= 0, got {value!r}")
+        out[str(key)] = value
+    return out
+
+
+def _read_point(fields: Fields) -> Point:
+    point = Point(
+        suite=fields.text("suite"),
+        kernel=fields.text("kernel"),
+        dtype=fields.text("dtype"),
+        size=_size_map(fields, "size"),
+        param=_size_map(fields, "param"),
+        flops=fields.integer("flops", minimum=0),
+        bytes=fields.integer("bytes"),
+        time_median_s=fields.number("time_median_s"),
+        time_p20_s=fields.number("time_p20_s"),
+        time_p80_s=fields.number("time_p80_s"),
+        check=_optional_text(fields, "check"),
+        suspect=_optional_text(fields, "suspect"),
+        convention=fields.text("convention", required=False, default=""),
+        dram_traffic=fields.flag("dram_traffic", default=True),
+    )
+    if not point.time_p20_s <= point.time_median_s <= point.time_p80_s:
+        raise fields.error("time_median_s", "must lie between time_p20_s and time_p80_s")
+    for derived in ("intensity", "flops_per_s", "bytes_per_s"):
+        stored = fields.raw(derived, required=False)
+        value = getattr(point, derived)
+        if stored is not None and not math.isclose(float(stored), value, rel_tol=1e-6):
+            raise fields.error(derived, f"is {stored} but the point's flops, bytes and time give {value}")
+    return point
+
+
+def _optional_text(fields: Fields, name: str) -> str | None:
+    return fields.text(name, required=False)
+
+
+def load_results(path: str | Path) -> Results:
+    """Read and validate a results file (raises DataFileError naming file, point and field)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataFileError(path, f"is not valid JSON: {exc}") from exc
+    top = Fields(data, path, None)
+    version = top.integer("schema")
+    if version != SCHEMA:
+        raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
+    machine = top.raw("machine")
+    if not isinstance(machine, dict):
+        raise top.error("machine", "expected a mapping describing the machine")
+    points = []
+    for index, raw in enumerate(top.raw("points")):
+        point_fields = Fields(raw, path, f"point #{index + 1}")
+        points.append(_read_point(point_fields))
+        point_fields.finish()
+    skipped = top.raw("skipped", required=False) or []
+    if not isinstance(skipped, list) or not all(isinstance(s, dict) for s in skipped):
+        raise top.error("skipped", "expected a list of {suite, kernel, dtype, reason}")
+    results = Results(
+        machine=machine,
+        timer=top.text("timer"),
+        preset=top.text("preset"),
+        suites=tuple(top.raw("suites")),
+        points=tuple(points),
+        skipped=tuple(skipped),
+        reference=top.text("reference", required=False, default=""),
+        cancelled=top.flag("cancelled"),
+        created=top.text("created", required=False, default=""),
+        notes=tuple(top.raw("notes", required=False) or ()),
+    )
+    top.raw("ceilings", required=False)  # recomputed from the points, never trusted from disk
+    top.finish()
+    return results

@@ -1,0 +1,34 @@
+"""Batched decode: (B × d) @ (d × d) for B = 1 … 1024 at the model precision.
+
+At B = 1 the weights are read to do 2 FLOPs per weight (memory-bound); each extra row of
+the batch reuses them, so throughput rises with B until the matrix units saturate. The
+intensity is B·d / (2·B + d) FLOP/byte in 16-bit (B / (1 + 2B/d)).
+"""
+
+from __future__ import annotations
+
+from explorer.core import ops
+from explorer.kernels.cases import Case, Skip
+from explorer.kernels.suites import gemm
+
+SUITE = "decode-batch"
+
+
+def cases(backend, preset: str) -> list[Case | Skip]:
+    gpu = backend.device_kind == "gpu"
+    dtype = "fp16" if gpu else "fp32"  # NumPy has no half-precision BLAS
+    itemsize = gemm.ITEMSIZE[dtype]
+    if preset == "smoke":
+        d, batches = 256, (1, 8, 64)
+    elif preset == "quick":
+        d, batches = (8192, (1, 16, 128, 1024)) if gpu else (2048, (1, 16, 128, 512))
+    else:
+        d, batches = (8192 if gpu else 2048), tuple(2**i for i in range(11))
+    out: list[Case | Skip] = []
+    for b in batches:
+        flops, moved = ops.linear(b, d, d, itemsize, itemsize)
+        out.append(Case(SUITE, "linear", dtype, {"batch": b, "d": d}, flops, moved,
+                        lambda b=b: gemm._prepare(backend, dtype, b, d, d),
+                        "activations and weights read once, output written once",
+                        {"batch": b}, dram_traffic=False))
+    return out

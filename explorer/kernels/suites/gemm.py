@@ -1,0 +1,111 @@
+"""Matrix products per precision: square (compute-bound) and skinny (memory-bound).
+
+FLOPs 2·m·n·k; bytes: A, B read once and C written once (the compulsory traffic; a BLAS
+moves more when tiles do not fit its caches). TF32 is a GPU matrix-unit mode for fp32
+data: CuPy is switched to its TF32 compute type around those products only, and the run
+checks that it changed both the speed and the rounding (TF32 keeps 10 mantissa bits).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from explorer.kernels.cases import TOLERANCE, Case, Prepared, Skip, within
+
+SUITE = "gemm"
+ITEMSIZE = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+
+
+@contextmanager
+def tf32_compute(cp):
+    """CuPy's compute type for fp32 products set to TF32, restored afterwards."""
+    from cupy._core import _routines_linalg as linalg
+
+    previous = linalg.get_compute_type(cp.float32)
+    linalg.set_compute_type(cp.float32, linalg.COMPUTE_TYPE_TF32)
+    try:
+        yield
+    finally:
+        linalg.set_compute_type(cp.float32, previous)
+
+
+def spot_check(backend, a, b, c, dtype: str, rows=(0, -1), cols=(0, -1)) -> str | None:
+    """Compare a few entries of C with float64 dot products computed on the host."""
+    backend.sync()
+    got, expected = [], []
+    for i in rows:
+        row = backend.to_host(a[i, :]).astype(np.float64)
+        for j in cols:
+            col = backend.to_host(b[:, j]).astype(np.float64)
+            expected.append(row @ col)
+            got.append(float(backend.to_host(c[i, j])))
+    return within(got, expected, TOLERANCE[dtype], f"{dtype} product")
+
+
+def _prepare(backend, dtype: str, m: int, n: int, k: int) -> Prepared:
+    xp = backend.xp
+    storage = "fp32" if dtype == "tf32" else dtype
+    a, b = backend.random((m, k), storage), backend.random((k, n), storage)
+    c = xp.empty((m, n), dtype=a.dtype)
+    if dtype == "tf32":
+        def launch():
+            with tf32_compute(xp):
+                xp.matmul(a, b, out=c)
+    else:
+        def launch():
+            xp.matmul(a, b, out=c)
+    return Prepared(launch, lambda: spot_check(backend, a, b, c, dtype))
+
+
+def supported(backend, dtype: str) -> str | None:
+    """None if ``backend`` can run ``dtype`` products, else the reason it cannot."""
+    if backend.device_kind == "cpu":
+        return {
+            "tf32": "TF32 is a GPU matrix-unit mode",
+            "fp16": "NumPy has no half-precision BLAS (its fp16 matmul is a slow loop)",
+            "bf16": "NumPy has no bfloat16 type",
+        }.get(dtype)
+    if dtype == "bf16":
+        try:
+            backend.dtype("bf16")
+        except KeyError as exc:
+            return str(exc)
+    if dtype == "tf32":
+        try:
+            from cupy._core import _routines_linalg as linalg
+
+            linalg.COMPUTE_TYPE_TF32  # noqa: B018 - present from CuPy 8 on
+        except (ImportError, AttributeError):
+            return "this CuPy version has no TF32 compute type"
+        major = int(backend.gpu.compute_capability.split(".")[0])
+        if major < 8:
+            return f"TF32 needs compute capability 8.0 or newer; this GPU is {backend.gpu.compute_capability}"
+    return None
+
+
+def cases(backend, preset: str) -> list[Case | Skip]:
+    gpu = backend.device_kind == "gpu"
+    if preset == "smoke":
+        square, skinny, dtypes = 128, (4, 256), ("fp64", "fp32")
+    elif preset == "quick":
+        square, skinny = (4096, (16, 8192)) if gpu else (1024, (8, 2048))
+        dtypes = ("fp32", "tf32", "fp16") if gpu else ("fp32",)
+    else:
+        square, skinny = (8192, (16, 8192)) if gpu else (2048, (16, 4096))
+        dtypes = ("fp64", "fp32", "tf32", "fp16", "bf16")
+    out: list[Case | Skip] = []
+    for dtype in dtypes:
+        reason = supported(backend, dtype)
+        if reason:
+            out.append(Skip(SUITE, "square", dtype, reason))
+            continue
+        size = ITEMSIZE[dtype]
+        shapes = [("square", square, square, square), ("skinny", skinny[0], skinny[1], skinny[1])]
+        for kernel, m, n, k in shapes:
+            out.append(Case(SUITE, kernel, dtype, {"m": m, "n": n, "k": k}, 2 * m * n * k,
+                            (m * k + k * n + m * n) * size,
+                            lambda dtype=dtype, m=m, n=n, k=k: _prepare(backend, dtype, m, n, k),
+                            "A and B read once, C written once", dram_traffic=False))
+    return out

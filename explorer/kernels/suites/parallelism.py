@@ -1,0 +1,82 @@
+"""Bandwidth versus the parallelism in flight (Little's law: bandwidth = bytes in flight /
+latency). High-bandwidth memory only pays off when enough requests are outstanding.
+
+- GPU: a float4 grid-stride copy launched with 1 … many blocks of 256 threads; each
+  thread keeps 16 bytes in flight per load.
+- CPU: a copy split over 1 … N threads (NumPy releases the GIL inside ``copyto``).
+Bytes: one read and one write per element.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from explorer.kernels import cuda_sources
+from explorer.kernels.cases import Case, Prepared, sample_indices, within
+
+SUITE = "parallelism"
+THREADS_PER_BLOCK = 256
+
+
+def _prepare_gpu(backend, n: int, blocks: int) -> Prepared:
+    cp = backend.xp
+    src, dst = backend.random(n, "fp32"), cp.zeros(n, dtype=cp.float32)
+    kernel = cuda_sources.module(cp, ()).get_function("copy_f4")
+    n4 = np.uint64(n // 4)
+
+    def launch():
+        kernel((blocks,), (THREADS_PER_BLOCK,), (src, dst, n4))
+
+    idx = sample_indices(n)
+    return Prepared(launch, lambda: within(backend.to_host(dst[idx]), backend.to_host(src[idx]),
+                                           0.0, "copy"))
+
+
+def _prepare_cpu(backend, n: int, threads: int) -> Prepared:
+    src, dst = backend.random(n, "fp32"), np.zeros(n, dtype=np.float32)
+    bounds = np.linspace(0, n, threads + 1).astype(int)
+    chunks = [(src[lo:hi], dst[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="explorer-copy")
+
+    def launch():
+        if threads == 1:
+            np.copyto(dst, src)
+            return
+        for future in [pool.submit(np.copyto, d, s) for s, d in chunks]:
+            future.result()
+
+    idx = sample_indices(n)
+    return Prepared(launch, lambda: within(dst[idx], src[idx], 0.0, "copy"),
+                    close=lambda: pool.shutdown(wait=True))
+
+
+def cases(backend, preset: str) -> list[Case]:
+    gpu = backend.device_kind == "gpu"
+    working_set = backend.streaming_bytes() if preset != "smoke" else 2 << 20
+    n = working_set // 2 // 4 // 4 * 4  # two fp32 arrays, a multiple of 4 elements
+    out = []
+    if gpu:
+        sms = backend.gpu.sm_count
+        top = 32 * sms if preset == "full" else 8 * sms
+        counts = sorted({1, 2, 4, 8, 16, 32, sms // 2 or 1, sms, 2 * sms, 4 * sms, top} |
+                        ({64, 128, 256, 512} if preset == "full" else set()))
+        for blocks in (c for c in counts if c <= top):
+            in_flight = blocks * THREADS_PER_BLOCK * 16
+            out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
+                            lambda blocks=blocks: _prepare_gpu(backend, n, blocks),
+                            f"one read and one write per element; {in_flight} bytes in flight",
+                            {"blocks": blocks}))
+        return out
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    counts = sorted({1, 2, 4, 8, 16, 32, 64, cpus} & set(range(1, cpus + 1)))
+    if preset == "smoke":
+        counts = counts[:2]
+    for threads in counts:
+        out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
+                        lambda threads=threads: _prepare_cpu(backend, n, threads),
+                        "one read and one write per element", {"threads": threads}))
+    return out

@@ -1,0 +1,112 @@
+"""Timing a kernel honestly: warm-up, enough repeats, median and spread.
+
+A kernel is a callable that launches the work once. ``Timer`` implementations
+measure one *timed region* of ``inner`` launches and return seconds per launch;
+``measure`` repeats regions and summarises them. Launches too short to time
+alone are grouped so each region lasts at least ``min_region_s`` (launch
+overhead from Python is 10–50 µs on a GPU and a few µs on a CPU).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+
+class Cancelled(Exception):
+    """The user cancelled a run; raised between launches."""
+
+
+class CancelToken:
+    """Set from any thread; checked by the run between kernel launches."""
+
+    def __init__(self) -> None:
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def check(self) -> None:
+        if self._cancelled:
+            raise Cancelled
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per launch: median with the 20th and 80th percentiles of the regions."""
+
+    median_s: float
+    p20_s: float
+    p80_s: float
+    regions: int
+    launches_per_region: int
+
+    @classmethod
+    def from_samples(cls, samples: list[float] | np.ndarray, inner: int) -> Timing:
+        data = np.asarray(samples, dtype=float)
+        p20, median, p80 = np.percentile(data, [20, 50, 80])
+        return cls(float(median), float(p20), float(p80), int(data.size), inner)
+
+    @property
+    def spread(self) -> float:
+        """(p80 − p20) / median: the relative width of the middle of the distribution."""
+        return (self.p80_s - self.p20_s) / self.median_s
+
+
+class Timer(Protocol):
+    method: str
+
+    def region(self, kernel: Callable[[], object], inner: int) -> float:
+        """Seconds per launch over one region of ``inner`` launches."""
+
+
+class CpuTimer:
+    """Wall-clock regions with ``time.perf_counter_ns``."""
+
+    method = "time.perf_counter_ns around each region, NumPy calls are synchronous"
+
+    def region(self, kernel: Callable[[], object], inner: int) -> float:
+        start = time.perf_counter_ns()
+        for _ in range(inner):
+            kernel()
+        return (time.perf_counter_ns() - start) * 1e-9 / inner
+
+
+@dataclass(frozen=True)
+class TimingPlan:
+    warmup: int = 2
+    min_regions: int = 5
+    max_regions: int = 30
+    min_region_s: float = 1e-3
+    target_s: float = 0.3  # total timed time per kernel before stopping early
+
+
+def measure(kernel: Callable[[], object], timer: Timer, plan: TimingPlan,
+            cancel: CancelToken | None = None) -> Timing:
+    """Warm up, pick the launches per region, then time regions until the plan is met."""
+    cancel = cancel or CancelToken()
+    for _ in range(plan.warmup):
+        cancel.check()
+        kernel()
+    # One probe region decides how many launches make a region long enough.
+    cancel.check()
+    probe = timer.region(kernel, 1)
+    inner = max(1, int(np.ceil(plan.min_region_s / max(probe, 1e-9))))
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < plan.max_regions:
+        cancel.check()
+        seconds = timer.region(kernel, inner)
+        samples.append(seconds)
+        spent += seconds * inner
+        if len(samples) >= plan.min_regions and spent >= plan.target_s:
+            break
+    return Timing.from_samples(samples, inner)
