@@ -1,7 +1,7 @@
 """Command line: headless subcommands, and the options of the window.
 
-Nothing here imports Qt: ``hardware`` and ``analyze`` run on machines without
-a display or without PySide6 installed.
+Nothing here imports Qt: ``hardware``, ``analyze`` and ``bench`` run on machines
+without a display or without PySide6 installed (a GPU box, for instance).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import __version__
+from explorer import __version__, bench_cli
 from explorer.core import report
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.catalog import load_catalog
@@ -32,7 +32,7 @@ from explorer.core.workload import (
 )
 from explorer.texttable import format_table
 
-COMMANDS = ("hardware", "analyze")
+COMMANDS = ("hardware", "analyze", "bench")
 DEFAULT_HARDWARE = "h100-sxm"
 DEFAULT_MODEL = "llama-3-8b"
 
@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
+    bench_cli.add_parser(sub)
     return parser
 
 
@@ -130,6 +131,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _hardware(args, out)
         if args.command == "analyze":
             return _analyze(args, out)
+        if args.command == "bench":
+            return bench_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE

@@ -22,3 +22,40 @@ def catalog():
 @pytest.fixture(scope="session")
 def models():
     return load_models()
+
+
+@pytest.fixture(autouse=True)
+def no_dangling_threads():
+    """Fail a test that leaves one of the app's worker threads running."""
+    import threading
+    import time
+
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 2.0
+    while True:
+        left = [t for t in threading.enumerate()
+                if t not in before and t.is_alive() and t.name.startswith("explorer")]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert not left, f"threads left running: {[t.name for t in left]}"
+
+
+@pytest.fixture(scope="session")
+def numpy_backend():
+    from explorer.kernels.backends import NumpyBackend
+
+    return NumpyBackend()
+
+
+@pytest.fixture(scope="session")
+def cupy_backend():
+    """The GPU backend, or a skip that says why there is none."""
+    from explorer.kernels import gpuinfo
+    from explorer.kernels.backends import CupyBackend
+
+    info = gpuinfo.detect_gpu(0)
+    if isinstance(info, gpuinfo.Unavailable):
+        pytest.skip(f"no GPU for the cupy backend: {info.reason}")
+    return CupyBackend(0)

@@ -21,6 +21,7 @@ class Prepared:
     launch: Callable[[], object]
     check: Callable[[], str | None]  # None when the result matches the reference, else why not
     close: Callable[[], None] = lambda: None
+    outputs: tuple = ()  # the arrays the check reads (exposed for inspection and tests)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,15 @@ class Skip:
     reason: str
 
 
+def square_side_beyond_cache(backend, itemsize: int, minimum: int) -> int:
+    """Side of a square matrix (a multiple of 1024) larger than the backend's streaming
+    working set, so reading it once per launch comes from main memory, not a cache."""
+    side = minimum
+    while side * side * itemsize < backend.streaming_bytes():
+        side += 1024
+    return side
+
+
 def sample_indices(n: int, count: int = 64) -> list[int]:
     """Evenly spread indices for spot checks (first, last and in between)."""
     if n <= count:
@@ -62,12 +72,18 @@ def sample_indices(n: int, count: int = 64) -> list[int]:
 
 
 def relative_error(got, expected) -> float:
+    """Largest deviation relative to the largest expected magnitude (a normwise error, so
+    values that should be near zero, like normalised activations, do not blow it up)."""
     import numpy as np
 
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
-    scale = np.maximum(np.abs(expected), 1e-30)
-    return float(np.max(np.abs(got - expected) / scale)) if expected.size else 0.0
+    if not expected.size:
+        return 0.0
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    scale = max(float(np.max(np.abs(expected))), 1e-30)
+    return float(np.max(np.abs(got - expected))) / scale
 
 
 def within(got, expected, tolerance: float, what: str) -> str | None:

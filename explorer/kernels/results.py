@@ -152,7 +152,7 @@ def _read_point(fields: Fields) -> Point:
         time_p80_s=fields.number("time_p80_s"),
         check=_optional_text(fields, "check"),
         suspect=_optional_text(fields, "suspect"),
-        convention=fields.text("convention", required=False, default=""),
+        convention=_optional_text(fields, "convention") or "",
         dram_traffic=fields.flag("dram_traffic", default=True),
     )
     if not point.time_p20_s <= point.time_median_s <= point.time_p80_s:
@@ -166,7 +166,12 @@ def _read_point(fields: Fields) -> Point:
 
 
 def _optional_text(fields: Fields, name: str) -> str | None:
-    return fields.text(name, required=False)
+    value = fields.raw(name, required=False)
+    if value is None or value == "":
+        return value or None
+    if not isinstance(value, str):
+        raise fields.error(name, f"expected text, got {value!r}")
+    return value
 
 
 def load_results(path: str | Path) -> Results:
@@ -200,9 +205,9 @@ def load_results(path: str | Path) -> Results:
         suites=tuple(top.raw("suites")),
         points=tuple(points),
         skipped=tuple(skipped),
-        reference=top.text("reference", required=False, default=""),
+        reference=_optional_text(top, "reference") or "",
         cancelled=top.flag("cancelled"),
-        created=top.text("created", required=False, default=""),
+        created=_optional_text(top, "created") or "",
         notes=tuple(top.raw("notes", required=False) or ()),
     )
     top.raw("ceilings", required=False)  # recomputed from the points, never trusted from disk

@@ -156,6 +156,7 @@ def test_module_entry_point_runs_headless_without_importing_qt():
 
 def test_integer_peaks_are_operations_not_flops():
     code, out, _ = run("hardware", "list")
+    assert code == 0
     xeon = next(line for line in out.splitlines() if line.startswith("xeon-platinum-8480"))
     assert "229 TOP/s int8 matrix" in xeon
     assert "4 TiB" in xeon

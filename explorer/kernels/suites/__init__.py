@@ -27,9 +27,9 @@ class UnknownSuiteError(ValueError):
     pass
 
 
-def plan(backend, names: list[str] | tuple[str, ...], preset: str) -> list[Case | Skip]:
-    """Cases of the suites ``names`` (``quick``/``full``/``smoke`` mean every suite at that
-    preset) in suite order."""
+def resolve(names: list[str] | tuple[str, ...], preset: str) -> tuple[list[str], str]:
+    """Suite names and preset from a selection such as ``["quick"]`` (every suite, quick
+    sizes), ``["gemm", "stream"]`` (those suites at ``preset``) or ``["full", "gemm"]``."""
     names = list(names) or ["quick"]
     presets = [n for n in names if n in PRESETS]
     if presets:
@@ -39,6 +39,12 @@ def plan(backend, names: list[str] | tuple[str, ...], preset: str) -> list[Case 
     if unknown:
         raise UnknownSuiteError(f"unknown suite {unknown[0]!r}: choose from "
                                 f"{', '.join([*PRESETS, *SUITES])}")
+    return names, preset
+
+
+def plan(backend, names: list[str] | tuple[str, ...], preset: str) -> list[Case | Skip]:
+    """Cases of the selected suites, in suite order (see ``resolve``)."""
+    names, preset = resolve(names, preset)
     out: list[Case | Skip] = []
     for name in SUITES:
         if name in names:

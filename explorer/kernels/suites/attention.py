@@ -68,7 +68,7 @@ def cost(heads: int, length: int, head_dim: int, itemsize: int) -> tuple[int, in
     score = ops.attention_scores(*shape, head_dim, heads, itemsize, itemsize, materialise=True)
     soft = ops.attention_softmax(*shape, itemsize)
     value = ops.attention_values(*shape, head_dim, heads, itemsize, itemsize, materialise=True)
-    return score[0] + soft[0] + value[0], score[1] + soft[1] + value[1]
+    return score.flops + soft.flops + value.flops, score.bytes + soft.bytes + value.bytes
 
 
 def cases(backend, preset: str) -> list[Case]:

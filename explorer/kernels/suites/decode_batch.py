@@ -8,7 +8,7 @@ intensity is B·d / (2·B + d) FLOP/byte in 16-bit (B / (1 + 2B/d)).
 from __future__ import annotations
 
 from explorer.core import ops
-from explorer.kernels.cases import Case, Skip
+from explorer.kernels.cases import Case, Skip, square_side_beyond_cache
 from explorer.kernels.suites import gemm
 
 SUITE = "decode-batch"
@@ -18,16 +18,19 @@ def cases(backend, preset: str) -> list[Case | Skip]:
     gpu = backend.device_kind == "gpu"
     dtype = "fp16" if gpu else "fp32"  # NumPy has no half-precision BLAS
     itemsize = gemm.ITEMSIZE[dtype]
+    # The weight matrix must not fit in a cache, or batch 1 would not be memory-bound.
     if preset == "smoke":
         d, batches = 256, (1, 8, 64)
     elif preset == "quick":
-        d, batches = (8192, (1, 16, 128, 1024)) if gpu else (2048, (1, 16, 128, 512))
+        d = square_side_beyond_cache(backend, itemsize, 2048)
+        batches = (1, 16, 128, 1024) if gpu else (1, 16, 128, 512)
     else:
-        d, batches = (8192 if gpu else 2048), tuple(2**i for i in range(11))
+        d = square_side_beyond_cache(backend, itemsize, 2048)
+        batches = tuple(2**i for i in range(11))
     out: list[Case | Skip] = []
     for b in batches:
-        flops, moved = ops.linear(b, d, d, itemsize, itemsize)
-        out.append(Case(SUITE, "linear", dtype, {"batch": b, "d": d}, flops, moved,
+        cost = ops.linear(b, d, d, itemsize, itemsize)
+        out.append(Case(SUITE, "linear", dtype, {"batch": b, "d": d}, cost.flops, cost.bytes,
                         lambda b=b: gemm._prepare(backend, dtype, b, d, d),
                         "activations and weights read once, output written once",
                         {"batch": b}, dram_traffic=False))

@@ -71,7 +71,7 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
     return Prepared({"softmax": softmax, "layernorm": layernorm, "gelu": gelu}[kernel], check)
 
 
-def cost(kernel: str, rows: int, cols: int, itemsize: int) -> tuple[int, int]:
+def cost(kernel: str, rows: int, cols: int, itemsize: int) -> ops.Cost:
     if kernel == "softmax":
         return ops.attention_softmax(1, 1, rows, cols, itemsize)
     if kernel == "layernorm":
@@ -94,7 +94,7 @@ def cases(backend, preset: str) -> list[Case]:
     out = []
     for name in names:
         rows, cols = shapes[name]
-        flops, moved = cost(name, rows, cols, ITEMSIZE[dtype])
+        flops, moved = cost(name, rows, cols, ITEMSIZE[dtype])[:2]
         out.append(Case(SUITE, name, dtype, {"rows": rows, "cols": cols}, flops, moved,
                         lambda name=name, rows=rows, cols=cols: _prepare(backend, name, dtype, rows, cols),
                         "input read once, output written once (NumPy makes more passes)"))

@@ -59,7 +59,8 @@ def _prepare(backend, kernel: str, dtype: str, n: int) -> Prepared:
                     "triad": (ha, hb + Q * hc)}[kernel]
         return within(*expected, TOLERANCE[dtype], kernel)
 
-    return Prepared(launches[kernel], check)
+    output = {"copy": c, "scale": b, "add": c, "triad": a}[kernel]
+    return Prepared(launches[kernel], check, outputs=(output,))
 
 
 def cases(backend, preset: str) -> list[Case]:

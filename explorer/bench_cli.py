@@ -1,0 +1,158 @@
+"""``roofline-explorer bench``: run kernel suites from a terminal.
+
+Progress goes to stderr; the summary table (or JSON) to stdout. The first Ctrl+C
+cancels between kernel launches and the partial results are still summarised and
+saved; a second Ctrl+C stops at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from typing import TextIO
+
+from explorer.core.catalog import load_catalog
+from explorer.core.units import format_si, format_time, rate_unit
+from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
+from explorer.kernels.cases import PRESETS
+from explorer.kernels.reference import Reference, match_device
+from explorer.kernels.results import Point, Results
+from explorer.kernels.runner import Progress, drive, run
+from explorer.kernels.suites import SUITES, UnknownSuiteError
+from explorer.kernels.timing import CancelToken
+from explorer.texttable import format_table
+
+EXIT_CANCELLED = 130
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser(
+        "bench", help="measure this machine with live kernels (NumPy on the CPU, CuPy on a GPU)",
+        description="Run micro-kernels and report achieved FLOP/s and bytes/s next to the "
+                    "catalogue (or derived) peaks.")
+    bench.add_argument("--backend", choices=BACKENDS, default="numpy")
+    bench.add_argument("--device", type=int, default=0, metavar="N", help="GPU number (cupy)")
+    bench.add_argument("--suite", nargs="+", default=["quick"], metavar="NAME",
+                       help=f"a preset ({', '.join(PRESETS)}) or suites: {', '.join(SUITES)}")
+    bench.add_argument("--compare", metavar="ID",
+                       help="catalogue device to judge against (default: the GPU's own entry, "
+                            "or the CPU's derived peak)")
+    bench.add_argument("--out", metavar="FILE.json", help="save the results (also when cancelled)")
+    bench.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def _reference(args, backend) -> tuple[Reference, str | None]:
+    catalog = load_catalog()
+    if args.compare:
+        return Reference.from_hardware(catalog[args.compare]), None
+    if backend.device_kind == "gpu":
+        match = match_device(backend.gpu.name, catalog)
+        if match:
+            return Reference.from_hardware(match), None
+        note = (f"no catalogue entry matches {backend.gpu.name!r}: points are not judged against "
+                "a datasheet; pass --compare ID")
+        return Reference("no reference"), note
+    return Reference.from_cpu(backend.cpu), None
+
+
+class ProgressLine:
+    """One self-updating line on a terminal, one line per case otherwise."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    def __call__(self, p: Progress) -> None:
+        width = 24
+        filled = int(width * p.fraction)
+        eta = f"ETA {format_time(p.eta_s)}" if p.eta_s is not None else "ETA …"
+        text = f"[{'#' * filled}{'-' * (width - filled)}] {p.done}/{p.total} {eta}  {p.current}"
+        if self.tty:
+            self.stream.write("\r\033[K" + text[:160])
+            if not p.current:
+                self.stream.write("\n")
+        elif p.current:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _fraction(point: Point, reference: Reference) -> str:
+    """Achieved share of the roof that binds this kernel (compute or memory)."""
+    shares = []
+    peak = reference.flops_per_s.get(point.dtype)
+    if peak and point.flops:
+        shares.append((point.flops_per_s / peak, "peak"))
+    if reference.bandwidth_bytes_per_s:
+        shares.append((point.bytes_per_s / reference.bandwidth_bytes_per_s, "bw"))
+    if not shares:
+        return "-"
+    share, what = max(shares)
+    return f"{share:.2f} {what}"
+
+
+def summary(results: Results, reference: Reference) -> str:
+    rows = []
+    for p in results.points:
+        knob = " ".join(f"{k}={v}" for k, v in p.param.items())
+        spread = f"{format_time(p.time_p20_s)}–{format_time(p.time_p80_s)}"
+        flag = "CHECK FAILED" if p.check else ("SUSPECT" if p.suspect else "")
+        rows.append([p.suite, p.kernel, p.dtype, knob, format_time(p.time_median_s), spread,
+                     format_si(p.flops_per_s, rate_unit(p.dtype)) if p.flops else "-",
+                     format_si(p.bytes_per_s, "B/s"), _fraction(p, reference), flag])
+    lines = [format_table(["suite", "kernel", "dtype", "param", "median", "p20–p80", "compute",
+                           "memory", "of roof", "flag"], rows, right=(4, 6, 7))]
+    lines.append(f"\nreference: {reference.source}; fractions are of the roof the kernel is "
+                 "nearest to (peak for its precision, or main-memory bandwidth)")
+    for p in results.points:
+        if p.check or p.suspect:
+            lines.append(f"{p.suite}/{p.kernel} {p.dtype}: {p.check or p.suspect}")
+    bandwidth = results.best_bandwidth()
+    if bandwidth:
+        lines.append(f"best sustained bandwidth: {format_si(bandwidth.value, 'B/s')} "
+                     f"({bandwidth.suite}/{bandwidth.kernel})")
+    for dtype, ceiling in results.best_flops().items():
+        lines.append(f"best {dtype}: {format_si(ceiling.value, rate_unit(dtype))} "
+                     f"({ceiling.suite}/{ceiling.kernel})")
+    lines += [f"skipped {s['suite']}/{s['kernel']} {s['dtype']}: {s['reason']}" for s in results.skipped]
+    lines += [f"note: {n}" for n in results.notes]
+    if results.cancelled:
+        lines.append("cancelled: the table holds the kernels that finished")
+    return "\n".join(lines)
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        backend = open_backend(args.backend, args.device)
+    except BackendUnavailable as exc:
+        print(f"roofline-explorer: the {args.backend} backend cannot run here: {exc}", file=err)
+        return 1
+    reference, note = _reference(args, backend)
+    if note:
+        print(f"note: {note}", file=err)
+    print(f"measuring with {backend.label}", file=err)
+    cancel = CancelToken()
+
+    def on_interrupt(signum, frame):
+        print("\ncancelling after the current launch (Ctrl+C again to stop at once)", file=err)
+        cancel.cancel()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        generator = run(backend, args.suite, cancel=cancel, reference=reference)
+        results = drive(generator, ProgressLine(err))
+    except UnknownSuiteError as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return 2
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if args.out:
+        results.save(args.out)
+        print(f"saved {len(results.points)} points to {args.out}", file=err)
+    if args.json:
+        json.dump(results.to_dict(), out, indent=1)
+        out.write("\n")
+    else:
+        print(summary(results, reference), file=out)
+    return EXIT_CANCELLED if results.cancelled else 0

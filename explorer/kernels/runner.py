@@ -1,0 +1,165 @@
+"""Running a plan of kernel cases as a generator: progress out, results at the end.
+
+``run`` yields ``Progress`` before each case and once at the end, and *returns* the
+``Results`` (``StopIteration.value``; ``drive`` collects it). It checks the cancel token
+between kernel launches: a cancelled run returns the points measured so far, marked
+``cancelled``. Nothing here knows about threads or Qt; the CLI drives it in a loop, the
+app's RunController on a worker thread.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+
+from explorer.kernels.cases import Case, Skip
+from explorer.kernels.reference import Reference
+from explorer.kernels.results import Point, Results
+from explorer.kernels.suites import plan as plan_cases
+from explorer.kernels.suites import resolve
+from explorer.kernels.timing import Cancelled, CancelToken, TimingPlan, measure
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+    current: str  # what runs next ("" at the end)
+    elapsed_s: float
+    point: Point | None = None  # the point just measured, for live display
+
+    @property
+    def eta_s(self) -> float | None:
+        """Remaining time if the rest runs at the pace so far (None before the first case)."""
+        if self.done == 0:
+            return None
+        return self.elapsed_s / self.done * (self.total - self.done)
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+# How long each case is timed: enough regions for a stable median, within the preset's budget.
+TIMING = {
+    "smoke": TimingPlan(warmup=1, min_regions=3, max_regions=5, target_s=0.02),
+    "quick": TimingPlan(warmup=2, min_regions=7, max_regions=40, target_s=1.0),
+    "full": TimingPlan(warmup=3, min_regions=11, max_regions=100, target_s=2.0),
+}
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    return isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__
+
+
+def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
+        cancel: CancelToken | None = None, reference: Reference | None = None,
+        timing: TimingPlan | None = None,
+        clock: Callable[[], float] = time.monotonic) -> Generator[Progress, None, Results]:
+    cancel = cancel or CancelToken()
+    suites, preset = resolve(suites, preset)
+    timing = timing or TIMING.get(preset, TimingPlan())
+    planned = plan_cases(backend, suites, preset)
+    cases = [c for c in planned if isinstance(c, Case)]
+    skipped = [{"suite": s.suite, "kernel": s.kernel, "dtype": s.dtype, "reason": s.reason}
+               for s in planned if isinstance(s, Skip)]
+    points: list[Point] = []
+    notes: list[str] = []
+    start = clock()
+    cancelled = False
+    last: Point | None = None
+    for index, case in enumerate(cases):
+        yield Progress(index, len(cases), case.label, clock() - start, last)
+        last = None
+        if cancel.cancelled:
+            cancelled = True
+            break
+        prepared = None
+        try:
+            prepared = case.prepare()
+            measured = measure(prepared.launch, backend.timer, timing, cancel)
+            problem = prepared.check()
+        except Cancelled:
+            cancelled = True
+            break
+        except Exception as exc:  # one broken or oversized case must not lose the run
+            reason = ("not enough memory for this size" if _out_of_memory(exc)
+                      else f"{type(exc).__name__}: {exc}")
+            skipped.append({"suite": case.suite, "kernel": case.kernel, "dtype": case.dtype,
+                            "reason": reason})
+            continue
+        finally:
+            if prepared is not None:
+                prepared.close()
+            del prepared
+            backend.release()
+        rate_flops = case.flops / measured.median_s
+        rate_bytes = case.bytes / measured.median_s
+        suspect = reference.suspect(case.dtype, rate_flops, rate_bytes) if reference else None
+        last = Point(
+            suite=case.suite, kernel=case.kernel, dtype=case.dtype, size=dict(case.size),
+            param=dict(case.param), flops=case.flops, bytes=case.bytes,
+            time_median_s=measured.median_s, time_p20_s=measured.p20_s, time_p80_s=measured.p80_s,
+            check=problem, suspect=suspect, convention=case.convention,
+            dram_traffic=case.dram_traffic,
+        )
+        points.append(last)
+    notes.extend(_comparisons(points))
+    if preset == "smoke":
+        notes.append("smoke preset: working sets are small enough to stay in caches; these are "
+                     "not main-memory rates")
+    yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
+    return Results(
+        machine=backend.describe(),
+        timer=backend.timer.method,
+        preset=preset,
+        suites=tuple(suites),
+        points=tuple(points),
+        skipped=tuple(skipped),
+        reference=reference.source if reference else "",
+        cancelled=cancelled,
+        created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        notes=tuple(notes),
+    )
+
+
+def _best_time(points: list[Point], suite: str, dtype: str) -> Point | None:
+    matching = [p for p in points if p.suite == suite and p.dtype == dtype and p.trusted]
+    return max(matching, key=lambda p: p.flops_per_s, default=None)
+
+
+def _comparisons(points: list[Point]) -> list[str]:
+    """Checks that need two points: TF32 must beat FP32, fp16 attention must not be slower."""
+    notes = []
+    fp32 = {(p.kernel, tuple(p.size.items())): p for p in points if p.suite == "gemm" and p.dtype == "fp32"}
+    for p in points:
+        if p.suite == "gemm" and p.dtype == "tf32":
+            base = fp32.get((p.kernel, tuple(p.size.items())))
+            if base:
+                speedup = base.time_median_s / p.time_median_s
+                verdict = "engaged" if speedup > 1.2 else "did NOT engage (no speed-up)"
+                notes.append(f"TF32 {p.kernel} GEMM ran {speedup:.2f}× the FP32 speed: TF32 {verdict}")
+    attention = {}
+    for p in points:
+        if p.suite == "attention":
+            attention.setdefault(p.size.get("seq"), {})[p.dtype] = p
+    if attention:
+        longest = attention[max(attention)]
+        if "fp16" in longest and "fp32" in longest:
+            ratio = longest["fp32"].time_median_s / longest["fp16"].time_median_s
+            verdict = "as it should" if ratio >= 1.0 else "SLOWER: a batched product fell back to FP32"
+            notes.append(f"attention at seq {max(attention)}: fp16 ran {ratio:.2f}× the fp32 speed, "
+                         f"{verdict}")
+    return notes
+
+
+def drive(generator: Generator[Progress, None, Results],
+          on_progress: Callable[[Progress], None] = lambda p: None) -> Results:
+    """Run a ``run`` generator to the end, passing each progress report to ``on_progress``."""
+    while True:
+        try:
+            on_progress(next(generator))
+        except StopIteration as stop:
+            return stop.value

@@ -1,0 +1,86 @@
+"""``roofline-explorer bench`` from a terminal: summary, JSON, saved results, errors."""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from explorer import cli
+from explorer.kernels import gpuinfo
+from explorer.kernels.results import load_results
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(cli.parse_args(list(argv)), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_smoke_bench_prints_a_summary_and_saves_results(tmp_path):
+    path = tmp_path / "r.json"
+    code, out, err = run("bench", "--suite", "stream", "gemm", "--suite", "smoke", "--out", str(path))
+    assert code == 0
+    assert "measuring with NumPy on" in err and "[" in err  # progress on stderr
+    assert "suite" in out.splitlines()[0] and "median" in out
+    assert "reference: derived from the local CPU" in out
+    assert "best sustained bandwidth" in out
+    saved = load_results(path)
+    assert {p.suite for p in saved.points} == {"stream", "intensity", "gemm", "decode-batch",
+                                               "attention", "parallelism", "memory-bound-ops"}
+
+
+def test_bench_json(tmp_path):
+    code, out, _ = run("bench", "--suite", "smoke", "stream", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["schema"] == 1
+    assert {p["suite"] for p in doc["points"]} == {"stream"}
+    assert doc["machine"]["backend"] == "numpy"
+
+
+def test_compare_with_a_catalogue_device():
+    code, out, _ = run("bench", "--suite", "smoke", "stream", "--compare", "h100-sxm")
+    assert code == 0 and "reference: catalogue h100-sxm" in out
+    code, _, err = run("bench", "--suite", "smoke", "--compare", "h100")
+    assert code == 2 and "did you mean h100-sxm" in err
+
+
+def test_unavailable_gpu_backend_says_why():
+    if not isinstance(gpuinfo.detect_gpu(0), gpuinfo.Unavailable):
+        pytest.skip("this machine has a usable GPU")
+    code, _, err = run("bench", "--backend", "cupy")
+    assert code == 1
+    assert "the cupy backend cannot run here:" in err
+
+
+def test_unknown_suite():
+    code, _, err = run("bench", "--suite", "gem")
+    assert code == 2 and "unknown suite 'gem'" in err
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_saves_partial_results(tmp_path):
+    path = tmp_path / "partial.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "bench", "--suite", "full", "--out", str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 60
+    # Wait until the first kernel has been measured (the progress line moves past 0).
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if line.startswith("[") and " 1/" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    out, err = process.communicate(timeout=30)
+    assert time.monotonic() - started < 5
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert "cancelled: the table holds the kernels that finished" in out
+    saved = load_results(path)
+    assert saved.cancelled and len(saved.points) >= 1

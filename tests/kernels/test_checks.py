@@ -1,0 +1,54 @@
+"""Each kernel checks its own result against a reference: correct runs pass, corrupted fail."""
+
+import numpy as np
+import pytest
+
+from explorer.kernels import suites
+from explorer.kernels.cases import Case
+from explorer.kernels.suites import gemm, intensity, stream
+
+
+@pytest.mark.parametrize("suite", list(suites.SUITES))
+def test_every_smoke_kernel_passes_its_check(numpy_backend, suite):
+    for case in suites.SUITES[suite].cases(numpy_backend, "smoke"):
+        if not isinstance(case, Case):
+            continue
+        prepared = case.prepare()
+        try:
+            for _ in range(3):
+                prepared.launch()
+            assert prepared.check() is None, case.label
+        finally:
+            prepared.close()
+
+
+def test_a_wrong_stream_result_is_caught(numpy_backend):
+    prepared = stream._prepare(numpy_backend, "triad", "fp32", 4096)
+    prepared.launch()
+    assert prepared.check() is None
+    prepared.outputs[0][0] += 1.0  # a = b + q·c no longer holds at the first index
+    assert "relative error" in prepared.check()
+
+
+def test_intensity_check_follows_every_launch(numpy_backend):
+    prepared = intensity._prepare(numpy_backend, "fp32", 10_000, 8)
+    for _ in range(7):
+        prepared.launch()
+    assert prepared.check() is None
+    # The closed form after 56 passes differs from after 64: a skipped launch would show.
+    x0 = np.array([0.5, 1.4])
+    assert not np.allclose(intensity.expected_after(x0, 56), intensity.expected_after(x0, 64), rtol=1e-3)
+
+
+def test_gemm_spot_check_detects_a_wrong_product(numpy_backend):
+    a = numpy_backend.random((64, 64), "fp32")
+    b = numpy_backend.random((64, 64), "fp32")
+    c = a @ b
+    assert gemm.spot_check(numpy_backend, a, b, c, "fp32") is None
+    c[-1, -1] *= 1.01
+    assert "fp32 product" in gemm.spot_check(numpy_backend, a, b, c, "fp32")
+
+
+def test_random_data_is_never_zero(numpy_backend):
+    x = numpy_backend.random(100_000, "fp16")
+    assert x.min() >= 0.5 and x.max() <= 1.5 and len(np.unique(x)) > 100

@@ -1,0 +1,112 @@
+"""Results files: round trip, validation like the catalogue, and empirical ceilings."""
+
+import json
+
+import pytest
+
+from explorer.core.datafile import DataFileError
+from explorer.kernels.results import Point, Results, load_results
+
+
+def point(**overrides):
+    base = dict(suite="stream", kernel="triad", dtype="fp32", size={"n": 1000}, param={},
+                flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6,
+                time_p80_s=1.2e-6)
+    return Point(**{**base, **overrides})
+
+
+def results(*points, **overrides):
+    base = dict(machine={"backend": "numpy"}, timer="perf_counter_ns", preset="quick",
+                suites=("quick",), points=points)
+    return Results(**{**base, **overrides})
+
+
+def test_round_trip(tmp_path):
+    original = results(point(), point(suite="gemm", kernel="square", flops=2 * 64**3,
+                                      bytes=3 * 64 * 64 * 4, param={}, check=None),
+                       skipped=({"suite": "gemm", "kernel": "square", "dtype": "bf16",
+                                 "reason": "no bfloat16"},), notes=("a note",), cancelled=True)
+    path = tmp_path / "r.json"
+    original.save(path)
+    assert load_results(path) == original
+    doc = json.loads(path.read_text())
+    assert doc["schema"] == 1
+    p = doc["points"][0]
+    assert p["intensity"] == pytest.approx(2000 / 12000)
+    assert p["flops_per_s"] == pytest.approx(2e9) and p["bytes_per_s"] == pytest.approx(1.2e10)
+    assert doc["ceilings"]["bandwidth"]["value"] == pytest.approx(1.2e10)
+
+
+def test_ceilings_ignore_suspect_and_failed_points():
+    good = point(time_median_s=2e-6, time_p20_s=1e-6, time_p80_s=3e-6)
+    fast_but_cached = point(time_median_s=1e-9, time_p20_s=1e-9, time_p80_s=1e-9,
+                            suspect="3× the main-memory bandwidth")
+    wrong = point(time_median_s=1e-7, time_p20_s=1e-7, time_p80_s=1e-7, check="relative error 1")
+    gemm = point(suite="gemm", kernel="square", dtype="fp32", flops=10**9, bytes=10**6,
+                 time_median_s=1e-3, time_p20_s=1e-3, time_p80_s=1e-3)
+    r = results(good, fast_but_cached, wrong, gemm)
+    assert r.best_bandwidth().value == pytest.approx(6e9)
+    assert r.best_flops()["fp32"].value == pytest.approx(1e12)
+    assert set(r.best_flops()) == {"fp32"}
+
+
+def write(tmp_path, doc):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+    return path
+
+
+def valid_doc(tmp_path):
+    path = tmp_path / "v.json"
+    results(point()).save(path)
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "message"),
+    [
+        (lambda d: d["points"][0].pop("flops"), "flops", "is missing"),
+        (lambda d: d["points"][0].__setitem__("bytes", 0), "bytes", "must be positive"),
+        (lambda d: d["points"][0].__setitem__("time_median_s", float("nan")), "time_median_s",
+         "finite"),
+        (lambda d: d["points"][0].__setitem__("time_p20_s", 5.0), "time_median_s",
+         "between time_p20_s and time_p80_s"),
+        (lambda d: d["points"][0].__setitem__("flops_per_s", 1.0), "flops_per_s",
+         "the point's flops, bytes and time give"),
+        (lambda d: d["points"][0].__setitem__("size", {"n": -1}), "size.n", "whole number >= 0"),
+        (lambda d: d["points"][0].__setitem__("colour", "red"), "colour", "not a known field"),
+        (lambda d: d.__setitem__("schema", 9), "schema", "reads schema 1"),
+    ],
+)
+def test_broken_results_name_the_point_and_field(tmp_path, mutate, field, message):
+    doc = valid_doc(tmp_path)
+    mutate(doc)
+    path = write(tmp_path, doc)
+    with pytest.raises(DataFileError) as info:
+        load_results(path)
+    assert info.value.field == field
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+    if field not in ("schema",):
+        assert info.value.entry == "point #1"
+
+
+def test_not_json(tmp_path):
+    with pytest.raises(DataFileError, match="not valid JSON"):
+        load_results(write(tmp_path, "{points: ["))
+    with pytest.raises(DataFileError, match="cannot be read"):
+        load_results(tmp_path / "missing.json")
+
+
+def test_save_is_atomic(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    results(point()).save(path)
+    before = path.read_text()
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("pathlib.Path.replace", fail)
+    with pytest.raises(OSError):
+        results(point(), point()).save(path)
+    assert path.read_text() == before

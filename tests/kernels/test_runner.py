@@ -1,0 +1,101 @@
+"""The run generator: progress, cancel, failures of single cases, suspect flags, end to end."""
+
+import threading
+import time
+
+import pytest
+
+from explorer.kernels.cases import Case, Prepared
+from explorer.kernels.reference import Reference
+from explorer.kernels.runner import Progress, drive, run
+from explorer.kernels.timing import CancelToken
+
+
+def test_smoke_suite_end_to_end(numpy_backend):
+    reports = []
+    results = drive(run(numpy_backend, ["smoke"]), reports.append)
+    assert not results.cancelled
+    suites = {p.suite for p in results.points}
+    assert suites == {"stream", "intensity", "gemm", "decode-batch", "attention", "parallelism",
+                      "memory-bound-ops"}
+    assert all(p.check is None for p in results.points)
+    assert all(p.time_p20_s <= p.time_median_s <= p.time_p80_s for p in results.points)
+    assert results.best_bandwidth() is not None and "fp32" in results.best_flops()
+    assert results.machine["cpu"]["model"]
+    assert any("smoke preset" in n for n in results.notes)
+    # Progress: total fixed, done never decreasing, from 0 to the end.
+    assert {r.total for r in reports} == {len(results.points)}
+    done = [r.done for r in reports]
+    assert done == sorted(done) and done[0] == 0 and done[-1] == reports[0].total
+    assert reports[-1].current == "" and reports[-1].fraction == 1.0
+    assert reports[1].eta_s is not None and reports[1].point is not None
+
+
+def test_eta():
+    p = Progress(done=2, total=10, current="x", elapsed_s=4.0)
+    assert p.eta_s == pytest.approx(16.0) and p.fraction == pytest.approx(0.2)
+    assert Progress(0, 10, "x", 0.0).eta_s is None
+
+
+def test_cancel_before_start_returns_partial_results(numpy_backend):
+    token = CancelToken()
+    generator = run(numpy_backend, ["stream"], "smoke", cancel=token)
+    reports = [next(generator), next(generator)]  # first case measured
+    token.cancel()
+    results = drive(generator)
+    assert results.cancelled
+    assert len(results.points) == 1
+    assert reports[1].point is not None
+
+
+def test_cancel_takes_effect_within_a_second_on_the_cpu(numpy_backend):
+    token = CancelToken()
+    # The quick stream and intensity cases take seconds each; cancel in the middle.
+    generator = run(numpy_backend, ["stream", "intensity"], "quick", cancel=token)
+    timer = threading.Timer(0.4, token.cancel)
+    timer.start()
+    started = time.monotonic()
+    try:
+        results = drive(generator)
+    finally:
+        timer.cancel()
+    stopped = time.monotonic()
+    assert results.cancelled
+    assert stopped - (started + 0.4) < 1.0
+
+
+class Broken:
+    """A backend-independent case whose preparation fails."""
+
+
+def test_a_failing_case_is_skipped_with_its_reason(numpy_backend, monkeypatch):
+    def plan(backend, names, preset):
+        def boom():
+            raise RuntimeError("cuBLAS exploded")
+
+        ok = Case("stream", "fine", "fp32", {"n": 1}, 1, 8,
+                  lambda: Prepared(lambda: None, lambda: None))
+        return [Case("stream", "broken", "fp32", {"n": 1}, 1, 8, boom), ok]
+
+    monkeypatch.setattr("explorer.kernels.runner.plan_cases", plan)
+    results = drive(run(numpy_backend, ["stream"], "smoke"))
+    assert [p.kernel for p in results.points] == ["fine"]
+    assert results.skipped == ({"suite": "stream", "kernel": "broken", "dtype": "fp32",
+                                "reason": "RuntimeError: cuBLAS exploded"},)
+
+
+def test_rates_above_the_reference_are_flagged_suspect(numpy_backend):
+    slow_machine = Reference("a test ceiling", {"fp32": 1e6}, bandwidth_bytes_per_s=1e6)
+    results = drive(run(numpy_backend, ["stream"], "smoke", reference=slow_machine))
+    assert results.points and all(p.suspect for p in results.points)
+    assert "main-memory bandwidth (a test ceiling)" in results.points[0].suspect
+    assert results.best_bandwidth() is None  # suspect points never become ceilings
+    assert results.reference == "a test ceiling"
+
+
+def test_reference_suspect_rules(catalog):
+    ref = Reference.from_hardware(catalog["h100-sxm"])
+    assert ref.suspect("bf16", 900e12, 1e12) is None
+    assert "1.21× the bf16 peak" in ref.suspect("bf16", 1200e12, 1e12)
+    assert "main-memory bandwidth" in ref.suspect("fp32", 1e12, 4e12)
+    assert ref.suspect("fp32", 1e12, 3.4e12) is None  # within the 5 % tolerance
