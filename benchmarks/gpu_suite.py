@@ -1,0 +1,187 @@
+"""The full GPU suite, plus references in the same process, with ratios against each.
+
+- Bandwidth: our STREAM triad and copy (CuPy elementwise kernels) versus the float4
+  raw-kernel triad and copy (``cuda_sources``), same arrays and byte convention.
+  Goal: ours ≥ 0.95 of the raw kernel.
+- GEMM: our square products versus ``torch.matmul`` of the same shape and precision,
+  where PyTorch is installed (TF32 allowed only for the tf32 case). Goal: ≥ 0.95.
+- Every measured point as a fraction of the datasheet (the catalogue entry matched by
+  the device name, or ``--compare ID``).
+
+Writes ``benchmarks/results/gpu-<device>-<date>.json`` (a results file the app can load)
+and ``...-references.json`` (the ratios). Without CuPy or a GPU it says why and exits 0.
+
+    python benchmarks/gpu_suite.py [--preset full|quick] [--compare ID] [--rounds 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+from common import describe, interleaved_ratio
+
+from explorer.core.catalog import load_catalog
+from explorer.kernels import cuda_sources, gpuinfo
+from explorer.kernels.backends import CupyBackend
+from explorer.kernels.reference import Reference, match_device
+from explorer.kernels.runner import drive, run
+from explorer.kernels.suites import gemm, stream
+from explorer.kernels.timing import TimingPlan, measure
+
+RESULTS = Path(__file__).parent / "results"
+PLAN = TimingPlan(warmup=3, min_regions=9, max_regions=30, target_s=0.3)
+
+
+def raw_launch(function, kernel: str, blocks: int, target, b, c, n4):
+    """One launch of the float4 reference kernel writing into ``target``."""
+    if kernel == "triad":
+        return lambda: function((blocks,), (256,), (target, b, c, np.float32(3.0), n4))
+    return lambda: function((blocks,), (256,), (b, target, n4))
+
+
+def torch_timer(torch, a, b, c, allow_tf32: bool):
+    """Seconds per ``torch.matmul`` (CUDA events, median of 9 after 3 warm-ups)."""
+
+    def seconds() -> float:
+        torch.backends.cuda.matmul.allow_tf32 = allow_tf32
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for _ in range(3):
+            torch.matmul(a, b, out=c)
+        times = []
+        for _ in range(9):
+            start.record()
+            torch.matmul(a, b, out=c)
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop) * 1e-3)
+        return float(np.median(times))
+
+    return seconds
+
+
+def bandwidth_references(backend, rounds: int) -> list[dict]:
+    cp = backend.xp
+    n = backend.streaming_bytes() // 12 // 4 * 4
+    module = cuda_sources.module(cp, ())
+    triad_f4, copy_f4 = module.get_function("triad_f4"), module.get_function("copy_f4")
+    blocks = backend.gpu.sm_count * 8
+    out = []
+    for kernel, moved in (("triad", 3), ("copy", 2)):
+        ours = stream._prepare(backend, kernel, "fp32", n)
+        (target,) = ours.outputs
+        b, c = backend.random(n, "fp32"), backend.random(n, "fp32")
+        function = triad_f4 if kernel == "triad" else copy_f4
+        raw = raw_launch(function, kernel, blocks, target, b, c, np.uint64(n // 4))
+        raw()
+        cp.cuda.get_current_stream().synchronize()
+        expected = b + np.float32(3.0) * c if kernel == "triad" else b
+        assert bool(cp.allclose(target, expected)), f"raw {kernel} computed the wrong result"
+        median, p20, p80, _ = interleaved_ratio(
+            lambda ours=ours: measure(ours.launch, backend.timer, PLAN).median_s,
+            lambda raw=raw: measure(raw, backend.timer, PLAN).median_s, rounds)
+        seconds = measure(raw, backend.timer, PLAN).median_s
+        print(describe(f"{kernel}: ours / float4 raw kernel", median, p20, p80, "goal >= 0.95"))
+        out.append({"kernel": kernel, "ratio_median": median, "ratio_p20": p20, "ratio_p80": p80,
+                    "reference_bytes_per_s": moved * n * 4 / seconds, "goal": 0.95})
+        ours.close()
+        backend.release()
+    return out
+
+
+def gemm_references(backend, rounds: int, size: int) -> list[dict]:
+    try:
+        import torch
+    except ImportError:
+        print("GEMM versus torch.matmul skipped: PyTorch is not installed")
+        return []
+    if not torch.cuda.is_available():
+        print("GEMM versus torch.matmul skipped: this PyTorch has no CUDA")
+        return []
+    dtypes = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+              "bf16": torch.bfloat16}
+    out = []
+    for dtype, torch_dtype in dtypes.items():
+        reason = gemm.supported(backend, dtype)
+        ours = None if reason else gemm._prepare(backend, dtype, size, size, size)
+        a = torch.rand(size, size, device="cuda", dtype=torch_dtype) + 0.5
+        b = torch.rand(size, size, device="cuda", dtype=torch_dtype) + 0.5
+        c = torch.empty(size, size, device="cuda", dtype=torch_dtype)
+        reference = torch_timer(torch, a, b, c, allow_tf32=dtype == "tf32")
+
+        if ours is None:
+            print(f"{dtype}: ours skipped ({reason}); torch.matmul "
+                  f"{2 * size**3 / reference() / 1e12:.1f} TFLOP/s")
+            continue
+        median, p20, p80, _ = interleaved_ratio(
+            lambda ours=ours: measure(ours.launch, backend.timer, PLAN).median_s, reference, rounds)
+        print(describe(f"GEMM {dtype} {size}³: ours / torch.matmul", median, p20, p80, "goal >= 0.95"))
+        out.append({"dtype": dtype, "size": size, "ratio_median": median, "ratio_p20": p20,
+                    "ratio_p80": p80, "goal": 0.95, "torch": torch.__version__})
+        ours.close()
+        backend.release()
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", choices=("quick", "full"), default="full")
+    parser.add_argument("--compare", metavar="ID")
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    info = gpuinfo.detect_gpu(0)
+    if isinstance(info, gpuinfo.Unavailable):
+        print(f"skipped: {info.reason}")
+        return 0
+    backend = CupyBackend(0)
+    catalog = load_catalog()
+    hardware = catalog[args.compare] if args.compare else match_device(info.name, catalog)
+    reference = Reference.from_hardware(hardware) if hardware else None
+    print(f"{backend.label}; datasheet: {hardware.id if hardware else 'none matched'}")
+
+    def progress(p):
+        if p.point is not None:
+            q = p.point
+            print(f"  {q.suite}/{q.kernel} {q.dtype} {q.param or ''}: "
+                  f"{q.flops_per_s / 1e12:.2f} TFLOP/s, {q.bytes_per_s / 1e9:.1f} GB/s"
+                  + (f"  [{q.suspect or q.check}]" if not q.trusted else ""), flush=True)
+
+    results = drive(run(backend, [args.preset], args.preset, reference=reference), progress)
+    fractions = []
+    if hardware:
+        for q in results.points:
+            peak = reference.flops_per_s.get(q.dtype)
+            fractions.append({"suite": q.suite, "kernel": q.kernel, "dtype": q.dtype,
+                              "param": q.param,
+                              "of_peak": q.flops_per_s / peak if peak and q.flops else None,
+                              "of_bandwidth": q.bytes_per_s / reference.bandwidth_bytes_per_s})
+        best_bw = results.best_bandwidth()
+        if best_bw:
+            print(f"best bandwidth {best_bw.value / 1e12:.2f} TB/s = "
+                  f"{best_bw.value / hardware.bandwidth_bytes_per_s:.2f} of the datasheet")
+        for dtype, ceiling in results.best_flops().items():
+            peak = reference.flops_per_s.get(dtype)
+            if peak:
+                print(f"best {dtype} {ceiling.value / 1e12:.1f} TFLOP/s = {ceiling.value / peak:.2f} "
+                      "of the datasheet")
+    for note in results.notes:
+        print(f"note: {note}")
+    references = {"bandwidth": bandwidth_references(backend, args.rounds),
+                  "gemm": gemm_references(backend, args.rounds, 8192)}
+    RESULTS.mkdir(exist_ok=True)
+    stem = f"gpu-{re.sub(r'[^a-z0-9]+', '-', info.name.lower()).strip('-')}-{dt.date.today()}"
+    results.save(RESULTS / f"{stem}.json")
+    (RESULTS / f"{stem}-references.json").write_text(json.dumps(
+        {"device": info.to_dict(), "datasheet": hardware.id if hardware else None,
+         "references": references, "fractions_of_datasheet": fractions}, indent=1) + "\n")
+    print(f"wrote {RESULTS / stem}.json and -references.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
