@@ -22,6 +22,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/analyze_speed.py
+	$(BIN)/python benchmarks/cpu_triad_vs_c.py
+	$(BIN)/python benchmarks/timer_agreement.py
+	$(BIN)/python benchmarks/gpu_suite.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
