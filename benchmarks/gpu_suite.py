@@ -68,7 +68,7 @@ def torch_timer(torch, a, b, c, allow_tf32: bool):
 def bandwidth_references(backend, rounds: int) -> list[dict]:
     cp = backend.xp
     n = backend.streaming_bytes() // 12 // 4 * 4
-    module = cuda_sources.module(cp, ())
+    module = cuda_sources.module(cp)
     triad_f4, copy_f4 = module.get_function("triad_f4"), module.get_function("copy_f4")
     blocks = backend.gpu.sm_count * 8
     out = []
@@ -140,7 +140,11 @@ def main() -> int:
         return 0
     backend = CupyBackend(0)
     catalog = load_catalog()
-    hardware = catalog[args.compare] if args.compare else match_device(info.name, catalog)
+    try:
+        hardware = catalog[args.compare] if args.compare else match_device(info.name, catalog)
+    except KeyError as exc:
+        print(f"error: {exc}")
+        return 2
     reference = Reference.from_hardware(hardware) if hardware else None
     print(f"{backend.label}; datasheet: {hardware.id if hardware else 'none matched'}")
 
@@ -171,11 +175,20 @@ def main() -> int:
                       "of the datasheet")
     for note in results.notes:
         print(f"note: {note}")
-    references = {"bandwidth": bandwidth_references(backend, args.rounds),
-                  "gemm": gemm_references(backend, args.rounds, 8192)}
+    # Save the suite before the references: a failing reference must not lose it.
     RESULTS.mkdir(exist_ok=True)
     stem = f"gpu-{re.sub(r'[^a-z0-9]+', '-', info.name.lower()).strip('-')}-{dt.date.today()}"
     results.save(RESULTS / f"{stem}.json")
+    references = {}
+    for name, measure_references in (
+            ("bandwidth", lambda: bandwidth_references(backend, args.rounds)),
+            ("gemm", lambda: gemm_references(backend, args.rounds, 8192))):
+        try:
+            references[name] = measure_references()
+        except Exception as exc:  # report the failure, keep what was measured
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            print(f"{name} references failed: {type(exc).__name__}: {first}")
+            references[name] = {"error": f"{type(exc).__name__}: {first}"}
     (RESULTS / f"{stem}-references.json").write_text(json.dumps(
         {"device": info.to_dict(), "datasheet": hardware.id if hardware else None,
          "references": references, "fractions_of_datasheet": fractions}, indent=1) + "\n")

@@ -7,8 +7,11 @@ to leave the caches, and how to describe the machine for a results file.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import platform
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +47,9 @@ class NumpyBackend:
         """Uniform values in [0.5, 1.5): random (never zeros) and safe from overflow in fp16."""
         return (self._rng.random(shape, dtype=np.float64) + 0.5).astype(NUMPY_DTYPES[dtype])
 
+    def scalar(self, value: float, dtype: str):
+        return NUMPY_DTYPES[dtype](value)
+
     def to_host(self, array) -> np.ndarray:
         return np.asarray(array)
 
@@ -62,6 +68,13 @@ class NumpyBackend:
 
     def release(self) -> None:
         """Nothing to free beyond Python's garbage."""
+
+    def activate(self):
+        """The CPU needs no device selection."""
+        return contextlib.nullcontext()
+
+    def warm_up(self) -> None:
+        """NumPy has nothing to load; each kernel's own warm-up launches suffice."""
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -127,6 +140,10 @@ class CupyBackend:
         values = self._rng.random(shape, dtype=self.xp.float32) + 0.5
         return values.astype(self.dtype(dtype))
 
+    def scalar(self, value: float, dtype: str):
+        """A host scalar of the array type: CuPy kernels take it by value."""
+        return np.dtype(self.dtype(dtype)).type(value)
+
     def to_host(self, array) -> np.ndarray:
         return self.xp.asnumpy(array)
 
@@ -144,6 +161,25 @@ class CupyBackend:
     def release(self) -> None:
         self.xp.get_default_memory_pool().free_all_blocks()
 
+    def activate(self):
+        """Select this backend's GPU on the calling thread (CuPy's current device is
+        per thread)."""
+        return self.device
+
+    def warm_up(self, seconds: float = 0.5) -> None:
+        """Busy products for ``seconds`` so clocks leave idle and cuBLAS is loaded before
+        the first kernel is timed."""
+        cp = self.xp
+        with self.device:
+            a = cp.ones((2048, 2048), dtype=cp.float32)
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                for _ in range(10):
+                    a @ a
+                self.sync()
+            del a
+            self.release()
+
     def describe(self) -> dict[str, Any]:
         return {
             "backend": self.name,
@@ -152,8 +188,21 @@ class CupyBackend:
             "numpy": np.__version__,
             "platform": platform.platform(),
             "gpu": self.gpu.to_dict(),
+            "cublas": self._cublas_version(),
+            # Variables that change what an "fp32" product computes.
+            "environment": {name: os.environ.get(name) for name in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE")},
             "cpu": describe_cpu().to_dict(),
         }
+
+    def _cublas_version(self) -> str | None:
+        try:
+            from cupy_backends.cuda.libs import cublas
+
+            with self.device:
+                version = cublas.getVersion(self.xp.cuda.device.get_cublas_handle())
+            return f"{version // 10000}.{version // 100 % 100}.{version % 100}"
+        except Exception:  # the version is a description, not a requirement
+            return None
 
     @property
     def label(self) -> str:

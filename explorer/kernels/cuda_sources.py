@@ -12,10 +12,10 @@ to PTX where nvcc exists, so a typo cannot reach a user.
 """
 
 INTENSITY_KERNELS = {"fp32": "fma_chain_f32", "fp64": "fma_chain_f64", "fp16": "fma_chain_h2"}
+# Every chain length the suites use: one module per precision compiles them all at once.
+CHAIN_LENGTHS = tuple(2**i for i in range(12))
 
 SOURCE = r"""
-#include <cuda_fp16.h>
-
 template<int K>
 __global__ void fma_chain_f32(float* x, unsigned long long n, float a, float b) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -40,20 +40,6 @@ __global__ void fma_chain_f64(double* x, unsigned long long n, double a, double 
     }
 }
 
-template<int K>
-__global__ void fma_chain_h2(__half2* x, unsigned long long n2, float a, float b) {
-    const __half2 a2 = __float2half2_rn(a);
-    const __half2 b2 = __float2half2_rn(b);
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-         i < n2; i += stride) {
-        __half2 v = x[i];
-#pragma unroll
-        for (int k = 0; k < K; ++k) v = __hfma2(v, a2, b2);
-        x[i] = v;
-    }
-}
-
 extern "C" __global__ void copy_f4(const float4* __restrict__ src, float4* __restrict__ dst,
                                    unsigned long long n4) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -74,17 +60,43 @@ extern "C" __global__ void triad_f4(float4* __restrict__ a, const float4* __rest
 }
 """
 
+# Half precision needs the toolkit's cuda_fp16.h (CuPy 13+ no longer bundles it: install
+# the [gpu] extra, which pulls the CUDA toolkit wheels), so it is compiled only for fp16.
+FP16_SOURCE = r"""
+#include <cuda_fp16.h>
+
+template<int K>
+__global__ void fma_chain_h2(__half2* x, unsigned long long n2, float a, float b) {
+    const __half2 a2 = __float2half2_rn(a);
+    const __half2 b2 = __float2half2_rn(b);
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         i < n2; i += stride) {
+        __half2 v = x[i];
+#pragma unroll
+        for (int k = 0; k < K; ++k) v = __hfma2(v, a2, b2);
+        x[i] = v;
+    }
+}
+"""
+
 
 def template_name(dtype: str, k: int) -> str:
     return f"{INTENSITY_KERNELS[dtype]}<{k}>"
 
 
-_modules: dict[tuple[str, ...], object] = {}
+_modules: dict[str, object] = {}
 
 
-def module(cp, names: tuple[str, ...]):
-    """The compiled module holding ``names`` (CuPy caches the binary on disk too)."""
-    key = tuple(sorted(names))
+def module(cp, dtype: str | None = None):
+    """The compiled module: the plain kernels, or the intensity chains of ``dtype`` (every
+    chain length at once). CuPy also caches the binaries on disk."""
+    key = dtype or "plain"
     if key not in _modules:
-        _modules[key] = cp.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=key)
+        if dtype is None:
+            _modules[key] = cp.RawModule(code=SOURCE, options=("-std=c++17",))
+        else:
+            code = FP16_SOURCE if dtype == "fp16" else SOURCE
+            names = tuple(template_name(dtype, k) for k in CHAIN_LENGTHS)
+            _modules[key] = cp.RawModule(code=code, options=("-std=c++17",), name_expressions=names)
     return _modules[key]

@@ -53,10 +53,14 @@ def match_device(name: str, catalog) -> Hardware | None:
     'NVIDIA A100-SXM4-80GB' (→ a100-80gb-sxm); None if none or several match equally."""
     words = set(_tokens(name))
     best: list[tuple[int, Hardware]] = []
+    # Another form factor of the same chip has other clocks, power and memory: no match.
+    form_factors = {"pcie", "nvl"} & words
     for hw in catalog.values():
         if hw.kind != "gpu":
             continue
         keys = [t for t in _tokens(hw.id) if t not in ("sxm", "apple")]
+        if form_factors - set(_tokens(hw.id)):
+            continue
         if keys and all(k in words for k in keys):
             best.append((len(keys), hw))
     if not best:

@@ -165,6 +165,15 @@ def _read_point(fields: Fields) -> Point:
     return point
 
 
+def _text_list(fields: Fields, name: str, required: bool = True) -> tuple[str, ...]:
+    value = fields.raw(name, required=required)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fields.error(name, "expected a list of text")
+    return tuple(value)
+
+
 def _optional_text(fields: Fields, name: str) -> str | None:
     value = fields.raw(name, required=False)
     if value is None or value == "":
@@ -191,24 +200,29 @@ def load_results(path: str | Path) -> Results:
     if not isinstance(machine, dict):
         raise top.error("machine", "expected a mapping describing the machine")
     points = []
-    for index, raw in enumerate(top.raw("points")):
+    raw_points = top.raw("points")
+    if not isinstance(raw_points, list):
+        raise top.error("points", "expected a list of measured points")
+    for index, raw in enumerate(raw_points):
         point_fields = Fields(raw, path, f"point #{index + 1}")
         points.append(_read_point(point_fields))
         point_fields.finish()
-    skipped = top.raw("skipped", required=False) or []
-    if not isinstance(skipped, list) or not all(isinstance(s, dict) for s in skipped):
-        raise top.error("skipped", "expected a list of {suite, kernel, dtype, reason}")
+    skipped = []
+    for index, raw in enumerate(top.raw("skipped", required=False) or []):
+        skip_fields = Fields(raw, path, f"skipped #{index + 1}")
+        skipped.append({key: skip_fields.text(key) for key in ("suite", "kernel", "dtype", "reason")})
+        skip_fields.finish()
     results = Results(
         machine=machine,
         timer=top.text("timer"),
         preset=top.text("preset"),
-        suites=tuple(top.raw("suites")),
+        suites=_text_list(top, "suites"),
         points=tuple(points),
         skipped=tuple(skipped),
         reference=_optional_text(top, "reference") or "",
         cancelled=top.flag("cancelled"),
         created=_optional_text(top, "created") or "",
-        notes=tuple(top.raw("notes", required=False) or ()),
+        notes=_text_list(top, "notes", required=False),
     )
     top.raw("ceilings", required=False)  # recomputed from the points, never trusted from disk
     top.finish()

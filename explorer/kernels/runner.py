@@ -67,6 +67,8 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                for s in planned if isinstance(s, Skip)]
     points: list[Point] = []
     notes: list[str] = []
+    if cases:
+        backend.warm_up()  # clocks up, context and libraries loaded before the first timing
     start = clock()
     cancelled = False
     last: Point | None = None
@@ -78,15 +80,17 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
             break
         prepared = None
         try:
-            prepared = case.prepare()
-            measured = measure(prepared.launch, backend.timer, timing, cancel)
-            problem = prepared.check()
+            with backend.activate():  # the chosen GPU is per thread; this may be a worker thread
+                prepared = case.prepare()
+                measured = measure(prepared.launch, backend.timer, timing, cancel)
+                problem = prepared.check()
         except Cancelled:
             cancelled = True
             break
         except Exception as exc:  # one broken or oversized case must not lose the run
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             reason = ("not enough memory for this size" if _out_of_memory(exc)
-                      else f"{type(exc).__name__}: {exc}")
+                      else f"{type(exc).__name__}: {first_line[:300]}")
             skipped.append({"suite": case.suite, "kernel": case.kernel, "dtype": case.dtype,
                             "reason": reason})
             continue
@@ -94,7 +98,8 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
             if prepared is not None:
                 prepared.close()
             del prepared
-            backend.release()
+            with backend.activate():
+                backend.release()
         rate_flops = case.flops / measured.median_s
         rate_bytes = case.bytes / measured.median_s
         suspect = reference.suspect(case.dtype, rate_flops, rate_bytes) if reference else None
@@ -135,7 +140,7 @@ def _comparisons(points: list[Point]) -> list[str]:
     notes = []
     fp32 = {(p.kernel, tuple(p.size.items())): p for p in points if p.suite == "gemm" and p.dtype == "fp32"}
     for p in points:
-        if p.suite == "gemm" and p.dtype == "tf32":
+        if p.suite == "gemm" and p.dtype == "tf32" and p.kernel == "square":  # compute-bound
             base = fp32.get((p.kernel, tuple(p.size.items())))
             if base:
                 speedup = base.time_median_s / p.time_median_s

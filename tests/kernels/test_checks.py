@@ -52,3 +52,15 @@ def test_gemm_spot_check_detects_a_wrong_product(numpy_backend):
 def test_random_data_is_never_zero(numpy_backend):
     x = numpy_backend.random(100_000, "fp16")
     assert x.min() >= 0.5 and x.max() <= 1.5 and len(np.unique(x)) > 100
+
+
+def test_fp16_chain_freezes_as_hardware_rounding_does():
+    # In fp16, a step x → 0.999·x + 0.001 near 1 is below half an ulp: values stop moving,
+    # far from the float64 closed form (which tends to 1). The check follows the rounding.
+    x0 = np.array([0.5, 0.75, 1.25, 1.4990234375])
+    frozen = intensity.expected_after_fp16(x0, 100_000)
+    assert np.array_equal(frozen, intensity.expected_after_fp16(x0, 2_000))
+    assert np.max(np.abs(frozen - intensity.expected_after(x0, 100_000))) > 0.05
+    one_step = intensity.expected_after_fp16(x0, 1)
+    assert np.array_equal(one_step, (np.float16(0.999) * x0.astype(np.float16).astype(np.float64)
+                                     + float(np.float16(0.001))).astype(np.float16))

@@ -30,23 +30,34 @@ def test_match_device(catalog, name, ident):
     assert (match.id if match else None) == ident
 
 
+ARGUMENTS = {"fp32": "float*, unsigned long long, float, float",
+             "fp64": "double*, unsigned long long, double, double",
+             "fp16": "__half2*, unsigned long long, float, float"}
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-def test_cuda_sources_compile_to_ptx(tmp_path):
-    """Every kernel the suites instantiate compiles (templates instantiated explicitly)."""
-    instantiations = []
-    for dtype, kernel in cuda_sources.INTENSITY_KERNELS.items():
-        arg = {"fp32": "float*, unsigned long long, float, float",
-               "fp64": "double*, unsigned long long, double, double",
-               "fp16": "__half2*, unsigned long long, float, float"}[dtype]
-        for k in (1, 64, 2048):
-            instantiations.append(f"template __global__ void {kernel}<{k}>({arg});")
-    source = tmp_path / "kernels.cu"
-    source.write_text(cuda_sources.SOURCE + "\n" + "\n".join(instantiations) + "\n")
+@pytest.mark.parametrize(("source", "dtypes", "plain"), [
+    (cuda_sources.SOURCE, ("fp32", "fp64"), ("copy_f4", "triad_f4")),
+    (cuda_sources.FP16_SOURCE, ("fp16",), ()),
+])
+def test_cuda_sources_compile_to_ptx(tmp_path, source, dtypes, plain):
+    """Every kernel the suites use compiles (templates instantiated for every chain length)."""
+    instantiations = [
+        f"template __global__ void {cuda_sources.INTENSITY_KERNELS[d]}<{k}>({ARGUMENTS[d]});"
+        for d in dtypes for k in cuda_sources.CHAIN_LENGTHS
+    ]
+    path = tmp_path / "kernels.cu"
+    path.write_text(source + "\n" + "\n".join(instantiations) + "\n")
     result = subprocess.run(
-        ["nvcc", "-ptx", "-std=c++17", "-arch=sm_80", str(source), "-o", str(tmp_path / "k.ptx")],
+        ["nvcc", "-ptx", "-std=c++17", "-arch=sm_80", str(path), "-o", str(tmp_path / "k.ptx")],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     ptx = (tmp_path / "k.ptx").read_text()
-    for name in ("copy_f4", "triad_f4", "fma_chain_f32", "fma_chain_f64", "fma_chain_h2"):
+    for name in (*plain, *(cuda_sources.INTENSITY_KERNELS[d] for d in dtypes)):
         assert name in ptx
-    assert cuda_sources.template_name("fp16", 8) == "fma_chain_h2<8>"
+    assert "cuda_fp16" not in cuda_sources.SOURCE  # fp32/fp64 need no toolkit headers
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"])
+def test_other_form_factors_do_not_borrow_the_sxm_datasheet(catalog, name):
+    assert match_device(name, catalog) is None

@@ -110,3 +110,20 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         results(point(), point()).save(path)
     assert path.read_text() == before
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "message"),
+    [
+        (lambda d: d.__setitem__("points", 3), "points", "expected a list of measured points"),
+        (lambda d: d.__setitem__("suites", "stream"), "suites", "expected a list of text"),
+        (lambda d: d.__setitem__("notes", [1, 2]), "notes", "expected a list of text"),
+        (lambda d: d.__setitem__("skipped", [{"suite": "gemm"}]), "kernel", "is missing"),
+    ],
+)
+def test_broken_top_level_fields(tmp_path, mutate, field, message):
+    doc = valid_doc(tmp_path)
+    mutate(doc)
+    with pytest.raises(DataFileError) as info:
+        load_results(write(tmp_path, doc))
+    assert info.value.field == field and message in str(info.value)

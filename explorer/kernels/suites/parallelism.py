@@ -25,7 +25,7 @@ THREADS_PER_BLOCK = 256
 def _prepare_gpu(backend, n: int, blocks: int) -> Prepared:
     cp = backend.xp
     src, dst = backend.random(n, "fp32"), cp.zeros(n, dtype=cp.float32)
-    kernel = cuda_sources.module(cp, ()).get_function("copy_f4")
+    kernel = cuda_sources.module(cp).get_function("copy_f4")
     n4 = np.uint64(n // 4)
 
     def launch():

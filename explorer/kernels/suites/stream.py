@@ -30,7 +30,7 @@ def _kernels_gpu(cp):
 def _prepare(backend, kernel: str, dtype: str, n: int) -> Prepared:
     xp = backend.xp
     a, b, c = (backend.random(n, dtype) for _ in range(3))
-    q = xp.asarray(Q, dtype=a.dtype)[()]
+    q = backend.scalar(Q, dtype)  # by value: not read from memory per element
     if backend.device_kind == "gpu":
         k = _kernels_gpu(xp)
         launches = {
