@@ -16,7 +16,7 @@ from explorer.core.catalog import load_catalog
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
-from explorer.kernels.reference import Reference, match_device
+from explorer.kernels.reference import Reference, reference_for
 from explorer.kernels.results import Point, Results
 from explorer.kernels.runner import Progress, drive, run
 from explorer.kernels.suites import SUITES, UnknownSuiteError
@@ -40,20 +40,6 @@ def add_parser(sub) -> None:
                             "or the CPU's derived peak)")
     bench.add_argument("--out", metavar="FILE.json", help="save the results (also when cancelled)")
     bench.add_argument("--json", action="store_true", help="print the results as JSON")
-
-
-def _reference(args, backend) -> tuple[Reference, str | None]:
-    catalog = load_catalog()
-    if args.compare:
-        return Reference.from_hardware(catalog[args.compare]), None
-    if backend.device_kind == "gpu":
-        match = match_device(backend.gpu.name, catalog)
-        if match:
-            return Reference.from_hardware(match), None
-        note = (f"no catalogue entry matches {backend.gpu.name!r}: points are not judged against "
-                "a datasheet; pass --compare ID")
-        return Reference("no reference"), note
-    return Reference.from_cpu(backend.cpu), None
 
 
 class ProgressLine:
@@ -127,7 +113,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BackendUnavailable as exc:
         print(f"roofline-explorer: the {args.backend} backend cannot run here: {exc}", file=err)
         return 1
-    reference, note = _reference(args, backend)
+    reference, note = reference_for(backend, load_catalog(), args.compare)
     if note:
         print(f"note: {note}", file=err)
     print(f"measuring with {backend.label}", file=err)

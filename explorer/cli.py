@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"device shown in the window (default {DEFAULT_HARDWARE})")
     parser.add_argument("--model", default=DEFAULT_MODEL, metavar="ID",
                         help=f"model shown in the window (default {DEFAULT_MODEL})")
+    parser.add_argument("--session", metavar="FILE", help="open a saved session in the window")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     hw = sub.add_parser("hardware", help="list the hardware catalogue or show one device")

@@ -48,3 +48,28 @@ def resources_dir() -> Path:
 def resource_path(*parts: str) -> Path:
     """Path of a bundled data file or folder, e.g. ``resource_path("hardware")``."""
     return resources_dir().joinpath(*parts)
+
+
+DATA_OVERRIDE = "ROOFLINE_EXPLORER_DATA"
+
+
+def user_data_dir() -> Path:
+    """The user's own data: custom devices, run results, autosaved sessions. Created on use."""
+    override = os.environ.get(DATA_OVERRIDE)
+    if override:
+        base = Path(override)
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support" / "roofline-explorer"
+    elif sys.platform.startswith("win"):
+        base = Path(os.environ.get("APPDATA", Path.home())) / "roofline-explorer"
+    else:
+        base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "roofline-explorer"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def user_path(*parts: str) -> Path:
+    """A folder or file in the user's data folder (folders are created)."""
+    path = user_data_dir().joinpath(*parts)
+    (path if not path.suffix else path.parent).mkdir(parents=True, exist_ok=True)
+    return path

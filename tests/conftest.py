@@ -5,8 +5,11 @@ run (rc 134) instead of failing a test.
 """
 
 import os
+import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Tests never touch the user's own data folder (custom devices, autosave, results).
+os.environ["ROOFLINE_EXPLORER_DATA"] = tempfile.mkdtemp(prefix="roofline-explorer-test-data-")
 
 import pytest
 

@@ -149,6 +149,65 @@ def read_hardware_entry(fields: Fields) -> Hardware:
     return hardware
 
 
+def _provenance_dict(p: Provenance, keys: Mapping[str, str]) -> dict:
+    out = {"source": keys[p.url]}
+    if p.derived:
+        out.update(derived=True, formula=p.formula)
+    if p.note:
+        out["note"] = p.note
+    return out
+
+
+def _quantity(value: float, unit: str, binary: bool = False) -> str:
+    """``value`` with the largest prefix that writes it exactly (reads back bit for bit)."""
+    prefixes = (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10)) if binary else ()
+    prefixes += (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))
+    for prefix, scale in prefixes:
+        text = f"{value / scale:.10g}"
+        if value >= scale and float(text) * scale == value:
+            return f"{text} {prefix}{unit}"
+    return f"{value!r} {unit}"
+
+
+def hardware_to_dict(hw: Hardware) -> dict:
+    """The catalogue entry of ``hw``, as ``read_hardware_entry`` reads it back."""
+    keys = {url: key for key, url in hw.sources}
+    s = hw.specs
+    specs = {"cores": s.cores, "core_label": s.core_label,
+             "boost_clock": _quantity(s.boost_clock_hz, "Hz")}
+    if s.base_clock_hz:
+        specs["base_clock"] = _quantity(s.base_clock_hz, "Hz")
+    if s.tdp_w:
+        specs["tdp"] = f"{s.tdp_w:g} W"
+    if s.tdp_provenance:
+        specs["tdp_source"] = keys[s.tdp_provenance.url]
+    if s.matrix_unit:
+        specs["matrix_unit"] = s.matrix_unit
+    specs.update(_provenance_dict(s.provenance, keys))
+    compute = []
+    for p in hw.peaks:
+        entry = {"precision": p.precision, "unit": p.unit,
+                 "peak": _quantity(p.flops_per_s, "OP/s" if p.precision.startswith("int") else "FLOP/s")}
+        if p.clock_hz:
+            entry["clock"] = _quantity(p.clock_hz, "Hz")
+        compute.append({**entry, **_provenance_dict(p.provenance, keys)})
+    memory = []
+    for m in hw.memory:
+        entry = {"level": m.name}
+        if m.main:
+            entry["main"] = True
+        if m.capacity_bytes:
+            entry["capacity"] = _quantity(m.capacity_bytes, "B", binary=True)
+        if m.bandwidth_bytes_per_s:
+            entry["bandwidth"] = _quantity(m.bandwidth_bytes_per_s, "B/s")
+        memory.append({**entry, **_provenance_dict(m.provenance, keys)})
+    out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind, "year": hw.year,
+           "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}
+    if hw.notes:
+        out["notes"] = hw.notes
+    return out
+
+
 def load_hardware_file(path: str | Path, text: str | None = None) -> list[Hardware]:
     return read_entries(path, "devices", SCHEMA, read_hardware_entry, text)
 
@@ -164,12 +223,16 @@ def hardware_dir() -> Path:
     return resource_path("hardware")
 
 
-def load_catalog(directory: str | Path | None = None) -> Catalog:
-    """Load every ``*.yaml`` in ``directory`` (the bundled catalogue by default)."""
+def load_catalog(directory: str | Path | None = None,
+                 user_directory: str | Path | None = None) -> Catalog:
+    """Load every ``*.yaml`` in ``directory`` (the bundled catalogue by default), then the
+    user's own devices from ``user_directory`` (ids must not clash with the catalogue)."""
     directory = Path(directory) if directory is not None else hardware_dir()
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise DataFileError(directory, "holds no hardware files (*.yaml)")
+    if user_directory is not None and Path(user_directory).is_dir():
+        files += sorted(Path(user_directory).glob("*.yaml"))
     devices: list[Hardware] = []
     for path in files:
         devices.extend(load_hardware_file(path))

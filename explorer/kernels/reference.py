@@ -44,6 +44,21 @@ class Reference:
         return None
 
 
+def reference_for(backend, catalog, compare: str | None = None) -> tuple[Reference, str | None]:
+    """What a run on ``backend`` is judged against, and a note when nothing fits: the
+    ``compare`` device, else the GPU's own catalogue entry, else the CPU's derived peaks."""
+    if compare:
+        return Reference.from_hardware(catalog[compare]), None
+    if backend.device_kind == "gpu":
+        match = match_device(backend.gpu.name, catalog)
+        if match:
+            return Reference.from_hardware(match), None
+        return Reference("no reference"), (
+            f"no catalogue entry matches {backend.gpu.name!r}: points are not judged against a "
+            "datasheet; choose a device to compare with")
+    return Reference.from_cpu(backend.cpu), None
+
+
 def _tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[^a-z0-9]+", text.lower()) if t]
 

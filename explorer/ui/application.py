@@ -9,12 +9,13 @@ import traceback
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.analysis import analyze
 from explorer.core.catalog import load_catalog
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
-from explorer.core.workload import WorkloadParams
+from explorer.core.session import Session, load_session
+from explorer.paths import user_path
+from explorer.state import AppState
 from explorer.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -38,15 +39,29 @@ def _install_excepthook() -> None:
     sys.excepthook = hook
 
 
-def build_window(args: argparse.Namespace) -> MainWindow:
-    """The window for the command-line choices (raises DataFileError / UnknownIdError)."""
-    hardware = load_catalog()[args.hardware]
-    model = load_models()[args.model]
-    window = MainWindow(analyze(model, WorkloadParams(), hardware))
+def build_state(args: argparse.Namespace) -> AppState:
+    """The state for the command-line choices (raises DataFileError / UnknownIdError)."""
+    catalog = load_catalog(user_directory=user_path("hardware"))
+    models = load_models()
+    if getattr(args, "session", None):
+        session = load_session(args.session, set(catalog), set(models))
+    else:
+        catalog[args.hardware]  # unknown ids fail here, with close matches
+        models[args.model]
+        session = Session(hardware=(args.hardware,), model=args.model)
+    return AppState(catalog, models, session)
+
+
+def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = None) -> MainWindow:
+    state = build_state(args)
+    window = MainWindow(state, settings)
+    for path in state.session.results:
+        try:
+            state.add_results(path)
+        except DataFileError as exc:
+            log.warning("%s", exc)
     if args.size:
         window.resize(*args.size)
-    else:
-        window.resize(1280, 800)
     return window
 
 
@@ -55,7 +70,10 @@ def run_window(args: argparse.Namespace) -> int:
     app.setApplicationName("Roofline Explorer")
     app.setOrganizationName("roofline-explorer")
     try:
-        window = build_window(args)
+        # A screenshot must not depend on, or change, the user's saved window layout.
+        settings = QtCore.QSettings(str(user_path("screenshot.ini")), QtCore.QSettings.Format.IniFormat) \
+            if args.screenshot else None
+        window = build_window(args, settings)
     except (DataFileError, UnknownIdError, FileNotFoundError) as exc:
         if args.screenshot:
             print(f"roofline-explorer: error: {exc}", file=sys.stderr)
@@ -64,9 +82,15 @@ def run_window(args: argparse.Namespace) -> int:
         # The same statuses as the headless commands: 2 for bad input, 1 for broken data.
         return 2 if isinstance(exc, UnknownIdError) else 1
     if args.screenshot:
-        return save_screenshot(window, args.screenshot)
+        code = save_screenshot(window, args.screenshot)
+        window.runs.shutdown()
+        return code
     _install_excepthook()
     window.show()
+    # After the first paint: look for a GPU (importing CuPy takes seconds) and offer to
+    # restore a session an unclean exit left behind.
+    QtCore.QTimer.singleShot(0, window.hardware_panel.probe_gpu)
+    QtCore.QTimer.singleShot(0, window.offer_restore)
     return app.exec()
 
 

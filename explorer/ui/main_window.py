@@ -1,50 +1,29 @@
-"""The main window: the roofline chart of one device and one workload."""
+"""The main window: the chart in the centre, dockable panels, menus, toolbar, status bar,
+sessions (open, save, recent, autosave and restore) and a clean shutdown."""
 
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import __version__
 from explorer.core.analysis import Analysis
+from explorer.core.datafile import DataFileError
+from explorer.core.session import Session, load_session
 from explorer.core.units import format_bytes, format_time
+from explorer.paths import user_path
+from explorer.runs import RunController
+from explorer.state import AppState
 from explorer.ui.chart.roofline_plot import RooflinePlot
+from explorer.ui.panels.details_panel import DetailsPanel
+from explorer.ui.panels.hardware_panel import HardwarePanel
+from explorer.ui.panels.kernel_panel import KernelPanel
+from explorer.ui.panels.workload_panel import WorkloadPanel
 
-
-class MainWindow(QtWidgets.QMainWindow):
-    def __init__(self, analysis: Analysis) -> None:
-        super().__init__()
-        self.setWindowTitle("Roofline Explorer")
-        self.chart = RooflinePlot(self)
-        self.setCentralWidget(self.chart)
-        self._build_menus()
-        self.show_analysis(analysis)
-
-    def show_analysis(self, analysis: Analysis) -> None:
-        self.chart.show_analysis(analysis)
-        self.statusBar().showMessage(summary_line(analysis))
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        quit_action = file_menu.addAction("&Quit")
-        quit_action.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        view_menu = self.menuBar().addMenu("&View")
-        fit = view_menu.addAction("&Fit chart")
-        fit.setShortcut(QtGui.QKeySequence("Ctrl+0"))
-        fit.setToolTip("Show the roofs and every point again after zooming or panning")
-        fit.triggered.connect(lambda: self.chart.show_analysis(self.chart.analysis))
-        help_menu = self.menuBar().addMenu("&Help")
-        about = help_menu.addAction("&About Roofline Explorer")
-        about.triggered.connect(self._about)
-
-    def _about(self) -> None:
-        QtWidgets.QMessageBox.about(
-            self, "About Roofline Explorer",
-            f"<b>Roofline Explorer {__version__}</b><p>Why deep learning runs on GPUs: where a "
-            "workload sits between a machine's two ceilings, peak arithmetic and memory "
-            "bandwidth.</p><p>Points are predictions: FLOPs and bytes from the model's "
-            "configuration, time = max(FLOPs / peak, bytes / bandwidth). Peaks are dense "
-            "(no sparsity) datasheet figures; dashed roofs are derived, not published.</p>")
+MAX_RECENT = 8
+AUTOSAVE_MS = 2000
+SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
 
 def summary_line(a: Analysis) -> str:
@@ -57,3 +36,286 @@ def summary_line(a: Analysis) -> str:
             f"{'memory' if t.memory_time_s > t.compute_time_s else 'compute'}-bound; "
             f"{memory} {format_bytes(t.memory_required_bytes)} {fit} "
             f"{format_bytes(t.memory_capacity_bytes)}")
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, state: AppState, settings: QtCore.QSettings | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.settings = settings or QtCore.QSettings()
+        self.session_path: Path | None = None
+        self.runs = RunController(state.catalog, self)
+        self.chart = RooflinePlot(state, self)
+        self.setCentralWidget(self.chart)
+        self.hardware_panel = HardwarePanel(state)
+        self.workload_panel = WorkloadPanel(state)
+        self.kernel_panel = KernelPanel(state, self.runs)
+        self.details_panel = DetailsPanel(state)
+        area = QtCore.Qt.DockWidgetArea
+        left, right = area.LeftDockWidgetArea, area.RightDockWidgetArea
+        self.docks = {
+            "hardware": self._dock("Hardware", self.hardware_panel, left),
+            "workload": self._dock("Workload", self.workload_panel, right),
+            "kernels": self._dock("Kernel lab", self.kernel_panel, right),
+            "details": self._dock("Details", self.details_panel, left),
+        }
+        self.tabifyDockWidget(self.docks["workload"], self.docks["kernels"])
+        self.docks["workload"].raise_()
+        self.resizeDocks([self.docks["hardware"], self.docks["workload"]], [260, 420],
+                         QtCore.Qt.Orientation.Horizontal)
+        self.summary_label = QtWidgets.QLabel()
+        self.summary_label.setToolTip("The workload on the primary device (predicted)")
+        self.backend_label = QtWidgets.QLabel()
+        self.statusBar().addWidget(self.summary_label, 1)
+        self.statusBar().addPermanentWidget(self.backend_label)
+        self._autosave = QtCore.QTimer(self, singleShot=True, interval=AUTOSAVE_MS)
+        self._autosave.timeout.connect(self._write_autosave)
+        self._build_actions()
+        self._build_menus()
+        self._build_toolbar()
+        state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        state.sig_session_changed.connect(self._on_session_changed)
+        state.undo_stack.cleanChanged.connect(self._update_title)
+        self.runs.sig_started.connect(lambda _g, label: self.backend_label.setText(f"Kernel lab: {label}"))
+        self.resize(1366, 768)
+        self._restore_layout()
+        self._update_title()
+        self._on_session_changed()
+
+    def _dock(self, title: str, widget: QtWidgets.QWidget, area) -> QtWidgets.QDockWidget:
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower().replace(' ', '-')}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    # -- actions ---------------------------------------------------------------------------------
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QtGui.QAction:
+        action = QtGui.QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QtGui.QKeySequence(shortcut))
+        if tip:
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        keys = QtGui.QKeySequence.StandardKey
+        self.act_new = self._action("&New session", self.new_session, keys.New)
+        self.act_open = self._action("&Open session…", self.open_session_dialog, keys.Open)
+        self.act_save = self._action("&Save session", self.save_session, keys.Save)
+        self.act_save_as = self._action("Save session &as…", self.save_session_as, keys.SaveAs)
+        self.act_quit = self._action("&Quit", self.close, keys.Quit)
+        self.act_undo = self.state.undo_stack.createUndoAction(self, "&Undo")
+        self.act_undo.setShortcut(keys.Undo)
+        self.act_redo = self.state.undo_stack.createRedoAction(self, "&Redo")
+        self.act_redo.setShortcuts([QtGui.QKeySequence("Ctrl+Shift+Z"), QtGui.QKeySequence(keys.Redo)])
+        self.act_fit = self._action("&Fit chart", self.chart.fit_view, "Ctrl+0",
+                                    "Show every roof and point again after zooming or panning")
+        self.act_reset = self._action("&Reset what-ifs", lambda: self.state.reset_what_ifs(), "Ctrl+Shift+R",
+                                      "Put every dragged roof back on its datasheet value")
+        self.act_run = self._action("&Run kernels", self.kernel_panel.start, "Ctrl+R",
+                                    "Run the Kernel lab's chosen suites")
+        self.act_find = self._action("Find device", self._find_device, keys.Find)
+        self.addAction(self.act_find)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for action in (self.act_new, self.act_open):
+            file_menu.addAction(action)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        for action in (self.act_save, self.act_save_as):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.act_undo)
+        edit.addAction(self.act_redo)
+        view = bar.addMenu("&View")
+        view.addAction(self.act_fit)
+        view.addAction(self.act_reset)
+        view.addSeparator()
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        kernels = bar.addMenu("&Kernels")
+        kernels.addAction(self.act_run)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self._action("&About Roofline Explorer", self._about))
+
+    def _build_toolbar(self) -> None:
+        bar = self.addToolBar("Main")
+        bar.setObjectName("toolbar-main")
+        for action in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_fit,
+                       self.act_reset, self.act_run):
+            bar.addAction(action)
+
+    def _find_device(self) -> None:
+        self.docks["hardware"].show()
+        self.docks["hardware"].raise_()
+        self.hardware_panel.search.setFocus()
+        self.hardware_panel.search.selectAll()
+
+    # -- state -----------------------------------------------------------------------------------
+    def _on_session_changed(self) -> None:
+        self.summary_label.setText(summary_line(self.state.analysis()))
+        if not self.runs.running:
+            self.backend_label.setText(f"Primary device: {self.state.primary.name}")
+        self._update_title()
+        self._autosave.start()
+
+    def _update_title(self, clean: bool | None = None) -> None:
+        """``clean`` comes with the undo stack's signal (the stack may be going away)."""
+        if clean is None:
+            clean = self.state.undo_stack.isClean()
+        name = self.session_path.name if self.session_path else "untitled session"
+        dirty = "" if clean else " *"
+        self.setWindowTitle(f"{name}{dirty} — Roofline Explorer")
+
+    # -- sessions --------------------------------------------------------------------------------
+    def new_session(self) -> None:
+        self.session_path = None
+        self.state.replace_session(Session(), "New session")
+
+    def open_session_dialog(self) -> None:
+        start = str(self.session_path.parent) if self.session_path else str(Path.home())
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", start, SESSION_FILTER)
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | Path) -> bool:
+        """Load a session file; a broken one gets a dialog and changes nothing."""
+        path = Path(path)
+        try:
+            session = load_session(path, set(self.state.catalog), set(self.state.models))
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot open session", str(exc))
+            return False
+        missing = []
+        for results_path in session.results:
+            try:
+                self.state.add_results(results_path)
+            except DataFileError as exc:
+                missing.append(str(exc))
+        if missing:
+            from dataclasses import replace
+
+            loaded = tuple(p for p in session.results if p in dict(self.state.results()))
+            session = replace(session, results=loaded)
+            QtWidgets.QMessageBox.warning(self, "Some measurements were not loaded", "\n".join(missing))
+        self.session_path = path
+        self.state.replace_session(session, f"Opened {path.name}")
+        self._remember(path)
+        return True
+
+    def save_session(self) -> bool:
+        if self.session_path is None:
+            return self.save_session_as()
+        return self._save_to(self.session_path)
+
+    def save_session_as(self) -> bool:
+        start = str(self.session_path or Path.home() / "session.yaml")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
+        if not path:
+            return False
+        return self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> bool:
+        try:
+            self.state.session.save(path)
+        except OSError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot save session", f"{path}: {exc.strerror or exc}")
+            return False
+        self.session_path = path
+        self.state.undo_stack.setClean()
+        self._remember(path)
+        self.statusBar().showMessage(f"Saved {path}", 6000)
+        self._update_title()
+        return True
+
+    def _remember(self, path: Path) -> None:
+        recent = [p for p in self.recent_files() if p != str(path)]
+        self.settings.setValue("recent", [str(path), *recent][:MAX_RECENT])
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        return [value] if isinstance(value, str) else list(value or [])
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        for path in files:
+            self.recent_menu.addAction(path, lambda path=path: self.open_session(path))
+
+    # -- autosave and restore --------------------------------------------------------------------
+    @staticmethod
+    def autosave_path() -> Path:
+        return user_path("autosave.yaml")
+
+    @staticmethod
+    def lock_path() -> Path:
+        return user_path("running.lock")
+
+    def _write_autosave(self) -> None:
+        try:
+            self.state.session.save(self.autosave_path())
+        except OSError as exc:
+            self.statusBar().showMessage(f"Autosave failed: {exc.strerror or exc}", 6000)
+
+    def offer_restore(self) -> None:
+        """After an unclean exit (the lock file of the last run is still there), offer the
+        autosaved session. Then mark this run as running."""
+        lock, autosave = self.lock_path(), self.autosave_path()
+        if lock.exists() and autosave.exists():
+            answer = QtWidgets.QMessageBox.question(
+                self, "Restore session?",
+                "Roofline Explorer did not close properly last time. Restore the session it "
+                "was showing?")
+            if answer == QtWidgets.QMessageBox.StandardButton.Yes:
+                self.open_session(autosave)
+                self.session_path = None
+                self._update_title()
+        lock.write_text("running\n")
+
+    # -- layout and closing ----------------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        layout = self.settings.value("window-state")
+        if layout is not None:
+            self.restoreState(layout)
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        if not self.state.undo_stack.isClean() and self.session_path is not None:
+            answer = QtWidgets.QMessageBox.question(
+                self, "Save changes?", f"Save the changes to {self.session_path.name}?",
+                QtWidgets.QMessageBox.StandardButton.Save | QtWidgets.QMessageBox.StandardButton.Discard
+                | QtWidgets.QMessageBox.StandardButton.Cancel)
+            if answer == QtWidgets.QMessageBox.StandardButton.Cancel:
+                event.ignore()
+                return
+            if answer == QtWidgets.QMessageBox.StandardButton.Save and not self.save_session():
+                event.ignore()
+                return
+        self.runs.shutdown()
+        self._autosave.stop()
+        self._write_autosave()
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("window-state", self.saveState())
+        self.lock_path().unlink(missing_ok=True)
+        event.accept()
+
+    def _about(self) -> None:
+        QtWidgets.QMessageBox.about(
+            self, "About Roofline Explorer",
+            f"<b>Roofline Explorer {__version__}</b><p>Why deep learning runs on GPUs: where a "
+            "workload sits between a machine's two ceilings, peak arithmetic and memory "
+            "bandwidth.</p><p>Hollow points are predictions: FLOPs and bytes from the model's "
+            "configuration, time = max(FLOPs / peak, bytes / bandwidth). Filled points are "
+            "measured in the Kernel lab. Peaks are dense (no sparsity) datasheet figures; "
+            "dashed roofs are derived or what-if values, not published ones.</p>")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 OKABE_ITO = {
     "black": "#000000",
     "orange": "#E69F00",
@@ -40,3 +42,31 @@ STEP_POINT = OKABE_ITO["black"]
 
 def role_colour(role: str) -> str:
     return GROUP_COLOURS[ROLE_GROUP.get(role, "elementwise")]
+
+
+@dataclass(frozen=True)
+class DeviceStyle:
+    colour: str
+    symbol: str  # ridge marker
+
+
+# Overlaid devices: colour plus a distinct ridge marker and the device name on every label,
+# so nothing depends on telling colours apart.
+DEVICE_STYLES = (
+    DeviceStyle(OKABE_ITO["black"], "d"),
+    DeviceStyle(OKABE_ITO["blue"], "s"),
+    DeviceStyle(OKABE_ITO["vermillion"], "t"),
+    DeviceStyle(OKABE_ITO["green"], "o"),
+)
+
+
+def device_style(index: int, multi: bool) -> DeviceStyle:
+    return DEVICE_STYLES[index % len(DEVICE_STYLES)] if multi else DEVICE_STYLES[0]
+
+
+# Measured points: filled, one shape per suite.
+SUITE_SYMBOLS = {"stream": "o", "intensity": "s", "gemm": "t", "decode-batch": "d",
+                 "attention": "star", "parallelism": "h", "memory-bound-ops": "p"}
+MEASURED = OKABE_ITO["orange"]
+SUSPECT = "#999999"
+SELECTED = OKABE_ITO["yellow"]

@@ -1,61 +1,37 @@
-"""The roofline plot: log–log axes, one device's roofs, a workload's ops as points.
+"""The roofline chart: every shown device's roofs, the workload, measurements; drags.
 
-Data arrive as core objects (an ``Analysis``); every number drawn comes from it.
-Positions of text and markers are converted to view coordinates in ``coords``.
+Drags are gestures on AppState: a roof drag is a what-if on that device's bandwidth or
+peak, a drag of the whole-step star moves along its batch track and sets the batch.
+State updates during a drag are rate-limited; Esc or a right click cancels.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from explorer.core.analysis import Analysis
-from explorer.core.roofline import COMPUTE
-from explorer.core.units import format_si, format_time
+from explorer.core.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.units import format_si, rate_unit
+from explorer.state import AppState
 from explorer.ui.chart import coords, palette
 from explorer.ui.chart.axes import SiLogAxis
+from explorer.ui.chart.items import DraggableRoof, TrackedPoint
+from explorer.ui.chart.point_layer import PointLayer
+from explorer.ui.chart.roof_layer import RoofKey, RoofLayer
 
 X_LABEL = "Arithmetic intensity (FLOP/byte)"
 Y_LABEL = "Performance (FLOP/s)"
-
-
-@dataclass(frozen=True)
-class PointInfo:
-    """What a hover shows for one plotted op."""
-
-    name: str
-    role: str
-    count: int
-    flops: int
-    bytes: int
-    intensity: float
-    performance: float
-    time_s: float
-    share: float
-    bound: str
-
-    def tooltip(self) -> str:
-        repeat = f" (×{self.count} layers)" if self.count > 1 else ""
-        return "\n".join([
-            f"{self.name}{repeat}  [{self.role}]",
-            f"FLOPs: {format_si(self.flops, 'FLOP')}   bytes: {format_si(self.bytes, 'B')}",
-            f"intensity: {self.intensity:.3g} FLOP/byte",
-            f"attainable: {format_si(self.performance, 'FLOP/s')} ({self.bound}-bound)",
-            f"predicted time: {format_time(self.time_s)} each, "
-            f"{self.share:.1%} of the step",
-        ])
+DRAG_INTERVAL_MS = 30  # at most ~33 recomputations a second while dragging
 
 
 class RooflinePlot(pg.PlotWidget):
-    """A roofline chart for one device and one workload."""
-
-    def __init__(self, parent=None) -> None:
+    def __init__(self, state: AppState, parent=None) -> None:
         axes = {"bottom": SiLogAxis("bottom"), "left": SiLogAxis("left")}
         super().__init__(parent=parent, axisItems=axes, background="w")
+        self.state = state
         self.setLogMode(x=True, y=True)
         plot = self.getPlotItem()
         plot.showGrid(x=True, y=True, alpha=0.15)
@@ -71,130 +47,214 @@ class RooflinePlot(pg.PlotWidget):
         # Bottom right: below the roofs, where a roofline chart has no content.
         self.legend = plot.addLegend(offset=(-10, -10), labelTextColor="k", labelTextSize="10pt",
                                      brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#bbbbbb"))
-        self._points: list[pg.ScatterPlotItem] = []
-        self._info: dict[int, PointInfo] = {}
-        self.analysis: Analysis | None = None
+        self.roofs = RoofLayer(plot, self._wire_roof)
+        self.points = PointLayer(plot, self.state.select_op)
+        self._measured_roofs: list[pg.GraphicsObject] = []
+        self._star_sample = pg.ScatterPlotItem(symbol="star", size=15, pen=pg.mkPen("k"),
+                                               brush=pg.mkBrush(palette.OKABE_ITO["yellow"]))
+        self.legend.addItem(self._star_sample, "whole step (drag: batch)")
+        self._wire_star(self.points.star)
+        self._x_range = (0.01, 1e4)
+        self._pending = None  # the latest drag update, applied by the timer
+        self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
+        self._timer.timeout.connect(self._apply_pending)
+        self._drag_base = None
+        self._fit_key = None
+        for signal in (state.sig_hardware_changed, state.sig_workload_changed,
+                       state.sig_precisions_changed):
+            signal.connect(self.redraw)
+        state.sig_results_changed.connect(self._redraw_measured)
+        state.sig_live_changed.connect(self._redraw_measured)
+        state.sig_selection_changed.connect(self.points.select)
+        self.redraw(fit=True)
 
-    # -- content ------------------------------------------------------------------------------
-    def show_analysis(self, analysis: Analysis) -> None:
-        """Draw the roofs ``analysis`` ran under and its ops."""
-        self.analysis = analysis
+    # -- drawing ---------------------------------------------------------------------------------
+    def ceilings(self) -> list:
+        """(device, ceilings drawn, has what-ifs) for every shown device, primary first."""
+        session = self.state.session
+        out = []
+        for ident in session.hardware:
+            hw = self.state.device(ident)
+            precisions = session.precisions
+            if not precisions:
+                roofs = self.state.analysis(ident).roofs
+                precisions = (roofs.matrix.precision, roofs.vector.precision)
+            ceilings = Ceilings.from_hardware(hw, precisions)
+            if not ceilings.compute:  # none of the chosen precisions on this device
+                ceilings = Ceilings.from_hardware(hw, ("fp32",))
+            out.append((hw, ceilings, session.what_if(ident).active))
+        return out
+
+    def redraw(self, fit: bool | None = None) -> None:
+        """Bring every item up to date with the state. The view is refitted when what is
+        shown changes (devices, model, phase, precision), not after a drag or a batch change."""
+        session = self.state.session
+        devices = self.ceilings()
+        analysis, sweep = self.state.analysis(), self.state.sweep()
+        self.points.show_ops(analysis, sweep, session.selected_op)
+        key = (session.hardware, session.model, session.params.phase, session.params.dtype,
+               session.precisions)
+        if fit is None:
+            fit = key != self._fit_key and not self.state.in_gesture
+        self._fit_key = key
+        if fit:
+            self._x_range = self._fit_x(devices)
+        self.roofs.update(devices, self._x_range)
+        self._redraw_measured()
+        p = analysis.params
+        self.getPlotItem().setTitle(
+            f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{analysis.model.name}, "
+            f"{p.phase} batch {p.batch}, {p.dtype}</span>", color="k")
+        if fit:
+            self.fit_view(devices)
+
+    def _fit_x(self, devices) -> tuple[float, float]:
+        analysis = self.state.analysis()
+        drawn = analysis.flops > 0
+        intensity = np.asarray(analysis.intensity[drawn], dtype=float)
+        ridge = max(float(c.ridges().max()) for _, c, _ in devices)
+        low = min(float(intensity.min()) if intensity.size else 1.0, 1.0) / 3
+        high = max(float(intensity.max()) * 3 if intensity.size else 1.0, ridge * 10)
+        return _decade(low, math.floor), _decade(high, math.ceil)
+
+    def fit_view(self, devices=None) -> None:
+        devices = devices or self.ceilings()
+        top = max(float(c.compute_values.max()) for _, c, _ in devices)
+        _, ys = self.points.data_extent()
+        low_y = min(10 ** float(np.min(ys)) / 3 if ys.size else top, top / 1e4)
+        view = self.getPlotItem().getViewBox()
+        view.setRange(xRange=tuple(math.log10(v) for v in self._x_range),
+                      yRange=(math.log10(_decade(low_y, math.floor)), math.log10(top * 3)), padding=0)
+
+    def _redraw_measured(self) -> None:
+        sources = [(path, list(results.points)) for path, results in self.state.results()]
+        if self.state.live_points:
+            sources.append(("the run in progress", self.state.live_points))
+        self.points.show_measured(sources)
+        for item in self._measured_roofs:
+            self.getPlotItem().removeItem(item)
+        self._measured_roofs.clear()
+        if self.state.session.measured_roofs:
+            for path, results in self.state.results():
+                self._draw_measured_roofs(path, results)
+
+    def _draw_measured_roofs(self, path: str, results) -> None:
+        bandwidth = results.best_bandwidth()
+        flops = results.best_flops()
+        if bandwidth is None or not flops:
+            return
+        compute = tuple(Roof(f"measured {d}", c.value, True) for d, c in flops.items())
+        ceilings = Ceilings(compute=tuple(sorted(compute, key=lambda r: -r.value)),
+                            bandwidth=(Roof("measured bandwidth", bandwidth.value, True),))
         plot = self.getPlotItem()
-        plot.clear()
-        self.legend.clear()
-        self._points.clear()
-        x_min, x_max, y_min, y_max = _ranges(analysis)
-        self._draw_roofs(analysis, x_min, x_max)
-        self._draw_ops(analysis)
-        plot.setTitle(
-            f"<span style='font-size:13pt'>{analysis.model.name} on {analysis.hardware.name}"
-            f"</span>", color="k")
-        view = plot.getViewBox()
-        view.setRange(xRange=(math.log10(x_min), math.log10(x_max)),
-                      yRange=(math.log10(y_min), math.log10(y_max)), padding=0)
+        for segment in ceilings.segments(*self._x_range):
+            pen = pg.mkPen(palette.MEASURED, width=2, style=QtCore.Qt.PenStyle.DashDotLine)
+            curve = pg.PlotCurveItem(coords.to_view(segment.x), coords.to_view(segment.y), pen=pen)
+            unit = rate_unit(segment.roof.label.split()[-1]) if segment.kind == COMPUTE else "B/s"
+            curve.setToolTip(f"{segment.roof.label}: {format_si(segment.roof.value, unit)}\n"
+                             f"best trusted median rate in {path}")
+            plot.addItem(curve)
+            self._measured_roofs.append(curve)
 
-    def _draw_roofs(self, analysis: Analysis, x_min: float, x_max: float) -> None:
-        plot = self.getPlotItem()
-        ceilings = analysis.ceilings()
-        for segment in ceilings.segments(x_min, x_max):
-            roof = segment.roof
-            compute = segment.kind == COMPUTE
-            colour = palette.ROOF_COMPUTE if compute else palette.ROOF_BANDWIDTH
-            if compute and roof is not ceilings.compute[0]:
-                colour = palette.ROOF_VECTOR
-            style = QtCore.Qt.PenStyle.DashLine if roof.derived else QtCore.Qt.PenStyle.SolidLine
-            unit = "FLOP/s" if compute else "B/s"
-            name = f"{roof.label}: {format_si(roof.value, unit)}" + (" (derived)" if roof.derived else "")
-            plot.plot(segment.x, segment.y, pen=pg.mkPen(colour, width=2.5, style=style), name=name)
-            # A bandwidth roof has slope 1 in view coordinates: align its label with (1, 1).
-            label = pg.TextItem(name, color=colour, anchor=(1, 1) if compute else (0, 1),
-                                rotateAxis=None if compute else (1, 1))
-            label.setFont(_font(10))
-            if compute:
-                label.setPos(*coords.view_point(segment.x[1], segment.y[1]))
-            else:
-                x = segment.x[0] * 3
-                label.setPos(*coords.view_point(x, x * roof.value * 1.15))
-            plot.addItem(label)
-        top = ceilings.compute[0]
-        ridge = top.value / ceilings.bandwidth[0].value
-        marker = pg.ScatterPlotItem(*_view_xy([ridge], [top.value]), symbol="d", size=11,
-                                    pen=pg.mkPen("k"), brush=pg.mkBrush("w"))
-        plot.addItem(marker)
-        text = pg.TextItem(f"ridge {ridge:.0f} FLOP/B", color="k", anchor=(0, 0))
-        text.setFont(_font(9))
-        text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
-        plot.addItem(text)
+    # -- roof drags ------------------------------------------------------------------------------
+    def _wire_roof(self, item: DraggableRoof) -> None:
+        item.sigDragStarted.connect(self._roof_drag_started)
+        item.sigDragged.connect(self._roof_dragged)
+        item.sigDragFinished.connect(self._roof_drag_finished)
+        item.sigDragCancelled.connect(lambda _item: self._cancel())
+        item.sigClicked.connect(lambda it: self.state.select_op(
+            f"roof:{it.key.device}:{it.key.kind}:{it.key.label}"))
 
-    def _draw_ops(self, analysis: Analysis) -> None:
-        plot = self.getPlotItem()
-        share = analysis.time_share
-        memory_bound = analysis.memory_bound
-        by_group: dict[str, list[int]] = {}
-        for i, o in enumerate(analysis.ops):
-            if analysis.flops[i] <= 0:
-                continue  # lookups do no arithmetic: no place on a log axis
-            by_group.setdefault(palette.ROLE_GROUP.get(o.role, "elementwise"), []).append(i)
-        for group, indices in by_group.items():
-            colour = palette.GROUP_COLOURS[group]
-            infos = []
-            for i in indices:
-                o = analysis.ops[i]
-                infos.append(PointInfo(
-                    name=o.name, role=o.role, count=o.count, flops=int(analysis.flops[i]),
-                    bytes=int(analysis.bytes[i]), intensity=float(analysis.intensity[i]),
-                    performance=float(analysis.performance[i]), time_s=float(analysis.time_s[i]),
-                    share=float(share[i]), bound="memory" if memory_bound[i] else "compute"))
-            x, y = _view_xy([p.intensity for p in infos], [p.performance for p in infos])
-            item = pg.ScatterPlotItem(
-                x=x, y=y,
-                size=[8 + 22 * math.sqrt(p.share) for p in infos], data=infos,
-                pen=pg.mkPen(colour, width=2), brush=pg.mkBrush(255, 255, 255, 160),
-                symbol="o", hoverable=True, hoverPen=pg.mkPen(colour, width=3.5),
-                tip=lambda x, y, data: data.tooltip(), name=group,
-            )
-            plot.addItem(item)
-            self._points.append(item)
-        totals = analysis.totals
-        x, y = _view_xy([totals.intensity], [totals.flops / totals.time_s])
-        step = pg.ScatterPlotItem(
-            x=x, y=y, symbol="star", size=15,
-            pen=pg.mkPen(palette.STEP_POINT, width=1.5), brush=pg.mkBrush(palette.OKABE_ITO["yellow"]),
-            name="whole step", hoverable=True,
-            tip=lambda x, y, data: (f"whole step: {totals.intensity:.3g} FLOP/byte, "
-                                    f"{format_time(totals.time_s)}"),
-        )
-        step.setZValue(1)  # on top, smaller than the op rings it summarises
-        plot.addItem(step)
-        self._points.append(step)
+    def _roof_drag_started(self, item: DraggableRoof) -> None:
+        key: RoofKey = item.key
+        what = "bandwidth" if key.kind != COMPUTE else f"{key.label} peak"
+        self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[key.device].name}")
+        self._drag_base = self.state.session.what_if(key.device)
 
-    @property
-    def point_items(self) -> list[pg.ScatterPlotItem]:
-        return list(self._points)
+    def _what_if_for(self, key: RoofKey, offset: float):
+        factor = 10.0 ** offset
+        base = self._drag_base
+        if key.kind == COMPUTE:
+            return base.with_peak_scale(key.label, _clamp(base.peak_scale(key.label) * factor))
+        return type(base)(_clamp(base.bandwidth_scale * factor), base.peak_scales)
 
+    def _roof_dragged(self, item: DraggableRoof, offset: float) -> None:
+        self._pending = (item.key.device, self._what_if_for(item.key, offset))
+        if not self._timer.isActive():
+            self._timer.start()
 
-def _ranges(analysis: Analysis) -> tuple[float, float, float, float]:
-    """Axis ranges in data units covering the roofs, the ridge and every point, in decades."""
-    ceilings = analysis.ceilings()
-    drawn = analysis.flops > 0
-    intensity = np.asarray(analysis.intensity[drawn], dtype=float)
-    performance = np.asarray(analysis.performance[drawn], dtype=float)
-    ridge = float(ceilings.ridges().max())
-    top = float(ceilings.compute_values.max())
-    x_min = min(float(intensity.min()), 1.0) / 3 if intensity.size else 0.1
-    x_max = max(float(intensity.max()) * 3, ridge * 10)
-    y_min = min(float(performance.min()) / 3 if performance.size else top, top / 1e4)
-    y_max = top * 3
-    decade = lambda v, f: 10.0 ** f(math.log10(v))  # noqa: E731
-    return decade(x_min, math.floor), decade(x_max, math.ceil), decade(y_min, math.floor), y_max
+    def _roof_drag_finished(self, item: DraggableRoof, offset: float) -> None:
+        self._timer.stop()
+        self._pending = (item.key.device, self._what_if_for(item.key, offset))
+        self._apply_pending()
+        self.state.end_gesture()
+        self._drag_base = None
+
+    def _apply_pending(self) -> None:
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        if pending[0] == "batch":
+            self.state.set_params(batch=pending[1])
+        else:
+            self.state.set_what_if(*pending)
+
+    # -- the whole-step point -------------------------------------------------------------------
+    def _wire_star(self, star: TrackedPoint) -> None:
+        star.sigDragStarted.connect(lambda _s: self.state.begin_gesture("Drag the batch"))
+        star.sigDragged.connect(self._star_dragged)
+        star.sigDragFinished.connect(self._star_drag_finished)
+        star.sigDragCancelled.connect(lambda _s: self._cancel())
+
+    def batch_at(self, x_view: float) -> int:
+        """The whole batch whose step intensity is nearest to ``x_view`` (log10 FLOP/byte),
+        interpolating log(batch) over the sweep's track; within 1 … the largest that fits."""
+        sweep = self.state.sweep()
+        if sweep.batch.size < 2:
+            return self.state.params.batch
+        logs_i = np.log10(sweep.intensity)
+        logs_b = np.log10(sweep.batch.astype(float))
+        batch = 10 ** float(np.interp(x_view, logs_i, logs_b))
+        return int(min(max(1, round(batch)), sweep.max_batch))
+
+    def _star_dragged(self, _star, x_view: float) -> None:
+        self._pending = ("batch", self.batch_at(x_view))
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _star_drag_finished(self, _star) -> None:
+        self._timer.stop()
+        self._apply_pending()
+        self.state.end_gesture()
+
+    # -- cancel ----------------------------------------------------------------------------------
+    def _cancel(self) -> None:
+        self._timer.stop()
+        self._pending = None
+        self._drag_base = None
+        self.state.cancel_gesture()
+
+    def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:
+        if ev.key() == QtCore.Qt.Key.Key_Escape and self.state.in_gesture:
+            item = self.roofs.dragging()
+            if item is not None:
+                item.cancel_drag()
+            elif self.points.star.moving:
+                self.points.star.cancel_drag()
+            ev.accept()
+            return
+        super().keyPressEvent(ev)
 
 
-def _view_xy(x, y):
-    """Scatter items are not log-transformed by the plot: place them in view coordinates."""
-    return coords.to_view(x), coords.to_view(y)
+def _clamp(factor: float) -> float:
+    return min(max(factor, 1e-3), 1e3)
 
 
-def _font(points: int) -> QtGui.QFont:
+def _decade(value: float, rounding) -> float:
+    return 10.0 ** rounding(math.log10(value))
+
+
+def _font(points: float) -> QtGui.QFont:
     font = QtGui.QFont()
-    font.setPointSize(points)
+    font.setPointSizeF(points)
     return font

@@ -1,0 +1,230 @@
+"""What the user is looking at, as one immutable value: a ``Session``.
+
+Devices shown (up to four), what-if changes to their roofs, the workload, the
+precisions whose roofs are drawn, loaded measurement files, and the selected op. The app
+keeps a Session and replaces it on every change (undo restores an earlier one), and saves
+it as YAML, validated on load like every other data file.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from explorer.core.datafile import DataFileError, Fields, load_yaml
+from explorer.core.hardware import Hardware
+from explorer.core.units import PRECISIONS
+from explorer.core.workload import (
+    ATTENTIONS,
+    MAX_BATCH,
+    MAX_TOKENS,
+    PHASES,
+    WORKLOAD_DTYPES,
+    WorkloadError,
+    WorkloadParams,
+)
+
+SCHEMA = 1
+MAX_DEVICES = 4
+WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 either way
+
+
+def _check_scale(name: str, value: float) -> None:
+    low, high = WHAT_IF_RANGE
+    if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Scale factors applied to one device's roofs: its main-memory bandwidth, and each
+    compute peak by label (``"bf16 matrix"``)."""
+
+    bandwidth_scale: float = 1.0
+    peak_scales: tuple[tuple[str, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_scale("bandwidth_scale", self.bandwidth_scale)
+        for label, value in self.peak_scales:
+            _check_scale(f"peak_scale of {label}", value)
+
+    @property
+    def active(self) -> bool:
+        return self.bandwidth_scale != 1.0 or any(v != 1.0 for _, v in self.peak_scales)
+
+    def peak_scale(self, label: str) -> float:
+        return dict(self.peak_scales).get(label, 1.0)
+
+    def with_peak_scale(self, label: str, factor: float) -> WhatIf:
+        others = tuple((k, v) for k, v in self.peak_scales if k != label)
+        return replace(self, peak_scales=others + (((label, factor),) if factor != 1.0 else ()))
+
+    def apply(self, hardware: Hardware) -> Hardware:
+        """The device with its roofs scaled; a scaled number is marked derived ("what-if")."""
+        if not self.active:
+            return hardware
+
+        def what_if(provenance):
+            return replace(provenance, derived=True, formula="what-if: dragged on the chart")
+
+        memory = tuple(
+            replace(m, bandwidth_bytes_per_s=m.bandwidth_bytes_per_s * self.bandwidth_scale,
+                    provenance=what_if(m.provenance))
+            if m.main and self.bandwidth_scale != 1.0 else m for m in hardware.memory)
+        peaks = tuple(
+            replace(p, flops_per_s=p.flops_per_s * self.peak_scale(p.label),
+                    provenance=what_if(p.provenance))
+            if self.peak_scale(p.label) != 1.0 else p for p in hardware.peaks)
+        return replace(hardware, memory=memory, peaks=peaks)
+
+
+@dataclass(frozen=True)
+class Session:
+    hardware: tuple[str, ...] = ("h100-sxm",)
+    model: str = "llama-3-8b"
+    params: WorkloadParams = field(default_factory=WorkloadParams)
+    what_ifs: tuple[tuple[str, WhatIf], ...] = ()
+    precisions: tuple[str, ...] = ()  # roofs drawn; empty: the workload's precision and fp32
+    results: tuple[str, ...] = ()  # measurement files shown on the chart
+    measured_roofs: bool = False  # draw roofs from the best measured rates
+    selected_op: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.hardware:
+            raise ValueError("a session shows at least one device")
+        if len(self.hardware) > MAX_DEVICES:
+            raise ValueError(f"at most {MAX_DEVICES} devices can be overlaid, got {len(self.hardware)}")
+        if len(set(self.hardware)) != len(self.hardware):
+            raise ValueError("a device is listed twice")
+
+    @property
+    def primary(self) -> str:
+        """The device the workload's numbers (table, totals) are computed for."""
+        return self.hardware[0]
+
+    def what_if(self, ident: str) -> WhatIf:
+        return dict(self.what_ifs).get(ident, WhatIf())
+
+    def with_what_if(self, ident: str, what_if: WhatIf) -> Session:
+        others = tuple((k, v) for k, v in self.what_ifs if k != ident)
+        return replace(self, what_ifs=others + (((ident, what_if),) if what_if.active else ()))
+
+    # -- files ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        p = self.params
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "hardware": list(self.hardware),
+            "workload": {
+                "model": self.model, "phase": p.phase, "batch": p.batch, "seq": p.seq,
+                "context": p.context, "dtype": p.dtype, "attention": p.attention,
+            },
+        }
+        if p.weight_dtype:
+            out["workload"]["weight_dtype"] = p.weight_dtype
+        if p.kv_dtype:
+            out["workload"]["kv_dtype"] = p.kv_dtype
+        if self.what_ifs:
+            out["what_if"] = {k: {"bandwidth_scale": v.bandwidth_scale,
+                                  "peak_scale": dict(v.peak_scales)} for k, v in self.what_ifs}
+        if self.precisions:
+            out["precisions"] = list(self.precisions)
+        if self.results:
+            out["results"] = list(self.results)
+        if self.measured_roofs:
+            out["measured_roofs"] = True
+        if self.selected_op:
+            out["selected_op"] = self.selected_op
+        return out
+
+    def save(self, path: str | Path) -> None:
+        """Write atomically: a crash mid-write leaves the previous file intact."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False), encoding="utf-8")
+        tmp.replace(path)
+
+
+def _ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
+    value = fields.raw(name, required=required)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fields.error(name, "expected a list of ids")
+    if known is not None:
+        for ident in value:
+            if ident not in known:
+                raise fields.error(name, f"unknown id {ident!r}")
+    return tuple(value)
+
+
+def _read_params(fields: Fields) -> WorkloadParams:
+    def bounded(name: str, maximum: int, default: int) -> int:
+        value = fields.integer(name, required=False, default=default)
+        if value > maximum:
+            raise fields.error(name, f"must be at most {maximum:,}, got {value:,}")
+        return value
+
+    kwargs = dict(
+        phase=fields.text("phase", required=False, choices=PHASES, default="decode"),
+        batch=bounded("batch", MAX_BATCH, 1),
+        seq=bounded("seq", MAX_TOKENS, 512),
+        context=bounded("context", MAX_TOKENS, 1024),
+        dtype=fields.text("dtype", required=False, choices=WORKLOAD_DTYPES, default="bf16"),
+        weight_dtype=fields.text("weight_dtype", required=False, choices=WORKLOAD_DTYPES),
+        kv_dtype=fields.text("kv_dtype", required=False, choices=WORKLOAD_DTYPES),
+        attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
+    )
+    try:
+        return WorkloadParams(**kwargs)
+    except WorkloadError as exc:
+        raise fields.error("workload", str(exc)) from None
+
+
+def load_session(path: str | Path, hardware_ids=None, model_ids=None,
+                 text: str | None = None) -> Session:
+    """Read and validate a session file. ``hardware_ids`` and ``model_ids`` (when given)
+    are the ids that exist, so a session naming a deleted device fails with its name."""
+    data = load_yaml(path, text)
+    top = Fields(data, path, None)
+    version = top.integer("schema")
+    if version != SCHEMA:
+        raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
+    hardware = _ids(top, "hardware", hardware_ids)
+    workload = top.child(top.mapping("workload"), "workload")
+    model = workload.text("model")
+    if model_ids is not None and model not in model_ids:
+        raise workload.error("model", f"unknown model {model!r}")
+    params = _read_params(workload)
+    workload.finish()
+    what_ifs = []
+    for ident, raw in top.mapping("what_if", required=False).items():
+        if hardware_ids is not None and ident not in hardware_ids:
+            raise top.error(f"what_if.{ident}", f"unknown device {ident!r}")
+        entry = top.child(raw, f"what_if.{ident}")
+        bandwidth = entry.number("bandwidth_scale", required=False, default=1.0)
+        peaks = entry.mapping("peak_scale", required=False)
+        if not all(isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+                   for k, v in peaks.items()):
+            raise entry.error("peak_scale", "expected roof labels mapped to numbers, "
+                                            "like {bf16 matrix: 2.0}")
+        try:
+            what_ifs.append((str(ident), WhatIf(bandwidth, tuple(peaks.items()))))
+        except ValueError as exc:
+            raise entry.error("peak_scale" if peaks else "bandwidth_scale", str(exc)) from None
+        entry.finish()
+    precisions = _ids(top, "precisions", set(PRECISIONS), required=False)
+    results = _ids(top, "results", None, required=False)
+    measured_roofs = top.flag("measured_roofs")
+    selected = top.text("selected_op", required=False)
+    top.finish()
+    try:
+        return Session(hardware=hardware, model=model, params=params, what_ifs=tuple(what_ifs),
+                       precisions=precisions, results=results, measured_roofs=measured_roofs,
+                       selected_op=selected)
+    except ValueError as exc:
+        raise DataFileError(path, str(exc), field="hardware") from None

@@ -1,0 +1,1 @@
+"""The dockable panels around the chart: hardware, workload, kernel lab, details."""

@@ -1,0 +1,66 @@
+"""Details panel: everything about the selected op or roof."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6 import QtWidgets
+
+from explorer.core.units import format_count, format_si, format_time
+from explorer.state import AppState
+from explorer.ui.chart.roof_layer import RoofKey, roof_tooltip
+
+
+class DetailsPanel(QtWidgets.QTextBrowser):
+    def __init__(self, state: AppState, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setOpenExternalLinks(True)
+        for signal in (state.sig_selection_changed, state.sig_workload_changed,
+                       state.sig_hardware_changed):
+            signal.connect(lambda *_: self.refresh())
+        self.refresh()
+
+    def refresh(self) -> None:
+        selected = self.state.session.selected_op
+        if not selected:
+            self.setHtml("<p>Click a point or a roof on the chart, or a row of the op table, to "
+                         "see its numbers here.</p>")
+        elif selected.startswith("roof:"):
+            _, device, kind, label = selected.split(":", 3)
+            if device not in self.state.session.hardware:
+                self.setHtml("<p>That device is no longer shown.</p>")
+                return
+            hw = self.state.device(device)
+            text = roof_tooltip(hw, RoofKey(device, kind, label))
+            self.setHtml("<p>" + "<br>".join(escape(line) for line in text.splitlines()) + "</p>")
+        else:
+            self.setHtml(self._op_html(selected))
+
+    def _op_html(self, name: str) -> str:
+        a = self.state.analysis()
+        index = next((i for i, o in enumerate(a.ops) if o.name == name), None)
+        if index is None:
+            return f"<p>{escape(name)} is not part of this workload.</p>"
+        o = a.ops[index]
+        flops, moved, time_s = int(a.flops[index]), int(a.bytes[index]), float(a.time_s[index])
+        peak = float(a.peaks[index])
+        bound = "memory" if a.memory_bound[index] else "compute"
+        compute_s, memory_s = flops / peak, moved / a.roofs.bandwidth_bytes_per_s
+        rows = [
+            ("role", o.role), ("shape", o.detail or "–"),
+            ("occurs", f"{o.count}× per step" + (f" (layers 0–{o.layers[-1]})" if o.layers else "")),
+            ("FLOPs", f"{format_count(flops)}FLOP"), ("bytes", format_si(moved, "B")),
+            ("of which weights", format_si(int(o.weight_bytes), "B")),
+            ("of which KV cache", format_si(int(o.cache_bytes), "B")),
+            ("intensity", f"{flops / moved:.4g} FLOP/byte"),
+            ("runs under", f"{format_si(peak, 'FLOP/s')} and "
+                           f"{format_si(a.roofs.bandwidth_bytes_per_s, 'B/s')}"),
+            ("compute time", format_time(compute_s)), ("memory time", format_time(memory_s)),
+            ("predicted time", f"{format_time(time_s)} each = max(compute, memory): {bound}-bound"),
+            ("share of the step", f"{float(a.time_share[index]):.2%}"),
+        ]
+        table = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
+        return (f"<h3>{escape(o.name)}</h3><table cellspacing='3'>{table}</table>"
+                "<p><i>Predicted with the roofline model: FLOPs and bytes from the model's "
+                "configuration (core/ops.py); time = max(FLOPs / peak, bytes / bandwidth).</i></p>")

@@ -1,0 +1,240 @@
+"""Kernel lab panel: choose a backend and suites, run them off the GUI thread with progress
+and cancel, watch points arrive on the chart, keep or load results files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from explorer.core.datafile import DataFileError
+from explorer.core.units import format_si, format_time, rate_unit
+from explorer.kernels import gpuinfo
+from explorer.kernels.cases import PRESETS
+from explorer.kernels.results import Point
+from explorer.kernels.suites import SUITES
+from explorer.paths import user_path
+from explorer.runs import RunController
+from explorer.state import AppState
+
+RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
+
+
+class KernelPanel(QtWidgets.QWidget):
+    sig_gpu_checked = QtCore.Signal(object)
+
+    def __init__(self, state: AppState, runs: RunController, parent=None) -> None:
+        super().__init__(parent)
+        self.state, self.runs = state, runs
+        self.backend = QtWidgets.QComboBox()
+        self.backend.addItem("NumPy (CPU)", "numpy")
+        self.backend.addItem("CuPy (GPU)", "cupy")
+        self.backend.setToolTip("Where the kernels run")
+        self.device = QtWidgets.QSpinBox(minimum=0, maximum=15, toolTip="GPU number (CuPy)")
+        self.availability = QtWidgets.QLabel(wordWrap=True)
+        self.preset = QtWidgets.QComboBox()
+        self.preset.addItems(list(PRESETS))
+        self.preset.setCurrentText("quick")
+        self.preset.setToolTip("smoke: seconds, cache-sized; quick: about a minute; full: everything")
+        self.suites = {}
+        suites_box = QtWidgets.QGroupBox("Suites")
+        grid = QtWidgets.QGridLayout(suites_box)
+        for i, name in enumerate(SUITES):
+            box = QtWidgets.QCheckBox(name, checked=True)
+            box.setToolTip((SUITES[name].__doc__ or "").strip().splitlines()[0])
+            self.suites[name] = box
+            grid.addWidget(box, i // 2, i % 2)
+        self.run_button = QtWidgets.QPushButton("Run")
+        self.run_button.setToolTip("Run the chosen suites (Ctrl+R)")
+        self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)
+        self.cancel_button.setToolTip("Stop after the current kernel launch")
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setFormat("%v / %m")
+        self.eta = QtWidgets.QLabel()
+        self.table = QtWidgets.QTableWidget(0, len(RESULT_COLUMNS))
+        self.table.setHorizontalHeaderLabels(RESULT_COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.measured_roofs = QtWidgets.QCheckBox("Draw measured ceilings")
+        self.measured_roofs.setToolTip("Roofs at the best trusted measured bandwidth and FLOP/s "
+                                       "(dash-dot, orange)")
+        self.load_button = QtWidgets.QPushButton("Load results…")
+        self.files = QtWidgets.QListWidget()
+        self.files.setToolTip("Results shown on the chart; Delete removes the selected one")
+        self.files.setMaximumHeight(70)
+        top = QtWidgets.QFormLayout()
+        backend_row = QtWidgets.QHBoxLayout()
+        backend_row.addWidget(self.backend, 1)
+        backend_row.addWidget(QtWidgets.QLabel("device"))
+        backend_row.addWidget(self.device)
+        top.addRow("Backend", backend_row)
+        top.addRow(self.availability)
+        top.addRow("Sizes", self.preset)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        files_row = QtWidgets.QHBoxLayout()
+        files_row.addWidget(self.measured_roofs)
+        files_row.addStretch(1)
+        files_row.addWidget(self.load_button)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(suites_box)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.eta)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(files_row)
+        layout.addWidget(self.files)
+        self._live: list[Point] = []
+        self.run_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.runs.cancel)
+        self.backend.currentIndexChanged.connect(self._on_backend_changed)
+        self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
+        self.load_button.clicked.connect(self._on_load_clicked)
+        self.files.installEventFilter(self)
+        self.sig_gpu_checked.connect(self._on_gpu_checked)
+        runs.sig_started.connect(self._on_started)
+        runs.sig_progress.connect(self._on_progress)
+        runs.sig_finished.connect(self._on_finished)
+        runs.sig_failed.connect(self._on_failed)
+        state.sig_results_changed.connect(self._sync_files)
+        self._on_backend_changed()
+        self._sync_files()
+
+    # -- backend ---------------------------------------------------------------------------------
+    def _on_backend_changed(self) -> None:
+        if self.backend.currentData() == "numpy":
+            self.availability.setText("NumPy runs on this machine's CPU.")
+            self.run_button.setEnabled(not self.runs.running)
+            self.device.setEnabled(False)
+            return
+        self.device.setEnabled(True)
+        self.availability.setText("Looking for a GPU…")
+        self.run_button.setEnabled(False)
+        device = self.device.value()
+        threading.Thread(target=lambda: self.sig_gpu_checked.emit(gpuinfo.detect_gpu(device)),
+                         name="explorer-gpu-check", daemon=True).start()
+
+    def _on_gpu_checked(self, info) -> None:
+        if self.backend.currentData() != "cupy":
+            return
+        if isinstance(info, gpuinfo.Unavailable):
+            self.availability.setText(f"<span style='color:#D55E00'>Unavailable: {info.reason}</span>")
+            self.run_button.setEnabled(False)
+        else:
+            self.availability.setText(f"{info.name}, CUDA {info.runtime_version}, CuPy {info.cupy_version}")
+            self.run_button.setEnabled(not self.runs.running)
+
+    # -- running ---------------------------------------------------------------------------------
+    def chosen_suites(self) -> list[str]:
+        return [name for name, box in self.suites.items() if box.isChecked()]
+
+    def start(self) -> None:
+        suites = self.chosen_suites()
+        if not suites:
+            self.state.sig_message.emit("Choose at least one suite")
+            return
+        self.table.setRowCount(0)
+        self._live = []
+        self.state.set_live_points([])
+        self.progress.setRange(0, 0)  # busy until the plan is known
+        self.eta.setText("Starting…")
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.runs.start(self.backend.currentData(), [*suites, self.preset.currentText()],
+                        self.device.value())
+
+    def _current(self, generation: int) -> bool:
+        return generation == self.runs.generation
+
+    def _on_started(self, generation: int, label: str) -> None:
+        if self._current(generation):
+            self.state.sig_message.emit(f"Measuring with {label}")
+
+    def _on_progress(self, generation: int, progress) -> None:
+        if not self._current(generation):
+            return  # a cancelled run's late report
+        self.progress.setRange(0, progress.total)
+        self.progress.setValue(progress.done)
+        eta = f", about {format_time(progress.eta_s)} left" if progress.eta_s is not None else ""
+        self.eta.setText(f"{progress.current or 'finishing'}{eta}")
+        if progress.point is not None:
+            self._live.append(progress.point)
+            self._add_row(progress.point)
+            self.state.set_live_points(self._live)
+
+    def _add_row(self, p: Point) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        flag = "check failed" if p.check else ("suspect" if p.suspect else "")
+        values = (p.suite, p.kernel, p.dtype, " ".join(f"{k}={v}" for k, v in p.param.items()),
+                  format_time(p.time_median_s),
+                  format_si(p.flops_per_s, rate_unit(p.dtype)) if p.flops else "–",
+                  format_si(p.bytes_per_s, "B/s"), flag)
+        for column, value in enumerate(values):
+            item = QtWidgets.QTableWidgetItem(value)
+            item.setToolTip(p.check or p.suspect or p.convention)
+            self.table.setItem(row, column, item)
+        self.table.scrollToBottom()
+
+    def _finish_ui(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setRange(0, max(1, self.progress.maximum()))
+
+    def _on_finished(self, generation: int, results) -> None:
+        if not self._current(generation):
+            return
+        self._finish_ui()
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = user_path("results", f"run-{stamp}.json")
+        results.save(path)
+        self.state.set_live_points([])
+        self.state.add_results(str(path))
+        status = "cancelled" if results.cancelled else "finished"
+        self.eta.setText(f"Run {status}: {len(results.points)} points saved to {path.name}")
+        for note in results.notes:
+            self.state.sig_message.emit(note)
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        if not self._current(generation):
+            return
+        self._finish_ui()
+        self.eta.setText(message)
+        self.state.set_live_points([])
+        QtWidgets.QMessageBox.warning(self, "Kernel lab", message)
+
+    # -- files ---------------------------------------------------------------------------------
+    def _on_load_clicked(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load results", str(user_path("results")),
+                                                        "Results (*.json)")
+        if path:
+            self.load(path)
+
+    def load(self, path: str) -> bool:
+        try:
+            results = self.state.add_results(path)
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.warning(self, "Cannot load results", str(exc))
+            return False
+        self.state.sig_message.emit(f"Loaded {len(results.points)} measured points from {Path(path).name}")
+        return True
+
+    def _sync_files(self) -> None:
+        self.files.clear()
+        for path in self.state.session.results:
+            self.files.addItem(path)
+        self.measured_roofs.blockSignals(True)
+        self.measured_roofs.setChecked(self.state.session.measured_roofs)
+        self.measured_roofs.blockSignals(False)
+
+    def eventFilter(self, obj, event) -> bool:
+        if (obj is self.files and event.type() == QtCore.QEvent.Type.KeyPress
+                and event.key() == QtCore.Qt.Key.Key_Delete and self.files.currentItem()):
+            self.state.remove_results(self.files.currentItem().text())
+            return True
+        return super().eventFilter(obj, event)

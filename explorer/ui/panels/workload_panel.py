@@ -1,0 +1,164 @@
+"""Workload panel: model preset, step parameters, the op table, totals and a memory bar."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from explorer.core.models import TransformerSpec
+from explorer.core.units import format_bytes, format_count, format_si, format_time
+from explorer.core.workload import ATTENTIONS, MAX_BATCH, MAX_TOKENS, PHASES, WORKLOAD_DTYPES, WorkloadError
+from explorer.state import AppState
+from explorer.ui.panels.memory_bar import MemoryBar
+from explorer.ui.panels.op_table import NAME_ROLE, SORT_ROLE, OpTableModel
+
+SAME = "same as dtype"
+
+
+def _spin(maximum: int, tooltip: str) -> QtWidgets.QSpinBox:
+    box = QtWidgets.QSpinBox()
+    box.setRange(1, maximum)
+    box.setKeyboardTracking(False)  # one change when the user has finished typing
+    box.setAccelerated(True)
+    box.setGroupSeparatorShown(True)
+    box.setToolTip(tooltip)
+    return box
+
+
+def _combo(items, tooltip: str) -> QtWidgets.QComboBox:
+    box = QtWidgets.QComboBox()
+    box.addItems(list(items))
+    box.setToolTip(tooltip)
+    return box
+
+
+class WorkloadPanel(QtWidgets.QWidget):
+    def __init__(self, state: AppState, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.model_box = QtWidgets.QComboBox()
+        self.model_box.setToolTip("Model preset (configurations from the published configs)")
+        for ident, spec in state.models.items():
+            self.model_box.addItem(spec.name, ident)
+        self.phase = _combo(PHASES, "prefill: process the prompt; decode: one new token per sequence")
+        self.batch = _spin(MAX_BATCH, "Sequences (or images) per step")
+        self.seq = _spin(MAX_TOKENS, "Prompt tokens per sequence (prefill)")
+        self.context = _spin(MAX_TOKENS, "Cached tokens each new token attends over (decode)")
+        self.dtype = _combo(WORKLOAD_DTYPES, "Precision of activations and arithmetic")
+        self.weight_dtype = _combo((SAME, *WORKLOAD_DTYPES), "Precision of stored weights")
+        self.kv_dtype = _combo((SAME, *WORKLOAD_DTYPES), "Precision of the KV cache")
+        self.attention = _combo(ATTENTIONS, "naive writes the score matrix to memory; fused keeps "
+                                            "it on chip")
+        form = QtWidgets.QFormLayout()
+        form.addRow("Model", self.model_box)
+        form.addRow("Phase", self.phase)
+        form.addRow("Batch", self.batch)
+        form.addRow("Prompt tokens", self.seq)
+        form.addRow("Context", self.context)
+        form.addRow("Precision", self.dtype)
+        form.addRow("Weights", self.weight_dtype)
+        form.addRow("KV cache", self.kv_dtype)
+        form.addRow("Attention", self.attention)
+        self.table_model = OpTableModel(self)
+        self.proxy = QtCore.QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.table_model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.table = QtWidgets.QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(7, QtCore.Qt.SortOrder.DescendingOrder)  # largest time share first
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.totals = QtWidgets.QLabel(wordWrap=True)
+        self.totals.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.memory = MemoryBar()
+        self.notes = QtWidgets.QLabel(wordWrap=True)
+        self.notes.setStyleSheet("color: #D55E00")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(form)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.totals)
+        layout.addWidget(self.memory)
+        layout.addWidget(self.notes)
+        self._editors = {
+            "phase": self.phase, "batch": self.batch, "seq": self.seq, "context": self.context,
+            "dtype": self.dtype, "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype,
+            "attention": self.attention,
+        }
+        self.model_box.currentIndexChanged.connect(
+            lambda _i: self.state.set_model(self.model_box.currentData()))
+        for name, widget in self._editors.items():
+            if isinstance(widget, QtWidgets.QSpinBox):
+                widget.valueChanged.connect(lambda value, name=name: self._set(name, value))
+            else:
+                widget.currentTextChanged.connect(lambda text, name=name: self._set(name, text))
+        self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
+        state.sig_workload_changed.connect(self.refresh)
+        state.sig_hardware_changed.connect(self.refresh)
+        state.sig_selection_changed.connect(self._select_row)
+        self.refresh()
+
+    def _set(self, name: str, value) -> None:
+        if value == SAME:
+            value = None
+        try:
+            self.state.set_params(**{name: value})
+        except WorkloadError as exc:  # the widgets' ranges make this rare: say so, keep going
+            self.state.sig_message.emit(str(exc))
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Show the state: parameters, op table, totals, memory."""
+        p, model = self.state.params, self.state.model
+        widgets = [self.model_box, *self._editors.values()]
+        for w in widgets:
+            w.blockSignals(True)
+        self.model_box.setCurrentIndex(self.model_box.findData(model.id))
+        self.phase.setCurrentText(p.phase)
+        self.batch.setValue(p.batch)
+        self.seq.setValue(p.seq)
+        self.context.setValue(p.context)
+        self.dtype.setCurrentText(p.dtype)
+        self.weight_dtype.setCurrentText(p.weight_dtype or SAME)
+        self.kv_dtype.setCurrentText(p.kv_dtype or SAME)
+        self.attention.setCurrentText(p.attention)
+        for w in widgets:
+            w.blockSignals(False)
+        transformer = isinstance(model, TransformerSpec)
+        for w in (self.phase, self.kv_dtype, self.attention):
+            w.setEnabled(transformer)
+        self.seq.setEnabled(transformer and p.phase == "prefill")
+        self.context.setEnabled(transformer and p.phase == "decode")
+        analysis = self.state.analysis()
+        self.table_model.set_analysis(analysis)
+        self._select_row(self.state.session.selected_op)
+        t = analysis.totals
+        unit = t.item_unit
+        bound = "memory" if t.memory_time_s > t.compute_time_s else "compute"
+        self.totals.setText(
+            f"<b>On {analysis.hardware.name}</b>: {format_time(t.time_s)} per step, "
+            f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {bound}-bound "
+            f"(compute alone {format_time(t.compute_time_s)}, memory alone "
+            f"{format_time(t.memory_time_s)}).<br>{format_count(t.flops)}FLOP and "
+            f"{format_si(t.bytes, 'B')} per step: {t.intensity:.3g} FLOP/byte. "
+            + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
+        self.memory.set_totals(t)
+        self.notes.setText("<br>".join(analysis.notes))
+
+    def _on_row_changed(self, current, _previous) -> None:
+        if current.isValid():
+            self.state.select_op(self.proxy.data(current, NAME_ROLE))
+
+    def _select_row(self, name) -> None:
+        row = self.table_model.row_of(name) if name else -1
+        selection = self.table.selectionModel()
+        selection.blockSignals(True)
+        if row < 0:
+            self.table.clearSelection()
+        else:
+            index = self.proxy.mapFromSource(self.table_model.index(row, 0))
+            self.table.selectRow(index.row())
+            self.table.scrollTo(index)
+        selection.blockSignals(False)

@@ -1,0 +1,75 @@
+"""Sessions: what-ifs, round trip through YAML, validation of broken files."""
+
+import pytest
+import yaml
+
+from explorer.core.datafile import DataFileError
+from explorer.core.session import Session, WhatIf, load_session
+from explorer.core.workload import WorkloadParams
+
+
+def test_what_if_scales_roofs_and_marks_them(catalog):
+    h100 = catalog["h100-sxm"]
+    changed = WhatIf(bandwidth_scale=2.0).with_peak_scale("bf16 matrix", 0.5).apply(h100)
+    assert changed.bandwidth_bytes_per_s == pytest.approx(6.7e12)
+    assert changed.peak_flops("bf16") == pytest.approx(494.7e12)
+    assert changed.peak_flops("fp8") == pytest.approx(1978.9e12)  # untouched
+    assert changed.main_memory.provenance.derived and "what-if" in changed.main_memory.provenance.formula
+    assert changed.ridge_point("bf16") == pytest.approx(494.7e12 / 6.7e12)
+    assert WhatIf().apply(h100) is h100
+    with pytest.raises(ValueError, match=r"between 0\.001 and 1000"):
+        WhatIf(bandwidth_scale=0.0)
+
+
+def test_session_rules():
+    with pytest.raises(ValueError, match="at most 4"):
+        Session(hardware=("t4", "l4", "h100-sxm", "h200-sxm", "b200"))
+    with pytest.raises(ValueError, match="listed twice"):
+        Session(hardware=("t4", "t4"))
+    s = Session().with_what_if("h100-sxm", WhatIf(bandwidth_scale=1.5))
+    assert s.what_if("h100-sxm").bandwidth_scale == 1.5
+    assert s.with_what_if("h100-sxm", WhatIf()).what_ifs == ()  # reset leaves nothing behind
+
+
+def test_round_trip(tmp_path, catalog, models):
+    session = Session(
+        hardware=("h200-sxm", "xeon-platinum-8480"), model="llama-3-70b",
+        params=WorkloadParams(phase="prefill", batch=4, seq=2048, dtype="fp8", kv_dtype="fp16",
+                              attention="naive"),
+        what_ifs=(("h200-sxm", WhatIf(1.25, (("fp8 matrix", 0.8),))),),
+        precisions=("fp8", "fp32"), results=("/tmp/r.json",), measured_roofs=True,
+        selected_op="q_proj")
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    assert load_session(path, set(catalog), set(models)) == session
+    assert yaml.safe_load(path.read_text())["what_if"]["h200-sxm"]["peak_scale"] == {"fp8 matrix": 0.8}
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("schema: 1\nhardware: [h100]\nworkload: {model: gpt2}\n", "hardware", "unknown id 'h100'"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt-5}\n", "workload.model", "unknown model"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2, batch: 0}\n", "workload.batch",
+         "must be positive"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2, batch: 99999999}\n", "workload.batch",
+         "at most"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2, dtype: fp7}\n", "workload.dtype",
+         "expected one of"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\nwhat_if: {t4: {bandwidth_scale: -1}}\n",
+         "what_if.t4.bandwidth_scale", "must be positive"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\nwhat_if: {t4: {peak_scale: {x: 5000.0}}}\n",
+         "what_if.t4.peak_scale", "between"),
+        ("schema: 1\nhardware: [t4, l4, h100-sxm, h200-sxm, b200]\nworkload: {model: gpt2}\n",
+         "hardware", "at most 4"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\ncolour: red\n", "colour",
+         "not a known field"),
+    ],
+)
+def test_broken_sessions_name_the_field(tmp_path, catalog, models, text, field, message):
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(DataFileError) as info:
+        load_session(path, set(catalog), set(models))
+    assert info.value.field == field
+    assert message in str(info.value) and str(path) in str(info.value)

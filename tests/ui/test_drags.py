@@ -1,0 +1,105 @@
+"""Real mouse drags on the chart: roofs ask what-if, the whole-step star sets the batch.
+Each drag is one undo step; Esc or a right click cancels it."""
+
+import math
+
+import pytest
+from PySide6 import QtCore
+from PySide6.QtTest import QTest
+
+from . import mouse
+
+
+def roof(window, label):
+    return next(item for key, item in window.chart.roofs.roofs.items() if key.label == label)
+
+
+def on_bandwidth_roof(plot):
+    """A pixel on the HBM3 roof at 0.03 FLOP/byte, away from the points near 1."""
+    return mouse.to_pixels(plot, -1.5, math.log10(3.35e12) - 1.5)
+
+
+def test_drag_the_bandwidth_roof_up(window):
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    end = QtCore.QPointF(start.x(), start.y() - 60)  # 60 pixels up
+    before = window.state.undo_stack.count()
+    mouse.drag(plot, start, end)
+    dy = mouse.to_view(plot, end)[1] - mouse.to_view(plot, start)[1]
+    what_if = window.state.session.what_if("h100-sxm")
+    assert what_if.bandwidth_scale == pytest.approx(10 ** dy, rel=1e-3)
+    assert what_if.bandwidth_scale > 1.5
+    assert window.state.primary.bandwidth_bytes_per_s == pytest.approx(3.35e12 * what_if.bandwidth_scale)
+    assert window.state.undo_stack.count() == before + 1  # the whole drag is one step
+    _, ridge_text = window.chart.roofs.ridges["h100-sxm"]
+    assert "what-if" in ridge_text.toPlainText()
+    window.state.undo_stack.undo()
+    assert not window.state.session.what_if("h100-sxm").active
+    window.state.undo_stack.redo()
+    assert window.state.session.what_if("h100-sxm").bandwidth_scale == pytest.approx(what_if.bandwidth_scale)
+
+
+def test_drag_a_compute_roof_down(window):
+    plot = window.chart
+    start = mouse.to_pixels(plot, 3.0, math.log10(989.4e12))  # bf16 roof at 1000 FLOP/byte
+    end = QtCore.QPointF(start.x(), start.y() + 50)
+    mouse.drag(plot, start, end)
+    dy = mouse.to_view(plot, end)[1] - mouse.to_view(plot, start)[1]
+    what_if = window.state.session.what_if("h100-sxm")
+    assert what_if.peak_scale("bf16 matrix") == pytest.approx(10 ** dy, rel=1e-3)
+    assert what_if.peak_scale("bf16 matrix") < 1
+    assert what_if.bandwidth_scale == 1.0
+    assert window.state.primary.peak_flops("bf16") == pytest.approx(989.4e12 * 10 ** dy, rel=1e-3)
+    assert window.state.primary.peak_flops("fp32") == pytest.approx(66.9e12)  # other roofs stay
+
+
+def test_escape_cancels_a_drag(window, qtbot):
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    end = QtCore.QPointF(start.x(), start.y() - 80)
+    before = window.state.undo_stack.count()
+    mouse.drag(plot, start, end, finish=False)
+    qtbot.wait(60)  # let the rate-limited update apply mid-drag
+    assert window.state.session.what_if("h100-sxm").active  # live while dragging
+    QTest.keyClick(plot, QtCore.Qt.Key.Key_Escape)
+    mouse.release(plot, end)
+    assert not window.state.session.what_if("h100-sxm").active
+    assert window.state.undo_stack.count() == before
+    assert not roof(window, "HBM3").dragging
+
+
+def test_right_click_cancels_a_drag(window):
+    plot = window.chart
+    start = mouse.to_pixels(plot, 3.0, math.log10(989.4e12))
+    end = QtCore.QPointF(start.x(), start.y() + 40)
+    mouse.drag(plot, start, end, finish=False)
+    mouse.press(plot, end, mouse.RIGHT)
+    mouse.release(plot, end, mouse.RIGHT)
+    mouse.release(plot, end)
+    assert not window.state.session.what_if("h100-sxm").active
+
+
+def test_drag_the_step_along_its_batch_track(window):
+    plot, state = window.chart, window.state
+    star = plot.points.star.position()
+    start = mouse.to_pixels(plot, star.x(), star.y())
+    sweep = state.sweep()
+    # Aim at the track point of batch 64.
+    target_i = float(sweep.intensity[list(sweep.batch).index(64)])
+    target = mouse.to_pixels(plot, math.log10(target_i), star.y())
+    before = state.undo_stack.count()
+    mouse.drag(plot, start, QtCore.QPointF(target.x(), start.y()))
+    batch = state.params.batch
+    assert 50 <= batch <= 80  # the batch under the pointer, snapped to a whole number
+    assert state.undo_stack.count() == before + 1
+    t = state.analysis().totals
+    assert plot.points.star.position().x() == pytest.approx(math.log10(t.intensity))  # snapped
+    assert window.workload_panel.batch.value() == batch  # the builder follows
+    state.undo_stack.undo()
+    assert state.params.batch == 1
+
+
+def test_batch_from_track_is_clamped_to_what_fits(window):
+    sweep = window.state.sweep()
+    assert window.chart.batch_at(-5.0) == 1
+    assert window.chart.batch_at(10.0) == sweep.max_batch

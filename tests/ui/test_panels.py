@@ -1,0 +1,179 @@
+"""Panels and state in both directions; sessions, broken files and the kernel lab."""
+
+import time
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+from explorer.core.session import Session
+from explorer.kernels.runner import Progress
+
+
+def test_workload_panel_writes_the_state(window):
+    panel, state = window.workload_panel, window.state
+    panel.batch.setValue(16)
+    assert state.params.batch == 16
+    panel.phase.setCurrentText("prefill")
+    assert state.params.phase == "prefill" and panel.seq.isEnabled() and not panel.context.isEnabled()
+    panel.kv_dtype.setCurrentText("fp8")
+    assert state.params.kv_dtype == "fp8"
+    panel.kv_dtype.setCurrentText("same as dtype")
+    assert state.params.kv_dtype is None
+    panel.model_box.setCurrentIndex(panel.model_box.findData("resnet-50"))
+    assert state.model.id == "resnet-50"
+    assert not panel.phase.isEnabled() and not panel.attention.isEnabled()  # a CNN has neither
+
+
+def test_workload_panel_follows_the_state(window):
+    panel, state = window.workload_panel, window.state
+    state.set_params(batch=32, context=4096)
+    assert panel.batch.value() == 32 and panel.context.value() == 4096
+    assert "tokens/s" in panel.totals.text()
+    assert panel.table_model.rowCount() == len(state.analysis().ops)
+    state.undo_stack.undo()
+    assert panel.batch.value() == 1
+
+
+def test_memory_bar_turns_red_when_it_does_not_fit(window):
+    window.state.set_model("llama-3-70b")
+    assert not window.workload_panel.memory._fits
+    assert "does NOT fit" in window.workload_panel.memory.text
+    assert "has 80 GiB" in window.workload_panel.notes.text()
+
+
+def test_table_and_chart_selection_follow_each_other(window):
+    state, panel = window.state, window.workload_panel
+    row = panel.table_model.row_of("o_proj")
+    panel.table.selectRow(panel.proxy.mapFromSource(panel.table_model.index(row, 0)).row())
+    assert state.session.selected_op == "o_proj"
+    assert window.chart.points.selection.points()[0].pos().x() == pytest.approx(
+        window.chart.points.selection.getData()[0][0])
+    state.select_op("down_proj")
+    current = panel.table.selectionModel().selectedRows()[0]
+    assert panel.proxy.data(current) == "down_proj"
+    assert "down_proj" in window.details_panel.toPlainText()
+
+
+def test_hardware_panel_overlays_devices(window):
+    panel, state = window.hardware_panel, window.state
+    panel._items["xeon-platinum-8480"].setCheckState(0, QtCore.Qt.CheckState.Checked)
+    assert state.session.hardware == ("h100-sxm", "xeon-platinum-8480")
+    labels = [label.toPlainText() for label in window.chart.roofs.labels.values()]
+    assert any(text.startswith("Intel Xeon Platinum 8480+:") for text in labels)
+    for ident in ("l4", "t4", "b200"):
+        panel._items[ident].setCheckState(0, QtCore.Qt.CheckState.Checked)
+    assert len(state.session.hardware) == 4  # the fifth was refused ...
+    assert panel._items["b200"].checkState(0) == QtCore.Qt.CheckState.Unchecked  # ... and unticked
+    state.set_devices(["t4"])
+    assert panel._items["h100-sxm"].checkState(0) == QtCore.Qt.CheckState.Unchecked
+    panel.tree.setCurrentItem(panel._items["t4"])
+    assert "320 GB/s" in panel.card.toPlainText() and "derived" in panel.card.toPlainText()
+
+
+def test_search_filters_devices(window):
+    panel = window.hardware_panel
+    panel.search.setText("epyc")
+    visible = [i for i, item in panel._items.items() if not item.isHidden()]
+    assert visible == ["epyc-9654"]
+
+
+def test_sessions_round_trip_through_the_window(window, tmp_path):
+    state = window.state
+    state.set_devices(["h200-sxm", "l4"])
+    state.set_params(batch=12)
+    path = tmp_path / "lecture.yaml"
+    assert window._save_to(path)
+    assert state.undo_stack.isClean() and "lecture.yaml" in window.windowTitle()
+    window.new_session()
+    assert state.session == Session()
+    assert window.open_session(path)
+    assert state.session.hardware == ("h200-sxm", "l4") and state.params.batch == 12
+    assert window.recent_files()[0] == str(path)
+
+
+def test_a_broken_session_gets_a_dialog_and_changes_nothing(window, tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda *args: shown.append(args[2]))
+    window.state.set_params(batch=7)
+    path = tmp_path / "broken.yaml"
+    path.write_text("schema: 1\nhardware: [h100-sxm]\nworkload: {model: gpt2, batch: -2}\n")
+    assert not window.open_session(path)
+    assert "field 'workload.batch': must be positive" in shown[0] and str(path) in shown[0]
+    assert window.state.params.batch == 7  # the user's work stays
+    path.write_text("{{{ not yaml")
+    assert not window.open_session(path)
+    assert "not valid YAML" in shown[1]
+
+
+def test_a_broken_results_file_gets_a_dialog(window, tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *args: shown.append(args[2]))
+    path = tmp_path / "r.json"
+    path.write_text('{"schema": 1, "points": 3}')
+    assert not window.kernel_panel.load(str(path))
+    assert str(path) in shown[0]
+    assert window.state.session.results == ()
+
+
+def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot):
+    panel = window.kernel_panel
+    for name, box in panel.suites.items():
+        box.setChecked(name == "stream")
+    panel.preset.setCurrentText("smoke")
+    reports = []
+    window.runs.sig_progress.connect(lambda g, p: reports.append(p))
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=30000) as finished:
+        panel.start()
+    results = finished.args[1]
+    assert [p.kernel for p in results.points] == ["copy", "scale", "add", "triad"]
+    assert all(isinstance(r, Progress) for r in reports)
+    assert [r.done for r in reports] == sorted(r.done for r in reports)
+    qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
+    assert panel.table.rowCount() == 4
+    measured = [s for item in window.chart.points.measured_items for s in item.points()]
+    assert len(measured) == 3  # copy does no arithmetic: no place on the chart
+    assert window.state.live_points == []
+
+
+def test_cancel_stops_a_run_within_a_second(window, qtbot):
+    panel = window.kernel_panel
+    for name, box in panel.suites.items():
+        box.setChecked(name in ("stream", "intensity"))
+    panel.preset.setCurrentText("quick")
+    with qtbot.waitSignal(window.runs.sig_progress, timeout=10000):
+        panel.start()
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=5000) as finished:
+        started = time.monotonic()
+        panel.cancel_button.click()
+    assert time.monotonic() - started < 1.0
+    assert finished.args[1].cancelled
+    assert panel.run_button.isEnabled()
+
+
+def test_closing_mid_run_stops_the_worker(window, qtbot):
+    panel = window.kernel_panel
+    panel.preset.setCurrentText("quick")
+    with qtbot.waitSignal(window.runs.sig_progress, timeout=10000):
+        panel.start()
+    assert window.runs.running
+    window.close()
+    assert not window.runs.running  # the conftest check also fails on a leftover thread
+
+
+def test_a_stale_run_is_ignored(window, qtbot):
+    panel = window.kernel_panel
+    rows_before = panel.table.rowCount()
+    window.runs.generation = 99  # as if a newer run had started
+    panel._on_progress(98, Progress(1, 2, "x", 0.1, point=None))
+    assert panel.progress.maximum() != 2 and panel.table.rowCount() == rows_before
+
+
+def test_an_unavailable_gpu_says_why(window, qtbot):
+    panel = window.kernel_panel
+    panel.backend.setCurrentIndex(panel.backend.findData("cupy"))
+    qtbot.waitUntil(lambda: "Looking" not in panel.availability.text(), timeout=10000)
+    from explorer.kernels import gpuinfo
+
+    if isinstance(gpuinfo.detect_gpu(0), gpuinfo.Unavailable):
+        assert "Unavailable:" in panel.availability.text()
+        assert not panel.run_button.isEnabled()
