@@ -69,6 +69,7 @@ class Roof:
     label: str
     value: float
     derived: bool = False
+    what_if: bool = False  # moved on the chart, not the datasheet value
 
 
 @dataclass(frozen=True)
@@ -100,11 +101,14 @@ class Ceilings:
             (m for m in hardware.memory if m.bandwidth_bytes_per_s is not None),
             key=lambda m: (not m.main, m.bandwidth_bytes_per_s),
         )
+        def what_if(p) -> bool:
+            return p.formula.startswith("what-if")
+
         return cls(
-            compute=tuple(Roof(p.label, p.flops_per_s, p.provenance.derived) for p in peaks),
-            bandwidth=tuple(
-                Roof(m.name, m.bandwidth_bytes_per_s, m.provenance.derived) for m in levels
-            ),
+            compute=tuple(Roof(p.label, p.flops_per_s, p.provenance.derived, what_if(p.provenance))
+                          for p in peaks),
+            bandwidth=tuple(Roof(m.name, m.bandwidth_bytes_per_s, m.provenance.derived,
+                                 what_if(m.provenance)) for m in levels),
         )
 
     @property

@@ -17,6 +17,8 @@ from explorer.core.units import format_si, rate_unit
 from explorer.ui.chart import coords, palette
 from explorer.ui.chart.items import DraggableRoof
 
+LABEL_STAGGER_BANDWIDTH = 4.0  # each further device's bandwidth label starts 4× further along
+
 
 @dataclass(frozen=True)
 class RoofKey:
@@ -26,13 +28,16 @@ class RoofKey:
 
 
 def roof_text(hw: Hardware, segment: RoofSegment, multi: bool) -> str:
+    """``bf16 matrix 989 TFLOP/s``; with several devices prefixed by the device id (the
+    full name is in the tooltip and the card)."""
     roof = segment.roof
     if segment.kind == COMPUTE:
         value = format_si(roof.value, rate_unit(roof.label.split()[0]))
     else:
         value = format_si(roof.value, "B/s")
-    prefix = f"{hw.name}: " if multi else ""
-    return f"{prefix}{roof.label} {value}" + (" (derived)" if roof.derived else "")
+    prefix = f"{hw.id}: " if multi else ""
+    mark = " (what-if)" if roof.what_if else (" (derived)" if roof.derived else "")
+    return f"{prefix}{roof.label} {value}{mark}"
 
 
 def roof_tooltip(hw: Hardware, key: RoofKey) -> str:
@@ -66,16 +71,22 @@ class RoofLayer:
         self.scale = 1.0  # font and pen scale (presentation and export use more than 1)
 
     def update(self, devices: list[tuple[Hardware, Ceilings, bool]], x_range: tuple[float, float]) -> None:
-        """``devices``: (device, the ceilings to draw, whether it has what-ifs) in display order."""
+        """``devices``: (device, the ceilings to draw, whether it has what-ifs) in display order;
+        the first is the primary device, whose ridge is labelled (the others' in tooltips)."""
         multi = len(devices) > 1
         wanted: set[RoofKey] = set()
-        for index, (hw, ceilings, what_if) in enumerate(devices):
+        self._placed: list[float] = []  # pixel heights of compute labels placed so far
+        order = sorted(range(len(devices)), key=lambda i: -float(devices[i][1].compute_values.max()))
+        devices = [devices[i] for i in order]
+        for rank, (hw, ceilings, what_if) in enumerate(devices):
+            index = order[rank]
             style = palette.device_style(index, multi)
             for segment in ceilings.segments(*x_range):
                 key = RoofKey(hw.id, segment.kind, segment.roof.label)
                 wanted.add(key)
-                self._draw_roof(key, hw, segment, style, multi, top=segment.roof is ceilings.compute[0])
-            self._draw_ridge(hw, ceilings, style, multi, what_if)
+                self._draw_roof(key, hw, segment, style, multi, top=segment.roof is ceilings.compute[0],
+                                index=index)
+            self._draw_ridge(hw, ceilings, style, multi, what_if, labelled=index == 0)
         for key in set(self.roofs) - wanted:
             self.plot.removeItem(self.roofs.pop(key))
             self.plot.removeItem(self.labels.pop(key))
@@ -85,7 +96,7 @@ class RoofLayer:
                 self.plot.removeItem(item)
 
     def _draw_roof(self, key: RoofKey, hw: Hardware, segment: RoofSegment, style, multi: bool,
-                   top: bool) -> None:
+                   top: bool, index: int) -> None:
         x, y = coords.to_view(segment.x), coords.to_view(segment.y)
         compute = segment.kind == COMPUTE
         colour = style.colour if multi else (
@@ -113,17 +124,30 @@ class RoofLayer:
         label.setText(roof_text(hw, segment, multi), color=colour)
         label.setFont(_font(10 * self.scale))
         if compute:
+            # Right-aligned at the line's end, above it; below it instead when the label
+            # above would overlap the one placed just before (roofs close in value).
+            label.setAnchor(self._compute_anchor(float(y[1])))
             label.setPos(x[1], y[1])
         else:
+            # Bandwidth labels of further devices start a factor further along their lines.
             # A bandwidth roof has slope 1 in view coordinates: the label follows it.
-            lx = segment.x[0] * 3
+            lx = min(segment.x[0] * 3 * LABEL_STAGGER_BANDWIDTH**index, segment.x[1] / 10)
             label.setPos(*coords.view_point(lx, lx * segment.roof.value * 1.15))
+
+    def _compute_anchor(self, y_view: float) -> tuple[float, float]:
+        pixel = self.plot.getViewBox().viewPixelSize()[1]
+        y_px = y_view / pixel if pixel else 0.0
+        line = 16 * self.scale
+        above = all(abs(y_px - placed) >= line for placed in self._placed)
+        self._placed.append(y_px + (0 if above else -line))
+        return (1, 1) if above else (1, 0)
 
     @staticmethod
     def _is_main(hw: Hardware, key: RoofKey) -> bool:
         return key.kind != COMPUTE and hw.main_memory.name == key.label
 
-    def _draw_ridge(self, hw: Hardware, ceilings: Ceilings, style, multi: bool, what_if: bool) -> None:
+    def _draw_ridge(self, hw: Hardware, ceilings: Ceilings, style, multi: bool, what_if: bool,
+                    labelled: bool) -> None:
         top = ceilings.compute[0]
         ridge = top.value / ceilings.bandwidth[0].value
         x, y = coords.view_point(ridge, top.value)
@@ -138,7 +162,9 @@ class RoofLayer:
         marker.setData([x], [y], pen=pg.mkPen(style.colour if multi else "k", width=1.5),
                        brush=pg.mkBrush("w"), size=11 * self.scale)
         badge = "  what-if" if what_if else ""
-        text.setText(f"ridge {ridge:.0f} FLOP/B{badge}", color=style.colour if multi else "k")
+        description = f"ridge {ridge:.0f} FLOP/B{badge}"
+        marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")
+        text.setText(description if labelled else "", color=style.colour if multi else "k")
         text.setFont(_font(9 * self.scale))
         text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
 

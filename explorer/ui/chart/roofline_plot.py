@@ -97,16 +97,15 @@ class RooflinePlot(pg.PlotWidget):
         if fit is None:
             fit = key != self._fit_key and not self.state.in_gesture
         self._fit_key = key
-        if fit:
+        if fit:  # before the roofs: label placement needs the final pixel scale
             self._x_range = self._fit_x(devices)
+            self.fit_view(devices)
         self.roofs.update(devices, self._x_range)
         self._redraw_measured()
         p = analysis.params
         self.getPlotItem().setTitle(
             f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{analysis.model.name}, "
             f"{p.phase} batch {p.batch}, {p.dtype}</span>", color="k")
-        if fit:
-            self.fit_view(devices)
 
     def _fit_x(self, devices) -> tuple[float, float]:
         analysis = self.state.analysis()
