@@ -38,8 +38,13 @@ class DataFileError(ValueError):
         super().__init__(": ".join([*where, message]))
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a mapping key written twice (YAML would keep the last)."""
+# LibYAML's parser where PyYAML was built with it (ten times faster at start-up), with the
+# same safe constructor either way.
+_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_SafeBase):
+    """A safe loader that rejects a mapping key written twice (YAML would keep the last)."""
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):

@@ -51,6 +51,9 @@ class WhatIf:
         _check_scale("bandwidth_scale", self.bandwidth_scale)
         for label, value in self.peak_scales:
             _check_scale(f"peak_scale of {label}", value)
+        # Plain floats (a drag hands NumPy scalars), so the session saves as YAML.
+        object.__setattr__(self, "bandwidth_scale", float(self.bandwidth_scale))
+        object.__setattr__(self, "peak_scales", tuple((str(k), float(v)) for k, v in self.peak_scales))
 
     @property
     def active(self) -> bool:

@@ -263,8 +263,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _write_autosave(self) -> None:
         try:
             self.state.session.save(self.autosave_path())
-        except OSError as exc:
-            self.statusBar().showMessage(f"Autosave failed: {exc.strerror or exc}", 6000)
+        except (OSError, ValueError) as exc:  # a full disk must not interrupt the user
+            self.statusBar().showMessage(f"Autosave failed: {getattr(exc, 'strerror', None) or exc}", 6000)
 
     def offer_restore(self) -> None:
         """After an unclean exit (the lock file of the last run is still there), offer the

@@ -16,6 +16,12 @@ class SiLogAxis(pg.AxisItem):
         # The label carries the unit; SI prefixes on ticks replace pyqtgraph's auto-scaling.
         self.enableAutoSIPrefix(False)
 
+    def logTickValues(self, minVal, maxVal, size, stdTicks):
+        """Decades only: the nine minor lines per decade cost most of a repaint (each is a
+        grid line across the plot) and crowd a projected chart."""
+        return [(spacing, values) for spacing, values in stdTicks if spacing >= 1.0] or \
+            super().logTickValues(minVal, maxVal, size, stdTicks)
+
     def logTickStrings(self, values, scale, spacing):
         return [tick_label(float(coords.to_data(v) * scale)) for v in values]
 

@@ -89,28 +89,21 @@ class PointLayer:
 
     # -- workload ---------------------------------------------------------------------------------
     def show_ops(self, analysis: Analysis, sweep: BatchSweep, selected: str | None) -> None:
-        for item in self.op_items:
-            self.plot.removeItem(item)
-        self.op_items.clear()
         infos = op_infos(analysis)
         self._infos = {info.name: info for info in infos}
         by_group: dict[str, list[OpInfo]] = {}
         for info in infos:
             by_group.setdefault(palette.ROLE_GROUP.get(info.role, "elementwise"), []).append(info)
-        for group, members in by_group.items():
-            colour = palette.GROUP_COLOURS[group]
-            x = coords.to_view([m.intensity for m in members])
-            y = coords.to_view([m.performance for m in members])
-            item = pg.ScatterPlotItem(
-                x=x, y=y, data=members, name=group, symbol="o",
-                size=[(8 + 22 * math.sqrt(m.share)) * self.scale for m in members],
-                pen=pg.mkPen(colour, width=2 * self.scale), brush=pg.mkBrush(255, 255, 255, 160),
-                hoverable=True, hoverPen=pg.mkPen(colour, width=3.5 * self.scale),
-                tip=lambda x, y, data: data.tooltip())
-            item.setZValue(8)
-            item.sigClicked.connect(self._clicked)
-            self.plot.addItem(item)
-            self.op_items.append(item)
+        # Same groups as shown (a drag or a batch change): move the points, keep the items
+        # and their legend entries; otherwise build them anew.
+        if [item.name() for item in self.op_items] != list(by_group):
+            for item in self.op_items:
+                self.plot.removeItem(item)
+            self.op_items = [self._group_item(group) for group in by_group]
+        for item, members in zip(self.op_items, by_group.values(), strict=True):
+            item.setData(x=coords.to_view([m.intensity for m in members]),
+                         y=coords.to_view([m.performance for m in members]), data=members,
+                         size=[(8 + 22 * math.sqrt(m.share)) * self.scale for m in members])
         t = analysis.totals
         self.star.size_px = 16 * self.scale
         self.star.set_position(*coords.view_point(t.intensity, t.flops / t.time_s))
@@ -123,6 +116,17 @@ class PointLayer:
         else:
             self.track.setData([], [])
         self.select(selected)
+
+    def _group_item(self, group: str) -> pg.ScatterPlotItem:
+        colour = palette.GROUP_COLOURS[group]
+        item = pg.ScatterPlotItem(
+            name=group, symbol="o", pen=pg.mkPen(colour, width=2 * self.scale),
+            brush=pg.mkBrush(255, 255, 255, 160), hoverable=True,
+            hoverPen=pg.mkPen(colour, width=3.5 * self.scale), tip=lambda x, y, data: data.tooltip())
+        item.setZValue(8)
+        item.sigClicked.connect(self._clicked)
+        self.plot.addItem(item)
+        return item
 
     def _clicked(self, item, points, ev) -> None:
         if len(points):

@@ -121,8 +121,7 @@ class RoofLayer:
             item.set_segment(x, y)
         item.setToolTip(roof_tooltip(hw, key))
         label = self.labels[key]
-        label.setText(roof_text(hw, segment, multi), color=colour)
-        label.setFont(_font(10 * self.scale))
+        _set_text(label, roof_text(hw, segment, multi), colour, 10 * self.scale)
         if compute:
             # Right-aligned at the line's end, above it; below it instead when the label
             # above would overlap the one placed just before (roofs close in value).
@@ -164,12 +163,21 @@ class RoofLayer:
         badge = "  what-if" if what_if else ""
         description = f"ridge {ridge:.0f} FLOP/B{badge}"
         marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")
-        text.setText(description if labelled else "", color=style.colour if multi else "k")
-        text.setFont(_font(9 * self.scale))
+        _set_text(text, description if labelled else "", style.colour if multi else "k", 9 * self.scale)
         text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
 
     def dragging(self) -> DraggableRoof | None:
         return next((item for item in self.roofs.values() if item.dragging), None)
+
+
+def _set_text(item: pg.TextItem, text: str, colour, points: float) -> None:
+    """Set a label's text, colour and size only when they change: re-laying out text is
+    the costliest part of a redraw during a drag."""
+    wanted = (text, str(colour), points)
+    if getattr(item, "_shown", None) != wanted:
+        item.setText(text, color=colour)
+        item.setFont(_font(points))
+        item._shown = wanted
 
 
 def _font(points: float) -> QtGui.QFont:

@@ -69,7 +69,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Interactive)
         self.totals = QtWidgets.QLabel(wordWrap=True)
         self.totals.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.memory = MemoryBar()
@@ -132,8 +132,11 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.seq.setEnabled(transformer and p.phase == "prefill")
         self.context.setEnabled(transformer and p.phase == "decode")
         analysis = self.state.analysis()
-        self.table_model.set_analysis(analysis)
-        self._select_row(self.state.session.selected_op)
+        # During a drag only the totals follow live; the table catches up when it ends.
+        if not self.state.in_gesture or self.table_model.rowCount() != len(analysis.ops):
+            self.table_model.set_analysis(analysis)
+            self.table.resizeColumnsToContents()
+            self._select_row(self.state.session.selected_op)
         t = analysis.totals
         unit = t.item_unit
         bound = "memory" if t.memory_time_s > t.compute_time_s else "compute"
