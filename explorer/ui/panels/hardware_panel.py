@@ -62,6 +62,7 @@ class HardwarePanel(QtWidgets.QWidget):
         state.sig_hardware_changed.connect(self._sync_checks)
         state.sig_catalog_changed.connect(self._rebuild)
         self.sig_gpu_found.connect(self._on_gpu_found)
+        self.tree.setCurrentItem(self._items[state.session.primary])  # its card, from the start
         self._sync_checks()
 
     # -- building ------------------------------------------------------------------------------
