@@ -177,6 +177,11 @@ class AppState(QtCore.QObject):
         described = ", ".join(f"{k} {v}" for k, v in changes.items())
         self._change(replace(self._session, params=params), f"Set {described}")
 
+    def set_workload(self, model: str, params: WorkloadParams, text: str) -> None:
+        """Model and parameters at once (a loaded workload file): one undo step."""
+        self.models[model]
+        self._change(replace(self._session, model=model, params=params, selected_op=None), text)
+
     def set_what_if(self, ident: str, what_if: WhatIf, text: str = "") -> None:
         self._change(self._session.with_what_if(ident, what_if),
                      text or f"What-if on {self.catalog[ident].name}")

@@ -117,20 +117,22 @@ class Session:
         return replace(self, what_ifs=others + (((ident, what_if),) if what_if.active else ()))
 
     # -- files ---------------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def workload_dict(self) -> dict[str, Any]:
         p = self.params
+        out: dict[str, Any] = {"model": self.model, "phase": p.phase, "batch": p.batch, "seq": p.seq,
+                               "context": p.context, "dtype": p.dtype, "attention": p.attention}
+        if p.weight_dtype:
+            out["weight_dtype"] = p.weight_dtype
+        if p.kv_dtype:
+            out["kv_dtype"] = p.kv_dtype
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema": SCHEMA,
             "hardware": list(self.hardware),
-            "workload": {
-                "model": self.model, "phase": p.phase, "batch": p.batch, "seq": p.seq,
-                "context": p.context, "dtype": p.dtype, "attention": p.attention,
-            },
+            "workload": self.workload_dict(),
         }
-        if p.weight_dtype:
-            out["workload"]["weight_dtype"] = p.weight_dtype
-        if p.kv_dtype:
-            out["workload"]["kv_dtype"] = p.kv_dtype
         if self.what_ifs:
             out["what_if"] = {k: {"bandwidth_scale": v.bandwidth_scale,
                                   "peak_scale": dict(v.peak_scales)} for k, v in self.what_ifs}
@@ -188,6 +190,36 @@ def _read_params(fields: Fields) -> WorkloadParams:
         raise fields.error("workload", str(exc)) from None
 
 
+def save_workload(path: str | Path, session: Session) -> None:
+    """Save only the workload (model and parameters) of ``session``."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump({"schema": SCHEMA, "workload": session.workload_dict()},
+                                  sort_keys=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _read_workload(top: Fields, model_ids) -> tuple[str, WorkloadParams]:
+    workload = top.child(top.mapping("workload"), "workload")
+    model = workload.text("model")
+    if model_ids is not None and model not in model_ids:
+        raise workload.error("model", f"unknown model {model!r}")
+    params = _read_params(workload)
+    workload.finish()
+    return model, params
+
+
+def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> tuple[str, WorkloadParams]:
+    """Read a workload file: ``(model id, parameters)``, validated like a session."""
+    top = Fields(load_yaml(path, text), path, None)
+    version = top.integer("schema")
+    if version != SCHEMA:
+        raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
+    model, params = _read_workload(top, model_ids)
+    top.finish()
+    return model, params
+
+
 def load_session(path: str | Path, hardware_ids=None, model_ids=None,
                  text: str | None = None) -> Session:
     """Read and validate a session file. ``hardware_ids`` and ``model_ids`` (when given)
@@ -198,12 +230,7 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     if version != SCHEMA:
         raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
     hardware = _ids(top, "hardware", hardware_ids)
-    workload = top.child(top.mapping("workload"), "workload")
-    model = workload.text("model")
-    if model_ids is not None and model not in model_ids:
-        raise workload.error("model", f"unknown model {model!r}")
-    params = _read_params(workload)
-    workload.finish()
+    model, params = _read_workload(top, model_ids)
     what_ifs = []
     for ident, raw in top.mapping("what_if", required=False).items():
         if hardware_ids is not None and ident not in hardware_ids:

@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer import __version__
 from explorer.core.analysis import Analysis
 from explorer.core.datafile import DataFileError
-from explorer.core.session import Session, load_session
+from explorer.core.session import Session, load_session, load_workload, save_workload
 from explorer.core.units import format_bytes, format_time
 from explorer.paths import user_path
 from explorer.runs import RunController
@@ -107,6 +107,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_save = self._action("&Save session", self.save_session, keys.Save)
         self.act_save_as = self._action("Save session &as…", self.save_session_as, keys.SaveAs)
         self.act_quit = self._action("&Quit", self.close, keys.Quit)
+        self.act_open_workload = self._action("Open &workload…", self.open_workload_dialog,
+                                              tip="Load a model and its parameters from a YAML file")
+        self.act_save_workload = self._action("Save wor&kload as…", self.save_workload_dialog,
+                                              tip="Save the model and its parameters as YAML")
         self.act_undo = self.state.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(keys.Undo)
         self.act_redo = self.state.undo_stack.createRedoAction(self, "&Redo")
@@ -130,6 +134,9 @@ class MainWindow(QtWidgets.QMainWindow):
         for action in (self.act_save, self.act_save_as):
             file_menu.addAction(action)
         file_menu.addSeparator()
+        file_menu.addAction(self.act_open_workload)
+        file_menu.addAction(self.act_save_workload)
+        file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
         edit = bar.addMenu("&Edit")
         edit.addAction(self.act_undo)
@@ -137,6 +144,8 @@ class MainWindow(QtWidgets.QMainWindow):
         view = bar.addMenu("&View")
         view.addAction(self.act_fit)
         view.addAction(self.act_reset)
+        self.roofs_menu = view.addMenu("Compute &roofs")
+        self.roofs_menu.aboutToShow.connect(self._fill_roofs_menu)
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -151,6 +160,52 @@ class MainWindow(QtWidgets.QMainWindow):
         for action in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_fit,
                        self.act_reset, self.act_run):
             bar.addAction(action)
+
+    def _fill_roofs_menu(self) -> None:
+        """Which precisions' compute roofs are drawn: automatic (the workload's and fp32) or
+        a chosen set."""
+        from explorer.core.units import PRECISIONS
+
+        menu, chosen = self.roofs_menu, self.state.session.precisions
+        menu.clear()
+        auto = menu.addAction("Automatic: the workload's precision and fp32")
+        auto.setCheckable(True)
+        auto.setChecked(not chosen)
+        auto.triggered.connect(lambda: self.state.set_precisions(()))
+        menu.addSeparator()
+        shown = chosen or tuple(dict.fromkeys(
+            (self.state.analysis().roofs.matrix.precision, "fp32")))
+        for precision in PRECISIONS:
+            action = menu.addAction(precision)
+            action.setCheckable(True)
+            action.setChecked(precision in shown)
+            action.toggled.connect(lambda on, p=precision, shown=shown: self.state.set_precisions(
+                tuple(q for q in PRECISIONS if (q in shown and q != p) or (q == p and on)) or ("fp32",)))
+
+    def open_workload_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open workload", str(Path.home()),
+                                                        "Workloads (*.yaml *.yml)")
+        if path:
+            self.open_workload(path)
+
+    def open_workload(self, path: str | Path) -> bool:
+        try:
+            model, params = load_workload(path, set(self.state.models))
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot open workload", str(exc))
+            return False
+        self.state.set_workload(model, params, f"Workload from {Path(path).name}")
+        return True
+
+    def save_workload_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save workload",
+                                                        str(Path.home() / "workload.yaml"),
+                                                        "Workloads (*.yaml *.yml)")
+        if path:
+            try:
+                save_workload(path, self.state.session)
+            except OSError as exc:
+                QtWidgets.QMessageBox.critical(self, "Cannot save workload", f"{path}: {exc.strerror or exc}")
 
     def _find_device(self) -> None:
         self.docks["hardware"].show()

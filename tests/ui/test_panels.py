@@ -177,3 +177,34 @@ def test_an_unavailable_gpu_says_why(window, qtbot):
     if isinstance(gpuinfo.detect_gpu(0), gpuinfo.Unavailable):
         assert "Unavailable:" in panel.availability.text()
         assert not panel.run_button.isEnabled()
+
+
+def test_workload_files_round_trip_and_broken_ones_are_refused(window, tmp_path, monkeypatch):
+    from explorer.core.session import save_workload
+
+    state = window.state
+    state.set_workload("llama-2-13b", state.params.__class__(phase="prefill", batch=3, seq=256),
+                       "test")
+    path = tmp_path / "w.yaml"
+    save_workload(path, state.session)
+    state.set_model("gpt2")
+    assert window.open_workload(path)
+    assert state.model.id == "llama-2-13b" and state.params.seq == 256 and state.params.batch == 3
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda *args: shown.append(args[2]))
+    path.write_text("schema: 1\nworkload: {model: llama-2-13b, seq: 0}\n")
+    assert not window.open_workload(path)
+    assert "field 'workload.seq': must be positive" in shown[0]
+    assert state.params.seq == 256
+
+
+def test_roof_precision_menu(window):
+    window._fill_roofs_menu()
+    actions = {a.text(): a for a in window.roofs_menu.actions()}
+    assert actions["Automatic: the workload's precision and fp32"].isChecked()
+    actions["fp8"].setChecked(True)
+    assert window.state.session.precisions == ("fp32", "bf16", "fp8")
+    labels = sorted(label.toPlainText() for label in window.chart.roofs.labels.values())
+    assert "fp8 matrix 1.98 PFLOP/s" in labels
+    window.state.set_precisions(())
+    assert "fp8 matrix 1.98 PFLOP/s" not in [l.toPlainText() for l in window.chart.roofs.labels.values()]
