@@ -207,4 +207,4 @@ def test_roof_precision_menu(window):
     labels = sorted(label.toPlainText() for label in window.chart.roofs.labels.values())
     assert "fp8 matrix 1.98 PFLOP/s" in labels
     window.state.set_precisions(())
-    assert "fp8 matrix 1.98 PFLOP/s" not in [l.toPlainText() for l in window.chart.roofs.labels.values()]
+    assert "fp8 matrix 1.98 PFLOP/s" not in [t.toPlainText() for t in window.chart.roofs.labels.values()]
