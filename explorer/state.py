@@ -15,10 +15,11 @@ from PySide6 import QtCore, QtGui
 
 from explorer.core.analysis import Analysis, BatchSweep, analyze, batch_sweep
 from explorer.core.catalog import Catalog
+from explorer.core.custom import Layer
 from explorer.core.hardware import Hardware
 from explorer.core.models import ModelCatalog, ModelSpec
-from explorer.core.session import MAX_DEVICES, Session, WhatIf
-from explorer.core.workload import WorkloadParams
+from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf
+from explorer.core.workload import WorkloadError, WorkloadParams
 from explorer.kernels.results import Point, Results, load_results
 
 
@@ -79,7 +80,7 @@ class AppState(QtCore.QObject):
 
     @property
     def model(self) -> ModelSpec:
-        return self.models[self._session.model]
+        return self._session.model_spec or self.models[self._session.model]
 
     def device(self, ident: str) -> Hardware:
         """A shown device with its what-ifs applied."""
@@ -167,9 +168,21 @@ class AppState(QtCore.QObject):
         self.set_devices([ident, *rest][:MAX_DEVICES])
 
     def set_model(self, ident: str) -> None:
-        self.models[ident]  # raises UnknownIdError
-        self._change(replace(self._session, model=ident, selected_op=None),
-                     f"Model {self.models[ident].name}")
+        if ident == CUSTOM:
+            if not self._session.custom_layers:
+                self.sig_message.emit("The custom stack is empty: build it in the layer editor")
+                return
+            name = "the custom stack"
+        else:
+            name = self.models[ident].name  # raises UnknownIdError
+        self._change(replace(self._session, model=ident, selected_op=None), f"Model {name}")
+
+    def set_custom_layers(self, layers: tuple[Layer, ...]) -> None:
+        """Replace the custom stack and use it (one undo step); raises WorkloadError if empty."""
+        if not layers:
+            raise WorkloadError("the custom stack has no layers: add one")
+        self._change(replace(self._session, model=CUSTOM, custom_layers=tuple(layers), selected_op=None),
+                     "Edit the custom stack")
 
     def set_params(self, **changes) -> None:
         """Change workload parameters; raises WorkloadError (naming the parameter) if invalid."""
@@ -177,10 +190,14 @@ class AppState(QtCore.QObject):
         described = ", ".join(f"{k} {v}" for k, v in changes.items())
         self._change(replace(self._session, params=params), f"Set {described}")
 
-    def set_workload(self, model: str, params: WorkloadParams, text: str) -> None:
-        """Model and parameters at once (a loaded workload file): one undo step."""
-        self.models[model]
-        self._change(replace(self._session, model=model, params=params, selected_op=None), text)
+    def set_workload(self, model: str, params: WorkloadParams, text: str,
+                     layers: tuple[Layer, ...] = ()) -> None:
+        """Model, parameters (and custom layers) at once (a loaded workload file): one step."""
+        if model != CUSTOM:
+            self.models[model]
+        layers = layers or self._session.custom_layers
+        self._change(replace(self._session, model=model, params=params, selected_op=None,
+                             custom_layers=layers), text)
 
     def set_what_if(self, ident: str, what_if: WhatIf, text: str = "") -> None:
         self._change(self._session.with_what_if(ident, what_if),

@@ -216,10 +216,13 @@ class Analysis:
 
 def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
     """(weight bytes, KV-cache bytes per token)."""
-    weights = model.parameter_count() * params.weight_bytes
-    if isinstance(model, TransformerSpec):
-        return weights, model.kv_values_per_token() * params.kv_bytes
-    return weights, 0
+    return (model.parameter_count() * params.weight_bytes,
+            model.kv_values_per_token() * params.kv_bytes)
+
+
+def _items_per_step(model: ModelSpec, params: WorkloadParams, batch):
+    """Tokens processed (or produced) per step, or images for a CNN."""
+    return batch * params.query_tokens if model.item_unit == "tokens" else batch
 
 
 def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
@@ -237,7 +240,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     time_s = np.maximum(arithmetic_s, moved / bandwidth)
 
     transformer = isinstance(model, TransformerSpec)
-    items = params.batch * params.query_tokens if transformer else params.batch
+    items = _items_per_step(model, params, params.batch)
     weight_bytes, kv_per_token = _memory(model, params)
     kv_cache = params.batch * params.kv_tokens * kv_per_token
     activations = max(int(o.activation_bytes) for o in ops)
@@ -251,7 +254,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         compute_time_s=float(np.sum(counts * arithmetic_s)),
         memory_time_s=float(np.sum(counts * moved)) / bandwidth,
         items_per_step=items,
-        item_unit="tokens" if transformer else "images",
+        item_unit=model.item_unit,
         tokens_per_s=items / total_time,
         weight_bytes=weight_bytes,
         kv_bytes_per_token=kv_per_token,
@@ -331,7 +334,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
         compute_time_s += o.count * arithmetic
         total_flops += o.count * flops
         total_bytes += o.count * moved
-    items = b * (params.query_tokens if isinstance(model, TransformerSpec) else 1)
+    items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,
         time_s=total_time,

@@ -44,6 +44,8 @@ class TransformerSpec:
     origin: str = ""
     architecture: str = "transformer"
 
+    item_unit = "tokens"
+
     @property
     def head_dim(self) -> int:
         return self.d_model // self.heads
@@ -120,6 +122,11 @@ class CnnSpec:
     parameters_source: str
     origin: str = ""
     architecture: str = "cnn"
+
+    item_unit = "images"
+
+    def kv_values_per_token(self) -> int:
+        return 0
 
     def parameter_count(self) -> int:
         total = self.stem_kernel**2 * self.in_channels * self.stem_channels + 2 * self.stem_channels

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from explorer.core.custom import CustomSpec, Layer, read_layers
 from explorer.core.datafile import DataFileError, Fields, load_yaml
 from explorer.core.hardware import Hardware
 from explorer.core.units import PRECISIONS
@@ -30,6 +31,7 @@ from explorer.core.workload import (
 
 SCHEMA = 1
 MAX_DEVICES = 4
+CUSTOM = "custom"  # the model id of the user's own layer stack
 WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 either way
 
 
@@ -95,6 +97,7 @@ class Session:
     results: tuple[str, ...] = ()  # measurement files shown on the chart
     measured_roofs: bool = False  # draw roofs from the best measured rates
     selected_op: str | None = None
+    custom_layers: tuple[Layer, ...] = ()  # the stack used when model is "custom"
 
     def __post_init__(self) -> None:
         if not self.hardware:
@@ -103,6 +106,11 @@ class Session:
             raise ValueError(f"at most {MAX_DEVICES} devices can be overlaid, got {len(self.hardware)}")
         if len(set(self.hardware)) != len(self.hardware):
             raise ValueError("a device is listed twice")
+
+    @property
+    def model_spec(self):
+        """The custom stack as a model, when the session uses it (else None)."""
+        return CustomSpec(self.custom_layers) if self.model == CUSTOM else None
 
     @property
     def primary(self) -> str:
@@ -125,6 +133,8 @@ class Session:
             out["weight_dtype"] = p.weight_dtype
         if p.kv_dtype:
             out["kv_dtype"] = p.kv_dtype
+        if self.custom_layers:
+            out["layers"] = CustomSpec(self.custom_layers).to_list()
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,25 +209,30 @@ def save_workload(path: str | Path, session: Session) -> None:
     tmp.replace(path)
 
 
-def _read_workload(top: Fields, model_ids) -> tuple[str, WorkloadParams]:
+def _read_workload(top: Fields, model_ids) -> tuple[str, WorkloadParams, tuple[Layer, ...]]:
     workload = top.child(top.mapping("workload"), "workload")
     model = workload.text("model")
-    if model_ids is not None and model not in model_ids:
+    if model_ids is not None and model not in model_ids and model != CUSTOM:
         raise workload.error("model", f"unknown model {model!r}")
     params = _read_params(workload)
+    layers = read_layers(workload) if workload.has("layers") else ()
+    if model == CUSTOM and not layers:
+        raise workload.error("layers", "is missing (the custom model needs its layers)")
     workload.finish()
-    return model, params
+    return model, params, layers
 
 
-def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> tuple[str, WorkloadParams]:
-    """Read a workload file: ``(model id, parameters)``, validated like a session."""
+def load_workload(path: str | Path, model_ids=None,
+                  text: str | None = None) -> tuple[str, WorkloadParams, tuple[Layer, ...]]:
+    """Read a workload file: ``(model id, parameters, custom layers)``, validated like a
+    session."""
     top = Fields(load_yaml(path, text), path, None)
     version = top.integer("schema")
     if version != SCHEMA:
         raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
-    model, params = _read_workload(top, model_ids)
+    workload = _read_workload(top, model_ids)
     top.finish()
-    return model, params
+    return workload
 
 
 def load_session(path: str | Path, hardware_ids=None, model_ids=None,
@@ -230,7 +245,7 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     if version != SCHEMA:
         raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
     hardware = _ids(top, "hardware", hardware_ids)
-    model, params = _read_workload(top, model_ids)
+    model, params, layers = _read_workload(top, model_ids)
     what_ifs = []
     for ident, raw in top.mapping("what_if", required=False).items():
         if hardware_ids is not None and ident not in hardware_ids:
@@ -255,6 +270,6 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     try:
         return Session(hardware=hardware, model=model, params=params, what_ifs=tuple(what_ifs),
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
-                       selected_op=selected)
+                       selected_op=selected, custom_layers=layers)
     except ValueError as exc:
         raise DataFileError(path, str(exc), field="hardware") from None

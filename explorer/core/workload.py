@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.core import ops as op
+from explorer.core.custom import CustomSpec, custom_ops
 from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec
 from explorer.core.units import DTYPE_BYTES
 
@@ -111,6 +112,10 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
         return _transformer_ops(model, params, batch)
     if isinstance(model, CnnSpec):
         return _cnn_ops(model, params, batch)
+    if isinstance(model, CustomSpec):
+        if not model.layers:
+            raise WorkloadError("the custom stack has no layers: add one in the layer editor")
+        return custom_ops(model, params, batch)
     raise TypeError(f"no op builder for {type(model).__name__}")
 
 

@@ -190,11 +190,11 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def open_workload(self, path: str | Path) -> bool:
         try:
-            model, params = load_workload(path, set(self.state.models))
+            model, params, layers = load_workload(path, set(self.state.models))
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open workload", str(exc))
             return False
-        self.state.set_workload(model, params, f"Workload from {Path(path).name}")
+        self.state.set_workload(model, params, f"Workload from {Path(path).name}", layers)
         return True
 
     def save_workload_dialog(self) -> None:

@@ -73,3 +73,19 @@ def test_broken_sessions_name_the_field(tmp_path, catalog, models, text, field, 
         load_session(path, set(catalog), set(models))
     assert info.value.field == field
     assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_a_custom_stack_round_trips(tmp_path, catalog, models):
+    from explorer.core.custom import Layer
+
+    layers = (Layer("attention", (("d_model", 1024), ("heads", 16), ("kv_heads", 4)), 12),
+              Layer("mlp", (("d_model", 1024), ("width", 4096), ("gated", False),
+                            ("activation", "gelu")), 12))
+    session = Session(model="custom", custom_layers=layers)
+    path = tmp_path / "custom.yaml"
+    session.save(path)
+    loaded = load_session(path, set(catalog), set(models))
+    assert loaded == session and loaded.model_spec.parameter_count() == session.model_spec.parameter_count()
+    path.write_text(path.read_text().replace("  layers:", "  layerz:"))
+    with pytest.raises(DataFileError, match="layers"):
+        load_session(path, set(catalog), set(models))

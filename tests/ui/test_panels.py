@@ -208,3 +208,41 @@ def test_roof_precision_menu(window):
     assert "fp8 matrix 1.98 PFLOP/s" in labels
     window.state.set_precisions(())
     assert "fp8 matrix 1.98 PFLOP/s" not in [t.toPlainText() for t in window.chart.roofs.labels.values()]
+
+
+def test_layer_editor_builds_a_custom_stack(window, qtbot, monkeypatch):
+    from explorer.ui.panels.layer_editor import LayerStackEditor
+
+    dialog = LayerStackEditor((), window)
+    qtbot.addWidget(dialog)
+    assert dialog.list.count() == 6  # a starter stack, not an empty page
+    dialog.list.setCurrentRow(5)
+    dialog.remove_layer()
+    dialog.add_layer("conv2d")
+    assert [layer.kind for layer in dialog.layers][-1] == "conv2d"
+    dialog.list.setCurrentRow(dialog.list.count() - 1)
+    dialog.move_layer(-1)
+    assert dialog.layers[-2].kind == "conv2d"
+    dialog.list.setCurrentRow(dialog.list.count() - 2)
+    dialog.remove_layer()
+    # Edit the attention layer through its form: 32 heads cannot be shared by 7 KV heads.
+    dialog.list.setCurrentRow(2)
+    role = QtWidgets.QFormLayout.ItemRole
+    form = dialog.form
+    fields = {form.itemAt(i, role.LabelRole).widget().text(): form.itemAt(i, role.FieldRole).widget()
+              for i in range(form.rowCount())}
+    fields["kv_heads"].setValue(7)
+    assert "cannot be shared" in dialog.error.text() and dialog.layers[2].get("kv_heads") == 8
+    fields["kv_heads"].setValue(4)
+    assert dialog.layers[2].get("kv_heads") == 4 and not dialog.error.text()
+    layers = tuple(dialog.layers)
+    monkeypatch.setattr(LayerStackEditor, "exec", lambda self: QtWidgets.QDialog.DialogCode.Accepted)
+    monkeypatch.setattr(LayerStackEditor, "result_layers", lambda self: layers)
+    state = window.state
+    steps = state.undo_stack.count()
+    assert window.workload_panel.open_layer_editor()
+    assert state.model.id == "custom" and state.undo_stack.count() == steps + 1
+    assert window.workload_panel.model_box.currentData() == "custom"
+    assert window.workload_panel.table_model.rowCount() == len(state.analysis().ops) > 5
+    state.undo_stack.undo()
+    assert state.model.id == "llama-3-8b"

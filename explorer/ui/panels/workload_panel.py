@@ -5,9 +5,11 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.models import TransformerSpec
+from explorer.core.session import CUSTOM
 from explorer.core.units import format_bytes, format_count, format_si, format_time
 from explorer.core.workload import ATTENTIONS, MAX_BATCH, MAX_TOKENS, PHASES, WORKLOAD_DTYPES, WorkloadError
 from explorer.state import AppState
+from explorer.ui.panels.layer_editor import LayerStackEditor
 from explorer.ui.panels.memory_bar import MemoryBar
 from explorer.ui.panels.op_table import NAME_ROLE, SORT_ROLE, OpTableModel
 
@@ -39,6 +41,13 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.model_box.setToolTip("Model preset (configurations from the published configs)")
         for ident, spec in state.models.items():
             self.model_box.addItem(spec.name, ident)
+        self.model_box.addItem("Custom stack", CUSTOM)
+        self.edit_layers = QtWidgets.QPushButton("Edit layers…")
+        self.edit_layers.setToolTip("Build your own stack of layers (linear, attention, MLP, norm, "
+                                    "softmax, elementwise, conv2d, embedding)")
+        model_row = QtWidgets.QHBoxLayout()
+        model_row.addWidget(self.model_box, 1)
+        model_row.addWidget(self.edit_layers)
         self.phase = _combo(PHASES, "prefill: process the prompt; decode: one new token per sequence")
         self.batch = _spin(MAX_BATCH, "Sequences (or images) per step")
         self.seq = _spin(MAX_TOKENS, "Prompt tokens per sequence (prefill)")
@@ -49,7 +58,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.attention = _combo(ATTENTIONS, "naive writes the score matrix to memory; fused keeps "
                                             "it on chip")
         form = QtWidgets.QFormLayout()
-        form.addRow("Model", self.model_box)
+        form.addRow("Model", model_row)
         form.addRow("Phase", self.phase)
         form.addRow("Batch", self.batch)
         form.addRow("Prompt tokens", self.seq)
@@ -87,8 +96,8 @@ class WorkloadPanel(QtWidgets.QWidget):
             "dtype": self.dtype, "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype,
             "attention": self.attention,
         }
-        self.model_box.currentIndexChanged.connect(
-            lambda _i: self.state.set_model(self.model_box.currentData()))
+        self.model_box.currentIndexChanged.connect(self._on_model_chosen)
+        self.edit_layers.clicked.connect(self.open_layer_editor)
         for name, widget in self._editors.items():
             if isinstance(widget, QtWidgets.QSpinBox):
                 widget.valueChanged.connect(lambda value, name=name: self._set(name, value))
@@ -99,6 +108,21 @@ class WorkloadPanel(QtWidgets.QWidget):
         state.sig_hardware_changed.connect(self.refresh)
         state.sig_selection_changed.connect(self._select_row)
         self.refresh()
+
+    def _on_model_chosen(self, _index: int) -> None:
+        ident = self.model_box.currentData()
+        if ident == CUSTOM and not self.state.session.custom_layers:
+            self.open_layer_editor()
+            self.refresh()  # back to the previous model if the editor was cancelled
+        else:
+            self.state.set_model(ident)
+
+    def open_layer_editor(self) -> bool:
+        dialog = LayerStackEditor(self.state.session.custom_layers, self)
+        if dialog.exec() != QtWidgets.QDialog.DialogCode.Accepted:
+            return False
+        self.state.set_custom_layers(dialog.result_layers())
+        return True
 
     def _set(self, name: str, value) -> None:
         if value == SAME:
@@ -126,7 +150,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.attention.setCurrentText(p.attention)
         for w in widgets:
             w.blockSignals(False)
-        transformer = isinstance(model, TransformerSpec)
+        transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
         for w in (self.phase, self.kv_dtype, self.attention):
             w.setEnabled(transformer)
         self.seq.setEnabled(transformer and p.phase == "prefill")
