@@ -103,3 +103,17 @@ def test_batch_from_track_is_clamped_to_what_fits(window):
     sweep = window.state.sweep()
     assert window.chart.batch_at(-5.0) == 1
     assert window.chart.batch_at(10.0) == sweep.max_batch
+
+
+def test_the_datasheet_roof_stays_visible_under_a_what_if(window):
+    from explorer.core.session import WhatIf
+
+    state = window.state
+    state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=2.0))
+    originals = window.chart.roofs.originals
+    assert [key.label for key in originals] == ["HBM3"]  # only the moved roof has a ghost
+    x, y = originals[next(iter(originals))].getData()
+    assert y[0] - x[0] == pytest.approx(math.log10(3.35e12))  # at the datasheet bandwidth
+    assert "(what-if)" in window.chart.roofs.labels[next(iter(originals))].toPlainText()
+    state.reset_what_ifs()
+    assert not window.chart.roofs.originals

@@ -115,7 +115,7 @@ def test_a_broken_results_file_gets_a_dialog(window, tmp_path, monkeypatch):
     assert window.state.session.results == ()
 
 
-def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot):
+def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot, tmp_path):
     panel = window.kernel_panel
     for name, box in panel.suites.items():
         box.setChecked(name == "stream")
@@ -133,6 +133,9 @@ def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot):
     measured = [s for item in window.chart.points.measured_items for s in item.points()]
     assert len(measured) == 3  # copy does no arithmetic: no place on the chart
     assert window.state.live_points == []
+    copy = tmp_path / "copy.json"
+    assert panel.save_button.isEnabled() and panel.save_results(results, str(copy))
+    assert panel.load(str(copy)) and len(window.state.session.results) == 2
 
 
 def test_cancel_stops_a_run_within_a_second(window, qtbot):

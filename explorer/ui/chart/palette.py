@@ -48,16 +48,18 @@ def role_colour(role: str) -> str:
 class DeviceStyle:
     colour: str
     symbol: str  # ridge marker
+    dash: str  # line style name of Qt.PenStyle
 
 
 # Overlaid devices: colour plus a distinct ridge marker and the device name on every label,
 # so nothing depends on telling colours apart.
 DEVICE_STYLES = (
-    DeviceStyle(OKABE_ITO["black"], "d"),
-    DeviceStyle(OKABE_ITO["blue"], "s"),
-    DeviceStyle(OKABE_ITO["vermillion"], "t"),
-    DeviceStyle(OKABE_ITO["green"], "o"),
+    DeviceStyle(OKABE_ITO["black"], "d", "SolidLine"),
+    DeviceStyle(OKABE_ITO["blue"], "s", "DashLine"),
+    DeviceStyle(OKABE_ITO["vermillion"], "t", "DashDotLine"),
+    DeviceStyle(OKABE_ITO["green"], "o", "DotLine"),
 )
+ORIGINAL_ROOF = "#9a9a9a"  # where a what-if roof came from
 
 
 def device_style(index: int, multi: bool) -> DeviceStyle:

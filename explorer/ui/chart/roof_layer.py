@@ -68,11 +68,16 @@ class RoofLayer:
         self.roofs: dict[RoofKey, DraggableRoof] = {}
         self.labels: dict[RoofKey, pg.TextItem] = {}
         self.ridges: dict[str, tuple[pg.ScatterPlotItem, pg.TextItem]] = {}
+        self.originals: dict[RoofKey, pg.PlotCurveItem] = {}  # datasheet roofs under what-ifs
         self.scale = 1.0  # font and pen scale (presentation and export use more than 1)
 
-    def update(self, devices: list[tuple[Hardware, Ceilings, bool]], x_range: tuple[float, float]) -> None:
+    def update(self, devices: list[tuple[Hardware, Ceilings, bool]], x_range: tuple[float, float],
+               originals: dict[str, tuple[Ceilings, set[str]]] | None = None) -> None:
         """``devices``: (device, the ceilings to draw, whether it has what-ifs) in display order;
-        the first is the primary device, whose ridge is labelled (the others' in tooltips)."""
+        the first is the primary device, whose ridge is labelled (the others' in tooltips).
+        ``originals``: per device with what-ifs, its datasheet ceilings and the labels of the
+        roofs that moved; those are drawn faintly where they were."""
+        self._draw_originals(originals or {}, x_range)
         multi = len(devices) > 1
         wanted: set[RoofKey] = set()
         self._placed: list[float] = []  # pixel heights of compute labels placed so far
@@ -101,7 +106,10 @@ class RoofLayer:
         compute = segment.kind == COMPUTE
         colour = style.colour if multi else (
             (palette.ROOF_COMPUTE if top else palette.ROOF_VECTOR) if compute else palette.ROOF_BANDWIDTH)
-        dash = QtCore.Qt.PenStyle.DashLine if segment.roof.derived else QtCore.Qt.PenStyle.SolidLine
+        if multi:  # each device its own line style; derived values say so in their labels
+            dash = getattr(QtCore.Qt.PenStyle, style.dash)
+        else:
+            dash = QtCore.Qt.PenStyle.DashLine if segment.roof.derived else QtCore.Qt.PenStyle.SolidLine
         pen = pg.mkPen(colour, width=2.5 * self.scale, style=dash)
         pen.setCosmetic(True)
         item = self.roofs.get(key)
@@ -132,6 +140,26 @@ class RoofLayer:
             # A bandwidth roof has slope 1 in view coordinates: the label follows it.
             lx = min(segment.x[0] * 3 * LABEL_STAGGER_BANDWIDTH**index, segment.x[1] / 10)
             label.setPos(*coords.view_point(lx, lx * segment.roof.value * 1.15))
+
+    def _draw_originals(self, originals: dict[str, tuple[Ceilings, set[str]]], x_range) -> None:
+        wanted = set()
+        for ident, (ceilings, moved) in originals.items():
+            for segment in ceilings.segments(*x_range):
+                if segment.roof.label not in moved:
+                    continue
+                key = RoofKey(ident, segment.kind, segment.roof.label)
+                wanted.add(key)
+                item = self.originals.get(key)
+                if item is None:
+                    pen = pg.mkPen(palette.ORIGINAL_ROOF, width=1.5, style=QtCore.Qt.PenStyle.DashLine)
+                    item = pg.PlotCurveItem(pen=pen)
+                    item.setZValue(4)
+                    self.plot.addItem(item)
+                    self.originals[key] = item
+                item.setData(coords.to_view(segment.x), coords.to_view(segment.y))
+                item.setToolTip(f"datasheet value of {segment.roof.label} (before the what-if)")
+        for key in set(self.originals) - wanted:
+            self.plot.removeItem(self.originals.pop(key))
 
     def _compute_anchor(self, y_view: float) -> tuple[float, float]:
         pixel = self.plot.getViewBox().viewPixelSize()[1]

@@ -100,7 +100,16 @@ class RooflinePlot(pg.PlotWidget):
         if fit:  # before the roofs: label placement needs the final pixel scale
             self._x_range = self._fit_x(devices)
             self.fit_view(devices)
-        self.roofs.update(devices, self._x_range)
+        originals = {}
+        for hw, ceilings, what_if in devices:
+            if what_if:  # the datasheet values of the moved roofs, drawn faintly beneath
+                precisions = tuple({r.label.split()[0] for r in ceilings.compute})
+                original = Ceilings.from_hardware(self.state.catalog[hw.id], precisions)
+                current = {r.label: r.value for r in (*ceilings.compute, *ceilings.bandwidth)}
+                moved = {r.label for r in (*original.compute, *original.bandwidth)
+                         if current.get(r.label) != r.value}
+                originals[hw.id] = (original, moved)
+        self.roofs.update(devices, self._x_range, originals)
         self._redraw_measured()
         p = analysis.params
         self.getPlotItem().setTitle(

@@ -61,6 +61,8 @@ class KernelPanel(QtWidgets.QWidget):
         self.measured_roofs.setToolTip("Roofs at the best trusted measured bandwidth and FLOP/s "
                                        "(dash-dot, orange)")
         self.load_button = QtWidgets.QPushButton("Load results…")
+        self.save_button = QtWidgets.QPushButton("Save results as…")
+        self.save_button.setToolTip("Save the selected results (or the latest run) to a file of your choice")
         self.files = QtWidgets.QListWidget()
         self.files.setToolTip("Results shown on the chart; Delete removes the selected one")
         self.files.setMaximumHeight(70)
@@ -79,6 +81,7 @@ class KernelPanel(QtWidgets.QWidget):
         files_row.addWidget(self.measured_roofs)
         files_row.addStretch(1)
         files_row.addWidget(self.load_button)
+        files_row.addWidget(self.save_button)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -95,6 +98,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
         self.load_button.clicked.connect(self._on_load_clicked)
+        self.save_button.clicked.connect(self._on_save_clicked)
         self.files.installEventFilter(self)
         self.sig_gpu_checked.connect(self._on_gpu_checked)
         runs.sig_started.connect(self._on_started)
@@ -224,10 +228,31 @@ class KernelPanel(QtWidgets.QWidget):
         self.state.sig_message.emit(f"Loaded {len(results.points)} measured points from {Path(path).name}")
         return True
 
+    def _on_save_clicked(self) -> None:
+        current = self.files.currentItem()
+        source = current.text() if current else self.state.session.results[-1]
+        results = dict(self.state.results()).get(source)
+        if results is None:
+            return
+        start = str(Path.home() / Path(source).name)
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save results", start, "Results (*.json)")
+        if path:
+            self.save_results(results, path)
+
+    def save_results(self, results, path: str) -> bool:
+        try:
+            results.save(path)
+        except OSError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot save results", f"{path}: {exc.strerror or exc}")
+            return False
+        self.state.sig_message.emit(f"Saved {len(results.points)} measured points to {path}")
+        return True
+
     def _sync_files(self) -> None:
         self.files.clear()
         for path in self.state.session.results:
             self.files.addItem(path)
+        self.save_button.setEnabled(bool(self.state.session.results))
         self.measured_roofs.blockSignals(True)
         self.measured_roofs.setChecked(self.state.session.measured_roofs)
         self.measured_roofs.blockSignals(False)

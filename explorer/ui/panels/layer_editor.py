@@ -26,7 +26,7 @@ class LayerStackEditor(QtWidgets.QDialog):
         self.layers: list[Layer] = list(layers or STARTER)
         self.list = QtWidgets.QListWidget()
         self.list.setToolTip("The stack, first layer at the top (Delete removes, Ctrl+Up/Down moves)")
-        add = QtWidgets.QToolButton(text="Add layer ▾")
+        add = QtWidgets.QToolButton(text="Add layer")
         add.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QtWidgets.QMenu(add)
         for kind in LAYER_KINDS:
