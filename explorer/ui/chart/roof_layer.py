@@ -127,7 +127,9 @@ class RoofLayer:
             item.hover_pen = QtGui.QPen(pen)
             item.hover_pen.setWidthF(pen.widthF() * 2)
             item.set_segment(x, y)
-        item.setToolTip(roof_tooltip(hw, key))
+        tooltip = roof_tooltip(hw, key)
+        if item.toolTip() != tooltip:
+            item.setToolTip(tooltip)
         label = self.labels[key]
         _set_text(label, roof_text(hw, segment, multi), colour, 10 * self.scale)
         if compute:

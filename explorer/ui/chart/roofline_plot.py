@@ -112,9 +112,11 @@ class RooflinePlot(pg.PlotWidget):
         self.roofs.update(devices, self._x_range, originals)
         self._redraw_measured()
         p = analysis.params
-        self.getPlotItem().setTitle(
-            f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{analysis.model.name}, "
-            f"{p.phase} batch {p.batch}, {p.dtype}</span>", color="k")
+        title = (f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{analysis.model.name}, "
+                 f"{p.phase} batch {p.batch}, {p.dtype}</span>")
+        if title != getattr(self, "_title", None):
+            self.getPlotItem().setTitle(title, color="k")
+            self._title = title
 
     def _fit_x(self, devices) -> tuple[float, float]:
         analysis = self.state.analysis()

@@ -22,6 +22,8 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         self.refresh()
 
     def refresh(self) -> None:
+        if self.state.in_gesture:
+            return  # a drag updates this once, when it ends
         selected = self.state.session.selected_op
         if not selected:
             self.setHtml("<p>Click a point or a roof on the chart, or a row of the op table, to "

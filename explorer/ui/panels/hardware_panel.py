@@ -132,7 +132,8 @@ class HardwarePanel(QtWidgets.QWidget):
             font.setBold(ident == shown[0])
             item.setFont(0, font)
         self.tree.blockSignals(False)
-        self._show_card(self.tree.currentItem())
+        if not self.state.in_gesture:  # re-rendering the card on every drag step costs frames
+            self._show_card(self.tree.currentItem())
 
     def _filter(self, text: str) -> None:
         needle = text.strip().lower()
