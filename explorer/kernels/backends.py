@@ -25,6 +25,12 @@ BACKENDS = ("numpy", "cupy")
 NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
 
 
+def _software(name: str, device_kind: str) -> dict[str, Any]:
+    """What every results file says about the software that measured it."""
+    return {"backend": name, "device_kind": device_kind, "python": sys.version.split()[0],
+            "numpy": np.__version__, "platform": platform.platform()}
+
+
 class BackendUnavailable(RuntimeError):
     """A backend that cannot run here; the message says why and what to do."""
 
@@ -77,14 +83,7 @@ class NumpyBackend:
         """NumPy has nothing to load; each kernel's own warm-up launches suffice."""
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "backend": self.name,
-            "device_kind": self.device_kind,
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "platform": platform.platform(),
-            "cpu": self.cpu.to_dict(),
-        }
+        return {**_software(self.name, self.device_kind), "cpu": self.cpu.to_dict()}
 
     @property
     def label(self) -> str:
@@ -182,11 +181,7 @@ class CupyBackend:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "backend": self.name,
-            "device_kind": self.device_kind,
-            "python": sys.version.split()[0],
-            "numpy": np.__version__,
-            "platform": platform.platform(),
+            **_software(self.name, self.device_kind),
             "gpu": self.gpu.to_dict(),
             "cublas": self._cublas_version(),
             # Variables that change what an "fp32" product computes.

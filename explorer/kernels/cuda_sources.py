@@ -1,41 +1,30 @@
 """CUDA C++ sources compiled at run time by CuPy (NVRTC). A test compiles them with nvcc
 to PTX where nvcc exists, so a typo cannot reach a user.
 
-- ``fma_chain_*<K>``: the intensity sweep. Each element is loaded once, goes through a
-  chain of K fused multiply-adds, and is stored once: 2·K FLOPs per element for
-  2·sizeof(T) bytes. K is a template parameter, so the compiler unrolls the chain and
-  the FLOP count is exact. ``half2`` packs two fp16 lanes: K ``__hfma2`` do 4·K FLOPs
-  per pair of elements.
+- ``fma_chain<T, K>`` (float, double) and ``fma_chain_h2<K>``: the intensity sweep.
+  Each element is loaded once, goes through a chain of K fused multiply-adds, and is
+  stored once: 2·K FLOPs per element for 2·sizeof(T) bytes. K is a template parameter,
+  so the compiler unrolls the chain and the FLOP count is exact. ``half2`` packs two
+  fp16 lanes: K ``__hfma2`` do 4·K FLOPs per pair of elements.
 - ``copy_f4``: a grid-stride float4 copy whose block count is chosen by the caller:
   bandwidth versus the parallelism in flight (Little's law).
 - ``triad_f4``: a float4 STREAM triad, the raw-kernel reference for bandwidth.
 """
 
-INTENSITY_KERNELS = {"fp32": "fma_chain_f32", "fp64": "fma_chain_f64", "fp16": "fma_chain_h2"}
+INTENSITY_KERNELS = {"fp32": "fma_chain<float, {k}>", "fp64": "fma_chain<double, {k}>",
+                     "fp16": "fma_chain_h2<{k}>"}
 # Every chain length the suites use: one module per precision compiles them all at once.
 CHAIN_LENGTHS = tuple(2**i for i in range(12))
 
 SOURCE = r"""
-template<int K>
-__global__ void fma_chain_f32(float* x, unsigned long long n, float a, float b) {
+template<typename T, int K>
+__global__ void fma_chain(T* x, unsigned long long n, T a, T b) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
          i < n; i += stride) {
-        float v = x[i];
+        T v = x[i];
 #pragma unroll
-        for (int k = 0; k < K; ++k) v = fmaf(v, a, b);
-        x[i] = v;
-    }
-}
-
-template<int K>
-__global__ void fma_chain_f64(double* x, unsigned long long n, double a, double b) {
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-         i < n; i += stride) {
-        double v = x[i];
-#pragma unroll
-        for (int k = 0; k < K; ++k) v = fma(v, a, b);
+        for (int k = 0; k < K; ++k) v = fma(v, a, b);  // float and double overloads
         x[i] = v;
     }
 }
@@ -82,7 +71,7 @@ __global__ void fma_chain_h2(__half2* x, unsigned long long n2, float a, float b
 
 
 def template_name(dtype: str, k: int) -> str:
-    return f"{INTENSITY_KERNELS[dtype]}<{k}>"
+    return INTENSITY_KERNELS[dtype].format(k=k)
 
 
 _modules: dict[str, object] = {}

@@ -33,6 +33,7 @@ def test_match_device(catalog, name, ident):
 ARGUMENTS = {"fp32": "float*, unsigned long long, float, float",
              "fp64": "double*, unsigned long long, double, double",
              "fp16": "__half2*, unsigned long long, float, float"}
+KERNEL_NAMES = {"fp32": "fma_chain", "fp64": "fma_chain", "fp16": "fma_chain_h2"}
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
@@ -43,7 +44,7 @@ ARGUMENTS = {"fp32": "float*, unsigned long long, float, float",
 def test_cuda_sources_compile_to_ptx(tmp_path, source, dtypes, plain):
     """Every kernel the suites use compiles (templates instantiated for every chain length)."""
     instantiations = [
-        f"template __global__ void {cuda_sources.INTENSITY_KERNELS[d]}<{k}>({ARGUMENTS[d]});"
+        f"template __global__ void {cuda_sources.template_name(d, k)}({ARGUMENTS[d]});"
         for d in dtypes for k in cuda_sources.CHAIN_LENGTHS
     ]
     path = tmp_path / "kernels.cu"
@@ -53,9 +54,12 @@ def test_cuda_sources_compile_to_ptx(tmp_path, source, dtypes, plain):
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     ptx = (tmp_path / "k.ptx").read_text()
-    for name in (*plain, *(cuda_sources.INTENSITY_KERNELS[d] for d in dtypes)):
+    for name in (*plain, *(KERNEL_NAMES[d] for d in dtypes)):
         assert name in ptx
     assert "cuda_fp16" not in cuda_sources.SOURCE  # fp32/fp64 need no toolkit headers
+    assert cuda_sources.template_name("fp64", 8) == "fma_chain<double, 8>"
+    if "fp64" in dtypes:  # the chain compiles to fused multiply-adds, K per element
+        assert ptx.count("fma.rn.f64") >= sum(cuda_sources.CHAIN_LENGTHS)
 
 
 @pytest.mark.parametrize("name", ["NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"])
