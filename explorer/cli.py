@@ -1,7 +1,8 @@
 """Command line: headless subcommands, and the options of the window.
 
 Nothing here imports Qt: ``hardware``, ``analyze`` and ``bench`` run on machines
-without a display or without PySide6 installed (a GPU box, for instance).
+without a display or without PySide6 installed (a GPU box, for instance); ``export``
+imports it only when it runs, offscreen.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import __version__, bench_cli
+from explorer import __version__, bench_cli, export_cli
+from explorer.cli_common import count_type as _count
 from explorer.core import report
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.catalog import load_catalog
@@ -32,28 +34,11 @@ from explorer.core.workload import (
 )
 from explorer.texttable import format_table
 
-COMMANDS = ("hardware", "analyze", "bench")
+COMMANDS = ("hardware", "analyze", "bench", "export")
 DEFAULT_HARDWARE = "h100-sxm"
 DEFAULT_MODEL = "llama-3-8b"
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
-
-
-def _count(maximum: int):
-    """An argparse type: a whole number from 1 to ``maximum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value:,}")
-        return value
-
-    return parse
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -116,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
     bench_cli.add_parser(sub)
+    export_cli.add_parser(sub)
     return parser
 
 
@@ -134,6 +120,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _analyze(args, out)
         if args.command == "bench":
             return bench_cli.command(args, out, err)
+        if args.command == "export":
+            return export_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE

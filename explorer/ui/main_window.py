@@ -16,6 +16,7 @@ from explorer.paths import user_path
 from explorer.runs import RunController
 from explorer.state import AppState
 from explorer.ui.chart.roofline_plot import RooflinePlot
+from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.kernel_panel import KernelPanel
@@ -111,6 +112,10 @@ class MainWindow(QtWidgets.QMainWindow):
                                               tip="Load a model and its parameters from a YAML file")
         self.act_save_workload = self._action("Save wor&kload as…", self.save_workload_dialog,
                                               tip="Save the model and its parameters as YAML")
+        self.act_export = self._action("&Export chart…", self.export_dialog, "Ctrl+E",
+                                       "PNG, SVG or PDF for slides (16:9 or 4:3)")
+        self.act_copy = self._action("&Copy chart", self.copy_chart, "Ctrl+Shift+C",
+                                     "Copy the chart to the clipboard as an image")
         self.act_undo = self.state.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(keys.Undo)
         self.act_redo = self.state.undo_stack.createRedoAction(self, "&Redo")
@@ -136,6 +141,9 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_open_workload)
         file_menu.addAction(self.act_save_workload)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_export)
+        file_menu.addAction(self.act_copy)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
         edit = bar.addMenu("&Edit")
@@ -206,6 +214,17 @@ class MainWindow(QtWidgets.QMainWindow):
                 save_workload(path, self.state.session)
             except OSError as exc:
                 QtWidgets.QMessageBox.critical(self, "Cannot save workload", f"{path}: {exc.strerror or exc}")
+
+    def export_dialog(self) -> None:
+        start = (self.session_path.with_suffix(".png") if self.session_path
+                 else Path.home() / "roofline.png")
+        dialog = ExportDialog(self.state, start, self)
+        if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
+            self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
+
+    def copy_chart(self) -> None:
+        copy_to_clipboard(self.state)
+        self.statusBar().showMessage("Copied the chart to the clipboard", 6000)
 
     def _find_device(self) -> None:
         self.docks["hardware"].show()

@@ -85,7 +85,9 @@ class PointLayer:
         self.star = TrackedPoint()
         plot.addItem(self.star)
         self.scale = 1.0
+        self.pen_scale = 1.0  # extra width for cosmetic pens on a high-resolution export
         self._infos: dict[str, OpInfo] = {}
+        self._pens = (1.0, 1.0)
 
     # -- workload ---------------------------------------------------------------------------------
     def show_ops(self, analysis: Analysis, sweep: BatchSweep, selected: str | None) -> None:
@@ -96,16 +98,19 @@ class PointLayer:
             by_group.setdefault(palette.ROLE_GROUP.get(info.role, "elementwise"), []).append(info)
         # Same groups as shown (a drag or a batch change): move the points, keep the items
         # and their legend entries; otherwise build them anew.
-        if [item.name() for item in self.op_items] != list(by_group):
+        pens = (self.scale, self.pen_scale)
+        if [item.name() for item in self.op_items] != list(by_group) or pens != self._pens:
+            self._pens = pens
             for item in self.op_items:
                 self.plot.removeItem(item)
             self.op_items = [self._group_item(group) for group in by_group]
         for item, members in zip(self.op_items, by_group.values(), strict=True):
             item.setData(x=coords.to_view([m.intensity for m in members]),
                          y=coords.to_view([m.performance for m in members]), data=members,
-                         size=[(8 + 22 * math.sqrt(m.share)) * self.scale for m in members])
+                         size=[(8 + 22 * math.sqrt(m.share)) * self.scale * self.pen_scale for m in members])
         t = analysis.totals
-        self.star.size_px = 16 * self.scale
+        self.star.size_px = 16 * self.scale * self.pen_scale
+        self.selection.setSize(30 * self.scale * self.pen_scale)
         self.star.set_position(*coords.view_point(t.intensity, t.flops / t.time_s))
         self.star.setToolTip(
             f"whole step, batch {analysis.params.batch}: {t.intensity:.3g} FLOP/byte, "
@@ -119,10 +124,11 @@ class PointLayer:
 
     def _group_item(self, group: str) -> pg.ScatterPlotItem:
         colour = palette.GROUP_COLOURS[group]
+        width = 2 * self.scale * self.pen_scale
         item = pg.ScatterPlotItem(
-            name=group, symbol="o", pen=pg.mkPen(colour, width=2 * self.scale),
+            name=group, symbol="o", pen=pg.mkPen(colour, width=width),
             brush=pg.mkBrush(255, 255, 255, 160), hoverable=True,
-            hoverPen=pg.mkPen(colour, width=3.5 * self.scale), tip=lambda x, y, data: data.tooltip())
+            hoverPen=pg.mkPen(colour, width=1.75 * width), tip=lambda x, y, data: data.tooltip())
         item.setZValue(8)
         item.sigClicked.connect(self._clicked)
         self.plot.addItem(item)

@@ -18,6 +18,7 @@ from explorer.ui.chart import coords, palette
 from explorer.ui.chart.items import DraggableRoof
 
 LABEL_STAGGER_BANDWIDTH = 4.0  # each further device's bandwidth label starts 4× further along
+LABEL_SLOT_DECADES = 1.5  # a crowded compute label moves this far left (in decades of intensity)
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ class RoofLayer:
         self.labels: dict[RoofKey, pg.TextItem] = {}
         self.ridges: dict[str, tuple[pg.ScatterPlotItem, pg.TextItem]] = {}
         self.originals: dict[RoofKey, pg.PlotCurveItem] = {}  # datasheet roofs under what-ifs
-        self.scale = 1.0  # font and pen scale (presentation and export use more than 1)
+        self.scale = 1.0  # font and pen scale (presentation uses more than 1)
+        self.pen_scale = 1.0  # extra width for cosmetic pens on a high-resolution export
 
     def update(self, devices: list[tuple[Hardware, Ceilings, bool]], x_range: tuple[float, float],
                originals: dict[str, tuple[Ceilings, set[str]]] | None = None) -> None:
@@ -80,7 +82,8 @@ class RoofLayer:
         self._draw_originals(originals or {}, x_range)
         multi = len(devices) > 1
         wanted: set[RoofKey] = set()
-        self._placed: list[float] = []  # pixel heights of compute labels placed so far
+        # Compute labels placed so far: (slot along the line, lowest pixel, highest pixel).
+        self._placed: list[tuple[int, float, float]] = []
         order = sorted(range(len(devices)), key=lambda i: -float(devices[i][1].compute_values.max()))
         devices = [devices[i] for i in order]
         for rank, (hw, ceilings, what_if) in enumerate(devices):
@@ -110,7 +113,7 @@ class RoofLayer:
             dash = getattr(QtCore.Qt.PenStyle, style.dash)
         else:
             dash = QtCore.Qt.PenStyle.DashLine if segment.roof.derived else QtCore.Qt.PenStyle.SolidLine
-        pen = pg.mkPen(colour, width=2.5 * self.scale, style=dash)
+        pen = pg.mkPen(colour, width=2.5 * self.scale * self.pen_scale, style=dash)
         pen.setCosmetic(True)
         item = self.roofs.get(key)
         if item is None:
@@ -135,8 +138,9 @@ class RoofLayer:
         if compute:
             # Right-aligned at the line's end, above it; below it instead when the label
             # above would overlap the one placed just before (roofs close in value).
-            label.setAnchor(self._compute_anchor(float(y[1])))
-            label.setPos(x[1], y[1])
+            slot, above = self._label_slot(float(y[1]), float(x[1]) - float(x[0]))
+            label.setAnchor((1, 1) if above else (1, 0))
+            label.setPos(x[1] - slot * LABEL_SLOT_DECADES, y[1])
         else:
             # Bandwidth labels of further devices start a factor further along their lines.
             # A bandwidth roof has slope 1 in view coordinates: the label follows it.
@@ -153,23 +157,31 @@ class RoofLayer:
                 wanted.add(key)
                 item = self.originals.get(key)
                 if item is None:
-                    pen = pg.mkPen(palette.ORIGINAL_ROOF, width=1.5, style=QtCore.Qt.PenStyle.DashLine)
-                    item = pg.PlotCurveItem(pen=pen)
+                    item = pg.PlotCurveItem()
                     item.setZValue(4)
                     self.plot.addItem(item)
                     self.originals[key] = item
-                item.setData(coords.to_view(segment.x), coords.to_view(segment.y))
+                pen = pg.mkPen(palette.ORIGINAL_ROOF, width=1.5 * self.pen_scale,
+                               style=QtCore.Qt.PenStyle.DashLine)
+                item.setData(coords.to_view(segment.x), coords.to_view(segment.y), pen=pen)
                 item.setToolTip(f"datasheet value of {segment.roof.label} (before the what-if)")
         for key in set(self.originals) - wanted:
             self.plot.removeItem(self.originals.pop(key))
 
-    def _compute_anchor(self, y_view: float) -> tuple[float, float]:
+    def _label_slot(self, y_view: float, length: float) -> tuple[int, bool]:
+        """Where a compute label goes so it overlaps none placed before: above its line at
+        the right end, else below it, else the same one slot further left along the line."""
         pixel = self.plot.getViewBox().viewPixelSize()[1]
         y_px = y_view / pixel if pixel else 0.0
         line = 16 * self.scale
-        above = all(abs(y_px - placed) >= line for placed in self._placed)
-        self._placed.append(y_px + (0 if above else -line))
-        return (1, 1) if above else (1, 0)
+        slots = max(1, int(length / LABEL_SLOT_DECADES))
+        for slot in range(slots):
+            for above in (True, False):
+                low, high = (y_px, y_px + line) if above else (y_px - line, y_px)
+                if all(s != slot or high <= lo or low >= hi for s, lo, hi in self._placed):
+                    self._placed.append((slot, low, high))
+                    return slot, above
+        return 0, True
 
     @staticmethod
     def _is_main(hw: Hardware, key: RoofKey) -> bool:
@@ -188,8 +200,8 @@ class RoofLayer:
             self.plot.addItem(marker)
             self.plot.addItem(text)
             self.ridges[hw.id] = (marker, text)
-        marker.setData([x], [y], pen=pg.mkPen(style.colour if multi else "k", width=1.5),
-                       brush=pg.mkBrush("w"), size=11 * self.scale)
+        marker.setData([x], [y], pen=pg.mkPen(style.colour if multi else "k", width=1.5 * self.pen_scale),
+                       brush=pg.mkBrush("w"), size=11 * self.scale * self.pen_scale)
         badge = "  what-if" if what_if else ""
         description = f"ridge {ridge:.0f} FLOP/B{badge}"
         marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")

@@ -52,7 +52,7 @@ class RooflinePlot(pg.PlotWidget):
         self._measured_roofs: list[pg.GraphicsObject] = []
         self._star_sample = pg.ScatterPlotItem(symbol="star", size=15, pen=pg.mkPen("k"),
                                                brush=pg.mkBrush(palette.OKABE_ITO["yellow"]))
-        self.legend.addItem(self._star_sample, "whole step (drag: batch)")
+        self.legend.addItem(self._star_sample, "whole step")
         self._wire_star(self.points.star)
         self._x_range = (0.01, 1e4)
         self._pending = None  # the latest drag update, applied by the timer
@@ -60,6 +60,7 @@ class RooflinePlot(pg.PlotWidget):
         self._timer.timeout.connect(self._apply_pending)
         self._drag_base = None
         self._fit_key = None
+        self.title_override: str | None = None  # an export's own title
         for signal in (state.sig_hardware_changed, state.sig_workload_changed,
                        state.sig_precisions_changed):
             signal.connect(self.redraw)
@@ -112,8 +113,8 @@ class RooflinePlot(pg.PlotWidget):
         self.roofs.update(devices, self._x_range, originals)
         self._redraw_measured()
         p = analysis.params
-        title = (f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{analysis.model.name}, "
-                 f"{p.phase} batch {p.batch}, {p.dtype}</span>")
+        text = self.title_override or f"{analysis.model.name}, {p.phase} batch {p.batch}, {p.dtype}"
+        title = f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{text}</span>"
         if title != getattr(self, "_title", None):
             self.getPlotItem().setTitle(title, color="k")
             self._title = title
@@ -165,6 +166,18 @@ class RooflinePlot(pg.PlotWidget):
                              f"best trusted median rate in {path}")
             plot.addItem(curve)
             self._measured_roofs.append(curve)
+
+    # -- export ----------------------------------------------------------------------------------
+    def set_pen_scale(self, factor: float) -> None:
+        """Widen cosmetic pens (fixed in device pixels) for a high-resolution export."""
+        self.roofs.pen_scale = self.points.pen_scale = factor
+        self.redraw(fit=False)
+
+    def prepare_export(self, options) -> None:
+        """Lay the chart out for an export (called after it is resized)."""
+        self.legend.setVisible(options.legend)
+        self.title_override = options.title
+        self.redraw(fit=True)
 
     # -- roof drags ------------------------------------------------------------------------------
     def _wire_roof(self, item: DraggableRoof) -> None:

@@ -1,0 +1,87 @@
+"""File › Export chart: PNG, SVG or PDF with the slide options; and copy to the clipboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from explorer.state import AppState
+from explorer.ui.chart.export import ASPECTS, ExportOptions, export_chart, format_of, render_image
+from explorer.ui.chart.roofline_plot import RooflinePlot
+
+
+def offscreen_chart(state: AppState) -> RooflinePlot:
+    """A chart of its own for exports, so the window's chart keeps its size and zoom."""
+    chart = RooflinePlot(state)
+    chart.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    return chart
+
+
+class ExportDialog(QtWidgets.QDialog):
+    def __init__(self, state: AppState, start: Path, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setWindowTitle("Export chart")
+        self.path = QtWidgets.QLineEdit(str(start))
+        browse = QtWidgets.QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        self.width = QtWidgets.QSpinBox(minimum=200, maximum=16384, value=3840, suffix=" px")
+        self.width.setToolTip("PNG width; SVG and PDF are vector and need none")
+        self.aspect = QtWidgets.QComboBox()
+        self.aspect.addItems(list(ASPECTS))
+        self.transparent = QtWidgets.QCheckBox("Transparent background (PNG)")
+        self.title = QtWidgets.QLineEdit(placeholderText="the chart's own title")
+        self.legend = QtWidgets.QCheckBox("Legend", checked=True)
+        self.error = QtWidgets.QLabel(wordWrap=True)
+        self.error.setStyleSheet("color: #D55E00")
+        path_row = QtWidgets.QHBoxLayout()
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(browse)
+        form = QtWidgets.QFormLayout()
+        form.addRow("File (.png, .svg, .pdf)", path_row)
+        form.addRow("Width", self.width)
+        form.addRow("Aspect", self.aspect)
+        form.addRow("Title", self.title)
+        form.addRow(self.transparent)
+        form.addRow(self.legend)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Save
+                                             | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._export)
+        buttons.rejected.connect(self.reject)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        self.written: Path | None = None
+
+    def options(self) -> ExportOptions:
+        return ExportOptions(width_px=self.width.value(), aspect=self.aspect.currentText(),
+                             transparent=self.transparent.isChecked(),
+                             title=self.title.text().strip() or None, legend=self.legend.isChecked())
+
+    def _browse(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export chart", self.path.text(),
+                                                        "PNG (*.png);;SVG (*.svg);;PDF (*.pdf)")
+        if path:
+            self.path.setText(path)
+
+    def _export(self) -> None:
+        chart = offscreen_chart(self.state)
+        try:
+            format_of(self.path.text())
+            self.written = export_chart(chart, self.path.text(), self.options())
+        except (ValueError, OSError) as exc:
+            self.error.setText(str(exc))
+            return
+        finally:
+            chart.deleteLater()
+        self.accept()
+
+
+def copy_to_clipboard(state: AppState, width: int = 1920) -> None:
+    chart = offscreen_chart(state)
+    try:
+        QtWidgets.QApplication.clipboard().setImage(render_image(chart, ExportOptions(width_px=width)))
+    finally:
+        chart.deleteLater()
