@@ -18,6 +18,7 @@ from explorer.state import AppState
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.panels.details_panel import DetailsPanel
+from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.kernel_panel import KernelPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
@@ -52,6 +53,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.workload_panel = WorkloadPanel(state)
         self.kernel_panel = KernelPanel(state, self.runs)
         self.details_panel = DetailsPanel(state)
+        self.explain_panel = ExplainPanel(state)
         area = QtCore.Qt.DockWidgetArea
         left, right = area.LeftDockWidgetArea, area.RightDockWidgetArea
         self.docks = {
@@ -59,8 +61,10 @@ class MainWindow(QtWidgets.QMainWindow):
             "workload": self._dock("Workload", self.workload_panel, right),
             "kernels": self._dock("Kernel lab", self.kernel_panel, right),
             "details": self._dock("Details", self.details_panel, left),
+            "explain": self._dock("Explain", self.explain_panel, right),
         }
         self.tabifyDockWidget(self.docks["workload"], self.docks["kernels"])
+        self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
         self.docks["workload"].raise_()
         self.resizeDocks([self.docks["hardware"], self.docks["workload"]], [260, 420],
                          QtCore.Qt.Orientation.Horizontal)

@@ -249,3 +249,16 @@ def test_layer_editor_builds_a_custom_stack(window, qtbot, monkeypatch):
     assert window.workload_panel.table_model.rowCount() == len(state.analysis().ops) > 5
     state.undo_stack.undo()
     assert state.model.id == "llama-3-8b"
+
+
+def test_explain_panel_follows_the_state(window):
+    from explorer.core.explain import compare_devices
+
+    panel, state = window.explain_panel, window.state
+    assert "memory-bound" in panel.text.toPlainText()
+    assert "Tick a CPU and a GPU" in panel.text.toPlainText()
+    state.set_devices(["h100-sxm", "xeon-platinum-8480"])
+    e = compare_devices(state.model, state.params, state.device("xeon-platinum-8480"), state.primary)
+    assert e.text in panel.text.toPlainText()
+    panel.show_topic("hbm")
+    assert "3.35 TB/s" in panel.why.toPlainText()

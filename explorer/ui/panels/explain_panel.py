@@ -1,0 +1,68 @@
+"""Explain panel: what the chart shows, in words, with numbers from core; and short "why"
+paragraphs on the ideas behind it."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6 import QtWidgets
+
+from explorer.core.datafile import DataFileError
+from explorer.core.explain import compare_devices, explain_workload
+from explorer.core.why import load_topics, render
+from explorer.state import AppState
+
+
+class ExplainPanel(QtWidgets.QWidget):
+    def __init__(self, state: AppState, parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.text = QtWidgets.QTextBrowser()
+        self.topic = QtWidgets.QComboBox()
+        self.topic.setToolTip("Why GPUs suit deep learning: one idea at a time")
+        self.why = QtWidgets.QTextBrowser()
+        self.why.setMaximumHeight(170)
+        try:
+            self.topics = load_topics(state.catalog)
+        except DataFileError as exc:  # a broken resource file must not stop the app
+            self.topics = []
+            self.why.setPlainText(str(exc))
+        for topic in self.topics:
+            self.topic.addItem(topic.title, topic.id)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.text, 1)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(QtWidgets.QLabel("Why:"))
+        row.addWidget(self.topic, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.why)
+        self.topic.currentIndexChanged.connect(self._show_topic)
+        for signal in (state.sig_workload_changed, state.sig_hardware_changed, state.sig_catalog_changed):
+            signal.connect(self.refresh)
+        self.refresh()
+        self._show_topic(0)
+
+    def refresh(self) -> None:
+        if self.state.in_gesture:
+            return  # once, when the drag ends
+        analysis = self.state.analysis()
+        parts = [f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explain_workload(analysis)]
+        devices = self.state.devices()
+        cpu = next((d for d in devices if d.kind == "cpu"), None)
+        gpu = next((d for d in devices if d.kind == "gpu"), None)
+        if cpu and gpu:
+            e = compare_devices(self.state.model, self.state.params, cpu, gpu)
+            parts.insert(1, f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>")
+        else:
+            parts.append("<p><i>Tick a CPU and a GPU in the Hardware panel to compare them here.</i></p>")
+        self.text.setHtml("".join(parts))
+
+    def show_topic(self, ident: str) -> None:
+        index = self.topic.findData(ident)
+        if index >= 0:
+            self.topic.setCurrentIndex(index)
+
+    def _show_topic(self, index: int) -> None:
+        if 0 <= index < len(self.topics):
+            self.why.setPlainText(render(self.topics[index], self.state.catalog))
