@@ -26,6 +26,8 @@ def add_parser(sub) -> None:
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
     export.add_argument("--title", help="a title instead of the chart's own")
     export.add_argument("--no-legend", action="store_true")
+    export.add_argument("--theme", choices=("light", "dark", "contrast"), default="light",
+                        help="colours: light, dark, or high contrast for projectors")
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -61,6 +63,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for path in session.results:
         state.add_results(path)
     chart = RooflinePlot(state)
+    chart.set_theme(args.theme)
     try:
         written = export_chart(chart, args.out, options)
     except OSError as exc:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from explorer.core.custom import CustomSpec, Layer, read_layers
-from explorer.core.datafile import DataFileError, Fields, load_yaml
+from explorer.core.datafile import Fields, load_yaml
 from explorer.core.hardware import Hardware
 from explorer.core.units import PRECISIONS
 from explorer.core.workload import (
@@ -164,7 +164,7 @@ class Session:
         tmp.replace(path)
 
 
-def _ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
+def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
     value = fields.raw(name, required=required)
     if value is None:
         return ()
@@ -244,13 +244,17 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     version = top.integer("schema")
     if version != SCHEMA:
         raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
-    hardware = _ids(top, "hardware", hardware_ids)
-    model, params, layers = _read_workload(top, model_ids)
+    session = read_session(top, hardware_ids, model_ids)
+    top.finish()
+    return session
+
+
+def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[tuple[str, WhatIf], ...]:
     what_ifs = []
-    for ident, raw in top.mapping("what_if", required=False).items():
+    for ident, raw in fields.mapping(name, required=False).items():
         if hardware_ids is not None and ident not in hardware_ids:
-            raise top.error(f"what_if.{ident}", f"unknown device {ident!r}")
-        entry = top.child(raw, f"what_if.{ident}")
+            raise fields.error(f"{name}.{ident}", f"unknown device {ident!r}")
+        entry = fields.child(raw, f"{name}.{ident}")
         bandwidth = entry.number("bandwidth_scale", required=False, default=1.0)
         peaks = entry.mapping("peak_scale", required=False)
         if not all(isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
@@ -262,14 +266,21 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
         except ValueError as exc:
             raise entry.error("peak_scale" if peaks else "bandwidth_scale", str(exc)) from None
         entry.finish()
-    precisions = _ids(top, "precisions", set(PRECISIONS), required=False)
-    results = _ids(top, "results", None, required=False)
+    return tuple(what_ifs)
+
+
+def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
+    """A session from the fields of a mapping (a session file's, or a scene's start)."""
+    hardware = read_ids(top, "hardware", hardware_ids)
+    model, params, layers = _read_workload(top, model_ids)
+    what_ifs = read_what_ifs(top, hardware_ids)
+    precisions = read_ids(top, "precisions", set(PRECISIONS), required=False)
+    results = read_ids(top, "results", None, required=False)
     measured_roofs = top.flag("measured_roofs")
     selected = top.text("selected_op", required=False)
-    top.finish()
     try:
-        return Session(hardware=hardware, model=model, params=params, what_ifs=tuple(what_ifs),
+        return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
                        selected_op=selected, custom_layers=layers)
     except ValueError as exc:
-        raise DataFileError(path, str(exc), field="hardware") from None
+        raise top.error("hardware", str(exc)) from None

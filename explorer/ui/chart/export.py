@@ -80,7 +80,8 @@ def render_image(chart: QtWidgets.QWidget, options: ExportOptions) -> QtGui.QIma
     # Qt scales everything drawn on a device with a pixel ratio, cosmetic pens included:
     # the export looks like the window, only sharper.
     image.setDevicePixelRatio(scale)
-    image.fill(QtCore.Qt.GlobalColor.transparent if options.transparent else QtCore.Qt.GlobalColor.white)
+    background = getattr(getattr(chart, "theme", None), "background", "#ffffff")
+    image.fill(QtCore.Qt.GlobalColor.transparent if options.transparent else QtGui.QColor(background))
     # Cosmetic pens keep their width in device pixels whatever the scale: widen them too.
     widen = getattr(chart, "set_pen_scale", None)
     if widen:

@@ -72,3 +72,34 @@ SUITE_SYMBOLS = {"stream": "o", "intensity": "s", "gemm": "t", "decode-batch": "
 MEASURED = OKABE_ITO["orange"]
 SUSPECT = "#999999"
 SELECTED = OKABE_ITO["yellow"]
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Colours of the chart; every theme keeps to colour-blind-safe hues (Okabe–Ito)."""
+
+    name: str
+    background: str
+    foreground: str  # text, markers' outlines
+    axis: str
+    compute: str  # the top compute roof of a single device
+    vector: str  # other compute roofs of a single device
+    bandwidth: str
+    devices: tuple[str, str, str, str]  # overlaid devices
+    point_fill: tuple[int, int, int, int]
+    legend_fill: tuple[int, int, int, int]
+    pen_factor: float = 1.0  # thicker lines for projectors
+
+
+THEMES = {
+    "light": Theme("light", "#ffffff", "#000000", "#444444", OKABE_ITO["black"], "#555555",
+                   OKABE_ITO["blue"], (OKABE_ITO["black"], OKABE_ITO["blue"], OKABE_ITO["vermillion"],
+                                       OKABE_ITO["green"]), (255, 255, 255, 160), (255, 255, 255, 220)),
+    "dark": Theme("dark", "#1e1e1e", "#eeeeee", "#bbbbbb", "#ffffff", "#bbbbbb", OKABE_ITO["sky"],
+                  ("#ffffff", OKABE_ITO["sky"], OKABE_ITO["orange"], OKABE_ITO["green"]),
+                  (30, 30, 30, 160), (30, 30, 30, 220)),
+    "contrast": Theme("contrast", "#000000", "#ffffff", "#ffffff", "#ffffff", OKABE_ITO["yellow"],
+                      OKABE_ITO["sky"], ("#ffffff", OKABE_ITO["yellow"], OKABE_ITO["sky"],
+                                         OKABE_ITO["vermillion"]),
+                      (0, 0, 0, 200), (0, 0, 0, 230), pen_factor=1.6),
+}

@@ -84,10 +84,11 @@ class PointLayer:
         plot.addItem(self.track)
         self.star = TrackedPoint()
         plot.addItem(self.star)
+        self.theme = palette.THEMES["light"]
         self.scale = 1.0
         self.pen_scale = 1.0  # extra width for cosmetic pens on a high-resolution export
         self._infos: dict[str, OpInfo] = {}
-        self._pens = (1.0, 1.0)
+        self._pens = (1.0, 1.0, "light")
 
     # -- workload ---------------------------------------------------------------------------------
     def show_ops(self, analysis: Analysis, sweep: BatchSweep, selected: str | None) -> None:
@@ -98,7 +99,7 @@ class PointLayer:
             by_group.setdefault(palette.ROLE_GROUP.get(info.role, "elementwise"), []).append(info)
         # Same groups as shown (a drag or a batch change): move the points, keep the items
         # and their legend entries; otherwise build them anew.
-        pens = (self.scale, self.pen_scale)
+        pens = (self.scale, self.pen_scale, self.theme.name)
         if [item.name() for item in self.op_items] != list(by_group) or pens != self._pens:
             self._pens = pens
             for item in self.op_items:
@@ -124,10 +125,10 @@ class PointLayer:
 
     def _group_item(self, group: str) -> pg.ScatterPlotItem:
         colour = palette.GROUP_COLOURS[group]
-        width = 2 * self.scale * self.pen_scale
+        width = 2 * self.scale * self.pen_scale * self.theme.pen_factor
         item = pg.ScatterPlotItem(
             name=group, symbol="o", pen=pg.mkPen(colour, width=width),
-            brush=pg.mkBrush(255, 255, 255, 160), hoverable=True,
+            brush=pg.mkBrush(*self.theme.point_fill), hoverable=True,
             hoverPen=pg.mkPen(colour, width=1.75 * width), tip=lambda x, y, data: data.tooltip())
         item.setZValue(8)
         item.sigClicked.connect(self._clicked)
@@ -166,7 +167,7 @@ class PointLayer:
             item = pg.ScatterPlotItem(
                 x=x, y=y, data=[measured_tooltip(p, s) for p, s in members],
                 symbol="x" if suspect else palette.SUITE_SYMBOLS.get(suite, "o"),
-                size=11 * self.scale, pen=pg.mkPen("k" if not suspect else colour, width=1),
+                size=11 * self.scale, pen=pg.mkPen(self.theme.foreground if not suspect else colour, width=1),
                 brush=pg.mkBrush(colour), hoverable=True, tip=lambda x, y, data: data,
                 name=f"measured {suite}" + (" (suspect)" if suspect else ""))
             item.setZValue(7)

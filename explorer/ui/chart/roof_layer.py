@@ -70,6 +70,7 @@ class RoofLayer:
         self.labels: dict[RoofKey, pg.TextItem] = {}
         self.ridges: dict[str, tuple[pg.ScatterPlotItem, pg.TextItem]] = {}
         self.originals: dict[RoofKey, pg.PlotCurveItem] = {}  # datasheet roofs under what-ifs
+        self.theme = palette.THEMES["light"]
         self.scale = 1.0  # font and pen scale (presentation uses more than 1)
         self.pen_scale = 1.0  # extra width for cosmetic pens on a high-resolution export
 
@@ -84,6 +85,7 @@ class RoofLayer:
         wanted: set[RoofKey] = set()
         # Compute labels placed so far: (slot along the line, lowest pixel, highest pixel).
         self._placed: list[tuple[int, float, float]] = []
+        self._index = {hw.id: i for i, (hw, _, _) in enumerate(devices)}
         order = sorted(range(len(devices)), key=lambda i: -float(devices[i][1].compute_values.max()))
         devices = [devices[i] for i in order]
         for rank, (hw, ceilings, what_if) in enumerate(devices):
@@ -107,13 +109,14 @@ class RoofLayer:
                    top: bool, index: int) -> None:
         x, y = coords.to_view(segment.x), coords.to_view(segment.y)
         compute = segment.kind == COMPUTE
-        colour = style.colour if multi else (
-            (palette.ROOF_COMPUTE if top else palette.ROOF_VECTOR) if compute else palette.ROOF_BANDWIDTH)
+        theme = self.theme
+        colour = theme.devices[index % len(theme.devices)] if multi else (
+            (theme.compute if top else theme.vector) if compute else theme.bandwidth)
         if multi:  # each device its own line style; derived values say so in their labels
             dash = getattr(QtCore.Qt.PenStyle, style.dash)
         else:
             dash = QtCore.Qt.PenStyle.DashLine if segment.roof.derived else QtCore.Qt.PenStyle.SolidLine
-        pen = pg.mkPen(colour, width=2.5 * self.scale * self.pen_scale, style=dash)
+        pen = pg.mkPen(colour, width=2.5 * self.scale * self.pen_scale * theme.pen_factor, style=dash)
         pen.setCosmetic(True)
         item = self.roofs.get(key)
         if item is None:
@@ -200,12 +203,13 @@ class RoofLayer:
             self.plot.addItem(marker)
             self.plot.addItem(text)
             self.ridges[hw.id] = (marker, text)
-        marker.setData([x], [y], pen=pg.mkPen(style.colour if multi else "k", width=1.5 * self.pen_scale),
-                       brush=pg.mkBrush("w"), size=11 * self.scale * self.pen_scale)
+        colour = self.theme.devices[self._index[hw.id] % 4] if multi else self.theme.foreground
+        marker.setData([x], [y], pen=pg.mkPen(colour, width=1.5 * self.pen_scale),
+                       brush=pg.mkBrush(self.theme.background), size=11 * self.scale * self.pen_scale)
         badge = "  what-if" if what_if else ""
         description = f"ridge {ridge:.0f} FLOP/B{badge}"
         marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")
-        _set_text(text, description if labelled else "", style.colour if multi else "k", 9 * self.scale)
+        _set_text(text, description if labelled else "", colour, 9 * self.scale)
         text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
 
     def dragging(self) -> DraggableRoof | None:

@@ -38,15 +38,9 @@ class RooflinePlot(pg.PlotWidget):
         plot.setLabel("bottom", X_LABEL)
         plot.setLabel("left", Y_LABEL)
         plot.setMenuEnabled(False)
-        for name in ("bottom", "left"):
-            axis = plot.getAxis(name)
-            axis.setTextPen("k")
-            axis.setPen(pg.mkPen("#444444"))
-            axis.label.setFont(_font(11))
-            axis.setTickFont(_font(10))
         # Bottom right: below the roofs, where a roofline chart has no content.
-        self.legend = plot.addLegend(offset=(-10, -10), labelTextColor="k", labelTextSize="10pt",
-                                     brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#bbbbbb"))
+        self.legend = plot.addLegend(offset=(-10, -10), labelTextSize="10pt", pen=pg.mkPen("#bbbbbb"))
+        self.theme = palette.THEMES["light"]
         self.roofs = RoofLayer(plot, self._wire_roof)
         self.points = PointLayer(plot, self.state.select_op)
         self._measured_roofs: list[pg.GraphicsObject] = []
@@ -54,6 +48,7 @@ class RooflinePlot(pg.PlotWidget):
                                                brush=pg.mkBrush(palette.OKABE_ITO["yellow"]))
         self.legend.addItem(self._star_sample, "whole step")
         self._wire_star(self.points.star)
+        self._style_frame()
         self._x_range = (0.01, 1e4)
         self._pending = None  # the latest drag update, applied by the timer
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
@@ -116,7 +111,7 @@ class RooflinePlot(pg.PlotWidget):
         text = self.title_override or f"{analysis.model.name}, {p.phase} batch {p.batch}, {p.dtype}"
         title = f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{text}</span>"
         if title != getattr(self, "_title", None):
-            self.getPlotItem().setTitle(title, color="k")
+            self.getPlotItem().setTitle(title, color=self.theme.foreground)
             self._title = title
 
     def _fit_x(self, devices) -> tuple[float, float]:
@@ -166,6 +161,38 @@ class RooflinePlot(pg.PlotWidget):
                              f"best trusted median rate in {path}")
             plot.addItem(curve)
             self._measured_roofs.append(curve)
+
+    # -- appearance ------------------------------------------------------------------------------
+    def set_theme(self, name: str) -> None:
+        """``light``, ``dark`` or ``contrast`` (for projectors)."""
+        self.theme = palette.THEMES[name]
+        self.roofs.theme = self.points.theme = self.theme
+        self._style_frame()
+        self._title = None
+        self.redraw(fit=False)
+
+    def set_scale(self, factor: float) -> None:
+        """Bigger text, lines and points (presentation mode), redrawn at once."""
+        self.roofs.scale = self.points.scale = factor
+        self._style_frame()
+        self._title = None
+        self.redraw(fit=True)
+
+    def _style_frame(self) -> None:
+        theme, scale = self.theme, self.roofs.scale
+        self.setBackground(theme.background)
+        plot = self.getPlotItem()
+        for name in ("bottom", "left"):
+            axis = plot.getAxis(name)
+            axis.setTextPen(theme.foreground)
+            axis.setPen(pg.mkPen(theme.axis, width=theme.pen_factor))
+            axis.label.setFont(_font(11 * scale))
+            axis.setTickFont(_font(10 * scale))
+            axis.setLabel(axis.labelText, color=theme.foreground)
+        self.legend.setLabelTextColor(theme.foreground)
+        self.legend.setLabelTextSize(f"{10 * scale:.0f}pt")
+        self.legend.setBrush(pg.mkBrush(*theme.legend_fill))
+        self._star_sample.setPen(pg.mkPen(theme.foreground))
 
     # -- export ----------------------------------------------------------------------------------
     def set_pen_scale(self, factor: float) -> None:
