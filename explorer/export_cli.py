@@ -53,7 +53,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     catalog = load_catalog(user_directory=user_path("hardware"))
     models = load_models()
     if args.session:
-        session = load_session(args.session, set(catalog), set(models))
+        session = load_session(args.session, catalog, set(models))
     else:
         hardware, model = args.hardware or "h100-sxm", args.model or "llama-3-8b"
         catalog[hardware]

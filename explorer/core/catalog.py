@@ -16,6 +16,10 @@ File format (one or more devices per file)::
       memory:
       - {level: HBM3, main: true, capacity: 80 GB, bandwidth: 3.35 TB/s, source: datasheet}
 
+A memory level may add its measured ``latency`` with ``latency_source`` and
+``latency_note`` (the method): Little's law needs it (bandwidth = bytes in flight /
+latency).
+
 Every group of numbers names its ``source`` (a key of ``sources``); a number
 computed rather than published adds ``derived: true`` and its ``formula`` (each
 factor written as a number followed by what it counts, so a test can evaluate it).
@@ -28,6 +32,7 @@ also what the devices report (an "80 GB" H100 shows 80 GiB less reserved pages).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from explorer.core import units
@@ -96,7 +101,14 @@ def _read_memory(fields: Fields, sources: Mapping[str, str]) -> MemoryLevel:
         capacity_bytes=fields.quantity("capacity", units.BYTES, required=False),
         bandwidth_bytes_per_s=fields.quantity("bandwidth", units.BYTE_RATE, required=False),
         provenance=_provenance(fields, sources),
+        latency_s=fields.quantity("latency", units.TIME, required=False),
     )
+    if level.latency_s is not None:
+        level = replace(level, latency_provenance=Provenance(
+            _source_url(fields, "latency_source", sources),
+            note=fields.text("latency_note")))
+    elif fields.has("latency_source") or fields.has("latency_note"):
+        raise fields.error("latency", "is missing (latency_source and latency_note describe it)")
     if level.main and level.bandwidth_bytes_per_s is None:
         raise fields.error("bandwidth", "is missing (main memory needs its bandwidth)")
     if level.main and level.capacity_bytes is None:
@@ -200,7 +212,12 @@ def hardware_to_dict(hw: Hardware) -> dict:
             entry["capacity"] = _quantity(m.capacity_bytes, "B", binary=True)
         if m.bandwidth_bytes_per_s:
             entry["bandwidth"] = _quantity(m.bandwidth_bytes_per_s, "B/s")
-        memory.append({**entry, **_provenance_dict(m.provenance, keys)})
+        entry.update(_provenance_dict(m.provenance, keys))
+        if m.latency_s is not None and m.latency_provenance is not None:
+            entry.update(latency=f"{m.latency_s * 1e9:.10g} ns",
+                         latency_source=keys[m.latency_provenance.url],
+                         latency_note=m.latency_provenance.note)
+        memory.append(entry)
     out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind, "year": hw.year,
            "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}
     if hw.notes:

@@ -48,6 +48,9 @@ class MemoryLevel:
     capacity_bytes: float | None
     bandwidth_bytes_per_s: float | None
     provenance: Provenance
+    # Load-to-use latency of an unloaded chip (a pointer chase), from its own source.
+    latency_s: float | None = None
+    latency_provenance: Provenance | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ it as YAML, validated on load like every other data file.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ import yaml
 from explorer.core.custom import CustomSpec, Layer, read_layers
 from explorer.core.datafile import Fields, load_yaml
 from explorer.core.hardware import Hardware
-from explorer.core.units import PRECISIONS
+from explorer.core.littles_law import NoLatencyError, effective_bandwidth, latency_of
+from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 from explorer.core.workload import (
     ATTENTIONS,
     MAX_BATCH,
@@ -48,9 +50,15 @@ class WhatIf:
 
     bandwidth_scale: float = 1.0
     peak_scales: tuple[tuple[str, float], ...] = ()
+    # Little's law: main-memory bandwidth capped at in_flight / latency (None: no cap).
+    in_flight_bytes: float | None = None
 
     def __post_init__(self) -> None:
         _check_scale("bandwidth_scale", self.bandwidth_scale)
+        if self.in_flight_bytes is not None:
+            if not (math.isfinite(self.in_flight_bytes) and self.in_flight_bytes >= 1):
+                raise ValueError(f"bytes in flight must be at least 1, got {self.in_flight_bytes!r}")
+            object.__setattr__(self, "in_flight_bytes", float(self.in_flight_bytes))
         for label, value in self.peak_scales:
             _check_scale(f"peak_scale of {label}", value)
         # Plain floats (a drag hands NumPy scalars), so the session saves as YAML.
@@ -59,7 +67,18 @@ class WhatIf:
 
     @property
     def active(self) -> bool:
-        return self.bandwidth_scale != 1.0 or any(v != 1.0 for _, v in self.peak_scales)
+        return (self.bandwidth_scale != 1.0 or any(v != 1.0 for _, v in self.peak_scales)
+                or self.in_flight_bytes is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.bandwidth_scale != 1.0:
+            out["bandwidth_scale"] = self.bandwidth_scale
+        if self.peak_scales:
+            out["peak_scale"] = dict(self.peak_scales)
+        if self.in_flight_bytes is not None:
+            out["in_flight"] = f"{self.in_flight_bytes:.17g} B"
+        return out
 
     def peak_scale(self, label: str) -> float:
         return dict(self.peak_scales).get(label, 1.0)
@@ -68,18 +87,31 @@ class WhatIf:
         others = tuple((k, v) for k, v in self.peak_scales if k != label)
         return replace(self, peak_scales=others + (((label, factor),) if factor != 1.0 else ()))
 
+    def _main(self, level, what_if):
+        bandwidth, provenance = level.bandwidth_bytes_per_s, level.provenance
+        if self.bandwidth_scale != 1.0:
+            bandwidth *= self.bandwidth_scale
+            provenance = what_if(provenance)
+        if self.in_flight_bytes is not None and level.latency_s is not None:
+            limit = float(effective_bandwidth(bandwidth, level.latency_s, self.in_flight_bytes))
+            if limit < bandwidth:
+                bandwidth = limit
+                provenance = what_if(provenance, (
+                    f"Little's law: {format_bytes(self.in_flight_bytes)} in flight / "
+                    f"{format_time(level.latency_s)} latency"))
+        return replace(level, bandwidth_bytes_per_s=bandwidth, provenance=provenance)
+
     def apply(self, hardware: Hardware) -> Hardware:
         """The device with its roofs scaled; a scaled number is marked derived ("what-if")."""
         if not self.active:
             return hardware
 
-        def what_if(provenance):
-            return replace(provenance, derived=True, formula="what-if: dragged on the chart")
+        def what_if(provenance, formula="what-if: dragged on the chart"):
+            return replace(provenance, derived=True, formula=formula)
 
-        memory = tuple(
-            replace(m, bandwidth_bytes_per_s=m.bandwidth_bytes_per_s * self.bandwidth_scale,
-                    provenance=what_if(m.provenance))
-            if m.main and self.bandwidth_scale != 1.0 else m for m in hardware.memory)
+        memory = tuple(self._main(m, what_if) if m.main else m for m in hardware.memory)
+        if self.in_flight_bytes is not None:
+            latency_of(hardware)  # a clear error for a device without a measured latency
         peaks = tuple(
             replace(p, flops_per_s=p.flops_per_s * self.peak_scale(p.label),
                     provenance=what_if(p.provenance))
@@ -144,8 +176,7 @@ class Session:
             "workload": self.workload_dict(),
         }
         if self.what_ifs:
-            out["what_if"] = {k: {"bandwidth_scale": v.bandwidth_scale,
-                                  "peak_scale": dict(v.peak_scales)} for k, v in self.what_ifs}
+            out["what_if"] = {k: v.to_dict() for k, v in self.what_ifs}
         if self.precisions:
             out["precisions"] = list(self.precisions)
         if self.results:
@@ -250,6 +281,8 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
 
 
 def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[tuple[str, WhatIf], ...]:
+    """What-ifs by device. ``hardware_ids``: the known ids, or the catalogue itself (a
+    mapping), which also lets a Little's-law cap be checked against the device."""
     what_ifs = []
     for ident, raw in fields.mapping(name, required=False).items():
         if hardware_ids is not None and ident not in hardware_ids:
@@ -261,10 +294,17 @@ def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[
                    for k, v in peaks.items()):
             raise entry.error("peak_scale", "expected roof labels mapped to numbers, "
                                             "like {bf16 matrix: 2.0}")
+        in_flight = entry.quantity("in_flight", BYTES, required=False)
         try:
-            what_ifs.append((str(ident), WhatIf(bandwidth, tuple(peaks.items()))))
+            what_if = WhatIf(bandwidth, tuple(peaks.items()), in_flight)
         except ValueError as exc:
             raise entry.error("peak_scale" if peaks else "bandwidth_scale", str(exc)) from None
+        if in_flight is not None and isinstance(hardware_ids, Mapping):
+            try:
+                latency_of(hardware_ids[ident])
+            except NoLatencyError as exc:
+                raise entry.error("in_flight", str(exc)) from None
+        what_ifs.append((str(ident), what_if))
         entry.finish()
     return tuple(what_ifs)
 

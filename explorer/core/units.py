@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 DECIMAL_PREFIXES = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 BINARY_PREFIXES = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+SMALL_PREFIXES = {"m": 1e-3, "u": 1e-6, "n": 1e-9}
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Dimension:
     symbols: tuple[str, ...]
     example: str
     binary_prefixes: bool = False
+    small_prefixes: bool = False  # m, u (micro), n: for times
 
 
 FLOP_RATE = Dimension("compute rate", ("FLOP/s", "OP/s"), "989.4 TFLOP/s")
@@ -31,6 +33,7 @@ BYTE_RATE = Dimension("bandwidth", ("B/s",), "3.35 TB/s")
 BYTES = Dimension("size", ("B",), "80 GB or 50 MiB", binary_prefixes=True)
 FREQUENCY = Dimension("frequency", ("Hz",), "1830 MHz")
 POWER = Dimension("power", ("W",), "700 W")
+TIME = Dimension("time", ("s",), "406 ns", small_prefixes=True)
 
 # A number (thousands may be grouped with commas: 1,555), then the unit.
 _QUANTITY = re.compile(
@@ -79,6 +82,8 @@ def parse_quantity(text: object, dimension: Dimension) -> float:
             scale = DECIMAL_PREFIXES[prefix]
         elif dimension.binary_prefixes and prefix in BINARY_PREFIXES:
             scale = BINARY_PREFIXES[prefix]
+        elif dimension.small_prefixes and prefix in SMALL_PREFIXES:
+            scale = SMALL_PREFIXES[prefix]
         else:
             break
         value = number * scale

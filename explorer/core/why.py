@@ -1,6 +1,6 @@
 """The "why" paragraphs: our own words on the ideas the app shows, with every number
 filled in from the hardware catalogue when the text is read (resources/explain/why.yaml):
-``{h100-sxm/bandwidth}`` becomes "3.35 TB/s"."""
+``{h100-sxm/bandwidth}`` becomes "3.35 TB/s". Scene captions use the same placeholders."""
 
 from __future__ import annotations
 
@@ -9,7 +9,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.core.datafile import DataFileError, Fields, read_entries
-from explorer.core.units import format_bytes, format_si, rate_unit
+from explorer.core.littles_law import (
+    NoLatencyError,
+    bytes_in_flight_needed,
+    effective_bandwidth,
+    latency_of,
+)
+from explorer.core.registry import UnknownIdError
+from explorer.core.units import (
+    BYTES,
+    UnitError,
+    format_bytes,
+    format_si,
+    format_time,
+    parse_quantity,
+    rate_unit,
+)
 from explorer.paths import resource_path
 
 SCHEMA = 1
@@ -36,6 +51,16 @@ def _value(catalog, reference: str):
         return None, hw.specs.core_label
     if field == "memory":
         return hw.memory_capacity_bytes, format_bytes(hw.memory_capacity_bytes)
+    if field == "latency":
+        latency = latency_of(hw)
+        return latency, format_time(latency)
+    if field.startswith("bandwidth@"):  # Little's law with this much in flight
+        in_flight = parse_quantity(field.removeprefix("bandwidth@"), BYTES)
+        value = float(effective_bandwidth(hw.bandwidth_bytes_per_s, latency_of(hw), in_flight))
+        return value, format_si(value, "B/s")
+    if field == "in-flight":  # bytes that must be outstanding to reach the bandwidth
+        needed = bytes_in_flight_needed(hw.bandwidth_bytes_per_s, latency_of(hw))
+        return needed, format_bytes(needed)
     if field.startswith("peak-"):
         precision = field.removeprefix("peak-")
         peak = hw.peak_flops(precision)
@@ -51,8 +76,20 @@ def _resolve(placeholder: str, catalog) -> str:
     return _value(catalog, placeholder)[1]
 
 
+def fill(text: str, catalog) -> str:
+    """``text`` with every ``{…}`` placeholder replaced by its value from ``catalog``
+    (KeyError names a placeholder that cannot be filled)."""
+    def resolve(match: re.Match) -> str:
+        try:
+            return _resolve(match.group(1), catalog)
+        except (NoLatencyError, UnknownIdError, UnitError) as exc:
+            raise KeyError(f"{{{match.group(1)}}}: {exc}") from None
+
+    return _PLACEHOLDER.sub(resolve, text)
+
+
 def render(topic: Topic, catalog) -> str:
-    return _PLACEHOLDER.sub(lambda m: _resolve(m.group(1), catalog), topic.text)
+    return fill(topic.text, catalog)
 
 
 def _read_topic(fields: Fields) -> Topic:

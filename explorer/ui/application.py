@@ -44,7 +44,7 @@ def build_state(args: argparse.Namespace) -> AppState:
     catalog = load_catalog(user_directory=user_path("hardware"))
     models = load_models()
     if getattr(args, "session", None):
-        session = load_session(args.session, set(catalog), set(models))
+        session = load_session(args.session, catalog, set(models))
     else:
         catalog[args.hardware]  # unknown ids fail here, with close matches
         models[args.model]

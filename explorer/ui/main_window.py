@@ -267,7 +267,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Load a session file; a broken one gets a dialog and changes nothing."""
         path = Path(path)
         try:
-            session = load_session(path, set(self.state.catalog), set(self.state.models))
+            session = load_session(path, self.state.catalog, set(self.state.models))
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open session", str(exc))
             return False

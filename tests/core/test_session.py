@@ -89,3 +89,10 @@ def test_a_custom_stack_round_trips(tmp_path, catalog, models):
     path.write_text(path.read_text().replace("  layers:", "  layerz:"))
     with pytest.raises(DataFileError, match="layers"):
         load_session(path, set(catalog), set(models))
+
+
+def test_a_bandwidth_only_what_if_round_trips(tmp_path, catalog, models):
+    session = Session(what_ifs=(("h100-sxm", WhatIf(bandwidth_scale=0.5)),))
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    assert load_session(path, catalog, set(models)) == session

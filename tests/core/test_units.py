@@ -15,6 +15,9 @@ from explorer.core import units
         ("1830 MHz", units.FREQUENCY, 1.83e9),
         ("700 W", units.POWER, 700.0),
         ("1,555 GB/s", units.BYTE_RATE, 1.555e12),
+        ("406 ns", units.TIME, 406e-9),
+        ("2.5 us", units.TIME, 2.5e-6),
+        ("3 ms", units.TIME, 3e-3),
     ],
 )
 def test_parse_quantity(text, dimension, expected):
@@ -32,6 +35,8 @@ def test_parse_quantity(text, dimension, expected):
         ("1e999 TFLOP/s", units.FLOP_RATE, "not a finite"),
         ("1,5 TB/s", units.BYTE_RATE, "expected a bandwidth"),  # a decimal comma, not 15
         ("1__0 TB/s", units.BYTE_RATE, "expected a bandwidth"),
+        ("3 mB/s", units.BYTE_RATE, "unknown unit 'mB/s'"),  # sub-unit prefixes: times only
+        ("406 Kins", units.TIME, "unknown unit"),
     ],
 )
 def test_parse_quantity_rejects(value, dimension, message):

@@ -8,6 +8,7 @@ State updates during a drag are rate-limited; Esc or a right click cancels.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pyqtgraph as pg
@@ -220,13 +221,18 @@ class RooflinePlot(pg.PlotWidget):
         what = "bandwidth" if key.kind != COMPUTE else f"{key.label} peak"
         self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[key.device].name}")
         self._drag_base = self.state.session.what_if(key.device)
+        if key.kind != COMPUTE and self._drag_base.in_flight_bytes is not None:
+            # A Little's-law cap becomes a plain scale that starts where the roof is drawn.
+            shown = self.state.device(key.device).bandwidth_bytes_per_s
+            scale = shown / self.state.catalog[key.device].bandwidth_bytes_per_s
+            self._drag_base = replace(self._drag_base, bandwidth_scale=scale, in_flight_bytes=None)
 
     def _what_if_for(self, key: RoofKey, offset: float):
         factor = 10.0 ** offset
         base = self._drag_base
         if key.kind == COMPUTE:
             return base.with_peak_scale(key.label, _clamp(base.peak_scale(key.label) * factor))
-        return type(base)(_clamp(base.bandwidth_scale * factor), base.peak_scales)
+        return replace(base, bandwidth_scale=_clamp(base.bandwidth_scale * factor))
 
     def _roof_dragged(self, item: DraggableRoof, offset: float) -> None:
         self._pending = (item.key.device, self._what_if_for(item.key, offset))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from explorer.core.hardware import Hardware, Provenance
-from explorer.core.units import format_bytes, format_si, rate_unit
+from explorer.core.units import format_bytes, format_si, format_time, rate_unit
 
 
 def _mark(p: Provenance) -> str:
@@ -54,4 +54,8 @@ def device_card(hw: Hardware, primary: bool = False, what_if: bool = False) -> s
         for m in hw.memory)
     memory = ("<h4>Memory</h4><table cellspacing='4'><tr><th>level</th><th>capacity</th>"
               f"<th>bandwidth</th><th></th></tr>{rows}</table>")
-    return "".join(head) + peaks + memory
+    latency = "".join(
+        f"<p>{escape(m.name)} latency {format_time(m.latency_s)}, measured: "
+        f"{escape(m.latency_provenance.note)} ({_source(m.latency_provenance)}).</p>"
+        for m in hw.memory if m.latency_s is not None and m.latency_provenance is not None)
+    return "".join(head) + peaks + memory + latency

@@ -1,0 +1,178 @@
+"""Guided scenes: a starting state and ordered steps, each a change of state and a caption.
+
+A scene file (resources/scenes/*.yaml) names catalogue devices and models by id, never
+copies of their numbers: a caption writes ``{a100-80gb-sxm/latency}`` and the
+catalogue fills it in (see ``why.fill``). Steps apply cumulatively: the state at step k is the start with
+steps 1..k applied. A step may change the devices, the workload parameters, what-ifs, the
+roofs drawn, the selected op, and the "why" topic shown beside the chart::
+
+    schema: 1
+    scenes:
+    - id: cpu-vs-gpu
+      title: CPU vs GPU
+      start: {hardware: [xeon-platinum-8480], workload: {model: llama-3-8b}}
+      steps:
+      - caption: One CPU socket running a decoder.
+      - caption: The same step on a GPU.
+        hardware: [xeon-platinum-8480, h100-sxm]
+        topic: hbm
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from explorer.core.datafile import DataFileError, Fields, read_entries
+from explorer.core.hardware import Hardware
+from explorer.core.registry import Registry
+from explorer.core.session import (
+    MAX_DEVICES,
+    Session,
+    WhatIf,
+    read_ids,
+    read_session,
+    read_what_ifs,
+)
+from explorer.core.units import BYTES, PRECISIONS
+from explorer.core.why import fill
+from explorer.core.workload import ATTENTIONS, PHASES, WORKLOAD_DTYPES, WorkloadError
+from explorer.paths import resource_path
+
+SCHEMA = 1
+PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES,
+              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
+COUNT_KEYS = ("batch", "seq", "context")
+
+
+@dataclass(frozen=True)
+class Step:
+    caption: str
+    hardware: tuple[str, ...] | None = None
+    model: str | None = None
+    params: tuple[tuple[str, object], ...] = ()
+    what_ifs: tuple[tuple[str, WhatIf], ...] | None = None  # replaces all what-ifs when given
+    precisions: tuple[str, ...] | None = None
+    select: str | None = None
+    topic: str | None = None
+    in_flight_bytes: float | None = None  # Little's-law cap on the primary device's memory
+
+    def apply(self, session: Session) -> Session:
+        changes: dict = {}
+        if self.hardware is not None:
+            changes["hardware"] = self.hardware
+        if self.model is not None:
+            changes["model"] = self.model
+        if self.params:
+            changes["params"] = replace(session.params, **dict(self.params))
+        if self.what_ifs is not None:
+            changes["what_ifs"] = self.what_ifs
+        if self.in_flight_bytes is not None:
+            base = replace(session, **changes)
+            primary = base.primary
+            changes["what_ifs"] = base.with_what_if(primary, replace(
+                base.what_if(primary), in_flight_bytes=self.in_flight_bytes)).what_ifs
+        if self.precisions is not None:
+            changes["precisions"] = self.precisions
+        if self.select is not None or self.model is not None:
+            changes["selected_op"] = self.select
+        return replace(session, **changes)
+
+
+@dataclass(frozen=True)
+class Scene:
+    id: str
+    title: str
+    summary: str
+    start: Session
+    steps: tuple[Step, ...]
+    origin: str = ""
+
+    def session_at(self, step: int) -> Session:
+        """The state after steps 0 … ``step`` (step 0 is the first caption)."""
+        if not 0 <= step < len(self.steps):
+            raise IndexError(f"scene {self.id!r} has steps 1 to {len(self.steps)}, not {step + 1}")
+        session = self.start
+        for s in self.steps[: step + 1]:
+            session = s.apply(session)
+        return session
+
+    def caption_at(self, step: int, catalog) -> str:
+        """The caption of ``step`` with its ``{…}`` numbers filled in from ``catalog``."""
+        return fill(self.steps[step].caption, catalog)
+
+    def topic_at(self, step: int) -> str | None:
+        """The last topic named up to ``step``."""
+        return next((s.topic for s in reversed(self.steps[: step + 1]) if s.topic), None)
+
+
+class SceneReader:
+    """Validates scene files against the catalogue, the known models and topics."""
+
+    def __init__(self, catalog: Mapping[str, Hardware], model_ids, topic_ids) -> None:
+        self.catalog, self.model_ids, self.topic_ids = catalog, set(model_ids), set(topic_ids)
+
+    def __call__(self, fields: Fields) -> Scene:
+        ident = fields.identifier("id")
+        title = fields.text("title")
+        summary = fields.text("summary", required=False, default="")
+        start_fields = fields.child(fields.mapping("start"), "start")
+        start = read_session(start_fields, self.catalog, self.model_ids)
+        start_fields.finish()
+        steps = []
+        for index, raw in enumerate(fields.items("steps")):
+            step_fields = fields.child(raw, f"steps[{index}]")
+            steps.append(self._step(step_fields))
+            step_fields.finish()
+        scene = Scene(ident, title, summary, start, tuple(steps), fields.file)
+        for index in range(len(steps)):  # every step must lead to a valid state
+            try:
+                for ident, what_if in scene.session_at(index).what_ifs:
+                    what_if.apply(self.catalog[ident])
+            except (ValueError, WorkloadError) as exc:
+                raise fields.error(f"steps[{index}]", str(exc)) from None
+        return scene
+
+    def _step(self, f: Fields) -> Step:
+        hardware = read_ids(f, "hardware", self.catalog, required=False) or None
+        if hardware and len(hardware) > MAX_DEVICES:
+            raise f.error("hardware", f"at most {MAX_DEVICES} devices can be overlaid")
+        model = f.text("model", required=False)
+        if model is not None and model not in self.model_ids:
+            raise f.error("model", f"unknown model {model!r}")
+        params = [(key, f.text(key, choices=choices)) for key, choices in PARAM_KEYS.items() if f.has(key)]
+        params += [(key, f.integer(key)) for key in COUNT_KEYS if f.has(key)]
+        what_ifs = read_what_ifs(f, self.catalog) if f.has("what_if") else None
+        if f.flag("reset_what_if"):
+            what_ifs = ()
+        precisions = read_ids(f, "precisions", set(PRECISIONS), required=False) or None
+        topic = f.text("topic", required=False)
+        if topic is not None and topic not in self.topic_ids:
+            raise f.error("topic", f"unknown topic {topic!r} (known: {', '.join(sorted(self.topic_ids))})")
+        caption = f.text("caption")
+        try:
+            fill(caption, self.catalog)
+        except KeyError as exc:
+            raise f.error("caption", f"cannot fill in: {exc.args[0]}") from None
+        return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
+                    what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
+                    topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False))
+
+
+class SceneCatalog(Registry[Scene]):
+    def __init__(self, scenes) -> None:
+        super().__init__("scene", scenes)
+
+
+def load_scenes(catalog: Mapping[str, Hardware], model_ids, topic_ids,
+                directory: str | Path | None = None) -> SceneCatalog:
+    directory = Path(directory) if directory is not None else resource_path("scenes")
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise DataFileError(directory, "holds no scene files (*.yaml)")
+    reader = SceneReader(catalog, model_ids, topic_ids)
+    scenes = []
+    for path in files:
+        scenes.extend(read_entries(path, "scenes", SCHEMA, reader))
+    return SceneCatalog(scenes)

@@ -1,0 +1,149 @@
+"""Every scene loads, every step leads to a valid state, and the captions' claims hold."""
+
+import pytest
+
+from explorer.core.analysis import analyze
+from explorer.core.datafile import DataFileError
+from explorer.core.scenes import load_scenes
+from explorer.core.why import load_topics
+
+REQUIRED = {"cpu-vs-gpu", "decode-batching", "kv-cache-limit", "quadratic-attention", "tensor-cores",
+            "bandwidth-parallelism", "cnn-vs-transformer"}
+
+
+@pytest.fixture(scope="module")
+def scenes(catalog, models):
+    topics = {t.id for t in load_topics(catalog)}
+    return load_scenes(catalog, set(models), topics)
+
+
+def run(scenes, catalog, models, scene, step):
+    s = scenes[scene].session_at(step)
+    return analyze(models[s.model], s.params, s.what_if(s.primary).apply(catalog[s.primary]))
+
+
+def test_the_required_scenes_exist_and_every_step_analyses(scenes, catalog, models):
+    assert set(scenes) >= REQUIRED
+    for scene in scenes.values():
+        assert scene.title and len(scene.steps) >= 3
+        for i, step in enumerate(scene.steps):
+            assert step.caption
+            s = scene.session_at(i)
+            for ident in s.hardware:
+                assert analyze(models[s.model], s.params, catalog[ident]).totals.time_s > 0
+
+
+def test_cpu_vs_gpu_claims(scenes, catalog, models):
+    cpu = run(scenes, catalog, models, "cpu-vs-gpu", 0)
+    gpu = run(scenes, catalog, models, "cpu-vs-gpu", 2)
+    assert cpu.hardware.kind == "cpu" and gpu.hardware.kind == "gpu"
+    for a in (cpu, gpu):
+        assert a.totals.memory_time_s > a.totals.compute_time_s
+    prefill = run(scenes, catalog, models, "cpu-vs-gpu", 3)
+    assert prefill.totals.compute_time_s > prefill.totals.memory_time_s
+
+
+def test_batching_claims(scenes, catalog, models):
+    last = run(scenes, catalog, models, "decode-batching", 3)
+    bound = {o.name: bool(m) for o, m in zip(last.ops, last.memory_bound, strict=True)}
+    assert not bound["down_proj"] and not bound["q_proj"]  # projections compute-bound
+    assert bound["attn_score"] and bound["attn_value"]  # attention stays memory-bound
+    assert last.totals.fits_in_memory
+
+
+def test_kv_cache_claims(scenes, catalog, models):
+    fits = [run(scenes, catalog, models, "kv-cache-limit", i).totals.fits_in_memory for i in range(4)]
+    assert fits == [True, False, True, True]
+
+
+def test_attention_claims(scenes, catalog, models):
+    def softmax_share(step):
+        a = run(scenes, catalog, models, "quadratic-attention", step)
+        return sum(float(s) for o, s in zip(a.ops, a.time_share, strict=True) if o.role == "attn_softmax")
+
+    assert softmax_share(1) > 2 * softmax_share(0)
+    fused = run(scenes, catalog, models, "quadratic-attention", 2)
+    assert not any(bool(m) for o, m in zip(fused.ops, fused.memory_bound, strict=True)
+                   if o.role.startswith("attn"))
+
+
+def test_precision_claims(scenes, catalog, models):
+    times = [run(scenes, catalog, models, "tensor-cores", i).totals.time_s for i in range(3)]
+    assert times[0] > 5 * times[1] > 5 * 1.5 * times[2]
+
+
+def test_cnn_claims(scenes, catalog, models):
+    def conv_compute_bound(step):
+        a = run(scenes, catalog, models, "cnn-vs-transformer", step)
+        flags = [not bool(m) for o, m in zip(a.ops, a.memory_bound, strict=True) if o.role == "conv"]
+        return sum(flags) / len(flags)
+
+    assert conv_compute_bound(1) > 0.5 > conv_compute_bound(0)
+    decode = run(scenes, catalog, models, "cnn-vs-transformer", 2)
+    assert all(decode.memory_bound[decode.flops > 0])
+    batched = run(scenes, catalog, models, "cnn-vs-transformer", 3)
+    assert not dict(zip((o.name for o in batched.ops), batched.memory_bound, strict=True))["down_proj"]
+
+
+def test_broken_scenes_name_the_step(tmp_path, catalog, models):
+    topics = {t.id for t in load_topics(catalog)}
+    (tmp_path / "s.yaml").write_text("""schema: 1
+scenes:
+- id: s
+  title: S
+  start: {hardware: [t4], workload: {model: gpt2}}
+  steps:
+  - {caption: ok}
+  - {caption: bad, batch: 0}
+""")
+    with pytest.raises(DataFileError) as info:
+        load_scenes(catalog, set(models), topics, tmp_path)
+    assert info.value.entry == "s" and info.value.field == "steps[1].batch"
+    (tmp_path / "s.yaml").write_text("""schema: 1
+scenes:
+- id: s
+  title: S
+  start: {hardware: [t4], workload: {model: gpt2}}
+  steps:
+  - {caption: ok, topic: gravity}
+""")
+    with pytest.raises(DataFileError, match="unknown topic 'gravity'"):
+        load_scenes(catalog, set(models), topics, tmp_path)
+
+
+def test_parallelism_claims(scenes, catalog, models):
+    scene = scenes["bandwidth-parallelism"]
+    memory = [run(scenes, catalog, models, scene.id, i).totals.memory_time_s for i in range(4)]
+    assert memory[0] == pytest.approx(8 * memory[1])  # 8× in flight, 8× bandwidth
+    assert memory[1] > memory[2] > memory[3]
+    full = analyze(models["llama-3-8b"], scene.session_at(3).params, catalog["a100-80gb-sxm"])
+    assert memory[3] == pytest.approx(full.totals.memory_time_s)  # 1 MiB reaches the peak
+    first = scene.caption_at(0, catalog)
+    assert "406 ns" in first and "40.4 GB/s" in first and "2.04 TB/s" in first  # 16 KiB / 406 ns
+    assert "808 KiB" in scene.caption_at(3, catalog)
+    assert scene.topic_at(3) == "latency-hiding"
+
+
+def test_captions_are_checked_when_loaded(tmp_path, catalog, models):
+    topics = {t.id for t in load_topics(catalog)}
+    (tmp_path / "s.yaml").write_text("""schema: 1
+scenes:
+- id: s
+  title: S
+  start: {hardware: [t4], workload: {model: gpt2}}
+  steps:
+  - {caption: "T4 memory latency {t4/latency}"}
+""")
+    with pytest.raises(DataFileError, match=r"cannot fill in.*no measured memory latency") as info:
+        load_scenes(catalog, set(models), topics, tmp_path)
+    assert info.value.field == "steps[0].caption"
+    (tmp_path / "s.yaml").write_text("""schema: 1
+scenes:
+- id: s
+  title: S
+  start: {hardware: [t4], workload: {model: gpt2}}
+  steps:
+  - {caption: "slow", in_flight: 4 KiB}
+""")
+    with pytest.raises(DataFileError, match="no measured memory latency"):
+        load_scenes(catalog, set(models), topics, tmp_path)
