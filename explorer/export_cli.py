@@ -1,33 +1,103 @@
-"""``roofline-explorer export``: the chart of a session to PNG, SVG or PDF, without a display."""
+"""``roofline-explorer export``: the chart of a scene step, a session, or a whole deck of
+scenes to PNG, SVG or PDF, without a display."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from explorer.cli_common import count_type
 
 FORMATS = ("png", "svg", "pdf")
+THEMES = ("light", "dark", "contrast")
 
 
 def add_parser(sub) -> None:
-    export = sub.add_parser("export", help="render the chart to PNG, SVG or PDF (no display needed)",
-                            description="Render the roofline chart of a session (or of --hardware "
-                                        "and --model) for slides.")
-    export.add_argument("--session", metavar="FILE", help="a saved session")
+    export = sub.add_parser(
+        "export", help="render the chart to PNG, SVG or PDF (no display needed)",
+        description="Render the roofline chart of a guided scene's step, of a session, or of "
+                    "--hardware and --model for slides; or every step of every scene (--all-scenes).")
+    what = export.add_mutually_exclusive_group()
+    what.add_argument("--scene", metavar="ID", help="a guided scene (see the Scenes menu)")
+    what.add_argument("--session", metavar="FILE", help="a saved session")
+    what.add_argument("--all-scenes", action="store_true",
+                      help="every step of every scene, one file each, into --out-dir")
+    export.add_argument("--step", type=count_type(1000), metavar="N",
+                        help="the scene's step, from 1 (default: its last)")
     export.add_argument("--hardware", default=None, metavar="ID", help="device (without --session)")
     export.add_argument("--model", default=None, metavar="ID", help="model (without --session)")
-    export.add_argument("--out", required=True, metavar="FILE.{png,svg,pdf}")
-    export.add_argument("--width", type=count_type(16384), default=3840, metavar="PX",
-                        help="PNG width in pixels (default 3840)")
+    export.add_argument("--out", metavar="FILE.{png,svg,pdf}", help="the file to write")
+    export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
+    export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
+    size = export.add_mutually_exclusive_group()
+    size.add_argument("--width", type=count_type(16384), default=3840, metavar="PX",
+                      help="PNG width in pixels (default 3840)")
+    size.add_argument("--dpi", type=count_type(1200), metavar="DPI",
+                      help="PNG as wide as a full slide (13.33 in for 16:9, 10 in for 4:3) at this DPI")
     export.add_argument("--aspect", choices=("16:9", "4:3"), default="16:9")
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
-    export.add_argument("--title", help="a title instead of the chart's own")
+    export.add_argument("--title", help="a title instead of the chart's (or scene's) own")
+    export.add_argument("--subtitle", help="a line under the title (a scene's default: its caption)")
+    export.add_argument("--no-caption", action="store_true", help="no caption under a scene's title")
     export.add_argument("--no-legend", action="store_true")
-    export.add_argument("--theme", choices=("light", "dark", "contrast"), default="light",
+    export.add_argument("--no-annotations", action="store_true", help="no roof and ridge labels")
+    export.add_argument("--theme", choices=THEMES, default="light",
                         help="colours: light, dark, or high contrast for projectors")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.all_scenes:
+        if not args.out_dir:
+            raise _UsageError("--all-scenes needs --out-dir DIR")
+        if args.out or args.step:
+            raise _UsageError("--all-scenes writes every step into --out-dir: leave out --out and --step")
+    elif not args.out:
+        raise _UsageError("--out FILE.{png,svg,pdf} is required")
+    if args.step and not args.scene:
+        raise _UsageError("--step needs --scene")
+    if (args.scene or args.session or args.all_scenes) and (args.hardware or args.model):
+        raise _UsageError("--hardware and --model are for a chart without --scene or --session")
+
+
+def _jobs(args, catalog, models):
+    """(session, path, title, subtitle) for every file to write."""
+    from explorer.core.session import Session, load_session
+
+    if args.session:
+        return [(load_session(args.session, catalog, set(models)), Path(args.out), args.title,
+                 args.subtitle)]
+    if not (args.scene or args.all_scenes):
+        hardware, model = args.hardware or "h100-sxm", args.model or "llama-3-8b"
+        catalog[hardware]
+        models[model]
+        return [(Session(hardware=(hardware,), model=model), Path(args.out), args.title, args.subtitle)]
+    from explorer.core.scenes import load_default_scenes
+
+    scenes = load_default_scenes(catalog, models)
+
+    def job(scene, index, path):
+        caption = None if args.no_caption else f"{index + 1}/{len(scene.steps)}. " + \
+            scene.caption_at(index, catalog)
+        return (scene.session_at(index), path, args.title or scene.title,
+                args.subtitle if args.subtitle is not None else caption)
+
+    if args.scene:
+        scene = scenes[args.scene]
+        step = args.step or len(scene.steps)
+        if step > len(scene.steps):
+            raise _UsageError(f"scene {scene.id!r} has steps 1 to {len(scene.steps)}, not {step}")
+        return [job(scene, step - 1, Path(args.out))]
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [job(scene, i, out_dir / f"{n:02d}-{scene.id}-{i + 1}.{args.format}")
+            for n, scene in enumerate(scenes.values(), 1) for i in range(len(scene.steps))]
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -36,41 +106,42 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from explorer.core.catalog import load_catalog
     from explorer.core.models import load_models
-    from explorer.core.session import Session, load_session
     from explorer.paths import user_path
     from explorer.state import AppState
     from explorer.ui.chart.export import ExportOptions, export_chart, format_of
     from explorer.ui.chart.roofline_plot import RooflinePlot
 
     try:
-        format_of(args.out)
-        options = ExportOptions(width_px=args.width, aspect=args.aspect, transparent=args.transparent,
-                                title=args.title, legend=not args.no_legend)
-    except ValueError as exc:
+        _check(args)
+        if args.out:
+            format_of(args.out)
+        base = ExportOptions(width_px=args.width, dpi=args.dpi, aspect=args.aspect,
+                             transparent=args.transparent, legend=not args.no_legend,
+                             annotations=not args.no_annotations, theme=args.theme)
+    except (_UsageError, ValueError) as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["roofline-explorer"])
     catalog = load_catalog(user_directory=user_path("hardware"))
     models = load_models()
-    if args.session:
-        session = load_session(args.session, catalog, set(models))
-    else:
-        hardware, model = args.hardware or "h100-sxm", args.model or "llama-3-8b"
-        catalog[hardware]
-        models[model]
-        session = Session(hardware=(hardware,), model=model)
-    state = AppState(catalog, models, session)
-    for path in session.results:
-        state.add_results(path)
-    chart = RooflinePlot(state)
-    chart.set_theme(args.theme)
     try:
-        written = export_chart(chart, args.out, options)
+        jobs = _jobs(args, catalog, models)
+    except _UsageError as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return 2
+    state = AppState(catalog, models, jobs[0][0])
+    chart = RooflinePlot(state)
+    try:
+        for session, path, title, subtitle in jobs:
+            state.replace_session(session, "export")
+            for results_path in session.results:
+                state.add_results(results_path)
+            written = export_chart(chart, path, replace(base, title=title, subtitle=subtitle))
+            print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
     finally:
         chart.deleteLater()
         app.processEvents()
-    print(f"wrote {written} ({Path(written).stat().st_size:,} bytes)", file=out)
     return 0

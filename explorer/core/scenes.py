@@ -165,6 +165,13 @@ class SceneCatalog(Registry[Scene]):
         super().__init__("scene", scenes)
 
 
+def load_default_scenes(catalog: Mapping[str, Hardware], model_ids) -> SceneCatalog:
+    """The scenes shipped in resources/scenes, checked against the shipped "why" topics."""
+    from explorer.core.why import load_topics
+
+    return load_scenes(catalog, model_ids, {t.id for t in load_topics(catalog)})
+
+
 def load_scenes(catalog: Mapping[str, Hardware], model_ids, topic_ids,
                 directory: str | Path | None = None) -> SceneCatalog:
     directory = Path(directory) if directory is not None else resource_path("scenes")

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from explorer.state import AppState
-from explorer.ui.chart.export import ASPECTS, ExportOptions, export_chart, format_of, render_image
+from explorer.ui.chart.export import ASPECTS, THEMES, ExportOptions, export_chart, format_of, render_image
 from explorer.ui.chart.roofline_plot import RooflinePlot
 
 
@@ -19,7 +19,8 @@ def offscreen_chart(state: AppState) -> RooflinePlot:
 
 
 class ExportDialog(QtWidgets.QDialog):
-    def __init__(self, state: AppState, start: Path, parent=None) -> None:
+    def __init__(self, state: AppState, start: Path, parent=None, theme: str = "light",
+                 subtitle: str = "") -> None:
         super().__init__(parent)
         self.state = state
         self.setWindowTitle("Export chart")
@@ -28,6 +29,18 @@ class ExportDialog(QtWidgets.QDialog):
         browse.clicked.connect(self._browse)
         self.width = QtWidgets.QSpinBox(minimum=200, maximum=16384, value=3840, suffix=" px")
         self.width.setToolTip("PNG width; SVG and PDF are vector and need none")
+        self.dpi = QtWidgets.QSpinBox(minimum=0, maximum=1200, value=0, suffix=" dpi")
+        self.dpi.setSpecialValueText("use the width")
+        self.dpi.setToolTip("PNG as wide as a full slide (13.33 in at 16:9, 10 in at 4:3) at this "
+                            "resolution, instead of a width in pixels")
+        self.dpi.valueChanged.connect(lambda v: self.width.setEnabled(v == 0))
+        self.theme = QtWidgets.QComboBox()
+        self.theme.addItems(list(THEMES))
+        self.theme.setCurrentText(theme)
+        self.theme.setToolTip("light for documents, dark or high contrast for projectors")
+        self.subtitle = QtWidgets.QLineEdit(subtitle, placeholderText="none")
+        self.subtitle.setToolTip("A line under the title, wrapped to the chart (a scene's caption)")
+        self.annotations = QtWidgets.QCheckBox("Roof and ridge labels", checked=True)
         self.aspect = QtWidgets.QComboBox()
         self.aspect.addItems(list(ASPECTS))
         self.transparent = QtWidgets.QCheckBox("Transparent background (PNG)")
@@ -41,10 +54,14 @@ class ExportDialog(QtWidgets.QDialog):
         form = QtWidgets.QFormLayout()
         form.addRow("File (.png, .svg, .pdf)", path_row)
         form.addRow("Width", self.width)
+        form.addRow("or DPI", self.dpi)
         form.addRow("Aspect", self.aspect)
+        form.addRow("Theme", self.theme)
         form.addRow("Title", self.title)
+        form.addRow("Subtitle", self.subtitle)
         form.addRow(self.transparent)
         form.addRow(self.legend)
+        form.addRow(self.annotations)
         buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Save
                                              | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._export)
@@ -56,9 +73,11 @@ class ExportDialog(QtWidgets.QDialog):
         self.written: Path | None = None
 
     def options(self) -> ExportOptions:
-        return ExportOptions(width_px=self.width.value(), aspect=self.aspect.currentText(),
-                             transparent=self.transparent.isChecked(),
-                             title=self.title.text().strip() or None, legend=self.legend.isChecked())
+        return ExportOptions(width_px=self.width.value(), dpi=self.dpi.value() or None,
+                             aspect=self.aspect.currentText(), transparent=self.transparent.isChecked(),
+                             title=self.title.text().strip() or None, legend=self.legend.isChecked(),
+                             subtitle=self.subtitle.text().strip() or None,
+                             annotations=self.annotations.isChecked(), theme=self.theme.currentText())
 
     def _browse(self) -> None:
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export chart", self.path.text(),
@@ -79,9 +98,10 @@ class ExportDialog(QtWidgets.QDialog):
         self.accept()
 
 
-def copy_to_clipboard(state: AppState, width: int = 1920) -> None:
+def copy_to_clipboard(state: AppState, width: int = 1920, theme: str = "light") -> None:
     chart = offscreen_chart(state)
     try:
-        QtWidgets.QApplication.clipboard().setImage(render_image(chart, ExportOptions(width_px=width)))
+        options = ExportOptions(width_px=width, theme=theme)
+        QtWidgets.QApplication.clipboard().setImage(render_image(chart, options))
     finally:
         chart.deleteLater()

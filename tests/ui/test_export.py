@@ -118,3 +118,65 @@ def test_export_dialog_and_clipboard(window, tmp_path):
     window.copy_chart()
     image = QtWidgets.QApplication.clipboard().image()
     assert image.width() == 1920 and not image.isNull()
+
+
+def svg_texts(path) -> str:
+    document = xml.dom.minidom.parse(str(path))
+    return "\n".join(node.firstChild.data for node in document.getElementsByTagName("text")
+                     if node.firstChild)
+
+
+def export(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    return cli.run(cli.parse_args(["export", *argv]), out, err), out.getvalue(), err.getvalue()
+
+
+def test_a_scene_step_exports_with_its_caption(tmp_path, qtbot):
+    code, _, err = export("--scene", "bandwidth-parallelism", "--step", "1", "--out", str(tmp_path / "s.svg"))
+    assert code == 0, err
+    texts = svg_texts(tmp_path / "s.svg")
+    assert "Bandwidth needs parallelism" in texts
+    assert "406 ns" in texts and "40.4 GB/s" in texts  # the caption, filled from the catalogue
+    assert "HBM2e 40.4 GB/s (derived)" in texts  # the capped roof
+    code, _, err = export("--scene", "bandwidth-parallelism", "--no-caption", "--no-annotations",
+                          "--out", str(tmp_path / "bare.svg"))
+    texts = svg_texts(tmp_path / "bare.svg")
+    assert code == 0 and "406 ns" not in texts and "TFLOP/s" not in texts
+    assert "Arithmetic intensity (FLOP/byte)" in texts
+
+
+def test_all_scenes_make_a_deck(tmp_path, qtbot, catalog, models):
+    from explorer.core.scenes import load_default_scenes
+
+    code, out, err = export("--all-scenes", "--out-dir", str(tmp_path / "deck"), "--format", "svg")
+    assert code == 0, err
+    scenes = load_default_scenes(catalog, set(models))
+    files = sorted((tmp_path / "deck").glob("*.svg"))
+    assert len(files) == sum(len(s.steps) for s in scenes.values()) == out.count("wrote")
+    for path in files:
+        assert "Arithmetic intensity (FLOP/byte)" in svg_texts(path)
+    assert (tmp_path / "deck" / "01-cpu-vs-gpu-1.svg").exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--all-scenes"], "needs --out-dir"),
+    (["--all-scenes", "--out-dir", "d", "--step", "2"], "leave out --out and --step"),
+    (["--step", "2", "--out", "x.png"], "--step needs --scene"),
+    (["--scene", "tensor-cores", "--step", "4", "--out", "x.png"], "has steps 1 to 3, not 4"),
+    (["--scene", "tensor-cores", "--model", "gpt2", "--out", "x.png"], "are for a chart without"),
+    (["--scene", "tensor-core", "--out", "x.png"], "did you mean tensor-cores"),
+])
+def test_export_usage_errors(tmp_path, monkeypatch, qtbot, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = export(*argv)
+    assert code == 2 and message in err
+
+
+def test_png_at_a_dpi_is_a_full_slide(tmp_path, qtbot):
+    code, _, err = export("--dpi", "150", "--out", str(tmp_path / "c.png"))
+    assert code == 0, err
+    image = QtGui.QImage(str(tmp_path / "c.png"))
+    assert image.width() == round(13.333 * 150) and image.height() == round(13.333 * 150 * 9 / 16)
+    assert image.dotsPerMeterX() == round(150 / 0.0254)
+    code, _, err = export("--dpi", "96", "--aspect", "4:3", "--out", str(tmp_path / "d.png"))
+    assert QtGui.QImage(str(tmp_path / "d.png")).width() == 960

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 
 from explorer.core.units import format_si
 from explorer.ui.chart import coords
+
+MIN_TICK_PIXELS = 48  # room for one label such as "100 G"
 
 
 class SiLogAxis(pg.AxisItem):
@@ -17,10 +21,14 @@ class SiLogAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)
 
     def logTickValues(self, minVal, maxVal, size, stdTicks):
-        """Decades only: the nine minor lines per decade cost most of a repaint (each is a
-        grid line across the plot) and crowd a projected chart."""
-        return [(spacing, values) for spacing, values in stdTicks if spacing >= 1.0] or \
-            super().logTickValues(minVal, maxVal, size, stdTicks)
+        """Decades only (every second or third when space is short): the nine minor lines
+        per decade cost most of a repaint (each is a grid line across the plot) and their
+        labels run into each other. Zoomed in to less than a decade: pyqtgraph's own."""
+        low, high = math.ceil(minVal), math.floor(maxVal)
+        if high <= low:
+            return super().logTickValues(minVal, maxVal, size, stdTicks)
+        step = max(1, math.ceil((high - low + 1) * MIN_TICK_PIXELS / max(size, 1.0)))
+        return [(float(step), [float(v) for v in range(low, high + 1, step)])]
 
     def logTickStrings(self, values, scale, spacing):
         return [tick_label(float(coords.to_data(v) * scale)) for v in values]

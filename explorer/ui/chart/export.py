@@ -17,6 +17,10 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 FORMATS = ("png", "svg", "pdf")
 ASPECTS = {"16:9": (16, 9), "4:3": (4, 3)}
+# Width of a full slide in inches (PowerPoint's and LibreOffice's defaults): with a DPI,
+# a PNG is as wide as the slide at that resolution and says so in its metadata.
+SLIDE_INCHES = {"16:9": 13.333, "4:3": 10.0}
+THEMES = ("light", "dark", "contrast")
 LOGICAL_WIDTH = 1600  # layout width: fonts and lines are sized for this, then scaled
 
 
@@ -27,12 +31,26 @@ class ExportOptions:
     transparent: bool = False  # PNG only
     title: str | None = None  # None: the chart's own title
     legend: bool = True
+    subtitle: str | None = None  # a line or two under the title (a scene's caption)
+    annotations: bool = True  # roof and ridge labels
+    theme: str = "light"
+    dpi: int | None = None  # PNG only: instead of width_px, a full slide at this resolution
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
             raise ValueError(f"aspect must be one of {', '.join(ASPECTS)}, got {self.aspect!r}")
-        if not 200 <= self.width_px <= 16384:
-            raise ValueError(f"width must be between 200 and 16384 pixels, got {self.width_px}")
+        if self.theme not in THEMES:
+            raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {self.theme!r}")
+        if self.dpi is not None and not 20 <= self.dpi <= 1200:
+            raise ValueError(f"DPI must be between 20 and 1200, got {self.dpi}")
+        if not 200 <= self.png_width <= 16384:
+            raise ValueError(f"width must be between 200 and 16384 pixels, got {self.png_width}")
+
+    @property
+    def png_width(self) -> int:
+        if self.dpi is None:
+            return self.width_px
+        return round(SLIDE_INCHES[self.aspect] * self.dpi)
 
     @property
     def logical_size(self) -> QtCore.QSize:
@@ -72,14 +90,17 @@ def export_chart(chart: QtWidgets.QWidget, path: str | Path, options: ExportOpti
 
 
 def render_image(chart: QtWidgets.QWidget, options: ExportOptions) -> QtGui.QImage:
-    """The chart as an image ``options.width_px`` wide (for PNG and the clipboard)."""
+    """The chart as an image ``options.png_width`` wide (for PNG and the clipboard)."""
     _prepare(chart, options)
-    scale = options.width_px / chart.width()
+    scale = options.png_width / chart.width()
     image = QtGui.QImage(round(chart.width() * scale), round(chart.height() * scale),
                          QtGui.QImage.Format.Format_ARGB32)
     # Qt scales everything drawn on a device with a pixel ratio, cosmetic pens included:
     # the export looks like the window, only sharper.
     image.setDevicePixelRatio(scale)
+    if options.dpi:
+        image.setDotsPerMeterX(round(options.dpi / 0.0254))
+        image.setDotsPerMeterY(round(options.dpi / 0.0254))
     background = getattr(getattr(chart, "theme", None), "background", "#ffffff")
     image.fill(QtCore.Qt.GlobalColor.transparent if options.transparent else QtGui.QColor(background))
     # Cosmetic pens keep their width in device pixels whatever the scale: widen them too.

@@ -73,6 +73,7 @@ class RoofLayer:
         self.theme = palette.THEMES["light"]
         self.scale = 1.0  # font and pen scale (presentation uses more than 1)
         self.pen_scale = 1.0  # extra width for cosmetic pens on a high-resolution export
+        self.annotations = True  # roof and ridge labels (hidden for a bare export)
 
     def update(self, devices: list[tuple[Hardware, Ceilings, bool]], x_range: tuple[float, float],
                originals: dict[str, tuple[Ceilings, set[str]]] | None = None) -> None:
@@ -104,6 +105,8 @@ class RoofLayer:
         for ident in set(self.ridges) - shown:
             for item in self.ridges.pop(ident):
                 self.plot.removeItem(item)
+        for label in (*self.labels.values(), *(text for _, text in self.ridges.values())):
+            label.setVisible(self.annotations)
 
     def _draw_roof(self, key: RoofKey, hw: Hardware, segment: RoofSegment, style, multi: bool,
                    top: bool, index: int) -> None:

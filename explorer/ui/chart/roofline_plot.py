@@ -8,7 +8,9 @@ State updates during a drag are rate-limited; Esc or a right click cancels.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import replace
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
@@ -57,6 +59,7 @@ class RooflinePlot(pg.PlotWidget):
         self._drag_base = None
         self._fit_key = None
         self.title_override: str | None = None  # an export's own title
+        self.subtitle: str | None = None  # an export's line under the title
         for signal in (state.sig_hardware_changed, state.sig_workload_changed,
                        state.sig_precisions_changed):
             signal.connect(self.redraw)
@@ -110,10 +113,26 @@ class RooflinePlot(pg.PlotWidget):
         self._redraw_measured()
         p = analysis.params
         text = self.title_override or f"{analysis.model.name}, {p.phase} batch {p.batch}, {p.dtype}"
-        title = f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{text}</span>"
+        title = f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{escape(text)}</span>"
+        if self.subtitle:
+            title += self._subtitle_html(self.subtitle)
         if title != getattr(self, "_title", None):
-            self.getPlotItem().setTitle(title, color=self.theme.foreground)
+            plot = self.getPlotItem()
+            plot.setTitle(title, color=self.theme.foreground)
+            # pyqtgraph fixes the title row at 30 px: fit it to the text (scaled, two lines).
+            height = math.ceil(plot.titleLabel.item.boundingRect().height()) + 2
+            plot.titleLabel.setMaximumHeight(height)
+            plot.layout.setRowFixedHeight(0, height)
             self._title = title
+
+    def _subtitle_html(self, text: str) -> str:
+        """``text`` under the title, wrapped to the chart's width (a title label does not
+        wrap by itself)."""
+        points = 10 * self.roofs.scale
+        width = QtGui.QFontMetricsF(_font(points)).averageCharWidth()
+        columns = max(40, int(self.width() * 0.85 / max(width, 1.0)))
+        lines = "<br>".join(escape(line) for line in textwrap.wrap(text, columns))
+        return f"<br><span style='font-size:{points:.0f}pt'>{lines}</span>"
 
     def _fit_x(self, devices) -> tuple[float, float]:
         analysis = self.state.analysis()
@@ -192,6 +211,8 @@ class RooflinePlot(pg.PlotWidget):
             axis.setLabel(axis.labelText, color=theme.foreground)
         self.legend.setLabelTextColor(theme.foreground)
         self.legend.setLabelTextSize(f"{10 * scale:.0f}pt")
+        for _, label in self.legend.items:  # the new colour and size show on the next setText
+            label.setText(label.text)
         self.legend.setBrush(pg.mkBrush(*theme.legend_fill))
         self._star_sample.setPen(pg.mkPen(theme.foreground))
 
@@ -205,6 +226,11 @@ class RooflinePlot(pg.PlotWidget):
         """Lay the chart out for an export (called after it is resized)."""
         self.legend.setVisible(options.legend)
         self.title_override = options.title
+        self.subtitle = options.subtitle
+        self.roofs.annotations = options.annotations
+        if options.theme != self.theme.name:
+            self.set_theme(options.theme)
+        self._title = None
         self.redraw(fit=True)
 
     # -- roof drags ------------------------------------------------------------------------------
