@@ -246,6 +246,11 @@ class AppState(QtCore.QObject):
         self._change(replace(self._session, results=tuple(p for p in self._session.results if p != path)),
                      "Hide measurements")
 
+    def show_session(self, session: Session, text: str) -> None:
+        """A whole other session as one undo step (a scene's step): the history stays."""
+        self.cancel_gesture()
+        self._change(session, text)
+
     def replace_session(self, session: Session, text: str) -> None:
         """A whole new session (File › New or Open): a fresh undo history."""
         self.cancel_gesture()

@@ -15,6 +15,7 @@ from explorer.core.units import format_bytes, format_time
 from explorer.paths import user_path
 from explorer.runs import RunController
 from explorer.state import AppState
+from explorer.ui.caption_bar import CaptionBar
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.panels.details_panel import DetailsPanel
@@ -22,6 +23,8 @@ from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.kernel_panel import KernelPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
+from explorer.ui.presentation import Presentation
+from explorer.ui.scene_player import ScenePlayer
 
 MAX_RECENT = 8
 AUTOSAVE_MS = 2000
@@ -48,7 +51,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.session_path: Path | None = None
         self.runs = RunController(state.catalog, self)
         self.chart = RooflinePlot(state, self)
-        self.setCentralWidget(self.chart)
+        self.caption_bar = CaptionBar()
+        self.player = ScenePlayer(state, parent=self)
+        central = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.chart, 1)
+        column.addWidget(self.caption_bar)
+        self.setCentralWidget(central)
+        self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.hardware_panel = HardwarePanel(state)
         self.workload_panel = WorkloadPanel(state)
         self.kernel_panel = KernelPanel(state, self.runs)
@@ -78,6 +90,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
+        self.caption_bar.sig_previous.connect(self.player.previous)
+        self.caption_bar.sig_next.connect(self.player.next)
+        self.caption_bar.sig_stop.connect(self.player.stop)
+        self.player.sig_changed.connect(self._on_scene_changed)
+        self.set_theme(str(self.settings.value("theme", "light")))
+        self._on_scene_changed()
         state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         state.sig_session_changed.connect(self._on_session_changed)
         state.undo_stack.cleanChanged.connect(self._update_title)
@@ -132,6 +150,14 @@ class MainWindow(QtWidgets.QMainWindow):
                                     "Run the Kernel lab's chosen suites")
         self.act_find = self._action("Find device", self._find_device, keys.Find)
         self.addAction(self.act_find)
+        self.act_present = self._action("&Presentation mode", self.presentation.toggle, "F5",
+                                        "Full screen, large text, the clicker steps the scene; Esc leaves")
+        self.act_next = self._action("&Next step", self.player.next, "Alt+Right",
+                                     "The scene's next step (Right, Space or Page Down when presenting)")
+        self.act_previous = self._action("&Previous step", self.player.previous, "Alt+Left",
+                                         "The scene's previous step (Left or Page Up when presenting)")
+        self.act_stop_scene = self._action("&Leave scene", self.player.stop, tip=(
+            "Show again what was shown before the scene"))
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -161,6 +187,30 @@ class MainWindow(QtWidgets.QMainWindow):
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        self.theme_menu = view.addMenu("&Theme")
+        self.theme_group = QtGui.QActionGroup(self)
+        themes = (("light", "&Light"), ("dark", "&Dark"), ("contrast", "High &contrast (projectors)"))
+        for name, text in themes:
+            action = self.theme_menu.addAction(text, lambda name=name: self.set_theme(name))
+            action.setCheckable(True)
+            action.setData(name)
+            self.theme_group.addAction(action)
+        view.addAction(self.act_present)
+        scenes = bar.addMenu("&Scenes")
+        for scene in self.player.scenes.values():
+            action = scenes.addAction(scene.title, lambda ident=scene.id: self.player.start(ident))
+            action.setToolTip(scene.summary)
+            action.setStatusTip(scene.summary)
+        if self.player.error:
+            broken = scenes.addAction("Scenes could not be loaded (see the tooltip)")
+            broken.setEnabled(False)
+            broken.setToolTip(self.player.error)
+            broken.setStatusTip(self.player.error)
+        scenes.setToolTipsVisible(True)
+        scenes.addSeparator()
+        for action in (self.act_previous, self.act_next, self.act_stop_scene):
+            scenes.addAction(action)
         kernels = bar.addMenu("&Kernels")
         kernels.addAction(self.act_run)
         help_menu = bar.addMenu("&Help")
@@ -170,7 +220,7 @@ class MainWindow(QtWidgets.QMainWindow):
         bar = self.addToolBar("Main")
         bar.setObjectName("toolbar-main")
         for action in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_fit,
-                       self.act_reset, self.act_run):
+                       self.act_reset, self.act_run, self.act_present):
             bar.addAction(action)
 
     def _fill_roofs_menu(self) -> None:
@@ -222,12 +272,13 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_dialog(self) -> None:
         start = (self.session_path.with_suffix(".png") if self.session_path
                  else Path.home() / "roofline.png")
-        dialog = ExportDialog(self.state, start, self)
+        dialog = ExportDialog(self.state, start, self, theme=self.chart.theme.name,
+                              subtitle=self.player.caption())
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
             self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
 
     def copy_chart(self) -> None:
-        copy_to_clipboard(self.state)
+        copy_to_clipboard(self.state, theme=self.chart.theme.name)
         self.statusBar().showMessage("Copied the chart to the clipboard", 6000)
 
     def _find_device(self) -> None:
@@ -235,6 +286,27 @@ class MainWindow(QtWidgets.QMainWindow):
         self.docks["hardware"].raise_()
         self.hardware_panel.search.setFocus()
         self.hardware_panel.search.selectAll()
+
+    # -- scenes, presentation and theme -----------------------------------------------------------
+    def _on_scene_changed(self) -> None:
+        player = self.player
+        scene = player.scene
+        self.caption_bar.show_step(scene.title if scene else "", player.caption(), player.counter())
+        for action in (self.act_previous, self.act_next, self.act_stop_scene):
+            action.setEnabled(scene is not None)
+        topic = player.topic()
+        if topic:
+            self.explain_panel.show_topic(topic)
+
+    def set_theme(self, name: str) -> None:
+        """The chart's colours: light, dark or high contrast (remembered between runs)."""
+        if name not in ("light", "dark", "contrast"):
+            name = "light"
+        self.chart.set_theme(name)
+        self.caption_bar.set_theme(self.chart.theme)
+        for action in self.theme_group.actions():
+            action.setChecked(action.data() == name)
+        self.settings.setValue("theme", name)
 
     # -- state -----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
@@ -380,6 +452,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if answer == QtWidgets.QMessageBox.StandardButton.Save and not self.save_session():
                 event.ignore()
                 return
+        self.presentation.leave()  # the saved layout is the window's, not the presentation's
         self.runs.shutdown()
         self._autosave.stop()
         self._write_autosave()

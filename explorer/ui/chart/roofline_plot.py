@@ -316,13 +316,21 @@ class RooflinePlot(pg.PlotWidget):
         self._drag_base = None
         self.state.cancel_gesture()
 
+    def cancel_drag(self) -> bool:
+        """Cancel a drag in progress (Esc); False when there is none."""
+        if not self.state.in_gesture:
+            return False
+        item = self.roofs.dragging()
+        if item is not None:
+            item.cancel_drag()
+        elif self.points.star.moving:
+            self.points.star.cancel_drag()
+        else:
+            self._cancel()
+        return True
+
     def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:
-        if ev.key() == QtCore.Qt.Key.Key_Escape and self.state.in_gesture:
-            item = self.roofs.dragging()
-            if item is not None:
-                item.cancel_drag()
-            elif self.points.star.moving:
-                self.points.star.cancel_drag()
+        if ev.key() == QtCore.Qt.Key.Key_Escape and self.cancel_drag():
             ev.accept()
             return
         super().keyPressEvent(ev)

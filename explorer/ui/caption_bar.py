@@ -1,0 +1,86 @@
+"""The strip under the chart while a scene plays: its caption, the step counter, and
+buttons to step back, on and out. Its colours follow the chart's theme and its text grows
+with the chart in presentation mode."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from explorer.ui.chart.palette import Theme
+
+CAPTION_POINTS = 13.0
+COUNTER_POINTS = 10.0
+
+
+class CaptionBar(QtWidgets.QFrame):
+    sig_previous = QtCore.Signal()
+    sig_next = QtCore.Signal()
+    sig_stop = QtCore.Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("caption-bar")
+        self.title = QtWidgets.QLabel()
+        self.caption = QtWidgets.QLabel(wordWrap=True)
+        self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.caption.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
+                                   QtWidgets.QSizePolicy.Policy.Preferred)
+        self.counter = QtWidgets.QLabel()
+        self.counter.setToolTip("Step of the scene")
+        self.counter.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignTop)
+        self.buttons = []
+        for text, tip, signal in (("◀", "Previous step (Alt+Left; Left or Page Up when presenting)",
+                                   self.sig_previous),
+                                  ("▶", "Next step (Alt+Right; Right, Space or Page Down when presenting)",
+                                   self.sig_next),
+                                  ("✕", "Leave the scene and show what was shown before it", self.sig_stop)):
+            button = QtWidgets.QToolButton(text=text, toolTip=tip)
+            button.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)  # Space steps, never clicks
+            button.setAutoRaise(True)
+            button.clicked.connect(signal.emit)
+            self.buttons.append(button)
+        text = QtWidgets.QVBoxLayout()
+        text.setSpacing(2)
+        text.addWidget(self.title)
+        text.addWidget(self.caption)
+        side = QtWidgets.QVBoxLayout()
+        row = QtWidgets.QHBoxLayout()
+        for button in self.buttons:
+            row.addWidget(button)
+        side.addLayout(row)
+        side.addWidget(self.counter)
+        side.addStretch(1)
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(12, 6, 8, 8)
+        layout.addLayout(text, 1)
+        layout.addLayout(side)
+        self._scale = 1.0
+        self.set_scale(1.0)
+        self.hide()
+
+    def show_step(self, title: str, caption: str, counter: str) -> None:
+        self.title.setText(title)
+        self.caption.setText(caption)
+        self.counter.setText(counter)
+        self.buttons[0].setEnabled(not counter.startswith("1 /"))
+        number, _, total = counter.partition(" / ")
+        self.buttons[1].setEnabled(number != total)
+        self.setVisible(bool(caption))
+
+    def set_scale(self, factor: float) -> None:
+        self._scale = factor
+        for label, points, bold in ((self.title, CAPTION_POINTS, True), (self.caption, CAPTION_POINTS, False),
+                                    (self.counter, COUNTER_POINTS, False)):
+            font = QtGui.QFont(label.font())
+            font.setPointSizeF(points * factor)
+            font.setBold(bold)
+            label.setFont(font)
+        for button in self.buttons:
+            font = QtGui.QFont(button.font())
+            font.setPointSizeF(COUNTER_POINTS * factor)
+            button.setFont(font)
+
+    def set_theme(self, theme: Theme) -> None:
+        self.setStyleSheet(f"#caption-bar {{ background: {theme.background}; "
+                           f"border-top: 1px solid {theme.axis}; }}"
+                           f"#caption-bar QLabel, #caption-bar QToolButton {{ color: {theme.foreground}; }}")

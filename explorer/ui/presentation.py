@@ -1,0 +1,79 @@
+"""Presentation mode (F5 in, Esc out): the chart full screen with nothing around it but the
+scene's caption, text and lines scaled to read from the back of a room, and the keys a
+presentation clicker sends (Right, Left, Page Down, Page Up, Space) stepping the scene."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+SCALE = 1.6  # text, lines and points: 10 pt labels become 16 pt on a 1920 × 1080 projector
+NEXT_KEYS = ("Right", "PgDown", "Space", "Down")
+PREVIOUS_KEYS = ("Left", "PgUp", "Up", "Backspace")
+
+
+class Presentation(QtCore.QObject):
+    sig_toggled = QtCore.Signal(bool)
+
+    def __init__(self, window: QtWidgets.QMainWindow, chart, caption_bar, player) -> None:
+        super().__init__(window)
+        self.window, self.chart, self.caption_bar, self.player = window, chart, caption_bar, player
+        self.active = False
+        self._saved: tuple | None = None
+        self._shortcuts = []
+        for keys, slot in ((NEXT_KEYS, player.next), (PREVIOUS_KEYS, player.previous),
+                           (("Esc",), self._escape)):
+            for key in keys:
+                shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), window)
+                shortcut.setContext(QtCore.Qt.ShortcutContext.WindowShortcut)
+                shortcut.setEnabled(False)  # only while presenting: the panels need these keys
+                shortcut.activated.connect(slot)
+                self._shortcuts.append(shortcut)
+
+    def toggle(self) -> None:
+        self.leave() if self.active else self.enter()
+
+    def enter(self) -> None:
+        if self.active:
+            return
+        w = self.window
+        self._saved = (w.saveState(), w.isMaximized(), w.isFullScreen(), w.menuBar().isVisible(),
+                       w.statusBar().isVisible())
+        for dock in w.findChildren(QtWidgets.QDockWidget):
+            dock.hide()
+        for bar in w.findChildren(QtWidgets.QToolBar):
+            bar.hide()
+        w.menuBar().hide()
+        w.statusBar().hide()
+        self.chart.set_scale(SCALE)
+        self.caption_bar.set_scale(SCALE)
+        self.active = True
+        for shortcut in self._shortcuts:
+            shortcut.setEnabled(True)
+        w.showFullScreen()
+        self.chart.setFocus()
+        self.sig_toggled.emit(True)
+
+    def leave(self) -> None:
+        if not self.active:
+            return
+        state, maximized, full, menu, status = self._saved
+        w = self.window
+        self.active = False
+        for shortcut in self._shortcuts:
+            shortcut.setEnabled(False)
+        self.chart.set_scale(1.0)
+        self.caption_bar.set_scale(1.0)
+        w.menuBar().setVisible(menu)
+        w.statusBar().setVisible(status)
+        if full:
+            w.showFullScreen()
+        elif maximized:
+            w.showMaximized()
+        else:
+            w.showNormal()
+        w.restoreState(state)
+        self.sig_toggled.emit(False)
+
+    def _escape(self) -> None:
+        if not self.chart.cancel_drag():  # Esc first cancels a drag, as in the window
+            self.leave()

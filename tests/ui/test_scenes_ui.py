@@ -1,0 +1,80 @@
+"""Scenes in the window: stepping, the caption, leaving; presentation mode and its keys;
+themes."""
+
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+Key = QtCore.Qt.Key
+
+
+def test_a_scene_steps_with_its_caption_and_leaves_things_as_they_were(window):
+    state, player = window.state, window.player
+    before = state.session
+    player.start("decode-batching")
+    assert state.session.hardware == ("h100-sxm",) and state.params.batch == 1
+    assert window.caption_bar.isVisible() and window.caption_bar.counter.text() == "1 / 4"
+    assert "one FLOP per byte" in window.caption_bar.caption.text()
+    assert window.explain_panel.topic.currentData() == "batching"
+    window.act_next.trigger()
+    assert state.params.batch == 8 and window.caption_bar.counter.text() == "2 / 4"
+    window.act_previous.trigger()
+    assert state.params.batch == 1
+    assert not window.caption_bar.buttons[0].isEnabled()  # no step before the first
+    player.go(3)
+    assert state.params.batch == 512 and not player.next()
+    state.undo_stack.undo()  # every step is one undo step
+    assert state.params.batch == 1
+    window.act_stop_scene.trigger()
+    assert state.session == before and not window.caption_bar.isVisible()
+    assert not window.act_next.isEnabled()
+
+
+def test_scene_steps_keep_the_users_measurements(window, tmp_path):
+    from tests.kernels.test_results import point, results
+
+    path = tmp_path / "r.json"
+    results(point()).save(path)
+    window.state.add_results(str(path))
+    window.player.start("tensor-cores")
+    window.player.next()
+    assert window.state.session.results == (str(path),)
+    window.player.stop()
+    assert window.state.session.results == (str(path),)
+
+
+def test_presentation_mode_hides_the_panels_and_the_clicker_steps(window, qtbot):
+    window.player.start("bandwidth-parallelism")
+    window.act_present.trigger()
+    assert window.presentation.active and window.isFullScreen()
+    assert not window.menuBar().isVisible() and not window.statusBar().isVisible()
+    assert not any(d.isVisible() for d in window.findChildren(QtWidgets.QDockWidget))
+    assert window.chart.roofs.scale == 1.6
+    assert window.caption_bar.caption.font().pointSizeF() > 20
+    for key, step in ((Key.Key_Right, 1), (Key.Key_Space, 2), (Key.Key_PageDown, 3), (Key.Key_PageDown, 3),
+                      (Key.Key_Left, 2), (Key.Key_PageUp, 1)):
+        QTest.keyClick(window, key)
+        assert window.player.step == step, QtCore.Qt.Key(key).name
+    QTest.keyClick(window, Key.Key_Escape)
+    assert not window.presentation.active and not window.isFullScreen()
+    assert window.menuBar().isVisible() and window.docks["hardware"].isVisible()
+    assert window.chart.roofs.scale == 1.0
+    # Outside presentation mode the arrow keys belong to the panels, not to the scene.
+    QTest.keyClick(window, Key.Key_Right)
+    assert window.player.step == 1
+
+
+def test_presentation_without_a_scene_shows_the_bare_chart(window):
+    window.presentation.enter()
+    assert not window.caption_bar.isVisible() and window.presentation.active
+    QTest.keyClick(window, Key.Key_Right)  # nothing to step: nothing happens
+    window.presentation.leave()
+    assert window.docks["hardware"].isVisible()
+    assert all(bar.isVisible() for bar in window.findChildren(QtWidgets.QToolBar))
+
+
+def test_the_theme_applies_to_chart_and_caption_and_is_remembered(window, settings):
+    action = next(a for a in window.theme_group.actions() if a.data() == "contrast")
+    action.trigger()
+    assert window.chart.theme.name == "contrast" and settings.value("theme") == "contrast"
+    assert "#000000" in window.caption_bar.styleSheet()
+    assert window.chart.backgroundBrush().color().name() == "#000000"
