@@ -246,6 +246,18 @@ class AppState(QtCore.QObject):
         self._change(replace(self._session, results=tuple(p for p in self._session.results if p != path)),
                      "Hide measurements")
 
+    def reset(self, catalog: Catalog, session: Session, text: str,
+              results: dict[str, Results] | None = None) -> None:
+        """Another catalogue and session at once, with a fresh history (the design lab,
+        whose device changes with each stage). ``results``: files already loaded, by path."""
+        self.catalog = catalog
+        if results is not None:
+            self._results = dict(results)
+        self.replace_session(session, text)
+        self.sig_catalog_changed.emit()
+        self.sig_hardware_changed.emit()
+        self.sig_results_changed.emit()
+
     def show_session(self, session: Session, text: str) -> None:
         """A whole other session as one undo step (a scene's step): the history stays."""
         self.cancel_gesture()

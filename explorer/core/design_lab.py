@@ -108,7 +108,10 @@ class Lab:
             notes=f"Design lab: {', '.join(s.title.lower() for s in STAGES[1:self.stage + 1])}.")
 
     def what_if(self) -> WhatIf:
-        return WhatIf(in_flight_bytes=self.in_flight_bytes) if self.stage >= OVERLAP else WhatIf()
+        """The bytes-in-flight cap, from the overlap stage on, while it binds."""
+        if self.stage < OVERLAP or self.in_flight_bytes >= self.needed_in_flight():
+            return WhatIf()
+        return WhatIf(in_flight_bytes=self.in_flight_bytes)
 
     def shown(self) -> Hardware:
         """The device as drawn: with the bytes-in-flight cap applied."""
@@ -125,7 +128,8 @@ class Lab:
     def session(self) -> Session:
         device = self.device()
         hardware = (device.id,) if self.stage == 0 else (device.id, self.cpu.id)
-        what_ifs = ((device.id, self.what_if()),) if self.stage >= OVERLAP else ()
+        what_if = self.what_if()
+        what_ifs = ((device.id, what_if),) if what_if.active else ()
         return Session(hardware=hardware, model=self.model_id, params=self.params(),
                        what_ifs=what_ifs, precisions=self.precisions())
 

@@ -158,6 +158,9 @@ class MainWindow(QtWidgets.QMainWindow):
                                          "The scene's previous step (Left or Page Up when presenting)")
         self.act_stop_scene = self._action("&Leave scene", self.player.stop, tip=(
             "Show again what was shown before the scene"))
+        self.act_lab = self._action("From CPU to GPU (&design lab)…", self.open_design_lab, "Ctrl+L",
+                                    "Turn a CPU into a GPU one design choice at a time")
+        self.design_lab = None
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -208,6 +211,8 @@ class MainWindow(QtWidgets.QMainWindow):
             broken.setToolTip(self.player.error)
             broken.setStatusTip(self.player.error)
         scenes.setToolTipsVisible(True)
+        scenes.addSeparator()
+        scenes.addAction(self.act_lab)
         scenes.addSeparator()
         for action in (self.act_previous, self.act_next, self.act_stop_scene):
             scenes.addAction(action)
@@ -297,6 +302,23 @@ class MainWindow(QtWidgets.QMainWindow):
         topic = player.topic()
         if topic:
             self.explain_panel.show_topic(topic)
+
+    def open_design_lab(self) -> None:
+        """The design lab in its own window (one at a time; the session is not touched)."""
+        from explorer.ui.design_lab_window import DesignLabWindow
+
+        if self.design_lab is None:
+            try:
+                self.design_lab = DesignLabWindow(self.state, self.chart.theme.name, self)
+            except ValueError as exc:
+                QtWidgets.QMessageBox.warning(self, "Design lab", str(exc))
+                return
+            self.design_lab.setWindowFlag(QtCore.Qt.WindowType.Window, True)
+            self.design_lab.destroyed.connect(lambda: setattr(self, "design_lab", None))
+            self.design_lab.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        self.design_lab.show()
+        self.design_lab.raise_()
+        self.design_lab.activateWindow()
 
     def set_theme(self, name: str) -> None:
         """The chart's colours: light, dark or high contrast (remembered between runs)."""

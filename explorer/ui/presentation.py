@@ -14,9 +14,13 @@ PREVIOUS_KEYS = ("Left", "PgUp", "Up", "Backspace")
 class Presentation(QtCore.QObject):
     sig_toggled = QtCore.Signal(bool)
 
-    def __init__(self, window: QtWidgets.QMainWindow, chart, caption_bar, player) -> None:
+    def __init__(self, window: QtWidgets.QMainWindow, chart, caption_bar, player,
+                 keep_docks: bool = False) -> None:
+        """``player``: anything with ``next()`` and ``previous()``; ``keep_docks``: leave the
+        side panels up (the design lab's sliders)."""
         super().__init__(window)
         self.window, self.chart, self.caption_bar, self.player = window, chart, caption_bar, player
+        self.keep_docks = keep_docks
         self.active = False
         self._saved: tuple | None = None
         self._shortcuts = []
@@ -39,7 +43,7 @@ class Presentation(QtCore.QObject):
         self._saved = (w.saveState(), w.isMaximized(), w.isFullScreen(), w.menuBar().isVisible(),
                        w.statusBar().isVisible())
         for dock in w.findChildren(QtWidgets.QDockWidget):
-            dock.hide()
+            dock.setVisible(self.keep_docks and dock.isVisible())
         for bar in w.findChildren(QtWidgets.QToolBar):
             bar.hide()
         w.menuBar().hide()

@@ -6,6 +6,7 @@ import pytest
 
 from explorer.core.design_lab import LAB_ID, STAGES, Lab, crossing_batch, lanes
 from explorer.core.littles_law import NoLatencyError
+from explorer.core.session import WhatIf
 
 
 @pytest.fixture
@@ -73,6 +74,9 @@ def test_batching_lands_on_the_catalogue_gpu(lab):
     final = at(lab, 6, in_flight_bytes=1 << 20, batch=64)
     assert final.device() is lab.gpu and final.shown() == lab.gpu
     assert final.session().hardware == ("a100-80gb-sxm", "xeon-platinum-8480")
+    assert final.session().what_ifs == ()  # enough in flight: the datasheet roof, no what-if
+    starved = at(lab, 6, in_flight_bytes=64 * 1024)
+    assert starved.session().what_ifs == (("a100-80gb-sxm", WhatIf(in_flight_bytes=65536)),)
     single = at(lab, 5, in_flight_bytes=1 << 20)
     ratio = final.analysis().totals.tokens_per_s / single.analysis().totals.tokens_per_s
     assert ratio > 20

@@ -99,3 +99,13 @@ def test_stream_kernels_have_no_temporaries_on_the_cpu(numpy_backend):
     tracemalloc.stop()
     assert peak < case.size["n"] * 4 / 10  # a temporary would be a whole array
     assert gemm.ITEMSIZE["tf32"] == 4
+
+
+def test_bytes_in_flight_of_parallelism_points():
+    from explorer.kernels.suites.parallelism import in_flight_bytes
+    from tests.kernels.test_results import point
+
+    gpu = point(suite="parallelism", kernel="copy", param={"blocks": 108}, flops=0)
+    assert in_flight_bytes(gpu) == 108 * 256 * 16
+    assert in_flight_bytes(point(suite="parallelism", kernel="copy", param={"threads": 4}, flops=0)) is None
+    assert in_flight_bytes(point()) is None

@@ -80,3 +80,11 @@ def cases(backend, preset: str) -> list[Case]:
                         lambda threads=threads: _prepare_cpu(backend, n, threads),
                         "one read and one write per element", {"threads": threads}))
     return out
+
+
+def in_flight_bytes(point) -> float | None:
+    """Bytes a GPU point of this suite keeps in flight (one 16-byte load per thread at a
+    time: an upper bound for a copy); None for CPU points, which vary threads instead."""
+    if point.suite != SUITE or "blocks" not in point.param:
+        return None
+    return float(point.param["blocks"] * THREADS_PER_BLOCK * 16)

@@ -6,6 +6,7 @@ its own what-if causes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pyqtgraph as pg
@@ -17,7 +18,7 @@ from explorer.core.units import format_si, rate_unit
 from explorer.ui.chart import coords, palette
 from explorer.ui.chart.items import DraggableRoof
 
-LABEL_STAGGER_BANDWIDTH = 4.0  # each further device's bandwidth label starts 4× further along
+LABEL_STAGGER_BANDWIDTH = 4.0  # a label on a line close to a labelled one starts 4× further along
 LABEL_SLOT_DECADES = 1.5  # a crowded compute label moves this far left (in decades of intensity)
 
 
@@ -70,6 +71,7 @@ class RoofLayer:
         self.labels: dict[RoofKey, pg.TextItem] = {}
         self.ridges: dict[str, tuple[pg.ScatterPlotItem, pg.TextItem]] = {}
         self.originals: dict[RoofKey, pg.PlotCurveItem] = {}  # datasheet roofs under what-ifs
+        self._x_range = (0.01, 1e4)
         self.theme = palette.THEMES["light"]
         self.scale = 1.0  # font and pen scale (presentation uses more than 1)
         self.pen_scale = 1.0  # extra width for cosmetic pens on a high-resolution export
@@ -81,11 +83,13 @@ class RoofLayer:
         the first is the primary device, whose ridge is labelled (the others' in tooltips).
         ``originals``: per device with what-ifs, its datasheet ceilings and the labels of the
         roofs that moved; those are drawn faintly where they were."""
+        self._x_range = x_range
         self._draw_originals(originals or {}, x_range)
         multi = len(devices) > 1
         wanted: set[RoofKey] = set()
         # Compute labels placed so far: (slot along the line, lowest pixel, highest pixel).
         self._placed: list[tuple[int, float, float]] = []
+        self._bandwidth_labels: list[float] = []  # values of the bandwidth roofs labelled so far
         self._index = {hw.id: i for i, (hw, _, _) in enumerate(devices)}
         order = sorted(range(len(devices)), key=lambda i: -float(devices[i][1].compute_values.max()))
         devices = [devices[i] for i in order]
@@ -148,10 +152,17 @@ class RoofLayer:
             label.setAnchor((1, 1) if above else (1, 0))
             label.setPos(x[1] - slot * LABEL_SLOT_DECADES, y[1])
         else:
-            # Bandwidth labels of further devices start a factor further along their lines.
-            # A bandwidth roof has slope 1 in view coordinates: the label follows it.
-            lx = min(segment.x[0] * 3 * LABEL_STAGGER_BANDWIDTH**index, segment.x[1] / 10)
-            label.setPos(*coords.view_point(lx, lx * segment.roof.value * 1.15))
+            # A bandwidth label sits near the start of its line. When lines nearly coincide
+            # (other devices' labels within a factor 2), it starts a factor further along
+            # and every second one hangs below its line. A bandwidth roof has slope 1 in
+            # view coordinates: the label follows it.
+            value = segment.roof.value
+            close = sum(abs(math.log10(value / other)) < 0.3 for other in self._bandwidth_labels)
+            self._bandwidth_labels.append(value)
+            lx = min(segment.x[0] * 3 * LABEL_STAGGER_BANDWIDTH**close, segment.x[1] / 10)
+            below = close % 2 == 1
+            label.setAnchor((0, 0) if below else (0, 1))
+            label.setPos(*coords.view_point(lx, lx * segment.roof.value * (1 / 1.15 if below else 1.15)))
 
     def _draw_originals(self, originals: dict[str, tuple[Ceilings, set[str]]], x_range) -> None:
         wanted = set()
@@ -213,7 +224,20 @@ class RoofLayer:
         description = f"ridge {ridge:.0f} FLOP/B{badge}"
         marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")
         _set_text(text, description if labelled else "", colour, 9 * self.scale)
-        text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
+        if self._fits_right_of(ridge * 1.1, text):  # right of the ridge, under the roof
+            text.setAnchor((0, 0))
+            text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
+        else:  # near the right edge: above and left of it, where the chart is empty
+            text.setAnchor((1, 1))
+            text.setPos(*coords.view_point(ridge / 1.1, top.value * 1.08))
+
+    def _fits_right_of(self, x: float, text: pg.TextItem) -> bool:
+        low, high = self._x_range
+        width = self.plot.getViewBox().width()
+        if width <= 0 or x >= high:
+            return width <= 0
+        room = math.log10(high / x) / math.log10(high / low) * width
+        return text.boundingRect().width() < room
 
     def dragging(self) -> DraggableRoof | None:
         return next((item for item in self.roofs.values() if item.dragging), None)

@@ -60,6 +60,7 @@ class RooflinePlot(pg.PlotWidget):
         self._fit_key = None
         self.title_override: str | None = None  # an export's own title
         self.subtitle: str | None = None  # an export's line under the title
+        self.measured_suites: set[str] | None = None  # None: every measured suite is drawn
         for signal in (state.sig_hardware_changed, state.sig_workload_changed,
                        state.sig_precisions_changed):
             signal.connect(self.redraw)
@@ -156,6 +157,8 @@ class RooflinePlot(pg.PlotWidget):
         sources = [(path, list(results.points)) for path, results in self.state.results()]
         if self.state.live_points:
             sources.append(("the run in progress", self.state.live_points))
+        if self.measured_suites is not None:
+            sources = [(s, [p for p in points if p.suite in self.measured_suites]) for s, points in sources]
         self.points.show_measured(sources)
         for item in self._measured_roofs:
             self.getPlotItem().removeItem(item)
