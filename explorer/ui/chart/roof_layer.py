@@ -224,19 +224,21 @@ class RoofLayer:
         description = f"ridge {ridge:.0f} FLOP/B{badge}"
         marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")
         _set_text(text, description if labelled else "", colour, 9 * self.scale)
-        if self._fits_right_of(ridge * 1.1, text):  # right of the ridge, under the roof
-            text.setAnchor((0, 0))
-            text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
-        else:  # near the right edge: above and left of it, where the chart is empty
+        # Above and left of the ridge: above a roof no point can be. Near the left edge:
+        # below and right of it instead.
+        if self._fits_left_of(ridge / 1.1, text):
             text.setAnchor((1, 1))
             text.setPos(*coords.view_point(ridge / 1.1, top.value * 1.08))
+        else:
+            text.setAnchor((0, 0))
+            text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
 
-    def _fits_right_of(self, x: float, text: pg.TextItem) -> bool:
+    def _fits_left_of(self, x: float, text: pg.TextItem) -> bool:
         low, high = self._x_range
         width = self.plot.getViewBox().width()
-        if width <= 0 or x >= high:
+        if width <= 0 or x <= low:
             return width <= 0
-        room = math.log10(high / x) / math.log10(high / low) * width
+        room = math.log10(x / low) / math.log10(high / low) * width
         return text.boundingRect().width() < room
 
     def dragging(self) -> DraggableRoof | None:

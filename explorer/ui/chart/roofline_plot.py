@@ -83,7 +83,7 @@ class RooflinePlot(pg.PlotWidget):
             ceilings = Ceilings.from_hardware(hw, precisions)
             if not ceilings.compute:  # none of the chosen precisions on this device
                 ceilings = Ceilings.from_hardware(hw, ("fp32",))
-            out.append((hw, ceilings, session.what_if(ident).active))
+            out.append((hw, ceilings, hw != self.state.catalog[ident]))  # what-if: moved roofs
         return out
 
     def redraw(self, fit: bool | None = None) -> None:
