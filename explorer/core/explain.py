@@ -104,6 +104,58 @@ def fused_attention(a: Analysis) -> Explanation | None:
         f"{format_time(a.totals.time_s)}."), {"bytes_saved": float(saved), "time_s": fused.totals.time_s})
 
 
+def _op_index(a: Analysis, name: str) -> int | None:
+    return next((i for i, o in enumerate(a.ops) if o.name == name), None)
+
+
+def op_crossing_batch(a: Analysis, name: str) -> int | None:
+    """The smallest batch (a power of two up to the largest that fits) at which op ``name``
+    is compute-bound in decode; None if it stays memory-bound."""
+    top = batch_sweep(a.model, a.params, a.hardware).max_batch
+    batch = 1
+    while batch <= top:
+        other = analyze(a.model, replace(a.params, batch=batch), a.hardware)
+        index = _op_index(other, name)
+        if index is not None and not bool(other.memory_bound[index]):
+            return batch
+        batch *= 2
+    return None
+
+
+def explain_op(a: Analysis, name: str) -> Explanation | None:
+    """Which roof binds one op, by how much, and what would move it."""
+    i = _op_index(a, name)
+    if i is None or a.flops[i] == 0:
+        return None
+    o, hw = a.ops[i], a.hardware
+    bandwidth = a.roofs.bandwidth_bytes_per_s
+    memory_t, compute_t = float(a.bytes[i] / bandwidth), float(a.flops[i] / a.peaks[i])
+    ridge, intensity = float(a.peaks[i] / bandwidth), float(a.intensity[i])
+    performance = float(a.flops[i] / a.time_s[i])
+    numbers = {"memory_time_s": memory_t, "compute_time_s": compute_t, "intensity": intensity,
+               "ridge": ridge, "utilisation": performance / float(a.peaks[i])}
+    if memory_t > compute_t:
+        text = (f"{o.name} is memory-bound on the {hw.name}: moving its {format_si(a.bytes[i], 'B')} "
+                f"takes {format_time(memory_t)}, its arithmetic {format_time(compute_t)}. At "
+                f"{intensity:,.3g} FLOP/byte it sits {ridge / intensity:,.3g}× left of the ridge "
+                f"({ridge:,.0f} FLOP/byte) and uses {performance / float(a.peaks[i]):.1%} of the "
+                f"compute it could.")
+        if a.params.phase == "decode" and a.model.item_unit == "tokens":
+            crossing = op_crossing_batch(a, name)
+            if crossing is not None and crossing > a.params.batch:
+                numbers["crossing_batch"] = crossing
+                text += f" At a batch of {crossing:,} it would be compute-bound."
+            elif crossing is None:
+                text += (" No batch that fits makes it compute-bound: its bytes grow with the batch "
+                         "(each sequence reads its own data).")
+    else:
+        text = (f"{o.name} is compute-bound on the {hw.name}: its arithmetic takes "
+                f"{format_time(compute_t)}, moving its bytes {format_time(memory_t)}. At "
+                f"{intensity:,.3g} FLOP/byte it is {intensity / ridge:,.3g}× right of the ridge: only a "
+                f"higher compute roof (matrix units, a lower precision) would speed it up.")
+    return Explanation(f"Selected: {o.name}", text, numbers)
+
+
 def memory_fit(a: Analysis) -> Explanation:
     t = a.totals
     parts = f"weights {format_bytes(t.weight_bytes)}"

@@ -7,10 +7,12 @@ from explorer.core.explain import (
     batch_crossing,
     binding_roof,
     compare_devices,
+    explain_op,
     explain_workload,
     fused_attention,
     lower_precision,
     memory_fit,
+    op_crossing_batch,
 )
 from explorer.core.units import format_time
 from explorer.core.workload import WorkloadParams
@@ -102,3 +104,26 @@ def test_a_broken_placeholder_is_caught_at_load(tmp_path, catalog):
     with pytest.raises(DataFileError, match="no published fp4 peak") as info:
         load_topics(catalog, path)
     assert info.value.entry == "x" and info.value.field == "text"
+
+
+def test_a_selected_op_is_explained_with_its_own_numbers(models, catalog):
+    h100 = catalog["h100-sxm"]
+    a = analyze(models["llama-3-8b"], WorkloadParams(batch=1, context=1024), h100)
+    e = explain_op(a, "down_proj")
+    i = next(i for i, o in enumerate(a.ops) if o.name == "down_proj")
+    # By hand: 2 × 4096 × 14336 FLOPs over the bf16 weight matrix (2 bytes each) plus tiny activations.
+    assert a.flops[i] == 2 * 4096 * 14336
+    assert e.numbers["memory_time_s"] == pytest.approx(a.bytes[i] / 3.35e12)
+    assert e.numbers["ridge"] == pytest.approx(989.4e12 / 3.35e12)
+    assert "memory-bound" in e.text and format_time(e.numbers["memory_time_s"]) in e.text
+    crossing = e.numbers["crossing_batch"]
+    assert crossing == op_crossing_batch(a, "down_proj")
+    at = analyze(models["llama-3-8b"], WorkloadParams(batch=crossing, context=1024), h100)
+    before = analyze(models["llama-3-8b"], WorkloadParams(batch=crossing // 2, context=1024), h100)
+    assert not at.memory_bound[i] and before.memory_bound[i]
+    assert f"batch of {crossing:,}" in e.text
+    # Attention reads each sequence's own cache: no batch makes it compute-bound.
+    assert "No batch that fits" in explain_op(a, "attn_score").text
+    prefill = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=2048), h100)
+    assert "compute-bound" in explain_op(prefill, "down_proj").text
+    assert explain_op(a, "no-such-op") is None

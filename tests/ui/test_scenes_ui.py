@@ -78,3 +78,11 @@ def test_the_theme_applies_to_chart_and_caption_and_is_remembered(window, settin
     assert window.chart.theme.name == "contrast" and settings.value("theme") == "contrast"
     assert "#000000" in window.caption_bar.styleSheet()
     assert window.chart.backgroundBrush().color().name() == "#000000"
+
+
+def test_the_explain_panel_follows_the_selected_op(window):
+    window.state.select_op("down_proj")
+    html = window.explain_panel.text.toPlainText()
+    assert html.startswith("Selected: down_proj") and "memory-bound" in html
+    window.state.select_op(None)
+    assert not window.explain_panel.text.toPlainText().startswith("Selected")

@@ -8,7 +8,7 @@ from html import escape
 from PySide6 import QtWidgets
 
 from explorer.core.datafile import DataFileError
-from explorer.core.explain import compare_devices, explain_workload
+from explorer.core.explain import compare_devices, explain_op, explain_workload
 from explorer.core.why import load_topics, render
 from explorer.state import AppState
 
@@ -38,16 +38,22 @@ class ExplainPanel(QtWidgets.QWidget):
         layout.addLayout(row)
         layout.addWidget(self.why)
         self.topic.currentIndexChanged.connect(self._show_topic)
-        for signal in (state.sig_workload_changed, state.sig_hardware_changed, state.sig_catalog_changed):
+        for signal in (state.sig_workload_changed, state.sig_hardware_changed, state.sig_catalog_changed,
+                       state.sig_selection_changed):
             signal.connect(self.refresh)
         self.refresh()
         self._show_topic(0)
 
-    def refresh(self) -> None:
+    def refresh(self, *_args) -> None:
         if self.state.in_gesture:
             return  # once, when the drag ends
         analysis = self.state.analysis()
-        parts = [f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explain_workload(analysis)]
+        explanations = explain_workload(analysis)
+        selected = self.state.session.selected_op
+        op = explain_op(analysis, selected) if selected and not selected.startswith("roof:") else None
+        if op is not None:
+            explanations.insert(0, op)
+        parts = [f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explanations]
         devices = self.state.devices()
         cpu = next((d for d in devices if d.kind == "cpu"), None)
         gpu = next((d for d in devices if d.kind == "gpu"), None)
