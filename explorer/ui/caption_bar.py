@@ -12,6 +12,17 @@ CAPTION_POINTS = 13.0
 COUNTER_POINTS = 10.0
 
 
+def chart_with_caption(chart: QtWidgets.QWidget, caption: QtWidgets.QWidget) -> QtWidgets.QWidget:
+    """The chart with the caption strip under it, as one central widget."""
+    central = QtWidgets.QWidget()
+    column = QtWidgets.QVBoxLayout(central)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(0)
+    column.addWidget(chart, 1)
+    column.addWidget(caption)
+    return central
+
+
 class CaptionBar(QtWidgets.QFrame):
     sig_previous = QtCore.Signal()
     sig_next = QtCore.Signal()

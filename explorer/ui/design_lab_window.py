@@ -16,7 +16,7 @@ from explorer.core.units import format_bytes, format_si
 from explorer.core.why import load_topics, render
 from explorer.kernels.suites.parallelism import in_flight_bytes
 from explorer.state import AppState
-from explorer.ui.caption_bar import CaptionBar
+from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.littles_law_plot import LittlesLawPlot
 from explorer.ui.presentation import Presentation
@@ -69,13 +69,7 @@ class DesignLabWindow(QtWidgets.QMainWindow):
         self.caption.sig_next.connect(self.next)
         self.caption.sig_stop.connect(self.close)
         self.caption.buttons[2].setToolTip("Close the design lab")
-        central = QtWidgets.QWidget()
-        column = QtWidgets.QVBoxLayout(central)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(self.chart, 1)
-        column.addWidget(self.caption)
-        self.setCentralWidget(central)
+        self.setCentralWidget(chart_with_caption(self.chart, self.caption))
         dock = QtWidgets.QDockWidget("Design choices", self)
         dock.setObjectName("dock-design-choices")
         dock.setFeatures(QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetMovable)

@@ -15,7 +15,7 @@ from explorer.core.units import format_bytes, format_time
 from explorer.paths import user_path
 from explorer.runs import RunController
 from explorer.state import AppState
-from explorer.ui.caption_bar import CaptionBar
+from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.panels.details_panel import DetailsPanel
@@ -53,13 +53,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.chart = RooflinePlot(state, self)
         self.caption_bar = CaptionBar()
         self.player = ScenePlayer(state, parent=self)
-        central = QtWidgets.QWidget()
-        column = QtWidgets.QVBoxLayout(central)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(self.chart, 1)
-        column.addWidget(self.caption_bar)
-        self.setCentralWidget(central)
+        self.setCentralWidget(chart_with_caption(self.chart, self.caption_bar))
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.hardware_panel = HardwarePanel(state)
         self.workload_panel = WorkloadPanel(state)

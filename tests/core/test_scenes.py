@@ -85,30 +85,23 @@ def test_cnn_claims(scenes, catalog, models):
     assert not dict(zip((o.name for o in batched.ops), batched.memory_bound, strict=True))["down_proj"]
 
 
-def test_broken_scenes_name_the_step(tmp_path, catalog, models):
+def load_one_scene(tmp_path, catalog, models, *steps):
+    """Load a one-scene file whose steps are the given YAML flow mappings."""
+    lines = "\n".join(f"  - {step}" for step in steps)
+    (tmp_path / "s.yaml").write_text("schema: 1\nscenes:\n- id: s\n  title: S\n"
+                                     f"  start: {{hardware: [t4], workload: {{model: gpt2}}}}\n"
+                                     f"  steps:\n{lines}\n")
     topics = {t.id for t in load_topics(catalog)}
-    (tmp_path / "s.yaml").write_text("""schema: 1
-scenes:
-- id: s
-  title: S
-  start: {hardware: [t4], workload: {model: gpt2}}
-  steps:
-  - {caption: ok}
-  - {caption: bad, batch: 0}
-""")
+    return load_scenes(catalog, set(models), topics, tmp_path)
+
+
+def test_broken_scenes_name_the_step(tmp_path, catalog, models):
+    assert len(load_one_scene(tmp_path, catalog, models, "{caption: ok}")["s"].steps) == 1
     with pytest.raises(DataFileError) as info:
-        load_scenes(catalog, set(models), topics, tmp_path)
+        load_one_scene(tmp_path, catalog, models, "{caption: ok}", "{caption: bad, batch: 0}")
     assert info.value.entry == "s" and info.value.field == "steps[1].batch"
-    (tmp_path / "s.yaml").write_text("""schema: 1
-scenes:
-- id: s
-  title: S
-  start: {hardware: [t4], workload: {model: gpt2}}
-  steps:
-  - {caption: ok, topic: gravity}
-""")
     with pytest.raises(DataFileError, match="unknown topic 'gravity'"):
-        load_scenes(catalog, set(models), topics, tmp_path)
+        load_one_scene(tmp_path, catalog, models, "{caption: ok, topic: gravity}")
 
 
 def test_parallelism_claims(scenes, catalog, models):
@@ -125,25 +118,8 @@ def test_parallelism_claims(scenes, catalog, models):
 
 
 def test_captions_are_checked_when_loaded(tmp_path, catalog, models):
-    topics = {t.id for t in load_topics(catalog)}
-    (tmp_path / "s.yaml").write_text("""schema: 1
-scenes:
-- id: s
-  title: S
-  start: {hardware: [t4], workload: {model: gpt2}}
-  steps:
-  - {caption: "T4 memory latency {t4/latency}"}
-""")
     with pytest.raises(DataFileError, match=r"cannot fill in.*no measured memory latency") as info:
-        load_scenes(catalog, set(models), topics, tmp_path)
+        load_one_scene(tmp_path, catalog, models, '{caption: "T4 memory latency {t4/latency}"}')
     assert info.value.field == "steps[0].caption"
-    (tmp_path / "s.yaml").write_text("""schema: 1
-scenes:
-- id: s
-  title: S
-  start: {hardware: [t4], workload: {model: gpt2}}
-  steps:
-  - {caption: "slow", in_flight: 4 KiB}
-""")
     with pytest.raises(DataFileError, match="no measured memory latency"):
-        load_scenes(catalog, set(models), topics, tmp_path)
+        load_one_scene(tmp_path, catalog, models, "{caption: slow, in_flight: 4 KiB}")
