@@ -128,15 +128,19 @@ class AppState(QtCore.QObject):
             self.undo_stack.push(_Change(self, self._session, after, text))
         self.sig_message.emit(text)
 
-    def _apply(self, after: Session) -> None:
+    def _apply(self, after: Session, catalog_changed: bool = False, results_changed: bool = False) -> None:
+        """Install ``after`` and emit each signal whose part changed, once."""
         before, self._session = self._session, after
-        if before.hardware != after.hardware or before.what_ifs != after.what_ifs:
+        if catalog_changed:
+            self.sig_catalog_changed.emit()
+        if catalog_changed or before.hardware != after.hardware or before.what_ifs != after.what_ifs:
             self.sig_hardware_changed.emit()
         if before.model != after.model or before.params != after.params:
             self.sig_workload_changed.emit()
         if before.precisions != after.precisions:
             self.sig_precisions_changed.emit()
-        if before.results != after.results or before.measured_roofs != after.measured_roofs:
+        if (results_changed or before.results != after.results
+                or before.measured_roofs != after.measured_roofs):
             self.sig_results_changed.emit()
         if before.selected_op != after.selected_op:
             self.sig_selection_changed.emit(after.selected_op)
@@ -251,12 +255,10 @@ class AppState(QtCore.QObject):
         """Another catalogue and session at once, with a fresh history (the design lab,
         whose device changes with each stage). ``results``: files already loaded, by path."""
         self.catalog = catalog
-        if results is not None:
+        results_changed = results is not None and dict(results) != self._results
+        if results_changed:
             self._results = dict(results)
-        self.replace_session(session, text)
-        self.sig_catalog_changed.emit()
-        self.sig_hardware_changed.emit()
-        self.sig_results_changed.emit()
+        self._replace(session, text, catalog_changed=True, results_changed=results_changed)
 
     def show_session(self, session: Session, text: str) -> None:
         """A whole other session as one undo step (a scene's step): the history stays."""
@@ -265,9 +267,12 @@ class AppState(QtCore.QObject):
 
     def replace_session(self, session: Session, text: str) -> None:
         """A whole new session (File › New or Open): a fresh undo history."""
+        self._replace(session, text)
+
+    def _replace(self, session: Session, text: str, **changed) -> None:
         self.cancel_gesture()
         self.undo_stack.clear()
-        self._apply(session)
+        self._apply(session, **changed)
         self.undo_stack.setClean()
         self.sig_message.emit(text)
 

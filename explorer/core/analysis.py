@@ -65,7 +65,7 @@ def op_roofs(hardware: Hardware, dtype: str) -> OpRoofs:
                 notes.append(f"{hardware.name} has no {dtype} peak: matrix ops are costed "
                              f"at its {matrix.label} peak")
             break
-    vector = hardware.peak("fp32", "vector") or hardware.peak("fp32")
+    vector = hardware.vector_peak("fp32")
     if matrix is None or vector is None:
         raise WorkloadError(f"{hardware.name} lists no peak usable for {dtype} "
                             f"(it has {', '.join(hardware.precisions)})")

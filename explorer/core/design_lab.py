@@ -57,7 +57,7 @@ CORES, OVERLAP, HBM, MATRIX, PRECISION, BATCHING = range(1, 7)
 def lanes(hw: Hardware, precision: str = "fp32") -> tuple[int, float, float]:
     """(cores, FLOP per cycle per core, clock) behind ``hw``'s vector peak: the peak divided
     by cores × clock (the clock the peak was quoted at). Derived from the catalogue."""
-    peak = hw.peak(precision, "vector") or hw.peak(precision)
+    peak = hw.vector_peak(precision)
     if peak is None:
         raise KeyError(f"{hw.name} has no {precision} peak")
     clock = peak.clock_hz or hw.specs.boost_clock_hz
@@ -166,7 +166,7 @@ def _step(a: Analysis) -> str:
 
 def _vector_roof(hw: Hardware) -> str:
     cores, per_cycle, clock = lanes(hw)
-    peak = hw.peak("fp32", "vector") or hw.peak("fp32")
+    peak = hw.vector_peak("fp32")
     return (f"{cores} {hw.specs.core_label}s × {per_cycle / 2:.0f} fp32 lanes × 2 FLOP (a fused "
             f"multiply-add) × {format_si(clock, 'Hz')} = {format_si(peak.flops_per_s, 'FLOP/s')}")
 
@@ -181,8 +181,7 @@ def _start(lab: Lab) -> str:
 
 def _cores(lab: Lab) -> str:
     gpu, a, before = lab.gpu, lab.analysis(), lab.cpu_analysis()
-    cpu_peak = lab.cpu.peak("fp32", "vector") or lab.cpu.peak("fp32")
-    ratio = gpu.peak_flops("fp32", "vector") / cpu_peak.flops_per_s
+    ratio = gpu.vector_peak().flops_per_s / lab.cpu.vector_peak().flops_per_s
     return (f"Replace them with many simple in-order cores: {_vector_roof(gpu)} (derived from the "
             f"{gpu.name}'s datasheet), {ratio:.1f}× the CPU's arithmetic. The compute roof jumps; "
             f"the decode step does not move ({format_time(a.totals.time_s)} against "
@@ -216,7 +215,7 @@ def _hbm(lab: Lab) -> str:
 def _matrix(lab: Lab) -> str:
     gpu, a = lab.gpu, lab.analysis()
     matrix = gpu.peak(LOW_PRECISION, "matrix")
-    vector = gpu.peak("fp32", "vector") or gpu.peak("fp32")
+    vector = gpu.vector_peak("fp32")
     unit = gpu.specs.matrix_unit or "matrix units"
     return (f"{unit}: a small matrix product per instruction. In {LOW_PRECISION} they reach "
             f"{format_si(matrix.flops_per_s, 'FLOP/s')}, {matrix.flops_per_s / vector.flops_per_s:.0f}× "

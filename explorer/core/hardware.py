@@ -108,6 +108,10 @@ class Hardware:
         ]
         return max(candidates, key=lambda p: p.flops_per_s, default=None)
 
+    def vector_peak(self, precision: str = "fp32") -> ComputePeak | None:
+        """The vector units' peak for ``precision``, else its fastest peak of any unit."""
+        return self.peak(precision, "vector") or self.peak(precision)
+
     def peak_flops(self, precision: str, unit: str | None = None) -> float:
         found = self.peak(precision, unit)
         if found is None:

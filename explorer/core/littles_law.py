@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.hardware import Hardware, MemoryLevel
+from explorer.core.hardware import Hardware
 
 
 class NoLatencyError(ValueError):
     """The device's main memory has no measured latency to apply Little's law with."""
 
 
-def main_memory(hardware: Hardware) -> MemoryLevel:
-    return next(m for m in hardware.memory if m.main)
-
-
 def latency_of(hardware: Hardware) -> float:
     """The main memory's latency in seconds, or NoLatencyError naming the device."""
-    latency = main_memory(hardware).latency_s
+    latency = hardware.main_memory.latency_s
     if latency is None:
         raise NoLatencyError(
             f"{hardware.name} has no measured memory latency in the catalogue, so Little's law "

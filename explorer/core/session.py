@@ -99,19 +99,21 @@ class WhatIf:
                 provenance = what_if(provenance, (
                     f"Little's law: {format_bytes(self.in_flight_bytes)} in flight / "
                     f"{format_time(level.latency_s)} latency"))
+        if provenance is level.provenance:  # nothing moved
+            return level
         return replace(level, bandwidth_bytes_per_s=bandwidth, provenance=provenance)
 
     def apply(self, hardware: Hardware) -> Hardware:
         """The device with its roofs scaled; a scaled number is marked derived ("what-if")."""
         if not self.active:
             return hardware
+        if self.in_flight_bytes is not None:
+            latency_of(hardware)  # a clear error for a device without a measured latency
 
         def what_if(provenance, formula="what-if: dragged on the chart"):
             return replace(provenance, derived=True, formula=formula)
 
         memory = tuple(self._main(m, what_if) if m.main else m for m in hardware.memory)
-        if self.in_flight_bytes is not None:
-            latency_of(hardware)  # a clear error for a device without a measured latency
         peaks = tuple(
             replace(p, flops_per_s=p.flops_per_s * self.peak_scale(p.label),
                     provenance=what_if(p.provenance))

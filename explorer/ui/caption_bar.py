@@ -69,13 +69,13 @@ class CaptionBar(QtWidgets.QFrame):
         self.set_scale(1.0)
         self.hide()
 
-    def show_step(self, title: str, caption: str, counter: str) -> None:
+    def show_step(self, title: str, caption: str, step: int = 0, total: int = 0) -> None:
+        """Step ``step`` (from 0) of ``total``; an empty caption hides the strip."""
         self.title.setText(title)
         self.caption.setText(caption)
-        self.counter.setText(counter)
-        self.buttons[0].setEnabled(not counter.startswith("1 /"))
-        number, _, total = counter.partition(" / ")
-        self.buttons[1].setEnabled(number != total)
+        self.counter.setText(f"{step + 1} / {total}" if total else "")
+        self.buttons[0].setEnabled(step > 0)
+        self.buttons[1].setEnabled(step + 1 < total)
         self.setVisible(bool(caption))
 
     def set_scale(self, factor: float) -> None:

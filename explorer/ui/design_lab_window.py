@@ -5,6 +5,7 @@ decode-batch measurements) where they matter. The user's session is never touche
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -30,8 +31,6 @@ def slider_bytes(value: int) -> float:
 
 
 def bytes_slider(value: float) -> int:
-    import math
-
     return max(0, min(QUARTER_OCTAVES_FROM_1KIB, round(4 * math.log2(value / 1024.0))))
 
 
@@ -147,14 +146,11 @@ class DesignLabWindow(QtWidgets.QMainWindow):
 
     def _sync_controls(self) -> None:
         lab = self.lab
-        for widget, value in ((self.stages, lab.stage), (self.in_flight, bytes_slider(lab.in_flight_bytes)),
-                              (self.batch, lab.batch)):
-            widget.blockSignals(True)
-            if widget is self.stages:
-                widget.setCurrentRow(value)
-            else:
-                widget.setValue(value)
-            widget.blockSignals(False)
+        blockers = [QtCore.QSignalBlocker(w) for w in (self.stages, self.in_flight, self.batch)]
+        self.stages.setCurrentRow(lab.stage)
+        self.in_flight.setValue(bytes_slider(lab.in_flight_bytes))
+        self.batch.setValue(lab.batch)
+        del blockers
         self.in_flight.setEnabled(lab.stage >= OVERLAP)
         self.law.setEnabled(lab.stage >= OVERLAP)
         self.batch.setEnabled(lab.stage >= BATCHING)
@@ -208,15 +204,27 @@ class DesignLabWindow(QtWidgets.QMainWindow):
         caption = lab.text()
         if decode:
             caption += " Filled points: decode-batch measured in " + ", ".join(p for p, _ in decode) + "."
-        self.caption.show_step(stage.title, caption, f"{lab.stage + 1} / {len(STAGES)}")
+        self.caption.show_step(stage.title, caption, lab.stage, len(STAGES))
         self._sync_controls()
         device = lab.device()
         self.in_flight_label.setText(
             f"{format_bytes(lab.in_flight_bytes)} in flight ÷ {format_si(lab.latency_s, 's')} latency "
             f"(measured, {lab.gpu.name}) = {format_si(lab.effective_bandwidth(), 'B/s')} of "
             f"{format_si(device.bandwidth_bytes_per_s, 'B/s')}")
-        points, note = [], ""
-        for path, results in self._measured("parallelism"):
+        points, note = self._parallelism_points()
+        self.law.show_law(device.bandwidth_bytes_per_s, lab.latency_s, lab.in_flight_bytes, points)
+        self.law_note.setText(note)
+        topic = self.topics.get(stage.topic) if stage.topic else None
+        self.why.setPlainText(render(topic, self.main_state.catalog) if topic else
+                              "Step through the stages: Page Down (or Space and Right when "
+                              "presenting, F5) moves on, Page Up goes back.")
+
+    def _parallelism_points(self) -> tuple[list, str]:
+        """(bytes in flight, bandwidth, tooltip) of the loaded GPU parallelism points, and a
+        note on what is drawn."""
+        runs = self._measured("parallelism")
+        points = []
+        for path, results in runs:
             gpu = results.machine.get("gpu")
             machine = gpu.get("name", path) if isinstance(gpu, dict) else path
             for p in results.points:
@@ -227,14 +235,8 @@ class DesignLabWindow(QtWidgets.QMainWindow):
                                                      f"{format_si(p.bytes_per_s, 'B/s')} ({path})"))
         if points:
             plural = "s" if len(points) > 1 else ""
-            note = f"Hexagons: {len(points)} parallelism point{plural} measured in the Kernel lab."
-        elif self._measured("parallelism"):
-            note = "The loaded parallelism runs vary CPU threads, not bytes in flight: not drawn here."
-        else:
-            note = "Run the Kernel lab's parallelism suite on a GPU to see measured points here."
-        self.law.show_law(device.bandwidth_bytes_per_s, lab.latency_s, lab.in_flight_bytes, points)
-        self.law_note.setText(note)
-        topic = self.topics.get(stage.topic) if stage.topic else None
-        self.why.setPlainText(render(topic, self.main_state.catalog) if topic else
-                              "Step through the stages: Page Down (or Space and Right when "
-                              "presenting, F5) moves on, Page Up goes back.")
+            return points, f"Hexagons: {len(points)} parallelism point{plural} measured in the Kernel lab."
+        if runs:
+            return points, ("The loaded parallelism runs vary CPU threads, not bytes in flight: "
+                            "not drawn here.")
+        return points, "Run the Kernel lab's parallelism suite on a GPU to see measured points here."

@@ -290,7 +290,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _on_scene_changed(self) -> None:
         player = self.player
         scene = player.scene
-        self.caption_bar.show_step(scene.title if scene else "", player.caption(), player.counter())
+        self.caption_bar.show_step(scene.title if scene else "", player.caption(), player.step,
+                                   len(scene.steps) if scene else 0)
         for action in (self.act_previous, self.act_next, self.act_stop_scene):
             action.setEnabled(scene is not None)
         topic = player.topic()
@@ -307,7 +308,6 @@ class MainWindow(QtWidgets.QMainWindow):
             except ValueError as exc:
                 QtWidgets.QMessageBox.warning(self, "Design lab", str(exc))
                 return
-            self.design_lab.setWindowFlag(QtCore.Qt.WindowType.Window, True)
             self.design_lab.destroyed.connect(lambda: setattr(self, "design_lab", None))
             self.design_lab.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose, True)
         self.design_lab.show()

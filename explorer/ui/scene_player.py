@@ -45,11 +45,8 @@ class ScenePlayer(QtCore.QObject):
         if scene is None:
             return
         self.step = max(0, min(step, len(scene.steps) - 1))
-        current = self.state.session
-        # The scene sets what is shown; the user's measurements and custom stack stay.
-        session = replace(scene.session_at(self.step), results=current.results,
-                          measured_roofs=current.measured_roofs, custom_layers=current.custom_layers)
-        self.state.show_session(session, f"scene step {self.step + 1}/{len(scene.steps)}")
+        self.state.show_session(self._keeping_user_data(scene.session_at(self.step)),
+                                f"scene step {self.step + 1}/{len(scene.steps)}")
         self.sig_changed.emit()
 
     def next(self) -> bool:
@@ -72,17 +69,18 @@ class ScenePlayer(QtCore.QObject):
         title, before = self.scene.title, self._before
         self.scene, self._before = None, None
         if before is not None:
-            current = self.state.session
-            self.state.show_session(replace(before, results=current.results,
-                                            measured_roofs=current.measured_roofs),
-                                    f"Left the scene {title}")
+            self.state.show_session(self._keeping_user_data(before), f"Left the scene {title}")
         self.sig_changed.emit()
+
+    def _keeping_user_data(self, session: Session) -> Session:
+        """``session`` with the user's measurements and custom stack as they are now: a
+        scene sets what is shown, not the user's data."""
+        current = self.state.session
+        return replace(session, results=current.results, measured_roofs=current.measured_roofs,
+                       custom_layers=current.custom_layers)
 
     def caption(self) -> str:
         return self.scene.caption_at(self.step, self.state.catalog) if self.scene else ""
-
-    def counter(self) -> str:
-        return f"{self.step + 1} / {len(self.scene.steps)}" if self.scene else ""
 
     def topic(self) -> str | None:
         return self.scene.topic_at(self.step) if self.scene else None
