@@ -93,3 +93,25 @@ def test_display_problem_explains_what_to_do(monkeypatch):
     message = app.display_problem({"DISPLAY": ":0"})
     assert "libxcb-icccm4" in message and "apt install" in message
     assert "libxcb-cursor0" not in message
+
+
+def test_the_ridge_label_stays_clear_of_the_roof_label(window, qtbot):
+    """At 1366 px the top roof's label reaches back past the ridge: the ridge label moves
+    below it; in a wide export it sits above and left of the ridge."""
+    from explorer.core.roofline import COMPUTE
+    from explorer.ui.chart.roof_layer import RoofKey
+
+    def rects(chart):
+        qtbot.wait(10)
+        ident = chart.state.session.primary
+        top = chart.state.analysis().roofs.matrix.label
+        return (chart.roofs.ridges[ident][1].sceneBoundingRect(),
+                chart.roofs.labels[RoofKey(ident, COMPUTE, top)].sceneBoundingRect())
+
+    window.chart.redraw(fit=True)  # laid out at its final size
+    ridge, roof = rects(window.chart)
+    assert not ridge.intersects(roof)
+    window.chart.resize(2400, 900)
+    window.chart.redraw(fit=True)
+    ridge, roof = rects(window.chart)
+    assert not ridge.intersects(roof) and ridge.bottom() <= roof.bottom() + 1

@@ -224,22 +224,31 @@ class RoofLayer:
         description = f"ridge {ridge:.0f} FLOP/B{badge}"
         marker.setToolTip(f"{hw.name}: {description} (peak {top.label} / main-memory bandwidth)")
         _set_text(text, description if labelled else "", colour, 9 * self.scale)
-        # Above and left of the ridge: above a roof no point can be. Near the left edge:
+        # Above and left of the ridge: above a roof no point can be. Near the left edge, or
+        # where the top roof's own label reaches back past the ridge (a narrow chart):
         # below and right of it instead.
-        if self._fits_left_of(ridge / 1.1, text):
+        top_label = self.labels.get(RoofKey(hw.id, COMPUTE, top.label))
+        if self._fits_left_of(ridge / 1.1, text) and not self._reaches_left_of(top_label, ridge):
             text.setAnchor((1, 1))
             text.setPos(*coords.view_point(ridge / 1.1, top.value * 1.08))
         else:
             text.setAnchor((0, 0))
             text.setPos(*coords.view_point(ridge * 1.1, top.value * 0.92))
 
-    def _fits_left_of(self, x: float, text: pg.TextItem) -> bool:
-        low, high = self._x_range
+    def _decades(self, pixels: float) -> float | None:
+        """Decades of intensity that ``pixels`` span across the plot (None before layout)."""
         width = self.plot.getViewBox().width()
-        if width <= 0 or x <= low:
-            return width <= 0
-        room = math.log10(x / low) / math.log10(high / low) * width
-        return text.boundingRect().width() < room
+        low, high = self._x_range
+        return pixels / width * math.log10(high / low) if width > 0 else None
+
+    def _fits_left_of(self, x: float, text: pg.TextItem) -> bool:
+        span = self._decades(text.boundingRect().width())
+        return span is None or span < math.log10(x / self._x_range[0])
+
+    def _reaches_left_of(self, label: pg.TextItem | None, x: float) -> bool:
+        """Whether a right-aligned roof label extends left of intensity ``x``."""
+        span = None if label is None else self._decades(label.boundingRect().width())
+        return span is not None and label.pos().x() - span < math.log10(x)
 
     def dragging(self) -> DraggableRoof | None:
         return next((item for item in self.roofs.values() if item.dragging), None)
