@@ -84,7 +84,7 @@ def _jobs(args, catalog, models):
 
     def job(scene, index, path):
         caption = None if args.no_caption else f"{index + 1}/{len(scene.steps)}. " + \
-            scene.caption_at(index, catalog)
+            scene.caption_at(index, catalog, models)
         return (scene.session_at(index), path, args.title or scene.title,
                 args.subtitle if args.subtitle is not None else caption)
 

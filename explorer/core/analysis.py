@@ -3,8 +3,11 @@
 Which roof an op runs under:
 - matrix ops (projections, attention products, convolutions, LM head) use the
   device's fastest peak for the workload's precision; a device without that
-  precision is costed at the next one it has (fp8 → fp16 → bf16 → fp32), and the
-  analysis says so in its notes;
+  precision converts its values to one it has: the fastest of the 16-bit formats
+  for fp8 and int8 (fp16 or bf16, whichever unit is faster: on a Xeon 8480+ that is
+  AMX bf16, not AVX-512 fp16), the other 16-bit format for bf16 and fp16, fp32 as
+  the last resort; the analysis says so in its notes (the bytes stay at the
+  stored precision);
 - vector ops (norms, softmax, activations, residual adds, lookups, pooling) use
   the fp32 vector peak: their arithmetic runs in fp32 even for 16-bit tensors;
 - every op streams its bytes from main memory at its bandwidth.
@@ -15,7 +18,10 @@ Which roof an op runs under:
 
 Memory use counts weights, the KV cache, and the activations of the largest op
 (its inputs and outputs, the score matrix of naive attention included): what must
-be resident while the step runs, with no workspace beyond that.
+be resident while the step runs, with no workspace beyond that. It fits when it is
+at most the memory budget: the memory the device makes usable (what CUDA reports,
+where the catalogue has it, else the nominal capacity) times the share a serving
+engine takes (``WorkloadParams.memory_fraction``, 0.9 by default as in vLLM).
 """
 
 from __future__ import annotations
@@ -35,12 +41,14 @@ from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams, bui
 
 _INT64_MAX = np.iinfo(np.int64).max
 
-MATRIX_FALLBACKS = {
-    "fp32": ("fp32",),
-    "bf16": ("bf16", "fp16", "fp32"),
-    "fp16": ("fp16", "bf16", "fp32"),
-    "fp8": ("fp8", "fp16", "bf16", "fp32"),
-    "int8": ("int8", "fp16", "bf16", "fp32"),
+# Where a device lacks a precision, the tiers it is converted to, in order; within a
+# tier the fastest peak wins.
+MATRIX_FALLBACKS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "fp32": (("fp32",),),
+    "bf16": (("bf16",), ("fp16",), ("fp32",)),
+    "fp16": (("fp16",), ("bf16",), ("fp32",)),
+    "fp8": (("fp8",), ("fp16", "bf16"), ("fp32",)),
+    "int8": (("int8",), ("fp16", "bf16"), ("fp32",)),
 }
 
 
@@ -58,12 +66,13 @@ def op_roofs(hardware: Hardware, dtype: str) -> OpRoofs:
     """Pick the matrix and vector peaks that ops of precision ``dtype`` run under."""
     notes: list[str] = []
     matrix = None
-    for candidate in MATRIX_FALLBACKS[dtype]:
-        matrix = hardware.peak(candidate)
+    for tier in MATRIX_FALLBACKS[dtype]:
+        matrix = max((p for p in map(hardware.peak, tier) if p is not None),
+                     key=lambda p: p.flops_per_s, default=None)
         if matrix is not None:
-            if candidate != dtype:
-                notes.append(f"{hardware.name} has no {dtype} peak: matrix ops are costed "
-                             f"at its {matrix.label} peak")
+            if matrix.precision != dtype:
+                notes.append(f"{hardware.name} has no {dtype} arithmetic: values are converted "
+                             f"and matrix ops costed at its {matrix.label} peak")
             break
     vector = hardware.vector_peak("fp32")
     if matrix is None or vector is None:
@@ -103,7 +112,9 @@ class Totals:
     kv_cache_bytes: int
     activation_bytes: int  # inputs and outputs of the largest op
     memory_required_bytes: int
-    memory_capacity_bytes: float
+    memory_capacity_bytes: float  # nominal (datasheet)
+    memory_usable_bytes: float  # what the device makes usable (CUDA's total), else nominal
+    memory_budget_bytes: float  # usable × the serving engine's share: what "fits" means
     fits_in_memory: bool
 
     @property
@@ -245,7 +256,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     kv_cache = params.batch * params.kv_tokens * kv_per_token
     activations = max(int(o.activation_bytes) for o in ops)
     required = weight_bytes + kv_cache + activations
-    capacity = hardware.memory_capacity_bytes
+    budget = memory_budget(hardware, params)
     total_time = float(np.sum(counts * time_s))
     totals = Totals(
         flops=_exact(sum(int(f) * int(c) for f, c in zip(flops, counts, strict=True)), "total FLOPs"),
@@ -261,8 +272,10 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         kv_cache_bytes=kv_cache,
         activation_bytes=activations,
         memory_required_bytes=required,
-        memory_capacity_bytes=capacity,
-        fits_in_memory=required <= capacity,
+        memory_capacity_bytes=hardware.memory_capacity_bytes,
+        memory_usable_bytes=hardware.usable_memory_bytes,
+        memory_budget_bytes=budget,
+        fits_in_memory=required <= budget,
     )
     notes = list(roofs.notes)
     if transformer and params.kv_tokens > model.max_context:
@@ -270,7 +283,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
                      f"{model.max_context:,}")
     if not totals.fits_in_memory:
         notes.append(f"weights, KV cache and activations need {format_bytes(required)} but "
-                     f"{hardware.name} has {format_bytes(capacity)}")
+                     f"{hardware.name} has {format_bytes(budget)} to give "
+                     f"({params.memory_fraction:.0%} of {format_bytes(hardware.usable_memory_bytes)} usable)")
     return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
                     totals, tuple(notes))
 
@@ -292,11 +306,16 @@ class BatchSweep:
         return self.flops / self.bytes
 
 
+def memory_budget(hardware: Hardware, params: WorkloadParams) -> float:
+    """Bytes the step may occupy: the usable memory times the serving engine's share."""
+    return hardware.usable_memory_bytes * params.memory_fraction
+
+
 def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
-    """Largest batch whose weights, KV cache and activations fit in main memory (at most
-    MAX_BATCH). KV cache and activations grow linearly with the batch."""
+    """Largest batch whose weights, KV cache and activations fit in the memory budget (at
+    most MAX_BATCH). KV cache and activations grow linearly with the batch."""
     weight_bytes, kv_per_token = _memory(model, params)
-    free = hardware.memory_capacity_bytes - weight_bytes
+    free = memory_budget(hardware, params) - weight_bytes
     if free < 0:
         return 0
     activations = max(int(o.activation_bytes) for o in build_ops(model, params, batch=1))

@@ -18,7 +18,9 @@ File format (one or more devices per file)::
 
 A memory level may add its measured ``latency`` with ``latency_source`` and
 ``latency_note`` (the method): Little's law needs it (bandwidth = bytes in flight /
-latency).
+latency). Main memory may add ``usable`` with ``usable_source`` and ``usable_note``:
+the total the device reports to programs (CUDA's total memory, nvidia-smi's "Total"),
+which is below the nominal capacity; "fits" verdicts use it.
 
 Every group of numbers names its ``source`` (a key of ``sources``); a number
 computed rather than published adds ``derived: true`` and its ``formula`` (each
@@ -32,7 +34,6 @@ also what the devices report (an "80 GB" H100 shows 80 GiB less reserved pages).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from explorer.core import units
@@ -94,21 +95,32 @@ def _read_peak(fields: Fields, sources: Mapping[str, str]) -> ComputePeak:
     )
 
 
+def _measured(fields: Fields, name: str, dimension, sources: Mapping[str, str]):
+    """(value, provenance) of an optional measured field with its ``NAME_source`` and
+    ``NAME_note`` (the method), or (None, None)."""
+    value = fields.quantity(name, dimension, required=False)
+    if value is not None:
+        return value, Provenance(_source_url(fields, f"{name}_source", sources),
+                                 note=fields.text(f"{name}_note"))
+    if fields.has(f"{name}_source") or fields.has(f"{name}_note"):
+        raise fields.error(name, f"is missing ({name}_source and {name}_note describe it)")
+    return None, None
+
+
 def _read_memory(fields: Fields, sources: Mapping[str, str]) -> MemoryLevel:
+    name, main = fields.text("level"), fields.flag("main")
+    capacity = fields.quantity("capacity", units.BYTES, required=False)
+    latency, latency_provenance = _measured(fields, "latency", units.TIME, sources)
+    usable, usable_provenance = _measured(fields, "usable", units.BYTES, sources)
+    if usable is not None and not (main and capacity and usable <= capacity):
+        raise fields.error("usable", "applies to main memory and is at most its capacity")
     level = MemoryLevel(
-        name=fields.text("level"),
-        main=fields.flag("main"),
-        capacity_bytes=fields.quantity("capacity", units.BYTES, required=False),
+        name=name, main=main, capacity_bytes=capacity,
         bandwidth_bytes_per_s=fields.quantity("bandwidth", units.BYTE_RATE, required=False),
         provenance=_provenance(fields, sources),
-        latency_s=fields.quantity("latency", units.TIME, required=False),
+        latency_s=latency, latency_provenance=latency_provenance,
+        usable_bytes=usable, usable_provenance=usable_provenance,
     )
-    if level.latency_s is not None:
-        level = replace(level, latency_provenance=Provenance(
-            _source_url(fields, "latency_source", sources),
-            note=fields.text("latency_note")))
-    elif fields.has("latency_source") or fields.has("latency_note"):
-        raise fields.error("latency", "is missing (latency_source and latency_note describe it)")
     if level.main and level.bandwidth_bytes_per_s is None:
         raise fields.error("bandwidth", "is missing (main memory needs its bandwidth)")
     if level.main and level.capacity_bytes is None:
@@ -217,6 +229,10 @@ def hardware_to_dict(hw: Hardware) -> dict:
             entry.update(latency=f"{m.latency_s * 1e9:.10g} ns",
                          latency_source=keys[m.latency_provenance.url],
                          latency_note=m.latency_provenance.note)
+        if m.usable_bytes is not None and m.usable_provenance is not None:
+            entry.update(usable=_quantity(m.usable_bytes, "B", binary=True),
+                         usable_source=keys[m.usable_provenance.url],
+                         usable_note=m.usable_provenance.note)
         memory.append(entry)
     out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind, "year": hw.year,
            "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}

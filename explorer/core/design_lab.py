@@ -1,32 +1,47 @@
 """From CPU to GPU: a CPU from the catalogue turned into a GPU one design choice at a time.
 
-Each stage keeps the choices before it and adds one:
+Each stage keeps the hardware choices before it and adds one:
 
 0. the CPU as it is;
-1. many simple cores: the GPU's vector units (its compute roof is cores × lanes × clock);
-2. latency hiding by overlap: memory delivers bytes in flight / latency (Little's law),
-   with the latency measured on the GPU the lab ends at;
-3. high-bandwidth memory: the GPU's memory instead of DDR (still only as fast as the
-   bytes in flight allow);
-4. tensor cores: the GPU's matrix units;
+1. many simple cores: the GPU's vector units (its fp32 roof is lanes × 2 FLOP × clock),
+   still fed by the CPU's DDR memory;
+2. high-bandwidth memory: the GPU's own memory (its datasheet bandwidth);
+3. latency hiding: that bandwidth needs bytes in flight (Little's law with the GPU's
+   measured latency); a bytes-in-flight cap is a what-if of this stage only, and from the
+   next stage on the GPU keeps enough in flight, as its thousands of threads do;
+4. tensor cores: the catalogue GPU itself, with its matrix units;
 5. lower precision: bf16 instead of fp32, half the bytes per value;
-6. batching: many sequences per step; the device is now the catalogue's GPU entry itself.
+6. batching: many sequences per step.
 
-The device of every stage is assembled from the two catalogue entries, so each roof keeps
-its source; the bytes-in-flight cap is a what-if marked as derived. The texts quote numbers
-computed here, never typed.
+Every stage's device is made of catalogue parts only (``parts`` says which), so each roof
+keeps its source; from the tensor-core stage on it is the catalogue GPU entry itself.
+The texts are ``Explanation``s whose numbers are claims checked against the analysis.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
-from explorer.core.analysis import Analysis, analyze, batch_sweep
-from explorer.core.hardware import Hardware
+from explorer.core.analysis import Analysis
+from explorer.core.batching import crossing_batch
+from explorer.core.claims import (
+    Bound,
+    Crossing,
+    Explanation,
+    Fits,
+    Quantity,
+    State,
+    faster,
+    step_time,
+    throughput,
+    times,
+)
+from explorer.core.hardware import ComputePeak, Hardware
 from explorer.core.littles_law import bytes_in_flight_needed, latency_of
 from explorer.core.models import ModelSpec
 from explorer.core.session import Session, WhatIf
-from explorer.core.units import format_bytes, format_si, format_time
+from explorer.core.units import format_bytes, format_number, format_si, format_time
 from explorer.core.workload import WorkloadParams
 
 LAB_ID = "design-lab"
@@ -45,23 +60,24 @@ class Stage:
 STAGES = (
     Stage("cpu", "Start: a CPU", None),
     Stage("cores", "Many simple cores", "simple-cores"),
-    Stage("overlap", "Latency hiding by overlap", "latency-hiding"),
     Stage("hbm", "High-bandwidth memory", "hbm"),
+    Stage("overlap", "Latency hiding by overlap", "latency-hiding"),
     Stage("matrix", "Tensor cores", "tensor-cores"),
     Stage("precision", "Lower precision", "mixed-precision"),
     Stage("batching", "Batching", "batching"),
 )
-CORES, OVERLAP, HBM, MATRIX, PRECISION, BATCHING = range(1, 7)
+CORES, HBM, OVERLAP, MATRIX, PRECISION, BATCHING = range(1, 7)
 
 
-def lanes(hw: Hardware, precision: str = "fp32") -> tuple[int, float, float]:
-    """(cores, FLOP per cycle per core, clock) behind ``hw``'s vector peak: the peak divided
-    by cores × clock (the clock the peak was quoted at). Derived from the catalogue."""
-    peak = hw.vector_peak(precision)
-    if peak is None:
-        raise KeyError(f"{hw.name} has no {precision} peak")
-    clock = peak.clock_hz or hw.specs.boost_clock_hz
-    return hw.specs.cores, peak.flops_per_s / (hw.specs.cores * clock), clock
+def like_for_like(gpu: Hardware) -> tuple[ComputePeak, ComputePeak] | None:
+    """(vector peak, matrix peak) of one precision family, to show what the matrix units
+    alone buy: TF32 matrix against fp32 vector where the chip has TF32, else a 16-bit
+    format on both units."""
+    for vector, matrix in (("fp32", "tf32"), ("fp16", "fp16"), ("bf16", "bf16")):
+        v, m = gpu.peak(vector, "vector"), gpu.peak(matrix, "matrix")
+        if v is not None and m is not None:
+            return v, m
+    return None
 
 
 @dataclass(frozen=True)
@@ -89,27 +105,35 @@ class Lab:
     def latency_s(self) -> float:
         return latency_of(self.gpu)
 
+    def parts(self) -> dict[str, str]:
+        """Where the stage's device comes from: catalogue ids for its compute roofs and its
+        memory, and the what-if it carries (if any)."""
+        if self.stage == 0:
+            return {"compute": self.cpu.id, "memory": self.cpu.id, "what_if": ""}
+        compute = f"{self.gpu.id} (vector units)" if self.stage < MATRIX else self.gpu.id
+        memory = self.cpu.id if self.stage < HBM else self.gpu.id
+        cap = self.what_if().in_flight_bytes
+        return {"compute": compute, "memory": memory,
+                "what_if": f"{format_bytes(cap)} in flight" if cap else ""}
+
     def device(self) -> Hardware:
         """The stage's device, without the bytes-in-flight cap (that is ``what_if``)."""
         if self.stage == 0:
             return self.cpu
-        if self.stage >= BATCHING:
+        if self.stage >= MATRIX:
             return self.gpu
         gpu, cpu = self.gpu, self.cpu
-        peaks = tuple(p for p in gpu.peaks if p.unit == "vector" or self.stage >= MATRIX)
         memory = (gpu if self.stage >= HBM else cpu).main_memory
-        # Little's law needs the latency: the GPU's measured one, with its source.
-        main = gpu.main_memory
-        memory = replace(memory, latency_s=main.latency_s, latency_provenance=main.latency_provenance)
         return Hardware(
             id=LAB_ID, name=f"{cpu.name} → {gpu.name}, stage {self.stage}", vendor="design lab",
-            kind="gpu", year=gpu.year, specs=gpu.specs, peaks=peaks, memory=(memory,),
+            kind="gpu", year=gpu.year, specs=gpu.specs,
+            peaks=tuple(p for p in gpu.peaks if p.unit == "vector"), memory=(memory,),
             sources=tuple(dict((*cpu.sources, *gpu.sources)).items()),
             notes=f"Design lab: {', '.join(s.title.lower() for s in STAGES[1:self.stage + 1])}.")
 
     def what_if(self) -> WhatIf:
-        """The bytes-in-flight cap, from the overlap stage on, while it binds."""
-        if self.stage < OVERLAP or self.in_flight_bytes >= self.needed_in_flight():
+        """The bytes-in-flight cap: at the latency-hiding stage only, while it binds."""
+        if self.stage != OVERLAP or self.in_flight_bytes >= self.needed_in_flight():
             return WhatIf()
         return WhatIf(in_flight_bytes=self.in_flight_bytes)
 
@@ -133,116 +157,198 @@ class Lab:
         return Session(hardware=hardware, model=self.model_id, params=self.params(),
                        what_ifs=what_ifs, precisions=self.precisions())
 
+    def state(self) -> State:
+        return State(self.model, self.params(), self.shown())
+
+    def cpu_state(self) -> State:
+        """The CPU running this stage's workload."""
+        return State(self.model, self.params(), self.cpu)
+
     def analysis(self) -> Analysis:
-        return analyze(self.model, self.params(), self.shown())
+        return self.state().analysis()
 
     def cpu_analysis(self) -> Analysis:
-        return analyze(self.model, self.params(), self.cpu)
+        return self.cpu_state().analysis()
 
     def effective_bandwidth(self) -> float:
         return self.shown().bandwidth_bytes_per_s
 
     def needed_in_flight(self) -> float:
-        """Bytes in flight that reach the stage's memory peak (peak × latency)."""
-        return bytes_in_flight_needed(self.device().bandwidth_bytes_per_s, self.latency_s)
+        """Bytes in flight that reach the GPU memory's peak (peak × latency)."""
+        return bytes_in_flight_needed(self.gpu.bandwidth_bytes_per_s, self.latency_s)
+
+    def in_flight_text(self) -> str:
+        """The Little's-law line beside the bytes-in-flight slider."""
+        peak = self.gpu.bandwidth_bytes_per_s
+        delivered = min(peak, self.in_flight_bytes / self.latency_s)
+        line = (f"{format_bytes(self.in_flight_bytes)} in flight ÷ {format_time(self.latency_s)} latency "
+                f"(measured, {self.gpu.name}) = {format_si(delivered, 'B/s')} of "
+                f"{format_si(peak, 'B/s')}")
+        if self.stage == OVERLAP:
+            return line
+        return f"Applies at stage {OVERLAP} (latency hiding); there: {line}"
 
     # -- words -------------------------------------------------------------------------------
+    def explanation(self) -> Explanation:
+        stage = (_start, _cores, _hbm, _overlap, _matrix, _precision, _batching)[self.stage]
+        text, claims = stage(self)
+        return Explanation(STAGES[self.stage].title, text, tuple(claims))
+
     def text(self) -> str:
-        return (_start, _cores, _overlap, _hbm, _matrix, _precision, _batching)[self.stage](self)
+        return self.explanation().text
+
+    def at(self, stage: int) -> Lab:
+        return replace(self, stage=stage)
 
 
-def crossing_batch(lab: Lab) -> int | None:
-    """The smallest batch whose step is compute-bound (None: none that fits)."""
-    sweep = batch_sweep(lab.model, replace(lab.params(), batch=1), lab.shown())
-    return next((int(b) for b, m in zip(sweep.batch, sweep.memory_bound, strict=True) if not m), None)
+def _bound(state: State) -> Bound:
+    t = state.analysis().totals
+    return Bound(state, "memory" if t.memory_time_s > t.compute_time_s else "compute")
 
 
-def _step(a: Analysis) -> str:
-    """"12 ms per step, memory-bound"."""
-    t = a.totals
-    bound = "memory" if t.memory_time_s > t.compute_time_s else "compute"
-    return f"{format_time(t.time_s)} per step, {bound}-bound"
+def _step(state: State) -> tuple[str, list]:
+    """"12 ms per step, memory-bound" and its claims."""
+    time, bound = step_time(state), _bound(state)
+    return f"{time.phrase} per step, {bound.phrase}", [time, bound]
 
 
-def _vector_roof(hw: Hardware) -> str:
-    cores, per_cycle, clock = lanes(hw)
-    peak = hw.vector_peak("fp32")
-    return (f"{cores} {hw.specs.core_label}s × {per_cycle / 2:.0f} fp32 lanes × 2 FLOP (a fused "
-            f"multiply-add) × {format_si(clock, 'Hz')} = {format_si(peak.flops_per_s, 'FLOP/s')}")
+def _vector_roof(hw: Hardware) -> tuple[str, Quantity]:
+    cores, lanes, clock = hw.vector_lanes()
+    peak = hw.vector_peak("fp32").flops_per_s
+    # The whole lanes shown must give back the published peak (to its rounding).
+    quantity = Quantity(f"{hw.id} fp32 vector peak", peak, format_si(peak, "FLOP/s"),
+                        lambda: cores * lanes * 2 * clock, rel=0.01)
+    return (f"{cores} {hw.specs.core_label}s × {lanes} fp32 lanes × 2 FLOP (a fused "
+            f"multiply-add) × {format_si(clock, 'Hz')} = {quantity.phrase}"), quantity
 
 
-def _start(lab: Lab) -> str:
-    cpu, a = lab.cpu, lab.analysis()
+def _ratio(name: str, value: float, recompute) -> Quantity:
+    return Quantity(name, value, times(value), recompute)
+
+
+def _start(lab: Lab):
+    cpu, state = lab.cpu, lab.state()
+    roof, peak = _vector_roof(cpu)
+    step, claims = _step(state)
     return (f"The {cpu.name}: a few big cores, each built to run one thread fast. Its fp32 roof is "
-            f"{_vector_roof(cpu)} (derived), its memory {cpu.main_memory.name} at "
+            f"{roof} (derived), its memory {cpu.main_memory.name} at "
             f"{format_si(cpu.bandwidth_bytes_per_s, 'B/s')}. {lab.model.name} decoding one "
-            f"sequence in fp32: {_step(a)}, as every weight is read once per token.")
+            f"sequence in fp32: {step}, as every weight is read once per token."), [peak, *claims]
 
 
-def _cores(lab: Lab) -> str:
-    gpu, a, before = lab.gpu, lab.analysis(), lab.cpu_analysis()
-    ratio = gpu.vector_peak().flops_per_s / lab.cpu.vector_peak().flops_per_s
-    return (f"Replace them with many simple in-order cores: {_vector_roof(gpu)} (derived from the "
-            f"{gpu.name}'s datasheet), {ratio:.1f}× the CPU's arithmetic. The compute roof jumps; "
-            f"the decode step does not move ({format_time(a.totals.time_s)} against "
-            f"{format_time(before.totals.time_s)}): it was waiting for memory, not for arithmetic.")
+def _cores(lab: Lab):
+    gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
+    roof, peak = _vector_roof(gpu)
+    ratio = _ratio("fp32 peak ratio", gpu.vector_peak().flops_per_s / cpu.vector_peak().flops_per_s,
+                   lambda: gpu.peak_flops("fp32", "vector") / cpu.peak_flops("fp32", "vector"))
+    change = faster(lab.cpu_state(), state)
+    ours, theirs = (math.prod(hw.vector_lanes()[:2]) for hw in (gpu, cpu))
+    return (f"Replace them with many simple in-order cores: {roof} (derived from the {gpu.name}'s "
+            f"datasheet), {ours:,} fp32 lanes against the CPU's "
+            f"{theirs:,}, {ratio.phrase} its arithmetic. The compute roof rises; "
+            f"the decode step is {change.phrase} ({format_time(state.analysis().totals.time_s)} "
+            f"against {format_time(lab.cpu_analysis().totals.time_s)}): it was waiting for memory, "
+            f"not for arithmetic. This hybrid still reads the CPU's "
+            f"{cpu.main_memory.name}."), [peak, ratio, change]
 
 
-def _in_flight(lab: Lab) -> str:
-    return (f"With {format_bytes(lab.in_flight_bytes)} in flight the memory delivers "
-            f"{format_si(lab.effective_bandwidth(), 'B/s')} of its "
-            f"{format_si(lab.device().bandwidth_bytes_per_s, 'B/s')}; "
-            f"{format_bytes(lab.needed_in_flight())} in flight (peak × latency) would reach the peak.")
+def _hbm(lab: Lab):
+    gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
+    ratio = _ratio("bandwidth ratio", gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s,
+                   lambda: gpu.main_memory.bandwidth_bytes_per_s / cpu.main_memory.bandwidth_bytes_per_s)
+    change = faster(lab.cpu_state(), state)
+    step, claims = _step(state)
+    return (f"Give the cores the {gpu.name}'s own memory: {gpu.main_memory.name} stacked beside "
+            f"the chip, {format_si(gpu.bandwidth_bytes_per_s, 'B/s')} at the datasheet rate, "
+            f"{ratio.phrase} the CPU's {cpu.main_memory.name}. Decode reads every weight once per "
+            f"token, so the step follows the bandwidth: {step}, {change.phrase} than on the CPU. "
+            f"That rate assumes enough requests in flight to keep the memory busy; the next stage "
+            f"shows what that takes."), [ratio, change, *claims]
 
 
-def _overlap(lab: Lab) -> str:
-    return (f"Memory answers a load only after its latency: {format_time(lab.latency_s)}, measured "
-            f"on the {lab.gpu.name} (the chip this lab ends at). So a memory delivers bytes in "
-            f"flight ÷ latency (Little's law), and simple cores cannot guess or reorder their way "
-            f"around the wait: they hide it by keeping thousands of threads' loads outstanding. "
-            f"{_in_flight(lab)} Slide the bytes in flight. The step: {_step(lab.analysis())}.")
+def _overlap(lab: Lab):
+    gpu, state = lab.gpu, lab.state()
+    peak = gpu.bandwidth_bytes_per_s
+    delivered = Quantity("bandwidth with the bytes in flight", lab.effective_bandwidth(),
+                         format_si(lab.effective_bandwidth(), "B/s"),
+                         lambda: min(peak, lab.in_flight_bytes / gpu.main_memory.latency_s))
+    needed = Quantity("bytes in flight for the peak", lab.needed_in_flight(),
+                      format_bytes(lab.needed_in_flight()),
+                      lambda: gpu.main_memory.bandwidth_bytes_per_s * gpu.main_memory.latency_s)
+    step, claims = _step(state)
+    return (f"Memory answers a load only after its latency: {format_time(lab.latency_s)} on the "
+            f"{gpu.name}, measured unloaded (a pointer chase). By Little's law it delivers bytes "
+            f"in flight ÷ latency: with {format_bytes(lab.in_flight_bytes)} in flight, "
+            f"{delivered.phrase} of its {format_si(peak, 'B/s')}; the peak takes at least "
+            f"{needed.phrase} in flight (peak × latency), and more in practice, as latency grows "
+            f"under load. In-order cores cannot reorder their way around the wait: a GPU hides it "
+            f"by keeping thousands of threads' loads outstanding. Slide the bytes in flight. Now "
+            f"{step}. From the next stage on, the GPU keeps enough in flight."),\
+        [delivered, needed, *claims]
 
 
-def _hbm(lab: Lab) -> str:
-    gpu, cpu = lab.gpu, lab.cpu
-    ratio = gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s
-    return (f"High-bandwidth memory stacked beside the chip: {gpu.main_memory.name} at "
-            f"{format_si(gpu.bandwidth_bytes_per_s, 'B/s')}, {ratio:.1f}× the CPU's DDR. It pays "
-            f"off only with enough requests outstanding. {_in_flight(lab)} The step: "
-            f"{_step(lab.analysis())}, against {format_time(lab.cpu_analysis().totals.time_s)} on the CPU.")
-
-
-def _matrix(lab: Lab) -> str:
-    gpu, a = lab.gpu, lab.analysis()
-    matrix = gpu.peak(LOW_PRECISION, "matrix")
-    vector = gpu.vector_peak("fp32")
+def _matrix(lab: Lab):
+    gpu, state = lab.gpu, lab.state()
     unit = gpu.specs.matrix_unit or "matrix units"
-    return (f"{unit}: a small matrix product per instruction. In {LOW_PRECISION} they reach "
-            f"{format_si(matrix.flops_per_s, 'FLOP/s')}, {matrix.flops_per_s / vector.flops_per_s:.0f}× "
-            f"the fp32 vector roof. Decoding one sequence does not move "
-            f"({format_time(a.totals.time_s)} per step): a higher roof helps only work that "
-            f"reaches it, and this step is starved of bytes.")
+    low = gpu.peak(LOW_PRECISION, "matrix")
+    claims: list = []
+    pair = like_for_like(gpu)
+    if pair is not None and low is not None:
+        vector, matrix = pair
+        units = _ratio("matrix / vector peak, one precision", matrix.flops_per_s / vector.flops_per_s,
+                       lambda: gpu.peak_flops(matrix.precision, "matrix")
+                       / gpu.peak_flops(vector.precision, "vector"))
+        precision = _ratio(f"{LOW_PRECISION} / {matrix.precision} matrix peak",
+                           low.flops_per_s / matrix.flops_per_s,
+                           lambda: gpu.peak_flops(LOW_PRECISION, "matrix")
+                           / gpu.peak_flops(matrix.precision, "matrix"))
+        claims += [units, precision]
+        gain = (f"Like for like, {matrix.precision} on them reaches "
+                f"{format_si(matrix.flops_per_s, 'FLOP/s')}, {units.phrase} the "
+                f"{format_si(vector.flops_per_s, 'FLOP/s')} of the {vector.label} units; in "
+                f"{LOW_PRECISION} they reach {format_si(low.flops_per_s, 'FLOP/s')}, another "
+                f"{precision.phrase} (the next stage's lower precision).")
+    else:
+        gain = "They raise the compute roof for matrix products only."
+    before = replace(lab, stage=HBM).state()
+    change = faster(before, state)
+    claims.append(change)
+    return (f"{unit}: a small matrix product per instruction instead of one multiply-add per lane. "
+            f"{gain} The device is now the catalogue's {gpu.name} itself. Decoding one sequence is "
+            f"{change.phrase} ({format_time(state.analysis().totals.time_s)} per step): a higher "
+            f"roof helps only work that reaches it, and this step is starved of bytes."), claims
 
 
-def _precision(lab: Lab) -> str:
-    a = lab.analysis()
-    before = analyze(lab.model, replace(lab.params(), dtype="fp32"), lab.shown())
-    speedup = before.totals.time_s / a.totals.time_s
+def _precision(lab: Lab):
+    state = lab.state()
+    fp32 = replace(state, params=replace(state.params, dtype="fp32"))
+    change = faster(fp32, state)
+    step, claims = _step(state)
     return (f"Store and compute in {LOW_PRECISION}: two bytes a value instead of four. Every "
             f"point moves right (twice the FLOPs per byte) and the products now run under the "
-            f"{LOW_PRECISION} matrix roof. The step: {_step(a)}, {speedup:.1f}× "
-            f"faster than in fp32, because it reads half the bytes.")
+            f"{LOW_PRECISION} matrix roof. The step: {step}, {change.phrase} than in fp32, "
+            f"because it reads half the bytes."), [change, *claims]
 
 
-def _batching(lab: Lab) -> str:
-    a, gpu = lab.analysis(), lab.gpu
+def _batching(lab: Lab):
+    gpu, state = lab.gpu, lab.state()
+    a = state.analysis()
     t = a.totals
-    fits = "fit in" if t.fits_in_memory else "do NOT fit in"
-    crossing = crossing_batch(lab)
-    turn = (f"the step turns compute-bound from a batch of {crossing:,}" if crossing
-            else "the step stays memory-bound up to the largest batch that fits")
-    return (f"Decode {lab.batch} sequences at once: each weight read serves them all. The step "
-            f"does {format_si(t.flops / t.bytes, 'FLOP/B')} and delivers {t.tokens_per_s:,.0f} "
-            f"tokens/s at {_step(a)}; {turn}. Weights, KV cache and activations "
-            f"({format_bytes(t.memory_required_bytes)}) {fits} {format_bytes(t.memory_capacity_bytes)}. "
-            f"This device is now the catalogue's {gpu.name}, with every number from its datasheet.")
+    step, claims = _step(state)
+    rate, fits = throughput(state), Fits(state, t.fits_in_memory)
+    crossing = Crossing(state, crossing_batch(lab.model, state.params, state.hardware))
+    versus = faster(lab.cpu_state(), state)
+    claims += [rate, fits, crossing, versus]
+    turn = (f"from batch {crossing.phrase} on the step is compute-bound" if crossing.batch
+            else f"the step stays {crossing.phrase} up to the largest batch that fits")
+    derived = gpu.derived_fields
+    sources = ("nothing derived" if not derived else f"derived: {', '.join(derived)}")
+    return (f"Decode {lab.batch:,} sequences at once: each weight read serves them all. The step does "
+            f"{format_number(t.flops / t.bytes)} FLOP/byte and delivers {rate.phrase} at {step}; "
+            f"{turn}. Everything resident (weights, KV cache, activations: "
+            f"{format_bytes(t.memory_required_bytes)}) {fits.phrase} in the "
+            f"{format_bytes(t.memory_budget_bytes)} a serving engine may use. The CPU at this batch "
+            f"takes {format_time(lab.cpu_analysis().totals.time_s)} per step: the GPU is "
+            f"{versus.phrase}. This is the catalogue's {gpu.name} with its sourced numbers, no "
+            f"what-if and {sources}."), claims
+

@@ -51,6 +51,9 @@ class MemoryLevel:
     # Load-to-use latency of an unloaded chip (a pointer chase), from its own source.
     latency_s: float | None = None
     latency_provenance: Provenance | None = None
+    # What the device makes usable (CUDA's total memory), below the nominal capacity.
+    usable_bytes: float | None = None
+    usable_provenance: Provenance | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,12 @@ class Hardware:
         return capacity
 
     @property
+    def usable_memory_bytes(self) -> float:
+        """Main memory a program can allocate: the reported total where the catalogue has
+        it, else the nominal capacity."""
+        return self.main_memory.usable_bytes or self.memory_capacity_bytes
+
+    @property
     def precisions(self) -> tuple[str, ...]:
         present = {peak.precision for peak in self.peaks}
         return tuple(p for p in PRECISIONS if p in present)
@@ -111,6 +120,16 @@ class Hardware:
     def vector_peak(self, precision: str = "fp32") -> ComputePeak | None:
         """The vector units' peak for ``precision``, else its fastest peak of any unit."""
         return self.peak(precision, "vector") or self.peak(precision)
+
+    def vector_lanes(self, precision: str = "fp32") -> tuple[int, int, float]:
+        """(cores, lanes per core, clock) behind the ``precision`` vector peak: peak ÷ 2 FLOP
+        per fused multiply-add ÷ clock (the clock the peak was quoted at) ÷ cores, rounded
+        to whole lanes (published peaks are rounded). Derived, not published."""
+        peak = self.vector_peak(precision)
+        if peak is None:
+            raise KeyError(f"{self.name} has no {precision} peak")
+        clock = peak.clock_hz or self.specs.boost_clock_hz
+        return self.specs.cores, round(peak.flops_per_s / 2 / clock / self.specs.cores), clock
 
     def peak_flops(self, precision: str, unit: str | None = None) -> float:
         found = self.peak(precision, unit)

@@ -55,7 +55,11 @@ def hardware_detail(hw: Hardware) -> dict[str, Any]:
         ],
         "memory": [
             {"level": m.name, "main": m.main, "capacity_bytes": m.capacity_bytes,
-             "bandwidth_bytes_per_s": m.bandwidth_bytes_per_s, **_provenance(m.provenance)}
+             "bandwidth_bytes_per_s": m.bandwidth_bytes_per_s, **_provenance(m.provenance),
+             **({"latency_s": m.latency_s, "latency": _provenance(m.latency_provenance)}
+                if m.latency_s is not None and m.latency_provenance else {}),
+             **({"usable_bytes": m.usable_bytes, "usable": _provenance(m.usable_provenance)}
+                if m.usable_bytes is not None and m.usable_provenance else {})}
             for m in hw.memory
         ],
         "sources": dict(hw.sources),
@@ -90,6 +94,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "weight_dtype": p.weight_dtype or p.dtype,
             "kv_dtype": p.kv_dtype or p.dtype,
             "attention": p.attention,
+            "memory_fraction": p.memory_fraction,
         },
         "ops": [
             {
@@ -120,7 +125,22 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "kv_cache_bytes": t.kv_cache_bytes,
             "activation_bytes": t.activation_bytes,
             "memory_required_bytes": t.memory_required_bytes,
+            "memory_usable_bytes": t.memory_usable_bytes,
+            "memory_budget_bytes": t.memory_budget_bytes,
             "fits_in_memory": t.fits_in_memory,
         },
         "notes": list(a.notes),
     }
+
+
+def step_words(model, params) -> str:
+    """What one step is, in words: "decode, batch 8, context 1,024", "prefill, batch 1,
+    2,048-token prompts", or for a CNN (which has no phases) "forward pass, batch 64,
+    224×224 images"."""
+    p = params
+    if model.item_unit != "tokens":
+        size = getattr(model, "image_size", None)
+        return f"forward pass, batch {p.batch:,}" + (f", {size}×{size} images" if size else "")
+    if p.phase == "prefill":
+        return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts"
+    return f"decode, batch {p.batch:,}, context {p.context:,}"

@@ -2,9 +2,21 @@
 
 A scene file (resources/scenes/*.yaml) names catalogue devices and models by id, never
 copies of their numbers: a caption writes ``{a100-80gb-sxm/latency}`` and the
-catalogue fills it in (see ``why.fill``). Steps apply cumulatively: the state at step k is the start with
-steps 1..k applied. A step may change the devices, the workload parameters, what-ifs, the
-roofs drawn, the selected op, and the "why" topic shown beside the chart::
+catalogue fills it in, or ``{step/crossing}`` and the analysis of the step shown fills it
+in (``placeholders`` lists every field); each filled number is a claim that
+``roofline-explorer scenes check`` recomputes. What the prose says in its own words
+("the step waits for memory") is declared under ``check`` and checked the same way:
+
+    check:
+      bound: memory                   # the whole step, on the primary device
+      compute_bound: [down_proj]      # ops by name; role:conv = all convolutions,
+      memory_bound: [most:role:norm]  # most:... = more than half of them
+      fits: true                      # weights, KV cache and activations fit
+      vs_previous: faster             # the step against the previous step: faster, slower, unchanged
+
+Steps apply cumulatively: the state at step k is the start with steps 1..k applied. A
+step may change the devices, the workload parameters, what-ifs, the roofs drawn, the
+selected op, and the "why" topic shown beside the chart::
 
     schema: 1
     scenes:
@@ -24,8 +36,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from explorer.core.claims import Bound, Claim, Direction, Explanation, Fits, OpsBound, State
 from explorer.core.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware import Hardware
+from explorer.core.placeholders import Context, fill_with_claims
 from explorer.core.registry import Registry
 from explorer.core.session import (
     MAX_DEVICES,
@@ -36,7 +50,6 @@ from explorer.core.session import (
     read_what_ifs,
 )
 from explorer.core.units import BYTES, PRECISIONS
-from explorer.core.why import fill
 from explorer.core.workload import ATTENTIONS, PHASES, WORKLOAD_DTYPES, WorkloadError
 from explorer.paths import resource_path
 
@@ -44,6 +57,33 @@ SCHEMA = 1
 PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES,
               "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
 COUNT_KEYS = ("batch", "seq", "context")
+BOUNDS = ("memory", "compute")
+DIRECTIONS = ("faster", "slower", "unchanged")
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a step's caption says in its own words, to be checked against the analysis."""
+
+    bound: str | None = None
+    compute_bound: tuple[str, ...] = ()
+    memory_bound: tuple[str, ...] = ()
+    fits: bool | None = None
+    vs_previous: str | None = None
+
+    def claims(self, state: State, previous: State | None) -> list[Claim]:
+        out: list[Claim] = []
+        if self.bound:
+            out.append(Bound(state, self.bound))
+        for bound, selections in (("compute", self.compute_bound), ("memory", self.memory_bound)):
+            for select in selections:
+                most = select.startswith("most:")
+                out.append(OpsBound(state, select.removeprefix("most:"), bound, most))
+        if self.fits is not None:
+            out.append(Fits(state, self.fits))
+        if self.vs_previous and previous is not None:
+            out.append(Direction(previous, state, self.vs_previous))
+        return out
 
 
 @dataclass(frozen=True)
@@ -57,6 +97,7 @@ class Step:
     select: str | None = None
     topic: str | None = None
     in_flight_bytes: float | None = None  # Little's-law cap on the primary device's memory
+    check: Check = Check()
 
     def apply(self, session: Session) -> Session:
         changes: dict = {}
@@ -98,9 +139,24 @@ class Scene:
             session = s.apply(session)
         return session
 
-    def caption_at(self, step: int, catalog) -> str:
-        """The caption of ``step`` with its ``{…}`` numbers filled in from ``catalog``."""
-        return fill(self.steps[step].caption, catalog)
+    def state_at(self, step: int, catalog, models) -> State:
+        """The step on its primary device, what-ifs applied: what its claims are about."""
+        session = self.session_at(step)
+        hardware = session.what_if(session.primary).apply(catalog[session.primary])
+        return State(models[session.model], session.params, hardware)
+
+    def explain_step(self, step: int, catalog, models) -> Explanation:
+        """The caption of ``step`` with its ``{…}`` numbers filled in, the claims behind
+        them, and the claims its ``check`` declares."""
+        state = self.state_at(step, catalog, models)
+        previous = self.state_at(step - 1, catalog, models) if step > 0 else None
+        text, claims = fill_with_claims(self.steps[step].caption, Context(catalog, models, state, previous))
+        return Explanation(f"{self.title}, step {step + 1}", text, tuple(claims), {},
+                           tuple(self.steps[step].check.claims(state, previous)))
+
+    def caption_at(self, step: int, catalog, models) -> str:
+        """The caption of ``step`` with its ``{…}`` numbers filled in."""
+        return self.explain_step(step, catalog, models).text
 
     def topic_at(self, step: int) -> str | None:
         """The last topic named up to ``step``."""
@@ -110,8 +166,9 @@ class Scene:
 class SceneReader:
     """Validates scene files against the catalogue, the known models and topics."""
 
-    def __init__(self, catalog: Mapping[str, Hardware], model_ids, topic_ids) -> None:
-        self.catalog, self.model_ids, self.topic_ids = catalog, set(model_ids), set(topic_ids)
+    def __init__(self, catalog: Mapping[str, Hardware], models: Mapping, topic_ids) -> None:
+        self.catalog, self.models, self.topic_ids = catalog, models, set(topic_ids)
+        self.model_ids = set(models)
 
     def __call__(self, fields: Fields) -> Scene:
         ident = fields.identifier("id")
@@ -130,6 +187,9 @@ class SceneReader:
             try:
                 for ident, what_if in scene.session_at(index).what_ifs:
                     what_if.apply(self.catalog[ident])
+                scene.explain_step(index, self.catalog, self.models)
+            except KeyError as exc:
+                raise fields.error(f"steps[{index}].caption", f"cannot fill in: {exc.args[0]}") from None
             except (ValueError, WorkloadError) as exc:
                 raise fields.error(f"steps[{index}]", str(exc)) from None
         return scene
@@ -151,13 +211,30 @@ class SceneReader:
         if topic is not None and topic not in self.topic_ids:
             raise f.error("topic", f"unknown topic {topic!r} (known: {', '.join(sorted(self.topic_ids))})")
         caption = f.text("caption")
-        try:
-            fill(caption, self.catalog)
-        except KeyError as exc:
-            raise f.error("caption", f"cannot fill in: {exc.args[0]}") from None
+        check = self._check(f.child(f.mapping("check"), "check")) if f.has("check") else Check()
         return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
                     what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
-                    topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False))
+                    topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False),
+                    check=check)
+
+    @staticmethod
+    def _check(f: Fields) -> Check:
+        def selections(name: str) -> tuple[str, ...]:
+            value = f.raw(name, required=False)
+            if value is None:
+                return ()
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise f.error(name, "expected a list of op names, role:ROLE or most:role:ROLE")
+            return tuple(value)
+
+        fits = f.raw("fits", required=False)
+        if fits is not None and not isinstance(fits, bool):
+            raise f.error("fits", "expected true or false")
+        check = Check(bound=f.text("bound", required=False, choices=BOUNDS),
+                      compute_bound=selections("compute_bound"), memory_bound=selections("memory_bound"),
+                      fits=fits, vs_previous=f.text("vs_previous", required=False, choices=DIRECTIONS))
+        f.finish()
+        return check
 
 
 class SceneCatalog(Registry[Scene]):
@@ -165,21 +242,23 @@ class SceneCatalog(Registry[Scene]):
         super().__init__("scene", scenes)
 
 
-def load_default_scenes(catalog: Mapping[str, Hardware], model_ids) -> SceneCatalog:
+def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping) -> SceneCatalog:
     """The scenes shipped in resources/scenes, checked against the shipped "why" topics."""
     from explorer.core.why import load_topics
 
-    return load_scenes(catalog, model_ids, {t.id for t in load_topics(catalog)})
+    return load_scenes(catalog, models, {t.id for t in load_topics(catalog, models=models)})
 
 
-def load_scenes(catalog: Mapping[str, Hardware], model_ids, topic_ids,
+def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
                 directory: str | Path | None = None) -> SceneCatalog:
     directory = Path(directory) if directory is not None else resource_path("scenes")
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise DataFileError(directory, "holds no scene files (*.yaml)")
-    reader = SceneReader(catalog, model_ids, topic_ids)
-    scenes = []
-    for path in files:
-        scenes.extend(read_entries(path, "scenes", SCHEMA, reader))
-    return SceneCatalog(scenes)
+    return SceneCatalog(scene for path in files
+                        for scene in load_scene_file(path, catalog, models, topic_ids))
+
+
+def load_scene_file(path: str | Path, catalog: Mapping[str, Hardware], models: Mapping,
+                    topic_ids) -> list[Scene]:
+    return read_entries(path, "scenes", SCHEMA, SceneReader(catalog, models, topic_ids))

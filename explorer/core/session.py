@@ -23,6 +23,7 @@ from explorer.core.littles_law import NoLatencyError, effective_bandwidth, laten
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 from explorer.core.workload import (
     ATTENTIONS,
+    DEFAULT_MEMORY_FRACTION,
     MAX_BATCH,
     MAX_TOKENS,
     PHASES,
@@ -167,6 +168,8 @@ class Session:
             out["weight_dtype"] = p.weight_dtype
         if p.kv_dtype:
             out["kv_dtype"] = p.kv_dtype
+        if p.memory_fraction != DEFAULT_MEMORY_FRACTION:
+            out["memory_fraction"] = p.memory_fraction
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
         return out
@@ -226,7 +229,11 @@ def _read_params(fields: Fields) -> WorkloadParams:
         weight_dtype=fields.text("weight_dtype", required=False, choices=WORKLOAD_DTYPES),
         kv_dtype=fields.text("kv_dtype", required=False, choices=WORKLOAD_DTYPES),
         attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
+        memory_fraction=fields.number("memory_fraction", required=False, default=DEFAULT_MEMORY_FRACTION),
     )
+    if not 0.05 <= kwargs["memory_fraction"] <= 1:
+        raise fields.error("memory_fraction",
+                           f"must be a share between 0.05 and 1, got {kwargs['memory_fraction']}")
     try:
         return WorkloadParams(**kwargs)
     except WorkloadError as exc:

@@ -136,3 +136,24 @@ def format_time(seconds: float) -> str:
 def format_count(value: float, digits: int = 3) -> str:
     """A plain count with an SI prefix and no unit: ``format_count(7.0e10) == "70 G"``."""
     return format_si(value, "", digits).strip()
+
+
+def format_number(value: float, digits: int = 3) -> str:
+    """A number for prose: ``digits`` significant digits, thousands grouped, never in
+    exponent form: 2093.7 → "2,090", 46.71 → "46.7", 0.5 → "0.5"."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    exponent = math.floor(math.log10(abs(value)))
+    if exponent >= digits - 1:
+        return f"{round(value, digits - 1 - exponent):,.0f}"
+    return f"{value:.{digits - 1 - exponent}f}".rstrip("0").rstrip(".")
+
+
+def format_share(share: float) -> str:
+    """A fraction as a percentage for prose, never "0.0%": 0.0004 → "under 0.1%",
+    0.052 → "5.2%", 0.88 → "88%"."""
+    if share == 0:
+        return "0%"
+    if 0 < share < 0.001:
+        return "under 0.1%"
+    return f"{share:.0%}" if share >= 0.1 else f"{share:.1%}"

@@ -34,6 +34,12 @@ WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
 # 64-bit integers are reported by the analysis as a clear error.
 MAX_BATCH = 1 << 20
 MAX_TOKENS = 1 << 22
+# The share of a device's usable memory a serving engine fills with weights, KV cache and
+# activations (the rest: CUDA context, allocator, workspaces). 0.9 is vLLM's default
+# gpu_memory_utilization through 2025 (vllm/config/cache.py at c1d86421:
+# https://github.com/vllm-project/vllm/blob/c1d86421174a87056edc90a41dc9942391509e84/vllm/config/cache.py);
+# newer releases default to 0.92.
+DEFAULT_MEMORY_FRACTION = 0.9
 
 
 class WorkloadError(ValueError):
@@ -46,6 +52,7 @@ class WorkloadParams:
 
     ``dtype`` is the precision of activations and of the arithmetic; ``weight_dtype``
     and ``kv_dtype`` default to it (set them for weight-only or KV-cache quantisation).
+    ``memory_fraction`` is the share of the device's usable memory the step may fill.
     """
 
     phase: str = "decode"
@@ -56,6 +63,7 @@ class WorkloadParams:
     weight_dtype: str | None = None
     kv_dtype: str | None = None
     attention: str = "fused"
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION
 
     def __post_init__(self) -> None:
         _check_choice("phase", self.phase, PHASES)
@@ -67,6 +75,10 @@ class WorkloadParams:
         _check_count("batch", self.batch, MAX_BATCH)
         _check_count("seq", self.seq, MAX_TOKENS)
         _check_count("context", self.context, MAX_TOKENS)
+        fraction = self.memory_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0.05 <= fraction <= 1:
+            raise WorkloadError(f"memory_fraction must be a share between 0.05 and 1, got {fraction!r}")
+        object.__setattr__(self, "memory_fraction", float(fraction))
 
     @property
     def act_bytes(self) -> int:

@@ -57,7 +57,7 @@ class DesignLabWindow(QtWidgets.QMainWindow):
         gpu = catalog.get(DEFAULT_GPU, gpus[0])
         self.lab = Lab(cpu, gpu, model_id, models[model_id], context=main_state.params.context)
         try:
-            self.topics = {t.id: t for t in load_topics(catalog)}
+            self.topics = {t.id: t for t in load_topics(catalog, models=models)}
         except DataFileError:
             self.topics = {}
         self.state = AppState(self._catalog(), models, self.lab.session(), self)
@@ -151,8 +151,9 @@ class DesignLabWindow(QtWidgets.QMainWindow):
         self.in_flight.setValue(bytes_slider(lab.in_flight_bytes))
         self.batch.setValue(lab.batch)
         del blockers
-        self.in_flight.setEnabled(lab.stage >= OVERLAP)
-        self.law.setEnabled(lab.stage >= OVERLAP)
+        # The bytes-in-flight cap is a what-if of the latency-hiding stage only.
+        self.in_flight.setEnabled(lab.stage == OVERLAP)
+        self.law.setEnabled(lab.stage == OVERLAP)
         self.batch.setEnabled(lab.stage >= BATCHING)
 
     # -- stepping ------------------------------------------------------------------------------
@@ -206,16 +207,12 @@ class DesignLabWindow(QtWidgets.QMainWindow):
             caption += " Filled points: decode-batch measured in " + ", ".join(p for p, _ in decode) + "."
         self.caption.show_step(stage.title, caption, lab.stage, len(STAGES))
         self._sync_controls()
-        device = lab.device()
-        self.in_flight_label.setText(
-            f"{format_bytes(lab.in_flight_bytes)} in flight ÷ {format_si(lab.latency_s, 's')} latency "
-            f"(measured, {lab.gpu.name}) = {format_si(lab.effective_bandwidth(), 'B/s')} of "
-            f"{format_si(device.bandwidth_bytes_per_s, 'B/s')}")
+        self.in_flight_label.setText(lab.in_flight_text())
         points, note = self._parallelism_points()
-        self.law.show_law(device.bandwidth_bytes_per_s, lab.latency_s, lab.in_flight_bytes, points)
+        self.law.show_law(lab.gpu.bandwidth_bytes_per_s, lab.latency_s, lab.in_flight_bytes, points)
         self.law_note.setText(note)
         topic = self.topics.get(stage.topic) if stage.topic else None
-        self.why.setPlainText(render(topic, self.main_state.catalog) if topic else
+        self.why.setPlainText(render(topic, self.main_state.catalog, self.main_state.models) if topic else
                               "Step through the stages: Page Down (or Space and Right when "
                               "presenting, F5) moves on, Page Up goes back.")
 

@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer import __version__
 from explorer.core.analysis import Analysis
 from explorer.core.datafile import DataFileError
+from explorer.core.report import step_words
 from explorer.core.session import Session, load_session, load_workload, save_workload
 from explorer.core.units import format_bytes, format_time
 from explorer.paths import user_path
@@ -34,13 +35,13 @@ SESSION_FILTER = "Sessions (*.yaml *.yml)"
 def summary_line(a: Analysis) -> str:
     t, p = a.totals, a.params
     fit = "fits in" if t.fits_in_memory else "does NOT fit in"
-    step = f"{p.phase} batch {p.batch}" if t.kv_bytes_per_token else f"forward pass, batch {p.batch}"
     memory = "weights, KV cache, activations" if t.kv_bytes_per_token else "weights, activations"
-    return (f"{a.model.name}, {step}, {p.dtype}: predicted "
+    return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
             f"{'memory' if t.memory_time_s > t.compute_time_s else 'compute'}-bound; "
-            f"{memory} {format_bytes(t.memory_required_bytes)} {fit} "
-            f"{format_bytes(t.memory_capacity_bytes)}")
+            f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
+            f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "
+            f"{format_bytes(t.memory_usable_bytes)} usable)")
 
 
 class MainWindow(QtWidgets.QMainWindow):

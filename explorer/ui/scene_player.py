@@ -22,7 +22,7 @@ class ScenePlayer(QtCore.QObject):
         self.error = ""  # why no scenes could be loaded
         if scenes is None:
             try:
-                scenes = load_default_scenes(state.catalog, set(state.models))
+                scenes = load_default_scenes(state.catalog, state.models)
             except DataFileError as exc:  # a broken scene file must not stop the app
                 self.error = str(exc)
         self.scenes = scenes or {}
@@ -80,7 +80,7 @@ class ScenePlayer(QtCore.QObject):
                        custom_layers=current.custom_layers)
 
     def caption(self) -> str:
-        return self.scene.caption_at(self.step, self.state.catalog) if self.scene else ""
+        return self.scene.caption_at(self.step, self.state.catalog, self.state.models) if self.scene else ""
 
     def topic(self) -> str | None:
         return self.scene.topic_at(self.step) if self.scene else None

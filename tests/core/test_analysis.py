@@ -38,7 +38,9 @@ def test_kv_cache_of_llama2_7b_at_4096_tokens_is_2_gib(models, catalog):
 def test_does_not_fit_is_reported(models, catalog):
     a = analyze(models["llama-3-70b"], WorkloadParams(), catalog["h100-sxm"])
     assert not a.totals.fits_in_memory
-    assert any("has 80 GiB" in note for note in a.notes)
+    # 90% of the 81,559 MiB an H100 reports (nvidia-smi), not the nominal 80 GiB.
+    assert a.totals.memory_budget_bytes == pytest.approx(0.9 * 81_559 * 2**20)
+    assert any("has 71.7 GiB to give (90% of 79.6 GiB usable)" in note for note in a.notes)
 
 
 def test_totals_equal_the_sum_of_rows(models, catalog):
@@ -63,9 +65,19 @@ def test_missing_precision_falls_back_with_a_note(models, catalog):
     a = analyze(models["llama-3-8b"], WorkloadParams(dtype="fp8"), catalog["a100-80gb-sxm"])
     assert a.roofs.matrix.precision == "fp16"
     assert a.roofs.matrix.flops_per_s == pytest.approx(312e12)
-    assert "no fp8 peak" in a.notes[0]
+    assert "has no fp8 arithmetic" in a.notes[0]
     # Weights are still stored in 1 byte each.
     assert a.totals.weight_bytes == 8_030_261_248
+
+
+def test_fp8_on_a_cpu_converts_to_its_fastest_16_bit_unit(models, catalog):
+    # A Xeon 8480+ has no fp8: its fastest 16-bit peak is AMX bf16 (114.7 TFLOP/s), not the
+    # AVX-512 fp16 vector peak (14.3 TFLOP/s) that an fp16-first fallback used to pick.
+    a = analyze(models["llama-3-8b"], WorkloadParams(dtype="fp8"), catalog["xeon-platinum-8480"])
+    assert (a.roofs.matrix.label, a.roofs.matrix.flops_per_s) == ("bf16 matrix", 114.688e12)
+    # fp16 itself stays on the fp16 vector units: AMX on Sapphire Rapids has no fp16.
+    b = analyze(models["llama-3-8b"], WorkloadParams(dtype="fp16"), catalog["xeon-platinum-8480"])
+    assert b.roofs.matrix.label == "fp16 vector"
 
 
 def test_cpu_bf16_uses_amx_where_present(models, catalog):
@@ -100,7 +112,7 @@ def test_cnn_memory_counts_activations_so_huge_batches_do_not_fit(models, catalo
     per_image = analyze(model, WorkloadParams(batch=1), h100).totals.activation_bytes
     assert 1e6 < per_image < 1e7
     limit = max_batch_that_fits(model, WorkloadParams(), h100)
-    assert limit == (80 * 2**30 - 25_557_032 * 2) // per_image
+    assert limit == int((0.9 * 81_559 * 2**20 - 25_557_032 * 2) // per_image)
     assert not analyze(model, WorkloadParams(batch=limit + 1), h100).totals.fits_in_memory
 
 
@@ -110,11 +122,14 @@ def test_context_beyond_the_trained_maximum_is_noted(models, catalog):
 
 
 def test_max_batch_that_fits_hand_computed(models, catalog):
-    # H200: (141 GiB − 16.06 GB of bf16 weights) / (1024 tokens × 128 KiB of KV cache
-    # + 264,704 bytes of LM-head input and logits) = 1006.4 sequences.
+    # H200: (90% of the 143,771 MiB it reports − 16.06 GB of bf16 weights) / (1024 tokens ×
+    # 128 KiB of KV cache + 264,704 bytes of LM-head input and logits) = 889.5 sequences; the
+    # nominal 141 GiB would give 1,006.
     model, params, h200 = models["llama-3-8b"], WorkloadParams(context=1024), catalog["h200-sxm"]
-    expected = (141 * 2**30 - 8_030_261_248 * 2) // (1024 * 131_072 + (4096 + 128_256) * 2)
-    assert max_batch_that_fits(model, params, h200) == expected == 1006
+    expected = int((0.9 * 143_771 * 2**20 - 8_030_261_248 * 2) // (1024 * 131_072 + (4096 + 128_256) * 2))
+    assert max_batch_that_fits(model, params, h200) == expected == 889
+    # The whole usable memory (a share of 1) gives 1,001.5.
+    assert max_batch_that_fits(model, WorkloadParams(context=1024, memory_fraction=1.0), h200) == 1001
     at_limit = analyze(model, WorkloadParams(context=1024, batch=expected), h200)
     beyond = analyze(model, WorkloadParams(context=1024, batch=expected + 1), h200)
     assert at_limit.totals.fits_in_memory and not beyond.totals.fits_in_memory

@@ -146,6 +146,22 @@ def test_valid_file_loads(tmp_path):
     (hw,) = load_hardware_file(write(tmp_path, VALID))
     assert hw.id == "test-gpu"
     assert hw.ridge_point("bf16") == pytest.approx(100.0)
+    assert hw.usable_memory_bytes == hw.memory_capacity_bytes  # none reported: the nominal capacity
+
+
+def test_usable_memory_is_what_the_device_reports(catalog):
+    # nvidia-smi totals, each with its source: ECC takes 1/16 of a T4's GDDR6.
+    for ident, mib in (("t4", 15_360), ("h100-sxm", 81_559), ("l4", 23_034), ("h200-sxm", 143_771),
+                       ("a100-40gb-sxm", 40_339)):
+        memory = catalog[ident].main_memory
+        assert memory.usable_bytes == mib * 2**20 < memory.capacity_bytes or ident == "a100-80gb-sxm"
+        assert memory.usable_provenance.url.startswith("https://") and memory.usable_provenance.note
+    assert catalog["mi300x"].usable_memory_bytes == 192 * 2**30  # no source found: nominal
+    from explorer.core.catalog import hardware_to_dict, read_hardware_entry
+    from explorer.core.datafile import Fields
+
+    t4 = catalog["t4"]
+    assert read_hardware_entry(Fields(hardware_to_dict(t4), "t4.yaml", "t4")) == t4
 
 
 @pytest.mark.parametrize(
@@ -175,6 +191,10 @@ def test_valid_file_loads(tmp_path):
         (lambda d: d["sources"].__setitem__("datasheet", "ftp://x"), "sources.datasheet",
          "http"),
         (lambda d: d.__setitem__("id", "Bad Id"), "id", "not a valid id"),
+        (lambda d: d["memory"][0].update(usable="15 GiB"), "memory[0].usable_source", "is missing"),
+        (lambda d: d["memory"][0].update(usable="17 GiB", usable_source="datasheet", usable_note="x"),
+         "memory[0].usable", "at most its capacity"),
+        (lambda d: d["memory"][0].update(usable_note="nvidia-smi"), "memory[0].usable", "is missing"),
     ],
 )
 def test_broken_entry_names_file_entry_and_field(tmp_path, mutate, field, message):

@@ -1,10 +1,22 @@
-"""From CPU to GPU, one design choice at a time: each stage moves the numbers it claims."""
+"""From CPU to GPU, one design choice at a time: every stage is made of catalogue parts, a
+what-if lives only in the stage that introduces it, and each stage's text holds."""
 
 from dataclasses import replace
 
 import pytest
 
-from explorer.core.design_lab import LAB_ID, STAGES, Lab, crossing_batch, lanes
+from explorer.core.design_lab import (
+    BATCHING,
+    CORES,
+    HBM,
+    LAB_ID,
+    MATRIX,
+    OVERLAP,
+    PRECISION,
+    STAGES,
+    Lab,
+    like_for_like,
+)
 from explorer.core.littles_law import NoLatencyError
 from explorer.core.session import WhatIf
 
@@ -22,77 +34,102 @@ def step_time(lab):
     return lab.analysis().totals.time_s
 
 
-def test_the_start_is_the_catalogue_cpu(lab):
-    assert lab.device() is lab.cpu and lab.session().hardware == ("xeon-platinum-8480",)
-    assert lab.params().dtype == "fp32" and lab.params().batch == 1
-    assert "56 cores × 32 fp32 lanes × 2 FLOP (a fused multiply-add) × 2 GHz = 7.17 TFLOP/s" in lab.text()
+def test_each_stage_is_made_of_the_catalogue_parts_it_claims(lab, catalog):
+    cpu, gpu = catalog["xeon-platinum-8480"], catalog["a100-80gb-sxm"]
+    assert at(lab, 0).device() == cpu and at(lab, 0).parts()["compute"] == cpu.id
+    for stage in (CORES, HBM, OVERLAP):
+        device = at(lab, stage).device()
+        assert device.id == LAB_ID
+        assert device.peaks == tuple(p for p in gpu.peaks if p.unit == "vector")
+        memory = cpu if stage == CORES else gpu
+        # The catalogue's memory level itself: no latency borrowed from another chip.
+        assert device.memory == (memory.main_memory,)
+        assert at(lab, stage).parts()["memory"] == memory.id
+    for stage in (MATRIX, PRECISION, BATCHING):
+        assert at(lab, stage).device() == gpu and at(lab, stage).shown() == gpu
+        assert at(lab, stage).parts() == {"compute": gpu.id, "memory": gpu.id, "what_if": ""}
+
+
+def test_the_in_flight_cap_lives_only_in_the_latency_hiding_stage(lab):
+    starved = 16 * 1024
+    for stage in range(len(STAGES)):
+        s = at(lab, stage, in_flight_bytes=starved)
+        if stage == OVERLAP:
+            assert s.session().what_ifs == ((LAB_ID, WhatIf(in_flight_bytes=starved)),)
+            assert s.shown().main_memory.provenance.formula.startswith("Little's law")
+        else:
+            assert s.session().what_ifs == () and s.shown() == s.device()
+
+
+def test_the_lab_ends_with_the_gpu_faster_than_the_cpu(lab):
+    # Today's lab once ended with the A100 capped at 40 GB/s, 6× slower than the CPU.
+    final = at(lab, BATCHING, in_flight_bytes=16 * 1024)
+    gpu, cpu = final.analysis().totals.time_s, final.cpu_analysis().totals.time_s
+    assert final.effective_bandwidth() == 2039e9
+    assert gpu < cpu / 6
+    assert "the GPU is 6.6× faster" in final.text() and "nothing derived" in final.text()
 
 
 def test_many_simple_cores_raise_the_roof_but_not_the_decode_step(lab):
-    assert lanes(lab.gpu)[:1] == (108,) and lanes(lab.gpu)[1] == pytest.approx(128, rel=1e-3)
-    cores = at(lab, 1)
-    device = cores.device()
-    assert device.id == LAB_ID and device.peak_flops("fp32") == 19.5e12
-    assert device.bandwidth_bytes_per_s == lab.cpu.bandwidth_bytes_per_s  # still DDR
-    assert device.peak("bf16", "matrix") is None  # no tensor cores yet
+    cores = at(lab, CORES)
+    assert cores.device().peak_flops("fp32") == 19.5e12
     assert step_time(cores) == pytest.approx(step_time(lab), rel=0.01)  # memory-bound
-    assert "108 SMs × 64 fp32 lanes" in cores.text() and "2.7×" in cores.text()
-    assert cores.session().hardware == (LAB_ID, "xeon-platinum-8480")
+    text = cores.text()
+    # Lanes, not cores, are the like-for-like count: 108 × 64 against 56 × 32.
+    assert "108 SMs × 64 fp32 lanes" in text and "6,912 fp32 lanes against the CPU's 1,792" in text
+    assert "2.7× its arithmetic" in text and "no faster" in text and "hybrid" in text
 
 
-def test_bytes_in_flight_set_the_bandwidth(lab):
-    overlap = at(lab, 2, in_flight_bytes=16 * 1024)
+def test_hbm_gives_the_bandwidth_ratio(lab):
+    hbm = at(lab, HBM)
+    assert hbm.effective_bandwidth() == 2039e9
+    assert step_time(lab) / step_time(hbm) == pytest.approx(2039 / 307.2, rel=0.02)
+    assert "6.6× the CPU's DDR5" in hbm.text() and "6.6× faster than on the CPU" in hbm.text()
+
+
+def test_little_s_law_arithmetic_is_right_at_every_stage(lab):
+    overlap = at(lab, OVERLAP, in_flight_bytes=16 * 1024)
     assert overlap.effective_bandwidth() == pytest.approx(16384 / 406e-9)
-    assert overlap.needed_in_flight() == pytest.approx(307.2e9 * 406e-9)
-    memory_time = overlap.analysis().totals.memory_time_s
-    assert memory_time == pytest.approx(overlap.analysis().totals.bytes / (16384 / 406e-9))
-    assert "40.4 GB/s of its 307 GB/s" in overlap.text() and "122 KiB" in overlap.text()
-    saturated = at(lab, 2, in_flight_bytes=1 << 20)
-    assert saturated.effective_bandwidth() == lab.cpu.bandwidth_bytes_per_s
+    text = overlap.text()
+    assert "40.4 GB/s of its 2.04 TB/s" in text and "808 KiB" in text
+    assert "unloaded" in text and "at least" in text  # the bytes in flight are a lower bound
+    # The side label: 16 KiB ÷ 406 ns is 40.4 GB/s at every stage, never the CPU's 307 GB/s.
+    for stage in range(len(STAGES)):
+        label = at(lab, stage, in_flight_bytes=16 * 1024).in_flight_text()
+        assert "16 KiB in flight ÷ 406 ns latency" in label and "= 40.4 GB/s of 2.04 TB/s" in label
+    saturated = at(lab, OVERLAP, in_flight_bytes=1 << 20)
+    assert saturated.effective_bandwidth() == 2039e9 and saturated.session().what_ifs == ()
 
 
-def test_hbm_pays_only_with_enough_in_flight(lab):
-    starved = at(lab, 3, in_flight_bytes=16 * 1024)
-    fed = at(lab, 3, in_flight_bytes=1 << 20)
-    assert starved.effective_bandwidth() == pytest.approx(16384 / 406e-9)
-    assert fed.effective_bandwidth() == 2039e9
-    assert step_time(lab) / step_time(fed) == pytest.approx(2039 / 307.2, rel=0.02)
-    assert "808 KiB" in fed.text() and "6.6× the CPU's DDR" in fed.text()
-
-
-def test_tensor_cores_do_not_speed_up_a_memory_bound_step_but_lower_precision_does(lab):
-    hbm, matrix = at(lab, 3, in_flight_bytes=1 << 20), at(lab, 4, in_flight_bytes=1 << 20)
-    assert matrix.device().peak_flops("bf16", "matrix") == 312e12
-    assert step_time(matrix) == pytest.approx(step_time(hbm), rel=1e-9)
-    assert "16× the fp32 vector roof" in matrix.text()
-    low = at(lab, 5, in_flight_bytes=1 << 20)
+def test_tensor_cores_split_the_unit_gain_from_the_precision_gain(lab, catalog):
+    matrix = at(lab, MATRIX)
+    vector, tensor = like_for_like(catalog["a100-80gb-sxm"])
+    assert (vector.label, tensor.label) == ("fp32 vector", "tf32 matrix")
+    text = matrix.text()
+    assert "156 TFLOP/s, 8.0× the 19.5 TFLOP/s" in text  # TF32 tensor vs FP32 vector
+    assert "312 TFLOP/s, another 2.0×" in text  # bf16 vs TF32 on the same units
+    assert "16×" not in text
+    assert step_time(matrix) == pytest.approx(step_time(at(lab, HBM)), rel=1e-9)
+    low = at(lab, PRECISION)
     assert low.params().dtype == "bf16"
     assert step_time(matrix) / step_time(low) == pytest.approx(2.0, rel=0.03)
 
 
-def test_batching_lands_on_the_catalogue_gpu(lab):
-    final = at(lab, 6, in_flight_bytes=1 << 20, batch=64)
-    assert final.device() is lab.gpu and final.shown() == lab.gpu
-    assert final.session().hardware == ("a100-80gb-sxm", "xeon-platinum-8480")
-    assert final.session().what_ifs == ()  # enough in flight: the datasheet roof, no what-if
-    starved = at(lab, 6, in_flight_bytes=64 * 1024)
-    assert starved.session().what_ifs == (("a100-80gb-sxm", WhatIf(in_flight_bytes=65536)),)
-    single = at(lab, 5, in_flight_bytes=1 << 20)
-    ratio = final.analysis().totals.tokens_per_s / single.analysis().totals.tokens_per_s
-    assert ratio > 20
-    assert f"{final.analysis().totals.tokens_per_s:,.0f} tokens/s" in final.text()
-    assert "catalogue's NVIDIA A100 80 GB SXM4" in final.text()
-    short = at(lab, 6, in_flight_bytes=1 << 20, context=128)
-    crossing = crossing_batch(short)
-    assert crossing is not None
-    assert not at(short, 6, batch=crossing).analysis().totals.memory_time_s > \
-        at(short, 6, batch=crossing).analysis().totals.compute_time_s
+def test_batching_reports_the_exact_crossing(lab):
+    short = at(lab, BATCHING, context=128)
+    text = short.text()
+    assert "from batch 213 on the step is compute-bound" in text  # not rounded to 256
+    fast = at(short, BATCHING, batch=213).analysis().totals
+    slow = at(short, BATCHING, batch=212).analysis().totals
+    assert fast.compute_time_s >= fast.memory_time_s and slow.memory_time_s > slow.compute_time_s
 
 
-def test_every_stage_has_a_text_and_a_valid_session(lab):
+def test_every_stage_text_holds(lab):
     for stage in range(len(STAGES)):
-        s = at(lab, stage)
-        assert s.text() and s.session().params == s.params()
+        for in_flight in (4096, 16 * 1024, 1 << 20):
+            s = at(lab, stage, in_flight_bytes=in_flight)
+            assert s.explanation().problems() == [], (stage, in_flight)
+            assert s.session().params == s.params()
 
 
 def test_the_lab_needs_a_measured_latency_and_a_cpu(catalog, models):

@@ -33,18 +33,33 @@ def test_compute_bound_prefill(models, catalog):
     assert "compute-bound" in binding_roof(a).text
 
 
-def test_batch_crossing_matches_the_sweep(models, catalog):
+def test_batch_crossing_is_exact_not_a_power_of_two(models, catalog):
+    # Llama 3 8B decode at context 128 on an A100 80 GB turns compute-bound at batch 213:
+    # a sweep over powers of two said 256.
     params = WorkloadParams(context=128)
-    a = analyze(models["llama-3-8b"], params, catalog["h200-sxm"])
+    a = analyze(models["llama-3-8b"], params, catalog["a100-80gb-sxm"])
     e = batch_crossing(a)
-    sweep = batch_sweep(models["llama-3-8b"], params, catalog["h200-sxm"])
-    first_compute = next(int(b) for b, m in zip(sweep.batch, sweep.memory_bound, strict=True) if not m)
-    assert e.numbers["crossing_batch"] == first_compute
-    assert e.numbers["max_batch"] == sweep.max_batch
-    assert f"From batch {first_compute:,} on" in e.text
+    assert e.numbers["crossing_batch"] == 213 and "From batch 213 on" in e.text
+    sweep = batch_sweep(models["llama-3-8b"], params, catalog["a100-80gb-sxm"], [212, 213])
+    assert list(sweep.memory_bound) == [True, False]
+    full = batch_sweep(models["llama-3-8b"], params, catalog["a100-80gb-sxm"])
+    assert e.numbers["max_batch"] == full.max_batch
     long_context = batch_crossing(analyze(models["llama-3-8b"], WorkloadParams(context=8192),
                                           catalog["h100-sxm"]))
     assert "stays memory-bound" in long_context.text and "crossing_batch" not in long_context.numbers
+
+
+def test_throughput_plateau_is_named(models, catalog):
+    # H100, context 256: the step stays memory-bound, yet throughput stops growing long
+    # before the largest batch (the KV cache traffic grows as fast as the batch).
+    a = analyze(models["llama-3-8b"], WorkloadParams(context=256, batch=512), catalog["h100-sxm"])
+    e = batch_crossing(a)
+    top, knee = e.numbers["max_batch"], e.numbers["levels_off_batch"]
+    assert knee < top / 4 and f"batch {knee:,} already reaches 95% of it" in e.text
+    rate = [analyze(a.model, WorkloadParams(context=256, batch=b), a.hardware).totals.tokens_per_s
+            for b in (knee - 1, knee, top)]
+    assert rate[0] < 0.95 * rate[2] <= rate[1]
+    assert f"{rate[2]:,.0f} tokens/s at batch {top:,}" in e.text  # units in the prose
 
 
 def test_lower_precision_and_fused_attention(models, catalog):
@@ -54,6 +69,7 @@ def test_lower_precision_and_fused_attention(models, catalog):
     fp8 = analyze(model, WorkloadParams(dtype="fp8"), h100)
     assert e.numbers["speedup"] == pytest.approx(a.totals.time_s / fp8.totals.time_s)
     assert e.numbers["speedup"] == pytest.approx(2.0, rel=0.05)  # memory-bound: half the bytes
+    assert "the matrix roof rises 2.0× (bf16 matrix to fp8 matrix)" in e.text
     naive = analyze(model, WorkloadParams(phase="prefill", seq=8192, attention="naive"), h100)
     fused = analyze(model, WorkloadParams(phase="prefill", seq=8192), h100)
     f = fused_attention(naive)
@@ -61,10 +77,26 @@ def test_lower_precision_and_fused_attention(models, catalog):
     assert fused_attention(fused) is None
 
 
+def test_lower_precision_says_when_it_is_not_supported(models, catalog):
+    model = models["llama-3-8b"]
+    # The Xeon has no fp8: converted to bf16, it runs on AMX, and the step halves (bytes).
+    xeon = lower_precision(analyze(model, WorkloadParams(), catalog["xeon-platinum-8480"]))
+    assert "has no fp8 arithmetic" in xeon.text and "bf16 matrix units" in xeon.text
+    assert "2.0× faster" in xeon.text and "matrix roof rises" not in xeon.text
+    for ident, dtype in (("a100-80gb-sxm", "bf16"), ("t4", "fp16")):
+        e = lower_precision(analyze(model, WorkloadParams(dtype=dtype, context=128), catalog[ident]))
+        assert "has no fp8 arithmetic" in e.text and "run faster" not in e.text
+
+
 def test_memory_fit(models, catalog):
     a = analyze(models["llama-3-70b"], WorkloadParams(), catalog["h100-sxm"])
     e = memory_fit(a)
-    assert "does NOT fit" in e.text and e.numbers["required_bytes"] == a.totals.memory_required_bytes
+    assert "does not fit" in e.text and e.numbers["required_bytes"] == a.totals.memory_required_bytes
+    assert "the 71.7 GiB a serving engine may use (90% of 79.6 GiB usable of 80 GiB nominal)" in e.text
+    t4 = memory_fit(analyze(models["llama-3-8b"], WorkloadParams(), catalog["t4"]))
+    assert "15 GiB usable of 16 GiB nominal" in t4.text  # ECC takes 1/16 of a T4's GDDR6
+    tiny = memory_fit(analyze(models["gpt2"], WorkloadParams(context=16), catalog["mi300x"]))
+    assert "0.0%" not in tiny.text and "under 0.1% of the budget" in tiny.text
 
 
 def test_cpu_versus_gpu_factors_multiply_to_the_ratio(models, catalog):
@@ -76,6 +108,8 @@ def test_cpu_versus_gpu_factors_multiply_to_the_ratio(models, catalog):
     # Decode is memory-bound on both: the bandwidth ratio (3.35 TB/s / 307 GB/s) explains it.
     assert n["bandwidth_ratio"] == pytest.approx(3.35e12 / 307.2e9)
     assert n["from_bandwidth"] == pytest.approx(n["bandwidth_ratio"], rel=0.05)
+    # Each device is named once; then "the CPU" and "the GPU".
+    assert e.text.count("Intel Xeon Platinum 8480+") == 1 and e.text.count("NVIDIA H100") == 1
 
 
 def test_explain_workload_lists_what_applies(models, catalog):
@@ -93,6 +127,25 @@ def test_why_topics_fill_their_numbers_from_the_catalogue(catalog):
     hbm = render(topics["hbm"], catalog)
     assert "3.35 TB/s" in hbm and "307 GB/s" in hbm and "11× less" in hbm  # 3.35 T / 307.2 G
     assert "{" not in "".join(render(t, catalog) for t in topics.values())
+
+
+def test_why_paragraphs_compare_like_with_like(catalog):
+    from explorer.core.why import explain_topic, load_topics
+
+    topics = {t.id: explain_topic(t, catalog) for t in load_topics(catalog)}
+    for e in topics.values():
+        assert e.problems() == [], e.title
+    cores = topics["simple-cores"].text
+    # fp32 lanes, not SMs against cores: 132 × 128 against 56 × 2 × 16.
+    assert "16,896 against 1,792" in cores and "66.9 TFLOP/s against 7.17 TFLOP/s, 9.3×" in cores
+    tensor = topics["tensor-cores"].text
+    assert "495 TFLOP/s against 66.9 TFLOP/s" in tensor and "7.4×" in tensor and "15×" not in tensor
+    assert "2.0× more" in tensor
+    hbm = topics["hbm"].text
+    assert "Data-centre GPUs" in hbm and "GDDR" in hbm and "11× faster on the H100" in hbm
+    assert "lower bound" in topics["latency-hiding"].text
+    assert "compulsory traffic" in topics["quadratic-attention"].text
+    assert "only ever moves" not in topics["quadratic-attention"].text
 
 
 def test_a_broken_placeholder_is_caught_at_load(tmp_path, catalog):
@@ -122,8 +175,15 @@ def test_a_selected_op_is_explained_with_its_own_numbers(models, catalog):
     before = analyze(models["llama-3-8b"], WorkloadParams(batch=crossing // 2, context=1024), h100)
     assert not at.memory_bound[i] and before.memory_bound[i]
     assert f"batch of {crossing:,}" in e.text
+    # Exact: 326 for gate_proj at context 128 (B·d·f/989.4T ≥ (d·f + B·(d+f))/3.35T).
+    short = analyze(models["llama-3-8b"], WorkloadParams(context=128), h100)
+    assert op_crossing_batch(short, "gate_proj") == 326
+    assert op_crossing_batch(analyze(models["llama-3-8b"], WorkloadParams(context=128),
+                                     catalog["a100-80gb-sxm"]), "gate_proj") == 161
     # Attention reads each sequence's own cache: no batch makes it compute-bound.
     assert "No batch that fits" in explain_op(a, "attn_score").text
+    # The op's ridge is the one the chart draws for its roof, in plain digits.
+    assert "ridge is at 295 FLOP/byte" in e.text and "e+" not in e.text
     prefill = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=2048), h100)
     assert "compute-bound" in explain_op(prefill, "down_proj").text
     assert explain_op(a, "no-such-op") is None

@@ -14,7 +14,7 @@ REQUIRED = {"cpu-vs-gpu", "decode-batching", "kv-cache-limit", "quadratic-attent
 @pytest.fixture(scope="module")
 def scenes(catalog, models):
     topics = {t.id for t in load_topics(catalog)}
-    return load_scenes(catalog, set(models), topics)
+    return load_scenes(catalog, models, topics)
 
 
 def run(scenes, catalog, models, scene, step):
@@ -54,6 +54,41 @@ def test_batching_claims(scenes, catalog, models):
 def test_kv_cache_claims(scenes, catalog, models):
     fits = [run(scenes, catalog, models, "kv-cache-limit", i).totals.fits_in_memory for i in range(4)]
     assert fits == [True, False, True, True]
+    # An L4 reports 23,034 MiB; a serving engine takes 90% of it.
+    assert "(22.5 GiB usable)" in scenes["kv-cache-limit"].caption_at(0, catalog, models)
+    assert "at most 10 conversations fit" in scenes["kv-cache-limit"].caption_at(1, catalog, models)
+
+
+def test_every_caption_claim_holds(scenes, catalog, models):
+    """Every scene step: its filled-in numbers recompute, its words match its claims, and
+    every direction word is backed by a claim."""
+    for scene in scenes.values():
+        for i in range(len(scene.steps)):
+            e = scene.explain_step(i, catalog, models)
+            assert e.problems() == [], (scene.id, i + 1)
+
+
+def test_batching_scene_says_how_far_from_the_largest_batch(scenes, catalog, models):
+    # Batch 512 is not "near the largest batch that fits": 1,800 would fit.
+    caption = scenes["decode-batching"].caption_at(3, catalog, models)
+    assert "up to 1,800 sequences would fit" in caption and "Near the largest" not in caption
+
+
+def test_cnn_scene_quotes_the_convolutions_own_intensities(scenes, catalog, models):
+    caption = scenes["cnn-vs-transformer"].caption_at(0, catalog, models)
+    assert "31.7–332 FLOP/byte (median 100 FLOP/byte)" in caption and "tens of" not in caption
+
+
+def test_a_wrong_caption_claim_fails_its_check(tmp_path, catalog, models):
+    # GPT-2 decoding one token on a T4 is memory-bound: a caption that says otherwise fails.
+    scene = load_one_scene(tmp_path, catalog, models,
+                           "{caption: 'Compute-bound already.', check: {bound: compute}}")["s"]
+    problems = scene.explain_step(0, catalog, models).problems()
+    assert problems and "not compute-bound" in problems[0]
+    bare = load_one_scene(tmp_path, catalog, models, "{caption: 'It runs faster now.'}")["s"]
+    assert any("'faster'" in p for p in bare.explain_step(0, catalog, models).problems())
+    with pytest.raises(DataFileError, match=r"steps\[0\]\.check\.bound"):
+        load_one_scene(tmp_path, catalog, models, "{caption: x, check: {bound: sideways}}")
 
 
 def test_attention_claims(scenes, catalog, models):
@@ -92,7 +127,7 @@ def load_one_scene(tmp_path, catalog, models, *steps):
                                      f"  start: {{hardware: [t4], workload: {{model: gpt2}}}}\n"
                                      f"  steps:\n{lines}\n")
     topics = {t.id for t in load_topics(catalog)}
-    return load_scenes(catalog, set(models), topics, tmp_path)
+    return load_scenes(catalog, models, topics, tmp_path)
 
 
 def test_broken_scenes_name_the_step(tmp_path, catalog, models):
@@ -111,9 +146,9 @@ def test_parallelism_claims(scenes, catalog, models):
     assert memory[1] > memory[2] > memory[3]
     full = analyze(models["llama-3-8b"], scene.session_at(3).params, catalog["a100-80gb-sxm"])
     assert memory[3] == pytest.approx(full.totals.memory_time_s)  # 1 MiB reaches the peak
-    first = scene.caption_at(0, catalog)
+    first = scene.caption_at(0, catalog, models)
     assert "406 ns" in first and "40.4 GB/s" in first and "2.04 TB/s" in first  # 16 KiB / 406 ns
-    assert "808 KiB" in scene.caption_at(3, catalog)
+    assert "808 KiB" in scene.caption_at(3, catalog, models)
     assert scene.topic_at(3) == "latency-hiding"
 
 

@@ -35,7 +35,7 @@ def test_round_trip(tmp_path, catalog, models):
     session = Session(
         hardware=("h200-sxm", "xeon-platinum-8480"), model="llama-3-70b",
         params=WorkloadParams(phase="prefill", batch=4, seq=2048, dtype="fp8", kv_dtype="fp16",
-                              attention="naive"),
+                              attention="naive", memory_fraction=0.85),
         what_ifs=(("h200-sxm", WhatIf(1.25, (("fp8 matrix", 0.8),))),),
         precisions=("fp8", "fp32"), results=("/tmp/r.json",), measured_roofs=True,
         selected_op="q_proj")
@@ -43,6 +43,11 @@ def test_round_trip(tmp_path, catalog, models):
     session.save(path)
     assert load_session(path, set(catalog), set(models)) == session
     assert yaml.safe_load(path.read_text())["what_if"]["h200-sxm"]["peak_scale"] == {"fp8 matrix": 0.8}
+    assert yaml.safe_load(path.read_text())["workload"]["memory_fraction"] == 0.85
+    # The default share is left out of the file, and a file without one reads it back.
+    Session().save(path)
+    assert "memory_fraction" not in path.read_text()
+    assert load_session(path).params.memory_fraction == 0.9
 
 
 @pytest.mark.parametrize(
@@ -64,6 +69,8 @@ def test_round_trip(tmp_path, catalog, models):
          "hardware", "at most 4"),
         ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\ncolour: red\n", "colour",
          "not a known field"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2, memory_fraction: 1.5}\n",
+         "workload.memory_fraction", "between 0.05 and 1"),
     ],
 )
 def test_broken_sessions_name_the_field(tmp_path, catalog, models, text, field, message):

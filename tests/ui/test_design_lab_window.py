@@ -30,14 +30,20 @@ def test_stages_step_the_chart_and_leave_the_session_alone(window, lab):
     assert lab.lab.stage == 1 and lab.state.session.hardware == (LAB_ID, "xeon-platinum-8480")
     assert lab.state.device(LAB_ID).peak_flops("fp32") == 19.5e12
     assert lab.caption.counter.text() == "2 / 7" and "108 SMs × 64 fp32 lanes" in lab.caption.caption.text()
-    lab.go(2)
+    assert not lab.in_flight.isEnabled()  # the cap belongs to the latency-hiding stage
+    assert "Applies at stage 3" in lab.in_flight_label.text()
+    lab.go(3)
     lab.in_flight.setValue(16)  # 16 KiB
     assert lab.state.device(LAB_ID).bandwidth_bytes_per_s == pytest.approx(16384 / 406e-9)
-    assert "16 KiB in flight" in lab.in_flight_label.text()
+    assert "16 KiB in flight ÷ 406 ns latency" in lab.in_flight_label.text()
+    assert "= 40.4 GB/s of 2.04 TB/s" in lab.in_flight_label.text()
     assert "40.4 GB/s" in lab.caption.caption.text()
     assert lab.why.toPlainText().startswith("Reading memory takes hundreds")
-    QTest.keyClick(lab, QtCore.Qt.Key.Key_PageUp)
-    assert lab.lab.stage == 1 and not lab.in_flight.isEnabled()
+    QTest.keyClick(lab, QtCore.Qt.Key.Key_PageDown)
+    # The next stage drops the cap: the catalogue GPU at its datasheet bandwidth.
+    assert lab.lab.stage == 4 and not lab.in_flight.isEnabled()
+    assert lab.state.session.what_ifs == ()
+    assert lab.state.device("a100-80gb-sxm").bandwidth_bytes_per_s == 2039e9
     lab.go(6)
     assert lab.state.session.hardware == ("a100-80gb-sxm", "xeon-platinum-8480")
     lab.batch.setValue(8)
@@ -53,7 +59,7 @@ def test_measurements_are_overlaid(window, lab, tmp_path):
                   time_median_s=1e-4, time_p20_s=0.9e-4, time_p80_s=1.1e-4),
             machine={"backend": "cupy", "gpu": {"name": "Test GPU"}}).save(path)
     window.state.add_results(str(path))
-    lab.go(2)
+    lab.go(3)
     xs, _ = lab.law.measured.getData()
     assert len(xs) == 1 and 10 ** xs[0] == pytest.approx(216 * 256 * 16)
     assert lab.law_note.text().startswith("Hexagons: 1 parallelism point measured")

@@ -150,7 +150,7 @@ def test_all_scenes_make_a_deck(tmp_path, qtbot, catalog, models):
 
     code, out, err = export("--all-scenes", "--out-dir", str(tmp_path / "deck"), "--format", "svg")
     assert code == 0, err
-    scenes = load_default_scenes(catalog, set(models))
+    scenes = load_default_scenes(catalog, models)
     files = sorted((tmp_path / "deck").glob("*.svg"))
     assert len(files) == sum(len(s.steps) for s in scenes.values()) == out.count("wrote")
     for path in files:

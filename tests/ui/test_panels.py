@@ -38,7 +38,19 @@ def test_memory_bar_turns_red_when_it_does_not_fit(window):
     window.state.set_model("llama-3-70b")
     assert not window.workload_panel.memory._fits
     assert "does NOT fit" in window.workload_panel.memory.text
-    assert "has 80 GiB" in window.workload_panel.notes.text()
+    assert "of 71.7 GiB (90% of 79.6 GiB usable)" in window.workload_panel.memory.text
+    assert "has 71.7 GiB to give (90% of 79.6 GiB usable)" in window.workload_panel.notes.text()
+
+
+def test_memory_share_sets_the_budget_and_undoes(window):
+    panel, state = window.workload_panel, window.state
+    state.set_params(batch=1800, context=256)
+    assert panel.memory._fits and panel.memory_share.value() == 90
+    panel.memory_share.setValue(50)  # half of the usable memory: 1,800 sequences no longer fit
+    assert state.params.memory_fraction == 0.5 and not panel.memory._fits
+    assert "(50% of 79.6 GiB usable)" in panel.memory.text
+    state.undo_stack.undo()
+    assert panel.memory_share.value() == 90 and panel.memory._fits
 
 
 def test_table_and_chart_selection_follow_each_other(window):
@@ -256,7 +268,8 @@ def test_explain_panel_follows_the_state(window):
 
     panel, state = window.explain_panel, window.state
     assert "memory-bound" in panel.text.toPlainText()
-    assert "Tick a CPU and a GPU" in panel.text.toPlainText()
+    # The hint lives in the tooltip, not appended to every explanation.
+    assert "Tick a CPU and a GPU" not in panel.text.toPlainText() and "tick a CPU" in panel.text.toolTip()
     state.set_devices(["h100-sxm", "xeon-platinum-8480"])
     e = compare_devices(state.model, state.params, state.device("xeon-platinum-8480"), state.primary)
     assert e.text in panel.text.toPlainText()

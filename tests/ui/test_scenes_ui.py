@@ -13,7 +13,7 @@ def test_a_scene_steps_with_its_caption_and_leaves_things_as_they_were(window):
     player.start("decode-batching")
     assert state.session.hardware == ("h100-sxm",) and state.params.batch == 1
     assert window.caption_bar.isVisible() and window.caption_bar.counter.text() == "1 / 4"
-    assert "one FLOP per byte" in window.caption_bar.caption.text()
+    assert "down_proj runs at 1 FLOP/byte" in window.caption_bar.caption.text()
     assert window.explain_panel.topic.currentData() == "batching"
     window.act_next.trigger()
     assert state.params.batch == 8 and window.caption_bar.counter.text() == "2 / 4"

@@ -16,6 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from explorer.core.report import step_words
 from explorer.core.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_si, rate_unit
 from explorer.state import AppState
@@ -113,7 +114,7 @@ class RooflinePlot(pg.PlotWidget):
         self.roofs.update(devices, self._x_range, originals)
         self._redraw_measured()
         p = analysis.params
-        text = self.title_override or f"{analysis.model.name}, {p.phase} batch {p.batch}, {p.dtype}"
+        text = self.title_override or f"{analysis.model.name}, {step_words(analysis.model, p)}, {p.dtype}"
         title = f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{escape(text)}</span>"
         if self.subtitle:
             title += self._subtitle_html(self.subtitle)

@@ -8,7 +8,7 @@ from html import escape
 from PySide6 import QtWidgets
 
 from explorer.core.datafile import DataFileError
-from explorer.core.explain import compare_devices, explain_op, explain_workload
+from explorer.core.explain import explain_state
 from explorer.core.why import load_topics, render
 from explorer.state import AppState
 
@@ -18,12 +18,14 @@ class ExplainPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.state = state
         self.text = QtWidgets.QTextBrowser()
+        self.text.setToolTip("Every number here is computed for the state shown. Select an op to "
+                             "explain it; tick a CPU and a GPU in the Hardware panel to compare them.")
         self.topic = QtWidgets.QComboBox()
         self.topic.setToolTip("Why GPUs suit deep learning: one idea at a time")
         self.why = QtWidgets.QTextBrowser()
         self.why.setMaximumHeight(170)
         try:
-            self.topics = load_topics(state.catalog)
+            self.topics = load_topics(state.catalog, models=state.models)
         except DataFileError as exc:  # a broken resource file must not stop the app
             self.topics = []
             self.why.setPlainText(str(exc))
@@ -47,22 +49,9 @@ class ExplainPanel(QtWidgets.QWidget):
     def refresh(self, *_args) -> None:
         if self.state.in_gesture:
             return  # once, when the drag ends
-        analysis = self.state.analysis()
-        explanations = explain_workload(analysis)
-        selected = self.state.session.selected_op
-        op = explain_op(analysis, selected) if selected and not selected.startswith("roof:") else None
-        if op is not None:
-            explanations.insert(0, op)
-        parts = [f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explanations]
-        devices = self.state.devices()
-        cpu = next((d for d in devices if d.kind == "cpu"), None)
-        gpu = next((d for d in devices if d.kind == "gpu"), None)
-        if cpu and gpu:
-            e = compare_devices(self.state.model, self.state.params, cpu, gpu)
-            parts.insert(1, f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>")
-        else:
-            parts.append("<p><i>Tick a CPU and a GPU in the Hardware panel to compare them here.</i></p>")
-        self.text.setHtml("".join(parts))
+        explanations = explain_state(self.state.model, self.state.params, self.state.devices(),
+                                     self.state.session.selected_op)
+        self.text.setHtml("".join(f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explanations))
 
     def show_topic(self, ident: str) -> None:
         index = self.topic.findData(ident)
@@ -71,4 +60,4 @@ class ExplainPanel(QtWidgets.QWidget):
 
     def _show_topic(self, index: int) -> None:
         if 0 <= index < len(self.topics):
-            self.why.setPlainText(render(self.topics[index], self.state.catalog))
+            self.why.setPlainText(render(self.topics[index], self.state.catalog, self.state.models))

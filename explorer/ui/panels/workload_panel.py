@@ -6,7 +6,7 @@ from PySide6 import QtCore, QtWidgets
 
 from explorer.core.models import TransformerSpec
 from explorer.core.session import CUSTOM
-from explorer.core.units import format_bytes, format_count, format_si, format_time
+from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
 from explorer.core.workload import ATTENTIONS, MAX_BATCH, MAX_TOKENS, PHASES, WORKLOAD_DTYPES, WorkloadError
 from explorer.state import AppState
 from explorer.ui.panels.layer_editor import LayerStackEditor
@@ -57,6 +57,12 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.kv_dtype = _combo((SAME, *WORKLOAD_DTYPES), "Precision of the KV cache")
         self.attention = _combo(ATTENTIONS, "naive writes the score matrix to memory; fused keeps "
                                             "it on chip")
+        self.memory_share = _spin(100, "Share of the device's usable memory a serving engine may fill "
+                                       "with weights, KV cache and activations (vLLM's "
+                                       "gpu_memory_utilization; 90% is its default). \"Fits\" and the "
+                                       "largest batch use it.")
+        self.memory_share.setRange(5, 100)
+        self.memory_share.setSuffix(" %")
         form = QtWidgets.QFormLayout()
         form.addRow("Model", model_row)
         form.addRow("Phase", self.phase)
@@ -67,6 +73,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         form.addRow("Weights", self.weight_dtype)
         form.addRow("KV cache", self.kv_dtype)
         form.addRow("Attention", self.attention)
+        form.addRow("Memory share", self.memory_share)
         self.table_model = OpTableModel(self)
         self.proxy = QtCore.QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.table_model)
@@ -103,6 +110,7 @@ class WorkloadPanel(QtWidgets.QWidget):
                 widget.valueChanged.connect(lambda value, name=name: self._set(name, value))
             else:
                 widget.currentTextChanged.connect(lambda text, name=name: self._set(name, text))
+        self.memory_share.valueChanged.connect(lambda value: self._set("memory_fraction", value / 100))
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
         state.sig_workload_changed.connect(self.refresh)
         state.sig_hardware_changed.connect(self.refresh)
@@ -136,7 +144,7 @@ class WorkloadPanel(QtWidgets.QWidget):
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
         p, model = self.state.params, self.state.model
-        widgets = [self.model_box, *self._editors.values()]
+        widgets = [self.model_box, self.memory_share, *self._editors.values()]
         for w in widgets:
             w.blockSignals(True)
         self.model_box.setCurrentIndex(self.model_box.findData(model.id))
@@ -148,6 +156,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.weight_dtype.setCurrentText(p.weight_dtype or SAME)
         self.kv_dtype.setCurrentText(p.kv_dtype or SAME)
         self.attention.setCurrentText(p.attention)
+        self.memory_share.setValue(round(p.memory_fraction * 100))
         for w in widgets:
             w.blockSignals(False)
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
@@ -169,7 +178,7 @@ class WorkloadPanel(QtWidgets.QWidget):
             f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "
             f"{format_time(t.memory_time_s)}).<br>{format_count(t.flops)}FLOP and "
-            f"{format_si(t.bytes, 'B')} per step: {t.intensity:.3g} FLOP/byte. "
+            f"{format_si(t.bytes, 'B')} per step: {format_number(t.intensity)} FLOP/byte. "
             + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
         self.memory.set_totals(t)
         self.notes.setText("<br>".join(analysis.notes))

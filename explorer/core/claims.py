@@ -1,0 +1,491 @@
+"""Claims: the facts behind every sentence that states a number or a direction.
+
+A sentence shown to a user (Explain, the design lab, a scene caption, a "why" paragraph)
+is produced together with the claims it makes: "2.0× faster", "compute-bound from batch
+213 on", "the largest batch that fits is 1,844". Each claim
+
+- renders the words that state it (``phrase``), so the sentence says what was claimed;
+- checks itself against an independent recomputation (``check``): the analysis of the
+  state it is about, run again at the batches it names, or the catalogue.
+
+``verify(text, claims)`` checks a sentence: every claim holds, its words appear in the
+text, and every direction word in the text ("faster", "memory-bound", "fits", "from batch")
+is backed by a claim of that kind. Tests walk every scene step, design-lab stage and a grid
+of states through it; ``roofline-explorer scenes check`` does the same for a lecturer's
+scene file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from explorer.core.analysis import Analysis, analyze
+from explorer.core.hardware import Hardware
+from explorer.core.models import ModelSpec
+from explorer.core.roofline import Ceilings
+from explorer.core.units import format_time
+from explorer.core.workload import MAX_BATCH, WorkloadParams
+
+SAME = 0.01  # within 1 %, a time "does not move"
+EXACT = 1e-9
+
+
+@lru_cache(maxsize=512)
+def _analysis(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
+    return analyze(model, params, hardware)
+
+
+@dataclass(frozen=True)
+class State:
+    """What a claim is about: a model's step under its parameters on one device (what-ifs
+    applied to the device)."""
+
+    model: ModelSpec
+    params: WorkloadParams
+    hardware: Hardware
+
+    def analysis(self) -> Analysis:
+        return _analysis(self.model, self.params, self.hardware)
+
+    def at(self, **changes) -> State:
+        return replace(self, params=replace(self.params, **changes))
+
+    def describe(self) -> str:
+        p = self.params
+        return f"{self.model.name}, {p.phase}, batch {p.batch:,}, {p.dtype}, on {self.hardware.name}"
+
+
+def _op_index(a: Analysis, op: str) -> int:
+    for i, o in enumerate(a.ops):
+        if o.name == op:
+            return i
+    raise KeyError(f"{a.model.name} has no op {op!r}")
+
+
+def is_compute_bound(state: State, op: str | None = None) -> bool:
+    """Recomputed from the analysis's own times: arithmetic at least as long as the bytes."""
+    a = state.analysis()
+    if op is None:
+        return a.totals.compute_time_s >= a.totals.memory_time_s
+    i = _op_index(a, op)
+    return float(a.flops[i] / a.peaks[i]) >= float(a.bytes[i] / a.roofs.bandwidth_bytes_per_s)
+
+
+def times(factor: float) -> str:
+    """"2.0×", "16×": one decimal below 10."""
+    return f"{factor:.0f}×" if factor >= 9.95 else f"{factor:.1f}×"
+
+
+def _close(a: float, b: float, rel: float = EXACT) -> bool:
+    return math.isclose(a, b, rel_tol=rel, abs_tol=0.0)
+
+
+class Claim:
+    """One checkable fact. ``phrase`` is how a sentence states it."""
+
+    kind = "claim"
+
+    @property
+    def phrase(self) -> str:
+        return ""
+
+    def check(self) -> str | None:  # pragma: no cover - every kind overrides it
+        raise NotImplementedError
+
+    def numbers(self) -> dict[str, float | int | str | None]:
+        return {}
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "phrase": self.phrase, **self.numbers()}
+
+
+@dataclass(frozen=True)
+class Bound(Claim):
+    """The step (or one op) is memory- or compute-bound."""
+
+    state: State
+    bound: str  # "memory" | "compute"
+    op: str | None = None
+    kind = "bound"
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.bound}-bound"
+
+    def check(self) -> str | None:
+        actual = "compute" if is_compute_bound(self.state, self.op) else "memory"
+        if actual != self.bound:
+            return (f"{self.op or 'the step'} is {actual}-bound, not {self.bound}-bound "
+                    f"({self.state.describe()})")
+        return None
+
+    def numbers(self):
+        return {"bound": self.bound, "op": self.op}
+
+
+@dataclass(frozen=True)
+class Faster(Claim):
+    """``after`` runs the step ``factor`` times faster than ``before`` (below 1: slower)."""
+
+    before: State
+    after: State
+    factor: float  # time before / time after
+    kind = "faster"
+
+    @property
+    def word(self) -> str:
+        if abs(self.factor - 1) < SAME:
+            return "unchanged"
+        return "faster" if self.factor > 1 else "slower"
+
+    @property
+    def phrase(self) -> str:
+        """"2.0× faster", "7.1× slower"; a change under 10 % in percent ("3% slower"); under
+        1 %, "no faster"."""
+        if self.word == "unchanged":
+            return "no faster"
+        ratio = self.factor if self.word == "faster" else 1 / self.factor
+        amount = f"{ratio - 1:.0%}" if ratio < 1.095 else times(ratio)
+        return f"{amount} {self.word}"
+
+    def check(self) -> str | None:
+        actual = self.before.analysis().totals.time_s / self.after.analysis().totals.time_s
+        if not _close(actual, self.factor, 1e-6):
+            return f"the time ratio is {actual:.4g}, not {self.factor:.4g}"
+        return None
+
+    def numbers(self):
+        return {"factor": self.factor, "time_before_s": self.before.analysis().totals.time_s,
+                "time_after_s": self.after.analysis().totals.time_s}
+
+
+def faster(before: State, after: State) -> Faster:
+    return Faster(before, after, before.analysis().totals.time_s / after.analysis().totals.time_s)
+
+
+@dataclass(frozen=True)
+class Crossing(Claim):
+    """The first batch (that fits) at which the step or an op is compute-bound; None: none."""
+
+    state: State
+    batch: int | None
+    op: str | None = None
+    kind = "crossing"
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.batch:,}" if self.batch else "memory-bound"
+
+    def check(self) -> str | None:
+        what = self.op or "the step"
+        if self.batch is None:
+            top = MaxBatch.largest(self.state)
+            if top >= 1 and is_compute_bound(self.state.at(batch=top), self.op):
+                return f"{what} is compute-bound at batch {top:,}, the largest that fits"
+            return None
+        if not is_compute_bound(self.state.at(batch=self.batch), self.op):
+            return f"{what} is still memory-bound at batch {self.batch:,}"
+        if self.batch > 1 and is_compute_bound(self.state.at(batch=self.batch - 1), self.op):
+            return f"{what} is already compute-bound at batch {self.batch - 1:,}"
+        if not self.state.at(batch=self.batch).analysis().totals.fits_in_memory:
+            return f"batch {self.batch:,} does not fit in memory"
+        return None
+
+    def numbers(self):
+        return {"crossing_batch": self.batch, "op": self.op}
+
+
+@dataclass(frozen=True)
+class MaxBatch(Claim):
+    """The largest batch whose weights, KV cache and activations fit (0: none)."""
+
+    state: State
+    batch: int
+    kind = "max_batch"
+
+    @staticmethod
+    def largest(state: State) -> int:
+        from explorer.core.analysis import max_batch_that_fits
+
+        return max_batch_that_fits(state.model, state.params, state.hardware)
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.batch:,}" if self.batch else "do not fit"
+
+    def check(self) -> str | None:
+        def fits(batch: int) -> bool:
+            return self.state.at(batch=batch).analysis().totals.fits_in_memory
+
+        if self.batch == 0:
+            return "batch 1 fits" if fits(1) else None
+        if not fits(self.batch):
+            return f"batch {self.batch:,} does not fit"
+        if self.batch < MAX_BATCH and fits(self.batch + 1):
+            return f"batch {self.batch + 1:,} fits too"
+        return None
+
+    def numbers(self):
+        return {"max_batch": self.batch}
+
+
+@dataclass(frozen=True)
+class Fits(Claim):
+    state: State
+    fits: bool
+    kind = "fits"
+
+    @property
+    def phrase(self) -> str:
+        return "fits" if self.fits else "does not fit"
+
+    def check(self) -> str | None:
+        actual = self.state.analysis().totals.fits_in_memory
+        return None if actual == self.fits else f"the step {'fits' if actual else 'does not fit'}"
+
+    def numbers(self):
+        t = self.state.analysis().totals
+        return {"fits": self.fits, "required_bytes": t.memory_required_bytes,
+                "budget_bytes": t.memory_budget_bytes}
+
+
+@dataclass(frozen=True)
+class StepTime(Claim):
+    state: State
+    time_s: float
+    kind = "time"
+
+    @property
+    def phrase(self) -> str:
+        return format_time(self.time_s)
+
+    def check(self) -> str | None:
+        actual = self.state.analysis().totals.time_s
+        return None if _close(actual, self.time_s) else f"the step takes {format_time(actual)}"
+
+    def numbers(self):
+        return {"time_s": self.time_s}
+
+
+def step_time(state: State) -> StepTime:
+    return StepTime(state, state.analysis().totals.time_s)
+
+
+@dataclass(frozen=True)
+class Throughput(Claim):
+    state: State
+    per_s: float
+    kind = "throughput"
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.per_s:,.0f} {self.state.model.item_unit}/s"
+
+    def check(self) -> str | None:
+        actual = self.state.analysis().totals.tokens_per_s
+        return None if _close(actual, self.per_s) else f"throughput is {actual:,.0f}, not {self.per_s:,.0f}"
+
+    def numbers(self):
+        return {"batch": self.state.params.batch, "per_s": self.per_s}
+
+
+def throughput(state: State) -> Throughput:
+    return Throughput(state, state.analysis().totals.tokens_per_s)
+
+
+@dataclass(frozen=True)
+class Direction(Claim):
+    """A declared comparison: ``after`` is "faster", "slower" or "unchanged" against ``before``
+    (within 1 %). Unlike ``Faster`` it carries no number; a scene's ``check`` declares it."""
+
+    before: State
+    after: State
+    word: str
+    kind = "faster"
+
+    def check(self) -> str | None:
+        actual = faster(self.before, self.after)
+        return None if actual.word == self.word else f"the step is {actual.phrase}, not {self.word}"
+
+    def numbers(self):
+        return {"expected": self.word}
+
+
+@dataclass(frozen=True)
+class OpsBound(Claim):
+    """Ops chosen by name or role are ``bound``-bound: all of them, or most (more than half)."""
+
+    state: State
+    select: str  # an op name, role:ROLE, or all (every op that computes)
+    bound: str
+    most: bool = False
+    kind = "bound"
+
+    def ops(self) -> list[str]:
+        a = self.state.analysis()
+        if self.select == "all":
+            return [o.name for o, flops in zip(a.ops, a.flops, strict=True) if flops > 0]
+        if self.select.startswith("role:"):
+            role = self.select.removeprefix("role:")
+            return [o.name for o, flops in zip(a.ops, a.flops, strict=True) if o.role == role and flops > 0]
+        return [self.select]
+
+    def check(self) -> str | None:
+        names = self.ops()
+        if not names:
+            return f"{self.state.model.name} has no ops for {self.select!r}"
+        hits = [n for n in names if is_compute_bound(self.state, n) == (self.bound == "compute")]
+        share = len(hits) / len(names)
+        if (share > 0.5) if self.most else (share == 1):
+            return None
+        return (f"{len(hits)} of {len(names)} ops for {self.select!r} are {self.bound}-bound, "
+                f"not {'most' if self.most else 'all'} ({self.state.describe()})")
+
+    def numbers(self):
+        return {"select": self.select, "bound": self.bound, "most": self.most}
+
+
+@dataclass(frozen=True)
+class LevelsOff(Claim):
+    """Throughput levels off: ``batch`` is the smallest batch that reaches ``share`` of the
+    throughput at batch ``top``."""
+
+    state: State
+    batch: int
+    top: int
+    share: float = 0.95
+    kind = "levels_off"
+
+    @property
+    def phrase(self) -> str:
+        return f"{self.batch:,}"
+
+    def check(self) -> str | None:
+        def rate(batch: int) -> float:
+            return self.state.at(batch=batch).analysis().totals.tokens_per_s
+
+        target = self.share * rate(self.top)
+        if rate(self.batch) < target:
+            return (f"batch {self.batch:,} reaches less than {self.share:.0%} of the throughput "
+                    f"at {self.top:,}")
+        if self.batch > 1 and rate(self.batch - 1) >= target:
+            return f"batch {self.batch - 1:,} already reaches {self.share:.0%} of it"
+        return None
+
+    def numbers(self):
+        return {"levels_off_batch": self.batch, "share": self.share}
+
+
+@dataclass(frozen=True)
+class Ridge(Claim):
+    """A ridge point as the chart draws it: compute roof ``label`` over main memory."""
+
+    hardware: Hardware
+    label: str
+    value: float
+    kind = "ridge"
+
+    @property
+    def phrase(self) -> str:
+        from explorer.core.units import format_number
+
+        return f"{format_number(self.value)} FLOP/byte"
+
+    def check(self) -> str | None:
+        ceilings = Ceilings.from_hardware(self.hardware)
+        for i, roof in enumerate(ceilings.compute):
+            if roof.label == self.label:
+                drawn = float(ceilings.ridges()[i, 0])
+                return None if _close(drawn, self.value) else f"the chart's {self.label} ridge is {drawn:.4g}"
+        return f"the chart draws no {self.label} roof for {self.hardware.name}"
+
+    def numbers(self):
+        return {"roof": self.label, "ridge": self.value}
+
+
+@dataclass(frozen=True)
+class Quantity(Claim):
+    """A number recomputed by an independent route (the catalogue, Little's law): ``value``
+    must equal ``recompute()``; ``text`` is how the sentence writes it."""
+
+    name: str
+    value: float
+    text: str
+    recompute: Callable[[], float] = field(compare=False, repr=False)
+    rel: float = 1e-6
+    kind = "quantity"
+
+    @property
+    def phrase(self) -> str:
+        return self.text
+
+    def check(self) -> str | None:
+        actual = self.recompute()
+        if _close(actual, self.value, self.rel):
+            return None
+        return f"{self.name} is {actual:.6g}, not {self.value:.6g}"
+
+    def numbers(self):
+        return {"name": self.name, "value": self.value}
+
+
+# -- a sentence and its claims ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Explanation:
+    """A titled paragraph, the claims it makes, and any further numbers behind it."""
+
+    title: str
+    text: str
+    claims: tuple[Claim, ...] = ()
+    numbers: dict[str, float] = field(default_factory=dict)  # named, for tests and JSON
+    declared: tuple[Claim, ...] = ()  # checked, but stated in the author's own words
+
+    def problems(self) -> list[str]:
+        return verify(self.text, self.claims, self.declared)
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "text": self.text,
+                "claims": [c.to_dict() for c in self.claims + self.declared], "numbers": self.numbers}
+
+
+# Direction words and the kinds of claim that must back them.
+DIRECTIONS: tuple[tuple[re.Pattern, tuple[str, ...], str], ...] = (
+    (re.compile(r"\b(faster|slower|quicker|speed-?ups?|speeds? up|twice as|as fast|does not move)\b", re.I),
+     ("faster",), "a speed comparison"),
+    (re.compile(r"\b(memory|compute)-bound\b", re.I), ("bound", "crossing"), "a bound"),
+    (re.compile(r"\b(fits?|fit in|does not fit|do not fit)\b", re.I), ("fits", "max_batch", "crossing"),
+     "a memory fit"),
+    (re.compile(r"\bfrom (a )?batch\b|\bat a batch of\b", re.I), ("crossing",), "a batch crossing"),
+)
+
+
+def unbacked(text: str, claims: Iterable[Claim]) -> list[str]:
+    """Direction words in ``text`` that no claim of the matching kind backs."""
+    kinds = {c.kind for c in claims}
+    out = []
+    for pattern, needed, what in DIRECTIONS:
+        match = pattern.search(text)
+        if match and not kinds.intersection(needed):
+            out.append(f"'{match.group(0)}' states {what} that no claim backs")
+    return out
+
+
+def verify(text: str, claims: Iterable[Claim], declared: Iterable[Claim] = ()) -> list[str]:
+    """Everything wrong with a sentence: failing claims, claimed words missing from the
+    text, direction words no claim backs. ``declared`` claims (a scene's ``check``) back
+    the prose without words of their own. Empty when the sentence holds."""
+    claims, declared = list(claims), list(declared)
+    problems = []
+    for claim in claims + declared:
+        failure = claim.check()
+        if failure:
+            problems.append(f"{claim.kind}: {failure}")
+    for claim in claims:
+        if claim.phrase and claim.phrase not in text:
+            problems.append(f"{claim.kind}: the text does not say '{claim.phrase}'")
+    return problems + unbacked(text, claims + declared)
