@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import __version__, bench_cli, export_cli
-from explorer.cli_common import count_type as _count
+from explorer import __version__, bench_cli, explain_cli, export_cli
+from explorer.cli_common import add_workload_arguments, workload_params
 from explorer.core import report
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.catalog import load_catalog
@@ -23,18 +23,10 @@ from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
 from explorer.core.units import format_bytes, format_count, format_si, format_time, rate_unit
-from explorer.core.workload import (
-    ATTENTIONS,
-    MAX_BATCH,
-    MAX_TOKENS,
-    PHASES,
-    WORKLOAD_DTYPES,
-    WorkloadError,
-    WorkloadParams,
-)
+from explorer.core.workload import WorkloadError
 from explorer.texttable import format_table
 
-COMMANDS = ("hardware", "analyze", "bench", "export")
+COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export")
 DEFAULT_HARDWARE = "h100-sxm"
 DEFAULT_MODEL = "llama-3-8b"
 
@@ -83,23 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
     an.add_argument("--model", required=True, metavar="ID",
                     help="model id: gpt2, llama-2-7b, llama-2-13b, llama-3-8b, llama-3-70b, resnet-50")
-    an.add_argument("--batch", type=_count(MAX_BATCH), default=1, help="sequences (or images) per step")
-    an.add_argument("--seq", type=_count(MAX_TOKENS), default=512,
-                    help="prompt tokens per sequence (prefill)")
-    an.add_argument("--context", type=_count(MAX_TOKENS), default=1024,
-                    help="cached tokens each new token attends over (decode)")
-    an.add_argument("--phase", choices=PHASES, default="decode")
-    an.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
-                    help="precision of activations and arithmetic")
-    an.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES, default=None,
-                    help="precision of stored weights (default: --dtype)")
-    an.add_argument("--kv-dtype", choices=WORKLOAD_DTYPES, default=None,
-                    help="precision of the KV cache (default: --dtype)")
-    an.add_argument("--attention", choices=ATTENTIONS, default="fused",
-                    help="naive writes the score matrix to memory; fused keeps it on chip")
+    add_workload_arguments(an)
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
+    explain_cli.add_parsers(sub)
     bench_cli.add_parser(sub)
     export_cli.add_parser(sub)
     return parser
@@ -118,6 +98,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _hardware(args, out)
         if args.command == "analyze":
             return _analyze(args, out)
+        if args.command in ("explain", "scenes", "lab"):
+            return explain_cli.command(args, out, err)
         if args.command == "bench":
             return bench_cli.command(args, out, err)
         if args.command == "export":
@@ -203,7 +185,8 @@ def _print_hardware(hw, out: TextIO) -> None:
     print(format_table(["precision", "unit", "peak", "at clock", "ridge", "note"], rows,
                        right=(2, 3, 4)), file=out)
     rows = [[m.name + (" (main)" if m.main else ""),
-             format_bytes(m.capacity_bytes) if m.capacity_bytes else "-",
+             (format_bytes(m.capacity_bytes) if m.capacity_bytes else "-")
+             + (f" ({format_bytes(m.usable_bytes)} usable)" if m.usable_bytes else ""),
              (format_si(m.bandwidth_bytes_per_s, "B/s") if m.bandwidth_bytes_per_s else "-")
              + _mark(m.provenance),
              m.provenance.formula or m.provenance.note]
@@ -220,12 +203,7 @@ def _print_hardware(hw, out: TextIO) -> None:
 def _analyze(args: argparse.Namespace, out: TextIO) -> int:
     hardware = load_catalog()[args.hardware]
     model = load_models()[args.model]
-    params = WorkloadParams(
-        phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
-        dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
-        attention=args.attention,
-    )
-    result = analyze(model, params, hardware)
+    result = analyze(model, workload_params(args), hardware)
     if args.json:
         json.dump(report.analysis_dict(result), out, indent=1)
         out.write("\n")
@@ -237,11 +215,7 @@ def _analyze(args: argparse.Namespace, out: TextIO) -> int:
 def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
     p, t, c = a.params, a.totals, a.roofs
     hw, model = a.hardware, a.model
-    if model.architecture == "transformer":
-        shape = (f"{p.phase}, batch {p.batch}, "
-                 + (f"seq {p.seq}" if p.phase == "prefill" else f"context {p.context}"))
-    else:
-        shape = f"forward pass, batch {p.batch} images of {model.image_size}×{model.image_size}"
+    shape = report.step_words(model, p)
     precision = p.dtype + (f", weights {p.weight_dtype}" if p.weight_dtype else "") \
         + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
     header = [
@@ -284,8 +258,10 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         + (f" + KV cache {format_bytes(t.kv_cache_bytes, 4)} "
            f"({format_bytes(t.kv_bytes_per_token)} per token)" if t.kv_bytes_per_token else "")
         + f" + activations {format_bytes(t.activation_bytes, 4)}"
-        + f" = {format_bytes(t.memory_required_bytes, 4)} of "
-          f"{format_bytes(t.memory_capacity_bytes, 4)}: {fit}",
+        + f" = {format_bytes(t.memory_required_bytes, 4)} of the "
+          f"{format_bytes(t.memory_budget_bytes, 4)} budget ({p.memory_fraction:.0%} of "
+          f"{format_bytes(t.memory_usable_bytes, 4)} usable, {format_bytes(t.memory_capacity_bytes, 4)} "
+          f"nominal): {fit}",
     ]
     summary += [f"note: {n}" for n in a.notes]
     print("\n".join(summary), file=out)

@@ -20,3 +20,61 @@ def count_type(maximum: int):
         return value
 
     return parse
+
+
+def share_type(text: str) -> float:
+    """An argparse type: a share between 0.05 and 1 (``0.9`` or ``90%``)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a share such as 0.9 or 90%, got {text!r}") from None
+    if not 0.05 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0.05 and 1 (5% and 100%), got {text}")
+    return value
+
+
+def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that describe one step: shared by ``analyze`` and ``explain``."""
+    from explorer.core.workload import (
+        ATTENTIONS,
+        DEFAULT_MEMORY_FRACTION,
+        MAX_BATCH,
+        MAX_TOKENS,
+        PHASES,
+        WORKLOAD_DTYPES,
+    )
+
+    parser.add_argument("--batch", type=count_type(MAX_BATCH), default=1,
+                        help="sequences (or images) per step")
+    parser.add_argument("--seq", type=count_type(MAX_TOKENS), default=512,
+                        help="prompt tokens per sequence (prefill)")
+    parser.add_argument("--context", type=count_type(MAX_TOKENS), default=1024,
+                        help="cached tokens each new token attends over (decode)")
+    parser.add_argument("--phase", choices=PHASES, default="decode")
+    parser.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
+                        help="precision of activations and arithmetic")
+    parser.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES, default=None,
+                        help="precision of stored weights (default: --dtype)")
+    parser.add_argument("--kv-dtype", choices=WORKLOAD_DTYPES, default=None,
+                        help="precision of the KV cache (default: --dtype)")
+    parser.add_argument("--attention", choices=ATTENTIONS, default="fused",
+                        help="naive writes the score matrix to memory; fused keeps it on chip")
+    parser.add_argument("--memory-fraction", type=share_type, default=DEFAULT_MEMORY_FRACTION,
+                        metavar="SHARE", help="share of the device's usable memory a serving engine "
+                                              f"may fill (default {DEFAULT_MEMORY_FRACTION}, vLLM's)")
+
+
+def workload_params(args: argparse.Namespace):
+    from explorer.core.workload import WorkloadParams
+
+    return WorkloadParams(phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
+                          dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+                          attention=args.attention, memory_fraction=args.memory_fraction)
+
+
+def open_catalog():
+    """The bundled catalogue and the user's own devices."""
+    from explorer.core.catalog import load_catalog
+    from explorer.paths import user_path
+
+    return load_catalog(user_directory=user_path("hardware"))
