@@ -106,8 +106,8 @@ def batch_crossing(a: Analysis) -> Explanation | None:
                  f"in proportion to the batch.")
     if knee.batch < top.batch:
         claims.append(knee)
-        text += (f" Throughput levels off: batch {knee.phrase} already reaches {knee.share:.0%} of it, "
-                 f"and a larger batch mostly makes each step longer.")
+        text += (f" Throughput levels off: batch {knee.phrase} already reaches {knee.share:.0%} of "
+                 f"the throughput at batch {top.phrase}, and a larger batch mostly makes each step longer.")
     return Explanation("Batching", text, tuple(claims), numbers)
 
 
