@@ -22,7 +22,7 @@ from explorer.core.catalog import load_catalog
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
-from explorer.core.units import format_bytes, format_count, format_si, format_time, rate_unit
+from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
 from explorer.core.workload import WorkloadError
 from explorer.texttable import format_table
 
@@ -234,14 +234,14 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         r = a.rows
         for i in range(len(r)):
             rows.append([r.names[i], r.roles[i], "", format_count(r.flops[i]),
-                         format_si(r.bytes[i], "B"), f"{r.intensity[i]:.3g}",
+                         format_si(r.bytes[i], "B"), format_number(r.intensity[i]),
                          format_time(r.time_s[i]), r.bounds[i]])
     else:
         bounds = a.memory_bound
         for i, o in enumerate(a.ops):
             rows.append([o.name, o.role, f"×{o.count}" if o.layers else "",
                          format_count(a.flops[i]), format_si(a.bytes[i], "B"),
-                         f"{a.flops[i] / a.bytes[i]:.3g}", format_time(a.time_s[i]),
+                         format_number(a.flops[i] / a.bytes[i]), format_time(a.time_s[i]),
                          "memory" if bounds[i] else "compute"])
     print(format_table(["op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time", "bound"],
                        rows, right=(2, 3, 4, 5, 6)), file=out)
@@ -250,7 +250,7 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
     summary = [
         "",
         f"per step: {format_count(t.flops)}FLOP, {format_si(t.bytes, 'B')} moved, "
-        f"intensity {t.intensity:.3g} FLOP/byte",
+        f"intensity {format_number(t.intensity)} FLOP/byte",
         f"predicted time per step {format_time(t.time_s)} "
         f"(compute alone {format_time(t.compute_time_s)}, memory alone "
         f"{format_time(t.memory_time_s)}); {t.tokens_per_s:,.0f} {unit}/s",

@@ -5,6 +5,10 @@ measured unloaded). To stream at its peak bandwidth the chip must keep
 ``peak × latency`` bytes requested and not yet answered; with fewer, the bandwidth it
 sees is ``bytes in flight / latency``. This is why a GPU runs tens of thousands of
 threads: their outstanding loads are the bytes in flight.
+
+The latencies are unloaded (a pointer chase on an idle chip). Under load queues make the
+latency longer, so ``peak × latency`` is a lower bound on the bytes in flight a chip needs,
+and the sharp knee of ``min(peak, in flight / latency)`` is an idealisation.
 """
 
 from __future__ import annotations

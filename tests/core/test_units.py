@@ -60,3 +60,11 @@ def test_dtype_bytes():
     assert units.DTYPE_BYTES["bf16"] == 2
     assert units.DTYPE_BYTES["fp8"] == units.DTYPE_BYTES["int8"] == 1
     assert units.DTYPE_BYTES["tf32"] == 4  # stored as fp32
+
+
+def test_numbers_in_prose_never_use_exponents_or_zero_percent():
+    from explorer.core.units import format_number, format_share
+
+    assert [format_number(x) for x in (2093.7, 46.71, 0.5, 128_093, 0.01234)] == \
+        ["2,090", "46.7", "0.5", "128,000", "0.0123"]
+    assert [format_share(x) for x in (0, 0.0004, 0.052, 0.88)] == ["0%", "under 0.1%", "5.2%", "88%"]

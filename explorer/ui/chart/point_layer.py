@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 
 from explorer.core.analysis import Analysis, BatchSweep
-from explorer.core.units import format_si, format_time
+from explorer.core.units import format_number, format_si, format_time
 from explorer.kernels.results import Point
 from explorer.ui.chart import coords, palette
 from explorer.ui.chart.items import TrackedPoint
@@ -37,7 +37,7 @@ class OpInfo:
         return "\n".join([
             f"{self.name}{repeat}  [{self.role}]",
             f"FLOPs: {format_si(self.flops, 'FLOP')}   bytes: {format_si(self.bytes, 'B')}",
-            f"intensity: {self.intensity:.3g} FLOP/byte",
+            f"intensity: {format_number(self.intensity)} FLOP/byte",
             f"attainable: {format_si(self.performance, 'FLOP/s')} ({self.bound}-bound)",
             f"predicted time: {format_time(self.time_s)} each, {self.share:.1%} of the step",
         ])
@@ -63,7 +63,7 @@ def measured_tooltip(p: Point, source: str) -> str:
              f"median {format_time(p.time_median_s)} (p20 {format_time(p.time_p20_s)}, "
              f"p80 {format_time(p.time_p80_s)})",
              f"{format_si(p.flops_per_s, 'FLOP/s')}, {format_si(p.bytes_per_s, 'B/s')}, "
-             f"{p.intensity:.3g} FLOP/byte", f"from {source}"]
+             f"{format_number(p.intensity)} FLOP/byte", f"from {source}"]
     if p.suspect:
         lines.append(f"SUSPECT: {p.suspect}")
     return "\n".join(lines)
@@ -114,7 +114,7 @@ class PointLayer:
         self.selection.setSize(30 * self.scale * self.pen_scale)
         self.star.set_position(*coords.view_point(t.intensity, t.flops / t.time_s))
         self.star.setToolTip(
-            f"whole step, batch {analysis.params.batch}: {t.intensity:.3g} FLOP/byte, "
+            f"whole step, batch {analysis.params.batch}: {format_number(t.intensity)} FLOP/byte, "
             f"{format_time(t.time_s)}, {t.tokens_per_s:,.0f} {t.item_unit}/s\n"
             "drag sideways to change the batch (along the dotted track)")
         if sweep.batch.size > 1:

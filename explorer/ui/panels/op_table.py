@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui
 
 from explorer.core.analysis import Analysis
-from explorer.core.units import format_count, format_si, format_time
+from explorer.core.units import format_count, format_number, format_si, format_time
 
 COLUMNS = ("op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time each", "share", "bound")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
@@ -64,7 +64,7 @@ class OpTableModel(QtCore.QAbstractTableModel):
         if column == "bytes":
             return format_si(value, "B")
         if column == "FLOP/B":
-            return f"{value:.3g}"
+            return format_number(value)
         if column == "time each":
             return format_time(value)
         if column == "share":
