@@ -12,7 +12,7 @@ import json
 import signal
 from typing import TextIO
 
-from explorer.core.catalog import load_catalog
+from explorer.cli_common import open_catalog
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
@@ -113,7 +113,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BackendUnavailable as exc:
         print(f"roofline-explorer: the {args.backend} backend cannot run here: {exc}", file=err)
         return 1
-    reference, note = reference_for(backend, load_catalog(), args.compare)
+    reference, note = reference_for(backend, open_catalog(err), args.compare)
     if note:
         print(f"note: {note}", file=err)
     print(f"measuring with {backend.label}", file=err)

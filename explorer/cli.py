@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from explorer import __version__, bench_cli, explain_cli, export_cli
-from explorer.cli_common import add_workload_arguments, workload_params
+from explorer.cli_common import add_workload_arguments, open_catalog, workload_params
 from explorer.core import report
 from explorer.core.analysis import Analysis, analyze
-from explorer.core.catalog import load_catalog
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
@@ -95,9 +94,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     try:
         if args.command == "hardware":
-            return _hardware(args, out)
+            return _hardware(args, out, err)
         if args.command == "analyze":
-            return _analyze(args, out)
+            return _analyze(args, out, err)
         if args.command in ("explain", "scenes", "lab"):
             return explain_cli.command(args, out, err)
         if args.command == "bench":
@@ -128,8 +127,8 @@ def run_to_stdout(args: argparse.Namespace) -> int:
 
 # -- hardware ---------------------------------------------------------------------------------
 
-def _hardware(args: argparse.Namespace, out: TextIO) -> int:
-    catalog = load_catalog()
+def _hardware(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    catalog = open_catalog(err)
     if args.hardware_command == "list":
         if args.json:
             json.dump([report.hardware_summary(hw) for hw in catalog.values()], out, indent=2)
@@ -200,8 +199,8 @@ def _print_hardware(hw, out: TextIO) -> None:
 
 # -- analyze ----------------------------------------------------------------------------------
 
-def _analyze(args: argparse.Namespace, out: TextIO) -> int:
-    hardware = load_catalog()[args.hardware]
+def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    hardware = open_catalog(err)[args.hardware]
     model = load_models()[args.model]
     result = analyze(model, workload_params(args), hardware)
     if args.json:

@@ -72,9 +72,20 @@ def workload_params(args: argparse.Namespace):
                           attention=args.attention, memory_fraction=args.memory_fraction)
 
 
-def open_catalog():
-    """The bundled catalogue and the user's own devices."""
-    from explorer.core.catalog import load_catalog
-    from explorer.paths import user_path
+def warn_skipped(skipped, err) -> None:
+    """Say once, on stderr, which of the user's files were skipped and why."""
+    from explorer.core.userfiles import notice
 
-    return load_catalog(user_directory=user_path("hardware"))
+    if skipped:
+        for line in notice(skipped).splitlines():
+            print(f"roofline-explorer: warning: {line}", file=err)
+
+
+def open_catalog(err):
+    """The catalogue every command uses (bundled and the user's own devices); a broken
+    user file is reported on ``err`` and skipped, and fails only a command that needs it."""
+    from explorer.core.catalog import open_catalogue
+
+    catalog = open_catalogue()
+    warn_skipped(catalog.skipped, err)
+    return catalog

@@ -19,7 +19,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from explorer.cli_common import add_workload_arguments, count_type, open_catalog, workload_params
+from explorer.cli_common import (
+    add_workload_arguments,
+    count_type,
+    open_catalog,
+    warn_skipped,
+    workload_params,
+)
 from explorer.core.claims import Explanation
 from explorer.core.units import format_bytes, format_si, format_time, rate_unit
 
@@ -54,7 +60,8 @@ def add_parsers(sub) -> None:
                               description="Load scene files (default: the shipped ones), fill in "
                                           "every caption and check each claim against the "
                                           "analysis. Exits 2 naming the file, scene, step and "
-                                          "claim that fails.")
+                                          "claim that fails. Without FILE: the shipped scenes "
+                                          "and yours (the data folder's scenes/).")
     check.add_argument("files", nargs="*", metavar="FILE")
 
     lab = sub.add_parser("lab", help="the design lab's stages, from a CPU to a GPU",
@@ -75,10 +82,10 @@ def add_parsers(sub) -> None:
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         if args.command == "explain":
-            return _explain(args, out)
+            return _explain(args, out, err)
         if args.command == "scenes":
             return _scenes(args, out, err)
-        return _lab(args, out)
+        return _lab(args, out, err)
     except UsageError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE
@@ -119,11 +126,11 @@ def _explanation_dict(e: Explanation) -> dict:
 
 # -- explain ----------------------------------------------------------------------------------
 
-def _explain(args: argparse.Namespace, out: TextIO) -> int:
+def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.explain import explain_state
     from explorer.core.models import load_models
 
-    catalog = open_catalog()
+    catalog = open_catalog(err)
     ids = [i.strip() for i in args.hardware.split(",") if i.strip()]
     if not ids or len(ids) > 4 or len(set(ids)) != len(ids):
         raise UsageError("--hardware takes one to four different device ids, comma-separated")
@@ -151,11 +158,11 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
 
 # -- scenes -----------------------------------------------------------------------------------
 
-def _scene_context():
+def _scene_context(err: TextIO):
     from explorer.core.models import load_models
     from explorer.core.why import load_topics
 
-    catalog, models = open_catalog(), load_models()
+    catalog, models = open_catalog(err), load_models()
     return catalog, models, {t.id for t in load_topics(catalog, models=models)}
 
 
@@ -167,12 +174,13 @@ def _state_dict(scene, index: int) -> dict:
 
 
 def _scenes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.scenes import load_default_scenes
+    from explorer.core.scenes import open_scenes
 
-    catalog, models, topics = _scene_context()
+    catalog, models, topics = _scene_context(err)
     if args.scenes_command == "check":
         return _check_scenes(args.files, catalog, models, topics, out, err)
-    scenes = load_default_scenes(catalog, models)
+    scenes = open_scenes(catalog, models)
+    warn_skipped(scenes.skipped, err)
     if args.scenes_command == "list":
         rows = [{"id": s.id, "title": s.title, "steps": len(s.steps), "summary": s.summary}
                 for s in scenes.values()]
@@ -209,9 +217,11 @@ def _scenes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _check_scenes(files, catalog, models, topics, out: TextIO, err: TextIO) -> int:
     from explorer.core.datafile import DataFileError
     from explorer.core.scenes import load_scene_file
-    from explorer.paths import resource_path
+    from explorer.core.userfiles import yaml_files
+    from explorer.paths import resource_path, user_path
 
-    paths = [Path(f) for f in files] or sorted(resource_path("scenes").glob("*.yaml"))
+    paths = [Path(f) for f in files] or [*sorted(resource_path("scenes").glob("*.yaml")),
+                                          *yaml_files(user_path("scenes"))]
     failures = checked = 0
     for path in paths:
         try:
@@ -247,13 +257,13 @@ def _device_dict(lab) -> dict:
     }
 
 
-def _lab(args: argparse.Namespace, out: TextIO) -> int:
+def _lab(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.design_lab import STAGES, Lab
     from explorer.core.littles_law import NoLatencyError
     from explorer.core.models import load_models
     from explorer.core.units import BYTES, UnitError, parse_quantity
 
-    catalog, models = open_catalog(), load_models()
+    catalog, models = open_catalog(err), load_models()
     try:
         in_flight = parse_quantity(args.in_flight, BYTES)
         model = models[args.model]

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from explorer.cli_common import count_type
+from explorer.cli_common import count_type, open_catalog, warn_skipped
 
 FORMATS = ("png", "svg", "pdf")
 THEMES = ("light", "dark", "contrast")
@@ -66,7 +66,7 @@ def _check(args: argparse.Namespace) -> None:
         raise _UsageError("--hardware and --model are for a chart without --scene or --session")
 
 
-def _jobs(args, catalog, models):
+def _jobs(args, catalog, models, err):
     """(session, path, title, subtitle) for every file to write."""
     from explorer.core.session import Session, load_session
 
@@ -78,9 +78,10 @@ def _jobs(args, catalog, models):
         catalog[hardware]
         models[model]
         return [(Session(hardware=(hardware,), model=model), Path(args.out), args.title, args.subtitle)]
-    from explorer.core.scenes import load_default_scenes
+    from explorer.core.scenes import open_scenes
 
-    scenes = load_default_scenes(catalog, models)
+    scenes = open_scenes(catalog, models)
+    warn_skipped(scenes.skipped, err)
 
     def job(scene, index, path):
         caption = None if args.no_caption else f"{index + 1}/{len(scene.steps)}. " + \
@@ -104,9 +105,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtWidgets
 
-    from explorer.core.catalog import load_catalog
     from explorer.core.models import load_models
-    from explorer.paths import user_path
     from explorer.state import AppState
     from explorer.ui.chart.export import ExportOptions, export_chart, format_of
     from explorer.ui.chart.roofline_plot import RooflinePlot
@@ -122,10 +121,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["roofline-explorer"])
-    catalog = load_catalog(user_directory=user_path("hardware"))
+    catalog = open_catalog(err)
     models = load_models()
     try:
-        jobs = _jobs(args, catalog, models)
+        jobs = _jobs(args, catalog, models, err)
     except _UsageError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2

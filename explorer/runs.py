@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+from collections.abc import Callable
 
 from PySide6 import QtCore
 
@@ -28,7 +29,9 @@ class RunController(QtCore.QObject):
     sig_finished = QtCore.Signal(int, object)  # generation, results.Results
     sig_failed = QtCore.Signal(int, str)  # generation, a message for a person
 
-    def __init__(self, catalog: Catalog, parent: QtCore.QObject | None = None) -> None:
+    def __init__(self, catalog: Callable[[], Catalog], parent: QtCore.QObject | None = None) -> None:
+        """``catalog`` gives the catalogue as it is when a run starts (a custom device saved
+        since is there)."""
         super().__init__(parent)
         self.catalog = catalog
         self._generations = itertools.count(1)
@@ -48,7 +51,7 @@ class RunController(QtCore.QObject):
         self._token = CancelToken()
         self._thread = threading.Thread(
             target=self._work, name=f"explorer-run-{self.generation}", daemon=True,
-            args=(self.generation, self._token, backend, list(suites), device, compare))
+            args=(self.generation, self._token, backend, list(suites), device, compare, self.catalog()))
         self._thread.start()
         return self.generation
 
@@ -66,14 +69,14 @@ class RunController(QtCore.QObject):
         return not thread.is_alive()
 
     def _work(self, generation: int, token: CancelToken, backend_name: str, suites: list[str],
-              device: int, compare: str | None) -> None:
+              device: int, compare: str | None, catalog: Catalog) -> None:
         try:
             backend = open_backend(backend_name, device)
         except BackendUnavailable as exc:
             self.sig_failed.emit(generation, f"The {backend_name} backend cannot run here: {exc}")
             return
         try:
-            reference, note = reference_for(backend, self.catalog, compare)
+            reference, note = reference_for(backend, catalog, compare)
             self.sig_started.emit(generation, backend.label + (f" ({note})" if note else ""))
             results = drive(run(backend, suites, cancel=token, reference=reference),
                             lambda progress: self.sig_progress.emit(generation, progress))

@@ -48,6 +48,7 @@ from explorer.core.hardware import (
     Specs,
 )
 from explorer.core.registry import Registry
+from explorer.core.userfiles import Skipped, load_each, yaml_files
 from explorer.paths import resource_path
 
 SCHEMA = 1
@@ -246,10 +247,13 @@ def load_hardware_file(path: str | Path, text: str | None = None) -> list[Hardwa
 
 
 class Catalog(Registry[Hardware]):
-    """Devices by id, in load order."""
+    """Devices by id, in load order; with the user's files that were skipped (broken) and
+    the bundled ids a user's own device replaces."""
 
-    def __init__(self, devices: Iterable[Hardware]) -> None:
-        super().__init__("hardware", devices)
+    def __init__(self, devices: Iterable[Hardware], skipped: Iterable[Skipped] = (),
+                 overrides: Iterable[str] = ()) -> None:
+        super().__init__("hardware", devices, skipped)
+        self.overrides = frozenset(overrides)
 
 
 def hardware_dir() -> Path:
@@ -258,15 +262,24 @@ def hardware_dir() -> Path:
 
 def load_catalog(directory: str | Path | None = None,
                  user_directory: str | Path | None = None) -> Catalog:
-    """Load every ``*.yaml`` in ``directory`` (the bundled catalogue by default), then the
-    user's own devices from ``user_directory`` (ids must not clash with the catalogue)."""
+    """Every ``*.yaml`` in ``directory`` (the bundled catalogue by default; any mistake
+    stops loading), then the user's own devices from ``user_directory`` one file at a time:
+    a broken file is skipped and listed in ``Catalog.skipped``, and a user's device with a
+    bundled id replaces the bundled entry (listed in ``Catalog.overrides``)."""
     directory = Path(directory) if directory is not None else hardware_dir()
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise DataFileError(directory, "holds no hardware files (*.yaml)")
-    if user_directory is not None and Path(user_directory).is_dir():
-        files += sorted(Path(user_directory).glob("*.yaml"))
-    devices: list[Hardware] = []
-    for path in files:
-        devices.extend(load_hardware_file(path))
-    return Catalog(devices)
+    bundled = Catalog(device for path in files for device in load_hardware_file(path))
+    mine, skipped = load_each(yaml_files(user_directory), load_hardware_file, "device", "devices")
+    by_id = {hw.id: hw for hw in mine}
+    devices = [by_id.pop(hw.id, hw) for hw in bundled.values()] + list(by_id.values())
+    return Catalog(devices, skipped, overrides=[hw.id for hw in mine if hw.id in bundled])
+
+
+def open_catalogue() -> Catalog:
+    """The catalogue every entry point uses: the bundled devices and the user's own (from
+    the data folder's ``hardware/``), broken user files skipped."""
+    from explorer.paths import user_path
+
+    return load_catalog(user_directory=user_path("hardware"))

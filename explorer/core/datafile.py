@@ -238,6 +238,16 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def check_schema(top: Fields, version: int, schema: int) -> None:
+    """Refuse a file of another schema, saying whether a newer or an older app wrote it."""
+    if version > schema:
+        raise top.error("schema", f"was written by a newer version of the app (schema {version}); "
+                                  f"this version reads schema {schema}: update Roofline Explorer")
+    if version != schema:
+        raise top.error("schema", f"uses schema {version}, which this version no longer reads "
+                                  f"(it reads schema {schema})")
+
+
 def read_entries(path: str | Path, list_key: str, schema: int,
                  read_entry: Callable[[Fields], Any], text: str | None = None) -> list[Any]:
     """Load a file of the form ``{schema: N, <list_key>: [entry, ...]}`` with one reader per entry.
@@ -247,8 +257,7 @@ def read_entries(path: str | Path, list_key: str, schema: int,
     data = load_yaml(path, text)
     top = Fields(data, path, None)
     version = top.integer("schema")
-    if version != schema:
-        raise top.error("schema", f"this version reads schema {schema}, the file says {version}")
+    check_schema(top, version, schema)
     raw_entries = top.items(list_key)
     top.finish()
     entries: list[Any] = []

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol, TypeVar
 
 from explorer.core.datafile import DataFileError
+from explorer.core.userfiles import Skipped, UnusableEntryError
 
 
 class _HasId(Protocol):
@@ -36,10 +37,14 @@ class UnknownIdError(KeyError):
 
 
 class Registry(Mapping[str, T]):
-    """Items by id in load order; an id defined twice (across files too) is an error."""
+    """Items by id in load order; an id defined twice (across files too) is an error.
 
-    def __init__(self, what: str, items: Iterable[T]) -> None:
+    ``skipped`` lists the user's files that could not be loaded: asking for an id one of them
+    meant to define raises ``UnusableEntryError``, which names the file and the field."""
+
+    def __init__(self, what: str, items: Iterable[T], skipped: Iterable[Skipped] = ()) -> None:
         self.what = what
+        self.skipped = tuple(skipped)
         self._items: dict[str, T] = {}
         for item in items:
             if item.id in self._items:
@@ -52,7 +57,16 @@ class Registry(Mapping[str, T]):
         try:
             return self._items[ident]
         except KeyError:
+            broken = next((s for s in self.skipped if ident in s.ids), None)
+            if broken is not None:
+                raise UnusableEntryError(ident, broken) from None
             raise UnknownIdError(self.what, ident, self._items) from None
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._items
+
+    def get(self, ident, default=None):
+        return self._items.get(ident, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)

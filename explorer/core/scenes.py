@@ -50,6 +50,7 @@ from explorer.core.session import (
     read_what_ifs,
 )
 from explorer.core.units import BYTES, PRECISIONS
+from explorer.core.userfiles import load_each, yaml_files
 from explorer.core.workload import ATTENTIONS, PHASES, WORKLOAD_DTYPES, WorkloadError
 from explorer.paths import resource_path
 
@@ -238,15 +239,37 @@ class SceneReader:
 
 
 class SceneCatalog(Registry[Scene]):
-    def __init__(self, scenes) -> None:
-        super().__init__("scene", scenes)
+    def __init__(self, scenes, skipped=()) -> None:
+        super().__init__("scene", scenes, skipped)
 
 
 def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping) -> SceneCatalog:
     """The scenes shipped in resources/scenes, checked against the shipped "why" topics."""
+    return load_scenes(catalog, models, _topic_ids(catalog, models))
+
+
+def _topic_ids(catalog, models) -> set[str]:
     from explorer.core.why import load_topics
 
-    return load_scenes(catalog, models, {t.id for t in load_topics(catalog, models=models)})
+    return {t.id for t in load_topics(catalog, models=models)}
+
+
+def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
+                user_directory: str | Path | None = None) -> SceneCatalog:
+    """The shipped scenes and the user's own (the data folder's ``scenes/``, or
+    ``user_directory``), one file at a time: a broken user file is skipped and listed in
+    ``skipped``; a user's scene with a shipped id replaces the shipped one."""
+    topics = _topic_ids(catalog, models)
+    shipped = load_scenes(catalog, models, topics)
+    if user_directory is None:
+        from explorer.paths import user_path
+
+        user_directory = user_path("scenes")
+    mine, skipped = load_each(yaml_files(user_directory),
+                              lambda path: load_scene_file(path, catalog, models, topics), "scene", "scenes")
+    by_id = {scene.id: scene for scene in mine}
+    scenes = [by_id.pop(scene.id, scene) for scene in shipped.values()] + list(by_id.values())
+    return SceneCatalog(scenes, skipped)
 
 
 def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from explorer.core.custom import CustomSpec, Layer, read_layers
-from explorer.core.datafile import Fields, load_yaml
+from explorer.core.datafile import Fields, check_schema, load_yaml
 from explorer.core.hardware import Hardware
 from explorer.core.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
@@ -209,7 +209,9 @@ def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[s
     if known is not None:
         for ident in value:
             if ident not in known:
-                raise fields.error(name, f"unknown id {ident!r}")
+                broken = next((s for s in getattr(known, "skipped", ()) if ident in s.ids), None)
+                raise fields.error(name, f"unknown id {ident!r}" if broken is None else
+                                   f"your {broken.what} {ident!r} could not be loaded ({broken.describe()})")
     return tuple(value)
 
 
@@ -268,8 +270,7 @@ def load_workload(path: str | Path, model_ids=None,
     session."""
     top = Fields(load_yaml(path, text), path, None)
     version = top.integer("schema")
-    if version != SCHEMA:
-        raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
+    check_schema(top, version, SCHEMA)
     workload = _read_workload(top, model_ids)
     top.finish()
     return workload
@@ -282,8 +283,7 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     data = load_yaml(path, text)
     top = Fields(data, path, None)
     version = top.integer("schema")
-    if version != SCHEMA:
-        raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
+    check_schema(top, version, SCHEMA)
     session = read_session(top, hardware_ids, model_ids)
     top.finish()
     return session

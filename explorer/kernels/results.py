@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.core.datafile import DataFileError, Fields
+from explorer.core.datafile import DataFileError, Fields, check_schema
 
 SCHEMA = 1
 BANDWIDTH_SUITES = ("stream", "parallelism")
@@ -194,8 +194,7 @@ def load_results(path: str | Path) -> Results:
         raise DataFileError(path, f"is not valid JSON: {exc}") from exc
     top = Fields(data, path, None)
     version = top.integer("schema")
-    if version != SCHEMA:
-        raise top.error("schema", f"this version reads schema {SCHEMA}, the file says {version}")
+    check_schema(top, version, SCHEMA)
     machine = top.raw("machine")
     if not isinstance(machine, dict):
         raise top.error("machine", "expected a mapping describing the machine")

@@ -9,11 +9,12 @@ import traceback
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.catalog import load_catalog
+from explorer.core.catalog import open_catalogue
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
 from explorer.core.session import Session, load_session
+from explorer.core.userfiles import Skipped
 from explorer.paths import user_path
 from explorer.state import AppState
 from explorer.ui.main_window import MainWindow
@@ -41,7 +42,7 @@ def _install_excepthook() -> None:
 
 def build_state(args: argparse.Namespace) -> AppState:
     """The state for the command-line choices (raises DataFileError / UnknownIdError)."""
-    catalog = load_catalog(user_directory=user_path("hardware"))
+    catalog = open_catalogue()  # a broken file of the user's is skipped, not fatal
     models = load_models()
     if getattr(args, "session", None):
         session = load_session(args.session, catalog, set(models))
@@ -59,7 +60,7 @@ def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = N
         try:
             state.add_results(path)
         except DataFileError as exc:
-            log.warning("%s", exc)
+            window.notice.add([Skipped("results file", exc)])
     if args.size:
         window.resize(*args.size)
     return window

@@ -13,12 +13,14 @@ from explorer.core.datafile import DataFileError
 from explorer.core.report import step_words
 from explorer.core.session import Session, load_session, load_workload, save_workload
 from explorer.core.units import format_bytes, format_time
+from explorer.core.userfiles import Skipped
 from explorer.paths import user_path
 from explorer.runs import RunController
 from explorer.state import AppState
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
+from explorer.ui.notice_bar import NoticeBar
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
@@ -50,12 +52,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.state = state
         self.settings = settings or QtCore.QSettings()
         self.session_path: Path | None = None
-        self.runs = RunController(state.catalog, self)
+        self.runs = RunController(lambda: state.catalog, self)
         self.chart = RooflinePlot(state, self)
         self.caption_bar = CaptionBar()
         self.player = ScenePlayer(state, parent=self)
-        self.setCentralWidget(chart_with_caption(self.chart, self.caption_bar))
+        central = chart_with_caption(self.chart, self.caption_bar)
+        self.notice = NoticeBar()  # the user's files that could not be loaded
+        central.layout().insertWidget(0, self.notice)
+        self.setCentralWidget(central)
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
+        self.presentation.sig_toggled.connect(self.notice.set_presenting)
         self.hardware_panel = HardwarePanel(state)
         self.workload_panel = WorkloadPanel(state)
         self.kernel_panel = KernelPanel(state, self.runs)
@@ -92,6 +98,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.set_theme(str(self.settings.value("theme", "light")))
         self._on_scene_changed()
         state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.notice.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
         state.sig_session_changed.connect(self._on_session_changed)
         state.undo_stack.cleanChanged.connect(self._update_title)
         self.runs.sig_started.connect(lambda _g, label: self.backend_label.setText(f"Kernel lab: {label}"))
@@ -408,7 +416,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def recent_files(self) -> list[str]:
         value = self.settings.value("recent", [])
-        return [value] if isinstance(value, str) else list(value or [])
+        values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return [v for v in values if isinstance(v, str)]
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -438,23 +447,32 @@ class MainWindow(QtWidgets.QMainWindow):
         autosaved session. Then mark this run as running."""
         lock, autosave = self.lock_path(), self.autosave_path()
         if lock.exists() and autosave.exists():
-            answer = QtWidgets.QMessageBox.question(
-                self, "Restore session?",
-                "Roofline Explorer did not close properly last time. Restore the session it "
-                "was showing?")
-            if answer == QtWidgets.QMessageBox.StandardButton.Yes:
-                self.open_session(autosave)
-                self.session_path = None
-                self._update_title()
-        lock.write_text("running\n")
+            try:  # a broken autosave is reported in the notice bar, never in the way
+                load_session(autosave, self.state.catalog, set(self.state.models))
+            except DataFileError as exc:
+                self.notice.add([Skipped("autosaved session", exc)])
+            else:
+                answer = QtWidgets.QMessageBox.question(
+                    self, "Restore session?",
+                    "Roofline Explorer did not close properly last time. Restore the session it "
+                    "was showing?")
+                if answer == QtWidgets.QMessageBox.StandardButton.Yes:
+                    self.open_session(autosave)
+                    self.session_path = None
+                    self._update_title()
+        try:
+            lock.write_text("running\n")
+        except OSError as exc:  # a read-only data folder: run without crash detection
+            self.statusBar().showMessage(f"Cannot write {lock}: {exc.strerror or exc}", 6000)
 
     # -- layout and closing ----------------------------------------------------------------------
     def _restore_layout(self) -> None:
+        # Hand-edited or foreign settings hold anything: restore only what Qt can read.
         geometry = self.settings.value("geometry")
-        if geometry is not None:
+        if isinstance(geometry, QtCore.QByteArray | bytes):
             self.restoreGeometry(geometry)
         layout = self.settings.value("window-state")
-        if layout is not None:
+        if isinstance(layout, QtCore.QByteArray | bytes):
             self.restoreState(layout)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:

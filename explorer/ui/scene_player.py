@@ -8,7 +8,7 @@ from dataclasses import replace
 from PySide6 import QtCore
 
 from explorer.core.datafile import DataFileError
-from explorer.core.scenes import Scene, SceneCatalog, load_default_scenes
+from explorer.core.scenes import Scene, SceneCatalog, open_scenes
 from explorer.core.session import Session
 from explorer.state import AppState
 
@@ -22,7 +22,7 @@ class ScenePlayer(QtCore.QObject):
         self.error = ""  # why no scenes could be loaded
         if scenes is None:
             try:
-                scenes = load_default_scenes(state.catalog, state.models)
+                scenes = open_scenes(state.catalog, state.models)
             except DataFileError as exc:  # a broken scene file must not stop the app
                 self.error = str(exc)
         self.scenes = scenes or {}

@@ -18,7 +18,8 @@ def _source(p: Provenance) -> str:
     return f"<a href='{escape(p.url)}'>source</a>"
 
 
-def device_card(hw: Hardware, primary: bool = False, what_if: bool = False) -> str:
+def device_card(hw: Hardware, primary: bool = False, what_if: bool = False,
+                replaces_bundled: bool = False) -> str:
     s = hw.specs
     clocks = format_si(s.boost_clock_hz, "Hz") + " boost"
     if s.base_clock_hz:
@@ -27,6 +28,9 @@ def device_card(hw: Hardware, primary: bool = False, what_if: bool = False) -> s
             f"<p>{escape(hw.vendor)} {hw.kind.upper()}, {hw.year}. {escape(hw.notes)}</p>"]
     if primary:
         head.append("<p><b>Primary device:</b> the workload's table and totals are computed for it.</p>")
+    if replaces_bundled:
+        head.append(f"<p><b>Your own version</b> ({escape(hw.origin)}): it replaces the bundled "
+                    "entry with the same id. Move the file away to get the bundled one back.</p>")
     if what_if:
         head.append("<p><b>What-if active:</b> dragged roofs differ from the datasheet "
                     "(View › Reset what-ifs restores them).</p>")
@@ -48,7 +52,8 @@ def device_card(hw: Hardware, primary: bool = False, what_if: bool = False) -> s
 
     rows = "".join(
         f"<tr><td>{escape(m.name)}{' (main)' if m.main else ''}</td>"
-        f"<td align='right'>{format_bytes(m.capacity_bytes) if m.capacity_bytes else '–'}</td>"
+        f"<td align='right'>{format_bytes(m.capacity_bytes) if m.capacity_bytes else '–'}"
+        f"{f' ({format_bytes(m.usable_bytes)} usable)' if m.usable_bytes else ''}</td>"
         f"<td align='right'>{bandwidth(m)}</td>"
         f"<td>{_source(m.provenance)}{_mark(m.provenance)}</td></tr>"
         for m in hw.memory)
@@ -58,4 +63,8 @@ def device_card(hw: Hardware, primary: bool = False, what_if: bool = False) -> s
         f"<p>{escape(m.name)} latency {format_time(m.latency_s)}, measured: "
         f"{escape(m.latency_provenance.note)} ({_source(m.latency_provenance)}).</p>"
         for m in hw.memory if m.latency_s is not None and m.latency_provenance is not None)
-    return "".join(head) + peaks + memory + latency
+    usable = "".join(
+        f"<p>{escape(m.name)} usable: {format_bytes(m.usable_bytes)}, what the device reports: "
+        f"{escape(m.usable_provenance.note)} ({_source(m.usable_provenance)}).</p>"
+        for m in hw.memory if m.usable_bytes is not None and m.usable_provenance is not None)
+    return "".join(head) + peaks + memory + latency + usable

@@ -8,7 +8,7 @@ import threading
 import yaml
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.catalog import hardware_to_dict, load_catalog, load_hardware_file
+from explorer.core.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.datafile import DataFileError
 from explorer.core.units import format_si
 from explorer.kernels import gpuinfo
@@ -166,7 +166,8 @@ class HardwarePanel(QtWidgets.QWidget):
             shown = ident in session.hardware
             hw = self.state.device(ident) if shown else self.state.catalog[ident]
             self.card.setHtml(device_card(hw, primary=ident == session.primary,
-                                          what_if=shown and session.what_if(ident).active))
+                                          what_if=shown and session.what_if(ident).active,
+                                          replaces_bundled=ident in self.state.catalog.overrides))
         elif ident == "local:cpu":
             self.card.setHtml(self._cpu_card())
         elif ident == "local:gpu":
@@ -202,7 +203,7 @@ class HardwarePanel(QtWidgets.QWidget):
         dialog = DeviceEditor(self.state.catalog[ident], set(self.state.catalog), self)
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted:
             try:
-                self.state.set_catalog(load_catalog(user_directory=user_path("hardware")))
+                self.state.set_catalog(open_catalogue())
             except DataFileError as exc:  # should not happen: the dialog validated it
                 QtWidgets.QMessageBox.warning(self, "Custom device", str(exc))
                 return
@@ -258,6 +259,10 @@ class DeviceEditor(QtWidgets.QDialog):
             self.error.setText(f"the id '{clash[0]}' is already in the catalogue: choose another")
             return
         path = user_path("hardware", f"{devices[0].id}.yaml")
-        path.write_text(text, encoding="utf-8")
+        try:  # the text just passed the catalogue's own loader: the file will load
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.error.setText(f"cannot write {path}: {exc.strerror or exc}")
+            return
         self.saved_path = path
         self.accept()

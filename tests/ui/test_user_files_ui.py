@@ -1,0 +1,114 @@
+"""No file in the user's data folder can stop the window: a broken device, autosave, results
+file or scene is named in a notice above the chart, and the rest works."""
+
+import pytest
+from PySide6 import QtWidgets
+
+from explorer.ui.application import build_window, run_window
+from tests.core.test_userfiles import write_broken_device, write_device
+
+from .conftest import window_args
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch, catalog):
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    write_broken_device(tmp_path / "hardware", catalog)
+    (tmp_path / "scenes").mkdir()
+    (tmp_path / "scenes" / "lecture.yaml").write_text("schema: 1\nscenes: [{id: lecture}]\n")
+    return tmp_path
+
+
+def open_window(qtbot, settings, **args):
+    window = build_window(window_args(size=(1366, 768), **args), settings)
+    qtbot.addWidget(window)
+    with qtbot.waitExposed(window):
+        window.show()
+    return window
+
+
+def test_the_window_starts_and_names_the_broken_files(qtbot, settings, data):
+    window = open_window(qtbot, settings)
+    try:
+        assert window.notice.isVisible()
+        text = window.notice.text
+        assert "1 of your devices could not be loaded: my-gpu.yaml, field compute[" in text
+        assert "unknown unit 'QFLOP/s'" in text
+        assert "1 of your scenes could not be loaded: lecture.yaml, field title: is missing" in text
+        assert window.state.analysis().totals.time_s > 0  # the bundled catalogue works
+        assert "CPU vs GPU" in [a.text() for a in window.menuBar().actions()[3].menu().actions()]
+    finally:
+        window.runs.shutdown()
+
+
+def test_a_broken_autosave_and_results_file_are_reported_not_opened(qtbot, settings, data, tmp_path):
+    (data / "autosave.yaml").write_text("schema: 1\nhardware: [t4]\nworkload: {model: gpt9}\n")
+    (data / "running.lock").write_text("running\n")  # the last run did not close properly
+    results = tmp_path / "broken-run.json"
+    results.write_text("{not json")
+    session = tmp_path / "s.yaml"
+    session.write_text("schema: 1\nhardware: [h100-sxm]\nworkload: {model: gpt2}\n"
+                       f"results: ['{results}']\n")
+    window = open_window(qtbot, settings, session=str(session))
+    try:
+        window.offer_restore()  # no dialog: the autosave cannot be restored
+        text = window.notice.text
+        assert "1 of your autosaved sessions could not be loaded: autosave.yaml, field workload.model: " \
+               "unknown model 'gpt9'" in text
+        assert "1 of your results files could not be loaded: broken-run.json: is not valid JSON" in text
+        assert window.state.session.model == "gpt2"
+    finally:
+        window.runs.shutdown()
+
+
+def test_moving_a_broken_file_aside_keeps_it_and_clears_the_row(qtbot, settings, data):
+    window = open_window(qtbot, settings)
+    try:
+        device = next(s for s in window.notice.skipped if s.what == "device")
+        buttons = [b for b in window.notice.findChildren(QtWidgets.QPushButton) if b.text() == "Move aside"]
+        buttons[0].click()  # the device's row comes first
+        assert not device.path.exists()
+        assert [p.name.startswith("my-gpu.yaml.broken-") for p in (data / "hardware").iterdir()] == [True]
+        assert "devices" not in window.notice.text and "scenes" in window.notice.text
+        window.notice.dismiss()
+        assert not window.notice.isVisible()
+    finally:
+        window.runs.shutdown()
+
+
+def test_the_notice_never_reaches_the_projector(qtbot, settings, data):
+    window = open_window(qtbot, settings)
+    try:
+        window.presentation.enter()
+        assert not window.notice.isVisible()
+        window.presentation.leave()
+        assert window.notice.isVisible()
+    finally:
+        window.runs.shutdown()
+
+
+def test_only_asking_for_the_broken_device_stops_the_window(data, capsys):
+    code = run_window(window_args(screenshot=str(data / "shot.png"), hardware="my-gpu"))
+    assert code == 1 and "your device 'my-gpu' could not be loaded" in capsys.readouterr().err
+    assert run_window(window_args(screenshot=str(data / "shot.png"), size=(800, 600))) == 0
+
+
+def test_a_user_version_of_a_bundled_device_says_so_on_its_card(qtbot, settings, tmp_path, monkeypatch,
+                                                                  catalog):
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    write_device(tmp_path / "hardware", catalog, "h100-sxm", notes="ours")
+    window = open_window(qtbot, settings)
+    try:
+        assert window.state.catalog["h100-sxm"].notes == "ours"
+        card = window.hardware_panel.card.toPlainText()
+        assert "Your own version" in card and "replaces the bundled entry" in card
+    finally:
+        window.runs.shutdown()
+
+
+def test_export_of_an_unrelated_device_works(data, tmp_path):
+    from tests.cli.test_cli import run
+
+    code, out, err = run("export", "--hardware", "h100-sxm", "--model", "gpt2",
+                         "--out", str(tmp_path / "c.svg"))
+    assert code == 0 and "wrote" in out and "1 of your devices could not be loaded" in err
