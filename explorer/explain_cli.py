@@ -141,7 +141,8 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.op and not explanations[0].title.endswith(args.op):
         from explorer.core.analysis import analyze
 
-        names = [o.name for o in analyze(model, params, devices[0]).ops]
+        a = analyze(model, params, devices[0])
+        names = [o.name for o, flops in zip(a.ops, a.flops, strict=True) if flops > 0]
         raise UsageError(f"{model.name} has no op {args.op!r} that computes (ops: {', '.join(names)})")
     if args.json:
         json.dump({"hardware": ids, "model": args.model, "params": vars(params),

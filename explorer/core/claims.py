@@ -76,8 +76,10 @@ def is_compute_bound(state: State, op: str | None = None) -> bool:
 
 
 def times(factor: float) -> str:
-    """"2.0×", "16×": one decimal below 10."""
-    return f"{factor:.0f}×" if factor >= 9.95 else f"{factor:.1f}×"
+    """"16×", "2.0×", "1.04×": whole from 10, one decimal from 1.1, two below."""
+    if factor >= 9.95:
+        return f"{factor:.0f}×"
+    return f"{factor:.1f}×" if factor >= 1.095 else f"{factor:.2f}×"
 
 
 def _close(a: float, b: float, rel: float = EXACT) -> bool:

@@ -20,7 +20,6 @@ The texts are ``Explanation``s whose numbers are claims checked against the anal
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from explorer.core.analysis import Analysis
@@ -37,7 +36,7 @@ from explorer.core.claims import (
     throughput,
     times,
 )
-from explorer.core.hardware import ComputePeak, Hardware
+from explorer.core.hardware import ComputePeak, Hardware, evaluate_formula, vector_lanes
 from explorer.core.littles_law import bytes_in_flight_needed, latency_of
 from explorer.core.models import ModelSpec
 from explorer.core.session import Session, WhatIf
@@ -212,14 +211,19 @@ def _step(state: State) -> tuple[str, list]:
     return f"{time.phrase} per step, {bound.phrase}", [time, bound]
 
 
-def _vector_roof(hw: Hardware) -> tuple[str, Quantity]:
-    cores, lanes, clock = hw.vector_lanes()
+def _vector_roof(hw: Hardware) -> tuple[str, list]:
+    """"56 cores × 2 FMA units × 16 FP32 lanes × 2 FLOP × 2.0 GHz = 7.17 TFLOP/s": the
+    catalogue's formula (or cores × lanes × clock), which must give back the peak."""
     peak = hw.vector_peak("fp32").flops_per_s
-    # The whole lanes shown must give back the published peak (to its rounding).
-    quantity = Quantity(f"{hw.id} fp32 vector peak", peak, format_si(peak, "FLOP/s"),
-                        lambda: cores * lanes * 2 * clock, rel=0.01)
-    return (f"{cores} {hw.specs.core_label}s × {lanes} fp32 lanes × 2 FLOP (a fused "
-            f"multiply-add) × {format_si(clock, 'Hz')} = {quantity.phrase}"), quantity
+    quantity = Quantity(f"{hw.id} fp32 vector peak", peak, format_si(peak, "FLOP/s"), lambda: peak)
+    built = vector_lanes(hw)
+    if built is None:
+        return quantity.phrase, [quantity]
+    formula = built[0].replace(" (a fused multiply-add)", "")
+    # The formula shown, evaluated, must give back the peak (to the peak's rounding).
+    shown = Quantity(f"{hw.id} fp32 formula", peak, quantity.phrase, lambda: evaluate_formula(formula),
+                     rel=0.01)
+    return f"{built[0]} = {quantity.phrase}", [shown]
 
 
 def _ratio(name: str, value: float, recompute) -> Quantity:
@@ -230,10 +234,11 @@ def _start(lab: Lab):
     cpu, state = lab.cpu, lab.state()
     roof, peak = _vector_roof(cpu)
     step, claims = _step(state)
+    derived = " (derived)" if cpu.vector_peak("fp32").provenance.derived else ""
     return (f"The {cpu.name}: a few big cores, each built to run one thread fast. Its fp32 roof is "
-            f"{roof} (derived), its memory {cpu.main_memory.name} at "
+            f"{roof}{derived}, its memory {cpu.main_memory.name} at "
             f"{format_si(cpu.bandwidth_bytes_per_s, 'B/s')}. {lab.model.name} decoding one "
-            f"sequence in fp32: {step}, as every weight is read once per token."), [peak, *claims]
+            f"sequence in fp32: {step}, as every weight is read once per token."), [*peak, *claims]
 
 
 def _cores(lab: Lab):
@@ -242,14 +247,14 @@ def _cores(lab: Lab):
     ratio = _ratio("fp32 peak ratio", gpu.vector_peak().flops_per_s / cpu.vector_peak().flops_per_s,
                    lambda: gpu.peak_flops("fp32", "vector") / cpu.peak_flops("fp32", "vector"))
     change = faster(lab.cpu_state(), state)
-    ours, theirs = (math.prod(hw.vector_lanes()[:2]) for hw in (gpu, cpu))
-    return (f"Replace them with many simple in-order cores: {roof} (derived from the {gpu.name}'s "
-            f"datasheet), {ours:,} fp32 lanes against the CPU's "
-            f"{theirs:,}, {ratio.phrase} its arithmetic. The compute roof rises; "
+    ours, theirs = vector_lanes(gpu), vector_lanes(cpu)
+    lanes = (f", {ours[1]:,} fp32 lanes against the CPU's {theirs[1]:,}" if ours and theirs else "")
+    return (f"Replace them with many simple in-order cores: {roof} (lanes derived from the "
+            f"{gpu.name}'s datasheet){lanes}, {ratio.phrase} the CPU's arithmetic. The compute roof rises; "
             f"the decode step is {change.phrase} ({format_time(state.analysis().totals.time_s)} "
             f"against {format_time(lab.cpu_analysis().totals.time_s)}): it was waiting for memory, "
             f"not for arithmetic. This hybrid still reads the CPU's "
-            f"{cpu.main_memory.name}."), [peak, ratio, change]
+            f"{cpu.main_memory.name}."), [*peak, ratio, change]
 
 
 def _hbm(lab: Lab):
@@ -332,8 +337,7 @@ def _precision(lab: Lab):
 
 def _batching(lab: Lab):
     gpu, state = lab.gpu, lab.state()
-    a = state.analysis()
-    t = a.totals
+    t = state.analysis().totals
     step, claims = _step(state)
     rate, fits = throughput(state), Fits(state, t.fits_in_memory)
     crossing = Crossing(state, crossing_batch(lab.model, state.params, state.hardware))
@@ -343,9 +347,12 @@ def _batching(lab: Lab):
             else f"the step stays {crossing.phrase} up to the largest batch that fits")
     derived = gpu.derived_fields
     sources = ("nothing derived" if not derived else f"derived: {', '.join(derived)}")
-    return (f"Decode {lab.batch:,} sequences at once: each weight read serves them all. The step does "
-            f"{format_number(t.flops / t.bytes)} FLOP/byte and delivers {rate.phrase} at {step}; "
-            f"{turn}. Everything resident (weights, KV cache, activations: "
+    lead = ("Decode one sequence at a time: no other sequence shares its weight reads yet (raise "
+            "the batch)." if lab.batch == 1 else
+            f"Decode {lab.batch:,} sequences at once: each weight read serves them all.")
+    would = "" if t.fits_in_memory else ", if it fit,"
+    return (f"{lead} The step does {format_number(t.flops / t.bytes)} FLOP/byte and{would} delivers "
+            f"{rate.phrase} at {step}; {turn}. Everything resident (weights, KV cache, activations: "
             f"{format_bytes(t.memory_required_bytes)}) {fits.phrase} in the "
             f"{format_bytes(t.memory_budget_bytes)} a serving engine may use. The CPU at this batch "
             f"takes {format_time(lab.cpu_analysis().totals.time_s)} per step: the GPU is "

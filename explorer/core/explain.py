@@ -23,6 +23,7 @@ from explorer.core.claims import (
     Ridge,
     State,
     faster,
+    step_time,
     throughput,
     times,
 )
@@ -44,26 +45,56 @@ def _decode_of_tokens(a: Analysis) -> bool:
     return a.params.phase == "decode" and a.model.item_unit == "tokens"
 
 
+def _unfit(state: State) -> tuple:
+    """The claim behind "if it fit": the step does not fit (nothing when it does)."""
+    return () if state.analysis().totals.fits_in_memory else (Fits(state, False),)
+
+
+def converted(a: Analysis) -> str:
+    """"The A100 has no fp8 arithmetic: ..." when the step's precision is not the one its
+    products run in (empty otherwise)."""
+    matrix = a.roofs.matrix
+    if matrix.precision == a.params.dtype:
+        return ""
+    return (f"The {a.hardware.name} has no {a.params.dtype} arithmetic: values are converted to "
+            f"{matrix.precision} and multiplied on its {matrix.label} units. ")
+
+
 def binding_roof(a: Analysis) -> Explanation:
-    """Which roof binds the step, and how much of the other it uses."""
-    t, hw = a.totals, a.hardware
+    """What the step takes, which roof binds it, and how much of the other it uses."""
+    t, hw, state = a.totals, a.hardware, state_of(a)
     peak = a.roofs.matrix
     achieved = t.flops / t.time_s
     utilisation = achieved / peak.flops_per_s
     bandwidth_use = t.bytes / t.time_s / a.roofs.bandwidth_bytes_per_s
-    bound = Bound(state_of(a), "memory" if t.memory_time_s > t.compute_time_s else "compute")
+    bound = Bound(state, "memory" if t.memory_time_s > t.compute_time_s else "compute")
+    time = step_time(state)
+    # The step's time is the sum over ops of each op's slower side; the two sums below are
+    # what all its traffic and all its arithmetic would take on their own.
+    traffic = f"moving its {format_si(t.bytes, 'B')} takes {format_time(t.memory_time_s)} in all"
+    arithmetic = f"its arithmetic takes {format_time(t.compute_time_s)}"
     if bound.bound == "memory":
-        text = (f"On the {hw.name} this step is {bound.phrase}: moving its {format_si(t.bytes, 'B')} "
-                f"takes {format_time(t.memory_time_s)}, its arithmetic only "
-                f"{format_time(t.compute_time_s)}. It uses {format_share(utilisation)} of the "
-                f"{peak.label} peak ({format_si(achieved, rate_unit(peak.precision))} of "
+        only = "only " if t.compute_time_s < t.memory_time_s / 2 else ""
+        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {traffic}, "
+                f"its arithmetic {only}{format_time(t.compute_time_s)}. It uses "
+                f"{format_share(utilisation)} of the {peak.label} peak "
+                f"({format_si(achieved, rate_unit(peak.precision))} of "
                 f"{format_si(peak.flops_per_s, rate_unit(peak.precision))}) and "
                 f"{format_share(bandwidth_use)} of the memory bandwidth.")
     else:
-        text = (f"On the {hw.name} this step is {bound.phrase}: its arithmetic takes "
-                f"{format_time(t.compute_time_s)}, moving its bytes {format_time(t.memory_time_s)}. "
-                f"It reaches {format_share(utilisation)} of the {peak.label} peak.")
-    return Explanation("What limits the step", text, (bound,), {
+        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {arithmetic} "
+                f"in all, moving its bytes {format_time(t.memory_time_s)}. It reaches "
+                f"{format_share(utilisation)} of the {peak.label} peak.")
+    if t.time_s > 1.05 * max(t.memory_time_s, t.compute_time_s):
+        text += (" Each op waits for the longer of its arithmetic and its traffic, so the step "
+                 "takes more than either sum.")
+    text += f" {converted(a)}".rstrip()
+    claims = [time, bound]
+    if not t.fits_in_memory:
+        fits = Fits(state, False)
+        claims.append(fits)
+        text += f" These times assume it fit: it {fits.phrase} (see Memory)."
+    return Explanation("What limits the step", text, tuple(claims), {
         "memory_time_s": t.memory_time_s, "compute_time_s": t.compute_time_s,
         "utilisation": utilisation, "bandwidth_use": bandwidth_use, "time_s": t.time_s})
 
@@ -85,8 +116,23 @@ def batch_crossing(a: Analysis) -> Explanation | None:
     state = state_of(a)
     top = MaxBatch(state, MaxBatch.largest(state))
     if top.batch < 1:
-        text = f"The weights alone {top.phrase} in {_budget_words(a.hardware, a.params)}."
+        t = a.totals
+        budget = _budget_words(a.hardware, a.params)
+        if t.weight_bytes > t.memory_budget_bytes:
+            text = f"The weights alone ({format_bytes(t.weight_bytes)}) {top.phrase} in {budget}."
+        else:
+            one = state.at(batch=1).analysis().totals
+            text = (f"Not even one sequence fits: the weights ({format_bytes(t.weight_bytes)}) "
+                    f"leave {format_bytes(t.memory_budget_bytes - t.weight_bytes)} of {budget}, and "
+                    f"one sequence's KV cache and activations at a context of {a.params.context:,} "
+                    f"need {format_bytes(one.kv_cache_bytes + one.activation_bytes)}; they {top.phrase}.")
         return Explanation("Batching", text, (top,), {"max_batch": 0})
+    if top.batch == 1:
+        first = throughput(state.at(batch=1))
+        text = (f"Only one sequence fits at a context of {a.params.context:,} ({first.phrase}; "
+                f"a second would not fit): batching cannot help until memory is freed, with a "
+                f"shorter context or a lower KV-cache precision.")
+        return Explanation("Batching", text, (top, first), {"max_batch": 1})
     crossing = Crossing(state, crossing_batch(a.model, a.params, a.hardware))
     knee = LevelsOff(state, levels_off_batch(a.model, a.params, a.hardware, top.batch, LEVELS_OFF),
                      top.batch, LEVELS_OFF)
@@ -111,37 +157,81 @@ def batch_crossing(a: Analysis) -> Explanation | None:
     return Explanation("Batching", text, tuple(claims), numbers)
 
 
+def _halved(params: WorkloadParams, lower: str) -> str:
+    """What a lower ``dtype`` halves: every value, or the activations and cache when the
+    weights (or the cache) are stored apart."""
+    if params.weight_dtype is None and params.kv_dtype is None:
+        return "every value takes"
+    kept = [f"the {what} stay {dtype}" for what, dtype in (("weights", params.weight_dtype),
+                                                           ("KV cache", params.kv_dtype)) if dtype]
+    moved = ["the activations"] + [what for what, dtype in (("the weights", params.weight_dtype),
+                                                            ("the KV cache", params.kv_dtype)) if not dtype]
+    return f"{' and '.join(moved)} take ({', '.join(kept)})" if kept else f"{' and '.join(moved)} take"
+
+
+def _roof_change(a: Analysis, then, lower: str) -> tuple[str, list]:
+    """The sentence on the arithmetic: unsupported, a roof that rises (split into the
+    units' gain and the precision's where the chip has TF32), or one that falls."""
+    hw, now = a.hardware, a.roofs.matrix
+    claims: list = []
+    rise = then.flops_per_s / now.flops_per_s
+
+    def ratio(name, value, first, second) -> Quantity:
+        claim = Quantity(name, value, times(value),
+                         lambda: hw.peak(*first).flops_per_s / hw.peak(*second).flops_per_s)
+        claims.append(claim)
+        return claim
+
+    if then.precision != lower:
+        text = (f"The {hw.name} has no {lower} arithmetic: its products would be converted to "
+                f"{then.precision} and run on its {then.label} units")
+        if rise > 1:
+            up = ratio("roof after / roof now", rise, (then.precision, then.unit), (now.precision, now.unit))
+            text += (f", whose roof is {up.phrase} the {now.label} roof this step runs under "
+                     f"({then.precision} itself would get that too)")
+        return text + ".", claims
+    if rise > 1 and now.unit == "vector" and then.unit == "matrix":
+        up = ratio("roof after / roof now", rise, (then.precision, then.unit), (now.precision, now.unit))
+        text = (f"Its products would move from the {now.label} units to the {then.label} units, "
+                f"a roof {up.phrase} higher")
+        tf32 = hw.peak("tf32", "matrix")
+        if now.precision == "fp32" and tf32 is not None:
+            units = ratio("tf32 matrix / fp32 vector", tf32.flops_per_s / now.flops_per_s, ("tf32", "matrix"),
+                          (now.precision, now.unit))
+            bits = ratio(f"{then.label} / tf32 matrix", then.flops_per_s / tf32.flops_per_s,
+                         (then.precision, then.unit), ("tf32", "matrix"))
+            text += (f": {units.phrase} from the matrix units themselves (TF32 on them shows it) and "
+                     f"{bits.phrase} from the lower precision")
+        return text + ".", claims
+    if rise > 1:
+        up = ratio("roof after / roof now", rise, (then.precision, then.unit), (now.precision, now.unit))
+        return f"Its {then.unit} roof rises {up.phrase} ({now.label} to {then.label}).", claims
+    if rise < 1:
+        return f"Its compute roof is lower in {lower} ({then.label}, not {now.label}).", claims
+    return f"Its compute roof stays the same ({then.label}).", claims
+
+
 def lower_precision(a: Analysis) -> Explanation | None:
-    """What the next lower precision would do; says so when the device cannot compute in it
-    or when the step would get slower."""
+    """What the next lower precision would do; says so when the device cannot compute in
+    it, when the gain is only the halved bytes, or when the step would get slower."""
     lower = LOWER_PRECISION.get(a.params.dtype)
     if lower is None:
         return None
     state = state_of(a)
     other = state.at(dtype=lower)
+    after = other.analysis()
     change = faster(state, other)
-    hw, now, then = a.hardware, a.roofs.matrix, other.analysis().roofs.matrix
-    claims = [change]
-    values = ("every value takes" if a.params.weight_dtype is None and a.params.kv_dtype is None
-              else "values stored at the step's precision take")
-    if then.precision != lower:
-        lead = (f"The {hw.name} has no {lower} arithmetic. Stored in {lower}, {values} half the "
-                f"bytes, and the products run on its {then.label} units after conversion")
-    else:
-        lead = f"In {lower} {values} half the bytes"
-    if then.flops_per_s > now.flops_per_s:
-        units = Quantity(f"{then.label} / {now.label} peak", then.flops_per_s / now.flops_per_s,
-                         times(then.flops_per_s / now.flops_per_s),
-                         lambda: hw.peak(then.precision, then.unit).flops_per_s
-                         / hw.peak(now.precision, now.unit).flops_per_s)
-        claims.append(units)
-        lead += f", and the matrix roof rises {units.phrase} ({now.label} to {then.label})"
-    elif then.flops_per_s < now.flops_per_s:
-        lead += f", and its matrix roof is lower ({then.label}, not {now.label})"
-    text = (f"{lead}. The step would take {format_time(other.analysis().totals.time_s)} instead of "
-            f"{format_time(a.totals.time_s)}: {change.phrase}.")
-    return Explanation("Lower precision", text, tuple(claims),
-                       {"speedup": change.factor, "time_s": other.analysis().totals.time_s})
+    roof, claims = _roof_change(a, after.roofs.matrix, lower)
+    step = "If it fit, the step" if not a.totals.fits_in_memory else "The step"
+    text = (f"In {lower} {_halved(a.params, lower)} half the bytes. {roof} {step} would take "
+            f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)}: {change.phrase}")
+    memory_bound = [x.totals.memory_time_s > x.totals.compute_time_s for x in (a, after)]
+    if change.word == "faster" and all(memory_bound):
+        bound = Bound(other, "memory")
+        claims.append(bound)
+        text += f", all of it from moving fewer bytes (the step stays {bound.phrase})"
+    return Explanation("Lower precision", text + ".", (change, *claims),
+                       {"speedup": change.factor, "time_s": after.totals.time_s}, _unfit(state))
 
 
 def fused_attention(a: Analysis) -> Explanation | None:
@@ -153,13 +243,14 @@ def fused_attention(a: Analysis) -> Explanation | None:
     saved = a.totals.bytes - fused.analysis().totals.bytes
     return Explanation("Fused attention", (
         f"Naive attention writes the score matrix to memory and reads it back: "
-        f"{format_si(saved, 'B')} more per step than a fused kernel that keeps it on chip. Fused, "
-        f"the step would take {format_time(fused.analysis().totals.time_s)} instead of "
+        f"{format_si(saved, 'B')} more per step than a fused kernel that keeps it on chip. "
+        f"{'Fused' if a.totals.fits_in_memory else 'Fused, if it fit'}, the step would take "
+        f"{format_time(fused.analysis().totals.time_s)} instead of "
         f"{format_time(a.totals.time_s)}, {change.phrase}. (A fused kernel is counted at its "
         f"compulsory traffic, each input read once and the output written once: a lower bound, "
         f"as FlashAttention reads K and V again for every tile of queries.)"),
         (change,), {"bytes_saved": float(saved), "speedup": change.factor,
-                    "time_s": fused.analysis().totals.time_s})
+                    "time_s": fused.analysis().totals.time_s}, _unfit(state))
 
 
 def _op_index(a: Analysis, name: str) -> int | None:
@@ -212,10 +303,12 @@ def explain_op(a: Analysis, name: str) -> Explanation | None:
                 text += (f" No batch that fits makes it compute-bound: it stays {crossing.phrase}, as its "
                          f"bytes grow with the batch (each sequence reads its own data).")
     else:
+        remedy = ("a lower precision, or matrix units with a higher peak" if o.unit != "vector"
+                  else "vector units with a higher peak (its arithmetic does not run on matrix units)")
         text = (f"{o.name} is {bound.phrase}: its arithmetic takes {format_time(compute_t)}, moving "
                 f"its bytes {format_time(memory_t)}. At {format_number(intensity)} FLOP/byte {where}: "
                 f"it sits {times(intensity / balance)} right of it, so only a higher compute roof "
-                f"(matrix units, a lower precision) would speed it up.")
+                f"would speed it up: {remedy}.")
     return Explanation(f"Selected: {o.name}", text, tuple(claims), numbers)
 
 
@@ -244,6 +337,10 @@ def explain_workload(a: Analysis) -> list[Explanation]:
         if found is not None:
             out.append(found)
     out.append(memory_fit(a))
+    context = [n for n in a.notes if "trained context" in n]
+    if context:
+        out.append(Explanation("Note", f"{context[0][0].upper()}{context[0][1:]}: the model was not "
+                                       "trained for this, though the costs are computed all the same."))
     return out
 
 
@@ -265,16 +362,24 @@ def compare_devices(model, params: WorkloadParams, slow: Hardware, fast: Hardwar
     # Named once each; then "the GPU" and "the CPU" (or the names, for two of a kind).
     one, other = (f"the {h.kind.upper()}" if slow.kind != fast.kind else f"the {h.name}"
                   for h in (fast, slow))
-    text = (f"The {fast.name} runs this step {whole.phrase} than the {slow.name} "
-            f"({format_time(after.analysis().totals.time_s)} "
-            f"against {format_time(before.analysis().totals.time_s)}). Its memory bandwidth is "
-            f"{bandwidth.phrase} {other}'s: with that bandwidth alone {other} would be "
-            f"{from_bandwidth.phrase}")
+    unfit = [(name, st.analysis().totals) for name, st in ((one, after), (other, before))
+             if not st.analysis().totals.fits_in_memory]
+    lead = "If it fit, the" if unfit else "The"
+    text = (f"{lead} {fast.name} would run this step {whole.phrase} than the {slow.name} " if unfit
+            else f"The {fast.name} runs this step {whole.phrase} than the {slow.name} ")
+    text += (f"({format_time(after.analysis().totals.time_s)} against "
+             f"{format_time(before.analysis().totals.time_s)}). Its memory bandwidth is "
+             f"{bandwidth.phrase} {other}'s: with that bandwidth alone {other} would be "
+             f"{from_bandwidth.phrase}")
     if from_compute.word == "unchanged":
         text += f", and {one}'s arithmetic makes it {from_compute.phrase}: no compute roof binds this step."
     else:
-        text += f"; {one}'s arithmetic then makes it {from_compute.phrase} again."
-    claims = (whole, bandwidth, from_bandwidth, from_compute)
+        text += f"; {one}'s arithmetic makes it {from_compute.phrase} than that."
+    fits = [Fits(st, False) for st in (after, before) if not st.analysis().totals.fits_in_memory]
+    for name, t in unfit:
+        text += (f" It does not fit on {name}: {format_bytes(t.memory_required_bytes)} against a "
+                 f"{format_bytes(t.memory_budget_bytes)} budget.")
+    claims = (whole, bandwidth, from_bandwidth, from_compute, *fits)
     return Explanation("CPU and GPU" if slow.kind != fast.kind else "Two devices", text, claims, {
         "ratio": whole.factor, "from_bandwidth": from_bandwidth.factor, "from_compute": from_compute.factor,
         "bandwidth_ratio": ratio, "time_slow_s": before.analysis().totals.time_s,

@@ -6,6 +6,8 @@ A ``Hardware`` is immutable; an edited device is a new instance made with
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
 
 from explorer.core.units import PRECISIONS
@@ -121,16 +123,6 @@ class Hardware:
         """The vector units' peak for ``precision``, else its fastest peak of any unit."""
         return self.peak(precision, "vector") or self.peak(precision)
 
-    def vector_lanes(self, precision: str = "fp32") -> tuple[int, int, float]:
-        """(cores, lanes per core, clock) behind the ``precision`` vector peak: peak ÷ 2 FLOP
-        per fused multiply-add ÷ clock (the clock the peak was quoted at) ÷ cores, rounded
-        to whole lanes (published peaks are rounded). Derived, not published."""
-        peak = self.vector_peak(precision)
-        if peak is None:
-            raise KeyError(f"{self.name} has no {precision} peak")
-        clock = peak.clock_hz or self.specs.boost_clock_hz
-        return self.specs.cores, round(peak.flops_per_s / 2 / clock / self.specs.cores), clock
-
     def peak_flops(self, precision: str, unit: str | None = None) -> float:
         found = self.peak(precision, unit)
         if found is None:
@@ -151,3 +143,72 @@ class Hardware:
         if self.specs.provenance.derived:
             out.append("specs")
         return tuple(out)
+
+
+# -- formulas -------------------------------------------------------------------------------------
+
+_SCALES = {"GHz": 1e9, "MHz": 1e6, "MT/s": 1e6, "PFLOP/s": 1e15, "TFLOP/s": 1e12,
+           "POP/s": 1e15, "TOP/s": 1e12, "GFLOP/s": 1e9}
+_FACTOR = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(\S*)")
+
+
+def formula_terms(formula: str) -> list[list[tuple[float, str, str]]]:
+    """A catalogue formula as '+'-separated terms of (value, unit word, operator) factors:
+    each factor is a number first, then what it counts; anything after ';' is a comment.
+    Raises ValueError for a factor that does not start with a number."""
+    terms = []
+    for term in formula.split(";")[0].split("+"):
+        factors, op = [], "×"
+        for piece in re.split(r"([×÷])", term):
+            if piece in ("×", "÷"):
+                op = piece
+                continue
+            match = _FACTOR.match(piece)
+            if match is None:
+                raise ValueError(f"a factor must start with a number: {piece.strip()!r}")
+            factors.append((float(match.group(1)) * _SCALES.get(match.group(2), 1.0), match.group(2), op))
+        terms.append(factors)
+    return terms
+
+
+def evaluate_formula(formula: str) -> float:
+    """The value a catalogue formula stands for."""
+    total = 0.0
+    for term in formula_terms(formula):
+        value = 1.0
+        for factor, _, op in term:
+            value = value * factor if op == "×" else value / factor
+        total += value
+    return total
+
+
+def vector_lanes(hw: Hardware, precision: str = "fp32") -> tuple[str, int] | None:
+    """How ``hw``'s ``precision`` vector roof is built, as (a formula for people, the chip's
+    lanes), derived: the catalogue's own formula where the peak is derived (lanes are its
+    factors without the 2 FLOP of a fused multiply-add and the clock, summed over core
+    types), else cores × lanes × 2 FLOP × clock from the published peak when that gives
+    whole lanes per core. None when neither works out."""
+    peak = hw.vector_peak(precision)
+    if peak is None:
+        return None
+    formula = peak.provenance.formula
+    if formula:
+        try:
+            terms = formula_terms(formula)
+        except ValueError:
+            terms = []
+        # A lane formula: every term counts units × lanes × FLOP × a clock.
+        lane_terms = all(any(u.startswith("FLOP") for _, u, _ in t)
+                         and any(u in ("GHz", "MHz") for _, u, _ in t) for t in terms)
+        lanes = sum(math.prod(v for v, unit, op in term if op == "×" and not unit.startswith("FLOP")
+                              and unit not in _SCALES) for term in terms) if terms and lane_terms else None
+        if lanes and math.isclose(evaluate_formula(formula), peak.flops_per_s, rel_tol=0.01):
+            return formula.split(";")[0].strip(), round(lanes)
+    clock = peak.clock_hz or hw.specs.boost_clock_hz
+    per_core = peak.flops_per_s / 2 / clock / hw.specs.cores
+    if round(per_core) < 1 or abs(per_core - round(per_core)) > 0.01 * per_core:
+        return None
+    from explorer.core.units import format_si
+
+    return (f"{hw.specs.cores} {hw.specs.core_label}s × {round(per_core)} {precision} lanes × 2 FLOP "
+            f"(a fused multiply-add) × {format_si(clock, 'Hz')}", hw.specs.cores * round(per_core))

@@ -45,7 +45,7 @@ from explorer.core.claims import (
     step_time,
     throughput,
 )
-from explorer.core.hardware import Hardware
+from explorer.core.hardware import Hardware, vector_lanes
 from explorer.core.littles_law import NoLatencyError, bytes_in_flight_needed, effective_bandwidth, latency_of
 from explorer.core.registry import UnknownIdError
 from explorer.core.units import (
@@ -101,8 +101,10 @@ def _catalogue_value(hw: Hardware, field: str) -> tuple[float | None, str]:
         peak = hw.peak_flops(precision, unit or None)
         return peak, format_si(peak, rate_unit(precision))
     if field.startswith("lanes-"):
-        cores, per_core, _ = hw.vector_lanes(field.removeprefix("lanes-"))
-        return cores * per_core, f"{cores * per_core:,}"
+        built = vector_lanes(hw, field.removeprefix("lanes-"))
+        if built is None:
+            raise KeyError(f"{hw.name}'s lanes cannot be derived from its catalogue entry")
+        return built[1], f"{built[1]:,}"
     raise KeyError(f"unknown field {field!r}")
 
 

@@ -110,12 +110,18 @@ def format_si(value: float, unit: str, digits: int = 3) -> str:
     for candidate, candidate_scale in DECIMAL_PREFIXES.items():
         if magnitude >= candidate_scale * 0.9995:
             prefix, scale = candidate, candidate_scale
-    if magnitude < 1:
+    if magnitude < 0.9995:  # 0.9996 s rounds to "1 s", not "1e+03 ms"
         for candidate, candidate_scale in (("m", 1e-3), ("µ", 1e-6), ("n", 1e-9), ("p", 1e-12)):
             prefix, scale = candidate, candidate_scale
             if magnitude >= candidate_scale * 0.9995:
                 break
-    return f"{value / scale:.{digits}g} {prefix}{unit}"
+    return f"{_digits(value / scale, digits)} {prefix}{unit}"
+
+
+def _digits(value: float, digits: int) -> str:
+    """``digits`` significant digits, never in exponent form (999.7 → "1,000", not "1e+03")."""
+    text = f"{value:.{digits}g}"
+    return format_number(value, digits) if "e" in text else text
 
 
 def format_bytes(value: float, digits: int = 3) -> str:
@@ -124,8 +130,8 @@ def format_bytes(value: float, digits: int = 3) -> str:
     magnitude = abs(value)
     for prefix, scale in (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10)):
         if magnitude >= scale * 0.9995:
-            return f"{value / scale:.{digits}g} {prefix}B"
-    return f"{value:.{digits}g} B"
+            return f"{_digits(value / scale, digits)} {prefix}B"
+    return f"{_digits(value, digits)} B"
 
 
 def format_time(seconds: float) -> str:

@@ -8,6 +8,7 @@ import yaml
 
 from explorer.core.catalog import load_catalog, load_hardware_file
 from explorer.core.datafile import DataFileError
+from explorer.core.hardware import evaluate_formula
 from explorer.core.registry import UnknownIdError
 
 GPUS = ["t4", "v100-sxm2", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h200-sxm", "b200", "l4",
@@ -257,27 +258,6 @@ def test_python_tags_are_refused_not_executed(tmp_path, tag):
     # Well-formed YAML that an unsafe loader would turn into a call or an object.
     with pytest.raises(DataFileError, match="could not determine a constructor"):
         load_hardware_file(write(tmp_path, f"schema: 1\ndevices: {tag}\n"))
-
-
-SCALES = {"GHz": 1e9, "MHz": 1e6, "MT/s": 1e6, "PFLOP/s": 1e15, "TFLOP/s": 1e12,
-          "POP/s": 1e15, "TOP/s": 1e12, "GFLOP/s": 1e9}
-
-
-def evaluate_formula(formula: str) -> float:
-    """Value of a catalogue formula: '+'-separated terms of '×'/'÷' factors, each factor a
-    number first (then what it counts), anything after ';' a comment."""
-    total = 0.0
-    for term in formula.split(";")[0].split("+"):
-        value, op = 1.0, "×"
-        for piece in re.split(r"([×÷])", term):
-            if piece in ("×", "÷"):
-                op = piece
-                continue
-            number = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(\S*)", piece)
-            factor = float(number.group(1)) * SCALES.get(number.group(2), 1.0)
-            value = value * factor if op == "×" else value / factor
-        total += value
-    return total
 
 
 def test_every_formula_evaluates_to_its_stored_value(catalog):

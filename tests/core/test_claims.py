@@ -81,7 +81,7 @@ CPUS = ("xeon-platinum-8480", "epyc-9654", "core-i9-13900k", "apple-m3-max")
 
 def _grid():
     models = ("gpt2", "llama-3-8b", "llama-3-70b", "resnet-50")
-    shapes = (("decode", 1), ("decode", 64), ("prefill", 1))
+    shapes = (("decode", 1), ("decode", 64), ("decode", 4096), ("prefill", 1))
     for gpu, cpu in zip(GPUS, itertools.cycle(CPUS), strict=False):
         for model, (phase, batch), dtype in itertools.product(models, shapes,
                                                               ("fp32", "bf16", "fp16", "fp8")):

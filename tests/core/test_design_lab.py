@@ -77,7 +77,7 @@ def test_many_simple_cores_raise_the_roof_but_not_the_decode_step(lab):
     text = cores.text()
     # Lanes, not cores, are the like-for-like count: 108 × 64 against 56 × 32.
     assert "108 SMs × 64 fp32 lanes" in text and "6,912 fp32 lanes against the CPU's 1,792" in text
-    assert "2.7× its arithmetic" in text and "no faster" in text and "hybrid" in text
+    assert "2.7× the CPU's arithmetic" in text and "no faster" in text and "hybrid" in text
 
 
 def test_hbm_gives_the_bandwidth_ratio(lab):
@@ -137,3 +137,21 @@ def test_the_lab_needs_a_measured_latency_and_a_cpu(catalog, models):
         Lab(catalog["xeon-platinum-8480"], catalog["h100-sxm"], "gpt2", models["gpt2"])
     with pytest.raises(ValueError, match="from a CPU to a GPU"):
         Lab(catalog["a100-40gb-sxm"], catalog["a100-80gb-sxm"], "gpt2", models["gpt2"])
+
+
+def test_a_hybrid_cpu_shows_its_own_formula_and_lanes(catalog, models):
+    # Core i9-13900K: 8 P-cores × 2 × 8 lanes + 16 E-cores × 2 × 4 lanes = 256 fp32 lanes.
+    lab = Lab(catalog["core-i9-13900k"], catalog["a100-80gb-sxm"], "llama-3-8b", models["llama-3-8b"])
+    start, cores = lab.explanation(), at(lab, CORES).explanation()
+    assert "8 P-cores × 2 FMA units (256-bit) × 8 FP32 lanes × 2 FLOP × 3.0 GHz + 16 E-cores" in start.text
+    assert "core (8 P + 16 E)s" not in start.text
+    assert "6,912 fp32 lanes against the CPU's 256" in cores.text
+    assert start.problems() == [] and cores.problems() == []
+
+
+def test_batch_one_and_batches_that_do_not_fit_say_so(lab):
+    single = at(lab, BATCHING, batch=1).text()
+    assert single.startswith("Decode one sequence at a time") and "sequences at once" not in single
+    huge = at(lab, BATCHING, batch=4096, context=4096).explanation()
+    assert ", if it fit, delivers" in huge.text and "does not fit in the" in huge.text
+    assert huge.problems() == []

@@ -1,5 +1,7 @@
 """Explanations quote numbers computed by core for the same state."""
 
+import re
+
 import pytest
 
 from explorer.core.analysis import analyze, batch_sweep
@@ -70,7 +72,8 @@ def test_lower_precision_and_fused_attention(models, catalog):
     fp8 = analyze(model, WorkloadParams(dtype="fp8"), h100)
     assert e.numbers["speedup"] == pytest.approx(a.totals.time_s / fp8.totals.time_s)
     assert e.numbers["speedup"] == pytest.approx(2.0, rel=0.05)  # memory-bound: half the bytes
-    assert "the matrix roof rises 2.0× (bf16 matrix to fp8 matrix)" in e.text
+    assert "Its matrix roof rises 2.0× (bf16 matrix to fp8 matrix)" in e.text
+    assert "all of it from moving fewer bytes (the step stays memory-bound)" in e.text
     naive = analyze(model, WorkloadParams(phase="prefill", seq=8192, attention="naive"), h100)
     fused = analyze(model, WorkloadParams(phase="prefill", seq=8192), h100)
     f = fused_attention(naive)
@@ -126,7 +129,8 @@ def test_why_topics_fill_their_numbers_from_the_catalogue(catalog):
     assert set(topics) == {"simple-cores", "latency-hiding", "hbm", "tensor-cores", "mixed-precision",
                            "batching", "kv-cache", "quadratic-attention"}
     hbm = render(topics["hbm"], catalog)
-    assert "3.35 TB/s" in hbm and "307 GB/s" in hbm and "11× less" in hbm  # 3.35 T / 307.2 G
+    # 3.35 TB/s / 307.2 GB/s
+    assert "3.35 TB/s" in hbm and "307 GB/s" in hbm and "11 times what a Xeon 8480+ reads" in hbm
     assert "{" not in "".join(render(t, catalog) for t in topics.values())
 
 
@@ -188,3 +192,71 @@ def test_a_selected_op_is_explained_with_its_own_numbers(models, catalog):
     prefill = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=2048), h100)
     assert "compute-bound" in explain_op(prefill, "down_proj").text
     assert explain_op(a, "no-such-op") is None
+
+
+def explained(models, catalog, devices, model="llama-3-8b", **params):
+    from explorer.core.explain import explain_state
+
+    out = {e.title: e for e in explain_state(models[model], WorkloadParams(**params),
+                                             [catalog[d] for d in devices])}
+    for e in out.values():
+        assert e.problems() == [], (e.title, e.text)
+    return out
+
+
+def test_cpu_and_gpu_comparison_says_when_the_model_does_not_fit(models, catalog):
+    # Llama 3 70B needs 132 GiB: the H100's 71.7 GiB budget cannot hold it.
+    e = explained(models, catalog, ["xeon-platinum-8480", "h100-sxm"], "llama-3-70b")["CPU and GPU"]
+    assert e.text.startswith("If it fit, the NVIDIA H100 SXM5 80 GB would run this step 11× faster")
+    assert "It does not fit on the GPU: 132 GiB against a 71.7 GiB budget." in e.text
+    assert not re.search(r"\bagain\b", e.text)
+
+
+def test_batching_when_only_one_or_no_sequence_fits(models, catalog):
+    one = explained(models, catalog, ["t4"], "llama-2-7b")["Batching"]
+    assert one.text.startswith("Only one sequence fits at a context of 1,024 (")
+    # The weights (12.6 GiB) fit in 13.5 GiB; one sequence's cache at 32,768 tokens does not.
+    none = explained(models, catalog, ["t4"], "llama-2-7b", context=32768)["Batching"]
+    assert none.text.startswith("Not even one sequence fits: the weights (12.6 GiB) leave")
+    assert "The weights alone" not in none.text
+    weights = explained(models, catalog, ["t4"], "llama-3-70b")["Batching"]
+    assert weights.text.startswith("The weights alone (131 GiB) do not fit")
+
+
+def test_the_step_leads_with_its_time_and_names_an_unsupported_precision(models, catalog):
+    e = explained(models, catalog, ["a100-80gb-sxm"], "llama-2-7b", dtype="fp8")["What limits the step"]
+    a = analyze(models["llama-2-7b"], WorkloadParams(dtype="fp8"), catalog["a100-80gb-sxm"])
+    assert f"this step takes {format_time(a.totals.time_s)} and is memory-bound" in e.text
+    assert "The NVIDIA A100 80 GB SXM4 has no fp8 arithmetic: values are converted to fp16" in e.text
+    tie = explained(models, catalog, ["h100-sxm"], phase="prefill", seq=2048, attention="naive")
+    assert "takes more than either sum" in tie["What limits the step"].text
+    unfit = explained(models, catalog, ["h100-sxm"], batch=4096)
+    assert "These times assume it fit: it does not fit" in unfit["What limits the step"].text
+    assert "If it fit, the step would take" in unfit["Lower precision"].text
+
+
+def test_lower_precision_credits_the_units_and_the_precision_apart(models, catalog):
+    # fp32 → bf16 on an H100: 15× the roof, of which 7.4× from the tensor cores (TF32) and 2.0×.
+    e = explained(models, catalog, ["h100-sxm"], dtype="fp32")["Lower precision"]
+    assert "from the fp32 vector units to the bf16 matrix units, a roof 15× higher: 7.4× from the " \
+           "matrix units themselves (TF32 on them shows it) and 2.0× from the lower precision" in e.text
+    assert "matrix roof rises 15×" not in e.text
+    # fp16 → fp8 on a Xeon: the fp8 gain is really AMX bf16's, and it says so.
+    x = explained(models, catalog, ["xeon-platinum-8480"], phase="prefill", seq=2048,
+                  dtype="fp16")["Lower precision"]
+    assert "has no fp8 arithmetic" in x.text and "(bf16 itself would get that too)" in x.text
+    assert x.text.count(", and") <= 1
+    w = explained(models, catalog, ["h100-sxm"], weight_dtype="int8")["Lower precision"]
+    assert w.text.startswith("In fp8 the activations and the KV cache take (the weights stay int8)")
+
+
+def test_a_compute_bound_op_names_what_would_help(models, catalog):
+    h100 = catalog["h100-sxm"]
+    a = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=2048), h100)
+    assert "a lower precision, or matrix units with a higher peak" in explain_op(a, "down_proj").text
+    assert "matrix units, a lower precision" not in explain_op(a, "down_proj").text
+
+
+def test_a_context_beyond_training_is_noted(models, catalog):
+    e = explained(models, catalog, ["t4"], "gpt2", context=4096)
+    assert "exceed GPT-2 (124M)'s trained context of 1,024" in e["Note"].text

@@ -68,3 +68,10 @@ def test_numbers_in_prose_never_use_exponents_or_zero_percent():
     assert [format_number(x) for x in (2093.7, 46.71, 0.5, 128_093, 0.01234)] == \
         ["2,090", "46.7", "0.5", "128,000", "0.0123"]
     assert [format_share(x) for x in (0, 0.0004, 0.052, 0.88)] == ["0%", "under 0.1%", "5.2%", "88%"]
+
+
+def test_sizes_and_times_just_below_the_next_prefix_have_no_exponent():
+    from explorer.core.units import format_bytes, format_time
+
+    assert format_bytes(1000 * 2**20) == "1,000 MiB" and format_bytes(1010 * 2**20) == "1,010 MiB"
+    assert format_time(0.9996) == "1 s" and format_time(0.9994) == "999 ms"
