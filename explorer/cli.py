@@ -16,7 +16,7 @@ from typing import TextIO
 
 from explorer import __version__, bench_cli, explain_cli, export_cli
 from explorer.cli_common import add_workload_arguments, open_catalog, workload_params
-from explorer.core import report
+from explorer.core import report, roofline
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
@@ -236,12 +236,12 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
                          format_si(r.bytes[i], "B"), format_number(r.intensity[i]),
                          format_time(r.time_s[i]), r.bounds[i]])
     else:
-        bounds = a.memory_bound
+        bounds = roofline.bound_labels(a.memory_bound)
         for i, o in enumerate(a.ops):
             rows.append([o.name, o.role, f"×{o.count}" if o.layers else "",
                          format_count(a.flops[i]), format_si(a.bytes[i], "B"),
                          format_number(a.flops[i] / a.bytes[i]), format_time(a.time_s[i]),
-                         "memory" if bounds[i] else "compute"])
+                         bounds[i]])
     print(format_table(["op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time", "bound"],
                        rows, right=(2, 3, 4, 5, 6)), file=out)
     unit = t.item_unit

@@ -121,6 +121,12 @@ class Totals:
     def intensity(self) -> float:
         return self.flops / self.bytes
 
+    @property
+    def bound(self) -> str:
+        """"memory" when moving the step's bytes takes longer than its arithmetic, else
+        "compute" (the sums over its ops)."""
+        return roofline.MEMORY if self.memory_time_s > self.compute_time_s else roofline.COMPUTE
+
 
 @dataclass(frozen=True)
 class OpRows:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from explorer.core.analysis import Analysis, analyze
+from explorer.core.analysis import Analysis, analyze, max_batch_that_fits
 from explorer.core.hardware import Hardware
 from explorer.core.models import ModelSpec
 from explorer.core.roofline import Ceilings
@@ -113,6 +113,11 @@ class Bound(Claim):
     bound: str  # "memory" | "compute"
     op: str | None = None
     kind = "bound"
+
+    @classmethod
+    def of(cls, state: State) -> Bound:
+        """The step's bound as the analysis reports it."""
+        return cls(state, state.analysis().totals.bound)
 
     @property
     def phrase(self) -> str:
@@ -211,8 +216,6 @@ class MaxBatch(Claim):
 
     @staticmethod
     def largest(state: State) -> int:
-        from explorer.core.analysis import max_batch_that_fits
-
         return max_batch_that_fits(state.model, state.params, state.hardware)
 
     @property

@@ -200,14 +200,9 @@ class Lab:
         return replace(self, stage=stage)
 
 
-def _bound(state: State) -> Bound:
-    t = state.analysis().totals
-    return Bound(state, "memory" if t.memory_time_s > t.compute_time_s else "compute")
-
-
 def _step(state: State) -> tuple[str, list]:
     """"12 ms per step, memory-bound" and its claims."""
-    time, bound = step_time(state), _bound(state)
+    time, bound = step_time(state), Bound.of(state)
     return f"{time.phrase} per step, {bound.phrase}", [time, bound]
 
 

@@ -67,7 +67,7 @@ def binding_roof(a: Analysis) -> Explanation:
     achieved = t.flops / t.time_s
     utilisation = achieved / peak.flops_per_s
     bandwidth_use = t.bytes / t.time_s / a.roofs.bandwidth_bytes_per_s
-    bound = Bound(state, "memory" if t.memory_time_s > t.compute_time_s else "compute")
+    bound = Bound.of(state)
     time = step_time(state)
     # The step's time is the sum over ops of each op's slower side; the two sums below are
     # what all its traffic and all its arithmetic would take on their own.
@@ -225,7 +225,7 @@ def lower_precision(a: Analysis) -> Explanation | None:
     step = "If it fit, the step" if not a.totals.fits_in_memory else "The step"
     text = (f"In {lower} {_halved(a.params, lower)} half the bytes. {roof} {step} would take "
             f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)}: {change.phrase}")
-    memory_bound = [x.totals.memory_time_s > x.totals.compute_time_s for x in (a, after)]
+    memory_bound = [x.totals.bound == "memory" for x in (a, after)]
     if change.word == "faster" and all(memory_bound):
         bound = Bound(other, "memory")
         claims.append(bound)

@@ -155,7 +155,7 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
     if field == "time":
         claim = step_time(state)
     elif field == "bound":
-        claim = Bound(state, "memory" if t.memory_time_s > t.compute_time_s else "compute")
+        claim = Bound.of(state)
     elif field == "tokens-per-s":
         claim = throughput(state)
     elif field == "intensity":

@@ -40,7 +40,7 @@ def summary_line(a: Analysis) -> str:
     memory = "weights, KV cache, activations" if t.kv_bytes_per_token else "weights, activations"
     return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
-            f"{'memory' if t.memory_time_s > t.compute_time_s else 'compute'}-bound; "
+            f"{t.bound}-bound; "
             f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
             f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "
             f"{format_bytes(t.memory_usable_bytes)} usable)")

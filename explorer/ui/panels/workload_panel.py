@@ -172,10 +172,9 @@ class WorkloadPanel(QtWidgets.QWidget):
             self._select_row(self.state.session.selected_op)
         t = analysis.totals
         unit = t.item_unit
-        bound = "memory" if t.memory_time_s > t.compute_time_s else "compute"
         self.totals.setText(
             f"<b>On {analysis.hardware.name}</b>: {format_time(t.time_s)} per step, "
-            f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {bound}-bound "
+            f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "
             f"{format_time(t.memory_time_s)}).<br>{format_count(t.flops)}FLOP and "
             f"{format_si(t.bytes, 'B')} per step: {format_number(t.intensity)} FLOP/byte. "
