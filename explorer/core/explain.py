@@ -399,7 +399,7 @@ def explain_state(model, params: WorkloadParams, devices: list[Hardware],
     gpu = next((d for d in devices if d.kind == "gpu"), None)
     if cpu and gpu:
         out.insert(1, compare_devices(model, params, cpu, gpu))
-    op = explain_op(a, selected_op) if selected_op and not selected_op.startswith("roof:") else None
+    op = explain_op(a, selected_op) if selected_op else None
     if op is not None:
         out.insert(0, op)
     return out

@@ -7,7 +7,6 @@ its own what-if causes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
@@ -15,6 +14,7 @@ from PySide6 import QtCore, QtGui
 from explorer.core.hardware import Hardware
 from explorer.core.roofline import COMPUTE, Ceilings, RoofSegment
 from explorer.core.units import format_si, rate_unit
+from explorer.document import RoofRef
 from explorer.ui.chart import coords, palette
 from explorer.ui.chart.items import DraggableRoof
 
@@ -22,11 +22,7 @@ LABEL_STAGGER_BANDWIDTH = 4.0  # a label on a line close to a labelled one start
 LABEL_SLOT_DECADES = 1.5  # a crowded compute label moves this far left (in decades of intensity)
 
 
-@dataclass(frozen=True)
-class RoofKey:
-    device: str
-    kind: str  # "compute" or "bandwidth"
-    label: str  # "bf16 matrix", "HBM3"
+RoofKey = RoofRef  # a drawn roof is keyed by what selecting it refers to
 
 
 def roof_text(hw: Hardware, segment: RoofSegment, multi: bool) -> str:

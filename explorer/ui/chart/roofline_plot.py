@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtGui
 from explorer.core.report import step_words
 from explorer.core.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_si, rate_unit
-from explorer.state import AppState
+from explorer.state import AppState, OpRef
 from explorer.ui.chart import coords, palette
 from explorer.ui.chart.axes import SiLogAxis
 from explorer.ui.chart.items import DraggableRoof, TrackedPoint
@@ -67,7 +67,8 @@ class RooflinePlot(pg.PlotWidget):
             signal.connect(self.redraw)
         state.sig_results_changed.connect(self._redraw_measured)
         state.sig_live_changed.connect(self._redraw_measured)
-        state.sig_selection_changed.connect(self.points.select)
+        state.sig_selection_changed.connect(
+            lambda selection: self.points.select(selection.name if isinstance(selection, OpRef) else None))
         self.redraw(fit=True)
 
     # -- drawing ---------------------------------------------------------------------------------
@@ -243,8 +244,7 @@ class RooflinePlot(pg.PlotWidget):
         item.sigDragged.connect(self._roof_dragged)
         item.sigDragFinished.connect(self._roof_drag_finished)
         item.sigDragCancelled.connect(lambda _item: self._cancel())
-        item.sigClicked.connect(lambda it: self.state.select_op(
-            f"roof:{it.key.device}:{it.key.kind}:{it.key.label}"))
+        item.sigClicked.connect(lambda it: self.state.select(it.key))
 
     def _roof_drag_started(self, item: DraggableRoof) -> None:
         key: RoofKey = item.key

@@ -7,8 +7,8 @@ from html import escape
 from PySide6 import QtWidgets
 
 from explorer.core.units import format_count, format_si, format_time
-from explorer.state import AppState
-from explorer.ui.chart.roof_layer import RoofKey, roof_tooltip
+from explorer.state import AppState, RoofRef
+from explorer.ui.chart.roof_layer import roof_tooltip
 
 
 class DetailsPanel(QtWidgets.QTextBrowser):
@@ -24,20 +24,15 @@ class DetailsPanel(QtWidgets.QTextBrowser):
     def refresh(self) -> None:
         if self.state.in_gesture:
             return  # a drag updates this once, when it ends
-        selected = self.state.session.selected_op
-        if not selected:
+        selected = self.state.selection
+        if selected is None:
             self.setHtml("<p>Click a point or a roof on the chart, or a row of the op table, to "
                          "see its numbers here.</p>")
-        elif selected.startswith("roof:"):
-            _, device, kind, label = selected.split(":", 3)
-            if device not in self.state.session.hardware:
-                self.setHtml("<p>That device is no longer shown.</p>")
-                return
-            hw = self.state.device(device)
-            text = roof_tooltip(hw, RoofKey(device, kind, label))
+        elif isinstance(selected, RoofRef):
+            text = roof_tooltip(self.state.device(selected.device), selected)
             self.setHtml("<p>" + "<br>".join(escape(line) for line in text.splitlines()) + "</p>")
         else:
-            self.setHtml(self._op_html(selected))
+            self.setHtml(self._op_html(selected.name))
 
     def _op_html(self, name: str) -> str:
         a = self.state.analysis()

@@ -114,7 +114,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
         state.sig_workload_changed.connect(self.refresh)
         state.sig_hardware_changed.connect(self.refresh)
-        state.sig_selection_changed.connect(self._select_row)
+        state.sig_selection_changed.connect(lambda _selection: self._select_row(state.session.selected_op))
         self.refresh()
 
     def _on_model_chosen(self, _index: int) -> None:

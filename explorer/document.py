@@ -1,0 +1,412 @@
+"""The document: what the user is looking at, the only way to change it, and its history.
+
+Qt-free, so the window, the exporter and tests use the same object: the ``Session``
+shown (an immutable value, replaced on every change), the catalogue and models it refers
+to, loaded measurement files, the points of a run in progress, and the selection. Every
+change is one step in the history (a list of session snapshots: undo puts the previous
+session back); a gesture (a whole drag) is one step however many updates it makes, and
+can be cancelled. Listeners subscribe to topics with plain callbacks; ``explorer.state``
+turns them into Qt signals.
+
+Topics (and what a callback receives): ``hardware`` (devices shown, their order or
+what-ifs), ``workload`` (model or parameters), ``precisions``, ``results`` (measurement
+files shown), ``selection`` (the new ``Selection``), ``live`` (points of a run), ``catalog``
+(devices added), ``session`` (anything above that is saved), ``message`` (a sentence on what
+the last action did), ``history`` (undo/redo availability or the clean mark changed).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from explorer.core.analysis import Analysis, BatchSweep, analyze, batch_sweep
+from explorer.core.catalog import Catalog
+from explorer.core.custom import Layer
+from explorer.core.hardware import Hardware
+from explorer.core.models import ModelCatalog, ModelSpec
+from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf
+from explorer.core.workload import WorkloadError, WorkloadParams
+from explorer.kernels.results import Point, Results, load_results
+
+TOPICS = ("hardware", "workload", "precisions", "results", "selection", "live", "catalog",
+          "session", "message", "history")
+
+
+@dataclass(frozen=True)
+class OpRef:
+    """A selected op of the workload, by name (``down_proj``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class RoofRef:
+    """A selected roof: a shown device's compute roof (by label, ``bf16 matrix``) or its
+    bandwidth roof (by memory level, ``HBM3``)."""
+
+    device: str
+    kind: str  # "compute" or "bandwidth"
+    label: str
+
+
+Selection = OpRef | RoofRef | None
+
+
+@dataclass(frozen=True)
+class _Step:
+    before: Session
+    after: Session
+    text: str
+
+
+@lru_cache(maxsize=128)
+def _analysis(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
+    return analyze(model, params, hardware)
+
+
+@lru_cache(maxsize=64)
+def _sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> BatchSweep:
+    return batch_sweep(model, params, hardware)
+
+
+class History:
+    """Session snapshots: undo applies a step's ``before``, redo its ``after``."""
+
+    def __init__(self) -> None:
+        self.steps: list[_Step] = []
+        self.index = 0  # steps applied
+        self.clean: int | None = 0  # the index at which the document matches its file
+
+    def push(self, step: _Step) -> None:
+        del self.steps[self.index:]
+        if self.clean is not None and self.clean > self.index:
+            self.clean = None  # the saved state was undone and is now out of reach
+        self.steps.append(step)
+        self.index += 1
+
+    def clear(self) -> None:
+        self.steps, self.index, self.clean = [], 0, 0
+
+    @property
+    def undo_text(self) -> str:
+        return self.steps[self.index - 1].text if self.index else ""
+
+    @property
+    def redo_text(self) -> str:
+        return self.steps[self.index].text if self.index < len(self.steps) else ""
+
+
+class Document:
+    def __init__(self, catalog: Catalog, models: ModelCatalog, session: Session | None = None) -> None:
+        self.catalog = catalog
+        self.models = models
+        self._session = session or Session()
+        self._roof: RoofRef | None = None  # a selected roof (an op's selection is in the session)
+        self._gesture: tuple[Session, str] | None = None
+        self._results: dict[str, Results] = {}
+        self._live: list[Point] = []
+        self.history = History()
+        self._listeners: dict[str, list[Callable]] = defaultdict(list)
+
+    # -- listeners -------------------------------------------------------------------------------
+    def subscribe(self, topic: str, callback: Callable) -> Callable[[], None]:
+        """Call ``callback`` on every ``topic`` notification; returns the unsubscribe function."""
+        if topic not in TOPICS:
+            raise ValueError(f"unknown topic {topic!r} (known: {', '.join(TOPICS)})")
+        self._listeners[topic].append(callback)
+        return lambda: self._listeners[topic].remove(callback)
+
+    def _emit(self, topic: str, *args) -> None:
+        for callback in list(self._listeners[topic]):
+            callback(*args)
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def session(self) -> Session:
+        return self._session
+
+    @property
+    def params(self) -> WorkloadParams:
+        return self._session.params
+
+    @property
+    def model(self) -> ModelSpec:
+        return self._session.model_spec or self.models[self._session.model]
+
+    def device(self, ident: str) -> Hardware:
+        """A shown device with its what-ifs applied."""
+        return self._session.what_if(ident).apply(self.catalog[ident])
+
+    def devices(self) -> list[Hardware]:
+        return [self.device(ident) for ident in self._session.hardware]
+
+    @property
+    def primary(self) -> Hardware:
+        return self.device(self._session.primary)
+
+    def analysis(self, ident: str | None = None) -> Analysis:
+        """The workload costed on ``ident`` (the primary device by default)."""
+        hardware = self.device(ident) if ident else self.primary
+        return _analysis(self.model, self._session.params, hardware)
+
+    def sweep(self, ident: str | None = None) -> BatchSweep:
+        hardware = self.device(ident) if ident else self.primary
+        return _sweep(self.model, self._session.params, hardware)
+
+    def results(self) -> list[tuple[str, Results]]:
+        return [(path, self._results[path]) for path in self._session.results if path in self._results]
+
+    @property
+    def live_points(self) -> list[Point]:
+        return self._live
+
+    @property
+    def selection(self) -> Selection:
+        if self._roof is not None:
+            return self._roof
+        return OpRef(self._session.selected_op) if self._session.selected_op else None
+
+    @property
+    def in_gesture(self) -> bool:
+        return self._gesture is not None
+
+    # -- history ---------------------------------------------------------------------------------
+    @property
+    def can_undo(self) -> bool:
+        return self.history.index > 0 and self._gesture is None
+
+    @property
+    def can_redo(self) -> bool:
+        return self.history.index < len(self.history.steps) and self._gesture is None
+
+    @property
+    def is_clean(self) -> bool:
+        return self.history.index == self.history.clean
+
+    def undo(self) -> None:
+        if self.can_undo:
+            self.history.index -= 1
+            self._apply(self.history.steps[self.history.index].before)
+            self._emit("history")
+
+    def redo(self) -> None:
+        if self.can_redo:
+            self.history.index += 1
+            self._apply(self.history.steps[self.history.index - 1].after)
+            self._emit("history")
+
+    def set_clean(self) -> None:
+        """The session as it is now is saved (a later change makes it dirty)."""
+        self.history.clean = self.history.index
+        self._emit("history")
+
+    # -- changing --------------------------------------------------------------------------------
+    def _change(self, after: Session, text: str) -> None:
+        if after == self._session:
+            return
+        if self._gesture is not None:
+            self._apply(after)  # one history step at the end of the gesture
+        else:
+            self.history.push(_Step(self._session, after, text))
+            self._apply(after)
+            self._emit("history")
+        self._emit("message", text)
+
+    def _apply(self, after: Session, catalog_changed: bool = False, results_changed: bool = False) -> None:
+        """Install ``after`` and notify each topic whose part changed, once."""
+        before, self._session = self._session, after
+        if catalog_changed:
+            self._emit("catalog")
+        if catalog_changed or before.hardware != after.hardware or before.what_ifs != after.what_ifs:
+            if self._roof is not None and self._roof.device not in after.hardware:
+                self._roof = None
+            self._emit("hardware")
+        if before.model != after.model or before.params != after.params:
+            self._emit("workload")
+        if before.precisions != after.precisions:
+            self._emit("precisions")
+        if (results_changed or before.results != after.results
+                or before.measured_roofs != after.measured_roofs):
+            self._emit("results")
+        if before.selected_op != after.selected_op:
+            if after.selected_op:
+                self._roof = None
+            self._emit("selection", self.selection)
+        self._emit("session")
+
+    def set_catalog(self, catalog: Catalog) -> None:
+        """Replace the device catalogue (after a custom device is saved); shown devices
+        must still exist."""
+        for ident in self._session.hardware:
+            catalog[ident]
+        self.catalog = catalog
+        self._emit("catalog")
+        self._emit("hardware")
+
+    def set_devices(self, idents) -> None:
+        idents = tuple(dict.fromkeys(idents))
+        for ident in idents:
+            self.catalog[ident]  # raises UnknownIdError for a bad id
+        if not idents:
+            self._emit("message", "at least one device stays on the chart")
+            return
+        if len(idents) > MAX_DEVICES:
+            self._emit("message", f"at most {MAX_DEVICES} devices can be overlaid: untick one first")
+            return
+        self._change(replace(self._session, hardware=idents), f"Show {', '.join(idents)}")
+
+    def toggle_device(self, ident: str, shown: bool) -> None:
+        current = list(self._session.hardware)
+        if shown and ident not in current:
+            self.set_devices([*current, ident])
+        elif not shown and ident in current:
+            self.set_devices([i for i in current if i != ident])
+
+    def set_primary(self, ident: str) -> None:
+        rest = [i for i in self._session.hardware if i != ident]
+        self.set_devices([ident, *rest][:MAX_DEVICES])
+
+    def set_model(self, ident: str) -> None:
+        if ident == CUSTOM:
+            if not self._session.custom_layers:
+                self._emit("message", "The custom stack is empty: build it in the layer editor")
+                return
+            name = "the custom stack"
+        else:
+            name = self.models[ident].name  # raises UnknownIdError
+        self._change(replace(self._session, model=ident, selected_op=None), f"Model {name}")
+
+    def set_custom_layers(self, layers: tuple[Layer, ...]) -> None:
+        """Replace the custom stack and use it (one step); raises WorkloadError if empty."""
+        if not layers:
+            raise WorkloadError("the custom stack has no layers: add one")
+        self._change(replace(self._session, model=CUSTOM, custom_layers=tuple(layers), selected_op=None),
+                     "Edit the custom stack")
+
+    def set_params(self, **changes) -> None:
+        """Change workload parameters; raises WorkloadError (naming the parameter) if invalid."""
+        params = replace(self._session.params, **changes)
+        described = ", ".join(f"{k} {v}" for k, v in changes.items())
+        self._change(replace(self._session, params=params), f"Set {described}")
+
+    def set_workload(self, model: str, params: WorkloadParams, text: str,
+                     layers: tuple[Layer, ...] = ()) -> None:
+        """Model, parameters (and custom layers) at once (a loaded workload file): one step."""
+        if model != CUSTOM:
+            self.models[model]
+        layers = layers or self._session.custom_layers
+        self._change(replace(self._session, model=model, params=params, selected_op=None,
+                             custom_layers=layers), text)
+
+    def set_what_if(self, ident: str, what_if: WhatIf, text: str = "") -> None:
+        self._change(self._session.with_what_if(ident, what_if),
+                     text or f"What-if on {self.catalog[ident].name}")
+
+    def reset_what_ifs(self, ident: str | None = None) -> None:
+        after = (replace(self._session, what_ifs=()) if ident is None
+                 else self._session.with_what_if(ident, WhatIf()))
+        self._change(after, "Reset what-ifs")
+
+    def set_precisions(self, precisions: tuple[str, ...]) -> None:
+        self._change(replace(self._session, precisions=tuple(precisions)), "Roofs shown")
+
+    def select(self, selection: Selection) -> None:
+        """Select an op or a roof (or nothing). Selecting is not an edit: no history step."""
+        if selection == self.selection:
+            return
+        if isinstance(selection, RoofRef):
+            self._roof = selection
+            if self._session.selected_op is None:
+                self._emit("selection", selection)
+            else:
+                self._apply(replace(self._session, selected_op=None))
+            return
+        self._roof = None
+        name = selection.name if isinstance(selection, OpRef) else None
+        if name != self._session.selected_op:
+            self._apply(replace(self._session, selected_op=name))
+        else:
+            self._emit("selection", self.selection)
+
+    def select_op(self, name: str | None) -> None:
+        """Select the op called ``name`` (None: nothing)."""
+        self.select(OpRef(name) if name else None)
+
+    def add_results(self, path: str) -> Results:
+        """Load a results file (raises DataFileError) and show it."""
+        results = load_results(path)
+        self._results[path] = results
+        if path not in self._session.results:
+            self._change(replace(self._session, results=(*self._session.results, path)),
+                         f"Show measurements from {path}")
+        else:
+            self._emit("results")
+        return results
+
+    def set_live_points(self, points: list[Point]) -> None:
+        """Points of a run in progress (not part of the session until saved)."""
+        self._live = list(points)
+        self._emit("live")
+
+    def set_measured_roofs(self, shown: bool) -> None:
+        self._change(replace(self._session, measured_roofs=shown),
+                     "Show measured roofs" if shown else "Hide measured roofs")
+
+    def remove_results(self, path: str) -> None:
+        self._change(replace(self._session, results=tuple(p for p in self._session.results if p != path)),
+                     "Hide measurements")
+
+    def reset(self, catalog: Catalog, session: Session, text: str,
+              results: dict[str, Results] | None = None) -> None:
+        """Another catalogue and session at once, with a fresh history (the design lab,
+        whose device changes with each stage). ``results``: files already loaded, by path."""
+        self.catalog = catalog
+        results_changed = results is not None and dict(results) != self._results
+        if results_changed:
+            self._results = dict(results)
+        self._replace(session, text, catalog_changed=True, results_changed=results_changed)
+
+    def show_session(self, session: Session, text: str) -> None:
+        """A whole other session as one step (a scene's step): the history stays."""
+        self.cancel_gesture()
+        self._change(session, text)
+
+    def replace_session(self, session: Session, text: str) -> None:
+        """A whole new session (File › New or Open): a fresh history."""
+        self._replace(session, text)
+
+    def _replace(self, session: Session, text: str, **changed) -> None:
+        self.cancel_gesture()
+        self.history.clear()
+        self._apply(session, **changed)
+        self._emit("history")
+        self._emit("message", text)
+
+    # -- gestures --------------------------------------------------------------------------------
+    def begin_gesture(self, text: str) -> None:
+        """Start a gesture: changes apply live and become one history step at the end."""
+        if self._gesture is None:
+            self._gesture = (self._session, text)
+            self._emit("history")  # no undo in the middle of a drag
+
+    def end_gesture(self) -> None:
+        if self._gesture is None:
+            return
+        before, text = self._gesture
+        self._gesture = None
+        if self._session != before:
+            self.history.push(_Step(before, self._session, text))
+            self._emit("message", text)
+        self._emit("history")
+
+    def cancel_gesture(self) -> None:
+        if self._gesture is None:
+            return
+        before, text = self._gesture
+        self._gesture = None
+        self._apply(before)
+        self._emit("history")
+        self._emit("message", f"{text}: cancelled")
