@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import replace
 from html import escape
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from explorer.core import drags
 from explorer.core.report import step_words
 from explorer.core.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_si, rate_unit
@@ -250,19 +250,11 @@ class RooflinePlot(pg.PlotWidget):
         key: RoofKey = item.key
         what = "bandwidth" if key.kind != COMPUTE else f"{key.label} peak"
         self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[key.device].name}")
-        self._drag_base = self.state.session.what_if(key.device)
-        if key.kind != COMPUTE and self._drag_base.in_flight_bytes is not None:
-            # A Little's-law cap becomes a plain scale that starts where the roof is drawn.
-            shown = self.state.device(key.device).bandwidth_bytes_per_s
-            scale = shown / self.state.catalog[key.device].bandwidth_bytes_per_s
-            self._drag_base = replace(self._drag_base, bandwidth_scale=scale, in_flight_bytes=None)
+        self._drag_base = drags.drag_start(self.state.session.what_if(key.device), key.kind,
+                                           self.state.device(key.device), self.state.catalog[key.device])
 
     def _what_if_for(self, key: RoofKey, offset: float):
-        factor = 10.0 ** offset
-        base = self._drag_base
-        if key.kind == COMPUTE:
-            return base.with_peak_scale(key.label, _clamp(base.peak_scale(key.label) * factor))
-        return replace(base, bandwidth_scale=_clamp(base.bandwidth_scale * factor))
+        return drags.dragged_roof(self._drag_base, key.kind, key.label, offset)
 
     def _roof_dragged(self, item: DraggableRoof, offset: float) -> None:
         self._pending = (item.key.device, self._what_if_for(item.key, offset))
@@ -293,15 +285,8 @@ class RooflinePlot(pg.PlotWidget):
         star.sigDragCancelled.connect(lambda _s: self._cancel())
 
     def batch_at(self, x_view: float) -> int:
-        """The whole batch whose step intensity is nearest to ``x_view`` (log10 FLOP/byte),
-        interpolating log(batch) over the sweep's track; within 1 … the largest that fits."""
-        sweep = self.state.sweep()
-        if sweep.batch.size < 2:
-            return self.state.params.batch
-        logs_i = np.log10(sweep.intensity)
-        logs_b = np.log10(sweep.batch.astype(float))
-        batch = 10 ** float(np.interp(x_view, logs_i, logs_b))
-        return int(min(max(1, round(batch)), sweep.max_batch))
+        """The batch for the star dragged to ``x_view`` (log10 FLOP/byte)."""
+        return drags.batch_at(self.state.sweep(), x_view, self.state.params.batch)
 
     def _star_dragged(self, _star, x_view: float) -> None:
         self._pending = ("batch", self.batch_at(x_view))
@@ -338,10 +323,6 @@ class RooflinePlot(pg.PlotWidget):
             ev.accept()
             return
         super().keyPressEvent(ev)
-
-
-def _clamp(factor: float) -> float:
-    return min(max(factor, 1e-3), 1e3)
 
 
 def _decade(value: float, rounding) -> float:
