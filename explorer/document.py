@@ -21,13 +21,16 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from explorer.core.analysis import Analysis, BatchSweep, analyze, batch_sweep
 from explorer.core.catalog import Catalog
 from explorer.core.custom import Layer
+from explorer.core.datafile import DataFileError
 from explorer.core.hardware import Hardware
 from explorer.core.models import ModelCatalog, ModelSpec
-from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf
+from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf, load_session
+from explorer.core.userfiles import Skipped
 from explorer.core.workload import WorkloadError, WorkloadParams
 from explorer.kernels.results import Point, Results, load_results
 
@@ -345,6 +348,25 @@ class Document:
         else:
             self._emit("results")
         return results
+
+    def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
+        """Load the measurement files ``session`` shows, one by one: a broken one is
+        skipped (returned, and dropped from the session) and the rest are kept."""
+        skipped = []
+        for path in session.results:
+            try:
+                self._results[path] = load_results(path)
+            except DataFileError as exc:
+                skipped.append(Skipped("results file", exc))
+        return replace(session, results=tuple(p for p in session.results if p in self._results)), skipped
+
+    def open_session(self, path: str | Path) -> list[Skipped]:
+        """Show the session saved in ``path``, with a fresh history. A broken session file
+        raises DataFileError and changes nothing; its broken measurement files are
+        skipped and returned."""
+        session, skipped = self.with_results(load_session(path, self.catalog, self.models))
+        self.replace_session(session, f"Opened {Path(path).name}")
+        return skipped
 
     def set_live_points(self, points: list[Point]) -> None:
         """Points of a run in progress (not part of the session until saved)."""

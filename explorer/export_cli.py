@@ -71,7 +71,7 @@ def _jobs(args, catalog, models, err):
     from explorer.core.session import Session, load_session
 
     if args.session:
-        return [(load_session(args.session, catalog, set(models)), Path(args.out), args.title,
+        return [(load_session(args.session, catalog, models), Path(args.out), args.title,
                  args.subtitle)]
     if not (args.scene or args.all_scenes):
         hardware, model = args.hardware or "h100-sxm", args.model or "llama-3-8b"
@@ -132,9 +132,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     chart = RooflinePlot(state)
     try:
         for session, path, title, subtitle in jobs:
+            session, skipped = state.with_results(session)  # a broken results file: warned, skipped
+            warn_skipped(skipped, err)
             state.replace_session(session, "export")
-            for results_path in session.results:
-                state.add_results(results_path)
             written = export_chart(chart, path, replace(base, title=title, subtitle=subtitle))
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:

@@ -127,3 +127,18 @@ def test_unsubscribing(doc):
     assert seen == [1]
     with pytest.raises(ValueError, match="unknown topic"):
         doc.subscribe("weather", print)
+
+
+def test_opening_a_session_skips_its_broken_measurements(doc, tmp_path):
+    broken = tmp_path / "run.json"
+    broken.write_text("{")
+    path = tmp_path / "s.yaml"
+    Session(model="gpt2", results=(str(broken),)).save(path)
+    doc.set_params(batch=4)
+    (skipped,) = doc.open_session(path)
+    assert skipped.what == "results file" and skipped.path == broken
+    assert doc.session.model == "gpt2" and doc.session.results == () and doc.history.steps == []
+    path.write_text("schema: 1\nhardware: [h100]\nworkload: {model: gpt2}\n")
+    with pytest.raises(Exception, match="unknown id 'h100'"):
+        doc.open_session(path)
+    assert doc.session.model == "gpt2"  # unchanged

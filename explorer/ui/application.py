@@ -13,8 +13,7 @@ from explorer.core.catalog import open_catalogue
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
-from explorer.core.session import Session, load_session
-from explorer.core.userfiles import Skipped
+from explorer.core.session import Session
 from explorer.paths import user_path
 from explorer.state import AppState
 from explorer.ui.main_window import MainWindow
@@ -40,27 +39,23 @@ def _install_excepthook() -> None:
     sys.excepthook = hook
 
 
-def build_state(args: argparse.Namespace) -> AppState:
-    """The state for the command-line choices (raises DataFileError / UnknownIdError)."""
+def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
+    """The state for the command-line choices (raises DataFileError / UnknownIdError), and
+    the user's files it had to skip."""
     catalog = open_catalogue()  # a broken file of the user's is skipped, not fatal
     models = load_models()
     if getattr(args, "session", None):
-        session = load_session(args.session, catalog, set(models))
-    else:
-        catalog[args.hardware]  # unknown ids fail here, with close matches
-        models[args.model]
-        session = Session(hardware=(args.hardware,), model=args.model)
-    return AppState(catalog, models, session)
+        state = AppState(catalog, models)
+        return state, state.open_session(args.session)
+    catalog[args.hardware]  # unknown ids fail here, with close matches
+    models[args.model]
+    return AppState(catalog, models, Session(hardware=(args.hardware,), model=args.model)), []
 
 
 def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = None) -> MainWindow:
-    state = build_state(args)
+    state, skipped = build_state(args)
     window = MainWindow(state, settings)
-    for path in state.session.results:
-        try:
-            state.add_results(path)
-        except DataFileError as exc:
-            window.notice.add([Skipped("results file", exc)])
+    window.notice.add(skipped)
     if args.size:
         window.resize(*args.size)
     return window

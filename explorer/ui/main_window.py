@@ -364,24 +364,12 @@ class MainWindow(QtWidgets.QMainWindow):
         """Load a session file; a broken one gets a dialog and changes nothing."""
         path = Path(path)
         try:
-            session = load_session(path, self.state.catalog, set(self.state.models))
+            skipped = self.state.open_session(path)
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open session", str(exc))
             return False
-        missing = []
-        for results_path in session.results:
-            try:
-                self.state.add_results(results_path)
-            except DataFileError as exc:
-                missing.append(str(exc))
-        if missing:
-            from dataclasses import replace
-
-            loaded = tuple(p for p in session.results if p in dict(self.state.results()))
-            session = replace(session, results=loaded)
-            QtWidgets.QMessageBox.warning(self, "Some measurements were not loaded", "\n".join(missing))
+        self.notice.add(skipped)  # measurements that could not be loaded, named above the chart
         self.session_path = path
-        self.state.replace_session(session, f"Opened {path.name}")
         self._remember(path)
         return True
 
@@ -448,7 +436,7 @@ class MainWindow(QtWidgets.QMainWindow):
         lock, autosave = self.lock_path(), self.autosave_path()
         if lock.exists() and autosave.exists():
             try:  # a broken autosave is reported in the notice bar, never in the way
-                load_session(autosave, self.state.catalog, set(self.state.models))
+                load_session(autosave, self.state.catalog, self.state.models)
             except DataFileError as exc:
                 self.notice.add([Skipped("autosaved session", exc)])
             else:

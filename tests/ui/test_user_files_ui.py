@@ -112,3 +112,13 @@ def test_export_of_an_unrelated_device_works(data, tmp_path):
     code, out, err = run("export", "--hardware", "h100-sxm", "--model", "gpt2",
                          "--out", str(tmp_path / "c.svg"))
     assert code == 0 and "wrote" in out and "1 of your devices could not be loaded" in err
+
+
+def test_opening_a_session_with_a_broken_results_file_names_it(window, tmp_path):
+    broken = tmp_path / "run.json"
+    broken.write_text("{")
+    path = tmp_path / "s.yaml"
+    path.write_text(f"schema: 1\nhardware: [t4]\nworkload: {{model: gpt2}}\nresults: ['{broken}']\n")
+    assert window.open_session(path)
+    assert window.state.session.model == "gpt2" and window.state.session.results == ()
+    assert "1 of your results files could not be loaded: run.json: is not valid JSON" in window.notice.text
