@@ -1,8 +1,12 @@
-"""RunController: kernel suites on a worker thread, reported to the GUI through signals.
+"""Jobs: everything that runs off the GUI thread (kernel runs, GPU detection), in one place.
 
-Each run has a generation number; signals of an older run (one cancelled and replaced)
-are ignored by whoever listens. Cancel takes effect between kernel launches. ``shutdown``
-cancels and waits for the thread, so closing the window never leaves one behind.
+A job has a name (``kernels``, ``gpu-0``) and runs a plain function on a worker thread:
+``work(token, emit)`` checks ``token`` between steps (cancel) and calls ``emit("started",
+label)`` or ``emit("progress", report)``; what it returns is the result. Reports reach the
+GUI through signals carrying the job's name. Starting a job cancels the running one of that
+name (or, with ``restart=False``, lets the running one finish and shares its result), and
+reports of a replaced run are dropped here, so listeners never see a stale one.
+``shutdown`` cancels every job and joins its thread: closing the window never leaves one.
 """
 
 from __future__ import annotations
@@ -11,10 +15,12 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from PySide6 import QtCore
 
 from explorer.core.catalog import Catalog
+from explorer.kernels import gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
 from explorer.kernels.reference import reference_for
 from explorer.kernels.runner import drive, run
@@ -22,66 +28,105 @@ from explorer.kernels.timing import CancelToken
 
 log = logging.getLogger(__name__)
 
+KERNELS = "kernels"
 
-class RunController(QtCore.QObject):
-    sig_started = QtCore.Signal(int, str)  # generation, what runs ("NumPy on …")
-    sig_progress = QtCore.Signal(int, object)  # generation, runner.Progress
-    sig_finished = QtCore.Signal(int, object)  # generation, results.Results
-    sig_failed = QtCore.Signal(int, str)  # generation, a message for a person
+Work = Callable[[CancelToken, Callable[[str, Any], None]], Any]
+
+
+class JobError(Exception):
+    """A job that cannot do its work: the message is for a person."""
+
+
+def gpu_job(device: int = 0) -> str:
+    return f"gpu-{device}"
+
+
+class Jobs(QtCore.QObject):
+    sig_started = QtCore.Signal(str, str)  # job, what runs ("NumPy on …")
+    sig_progress = QtCore.Signal(str, object)  # job, its report
+    sig_finished = QtCore.Signal(str, object)  # job, its result
+    sig_failed = QtCore.Signal(str, str)  # job, a message for a person
+    _report = QtCore.Signal(str, int, str, object)  # job, generation, kind, payload (any thread)
 
     def __init__(self, catalog: Callable[[], Catalog], parent: QtCore.QObject | None = None) -> None:
-        """``catalog`` gives the catalogue as it is when a run starts (a custom device saved
-        since is there)."""
+        """``catalog`` gives the catalogue as it is when a kernel run starts (a custom device
+        saved since is there)."""
         super().__init__(parent)
         self.catalog = catalog
         self._generations = itertools.count(1)
-        self.generation = 0
-        self._thread: threading.Thread | None = None
-        self._token: CancelToken | None = None
+        self._current: dict[str, int] = {}
+        self._threads: dict[str, tuple[threading.Thread, CancelToken]] = {}
+        self.results: dict[str, Any] = {}  # the last result of each job
+        self._report.connect(self._deliver)  # queued: delivered on the GUI thread
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+    def running(self, job: str) -> bool:
+        entry = self._threads.get(job)
+        return entry is not None and entry[0].is_alive()
 
-    def start(self, backend: str, suites: list[str], device: int = 0,
-              compare: str | None = None) -> int:
-        """Start a run (cancelling one in progress); returns its generation."""
-        self.cancel()
-        self.generation = next(self._generations)
-        self._token = CancelToken()
-        self._thread = threading.Thread(
-            target=self._work, name=f"explorer-run-{self.generation}", daemon=True,
-            args=(self.generation, self._token, backend, list(suites), device, compare, self.catalog()))
-        self._thread.start()
-        return self.generation
+    def submit(self, job: str, work: Work, restart: bool = True) -> None:
+        if self.running(job):
+            if not restart:
+                return  # the running one's result will do
+            self.cancel(job)
+        generation = self._current[job] = next(self._generations)
+        token = CancelToken()
 
-    def cancel(self) -> None:
-        if self._token is not None:
-            self._token.cancel()
+        def emit(kind: str, payload: Any) -> None:
+            self._report.emit(job, generation, kind, payload)
+
+        def target() -> None:
+            try:
+                emit("finished", work(token, emit))
+            except JobError as exc:
+                emit("failed", str(exc))
+            except Exception as exc:  # a GPU error mid-run: report it, keep the app
+                log.exception("%s failed", job)
+                emit("failed", f"It stopped with an error: {type(exc).__name__}: {exc}")
+
+        thread = threading.Thread(target=target, name=f"explorer-{job}-{generation}", daemon=True)
+        self._threads[job] = (thread, token)
+        thread.start()
+
+    def _deliver(self, job: str, generation: int, kind: str, payload: Any) -> None:
+        if self._current.get(job) != generation:
+            return  # a replaced run's late report
+        if kind == "finished":
+            self.results[job] = payload
+        {"started": self.sig_started, "progress": self.sig_progress, "finished": self.sig_finished,
+         "failed": self.sig_failed}[kind].emit(job, payload)
+
+    def cancel(self, job: str | None = None) -> None:
+        """Cancel ``job`` (every job when None) between its steps."""
+        for name, (_, token) in self._threads.items():
+            if job is None or name == job:
+                token.cancel()
 
     def shutdown(self, timeout_s: float = 5.0) -> bool:
-        """Cancel and wait for the worker; True if it stopped in time."""
+        """Cancel every job and wait for its thread; True if all stopped in time."""
         self.cancel()
-        thread = self._thread
-        if thread is None:
-            return True
-        thread.join(timeout_s)
-        return not thread.is_alive()
+        for thread, _ in self._threads.values():
+            thread.join(timeout_s)
+        return not any(thread.is_alive() for thread, _ in self._threads.values())
 
-    def _work(self, generation: int, token: CancelToken, backend_name: str, suites: list[str],
-              device: int, compare: str | None, catalog: Catalog) -> None:
-        try:
-            backend = open_backend(backend_name, device)
-        except BackendUnavailable as exc:
-            self.sig_failed.emit(generation, f"The {backend_name} backend cannot run here: {exc}")
-            return
-        try:
-            reference, note = reference_for(backend, catalog, compare)
-            self.sig_started.emit(generation, backend.label + (f" ({note})" if note else ""))
-            results = drive(run(backend, suites, cancel=token, reference=reference),
-                            lambda progress: self.sig_progress.emit(generation, progress))
-        except Exception as exc:  # a GPU error mid-run: report it, keep the app
-            log.exception("kernel run failed")
-            self.sig_failed.emit(generation, f"The run stopped with an error: {type(exc).__name__}: {exc}")
-            return
-        self.sig_finished.emit(generation, results)
+    # -- the app's jobs ----------------------------------------------------------------------
+    def run_kernels(self, backend: str, suites: list[str], device: int = 0,
+                    compare: str | None = None) -> None:
+        """Measure ``suites`` with a backend (cancelling a run in progress)."""
+        catalog = self.catalog()
+
+        def work(token: CancelToken, emit) -> Any:
+            try:
+                opened = open_backend(backend, device)
+            except BackendUnavailable as exc:
+                raise JobError(f"The {backend} backend cannot run here: {exc}") from None
+            reference, note = reference_for(opened, catalog, compare)
+            emit("started", opened.label + (f" ({note})" if note else ""))
+            return drive(run(opened, list(suites), cancel=token, reference=reference),
+                         lambda progress: emit("progress", progress))
+
+        self.submit(KERNELS, work)
+
+    def detect_gpu(self, device: int = 0) -> None:
+        """Look for GPU ``device`` (importing CuPy takes seconds); the result arrives as
+        ``gpu-N`` and stays in ``results``. Asking again while it looks shares the answer."""
+        self.submit(gpu_job(device), lambda token, emit: gpuinfo.detect_gpu(device), restart=False)

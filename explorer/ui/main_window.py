@@ -15,7 +15,7 @@ from explorer.core.session import Session, load_session, load_workload, save_wor
 from explorer.core.units import format_bytes, format_time
 from explorer.core.userfiles import Skipped
 from explorer.paths import user_path
-from explorer.runs import RunController
+from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
@@ -52,7 +52,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.state = state
         self.settings = settings or QtCore.QSettings()
         self.session_path: Path | None = None
-        self.runs = RunController(lambda: state.catalog, self)
+        self.runs = Jobs(lambda: state.catalog, self)
         self.chart = RooflinePlot(state, self)
         self.caption_bar = CaptionBar()
         self.player = ScenePlayer(state, parent=self)
@@ -62,7 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(central)
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.presentation.sig_toggled.connect(self.notice.set_presenting)
-        self.hardware_panel = HardwarePanel(state)
+        self.hardware_panel = HardwarePanel(state, self.runs)
         self.workload_panel = WorkloadPanel(state)
         self.kernel_panel = KernelPanel(state, self.runs)
         self.details_panel = DetailsPanel(state)
@@ -102,7 +102,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
         state.sig_session_changed.connect(self._on_session_changed)
         state.undo_stack.cleanChanged.connect(self._update_title)
-        self.runs.sig_started.connect(lambda _g, label: self.backend_label.setText(f"Kernel lab: {label}"))
+        self.runs.sig_started.connect(lambda _job, label: self.backend_label.setText(f"Kernel lab: {label}"))
         self.resize(1366, 768)
         self._restore_layout()
         self._update_title()
@@ -336,7 +336,7 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- state -----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
         self.summary_label.setText(summary_line(self.state.analysis()))
-        if not self.runs.running:
+        if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
         self._update_title()
         self._autosave.start()

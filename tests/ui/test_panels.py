@@ -1,5 +1,6 @@
 """Panels and state in both directions; sessions, broken files and the kernel lab."""
 
+import threading
 import time
 
 import pytest
@@ -133,8 +134,9 @@ def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot, tmp_path):
         box.setChecked(name == "stream")
     panel.preset.setCurrentText("smoke")
     reports = []
-    window.runs.sig_progress.connect(lambda g, p: reports.append(p))
-    with qtbot.waitSignal(window.runs.sig_finished, timeout=30000) as finished:
+    window.runs.sig_progress.connect(lambda job, p: reports.append(p))
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=30000,
+                          check_params_cb=lambda job, _r: job == "kernels") as finished:
         panel.start()
     results = finished.args[1]
     assert [p.kernel for p in results.points] == ["copy", "scale", "add", "triad"]
@@ -157,7 +159,8 @@ def test_cancel_stops_a_run_within_a_second(window, qtbot):
     panel.preset.setCurrentText("quick")
     with qtbot.waitSignal(window.runs.sig_progress, timeout=10000):
         panel.start()
-    with qtbot.waitSignal(window.runs.sig_finished, timeout=5000) as finished:
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=5000,
+                          check_params_cb=lambda job, _r: job == "kernels") as finished:
         started = time.monotonic()
         panel.cancel_button.click()
     assert time.monotonic() - started < 1.0
@@ -170,17 +173,30 @@ def test_closing_mid_run_stops_the_worker(window, qtbot):
     panel.preset.setCurrentText("quick")
     with qtbot.waitSignal(window.runs.sig_progress, timeout=10000):
         panel.start()
-    assert window.runs.running
+    assert window.runs.running("kernels")
     window.close()
-    assert not window.runs.running  # the conftest check also fails on a leftover thread
+    assert not window.runs.running("kernels")  # the conftest check also fails on a leftover thread
 
 
-def test_a_stale_run_is_ignored(window, qtbot):
-    panel = window.kernel_panel
-    rows_before = panel.table.rowCount()
-    window.runs.generation = 99  # as if a newer run had started
-    panel._on_progress(98, Progress(1, 2, "x", 0.1, point=None))
-    assert panel.progress.maximum() != 2 and panel.table.rowCount() == rows_before
+def test_a_replaced_run_s_reports_never_arrive(window, qtbot):
+    """Starting a job again cancels the running one, whose late reports are dropped."""
+    runs, arrived = window.runs, []
+    runs.sig_progress.connect(lambda job, report: arrived.append(report))
+    release = threading.Event()
+
+    def slow(token, emit):
+        release.wait(5)
+        emit("progress", "old")
+        return "old"
+
+    runs.submit("test", slow)
+    with qtbot.waitSignal(runs.sig_finished, timeout=5000,
+                          check_params_cb=lambda job, result: result == "new"):
+        runs.submit("test", lambda token, emit: (emit("progress", "new"), "new")[1])
+    release.set()
+    assert runs.shutdown() and "old" not in arrived and runs.results["test"] == "new"
+    qtbot.wait(50)  # any queued late report would be delivered by now
+    assert "old" not in arrived
 
 
 def test_an_unavailable_gpu_says_why(window, qtbot):

@@ -3,8 +3,6 @@ and "duplicate and edit" for custom devices (YAML validated like the catalogue).
 
 from __future__ import annotations
 
-import threading
-
 import yaml
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -15,6 +13,7 @@ from explorer.kernels import gpuinfo
 from explorer.kernels.cpuinfo import describe_cpu
 from explorer.kernels.reference import match_device
 from explorer.paths import user_path
+from explorer.runs import Jobs, gpu_job
 from explorer.state import AppState
 from explorer.ui.panels.device_html import device_card
 
@@ -22,11 +21,10 @@ ID_ROLE = QtCore.Qt.ItemDataRole.UserRole
 
 
 class HardwarePanel(QtWidgets.QWidget):
-    sig_gpu_found = QtCore.Signal(object)  # GpuInfo or Unavailable, from the probe thread
-
-    def __init__(self, state: AppState, parent=None) -> None:
+    def __init__(self, state: AppState, runs: Jobs | None = None, parent=None) -> None:
+        """``runs``: where the local GPU is looked for (none: the card says "looking")."""
         super().__init__(parent)
-        self.state = state
+        self.state, self.runs = state, runs
         self.search = QtWidgets.QLineEdit(placeholderText="Search devices (name, vendor, id)")
         self.search.setClearButtonEnabled(True)
         self.search.setToolTip("Filter the list; Ctrl+F jumps here")
@@ -61,7 +59,8 @@ class HardwarePanel(QtWidgets.QWidget):
         self.duplicate_button.clicked.connect(self._on_duplicate_clicked)
         state.sig_hardware_changed.connect(self._sync_checks)
         state.sig_catalog_changed.connect(self._rebuild)
-        self.sig_gpu_found.connect(self._on_gpu_found)
+        if runs is not None:
+            runs.sig_finished.connect(self._on_job_finished)
         self.tree.setCurrentItem(self._items[state.session.primary])  # its card, from the start
         self._sync_checks()
 
@@ -109,9 +108,12 @@ class HardwarePanel(QtWidgets.QWidget):
 
     def probe_gpu(self) -> None:
         """Look for a GPU off the GUI thread (importing CuPy takes seconds)."""
-        thread = threading.Thread(target=lambda: self.sig_gpu_found.emit(gpuinfo.detect_gpu(0)),
-                                  name="explorer-gpu-probe", daemon=True)
-        thread.start()
+        if self.runs is not None:
+            self.runs.detect_gpu(0)
+
+    def _on_job_finished(self, job: str, result) -> None:
+        if job == gpu_job(0):
+            self._on_gpu_found(result)
 
     def _on_gpu_found(self, info) -> None:
         self._gpu = info

@@ -4,7 +4,6 @@ and cancel, watch points arrive on the chart, keep or load results files."""
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -16,16 +15,14 @@ from explorer.kernels.cases import PRESETS
 from explorer.kernels.results import Point
 from explorer.kernels.suites import SUITES
 from explorer.paths import user_path
-from explorer.runs import RunController
+from explorer.runs import KERNELS, Jobs, gpu_job
 from explorer.state import AppState
 
 RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
 
 
 class KernelPanel(QtWidgets.QWidget):
-    sig_gpu_checked = QtCore.Signal(object)
-
-    def __init__(self, state: AppState, runs: RunController, parent=None) -> None:
+    def __init__(self, state: AppState, runs: Jobs, parent=None) -> None:
         super().__init__(parent)
         self.state, self.runs = state, runs
         self.backend = QtWidgets.QComboBox()
@@ -94,13 +91,12 @@ class KernelPanel(QtWidgets.QWidget):
         layout.addWidget(self.files)
         self._live: list[Point] = []
         self.run_button.clicked.connect(self.start)
-        self.cancel_button.clicked.connect(self.runs.cancel)
+        self.cancel_button.clicked.connect(lambda: self.runs.cancel(KERNELS))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
         self.load_button.clicked.connect(self._on_load_clicked)
         self.save_button.clicked.connect(self._on_save_clicked)
         self.files.installEventFilter(self)
-        self.sig_gpu_checked.connect(self._on_gpu_checked)
         runs.sig_started.connect(self._on_started)
         runs.sig_progress.connect(self._on_progress)
         runs.sig_finished.connect(self._on_finished)
@@ -113,15 +109,17 @@ class KernelPanel(QtWidgets.QWidget):
     def _on_backend_changed(self) -> None:
         if self.backend.currentData() == "numpy":
             self.availability.setText("NumPy runs on this machine's CPU.")
-            self.run_button.setEnabled(not self.runs.running)
+            self.run_button.setEnabled(not self.runs.running(KERNELS))
             self.device.setEnabled(False)
             return
         self.device.setEnabled(True)
+        job = gpu_job(self.device.value())
+        if job in self.runs.results:
+            self._on_gpu_checked(self.runs.results[job])
+            return
         self.availability.setText("Looking for a GPU…")
         self.run_button.setEnabled(False)
-        device = self.device.value()
-        threading.Thread(target=lambda: self.sig_gpu_checked.emit(gpuinfo.detect_gpu(device)),
-                         name="explorer-gpu-check", daemon=True).start()
+        self.runs.detect_gpu(self.device.value())
 
     def _on_gpu_checked(self, info) -> None:
         if self.backend.currentData() != "cupy":
@@ -131,7 +129,7 @@ class KernelPanel(QtWidgets.QWidget):
             self.run_button.setEnabled(False)
         else:
             self.availability.setText(f"{info.name}, CUDA {info.runtime_version}, CuPy {info.cupy_version}")
-            self.run_button.setEnabled(not self.runs.running)
+            self.run_button.setEnabled(not self.runs.running(KERNELS))
 
     # -- running ---------------------------------------------------------------------------------
     def chosen_suites(self) -> list[str]:
@@ -149,19 +147,16 @@ class KernelPanel(QtWidgets.QWidget):
         self.eta.setText("Starting…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.runs.start(self.backend.currentData(), [*suites, self.preset.currentText()],
-                        self.device.value())
+        self.runs.run_kernels(self.backend.currentData(), [*suites, self.preset.currentText()],
+                              self.device.value())
 
-    def _current(self, generation: int) -> bool:
-        return generation == self.runs.generation
-
-    def _on_started(self, generation: int, label: str) -> None:
-        if self._current(generation):
+    def _on_started(self, job: str, label: str) -> None:
+        if job == KERNELS:
             self.state.sig_message.emit(f"Measuring with {label}")
 
-    def _on_progress(self, generation: int, progress) -> None:
-        if not self._current(generation):
-            return  # a cancelled run's late report
+    def _on_progress(self, job: str, progress) -> None:
+        if job != KERNELS:
+            return
         self.progress.setRange(0, progress.total)
         self.progress.setValue(progress.done)
         eta = f", about {format_time(progress.eta_s)} left" if progress.eta_s is not None else ""
@@ -190,8 +185,10 @@ class KernelPanel(QtWidgets.QWidget):
         self.cancel_button.setEnabled(False)
         self.progress.setRange(0, max(1, self.progress.maximum()))
 
-    def _on_finished(self, generation: int, results) -> None:
-        if not self._current(generation):
+    def _on_finished(self, job: str, results) -> None:
+        if job == gpu_job(self.device.value()):
+            self._on_gpu_checked(results)
+        if job != KERNELS:
             return
         self._finish_ui()
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -204,8 +201,8 @@ class KernelPanel(QtWidgets.QWidget):
         for note in results.notes:
             self.state.sig_message.emit(note)
 
-    def _on_failed(self, generation: int, message: str) -> None:
-        if not self._current(generation):
+    def _on_failed(self, job: str, message: str) -> None:
+        if job != KERNELS:
             return
         self._finish_ui()
         self.eta.setText(message)
