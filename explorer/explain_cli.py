@@ -26,7 +26,7 @@ from explorer.cli_common import (
     warn_skipped,
     workload_params,
 )
-from explorer.core.claims import Explanation
+from explorer.core.sentences import Explanation
 from explorer.core.units import format_bytes, format_si, format_time, rate_unit
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 2, 2

@@ -8,27 +8,22 @@ is produced together with the claims it makes: "2.0× faster", "compute-bound fr
 - checks itself against an independent recomputation (``check``): the analysis of the
   state it is about, run again at the batches it names, or the catalogue.
 
-``verify(text, claims)`` checks a sentence: every claim holds, its words appear in the
-text, and every direction word in the text ("faster", "memory-bound", "fits", "from batch")
-is backed by a claim of that kind. Tests walk every scene step, design-lab stage and a grid
-of states through it; ``roofline-explorer scenes check`` does the same for a lecturer's
-scene file.
+``sentences.verify(text, claims)`` checks a sentence against its claims.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from explorer.core.analysis import Analysis, analyze, max_batch_that_fits
+from explorer.core.analysis import Analysis, analyze
 from explorer.core.hardware import Hardware
 from explorer.core.models import ModelSpec
 from explorer.core.roofline import Ceilings
 from explorer.core.units import format_time
-from explorer.core.workload import MAX_BATCH, WorkloadParams
+from explorer.core.workload import WorkloadParams
 
 SAME = 0.01  # within 1 %, a time "does not move"
 EXACT = 1e-9
@@ -175,70 +170,6 @@ def faster(before: State, after: State) -> Faster:
 
 
 @dataclass(frozen=True)
-class Crossing(Claim):
-    """The first batch (that fits) at which the step or an op is compute-bound; None: none."""
-
-    state: State
-    batch: int | None
-    op: str | None = None
-    kind = "crossing"
-
-    @property
-    def phrase(self) -> str:
-        return f"{self.batch:,}" if self.batch else "memory-bound"
-
-    def check(self) -> str | None:
-        what = self.op or "the step"
-        if self.batch is None:
-            top = MaxBatch.largest(self.state)
-            if top >= 1 and is_compute_bound(self.state.at(batch=top), self.op):
-                return f"{what} is compute-bound at batch {top:,}, the largest that fits"
-            return None
-        if not is_compute_bound(self.state.at(batch=self.batch), self.op):
-            return f"{what} is still memory-bound at batch {self.batch:,}"
-        if self.batch > 1 and is_compute_bound(self.state.at(batch=self.batch - 1), self.op):
-            return f"{what} is already compute-bound at batch {self.batch - 1:,}"
-        if not self.state.at(batch=self.batch).analysis().totals.fits_in_memory:
-            return f"batch {self.batch:,} does not fit in memory"
-        return None
-
-    def numbers(self):
-        return {"crossing_batch": self.batch, "op": self.op}
-
-
-@dataclass(frozen=True)
-class MaxBatch(Claim):
-    """The largest batch whose weights, KV cache and activations fit (0: none)."""
-
-    state: State
-    batch: int
-    kind = "max_batch"
-
-    @staticmethod
-    def largest(state: State) -> int:
-        return max_batch_that_fits(state.model, state.params, state.hardware)
-
-    @property
-    def phrase(self) -> str:
-        return f"{self.batch:,}" if self.batch else "do not fit"
-
-    def check(self) -> str | None:
-        def fits(batch: int) -> bool:
-            return self.state.at(batch=batch).analysis().totals.fits_in_memory
-
-        if self.batch == 0:
-            return "batch 1 fits" if fits(1) else None
-        if not fits(self.batch):
-            return f"batch {self.batch:,} does not fit"
-        if self.batch < MAX_BATCH and fits(self.batch + 1):
-            return f"batch {self.batch + 1:,} fits too"
-        return None
-
-    def numbers(self):
-        return {"max_batch": self.batch}
-
-
-@dataclass(frozen=True)
 class Fits(Claim):
     state: State
     fits: bool
@@ -355,37 +286,6 @@ class OpsBound(Claim):
 
 
 @dataclass(frozen=True)
-class LevelsOff(Claim):
-    """Throughput levels off: ``batch`` is the smallest batch that reaches ``share`` of the
-    throughput at batch ``top``."""
-
-    state: State
-    batch: int
-    top: int
-    share: float = 0.95
-    kind = "levels_off"
-
-    @property
-    def phrase(self) -> str:
-        return f"{self.batch:,}"
-
-    def check(self) -> str | None:
-        def rate(batch: int) -> float:
-            return self.state.at(batch=batch).analysis().totals.tokens_per_s
-
-        target = self.share * rate(self.top)
-        if rate(self.batch) < target:
-            return (f"batch {self.batch:,} reaches less than {self.share:.0%} of the throughput "
-                    f"at {self.top:,}")
-        if self.batch > 1 and rate(self.batch - 1) >= target:
-            return f"batch {self.batch - 1:,} already reaches {self.share:.0%} of it"
-        return None
-
-    def numbers(self):
-        return {"levels_off_batch": self.batch, "share": self.share}
-
-
-@dataclass(frozen=True)
 class Ridge(Claim):
     """A ridge point as the chart draws it: compute roof ``label`` over main memory."""
 
@@ -436,61 +336,3 @@ class Quantity(Claim):
 
     def numbers(self):
         return {"name": self.name, "value": self.value}
-
-
-# -- a sentence and its claims ----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Explanation:
-    """A titled paragraph, the claims it makes, and any further numbers behind it."""
-
-    title: str
-    text: str
-    claims: tuple[Claim, ...] = ()
-    numbers: dict[str, float] = field(default_factory=dict)  # named, for tests and JSON
-    declared: tuple[Claim, ...] = ()  # checked, but stated in the author's own words
-
-    def problems(self) -> list[str]:
-        return verify(self.text, self.claims, self.declared)
-
-    def to_dict(self) -> dict:
-        return {"title": self.title, "text": self.text,
-                "claims": [c.to_dict() for c in self.claims + self.declared], "numbers": self.numbers}
-
-
-# Direction words and the kinds of claim that must back them.
-DIRECTIONS: tuple[tuple[re.Pattern, tuple[str, ...], str], ...] = (
-    (re.compile(r"\b(faster|slower|quicker|speed-?ups?|speeds? up|twice as|as fast|does not move)\b", re.I),
-     ("faster",), "a speed comparison"),
-    (re.compile(r"\b(memory|compute)-bound\b", re.I), ("bound", "crossing"), "a bound"),
-    (re.compile(r"\b(fits?|fit in|does not fit|do not fit)\b", re.I), ("fits", "max_batch", "crossing"),
-     "a memory fit"),
-    (re.compile(r"\bfrom (a )?batch\b|\bat a batch of\b", re.I), ("crossing",), "a batch crossing"),
-)
-
-
-def unbacked(text: str, claims: Iterable[Claim]) -> list[str]:
-    """Direction words in ``text`` that no claim of the matching kind backs."""
-    kinds = {c.kind for c in claims}
-    out = []
-    for pattern, needed, what in DIRECTIONS:
-        match = pattern.search(text)
-        if match and not kinds.intersection(needed):
-            out.append(f"'{match.group(0)}' states {what} that no claim backs")
-    return out
-
-
-def verify(text: str, claims: Iterable[Claim], declared: Iterable[Claim] = ()) -> list[str]:
-    """Everything wrong with a sentence: failing claims, claimed words missing from the
-    text, direction words no claim backs. ``declared`` claims (a scene's ``check``) back
-    the prose without words of their own. Empty when the sentence holds."""
-    claims, declared = list(claims), list(declared)
-    problems = []
-    for claim in claims + declared:
-        failure = claim.check()
-        if failure:
-            problems.append(f"{claim.kind}: {failure}")
-    for claim in claims:
-        if claim.phrase and claim.phrase not in text:
-            problems.append(f"{claim.kind}: the text does not say '{claim.phrase}'")
-    return problems + unbacked(text, claims + declared)

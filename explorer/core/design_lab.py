@@ -23,11 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from explorer.core.analysis import Analysis
+from explorer.core.batch_claims import Crossing
 from explorer.core.batching import crossing_batch
 from explorer.core.claims import (
     Bound,
-    Crossing,
-    Explanation,
     Fits,
     Quantity,
     State,
@@ -39,6 +38,7 @@ from explorer.core.claims import (
 from explorer.core.hardware import ComputePeak, Hardware, evaluate_formula, vector_lanes
 from explorer.core.littles_law import bytes_in_flight_needed, latency_of
 from explorer.core.models import ModelSpec
+from explorer.core.sentences import Explanation
 from explorer.core.session import Session, WhatIf
 from explorer.core.units import format_bytes, format_number, format_si, format_time
 from explorer.core.workload import WorkloadParams

@@ -11,14 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from explorer.core.analysis import Analysis, memory_budget
+from explorer.core.batch_claims import Crossing, LevelsOff, MaxBatch
 from explorer.core.batching import crossing_batch, levels_off_batch
 from explorer.core.claims import (
     Bound,
-    Crossing,
-    Explanation,
     Fits,
-    LevelsOff,
-    MaxBatch,
     Quantity,
     Ridge,
     State,
@@ -28,6 +25,7 @@ from explorer.core.claims import (
     times,
 )
 from explorer.core.hardware import Hardware
+from explorer.core.sentences import Explanation
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.workload import WorkloadError, WorkloadParams
 

@@ -31,13 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.core.batch_claims import Crossing, MaxBatch
 from explorer.core.batching import crossing_batch
 from explorer.core.claims import (
     Bound,
     Claim,
-    Crossing,
     Fits,
-    MaxBatch,
     Quantity,
     Ridge,
     State,

@@ -36,11 +36,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from explorer.core.claims import Bound, Claim, Direction, Explanation, Fits, OpsBound, State
+from explorer.core.claims import (
+    Bound,
+    Claim,
+    Direction,
+    Fits,
+    OpsBound,
+    State,
+)
 from explorer.core.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware import Hardware
 from explorer.core.placeholders import Context, fill_with_claims
 from explorer.core.registry import Registry
+from explorer.core.sentences import Explanation
 from explorer.core.session import (
     MAX_DEVICES,
     Session,

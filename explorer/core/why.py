@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from explorer.core.claims import Explanation
 from explorer.core.datafile import DataFileError, Fields, read_entries
 from explorer.core.placeholders import Context, fill, fill_with_claims
+from explorer.core.sentences import Explanation
 from explorer.paths import resource_path
 
 __all__ = ["Topic", "explain_topic", "fill", "load_topics", "render"]

@@ -376,16 +376,17 @@ class MainWindow(QtWidgets.QMainWindow):
     def save_session(self) -> bool:
         if self.session_path is None:
             return self.save_session_as()
-        return self._save_to(self.session_path)
+        return self.save_session_to(self.session_path)
 
     def save_session_as(self) -> bool:
         start = str(self.session_path or Path.home() / "session.yaml")
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
         if not path:
             return False
-        return self._save_to(Path(path))
+        return self.save_session_to(Path(path))
 
-    def _save_to(self, path: Path) -> bool:
+    def save_session_to(self, path: Path) -> bool:
+        """Save the session to ``path`` and make it the window's file (False on a write error)."""
         try:
             self.state.session.save(path)
         except OSError as exc:

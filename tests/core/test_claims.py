@@ -6,24 +6,20 @@ import itertools
 import pytest
 
 from explorer.core.analysis import analyze, max_batch_that_fits
+from explorer.core.batch_claims import Crossing, LevelsOff, MaxBatch
 from explorer.core.claims import (
     Bound,
-    Crossing,
-    Explanation,
     Faster,
     Fits,
-    LevelsOff,
-    MaxBatch,
     OpsBound,
     Quantity,
     Ridge,
     State,
     faster,
     throughput,
-    unbacked,
-    verify,
 )
 from explorer.core.explain import explain_state
+from explorer.core.sentences import Explanation, unbacked, verify
 from explorer.core.workload import WorkloadParams
 
 

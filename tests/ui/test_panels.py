@@ -69,24 +69,24 @@ def test_table_and_chart_selection_follow_each_other(window):
 
 def test_hardware_panel_overlays_devices(window):
     panel, state = window.hardware_panel, window.state
-    panel._items["xeon-platinum-8480"].setCheckState(0, QtCore.Qt.CheckState.Checked)
+    panel.item("xeon-platinum-8480").setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert state.session.hardware == ("h100-sxm", "xeon-platinum-8480")
     labels = [label.toPlainText() for label in window.chart.roofs.labels.values()]
     assert any(text.startswith("xeon-platinum-8480: fp32 vector") for text in labels)
     for ident in ("l4", "t4", "b200"):
-        panel._items[ident].setCheckState(0, QtCore.Qt.CheckState.Checked)
+        panel.item(ident).setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert len(state.session.hardware) == 4  # the fifth was refused ...
-    assert panel._items["b200"].checkState(0) == QtCore.Qt.CheckState.Unchecked  # ... and unticked
+    assert panel.item("b200").checkState(0) == QtCore.Qt.CheckState.Unchecked  # ... and unticked
     state.set_devices(["t4"])
-    assert panel._items["h100-sxm"].checkState(0) == QtCore.Qt.CheckState.Unchecked
-    panel.tree.setCurrentItem(panel._items["t4"])
+    assert panel.item("h100-sxm").checkState(0) == QtCore.Qt.CheckState.Unchecked
+    panel.tree.setCurrentItem(panel.item("t4"))
     assert "320 GB/s" in panel.card.toPlainText() and "derived" in panel.card.toPlainText()
 
 
 def test_search_filters_devices(window):
     panel = window.hardware_panel
     panel.search.setText("epyc")
-    visible = [i for i, item in panel._items.items() if not item.isHidden()]
+    visible = [i for i in window.state.catalog if not panel.item(i).isHidden()]
     assert visible == ["epyc-9654"]
 
 
@@ -95,7 +95,7 @@ def test_sessions_round_trip_through_the_window(window, tmp_path):
     state.set_devices(["h200-sxm", "l4"])
     state.set_params(batch=12)
     path = tmp_path / "lecture.yaml"
-    assert window._save_to(path)
+    assert window.save_session_to(path)
     assert state.undo_stack.isClean() and "lecture.yaml" in window.windowTitle()
     window.new_session()
     assert state.session == Session()
@@ -230,7 +230,7 @@ def test_workload_files_round_trip_and_broken_ones_are_refused(window, tmp_path,
 
 
 def test_roof_precision_menu(window):
-    window._fill_roofs_menu()
+    window.roofs_menu.aboutToShow.emit()  # what opening the menu does
     actions = {a.text(): a for a in window.roofs_menu.actions()}
     assert actions["Automatic: the workload's precision and fp32"].isChecked()
     actions["fp8"].setChecked(True)

@@ -106,6 +106,10 @@ class HardwarePanel(QtWidgets.QWidget):
         self._filter(self.search.text())
         self._sync_checks()
 
+    def item(self, ident: str) -> QtWidgets.QTreeWidgetItem:
+        """The list entry of catalogue device ``ident`` (tick it to overlay the device)."""
+        return self._items[ident]
+
     def probe_gpu(self) -> None:
         """Look for a GPU off the GUI thread (importing CuPy takes seconds)."""
         if self.runs is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,37 +32,14 @@ from explorer.core.models import ModelCatalog, ModelSpec
 from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf, load_session
 from explorer.core.userfiles import Skipped
 from explorer.core.workload import WorkloadError, WorkloadParams
+from explorer.document.history import History, Step
+from explorer.document.selection import OpRef, RoofRef, Selection
 from explorer.kernels.results import Point, Results, load_results
+
+__all__ = ["TOPICS", "Document", "OpRef", "RoofRef", "Selection"]
 
 TOPICS = ("hardware", "workload", "precisions", "results", "selection", "live", "catalog",
           "session", "message", "history")
-
-
-@dataclass(frozen=True)
-class OpRef:
-    """A selected op of the workload, by name (``down_proj``)."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class RoofRef:
-    """A selected roof: a shown device's compute roof (by label, ``bf16 matrix``) or its
-    bandwidth roof (by memory level, ``HBM3``)."""
-
-    device: str
-    kind: str  # "compute" or "bandwidth"
-    label: str
-
-
-Selection = OpRef | RoofRef | None
-
-
-@dataclass(frozen=True)
-class _Step:
-    before: Session
-    after: Session
-    text: str
 
 
 @lru_cache(maxsize=128)
@@ -73,33 +50,6 @@ def _analysis(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> A
 @lru_cache(maxsize=64)
 def _sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> BatchSweep:
     return batch_sweep(model, params, hardware)
-
-
-class History:
-    """Session snapshots: undo applies a step's ``before``, redo its ``after``."""
-
-    def __init__(self) -> None:
-        self.steps: list[_Step] = []
-        self.index = 0  # steps applied
-        self.clean: int | None = 0  # the index at which the document matches its file
-
-    def push(self, step: _Step) -> None:
-        del self.steps[self.index:]
-        if self.clean is not None and self.clean > self.index:
-            self.clean = None  # the saved state was undone and is now out of reach
-        self.steps.append(step)
-        self.index += 1
-
-    def clear(self) -> None:
-        self.steps, self.index, self.clean = [], 0, 0
-
-    @property
-    def undo_text(self) -> str:
-        return self.steps[self.index - 1].text if self.index else ""
-
-    @property
-    def redo_text(self) -> str:
-        return self.steps[self.index].text if self.index < len(self.steps) else ""
 
 
 class Document:
@@ -213,7 +163,7 @@ class Document:
         if self._gesture is not None:
             self._apply(after)  # one history step at the end of the gesture
         else:
-            self.history.push(_Step(self._session, after, text))
+            self.history.push(Step(self._session, after, text))
             self._apply(after)
             self._emit("history")
         self._emit("message", text)
@@ -420,7 +370,7 @@ class Document:
         before, text = self._gesture
         self._gesture = None
         if self._session != before:
-            self.history.push(_Step(before, self._session, text))
+            self.history.push(Step(before, self._session, text))
             self._emit("message", text)
         self._emit("history")
 
