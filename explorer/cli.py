@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import __version__, bench_cli, explain_cli, export_cli
+from explorer import __version__, bench_cli, defaults, explain_cli, export_cli
 from explorer.cli_common import add_workload_arguments, open_catalog, workload_params
 from explorer.core import report, roofline
 from explorer.core.analysis import Analysis, analyze
@@ -26,8 +26,7 @@ from explorer.core.workload import WorkloadError
 from explorer.texttable import format_table
 
 COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export")
-DEFAULT_HARDWARE = "h100-sxm"
-DEFAULT_MODEL = "llama-3-8b"
+DEFAULT_HARDWARE, DEFAULT_MODEL = defaults.DEVICE, defaults.MODEL
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 

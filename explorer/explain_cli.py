@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from explorer import defaults
 from explorer.cli_common import (
     add_workload_arguments,
     count_type,
@@ -67,10 +68,10 @@ def add_parsers(sub) -> None:
     lab = sub.add_parser("lab", help="the design lab's stages, from a CPU to a GPU",
                          description="Print the stages of the design lab (From CPU to GPU): each "
                                      "stage's device, the decode step's time and the stage's text.")
-    lab.add_argument("--from", dest="cpu", default="xeon-platinum-8480", metavar="CPU_ID")
-    lab.add_argument("--to", dest="gpu", default="a100-80gb-sxm", metavar="GPU_ID",
+    lab.add_argument("--from", dest="cpu", default=defaults.LAB_CPU, metavar="CPU_ID")
+    lab.add_argument("--to", dest="gpu", default=defaults.LAB_GPU, metavar="GPU_ID",
                      help="a GPU with a measured memory latency (Little's law needs it)")
-    lab.add_argument("--model", default="llama-3-8b", metavar="ID")
+    lab.add_argument("--model", default=defaults.MODEL, metavar="ID")
     lab.add_argument("--context", type=count_type(1 << 22), default=1024)
     lab.add_argument("--batch", type=count_type(1 << 20), default=64, help="the batching stage's batch")
     lab.add_argument("--in-flight", default="16 KiB", metavar="SIZE",

@@ -9,10 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from explorer import defaults
 from explorer.cli_common import count_type, open_catalog, warn_skipped
 
 FORMATS = ("png", "svg", "pdf")
-THEMES = ("light", "dark", "contrast")
+THEMES = tuple(defaults.THEMES)
 
 
 def add_parser(sub) -> None:
@@ -33,9 +34,10 @@ def add_parser(sub) -> None:
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
     export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
     size = export.add_mutually_exclusive_group()
-    size.add_argument("--width", type=count_type(16384), default=3840, metavar="PX",
-                      help="PNG width in pixels (default 3840)")
-    size.add_argument("--dpi", type=count_type(1200), metavar="DPI",
+    size.add_argument("--width", type=count_type(defaults.EXPORT_WIDTH_RANGE[1]),
+                      default=defaults.EXPORT_WIDTH_PX, metavar="PX",
+                      help=f"PNG width in pixels (default {defaults.EXPORT_WIDTH_PX})")
+    size.add_argument("--dpi", type=count_type(defaults.EXPORT_DPI_MAX), metavar="DPI",
                       help="PNG as wide as a full slide (13.33 in for 16:9, 10 in for 4:3) at this DPI")
     export.add_argument("--aspect", choices=("16:9", "4:3"), default="16:9")
     export.add_argument("--transparent", action="store_true", help="PNG with a transparent background")
@@ -74,7 +76,7 @@ def _jobs(args, catalog, models, err):
         return [(load_session(args.session, catalog, models), Path(args.out), args.title,
                  args.subtitle)]
     if not (args.scene or args.all_scenes):
-        hardware, model = args.hardware or "h100-sxm", args.model or "llama-3-8b"
+        hardware, model = args.hardware or defaults.DEVICE, args.model or defaults.MODEL
         catalog[hardware]
         models[model]
         return [(Session(hardware=(hardware,), model=model), Path(args.out), args.title, args.subtitle)]

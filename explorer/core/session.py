@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from explorer import defaults
 from explorer.core.custom import CustomSpec, Layer, read_layers
 from explorer.core.datafile import Fields, check_schema, load_yaml
 from explorer.core.hardware import Hardware
@@ -124,8 +125,8 @@ class WhatIf:
 
 @dataclass(frozen=True)
 class Session:
-    hardware: tuple[str, ...] = ("h100-sxm",)
-    model: str = "llama-3-8b"
+    hardware: tuple[str, ...] = (defaults.DEVICE,)
+    model: str = defaults.MODEL
     params: WorkloadParams = field(default_factory=WorkloadParams)
     what_ifs: tuple[tuple[str, WhatIf], ...] = ()
     precisions: tuple[str, ...] = ()  # roofs drawn; empty: the workload's precision and fp32

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from explorer import defaults
 from explorer.core.catalog import Catalog
 from explorer.core.datafile import DataFileError
 from explorer.core.design_lab import BATCHING, OVERLAP, STAGES, Lab
@@ -22,7 +23,7 @@ from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.littles_law_plot import LittlesLawPlot
 from explorer.ui.presentation import Presentation
 
-DEFAULT_CPU, DEFAULT_GPU, DEFAULT_MODEL = "xeon-platinum-8480", "a100-80gb-sxm", "llama-3-8b"
+DEFAULT_CPU, DEFAULT_GPU, DEFAULT_MODEL = defaults.LAB_CPU, defaults.LAB_GPU, defaults.MODEL
 QUARTER_OCTAVES_FROM_1KIB = 48  # the in-flight slider: 1 KiB … 4 MiB in steps of 2^(1/4)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
+from explorer import defaults
 from explorer.state import AppState
 from explorer.ui.chart.export import ASPECTS, THEMES, ExportOptions, export_chart, format_of, render_image
 from explorer.ui.chart.roofline_plot import RooflinePlot
@@ -27,9 +28,11 @@ class ExportDialog(QtWidgets.QDialog):
         self.path = QtWidgets.QLineEdit(str(start))
         browse = QtWidgets.QPushButton("Browse…")
         browse.clicked.connect(self._browse)
-        self.width = QtWidgets.QSpinBox(minimum=200, maximum=16384, value=3840, suffix=" px")
+        self.width = QtWidgets.QSpinBox(minimum=defaults.EXPORT_WIDTH_RANGE[0],
+                                        maximum=defaults.EXPORT_WIDTH_RANGE[1],
+                                        value=defaults.EXPORT_WIDTH_PX, suffix=" px")
         self.width.setToolTip("PNG width; SVG and PDF are vector and need none")
-        self.dpi = QtWidgets.QSpinBox(minimum=0, maximum=1200, value=0, suffix=" dpi")
+        self.dpi = QtWidgets.QSpinBox(minimum=0, maximum=defaults.EXPORT_DPI_MAX, value=0, suffix=" dpi")
         self.dpi.setSpecialValueText("use the width")
         self.dpi.setToolTip("PNG as wide as a full slide (13.33 in at 16:9, 10 in at 4:3) at this "
                             "resolution, instead of a width in pixels")

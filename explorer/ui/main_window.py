@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer import __version__
+from explorer import __version__, defaults
 from explorer.core.analysis import Analysis
 from explorer.core.datafile import DataFileError
 from explorer.core.report import step_words
@@ -196,8 +196,7 @@ class MainWindow(QtWidgets.QMainWindow):
         view.addSeparator()
         self.theme_menu = view.addMenu("&Theme")
         self.theme_group = QtGui.QActionGroup(self)
-        themes = (("light", "&Light"), ("dark", "&Dark"), ("contrast", "High &contrast (projectors)"))
-        for name, text in themes:
+        for name, text in defaults.THEMES.items():
             action = self.theme_menu.addAction(text, lambda name=name: self.set_theme(name))
             action.setCheckable(True)
             action.setData(name)
@@ -325,8 +324,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def set_theme(self, name: str) -> None:
         """The chart's colours: light, dark or high contrast (remembered between runs)."""
-        if name not in ("light", "dark", "contrast"):
-            name = "light"
+        if name not in defaults.THEMES:
+            name = defaults.THEME
         self.chart.set_theme(name)
         self.caption_bar.set_theme(self.chart.theme)
         for action in self.theme_group.actions():

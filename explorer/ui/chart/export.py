@@ -15,18 +15,20 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
+from explorer import defaults
+
 FORMATS = ("png", "svg", "pdf")
 ASPECTS = {"16:9": (16, 9), "4:3": (4, 3)}
 # Width of a full slide in inches (PowerPoint's and LibreOffice's defaults): with a DPI,
 # a PNG is as wide as the slide at that resolution and says so in its metadata.
 SLIDE_INCHES = {"16:9": 13.333, "4:3": 10.0}
-THEMES = ("light", "dark", "contrast")
+THEMES = tuple(defaults.THEMES)
 LOGICAL_WIDTH = 1600  # layout width: fonts and lines are sized for this, then scaled
 
 
 @dataclass(frozen=True)
 class ExportOptions:
-    width_px: int = 3840  # PNG only
+    width_px: int = defaults.EXPORT_WIDTH_PX  # PNG only
     aspect: str = "16:9"
     transparent: bool = False  # PNG only
     title: str | None = None  # None: the chart's own title
@@ -41,10 +43,11 @@ class ExportOptions:
             raise ValueError(f"aspect must be one of {', '.join(ASPECTS)}, got {self.aspect!r}")
         if self.theme not in THEMES:
             raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {self.theme!r}")
-        if self.dpi is not None and not 20 <= self.dpi <= 1200:
-            raise ValueError(f"DPI must be between 20 and 1200, got {self.dpi}")
-        if not 200 <= self.png_width <= 16384:
-            raise ValueError(f"width must be between 200 and 16384 pixels, got {self.png_width}")
+        if self.dpi is not None and not 20 <= self.dpi <= defaults.EXPORT_DPI_MAX:
+            raise ValueError(f"DPI must be between 20 and {defaults.EXPORT_DPI_MAX}, got {self.dpi}")
+        low, high = defaults.EXPORT_WIDTH_RANGE
+        if not low <= self.png_width <= high:
+            raise ValueError(f"width must be between {low} and {high} pixels, got {self.png_width}")
 
     @property
     def png_width(self) -> int:
