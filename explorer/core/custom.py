@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from explorer.core import blocks
 from explorer.core import ops as op
 from explorer.core.datafile import Fields
 
@@ -160,9 +161,8 @@ def read_layers(fields: Fields, name: str = "layers") -> tuple[Layer, ...]:
 
 def custom_ops(spec: CustomSpec, p, batch) -> list[op.Op]:
     """The ops of one step through the stack (``p``: WorkloadParams)."""
-    ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
-    t, kv_len = p.query_tokens, p.kv_tokens
-    n = batch * t
+    ab, wb = p.act_bytes, p.weight_bytes
+    n = batch * p.query_tokens
     out: list[op.Op] = []
     start = 0
     for index, layer in enumerate(spec.layers):
@@ -176,37 +176,13 @@ def custom_ops(spec: CustomSpec, p, batch) -> list[op.Op]:
         if layer.kind == "linear":
             add(g("role"), g("role"), op.MATRIX, op.linear(n, g("d_in"), g("d_out"), ab, wb, g("bias")),
                 f"{g('d_in')} → {g('d_out')}")
-        elif layer.kind == "attention":
-            d, heads, kv_heads = g("d_model"), g("heads"), g("kv_heads")
-            head, kv_dim = d // heads, kv_heads * (d // heads)
-            add("q_proj", "q_proj", op.MATRIX, op.linear(n, d, d, ab, wb), f"{d} → {d}")
-            for name in ("k_proj", "v_proj"):  # written to the cache at its precision
-                add(name, name, op.MATRIX, op.linear(n, d, kv_dim, ab, wb, out_bytes=kb), f"{d} → {kv_dim}")
-            shape = (batch, heads, t, kv_len)
-            naive = p.attention == "naive"
-            score = op.attention_scores(*shape, head, kv_heads, ab, kb, materialise=naive)
-            value = op.attention_values(*shape, head, kv_heads, ab, kb, materialise=naive)
-            if naive:
-                add("attn_score", "attn_score", op.MATRIX, score)
-                add("attn_softmax", "attn_softmax", op.VECTOR, op.attention_softmax(*shape, ab))
-            else:
-                softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
-                add("attn_score", "attn_score", op.MATRIX, score._replace(flops=score.flops + softmax),
-                    "softmax on chip", vector_flops=softmax)
-            add("attn_value", "attn_value", op.MATRIX, value)
-            add("o_proj", "o_proj", op.MATRIX, op.linear(n, d, d, ab, wb), f"{d} → {d}")
-        elif layer.kind == "mlp":
-            d, width = g("d_model"), g("width")
-            act = op.ACTIVATION_FLOPS_PER_ELEMENT[g("activation")]
-            if g("gated"):
-                add("gate_proj", "gate_proj", op.MATRIX, op.linear(n, d, width, ab, wb))
-                add("up_proj", "up_proj", op.MATRIX, op.linear(n, d, width, ab, wb))
-                add("activation", "activation", op.VECTOR, op.elementwise(n * width, act + 1, 2, ab))
-                add("down_proj", "down_proj", op.MATRIX, op.linear(n, width, d, ab, wb))
-            else:
-                add("fc1", "fc1", op.MATRIX, op.linear(n, d, width, ab, wb))
-                add("activation", "activation", op.VECTOR, op.elementwise(n * width, act, 1, ab))
-                add("fc2", "fc2", op.MATRIX, op.linear(n, width, d, ab, wb))
+        elif layer.kind in ("attention", "mlp"):
+            d = g("d_model")
+            parts = (blocks.attention(p, batch, d, g("heads"), g("kv_heads"), d // g("heads"))
+                     if layer.kind == "attention" else
+                     blocks.mlp(p, n, d, g("width"), g("gated"), g("activation")))
+            for part in parts:
+                add(part.name, part.role, part.unit, part.cost, part.detail, part.vector_flops)
         elif layer.kind == "norm":
             add("norm", "norm", op.VECTOR, op.norm(n, g("d"), g("kind"), ab, wb), g("kind"))
         elif layer.kind == "softmax":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.core import blocks
 from explorer.core import ops as op
 from explorer.core.custom import CustomSpec, custom_ops
 from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec
@@ -132,9 +133,8 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
 
 
 def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op]:
-    ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
-    t, kv_len = p.query_tokens, p.kv_tokens
-    n = batch * t
+    ab, wb = p.act_bytes, p.weight_bytes
+    n = batch * p.query_tokens
     d, f = m.d_model, m.mlp_width
     every = tuple(range(m.layers))
     out: list[op.Op] = []
@@ -145,51 +145,16 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     def layer_norm(name):
         add(name, "norm", op.VECTOR, op.norm(n, d, m.norm, ab, wb), detail=m.norm)
 
+    def block(parts):
+        for part in parts:
+            add(part.name, part.role, part.unit, part.cost, detail=part.detail,
+                vector_flops=part.vector_flops)
+
     layer_norm("attn_norm")
-    if m.fused_qkv:
-        q_and_kv = op.linear(n, d, m.q_dim + 2 * m.kv_dim, ab, wb, m.bias)
-        # K and V land in the cache at the KV precision: correct the output bytes for them.
-        cost = q_and_kv._replace(bytes=q_and_kv.bytes + 2 * n * m.kv_dim * (kb - ab))
-        add("qkv_proj", "qkv_proj", op.MATRIX, cost, detail=f"{d} → {m.q_dim + 2 * m.kv_dim}")
-    else:
-        add("q_proj", "q_proj", op.MATRIX, op.linear(n, d, m.q_dim, ab, wb, m.bias),
-            detail=f"{d} → {m.q_dim}")
-        for name in ("k_proj", "v_proj"):
-            add(name, name, op.MATRIX, op.linear(n, d, m.kv_dim, ab, wb, m.bias, out_bytes=kb),
-                detail=f"{d} → {m.kv_dim}")
-    naive = p.attention == "naive"
-    heads = (batch, m.heads, t, kv_len)
-    score = op.attention_scores(*heads, m.head_dim, m.kv_heads, ab, kb, materialise=naive)
-    value = op.attention_values(*heads, m.head_dim, m.kv_heads, ab, kb, materialise=naive)
-    span = f"{t} × {kv_len} per head"
-    if naive:
-        add("attn_score", "attn_score", op.MATRIX, score, detail=f"Q·Kᵀ, {span}, written out")
-        add("attn_softmax", "attn_softmax", op.VECTOR, op.attention_softmax(*heads, ab),
-            detail=f"{span}, read and written")
-        add("attn_value", "attn_value", op.MATRIX, value, detail=f"P·V, {span}")
-    else:
-        # The fused kernel computes the softmax on chip: its FLOPs join the score op and
-        # run on the vector units, the products on the matrix units.
-        softmax_flops = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * m.heads * t * kv_len
-        add("attn_score", "attn_score", op.MATRIX, score._replace(flops=score.flops + softmax_flops),
-            detail=f"Q·Kᵀ + softmax on chip, {span}", vector_flops=softmax_flops)
-        add("attn_value", "attn_value", op.MATRIX, value, detail=f"P·V on chip, {span}")
-    add("o_proj", "o_proj", op.MATRIX, op.linear(n, m.q_dim, d, ab, wb, m.bias),
-        detail=f"{m.q_dim} → {d}")
+    block(blocks.attention(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias, m.fused_qkv))
     add("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
     layer_norm("mlp_norm")
-    act_flops = op.ACTIVATION_FLOPS_PER_ELEMENT[m.activation]
-    if m.gated_mlp:
-        add("gate_proj", "gate_proj", op.MATRIX, op.linear(n, d, f, ab, wb, m.bias), detail=f"{d} → {f}")
-        add("up_proj", "up_proj", op.MATRIX, op.linear(n, d, f, ab, wb, m.bias), detail=f"{d} → {f}")
-        add("activation", "activation", op.VECTOR, op.elementwise(n * f, act_flops + 1, 2, ab),
-            detail=f"{m.activation}(gate) × up")
-        add("down_proj", "down_proj", op.MATRIX, op.linear(n, f, d, ab, wb, m.bias), detail=f"{f} → {d}")
-    else:
-        add("fc1", "fc1", op.MATRIX, op.linear(n, d, f, ab, wb, m.bias), detail=f"{d} → {f}")
-        add("activation", "activation", op.VECTOR, op.elementwise(n * f, act_flops, 1, ab),
-            detail=m.activation)
-        add("fc2", "fc2", op.MATRIX, op.linear(n, f, d, ab, wb, m.bias), detail=f"{f} → {d}")
+    block(blocks.mlp(p, n, d, f, m.gated_mlp, m.activation, m.bias))
     add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
 
     # Model-level ops, listed around the layers. A lookup reads one table row per token
