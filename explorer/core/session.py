@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from explorer import defaults
+from explorer.core.atomic import write_text_atomic
 from explorer.core.custom import CustomSpec, Layer, read_layers
 from explorer.core.datafile import Fields, check_schema, load_yaml
 from explorer.core.hardware import Hardware
@@ -195,10 +196,7 @@ class Session:
 
     def save(self, path: str | Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file intact."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False), encoding="utf-8")
-        tmp.replace(path)
+        write_text_atomic(path, yaml.safe_dump(self.to_dict(), sort_keys=False))
 
 
 def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
@@ -245,11 +243,8 @@ def _read_params(fields: Fields) -> WorkloadParams:
 
 def save_workload(path: str | Path, session: Session) -> None:
     """Save only the workload (model and parameters) of ``session``."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(yaml.safe_dump({"schema": SCHEMA, "workload": session.workload_dict()},
-                                  sort_keys=False), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, yaml.safe_dump({"schema": SCHEMA, "workload": session.workload_dict()},
+                                           sort_keys=False))
 
 
 def _read_workload(top: Fields, model_ids) -> tuple[str, WorkloadParams, tuple[Layer, ...]]:

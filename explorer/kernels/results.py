@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from explorer.core.atomic import write_text_atomic
 from explorer.core.datafile import DataFileError, Fields, check_schema
 
 SCHEMA = 1
@@ -120,10 +121,7 @@ class Results:
 
     def save(self, path: str | Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file intact."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
 
 def _size_map(fields: Fields, name: str) -> dict[str, int]:

@@ -3,6 +3,7 @@ sessions (open, save, recent, autosave and restore) and a clean shutdown."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -14,7 +15,7 @@ from explorer.core.report import step_words
 from explorer.core.session import Session, load_session, load_workload, save_workload
 from explorer.core.units import format_bytes, format_time
 from explorer.core.userfiles import Skipped
-from explorer.paths import user_path
+from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
@@ -29,8 +30,7 @@ from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
 from explorer.ui.scene_player import ScenePlayer
 
-MAX_RECENT = 8
-AUTOSAVE_MS = 2000
+AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
 SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
 
@@ -86,8 +86,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.backend_label = QtWidgets.QLabel()
         self.statusBar().addWidget(self.summary_label, 1)
         self.statusBar().addPermanentWidget(self.backend_label)
-        self._autosave = QtCore.QTimer(self, singleShot=True, interval=AUTOSAVE_MS)
-        self._autosave.timeout.connect(self._write_autosave)
+        self.recent = RecentFiles()
+        self.recovery = Recovery()
+        self.autosaver = Autosaver(self._write_autosave)
+        self._autosave_timer = QtCore.QTimer(self, interval=AUTOSAVE_TICK_MS)
+        self._autosave_timer.timeout.connect(self._autosave_tick)
+        self._autosave_timer.start()
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
@@ -338,7 +342,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
         self._update_title()
-        self._autosave.start()
+        self.autosaver.changed()
 
     def _update_title(self, clean: bool | None = None) -> None:
         """``clean`` comes with the undo stack's signal (the stack may be going away)."""
@@ -399,13 +403,13 @@ class MainWindow(QtWidgets.QMainWindow):
         return True
 
     def _remember(self, path: Path) -> None:
-        recent = [p for p in self.recent_files() if p != str(path)]
-        self.settings.setValue("recent", [str(path), *recent][:MAX_RECENT])
+        try:
+            self.recent.remember(path)
+        except OSError as exc:  # a read-only data folder: the list just does not grow
+            self.statusBar().showMessage(f"Cannot update the recent files: {exc.strerror or exc}", 6000)
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-        return [v for v in values if isinstance(v, str)]
+        return self.recent.list()
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -416,42 +420,44 @@ class MainWindow(QtWidgets.QMainWindow):
             self.recent_menu.addAction(path, lambda path=path: self.open_session(path))
 
     # -- autosave and restore --------------------------------------------------------------------
-    @staticmethod
-    def autosave_path() -> Path:
-        return user_path("autosave.yaml")
-
-    @staticmethod
-    def lock_path() -> Path:
-        return user_path("running.lock")
-
     def _write_autosave(self) -> None:
+        self.recovery.save(self.state.session)
+
+    def _autosave_tick(self) -> None:
         try:
-            self.state.session.save(self.autosave_path())
+            self.autosaver.tick()
         except (OSError, ValueError) as exc:  # a full disk must not interrupt the user
             self.statusBar().showMessage(f"Autosave failed: {getattr(exc, 'strerror', None) or exc}", 6000)
 
     def offer_restore(self) -> None:
-        """After an unclean exit (the lock file of the last run is still there), offer the
-        autosaved session. Then mark this run as running."""
-        lock, autosave = self.lock_path(), self.autosave_path()
-        if lock.exists() and autosave.exists():
-            try:  # a broken autosave is reported in the notice bar, never in the way
-                load_session(autosave, self.state.catalog, self.state.models)
+        """Mark this instance as running, then offer the session of every instance that
+        stopped without closing (newest first). A broken autosave is reported in the notice
+        bar; a declined one is kept aside until this instance exits cleanly."""
+        try:
+            self.recovery.claim()
+        except OSError as exc:  # a read-only data folder: run without crash recovery
+            self.statusBar().showMessage(f"Crash recovery is off: {exc.strerror or exc}", 10000)
+        for crashed in self.recovery.crashed():
+            try:
+                session = load_session(crashed.autosave, self.state.catalog, self.state.models)
             except DataFileError as exc:
                 self.notice.add([Skipped("autosaved session", exc)])
-            else:
-                answer = QtWidgets.QMessageBox.question(
-                    self, "Restore session?",
-                    "Roofline Explorer did not close properly last time. Restore the session it "
-                    "was showing?")
-                if answer == QtWidgets.QMessageBox.StandardButton.Yes:
-                    self.open_session(autosave)
-                    self.session_path = None
-                    self._update_title()
-        try:
-            lock.write_text("running\n")
-        except OSError as exc:  # a read-only data folder: run without crash detection
-            self.statusBar().showMessage(f"Cannot write {lock}: {exc.strerror or exc}", 6000)
+                continue
+            when = time.strftime("%H:%M on %d %b", time.localtime(crashed.saved_at))
+            answer = QtWidgets.QMessageBox.question(
+                self, "Restore session?",
+                f"Roofline Explorer did not close properly. Restore the session it was showing "
+                f"(autosaved at {when})?")
+            if answer == QtWidgets.QMessageBox.StandardButton.Yes:
+                session, skipped = self.state.with_results(session)
+                self.notice.add(skipped)
+                self.state.replace_session(session, "Restored the autosaved session")
+                self.session_path = None
+                self._update_title(clean=False)
+                self.recovery.restored(crashed)
+                self.autosaver.changed()
+                return
+            self.recovery.declined(crashed)
 
     # -- layout and closing ----------------------------------------------------------------------
     def _restore_layout(self) -> None:
@@ -477,11 +483,10 @@ class MainWindow(QtWidgets.QMainWindow):
                 return
         self.presentation.leave()  # the saved layout is the window's, not the presentation's
         self.runs.shutdown()
-        self._autosave.stop()
-        self._write_autosave()
+        self._autosave_timer.stop()
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window-state", self.saveState())
-        self.lock_path().unlink(missing_ok=True)
+        self.recovery.release()  # a clean exit: nothing to recover
         event.accept()
 
     def _about(self) -> None:

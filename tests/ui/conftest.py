@@ -26,9 +26,11 @@ def settings(tmp_path):
 
 
 @pytest.fixture
-def window(qtbot, settings):
+def window(qtbot, settings, tmp_path, monkeypatch):
+    """The window with its own data folder (recent files, autosave) and settings."""
     from explorer.ui.application import build_window
 
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path / "data"))
     w = build_window(window_args(size=(1366, 768)), settings)
     qtbot.addWidget(w)
     with qtbot.waitExposed(w):

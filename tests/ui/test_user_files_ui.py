@@ -42,8 +42,9 @@ def test_the_window_starts_and_names_the_broken_files(qtbot, settings, data):
 
 
 def test_a_broken_autosave_and_results_file_are_reported_not_opened(qtbot, settings, data, tmp_path):
-    (data / "autosave.yaml").write_text("schema: 1\nhardware: [t4]\nworkload: {model: gpt9}\n")
-    (data / "running.lock").write_text("running\n")  # the last run did not close properly
+    # An instance that crashed (no lock of a running process) left a broken autosave.
+    (data / "autosave").mkdir()
+    (data / "autosave" / "1-dead.yaml").write_text("schema: 1\nhardware: [t4]\nworkload: {model: gpt9}\n")
     results = tmp_path / "broken-run.json"
     results.write_text("{not json")
     session = tmp_path / "s.yaml"
@@ -53,7 +54,7 @@ def test_a_broken_autosave_and_results_file_are_reported_not_opened(qtbot, setti
     try:
         window.offer_restore()  # no dialog: the autosave cannot be restored
         text = window.notice.text
-        assert "1 of your autosaved sessions could not be loaded: autosave.yaml, field workload.model: " \
+        assert "1 of your autosaved sessions could not be loaded: 1-dead.yaml, field workload.model: " \
                "unknown model 'gpt9'" in text
         assert "1 of your results files could not be loaded: broken-run.json: is not valid JSON" in text
         assert window.state.session.model == "gpt2"
@@ -122,3 +123,31 @@ def test_opening_a_session_with_a_broken_results_file_names_it(window, tmp_path)
     assert window.open_session(path)
     assert window.state.session.model == "gpt2" and window.state.session.results == ()
     assert "1 of your results files could not be loaded: run.json: is not valid JSON" in window.notice.text
+
+
+def test_restoring_a_crashed_session_keeps_it_and_touches_nothing_before_the_answer(
+        window, qtbot, monkeypatch):
+    """The crashed instance's autosave is offered; while the question is open, this window's
+    own autosave may run without touching it; Yes restores it and keeps it out of the recent
+    files."""
+    from explorer.core.session import Session
+    from explorer.document.files import Recovery
+
+    crashed = Recovery()
+    crashed.claim()
+    crashed.save(Session(model="gpt2"))
+    crashed.lock_path.write_text('{"pid": 999999999, "start": null}')  # no such process
+    before = crashed.autosave_path.read_bytes()
+
+    def answer(*_args):
+        window.state.set_params(batch=7)  # the user edits nothing yet, but an autosave runs
+        window.autosaver.flush()
+        assert crashed.autosave_path.read_bytes() == before
+        return QtWidgets.QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QtWidgets.QMessageBox, "question", answer)
+    window.offer_restore()
+    assert window.state.session.model == "gpt2" and not crashed.autosave_path.exists()
+    assert window.recent_files() == [] and window.recovery.lock_path.exists()
+    window.close()
+    assert not window.recovery.lock_path.exists() and not window.recovery.autosave_path.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import yaml
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from explorer.core.atomic import write_text_atomic
 from explorer.core.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.datafile import DataFileError
 from explorer.core.units import format_si
@@ -266,7 +267,7 @@ class DeviceEditor(QtWidgets.QDialog):
             return
         path = user_path("hardware", f"{devices[0].id}.yaml")
         try:  # the text just passed the catalogue's own loader: the file will load
-            path.write_text(text, encoding="utf-8")
+            write_text_atomic(path, text)  # a full disk leaves no empty file behind
         except OSError as exc:
             self.error.setText(f"cannot write {path}: {exc.strerror or exc}")
             return

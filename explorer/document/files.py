@@ -1,0 +1,185 @@
+"""The files the app keeps about sessions: recent files, and crash recovery.
+
+Recovery: every running instance has an id and two files in the data folder's
+``autosave/``: ``<id>.lock`` (its process id and start time) and ``<id>.yaml`` (its
+session). ``Autosaver`` decides when to write the session: once changes pause for
+``DEBOUNCE_S``, and at the latest ``MAX_INTERVAL_S`` after the first unsaved change while
+changes continue, so at most ``MAX_INTERVAL_S`` plus one tick of work is ever lost. A clean
+exit deletes both files. On start, an instance whose lock names a process that is no longer
+running has crashed: its autosave is offered, and nothing of it is touched until the user
+has answered; a declined one is kept as ``declined-<id>.yaml`` until the next clean exit.
+Every write is atomic (``core.atomic``), so two instances never see each other's
+half-written files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.atomic import write_text_atomic
+from explorer.core.session import Session
+from explorer.paths import user_path
+
+DEBOUNCE_S = 1.0
+MAX_INTERVAL_S = 4.0  # with a tick every second: at most 5 s of work lost
+MAX_RECENT = 8
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (Linux: its start time in clock ticks since boot), so a
+    reused process id is not taken for the instance that wrote a lock; None elsewhere."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, after the command in parentheses
+
+
+def running(pid: int, start: str | None) -> bool:
+    """Is the process that wrote a lock (``pid``, started at ``start``) still running?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process: it exists
+    except OSError:
+        return False
+    return start is None or process_start(pid) in (None, start)
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """An instance that did not close properly, and the session it last autosaved."""
+
+    instance: str
+    autosave: Path
+
+    @property
+    def saved_at(self) -> float:
+        return self.autosave.stat().st_mtime
+
+
+class Recovery:
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else user_path("autosave")
+        self.instance = f"{os.getpid()}-{secrets.token_hex(3)}"
+
+    @property
+    def autosave_path(self) -> Path:
+        return self.folder / f"{self.instance}.yaml"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.folder / f"{self.instance}.lock"
+
+    def claim(self) -> None:
+        """Mark this instance as running (raises OSError where the folder cannot be written)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.lock_path, json.dumps({"pid": os.getpid(),
+                                                      "start": process_start(os.getpid())}))
+
+    def crashed(self) -> list[Crashed]:
+        """Other instances that stopped without closing and left a session, newest first."""
+        found = []
+        for autosave in self.folder.glob("*.yaml") if self.folder.is_dir() else ():
+            instance = autosave.stem
+            if instance == self.instance or instance.startswith("declined-"):
+                continue
+            lock = self.folder / f"{instance}.lock"
+            if lock.exists() and self._alive(lock):
+                continue
+            found.append(Crashed(instance, autosave))
+        return sorted(found, key=lambda c: c.saved_at, reverse=True)
+
+    @staticmethod
+    def _alive(lock: Path) -> bool:
+        try:
+            data = json.loads(lock.read_text(encoding="utf-8"))
+            return running(int(data["pid"]), data.get("start"))
+        except (OSError, ValueError, KeyError, TypeError):
+            return False  # an unreadable lock belongs to no running instance
+
+    def save(self, session: Session) -> None:
+        session.save(self.autosave_path)
+
+    def restored(self, crashed: Crashed) -> None:
+        """The user took ``crashed``'s session: its files go (this instance saves it now)."""
+        crashed.autosave.unlink(missing_ok=True)
+        (self.folder / f"{crashed.instance}.lock").unlink(missing_ok=True)
+
+    def declined(self, crashed: Crashed) -> None:
+        """The user said no: keep the session aside until this instance exits cleanly."""
+        crashed.autosave.replace(self.folder / f"declined-{crashed.instance}.yaml")
+        (self.folder / f"{crashed.instance}.lock").unlink(missing_ok=True)
+
+    def release(self) -> None:
+        """A clean exit: this instance's files and any declined sessions go."""
+        for path in (self.autosave_path, self.lock_path, *self.folder.glob("declined-*.yaml")):
+            path.unlink(missing_ok=True)
+
+
+class Autosaver:
+    """When to save: ``debounce_s`` after the last change, and at the latest
+    ``max_interval_s`` after the first unsaved one while changes continue. ``tick`` is
+    called regularly (every second); ``clock`` is injectable for tests."""
+
+    def __init__(self, save: Callable[[], None], debounce_s: float = DEBOUNCE_S,
+                 max_interval_s: float = MAX_INTERVAL_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self._save, self._clock = save, clock
+        self.debounce_s, self.max_interval_s = debounce_s, max_interval_s
+        self._first: float | None = None  # the first change not saved yet
+        self._last = 0.0
+
+    @property
+    def dirty(self) -> bool:
+        return self._first is not None
+
+    def changed(self) -> None:
+        now = self._clock()
+        if self._first is None:
+            self._first = now
+        self._last = now
+
+    def tick(self) -> bool:
+        """Save if it is due; True if it saved."""
+        if self._first is None:
+            return False
+        now = self._clock()
+        if now - self._last < self.debounce_s and now - self._first < self.max_interval_s:
+            return False
+        return self.flush()
+
+    def flush(self) -> bool:
+        """Save now if anything changed (a failed save stays due and raises OSError)."""
+        if self._first is None:
+            return False
+        self._save()
+        self._first = None
+        return True
+
+
+class RecentFiles:
+    """The sessions opened or saved last, newest first, kept in the data folder."""
+
+    def __init__(self, path: str | Path | None = None, limit: int = MAX_RECENT) -> None:
+        self.path = Path(path) if path is not None else user_path("recent.json")
+        self.limit = limit
+
+    def list(self) -> list[str]:
+        try:
+            value = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [v for v in value if isinstance(v, str)][: self.limit] if isinstance(value, list) else []
+
+    def remember(self, path: str | Path) -> None:
+        """Put ``path`` first (raises OSError where the data folder cannot be written)."""
+        entries = [str(path), *(p for p in self.list() if p != str(path))][: self.limit]
+        write_text_atomic(self.path, json.dumps(entries, indent=1))
