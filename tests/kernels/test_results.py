@@ -106,10 +106,11 @@ def test_save_is_atomic(tmp_path, monkeypatch):
     def fail(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("pathlib.Path.replace", fail)
+    monkeypatch.setattr("os.replace", fail)
     with pytest.raises(OSError):
         results(point(), point()).save(path)
     assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
 
 
 @pytest.mark.parametrize(
