@@ -1,0 +1,128 @@
+"""The window's session files: New, Open, Save, Save as, Open recent, autosave and the
+offer to restore after a crash. A part of ``MainWindow`` (a mixin), kept apart so the window
+stays readable; the files themselves are ``explorer.document.files``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6 import QtWidgets
+
+from explorer.core.datafile import DataFileError
+from explorer.core.session import Session, load_session
+from explorer.core.userfiles import Skipped
+
+SESSION_FILTER = "Sessions (*.yaml *.yml)"
+
+
+class SessionFiles:
+    """Expects ``state``, ``notice``, ``recent``, ``recovery``, ``autosaver`` and
+    ``session_path`` on the window."""
+
+    # -- sessions --------------------------------------------------------------------------------
+    def new_session(self) -> None:
+        self.session_path = None
+        self.state.replace_session(Session(), "New session")
+
+    def open_session_dialog(self) -> None:
+        start = str(self.session_path.parent) if self.session_path else str(Path.home())
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", start, SESSION_FILTER)
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | Path) -> bool:
+        """Load a session file; a broken one gets a dialog and changes nothing."""
+        path = Path(path)
+        try:
+            skipped = self.state.open_session(path)
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot open session", str(exc))
+            return False
+        self.notice.add(skipped)  # measurements that could not be loaded, named above the chart
+        self.session_path = path
+        self._remember(path)
+        return True
+
+    def save_session(self) -> bool:
+        if self.session_path is None:
+            return self.save_session_as()
+        return self.save_session_to(self.session_path)
+
+    def save_session_as(self) -> bool:
+        start = str(self.session_path or Path.home() / "session.yaml")
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
+        if not path:
+            return False
+        return self.save_session_to(Path(path))
+
+    def save_session_to(self, path: Path) -> bool:
+        """Save the session to ``path`` and make it the window's file (False on a write error)."""
+        try:
+            self.state.session.save(path)
+        except OSError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot save session", f"{path}: {exc.strerror or exc}")
+            return False
+        self.session_path = path
+        self.state.undo_stack.setClean()
+        self._remember(path)
+        self.statusBar().showMessage(f"Saved {path}", 6000)
+        self._update_title()
+        return True
+
+    def _remember(self, path: Path) -> None:
+        try:
+            self.recent.remember(path)
+        except OSError as exc:  # a read-only data folder: the list just does not grow
+            self.statusBar().showMessage(f"Cannot update the recent files: {exc.strerror or exc}", 6000)
+
+    def recent_files(self) -> list[str]:
+        return self.recent.list()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        for path in files:
+            self.recent_menu.addAction(path, lambda path=path: self.open_session(path))
+
+    # -- autosave and restore --------------------------------------------------------------------
+    def _write_autosave(self) -> None:
+        self.recovery.save(self.state.session)
+
+    def _autosave_tick(self) -> None:
+        try:
+            self.autosaver.tick()
+        except (OSError, ValueError) as exc:  # a full disk must not interrupt the user
+            self.statusBar().showMessage(f"Autosave failed: {getattr(exc, 'strerror', None) or exc}", 6000)
+
+    def offer_restore(self) -> None:
+        """Mark this instance as running, then offer the session of every instance that
+        stopped without closing (newest first). A broken autosave is reported in the notice
+        bar; a declined one is kept aside until this instance exits cleanly."""
+        try:
+            self.recovery.claim()
+        except OSError as exc:  # a read-only data folder: run without crash recovery
+            self.statusBar().showMessage(f"Crash recovery is off: {exc.strerror or exc}", 10000)
+        for crashed in self.recovery.crashed():
+            try:
+                session = load_session(crashed.autosave, self.state.catalog, self.state.models)
+            except DataFileError as exc:
+                self.notice.add([Skipped("autosaved session", exc)])
+                continue
+            when = time.strftime("%H:%M on %d %b", time.localtime(crashed.saved_at))
+            answer = QtWidgets.QMessageBox.question(
+                self, "Restore session?",
+                f"Roofline Explorer did not close properly. Restore the session it was showing "
+                f"(autosaved at {when})?")
+            if answer == QtWidgets.QMessageBox.StandardButton.Yes:
+                session, skipped = self.state.with_results(session)
+                self.notice.add(skipped)
+                self.state.replace_session(session, "Restored the autosaved session")
+                self.session_path = None
+                self._update_title(clean=False)
+                self.recovery.restored(crashed)
+                self.autosaver.changed()
+                return
+            self.recovery.declined(crashed)
