@@ -19,6 +19,7 @@ from explorer.cli_common import add_workload_arguments, open_catalog, workload_p
 from explorer.core import report, roofline
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.datafile import DataFileError
+from explorer.core.device_sheet import device_sheet
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
@@ -152,47 +153,25 @@ def _hardware(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _mark(provenance) -> str:
-    return " (derived)" if provenance.derived else ""
-
-
 def _print_hardware(hw, out: TextIO) -> None:
-    s = hw.specs
-    clocks = format_si(s.boost_clock_hz, "Hz") + " boost"
-    if s.base_clock_hz:
-        clocks = format_si(s.base_clock_hz, "Hz") + " base, " + clocks
-    lines = [
-        f"{hw.name}  [{hw.id}]",
-        f"{hw.vendor} {hw.kind.upper()}, {hw.year}. {hw.notes}".rstrip(),
-        "",
-        f"{s.cores} {s.core_label}s, {clocks}"
-        + (f", {s.tdp_w:g} W" if s.tdp_w else "")
-        + (f" (TDP: {s.tdp_provenance.url})" if s.tdp_provenance else "")
-        + (f", matrix units: {s.matrix_unit}" if s.matrix_unit else "")
-        + _mark(s.provenance),
-        "",
-    ]
-    print("\n".join(lines), file=out)
-    bw = hw.bandwidth_bytes_per_s
-    rows = [[p.precision, p.unit,
-             format_si(p.flops_per_s, rate_unit(p.precision)) + _mark(p.provenance),
-             format_si(p.clock_hz, "Hz") if p.clock_hz else "-",
-             f"{p.flops_per_s / bw:.1f}", p.provenance.formula or p.provenance.note]
-            for p in hw.peaks]
+    sheet = device_sheet(hw)
+
+    def marked(cell) -> str:
+        return cell.text + (" (derived)" if cell.derived else "")
+
+    print("\n".join([f"{sheet.name}  [{sheet.ident}]", sheet.summary, "", marked(sheet.specs), ""]), file=out)
     print("Dense peaks (ridge = peak / main-memory bandwidth, FLOP/byte)", file=out)
-    print(format_table(["precision", "unit", "peak", "at clock", "ridge", "note"], rows,
-                       right=(2, 3, 4)), file=out)
-    rows = [[m.name + (" (main)" if m.main else ""),
-             (format_bytes(m.capacity_bytes) if m.capacity_bytes else "-")
-             + (f" ({format_bytes(m.usable_bytes)} usable)" if m.usable_bytes else ""),
-             (format_si(m.bandwidth_bytes_per_s, "B/s") if m.bandwidth_bytes_per_s else "-")
-             + _mark(m.provenance),
-             m.provenance.formula or m.provenance.note]
-            for m in hw.memory]
+    print(format_table(["precision", "unit", "peak", "at clock", "ridge", "note"],
+                       [[precision, unit, marked(peak), clock, ridge, peak.note]
+                        for precision, unit, peak, clock, ridge in sheet.peaks], right=(2, 3, 4)), file=out)
     print("\nMemory", file=out)
-    print(format_table(["level", "capacity", "bandwidth", "note"], rows, right=(1, 2)), file=out)
+    print(format_table(["level", "capacity", "bandwidth", "note"],
+                       [[level, capacity.text, marked(bandwidth), bandwidth.note]
+                        for level, capacity, bandwidth in sheet.memory], right=(1, 2)), file=out)
+    for text, provenance in sheet.measured:
+        print(f"\n{text} ({provenance.url})", file=out)
     print("\nSources", file=out)
-    for key, url in hw.sources:
+    for key, url in sheet.sources:
         print(f"  {key}: {url}", file=out)
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from explorer.core.analysis import Analysis
 from explorer.core.hardware import Hardware, Provenance
+from explorer.core.units import format_bytes, format_time
 
 
 def _provenance(p: Provenance) -> dict[str, Any]:
@@ -144,3 +145,17 @@ def step_words(model, params) -> str:
     if p.phase == "prefill":
         return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts"
     return f"decode, batch {p.batch:,}, context {p.context:,}"
+
+
+def step_summary(a: Analysis) -> str:
+    """The step in one line, for the status bar: what runs, its time, throughput and bound,
+    and its memory against the budget."""
+    t, p = a.totals, a.params
+    fit = "fits in" if t.fits_in_memory else "does NOT fit in"
+    memory = "weights, KV cache, activations" if t.kv_bytes_per_token else "weights, activations"
+    return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
+            f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
+            f"{t.bound}-bound; "
+            f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
+            f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "
+            f"{format_bytes(t.memory_usable_bytes)} usable)")

@@ -8,11 +8,9 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import __version__, defaults
-from explorer.core.analysis import Analysis
 from explorer.core.datafile import DataFileError
-from explorer.core.report import step_words
+from explorer.core.report import step_summary
 from explorer.core.session import load_workload, save_workload
-from explorer.core.units import format_bytes, format_time
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
@@ -30,18 +28,6 @@ from explorer.ui.scene_player import ScenePlayer
 from explorer.ui.window_sessions import SessionFiles
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
-
-
-def summary_line(a: Analysis) -> str:
-    t, p = a.totals, a.params
-    fit = "fits in" if t.fits_in_memory else "does NOT fit in"
-    memory = "weights, KV cache, activations" if t.kv_bytes_per_token else "weights, activations"
-    return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
-            f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
-            f"{t.bound}-bound; "
-            f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
-            f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "
-            f"{format_bytes(t.memory_usable_bytes)} usable)")
 
 
 class MainWindow(SessionFiles, QtWidgets.QMainWindow):
@@ -336,7 +322,7 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
 
     # -- state -----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
-        self.summary_label.setText(summary_line(self.state.analysis()))
+        self.summary_label.setText(step_summary(self.state.analysis()))
         if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
         self._update_title()

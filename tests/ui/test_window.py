@@ -7,11 +7,11 @@ from PySide6 import QtGui
 
 from explorer import app
 from explorer.core.analysis import analyze
+from explorer.core.report import step_summary
 from explorer.core.workload import WorkloadParams
 from explorer.ui.application import run_window, save_screenshot
 from explorer.ui.chart import coords
 from explorer.ui.chart.axes import SiLogAxis, tick_label
-from explorer.ui.main_window import summary_line
 
 from .conftest import window_args
 
@@ -54,7 +54,7 @@ def test_status_bar_summarises_the_prediction(window):
 
 
 def test_cnn_summary_speaks_of_images_and_weights(catalog, models):
-    text = summary_line(analyze(models["resnet-50"], WorkloadParams(batch=32), catalog["l4"]))
+    text = step_summary(analyze(models["resnet-50"], WorkloadParams(batch=32), catalog["l4"]))
     assert "forward pass, batch 32" in text and "images/s" in text
     assert "weights, activations" in text and "fits in the 20.2 GiB budget" in text and "KV" not in text
     assert "forward pass, batch 32, 224×224 images" in text  # a CNN has no decode or prefill
