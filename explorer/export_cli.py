@@ -28,7 +28,8 @@ def add_parser(sub) -> None:
                       help="every step of every scene, one file each, into --out-dir")
     export.add_argument("--step", type=count_type(1000), metavar="N",
                         help="the scene's step, from 1 (default: its last)")
-    export.add_argument("--hardware", default=None, metavar="ID", help="device (without --session)")
+    export.add_argument("--hardware", default=None, metavar="ID[,ID…]",
+                        help="devices to overlay, comma-separated, the first primary (without --session)")
     export.add_argument("--model", default=None, metavar="ID", help="model (without --session)")
     export.add_argument("--out", metavar="FILE.{png,svg,pdf}", help="the file to write")
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
@@ -76,10 +77,14 @@ def _jobs(args, catalog, models, err):
         return [(load_session(args.session, catalog, models), Path(args.out), args.title,
                  args.subtitle)]
     if not (args.scene or args.all_scenes):
-        hardware, model = args.hardware or defaults.DEVICE, args.model or defaults.MODEL
-        catalog[hardware]
+        hardware = tuple(i.strip() for i in (args.hardware or defaults.DEVICE).split(",") if i.strip())
+        model = args.model or defaults.MODEL
+        if not 1 <= len(hardware) <= 4 or len(set(hardware)) != len(hardware):
+            raise _UsageError("--hardware takes one to four different device ids, comma-separated")
+        for ident in hardware:
+            catalog[ident]
         models[model]
-        return [(Session(hardware=(hardware,), model=model), Path(args.out), args.title, args.subtitle)]
+        return [(Session(hardware=hardware, model=model), Path(args.out), args.title, args.subtitle)]
     from explorer.core.scenes import open_scenes
 
     scenes = open_scenes(catalog, models)
@@ -104,13 +109,9 @@ def _jobs(args, catalog, models, err):
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6 import QtWidgets
-
+    from explorer.chart.slides import ExportOptions, format_of
     from explorer.core.models import load_models
-    from explorer.state import AppState
-    from explorer.ui.chart.export import ExportOptions, export_chart, format_of
-    from explorer.ui.chart.roofline_plot import RooflinePlot
+    from explorer.document import Document
 
     try:
         _check(args)
@@ -122,7 +123,6 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (_UsageError, ValueError) as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["roofline-explorer"])
     catalog = open_catalog(err)
     models = load_models()
     try:
@@ -130,19 +130,32 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except _UsageError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
-    state = AppState(catalog, models, jobs[0][0])
-    chart = RooflinePlot(state)
+    doc = Document(catalog, models)
+    write = _writer(any(format_of(path) != "svg" for _, path, _, _ in jobs))
     try:
         for session, path, title, subtitle in jobs:
-            session, skipped = state.with_results(session)  # a broken results file: warned, skipped
+            session, skipped = doc.with_results(session)  # a broken results file: warned, skipped
             warn_skipped(skipped, err)
-            state.replace_session(session, "export")
-            written = export_chart(chart, path, replace(base, title=title, subtitle=subtitle))
+            doc.replace_session(session, "export")
+            written = write(doc, path, replace(base, title=title, subtitle=subtitle))
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
-    finally:
-        chart.deleteLater()
-        app.processEvents()
     return 0
+
+
+def _writer(needs_qt: bool):
+    """What writes a chart file: Qt only when a PNG or PDF is asked for (SVG needs none)."""
+    if not needs_qt:
+        from explorer.chart.slides import slide_svg
+        from explorer.core.atomic import write_text_atomic
+
+        return lambda doc, path, options: write_text_atomic(path, slide_svg(doc, options))
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6 import QtGui
+
+    from explorer.ui.chart.export import export_chart
+
+    QtGui.QGuiApplication.instance() or QtGui.QGuiApplication(["roofline-explorer"])
+    return export_chart

@@ -6,6 +6,7 @@ File format (one or more devices per file)::
     devices:
     - id: h100-sxm
       name: NVIDIA H100 SXM5 80 GB
+      short_name: H100 SXM      # on charts and slides (optional; the name otherwise)
       vendor: NVIDIA
       kind: gpu
       year: 2022
@@ -161,6 +162,7 @@ def read_hardware_entry(fields: Fields) -> Hardware:
         sources=tuple(sources.items()),
         notes=fields.text("notes", required=False, default=""),
         origin=fields.file,
+        short_name=fields.text("short_name", required=False, default=""),
     )
     mains = [level.name for level in hardware.memory if level.main]
     if len(mains) != 1:
@@ -239,6 +241,8 @@ def hardware_to_dict(hw: Hardware) -> dict:
            "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}
     if hw.notes:
         out["notes"] = hw.notes
+    if hw.short_name:
+        out["short_name"] = hw.short_name
     return out
 
 

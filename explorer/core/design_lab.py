@@ -125,6 +125,7 @@ class Lab:
         memory = (gpu if self.stage >= HBM else cpu).main_memory
         return Hardware(
             id=LAB_ID, name=f"{cpu.name} → {gpu.name}, stage {self.stage}", vendor="design lab",
+            short_name=f"Lab stage {self.stage}: {STAGES[self.stage].title.lower()}",
             kind="gpu", year=gpu.year, specs=gpu.specs,
             peaks=tuple(p for p in gpu.peaks if p.unit == "vector"), memory=(memory,),
             sources=tuple(dict((*cpu.sources, *gpu.sources)).items()),

@@ -24,6 +24,7 @@ class Provenance:
     derived: bool = False
     formula: str = ""
     note: str = ""
+    what_if: bool = False  # moved by a what-if (a drag, a bytes-in-flight cap), not the datasheet's
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,12 @@ class Hardware:
     sources: tuple[tuple[str, str], ...] = ()
     notes: str = ""
     origin: str = field(default="", compare=False)
+    short_name: str = ""  # for charts and slides ("H100 SXM"); the name when not given
+
+    @property
+    def label(self) -> str:
+        """What a chart calls the device: its short name, else its name."""
+        return self.short_name or self.name
 
     # -- queries --------------------------------------------------------------------------
     @property

@@ -101,14 +101,11 @@ class Ceilings:
             (m for m in hardware.memory if m.bandwidth_bytes_per_s is not None),
             key=lambda m: (not m.main, m.bandwidth_bytes_per_s),
         )
-        def what_if(p) -> bool:
-            return p.formula.startswith("what-if")
-
         return cls(
-            compute=tuple(Roof(p.label, p.flops_per_s, p.provenance.derived, what_if(p.provenance))
+            compute=tuple(Roof(p.label, p.flops_per_s, p.provenance.derived, p.provenance.what_if)
                           for p in peaks),
             bandwidth=tuple(Roof(m.name, m.bandwidth_bytes_per_s, m.provenance.derived,
-                                 what_if(m.provenance)) for m in levels),
+                                 m.provenance.what_if) for m in levels),
         )
 
     @property

@@ -114,7 +114,7 @@ class WhatIf:
             latency_of(hardware)  # a clear error for a device without a measured latency
 
         def what_if(provenance, formula="what-if: dragged on the chart"):
-            return replace(provenance, derived=True, formula=formula)
+            return replace(provenance, derived=True, formula=formula, what_if=True)
 
         memory = tuple(self._main(m, what_if) if m.main else m for m in hardware.memory)
         peaks = tuple(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.ui.chart.palette import Theme
+from explorer.chart.palette import Theme
 
 CAPTION_POINTS = 13.0
 COUNTER_POINTS = 10.0

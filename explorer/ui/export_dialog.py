@@ -4,26 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from explorer import defaults
 from explorer.state import AppState
 from explorer.ui.chart.export import ASPECTS, THEMES, ExportOptions, export_chart, format_of, render_image
-from explorer.ui.chart.roofline_plot import RooflinePlot
-
-
-def offscreen_chart(state: AppState) -> RooflinePlot:
-    """A chart of its own for exports, so the window's chart keeps its size and zoom."""
-    chart = RooflinePlot(state)
-    chart.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    return chart
 
 
 class ExportDialog(QtWidgets.QDialog):
     def __init__(self, state: AppState, start: Path, parent=None, theme: str = "light",
-                 subtitle: str = "") -> None:
+                 subtitle: str = "", slots: dict[str, int] | None = None) -> None:
+        """``slots``: the window's device styles, so the slide matches what is on screen."""
         super().__init__(parent)
-        self.state = state
+        self.state, self.slots = state, slots
         self.setWindowTitle("Export chart")
         self.path = QtWidgets.QLineEdit(str(start))
         browse = QtWidgets.QPushButton("Browse…")
@@ -48,7 +41,7 @@ class ExportDialog(QtWidgets.QDialog):
         self.aspect.addItems(list(ASPECTS))
         self.transparent = QtWidgets.QCheckBox("Transparent background (PNG)")
         self.title = QtWidgets.QLineEdit(placeholderText="the chart's own title")
-        self.legend = QtWidgets.QCheckBox("Legend", checked=True)
+        self.legend = QtWidgets.QCheckBox("Key beside the chart", checked=True)
         self.error = QtWidgets.QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #D55E00")
         path_row = QtWidgets.QHBoxLayout()
@@ -89,22 +82,16 @@ class ExportDialog(QtWidgets.QDialog):
             self.path.setText(path)
 
     def _export(self) -> None:
-        chart = offscreen_chart(self.state)
         try:
             format_of(self.path.text())
-            self.written = export_chart(chart, self.path.text(), self.options())
+            self.written = export_chart(self.state, self.path.text(), self.options(), self.slots)
         except (ValueError, OSError) as exc:
             self.error.setText(str(exc))
             return
-        finally:
-            chart.deleteLater()
         self.accept()
 
 
-def copy_to_clipboard(state: AppState, width: int = 1920, theme: str = "light") -> None:
-    chart = offscreen_chart(state)
-    try:
-        options = ExportOptions(width_px=width, theme=theme)
-        QtWidgets.QApplication.clipboard().setImage(render_image(chart, options))
-    finally:
-        chart.deleteLater()
+def copy_to_clipboard(state: AppState, width: int = 1920, theme: str = "light",
+                      slots: dict[str, int] | None = None) -> None:
+    options = ExportOptions(width_px=width, theme=theme)
+    QtWidgets.QApplication.clipboard().setImage(render_image(state, options, slots))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
+from explorer.chart import palette
 from explorer.core.littles_law import bytes_in_flight_needed, effective_bandwidth
 from explorer.core.units import format_bytes, format_si
-from explorer.ui.chart import palette
 from explorer.ui.chart.axes import SiLogAxis
 
 X_RANGE = (2.0**10, 2.0**24)  # 1 KiB … 16 MiB

@@ -10,10 +10,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
+from explorer.chart import palette
 from explorer.core.analysis import Analysis, BatchSweep
 from explorer.core.units import format_number, format_si, format_time
 from explorer.kernels.results import Point
-from explorer.ui.chart import coords, palette
+from explorer.ui.chart import coords
 from explorer.ui.chart.items import TrackedPoint
 
 

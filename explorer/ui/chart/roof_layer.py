@@ -11,11 +11,12 @@ import math
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from explorer.chart import palette
 from explorer.core.hardware import Hardware
 from explorer.core.roofline import COMPUTE, Ceilings, RoofSegment
 from explorer.core.units import format_si, rate_unit
 from explorer.document import RoofRef
-from explorer.ui.chart import coords, palette
+from explorer.ui.chart import coords
 from explorer.ui.chart.items import DraggableRoof
 
 LABEL_STAGGER_BANDWIDTH = 4.0  # a label on a line close to a labelled one starts 4× further along

@@ -15,12 +15,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from explorer.chart import palette
 from explorer.core import drags
 from explorer.core.report import step_words
 from explorer.core.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_si, rate_unit
 from explorer.state import AppState, OpRef
-from explorer.ui.chart import coords, palette
+from explorer.ui.chart import coords
 from explorer.ui.chart.axes import SiLogAxis
 from explorer.ui.chart.items import DraggableRoof, TrackedPoint
 from explorer.ui.chart.point_layer import PointLayer

@@ -69,7 +69,10 @@ def device_style(index: int, multi: bool) -> DeviceStyle:
 # Measured points: filled, one shape per suite.
 SUITE_SYMBOLS = {"stream": "o", "intensity": "s", "gemm": "t", "decode-batch": "d",
                  "attention": "star", "parallelism": "h", "memory-bound-ops": "p"}
+SUITE_SHAPES = {"stream": "circle", "intensity": "square", "gemm": "triangle", "decode-batch": "diamond",
+                "attention": "star", "parallelism": "hexagon", "memory-bound-ops": "pentagon"}
 MEASURED = OKABE_ITO["orange"]
+STAR_FILL = OKABE_ITO["yellow"]
 SUSPECT = "#999999"
 SELECTED = OKABE_ITO["yellow"]
 

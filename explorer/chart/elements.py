@@ -1,0 +1,128 @@
+"""What a chart is made of: strokes, lines, markers and texts on a page (pixels, y down),
+and the page itself with the sizes its text and lines are drawn at."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from explorer.chart.geometry import Point, Rect, quad
+from explorer.chart.text import ASCENT, LINE_HEIGHT, text_width
+from explorer.document import RoofRef
+
+# Chart text and titles as shares of the page height, for a picture projected in a room.
+TEXT_SHARE, TITLE_SHARE = 0.021, 0.032
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page to draw on and the sizes of its text (pixels per em) and lines (a scale)."""
+
+    width: float
+    height: float
+    text: float
+    title: float
+    lines: float = 1.0
+
+    @classmethod
+    def slide(cls, width: float, height: float) -> Page:
+        """An exported slide: chart text 2.1 % and titles 3.2 % of the page height."""
+        return cls(width, height, TEXT_SHARE * height, TITLE_SHARE * height, height / 700)
+
+    @classmethod
+    def screen(cls, width: float, height: float, scale: float = 1.0) -> Page:
+        """A window: at least 13 px text (more on a tall chart); ``scale`` above 1 for a
+        projector (presentation mode: text about 2.6 % of the height)."""
+        text = max(13.0 * scale, (0.019 if scale <= 1 else 0.026) * height)
+        return cls(width, height, text, text * 1.4, scale)
+
+
+@dataclass(frozen=True)
+class Stroke:
+    colour: str
+    width: float
+    dash: tuple[float, ...] = ()  # on, off, … in pixels; empty: solid
+    opacity: float = 1.0
+
+
+@dataclass(frozen=True)
+class Line:
+    points: tuple[Point, ...]
+    stroke: Stroke
+    kind: str  # roof | original | track | measured-roof | grid | axis | key
+    ref: RoofRef | None = None
+    tooltip: str = ""
+
+
+@dataclass(frozen=True)
+class Marker:
+    center: Point
+    symbol: str  # circle | square | diamond | triangle | triangle-down | star | hexagon | pentagon
+    size: float  # across, in pixels
+    stroke: Stroke | None
+    fill: str | None
+    kind: str  # op | step | measured | ridge | selection | key
+    name: str = ""
+    tooltip: str = ""
+    fill_opacity: float = 1.0
+
+
+@dataclass(frozen=True)
+class Text:
+    """A line of text: a box ``width`` × ``height`` whose top-left corner is at (``dx``,
+    ``dy``) from ``origin`` in a frame turned by ``angle`` degrees (clockwise)."""
+
+    text: str
+    origin: Point
+    size: float
+    colour: str
+    kind: str  # title | subtitle | tick | axis | roof | ridge | measured | key | note
+    angle: float = 0.0
+    dx: float = 0.0
+    dy: float = 0.0
+    bold: bool = False
+    ref: RoofRef | None = None
+    tooltip: str = ""
+
+    @property
+    def width(self) -> float:
+        return text_width(self.text, self.size, self.bold)
+
+    @property
+    def height(self) -> float:
+        return LINE_HEIGHT * self.size
+
+    @property
+    def baseline(self) -> float:
+        """The baseline's offset in the text's own frame (``dy`` + the ascent)."""
+        return self.dy + ASCENT * self.size
+
+    @property
+    def corners(self) -> tuple[Point, ...]:
+        return quad(self.origin, self.width, self.height, math.radians(self.angle), self.dx, self.dy)
+
+
+@dataclass(frozen=True)
+class Chart:
+    page: Page
+    plot: Rect  # the plot area inside the axes
+    x_range: tuple[float, float]  # data values at the plot's left and right edges
+    y_range: tuple[float, float]  # at its bottom and top
+    background: str
+    foreground: str
+    lines: tuple[Line, ...] = ()
+    markers: tuple[Marker, ...] = ()
+    texts: tuple[Text, ...] = ()
+    key: Rect | None = None  # where the key (legend) is, outside the plot
+    overflow: tuple[Text, ...] = field(default=())  # labels the plot had no room for (in the key)
+
+    def x_px(self, value: float) -> float:
+        low, high = (math.log10(v) for v in self.x_range)
+        return self.plot.left + (math.log10(value) - low) / (high - low) * self.plot.width
+
+    def y_px(self, value: float) -> float:
+        low, high = (math.log10(v) for v in self.y_range)
+        return self.plot.bottom - (math.log10(value) - low) / (high - low) * self.plot.height
+
+    def texts_of(self, *kinds: str) -> list[Text]:
+        return [t for t in self.texts if t.kind in kinds]

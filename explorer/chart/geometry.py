@@ -1,0 +1,102 @@
+"""Shapes on the page for label placement: a label is a (possibly rotated) rectangle given
+by its four corners; obstacles are other labels, markers (their bounding squares) and
+line segments. Page coordinates are pixels, y downward."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Rect:
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    @property
+    def width(self) -> float:
+        return self.right - self.left
+
+    @property
+    def height(self) -> float:
+        return self.bottom - self.top
+
+    def corners(self) -> tuple[Point, Point, Point, Point]:
+        return ((self.left, self.top), (self.right, self.top), (self.right, self.bottom),
+                (self.left, self.bottom))
+
+    def contains(self, point: Point, margin: float = 0.0) -> bool:
+        x, y = point
+        return (self.left + margin <= x <= self.right - margin
+                and self.top + margin <= y <= self.bottom - margin)
+
+    def grow(self, by: float) -> Rect:
+        return Rect(self.left - by, self.top - by, self.right + by, self.bottom + by)
+
+
+def quad(anchor: Point, width: float, height: float, angle: float, dx: float, dy: float) -> tuple[Point, ...]:
+    """The corners of a ``width`` × ``height`` box whose top-left corner sits at offset
+    (``dx``, ``dy``) from ``anchor`` in the box's own frame, the frame rotated by ``angle``
+    radians (positive: clockwise on the page, as y points down)."""
+    c, s = math.cos(angle), math.sin(angle)
+    ax, ay = anchor
+
+    def at(u: float, v: float) -> Point:
+        return ax + u * c - v * s, ay + u * s + v * c
+
+    return (at(dx, dy), at(dx + width, dy), at(dx + width, dy + height), at(dx, dy + height))
+
+
+def _axes(corners) -> list[Point]:
+    out = []
+    for i in range(len(corners)):
+        (x1, y1), (x2, y2) = corners[i], corners[(i + 1) % len(corners)]
+        out.append((y1 - y2, x2 - x1))
+    return out
+
+
+def _project(corners, axis: Point) -> tuple[float, float]:
+    values = [x * axis[0] + y * axis[1] for x, y in corners]
+    return min(values), max(values)
+
+
+def bounds(corners) -> Rect:
+    xs, ys = [x for x, _ in corners], [y for _, y in corners]
+    return Rect(min(xs), min(ys), max(xs), max(ys))
+
+
+def _apart(a: Rect, b: Rect) -> bool:
+    return a.right <= b.left or b.right <= a.left or a.bottom <= b.top or b.bottom <= a.top
+
+
+def overlap(a, b) -> bool:
+    """Whether two convex polygons (corner lists) overlap: their bounding boxes first (most
+    pairs are far apart), then the separating axis test."""
+    if _apart(bounds(a), bounds(b)):
+        return False
+    for axis in (*_axes(a), *_axes(b)):
+        low_a, high_a = _project(a, axis)
+        low_b, high_b = _project(b, axis)
+        if high_a <= low_b or high_b <= low_a:
+            return False
+    return True
+
+
+def crosses(corners, start: Point, end: Point) -> bool:
+    """Whether the segment from ``start`` to ``end`` touches the convex polygon."""
+    if start == end:
+        return overlap(corners, (start, (start[0] + 0.1, start[1]), (start[0], start[1] + 0.1)))
+    return overlap(corners, (start, end))
+
+
+def inside(corners, rect: Rect, margin: float = 0.0) -> bool:
+    return all(rect.contains(point, margin) for point in corners)
+
+
+def square(center: Point, half: float) -> tuple[Point, ...]:
+    x, y = center
+    return Rect(x - half, y - half, x + half, y + half).corners()

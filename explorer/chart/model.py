@@ -1,0 +1,301 @@
+"""Building the chart for a document and a page: the frame (title, axes, the key's column),
+the ranges, the roofs and ridges, the workload's points, measurements, and every label
+placed so none collides (``layout``). ``build_chart`` is what every output draws."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from explorer.chart import palette
+from explorer.chart.elements import Chart, Line, Marker, Page, Stroke, Text
+from explorer.chart.geometry import Rect, crosses, overlap, square
+from explorer.chart.key import Entry, draw_key, key_width, workload_entries
+from explorer.chart.layout import place
+from explorer.chart.roofs import DASHES, SYMBOLS, Shown, merged, ridges, roof_lines, roof_requests, roof_text
+from explorer.chart.text import LINE_HEIGHT, text_width, wrap
+from explorer.core.report import step_words
+from explorer.core.roofline import Ceilings
+from explorer.core.units import format_number, format_si, format_time
+
+X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
+
+
+@dataclass(frozen=True)
+class ChartOptions:
+    title: str | None = None  # None: the workload and the devices
+    subtitle: str | None = None
+    theme: str = "light"
+    key: bool = True
+    annotations: bool = True  # roof and ridge labels
+    slots: dict[str, int] = field(default_factory=dict)  # device id → style slot (kept while shown)
+    suites: frozenset[str] | None = None  # measured suites drawn (None: all)
+
+
+def tick_label(value: float) -> str:
+    """``1e12`` → "1 T"; values below 1 written plainly ("0.01")."""
+    return f"{value:g}" if value < 1 else format_si(value, "", digits=3).strip()
+
+
+def style_slots(previous: dict[str, int], shown: tuple[str, ...]) -> dict[str, int]:
+    """Each shown device keeps the style slot it had; a new one takes the lowest free."""
+    slots = {ident: slot for ident, slot in previous.items() if ident in shown}
+    for ident in shown:
+        if ident not in slots:
+            slots[ident] = min(set(range(len(shown) + 1)) - set(slots.values()))
+    return slots
+
+
+def _devices(doc, slots: dict[str, int]) -> list[Shown]:
+    session = doc.session
+    out = []
+    for ident in session.hardware:
+        hw = doc.device(ident)
+        roofs = doc.analysis(ident).roofs
+        precisions = session.precisions or (roofs.matrix.precision, roofs.vector.precision)
+        ceilings = Ceilings.from_hardware(hw, precisions)
+        if not ceilings.compute:  # none of the chosen precisions on this device
+            ceilings = Ceilings.from_hardware(hw, ("fp32",))
+        out.append(Shown(hw, doc.catalog[ident], ceilings, slots.get(ident, 0), _roof_of(roofs.matrix)))
+    return out
+
+
+def _roof_of(peak):
+    from explorer.core.roofline import Roof
+
+    return Roof(peak.label, peak.flops_per_s, peak.provenance.derived)
+
+
+def _measured(doc, suites) -> list[tuple[str, object]]:
+    sources = [(path, list(results.points)) for path, results in doc.results()]
+    if doc.live_points:
+        sources.append(("the run in progress", doc.live_points))
+    return [(source, p) for source, points in sources for p in points
+            if p.flops > 0 and (suites is None or p.suite in suites)]
+
+
+def _ranges(doc, devices: list[Shown], measured) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Decades that hold every op, measured point and ridge (x), every roof and point (y)."""
+    a = doc.analysis()
+    xs = [float(v) for v, f in zip(a.intensity, a.flops, strict=True) if f > 0]
+    ys = [float(v) for v, f in zip(a.performance, a.flops, strict=True) if f > 0]
+    xs += [p.intensity for _, p in measured]
+    ys += [p.flops_per_s for _, p in measured]
+    ridge = max(float(s.ceilings.ridges().max()) for s in devices)
+    top = max(float(s.ceilings.compute_values.max()) for s in devices)
+    low_x, high_x = min([*xs, 1.0]) / 3, max(max(xs, default=1.0) * 3, ridge * 10)
+    low_y = min(min(ys, default=top) / 3, top / 1e4)
+    return ((10.0 ** math.floor(math.log10(low_x)), 10.0 ** math.ceil(math.log10(high_x))),
+            (10.0 ** math.floor(math.log10(low_y)), top * 3))
+
+
+def _room_for_labels(x_range, plot: Rect, devices: list[Shown], page: Page, multi: bool):
+    """Widen the intensity range (by half decades, at most three) until every compute roof's
+    flat part, right of its ridge, is long enough for its label."""
+    low, high = x_range
+    for _ in range(3):  # at most a decade and a half more: a narrow plot cannot gain by it
+        short = False
+        for shown in devices:
+            for roof in merged(shown.ceilings).compute:
+                ridge = roof.value / shown.ceilings.bandwidth[0].value
+                flat = plot.width * math.log10(high / max(ridge, low)) / math.log10(high / low)
+                short |= flat < text_width(roof_text(shown, roof, "compute", multi), page.text) + 16
+        if not short:
+            break
+        high *= 10 ** 0.5
+    return low, high
+
+
+def default_title(doc) -> str:
+    names = " vs ".join(doc.device(i).label for i in doc.session.hardware)
+    a = doc.analysis()
+    return f"{a.model.name} on {names}: {step_words(a.model, a.params)}, {a.params.dtype}"
+
+
+def _decades(low: float, high: float, length: float, room: float) -> list[float]:
+    first, last = math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9)
+    step = max(1, math.ceil((last - first + 1) * room / max(length, 1.0)))
+    return [10.0 ** e for e in range(first, last + 1, step)]
+
+
+def _frame(doc, page: Page, options: ChartOptions, theme, entries: list[Entry]):
+    """The title, subtitle and key column, and the plot rectangle they leave."""
+    pad = 0.6 * page.text
+    texts = []
+    y = pad
+    width = page.width - 2 * pad
+    for line in wrap(options.title or default_title(doc), page.title, width)[:2]:
+        texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, "title",
+                          dx=-text_width(line, page.title) / 2))
+        y += LINE_HEIGHT * page.title
+    for line in wrap(options.subtitle or "", 0.95 * page.text, width)[:4]:
+        texts.append(Text(line, (page.width / 2, y), 0.95 * page.text, theme.foreground, "subtitle",
+                          dx=-text_width(line, 0.95 * page.text) / 2))
+        y += LINE_HEIGHT * 0.95 * page.text
+    key = key_width(entries, page.text) if options.key else 0.0
+    tick = text_width("100 G", page.text)
+    axis = LINE_HEIGHT * page.text
+    plot = Rect(pad + axis + tick + pad, y + pad, page.width - pad - (key + pad if key else 0.0),
+                page.height - pad - 2.7 * page.text)
+    return plot, texts
+
+
+def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
+    page, plot = chart.page, chart.plot
+    size = page.text
+    grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
+    axis = Stroke(theme.axis, 1.2 * page.lines)
+    lines = [Line(((plot.left, plot.bottom), (plot.right, plot.bottom)), axis, "axis"),
+             Line(((plot.left, plot.top), (plot.left, plot.bottom)), axis, "axis")]
+    texts = []
+    for value in _decades(*chart.x_range, plot.width, 3.5 * size):
+        x = chart.x_px(value)
+        lines.append(Line(((x, plot.top), (x, plot.bottom)), grid, "grid"))
+        label = tick_label(value)
+        texts.append(Text(label, (x, plot.bottom + 0.3 * size), size, theme.foreground, "tick",
+                          dx=-text_width(label, size) / 2))
+    x_ticks = list(texts)
+    for value in _decades(*chart.y_range, plot.height, 2.2 * size):
+        y = chart.y_px(value)
+        lines.append(Line(((plot.left, y), (plot.right, y)), grid, "grid"))
+        label = tick_label(value)
+        tick = Text(label, (plot.left - 0.4 * size, y), size, theme.foreground, "tick",
+                    dx=-text_width(label, size), dy=-0.58 * size)
+        if not any(overlap(tick.corners, other.corners) for other in x_ticks):  # the bottom corner
+            texts.append(tick)
+    texts.append(Text(X_TITLE, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
+                      theme.foreground, "axis", dx=-text_width(X_TITLE, size) / 2))
+    texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground, "axis",
+                      angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
+    return lines, texts
+
+
+def _points(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
+    """The batch track (dotted), the ops (hollow, area by their share of the time), the
+    selection, and the whole-step star over them, see-through."""
+    a, sweep = doc.analysis(), doc.sweep()
+    scale = chart.page.lines
+    lines, markers = [], []
+    if sweep.batch.size > 1:
+        rates = sweep.flops / sweep.time_s
+        points = tuple((chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True))
+        lines.append(Line(points, Stroke("#888888", 1.5 * scale, (1.5 * scale, 3 * scale)), "track"))
+    share = a.time_share
+    for i, o in enumerate(a.ops):
+        if a.flops[i] <= 0:
+            continue
+        center = (chart.x_px(float(a.intensity[i])), chart.y_px(float(a.performance[i])))
+        colour = palette.role_colour(o.role)
+        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(float(share[i]))) * scale,
+                              Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background, "op", o.name,
+                              f"{o.name}: {format_number(float(a.intensity[i]))} FLOP/byte",
+                              fill_opacity=0.6))
+        if o.name == doc.session.selected_op:
+            markers.append(Marker(center, "circle", 30 * scale, Stroke(palette.SELECTED, 4 * scale), None,
+                                  "selection", o.name))
+    # The star on top, its fill see-through: the ops it sits on stay visible.
+    t = a.totals
+    star = (chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s))
+    tooltip = (f"whole step, batch {a.params.batch:,}: {format_number(t.intensity)} FLOP/byte, "
+               f"{format_time(t.time_s)}")
+    markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), palette.STAR_FILL,
+                          "step", "step", tooltip, fill_opacity=0.35))
+    return lines, markers
+
+
+def _measured_markers(chart: Chart, measured) -> list[Marker]:
+    scale = chart.page.lines
+    return [Marker((chart.x_px(p.intensity), chart.y_px(p.flops_per_s)),
+                   palette.SUITE_SHAPES.get(p.suite, "circle"), 11 * scale, Stroke("#444444", 1.0 * scale),
+                   palette.SUSPECT if p.suspect else palette.MEASURED, "measured", f"{p.suite}/{p.kernel}",
+                   f"measured {p.suite}/{p.kernel} {p.dtype} ({source})") for source, p in measured]
+
+
+def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
+    entries = [Entry("Devices", "heading", bold=True)]
+    for shown in devices:
+        moved = " (what-if)" if shown.hardware != shown.datasheet else ""
+        slot = shown.slot
+        entries.append(Entry(shown.hardware.label + moved, "line", theme.devices[slot % len(theme.devices)],
+                             SYMBOLS[slot % len(SYMBOLS)], DASHES[slot % len(DASHES)]))
+    a = doc.analysis()
+    groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
+                                for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
+    suites = sorted({p.suite for _, p in measured})
+    return entries + workload_entries(groups, suites, theme)
+
+
+def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:
+    """The chart of ``doc`` (a Document: session, devices, analysis, results) on ``page``.
+    The key goes into an empty corner of the plot where it covers nothing (below the compute
+    roofs on the right, or above the bandwidth roofs on the left), else into a column of
+    its own beside the plot."""
+    options = options or ChartOptions()
+    theme = palette.THEMES[options.theme]
+    devices = _devices(doc, style_slots(options.slots, doc.session.hardware))
+    measured = _measured(doc, options.suites)
+    entries = _key_entries(doc, devices, theme, measured) if options.key else []
+    inside = _compose(doc, page, options, theme, devices, measured, entries, beside=False)
+    return inside or _compose(doc, page, options, theme, devices, measured, entries, beside=True)
+
+
+def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, entries,
+             beside: bool) -> Chart | None:
+    plot, frame_texts = _frame(doc, page, options, theme, entries if beside else [])
+    x_range, y_range = _ranges(doc, devices, measured)
+    x_range = _room_for_labels(x_range, plot, devices, page, len(devices) > 1)
+    chart = Chart(page, plot, x_range, y_range, theme.background, theme.foreground)
+    axis_lines, axis_texts = _axes(chart, theme)
+    roof_items, roofs = roof_lines(chart, theme, devices)
+    ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
+                                                                 if s.hardware != s.datasheet})
+    track, points = _points(chart, doc, theme)
+    markers = [*ridge_marks, *_measured_markers(chart, measured), *points]
+    lines = [*axis_lines, *roof_items, *track]
+    # Roof labels first, the highest roofs first (they take the room above their line),
+    # then the ridge's.
+    by_height = sorted(roofs, key=lambda item: (item[0].ref.kind != "compute",
+                                                min(y for _, y in item[0].points)))
+    requests = [*roof_requests(chart, theme, by_height, len(devices) > 1), *ridge_requests]
+    placed, overflow = place(requests, plot, lines, markers) if options.annotations else ([], [])
+    key_parts, key_box = ([], [], []), None
+    if entries:
+        extra = [Entry("Not on the chart (no room)", "heading", bold=True)] if overflow else []
+        extra += [Entry(t.text, "marker" if t.kind == "ridge" else "line", t.colour,
+                        "diamond" if t.kind == "ridge" else "", fill=theme.background) for t in overflow]
+        rows = entries + extra
+        if beside:
+            key_box = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
+        else:
+            key_box = _empty_corner(chart, rows, lines, markers, placed)
+            if key_box is None:
+                return None
+        key_parts = draw_key(rows, key_box.left, key_box.top, key_box.right, key_box.bottom, page.text,
+                             theme.foreground, theme.background, page.lines)
+    return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
+                   texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
+                   key=key_box)
+
+
+def _empty_corner(chart: Chart, rows: list[Entry], lines, markers, texts) -> Rect | None:
+    """Where the key fits inside the plot without covering a line, a point or a label:
+    the bottom-right corner, else the top-left one (None: neither)."""
+    size, plot = chart.page.text, chart.plot
+    width = key_width(rows, size) + size
+    height = 1.45 * size * len(rows) + 0.5 * size
+    pad = 0.5 * size
+    for left, top in ((plot.right - width - pad, plot.bottom - height - pad),
+                      (plot.left + pad, plot.top + pad)):
+        box = Rect(left, top, left + width, top + height)
+        corners = box.grow(pad).corners()
+        if left < plot.left or top < plot.top:
+            continue
+        if any(line.kind not in ("grid", "axis") and any(crosses(corners, a, b)
+               for a, b in zip(line.points, line.points[1:], strict=False)) for line in lines):
+            continue
+        if any(overlap(corners, square(m.center, m.size / 2)) for m in markers):
+            continue
+        if any(overlap(corners, t.corners) for t in texts):
+            continue
+        return box
+    return None

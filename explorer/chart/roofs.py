@@ -1,0 +1,164 @@
+"""Roofs on the page: every shown device's compute and bandwidth roofs as lines in its own
+style (kept while the device is shown), the datasheet roof under a what-if, ridge marks,
+and the labels that name them (as placement requests with candidate positions)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from explorer.chart import palette
+from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.layout import Request, at
+from explorer.core.hardware import Hardware
+from explorer.core.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.units import format_number, format_si, rate_unit
+from explorer.document import RoofRef
+
+# Line styles by device slot: dash patterns in multiples of the line width.
+DASHES = ((), (4.0, 2.5), (6.0, 2.0, 1.5, 2.0), (1.2, 2.0))
+SYMBOLS = ("diamond", "square", "triangle", "circle")
+WHAT_IF_OPACITY = 0.55
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A device on the chart: as drawn (what-ifs applied), its datasheet entry, the roofs
+    drawn, its style slot, and the compute roof its workload runs under."""
+
+    hardware: Hardware
+    datasheet: Hardware
+    ceilings: Ceilings
+    slot: int
+    binding: Roof  # the matrix roof of the workload's precision on this device
+
+
+def merged(ceilings: Ceilings) -> Ceilings:
+    """One line for compute roofs of equal value (an MI300X's fp32 vector and matrix)."""
+    out: list[Roof] = []
+    for roof in ceilings.compute:
+        same = next((i for i, r in enumerate(out) if r.value == roof.value), None)
+        if same is None:
+            out.append(roof)
+            continue
+        first = out[same]
+        a, b = first.label.split(), roof.label.split()
+        label = f"{a[0]} {a[1]} & {b[1]}" if a[0] == b[0] else f"{first.label} = {roof.label}"
+        out[same] = Roof(label, first.value, first.derived or roof.derived, first.what_if or roof.what_if)
+    return Ceilings(tuple(out), ceilings.bandwidth)
+
+
+def roof_text(shown: Shown, roof: Roof, kind: str, multi: bool) -> str:
+    """"H100 SXM: bf16 matrix 989 TFLOP/s"; a memory level without its parenthesis
+    ("DDR5-4800", the card has "(12 channels)")."""
+    unit = rate_unit(roof.label.split()[0]) if kind == COMPUTE else "B/s"
+    prefix = f"{shown.hardware.label}: " if multi else ""
+    tag = " (what-if)" if roof.what_if else (" (derived)" if roof.derived else "")
+    label = roof.label if kind == COMPUTE else re.sub(r"\s*\(.*\)", "", roof.label)
+    return f"{prefix}{label} {format_si(roof.value, unit)}{tag}"
+
+
+def _stroke(theme, shown: Shown, roof: Roof, main: bool, scale: float) -> Stroke:
+    width = (2.6 if main else 1.6) * scale * theme.pen_factor
+    dash = tuple(d * width for d in DASHES[shown.slot % len(DASHES)])
+    return Stroke(theme.devices[shown.slot % len(theme.devices)], width, dash,
+                  WHAT_IF_OPACITY if roof.what_if else 1.0)
+
+
+def _page_points(chart: Chart, segment) -> tuple | None:
+    """A roof segment's ends on the page; a bandwidth roof starts where it enters the plot."""
+    (xa, xb), (ya, yb) = segment.x, segment.y
+    if segment.kind != COMPUTE and ya < chart.y_range[0]:
+        xa, ya = chart.y_range[0] / (yb / xb), chart.y_range[0]
+        if xa >= xb:
+            return None
+    return (chart.x_px(xa), chart.y_px(ya)), (chart.x_px(xb), chart.y_px(yb))
+
+
+def roof_lines(chart: Chart, theme, devices: list[Shown]) -> tuple[list[Line], list[tuple]]:
+    """(every line drawn for the roofs, the roof lines with what they show) for ``devices``.
+    A roof moved by a what-if keeps its datasheet position as a faint dotted line."""
+    lines: list[Line] = []
+    roofs: list[tuple[Line, Shown, Roof]] = []
+    x_low, x_high = chart.x_range
+    scale = chart.page.lines
+    for shown in devices:
+        ceilings = merged(shown.ceilings)
+        precisions = tuple(sorted({r.label.split()[0] for r in ceilings.compute}))
+        now = {r.label: r.value for r in (*ceilings.compute, *ceilings.bandwidth)}
+        for segment in merged(Ceilings.from_hardware(shown.datasheet, precisions)).segments(x_low, x_high):
+            points = _page_points(chart, segment)
+            if points and now.get(segment.roof.label, segment.roof.value) != segment.roof.value:
+                stroke = Stroke(palette.ORIGINAL_ROOF, 1.4 * scale, (2.0 * scale, 3.0 * scale))
+                lines.append(Line(points, stroke, "original",
+                                  RoofRef(shown.hardware.id, segment.kind, segment.roof.label),
+                                  f"datasheet value of {segment.roof.label} (before the what-if)"))
+        for segment in ceilings.segments(x_low, x_high):
+            points = _page_points(chart, segment)
+            if points is None:
+                continue
+            main = segment.roof is ceilings.compute[0] or segment.roof is ceilings.bandwidth[0]
+            ref = RoofRef(shown.hardware.id, segment.kind, segment.roof.label)
+            line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref)
+            lines.append(line)
+            roofs.append((line, shown, segment.roof))
+    return lines, roofs
+
+
+def roof_requests(chart: Chart, theme, roofs: list[tuple[Line, Shown, Roof]], multi: bool) -> list[Request]:
+    """A label for every roof line: compute labels along their flat part, bandwidth labels
+    along their slope, above the line first, then below."""
+    out = []
+    size = chart.page.text
+    for line, shown, roof in roofs:
+        (xa, ya), (xb, yb) = line.points
+        text = Text(roof_text(shown, roof, line.ref.kind, multi), (xa, ya), size, line.stroke.colour, "roof",
+                    ref=line.ref)
+        candidates = []
+        if line.ref.kind == COMPUTE:  # the right end first, then along the flat part
+            places = ((xb - 6, "end"), (xa + 0.75 * (xb - xa), "middle"), (xa + 0.5 * (xb - xa), "middle"),
+                      (xa + 0.25 * (xb - xa), "middle"), (xa + 6, "start"))
+            for gap in (3.0 * chart.page.lines, text.height + 5.0 * chart.page.lines):
+                for x, align in places:
+                    for side in ("above", "below"):
+                        candidates.append(at(text, (x, ya), 0.0, align, side, gap))
+        else:
+            angle = math.degrees(math.atan2(yb - ya, xb - xa))
+            for gap in (3.0 * chart.page.lines, 0.6 * text.height):
+                for fraction in (0.04, 0.14, 0.24, 0.34, 0.44, 0.54, 0.64, 0.74):
+                    origin = (xa + fraction * (xb - xa), ya + fraction * (yb - ya))
+                    for side in ("above", "below"):
+                        candidates.append(at(text, origin, angle, "start", side, gap))
+        out.append(Request(tuple(candidates), line))
+    return out
+
+
+def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tuple[list, list[Request]]:
+    """A mark where each device's binding roof meets its main-memory roof; the primary
+    device's is labelled with its intensity."""
+    markers, requests = [], []
+    for index, shown in enumerate(devices):
+        ridge = shown.binding.value / shown.hardware.bandwidth_bytes_per_s
+        if not chart.x_range[0] < ridge < chart.x_range[1]:
+            continue
+        colour = theme.devices[shown.slot % len(theme.devices)]
+        size = 11 * chart.page.lines
+        center = (chart.x_px(ridge), chart.y_px(shown.binding.value))
+        tooltip = (f"{shown.hardware.name}: ridge {format_number(ridge)} FLOP/byte ({shown.binding.label} "
+                   f"peak / main-memory bandwidth)")
+        marker = Marker(center, SYMBOLS[shown.slot % len(SYMBOLS)], size,
+                        Stroke(colour, 1.6 * chart.page.lines), theme.background, "ridge", shown.hardware.id,
+                        tooltip)
+        markers.append(marker)
+        if index:
+            continue
+        badge = " (what-if)" if shown.hardware.id in what_if else ""
+        text = Text(f"ridge {format_number(ridge)} FLOP/byte{badge}", center, chart.page.text,
+                    colour, "ridge", tooltip=tooltip)
+        gap = size / 2 + 3
+        candidates = tuple(at(text, (center[0] + dx * gap, center[1] + dy * gap), 0.0, align, side, 0.0)
+                           for dx, dy, align, side in ((-1, -1, "end", "above"), (1, 1, "start", "below"),
+                                                       (-1, 1, "end", "below"), (1, -1, "start", "above")))
+        requests.append(Request(candidates, marker))
+    return markers, requests

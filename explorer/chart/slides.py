@@ -1,0 +1,72 @@
+"""Charts for slides: the export options, the page they give, and the SVG of a document's
+chart (no Qt needed). PNG and PDF draw the same chart with Qt (``ui/chart/export.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer import defaults
+from explorer.chart.elements import Chart, Page
+from explorer.chart.model import ChartOptions, build_chart
+from explorer.chart.svg import chart_svg
+
+FORMATS = ("png", "svg", "pdf")
+ASPECTS = {"16:9": (16, 9), "4:3": (4, 3)}
+# Width of a full slide in inches (PowerPoint's and LibreOffice's defaults): with a DPI,
+# a PNG is as wide as the slide at that resolution and says so in its metadata.
+SLIDE_INCHES = {"16:9": 13.333, "4:3": 10.0}
+THEMES = tuple(defaults.THEMES)
+LOGICAL_WIDTH = 1600  # the page is laid out this wide, then scaled to the output
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    width_px: int = defaults.EXPORT_WIDTH_PX  # PNG only
+    aspect: str = "16:9"
+    transparent: bool = False  # PNG and SVG
+    title: str | None = None  # None: the chart's own title
+    legend: bool = True  # the key beside the plot
+    subtitle: str | None = None  # a line or two under the title (a scene's caption)
+    annotations: bool = True  # roof and ridge labels
+    theme: str = "light"
+    dpi: int | None = None  # PNG only: instead of width_px, a full slide at this resolution
+
+    def __post_init__(self) -> None:
+        if self.aspect not in ASPECTS:
+            raise ValueError(f"aspect must be one of {', '.join(ASPECTS)}, got {self.aspect!r}")
+        if self.theme not in THEMES:
+            raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {self.theme!r}")
+        if self.dpi is not None and not 20 <= self.dpi <= defaults.EXPORT_DPI_MAX:
+            raise ValueError(f"DPI must be between 20 and {defaults.EXPORT_DPI_MAX}, got {self.dpi}")
+        low, high = defaults.EXPORT_WIDTH_RANGE
+        if not low <= self.png_width <= high:
+            raise ValueError(f"width must be between {low} and {high} pixels, got {self.png_width}")
+
+    @property
+    def png_width(self) -> int:
+        return self.width_px if self.dpi is None else round(SLIDE_INCHES[self.aspect] * self.dpi)
+
+    @property
+    def page(self) -> Page:
+        w, h = ASPECTS[self.aspect]
+        return Page.slide(LOGICAL_WIDTH, LOGICAL_WIDTH * h / w)
+
+    def chart_options(self, slots: dict[str, int] | None = None) -> ChartOptions:
+        return ChartOptions(title=self.title, subtitle=self.subtitle, theme=self.theme, key=self.legend,
+                            annotations=self.annotations, slots=dict(slots or {}))
+
+
+def format_of(path: str | Path) -> str:
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise ValueError(f"cannot export to '.{suffix}': use .png, .svg or .pdf")
+    return suffix
+
+
+def slide_chart(doc, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
+    return build_chart(doc, options.page, options.chart_options(slots))
+
+
+def slide_svg(doc, options: ExportOptions, slots: dict[str, int] | None = None) -> str:
+    return chart_svg(slide_chart(doc, options, slots), options.transparent, options.title or "Roofline chart")

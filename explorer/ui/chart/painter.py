@@ -1,0 +1,85 @@
+"""Drawing a chart description (``explorer.chart``) with QPainter: PNG, PDF, the clipboard
+and the window's labels and key all go through ``paint``, as the SVG writer does in SVG."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui
+
+from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.svg import shape
+
+FONT = "DejaVu Sans"
+LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "roof", "key")
+MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key")
+
+
+def _pen(stroke: Stroke) -> QtGui.QPen:
+    colour = QtGui.QColor(stroke.colour)
+    colour.setAlphaF(stroke.opacity)
+    pen = QtGui.QPen(colour, stroke.width)
+    pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)
+    pen.setJoinStyle(QtCore.Qt.PenJoinStyle.RoundJoin)
+    if stroke.dash:  # Qt's dash pattern is in units of the pen width
+        pen.setDashPattern([max(d / stroke.width, 0.01) for d in stroke.dash])
+    return pen
+
+
+def draw_line(painter: QtGui.QPainter, line: Line) -> None:
+    painter.setPen(_pen(line.stroke))
+    painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+    painter.drawPolyline(QtGui.QPolygonF([QtCore.QPointF(x, y) for x, y in line.points]))
+
+
+def draw_marker(painter: QtGui.QPainter, marker: Marker) -> None:
+    painter.setPen(_pen(marker.stroke) if marker.stroke else QtCore.Qt.PenStyle.NoPen)
+    if marker.fill:
+        colour = QtGui.QColor(marker.fill)
+        colour.setAlphaF(marker.fill_opacity)
+        painter.setBrush(colour)
+    else:
+        painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+    outline = shape(marker.symbol, marker.center, marker.size)
+    if outline is None:
+        r = marker.size / 2
+        painter.drawEllipse(QtCore.QPointF(*marker.center), r, r)
+    else:
+        painter.drawPolygon(QtGui.QPolygonF([QtCore.QPointF(x, y) for x, y in outline]))
+
+
+def draw_text(painter: QtGui.QPainter, text: Text) -> None:
+    font = QtGui.QFont(FONT)
+    font.setPixelSize(100)  # then scaled to the exact size: pixel sizes are whole numbers
+    font.setBold(text.bold)
+    painter.save()
+    painter.translate(*text.origin)
+    painter.rotate(text.angle)
+    painter.scale(text.size / 100, text.size / 100)
+    painter.setFont(font)
+    painter.setPen(QtGui.QColor(text.colour))
+    factor = 100 / text.size
+    painter.drawText(QtCore.QPointF(text.dx * factor, text.baseline * factor), text.text)
+    painter.restore()
+
+
+def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, kinds=None) -> None:
+    """Draw ``chart`` in page coordinates (only the elements of ``kinds``, when given)."""
+    painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
+    if background:
+        page = QtCore.QRectF(0, 0, chart.page.width, chart.page.height)
+        painter.fillRect(page, QtGui.QColor(chart.background))
+
+    def wanted(kind: str) -> bool:
+        return kinds is None or kind in kinds
+
+    for kind in LINE_ORDER:
+        for line in chart.lines:
+            if line.kind == kind and wanted(kind):
+                draw_line(painter, line)
+    for kind in MARKER_ORDER:
+        for marker in chart.markers:
+            if marker.kind == kind and wanted(kind):
+                draw_marker(painter, marker)
+    for text in chart.texts:
+        if wanted(text.kind):
+            draw_text(painter, text)

@@ -1,0 +1,137 @@
+"""The chart description, without Qt: on every scene step, every design-lab stage and a
+four-device overlay, at window, presentation and slide sizes, no two texts overlap, none is
+clipped, labels stay inside the plot, and slide text is large enough to project."""
+
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from explorer.chart.elements import Page
+from explorer.chart.geometry import inside, overlap
+from explorer.chart.model import ChartOptions, build_chart, style_slots
+from explorer.chart.svg import chart_svg
+from explorer.core.design_lab import STAGES, Lab
+from explorer.core.session import Session
+from explorer.core.workload import WorkloadParams
+from explorer.document import Document
+
+PAGES = {  # the chart area of a window at 1024×768, 1366×768, 1920×1080; presentation; slides
+    "1024x768": Page.screen(640, 560), "1366x768": Page.screen(920, 600), "1920x1080": Page.screen(1400, 880),
+    "presenting": Page.screen(1900, 1060, scale=1.6), "slide 16:9": Page.slide(1600, 900),
+    "slide 4:3": Page.slide(1600, 1200),
+}
+FOUR = ("h100-sxm", "mi300x", "epyc-9654", "rtx-4090")
+
+
+def problems(chart) -> list[str]:
+    out = []
+    page = replace(chart.plot, left=0, top=0, right=chart.page.width, bottom=chart.page.height)
+    for text in chart.texts:
+        if not inside(text.corners, page, -0.5):
+            out.append(f"clipped by the page: {text.text!r}")
+        if text.kind in ("roof", "ridge", "measured") and not inside(text.corners, chart.plot, 0.0):
+            out.append(f"outside the plot: {text.text!r}")
+    for a, b in itertools.combinations(chart.texts, 2):
+        if overlap(a.corners, b.corners):
+            out.append(f"{a.text!r} overlaps {b.text!r}")
+    return out
+
+
+def documents(catalog, models, scenes):
+    for scene in scenes.values():
+        for i in range(len(scene.steps)):
+            s = scene.session_at(i)
+            yield f"{scene.id} {i + 1}", Document(catalog, models, s), scene.caption_at(i, catalog, models)
+    lab = Lab(catalog["xeon-platinum-8480"], catalog["a100-80gb-sxm"], "llama-3-8b", models["llama-3-8b"])
+    for stage in range(len(STAGES)):
+        at = replace(lab, stage=stage)
+        devices = {hw.id: hw for hw in (at.cpu, at.gpu, at.device())}
+        from explorer.core.catalog import Catalog
+
+        yield f"lab {stage}", Document(Catalog(devices.values()), models, at.session()), at.text()
+    yield "four devices", Document(catalog, models, Session(hardware=FOUR)), ""
+    yield "four devices, prefill", Document(catalog, models, Session(
+        hardware=FOUR, params=WorkloadParams(phase="prefill", seq=2048))), ""
+
+
+@pytest.fixture(scope="module")
+def scenes(catalog, models):
+    from explorer.core.scenes import load_default_scenes
+
+    return load_default_scenes(catalog, models)
+
+
+@pytest.mark.parametrize("size", list(PAGES))
+def test_no_label_overlaps_or_is_clipped(catalog, models, scenes, size):
+    page = PAGES[size]
+    failures = {}
+    for name, doc, caption in documents(catalog, models, scenes):
+        chart = build_chart(doc, page, ChartOptions(subtitle=caption if page.text >= 18 else None))
+        found = problems(chart)
+        if found:
+            failures[name] = found[:3]
+    assert not failures
+
+
+def test_slide_text_is_large_enough_to_project(catalog, models):
+    for page in (Page.slide(1600, 900), Page.slide(1600, 1200)):
+        chart = build_chart(Document(catalog, models, Session(hardware=FOUR)), page)
+        for text in chart.texts:
+            least = 0.031 if text.kind == "title" else 0.02
+            assert text.size >= least * page.height, (text.text, text.size)
+
+
+def test_one_device_is_named_and_overlays_use_short_names(catalog, models):
+    one = build_chart(Document(catalog, models, Session()), PAGES["slide 16:9"])
+    assert "on H100 SXM" in one.texts_of("title")[0].text
+    four = build_chart(Document(catalog, models, Session(hardware=FOUR)), PAGES["slide 16:9"])
+    roof_texts = [t.text for t in (*four.texts_of("roof"), *four.overflow)]
+    assert any(t.startswith("MI300X: ") for t in roof_texts)
+    assert not any("mi300x" in t or "h100-sxm" in t for t in roof_texts)
+    # MI300X's fp32 vector and matrix roofs (both 163.4 TFLOP/s) are one line, one label.
+    assert sum("163 TFLOP/s" in t for t in roof_texts) == 1
+
+
+def test_a_device_keeps_its_style_whatever_its_position(catalog, models):
+    slots = style_slots({}, ("h100-sxm", "xeon-platinum-8480"))
+    assert slots == {"h100-sxm": 0, "xeon-platinum-8480": 1}
+    swapped = style_slots(slots, ("xeon-platinum-8480", "h100-sxm", "t4"))
+    assert swapped == {"h100-sxm": 0, "xeon-platinum-8480": 1, "t4": 2}
+    assert style_slots(swapped, ("t4",)) == {"t4": 2}
+
+    def xeon_stroke(hardware):
+        chart = build_chart(Document(catalog, models, Session(hardware=hardware)), PAGES["slide 16:9"],
+                            ChartOptions(slots=slots))
+        return next(line.stroke for line in chart.lines
+                    if line.ref and line.ref.device == "xeon-platinum-8480")
+
+    assert xeon_stroke(("h100-sxm", "xeon-platinum-8480")) == xeon_stroke(("xeon-platinum-8480", "h100-sxm"))
+
+
+def test_the_ridge_is_the_binding_roof_s(catalog, models):
+    # fp32 workload, fp8 roof drawn too: the ridge shown is the fp32 roof's, as Explain says.
+    doc = Document(catalog, models, Session(params=WorkloadParams(dtype="fp32"), precisions=("fp32", "fp8")))
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    ridge = next(t for t in (*chart.texts_of("ridge"), *chart.overflow) if t.kind == "ridge")
+    assert ridge.text.startswith("ridge 20 FLOP/byte")  # 66.9 TFLOP/s / 3.35 TB/s
+
+
+def test_measured_points_refit_the_range(catalog, models, tmp_path):
+    from tests.kernels.test_results import point, results
+
+    path = tmp_path / "cpu.json"
+    results(point(flops=10**6, bytes=10**9, time_median_s=1.0, time_p20_s=0.9,
+                  time_p80_s=1.1)).save(path)  # 0.001 FLOP/byte
+    doc = Document(catalog, models, Session())
+    doc.add_results(str(path))
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    assert chart.x_range[0] <= 0.001 / 3 and any(m.kind == "measured" for m in chart.markers)
+
+
+def test_svg_is_plain_and_sized(catalog, models):
+    svg = chart_svg(build_chart(Document(catalog, models, Session(hardware=FOUR)), PAGES["slide 16:9"]))
+    assert 'width="1600" height="900" viewBox="0 0 1600 900"' in svg
+    for banned in ("clipPath", "clip-path", "vector-effect", "<filter", "<image"):
+        assert banned not in svg
+    assert 'font-family="DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"' in svg
