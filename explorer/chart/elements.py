@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from explorer.chart.geometry import Point, Rect, quad
 from explorer.chart.text import ASCENT, LINE_HEIGHT, text_width
@@ -84,7 +85,7 @@ class Text:
     ref: RoofRef | None = None
     tooltip: str = ""
 
-    @property
+    @cached_property
     def width(self) -> float:
         return text_width(self.text, self.size, self.bold)
 
@@ -97,7 +98,7 @@ class Text:
         """The baseline's offset in the text's own frame (``dy`` + the ascent)."""
         return self.dy + ASCENT * self.size
 
-    @property
+    @cached_property
     def corners(self) -> tuple[Point, ...]:
         return quad(self.origin, self.width, self.height, math.radians(self.angle), self.dx, self.dy)
 

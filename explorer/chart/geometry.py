@@ -64,19 +64,21 @@ def _project(corners, axis: Point) -> tuple[float, float]:
     return min(values), max(values)
 
 
-def bounds(corners) -> Rect:
+def box(corners) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) of a corner list."""
     xs, ys = [x for x, _ in corners], [y for _, y in corners]
-    return Rect(min(xs), min(ys), max(xs), max(ys))
+    return min(xs), min(ys), max(xs), max(ys)
 
 
-def _apart(a: Rect, b: Rect) -> bool:
-    return a.right <= b.left or b.right <= a.left or a.bottom <= b.top or b.bottom <= a.top
+def apart(a: tuple, b: tuple) -> bool:
+    """Whether two boxes (``box``) do not touch."""
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
 
 
-def overlap(a, b) -> bool:
+def overlap(a, b, boxes: tuple | None = None) -> bool:
     """Whether two convex polygons (corner lists) overlap: their bounding boxes first (most
-    pairs are far apart), then the separating axis test."""
-    if _apart(bounds(a), bounds(b)):
+    pairs are far apart; ``boxes`` when known), then the separating axis test."""
+    if apart(*(boxes or (box(a), box(b)))):
         return False
     for axis in (*_axes(a), *_axes(b)):
         low_a, high_a = _project(a, axis)

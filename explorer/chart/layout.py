@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from explorer.chart.elements import Line, Marker, Text
-from explorer.chart.geometry import Point, Rect, crosses, inside, overlap, square
+from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, overlap, square
 
 IGNORED_LINES = ("grid", "track", "axis")  # labels may sit over these
 
@@ -44,32 +44,40 @@ def _separated(corners, owner: Line, segments) -> bool:
     foot = min((_nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
-    return any(line is not owner and crosses(path, a, b) for line, a, b in segments)
+    return any(line is not owner and crosses(path, a, b) for line, a, b, _ in segments)
 
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
           margin: float = 2.0) -> tuple[list[Text], list[Text]]:
     """(placed texts, texts with no room) for ``requests`` in order of priority."""
-    placed: list[Text] = []
+    placed: list[tuple[Text, tuple]] = []
     left: list[Text] = []
-    segments = [(line, a, b) for line in lines if line.kind not in IGNORED_LINES
+    segments = [(line, a, b, box((a, b))) for line in lines if line.kind not in IGNORED_LINES
                 for a, b in zip(line.points, line.points[1:], strict=False)]
-    boxes = [(marker, square(marker.center, marker.size / 2 + 1)) for marker in markers]
+    boxes = [(marker, corners, box(corners)) for marker in markers
+             for corners in (square(marker.center, marker.size / 2 + 1),)]
     for request in requests:
         for candidate in request.candidates:
             corners = candidate.corners
             if not inside(corners, plot, margin):
                 continue
-            if any(overlap(corners, other.corners) for other in placed):
+            own = box(corners)
+            if any(overlap(corners, other.corners, (own, b)) for other, b in placed if not apart(own, b)):
                 continue
-            if any(marker is not request.owner and overlap(corners, box) for marker, box in boxes):
+            if any(marker is not request.owner and overlap(corners, c, (own, b))
+                   for marker, c, b in boxes if not apart(own, b)):
                 continue
-            if any(line is not request.owner and crosses(corners, a, b) for line, a, b in segments):
+            if any(line is not request.owner and _crosses(corners, a, b_, (own, b))
+                   for line, a, b_, b in segments if not apart(own, b)):
                 continue
             if isinstance(request.owner, Line) and _separated(corners, request.owner, segments):
                 continue
-            placed.append(candidate)
+            placed.append((candidate, own))
             break
         else:
             left.append(request.candidates[0])
-    return placed, left
+    return [text for text, _ in placed], left
+
+
+def _crosses(corners, start: Point, end: Point, boxes) -> bool:
+    return crosses(corners, start, end) if start == end else overlap(corners, (start, end), boxes)

@@ -4,6 +4,8 @@ out with these widths also fits where Arial or Helvetica draw it."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 FONT_FAMILY = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"
 ASCENT, DESCENT = 0.928, 0.236  # of the font size, above and below the baseline
 LINE_HEIGHT = 1.164
@@ -23,8 +25,12 @@ _WIDTHS = dict(zip(
 
 def text_width(text: str, size: float, bold: bool = False) -> float:
     """Width in pixels of ``text`` drawn at ``size`` pixels per em."""
-    em = sum(_WIDTHS.get(c, UNKNOWN * 1000) for c in text) / 1000
-    return em * size * (BOLD if bold else 1.0)
+    return _ems(text) * size * (BOLD if bold else 1.0)
+
+
+@lru_cache(maxsize=4096)
+def _ems(text: str) -> float:
+    return sum(_WIDTHS.get(c, UNKNOWN * 1000) for c in text) / 1000
 
 
 def wrap(text: str, size: float, width: float) -> list[str]:
