@@ -8,13 +8,13 @@ from dataclasses import dataclass, replace
 
 from explorer.chart import palette
 from explorer.chart.elements import Line, Marker, Stroke, Text
-from explorer.chart.text import text_width
+from explorer.chart.text import BOLD, text_width, wrap
 
 
 @dataclass(frozen=True)
 class Entry:
     text: str
-    swatch: str  # "line" | "marker" | "heading"
+    swatch: str  # "line" | "marker" | "heading" | "more" (the second row of a long entry)
     colour: str = ""
     symbol: str = ""
     dash: tuple[float, ...] = ()
@@ -23,35 +23,44 @@ class Entry:
 
 
 def entry_width(entry: Entry, size: float) -> float:
-    return 2.4 * size + text_width(entry.text, size, entry.bold)
+    swatch = 0.0 if entry.swatch == "heading" else 2.4 * size
+    return swatch + text_width(entry.text, size, entry.bold)
 
 
 def key_width(entries: list[Entry], size: float) -> float:
     return max((entry_width(e, size) for e in entries), default=0.0) + size
 
 
-def fitted(entry: Entry, size: float, width: float) -> Entry:
-    """``entry`` with its text shortened (…) to fit ``width``."""
-    text = entry.text
-    while len(text) > 1 and entry_width(replace(entry, text=text), size) > width:
-        text = text.rstrip("…")[:-1].rstrip() + "…"
-    return replace(entry, text=text)
+def fitted(entry: Entry, size: float, width: float) -> list[Entry]:
+    """``entry`` as one or two rows that fit ``width``: its text wrapped at a space, the
+    second row shortened with "…" if need be (a second row has no swatch)."""
+    room = width - entry_width(replace(entry, text=""), size)
+    lines = wrap(entry.text, size * (BOLD if entry.bold else 1.0), room) or [""]
+    rows = [replace(entry, text=lines[0])]
+    if len(lines) > 1:
+        rows.append(replace(entry, text=" ".join(lines[1:]), swatch="more"))
+    out = []
+    for row in rows[:2]:
+        text = row.text
+        while len(text) > 1 and entry_width(replace(row, text=text), size) > width:
+            text = text.rstrip("…")[:-1].rstrip() + "…"
+        out.append(replace(row, text=text))
+    return out
 
 
 def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom: float, size: float,
              foreground: str, background: str, scale: float) -> tuple[list[Line], list[Marker], list[Text]]:
-    """The key's swatches and texts, one entry per row from ``top``, each shortened to end
-    before ``right``; rows that would pass ``bottom`` are left out after a "…" row."""
+    """The key's swatches and texts, one entry per row from ``top`` (two when its text is
+    wider than the key); rows that would pass ``bottom`` are left out after a "…" row."""
     lines, markers, texts = [], [], []
     row = 1.45 * size
     y = top
-    entries = [fitted(e, size, right - left) for e in entries]
-    for index, entry in enumerate(entries):
-        if y + 2 * row > bottom and index < len(entries) - 1:
+    rows = [r for e in entries for r in fitted(e, size, right - left)]
+    for index, entry in enumerate(rows):
+        if y + 2 * row > bottom and index < len(rows) - 1:
             texts.append(Text("…", (left, y), size, foreground, "key"))
             break
         middle = y + row / 2
-        swatch = (left, middle)
         if entry.swatch == "line":
             stroke = Stroke(entry.colour, 2.4 * scale, tuple(d * 2.4 * scale for d in entry.dash))
             lines.append(Line(((left, middle), (left + 1.8 * size, middle)), stroke, "key"))
@@ -61,20 +70,23 @@ def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom
         elif entry.swatch == "marker":
             markers.append(Marker((left + 0.9 * size, middle), entry.symbol, 0.85 * size,
                                   Stroke(entry.colour, 1.6 * scale), entry.fill, "key"))
-        text_left = left if entry.swatch == "heading" else swatch[0] + 2.4 * size
+        text_left = left if entry.swatch == "heading" else left + 2.4 * size
         texts.append(Text(entry.text, (text_left, middle), size, foreground, "key",
                           dy=-0.58 * size, bold=entry.bold))
         y += row
     return lines, markers, texts
 
 
-def workload_entries(groups: list[str], suites: list[str], theme) -> list[Entry]:
-    out = [Entry("whole step (drag: batch)", "marker", theme.foreground, "star", fill=palette.STAR_FILL),
-           Entry("Ops (area: share of time)", "heading", bold=True)]
-    out += [Entry(group, "marker", palette.GROUP_COLOURS[group], "circle", fill=theme.background)
+def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme) -> list[Entry]:
+    out = [Entry("whole step", "marker", theme.foreground, "star", fill=theme.star),
+           Entry("Ops (area ∝ time)", "heading", bold=True)]
+    out += [Entry(group, "marker", dict(theme.groups)[group], "circle", fill=theme.background)
             for group in groups]
     if suites:
         out.append(Entry("Measured (filled)", "heading", bold=True))
-        out += [Entry(suite, "marker", palette.MEASURED, palette.SUITE_SHAPES.get(suite, "circle"),
-                      fill=palette.MEASURED) for suite in suites]
+        out += [Entry(suite, "marker", theme.foreground, palette.SUITE_SHAPES.get(suite, "circle"),
+                      fill=theme.measured) for suite in suites]
+    if suspect:
+        out.append(Entry("suspect: may have run from cache", "marker", theme.suspect, "cross",
+                         fill=theme.suspect))
     return out

@@ -15,7 +15,8 @@ IGNORED_LINES = ("grid", "track", "axis")  # labels may sit over these
 
 @dataclass(frozen=True)
 class Request:
-    """A label and where it may go: candidate texts (the same text at different places)."""
+    """A label and where it may go: candidate texts (the same text, or a shorter one, at
+    different places; the shortest last)."""
 
     candidates: tuple[Text, ...]
     owner: Line | Marker | None = None  # the line or marker it labels (not an obstacle to it)
@@ -75,7 +76,7 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
             placed.append((candidate, own))
             break
         else:
-            left.append(request.candidates[0])
+            left.append(request.candidates[-1])  # the last is the shortest text
     return [text for text, _ in placed], left
 
 

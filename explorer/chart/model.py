@@ -8,15 +8,26 @@ import math
 from dataclasses import dataclass, field, replace
 
 from explorer.chart import palette
-from explorer.chart.elements import Chart, Line, Marker, Page, Stroke, Text
+from explorer.chart.elements import Chart, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, key_width, workload_entries
 from explorer.chart.layout import place
-from explorer.chart.roofs import DASHES, SYMBOLS, Shown, merged, ridges, roof_lines, roof_requests, roof_text
+from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
+from explorer.chart.roofs import (
+    DASHES,
+    SYMBOLS,
+    Shown,
+    line_label,
+    merged,
+    ridges,
+    roof_lines,
+    roof_requests,
+    roof_text,
+)
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
 from explorer.core.report import step_words
 from explorer.core.roofline import Ceilings
-from explorer.core.units import format_number, format_si, format_time
+from explorer.core.units import format_si
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
 
@@ -30,6 +41,7 @@ class ChartOptions:
     annotations: bool = True  # roof and ridge labels
     slots: dict[str, int] = field(default_factory=dict)  # device id → style slot (kept while shown)
     suites: frozenset[str] | None = None  # measured suites drawn (None: all)
+    ranges: tuple | None = None  # ((x low, x high), (y low, y high)) kept (a zoom, a drag); None: fitted
 
 
 def tick_label(value: float) -> str:
@@ -64,14 +76,6 @@ def _roof_of(peak):
     from explorer.core.roofline import Roof
 
     return Roof(peak.label, peak.flops_per_s, peak.provenance.derived)
-
-
-def _measured(doc, suites) -> list[tuple[str, object]]:
-    sources = [(path, list(results.points)) for path, results in doc.results()]
-    if doc.live_points:
-        sources.append(("the run in progress", doc.live_points))
-    return [(source, p) for source, points in sources for p in points
-            if p.flops > 0 and (suites is None or p.suite in suites)]
 
 
 def _ranges(doc, devices: list[Shown], measured) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -124,20 +128,34 @@ def _frame(doc, page: Page, options: ChartOptions, theme, entries: list[Entry]):
     texts = []
     y = pad
     width = page.width - 2 * pad
-    for line in wrap(options.title or default_title(doc), page.title, width)[:2]:
+    for line in _lines(options.title or default_title(doc), page.title, width, 2):
         texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, "title",
                           dx=-text_width(line, page.title) / 2))
         y += LINE_HEIGHT * page.title
-    for line in wrap(options.subtitle or "", 0.95 * page.text, width)[:4]:
+    for line in _lines(options.subtitle or "", 0.95 * page.text, width, 4):
         texts.append(Text(line, (page.width / 2, y), 0.95 * page.text, theme.foreground, "subtitle",
                           dx=-text_width(line, 0.95 * page.text) / 2))
         y += LINE_HEIGHT * 0.95 * page.text
-    key = key_width(entries, page.text) if options.key else 0.0
+    # The key takes at most 30 % of the width (longer entries are shortened with "…").
+    key = min(key_width(entries, page.text), 0.3 * page.width) if entries else 0.0
     tick = text_width("100 G", page.text)
     axis = LINE_HEIGHT * page.text
-    plot = Rect(pad + axis + tick + pad, y + pad, page.width - pad - (key + pad if key else 0.0),
+    right = max(pad, tick / 2 + 2)  # room for half the last tick's label ("100 k")
+    plot = Rect(pad + axis + tick + pad, y + pad, page.width - right - (key + pad if key else 0.0),
                 page.height - pad - 2.7 * page.text)
     return plot, texts
+
+
+def _lines(text: str, size: float, width: float, most: int) -> list[str]:
+    """``text`` wrapped to ``width``, at most ``most`` lines, the last ending in "…" when
+    some was left out."""
+    lines = wrap(text, size, width)
+    if len(lines) <= most:
+        return lines
+    last = " ".join(lines[most - 1:])
+    while len(last) > 1 and text_width(last + "…", size) > width:
+        last = last[:-1].rstrip()
+    return [*lines[:most - 1], last + "…"]
 
 
 def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
@@ -163,52 +181,12 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
                     dx=-text_width(label, size), dy=-0.58 * size)
         if not any(overlap(tick.corners, other.corners) for other in x_ticks):  # the bottom corner
             texts.append(tick)
-    texts.append(Text(X_TITLE, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
-                      theme.foreground, "axis", dx=-text_width(X_TITLE, size) / 2))
+    title = X_TITLE if text_width(X_TITLE, size) < plot.width else "Intensity (FLOP/byte)"
+    texts.append(Text(title, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
+                      theme.foreground, "axis", dx=-text_width(title, size) / 2))
     texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground, "axis",
                       angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
     return lines, texts
-
-
-def _points(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
-    """The batch track (dotted), the ops (hollow, area by their share of the time), the
-    selection, and the whole-step star over them, see-through."""
-    a, sweep = doc.analysis(), doc.sweep()
-    scale = chart.page.lines
-    lines, markers = [], []
-    if sweep.batch.size > 1:
-        rates = sweep.flops / sweep.time_s
-        points = tuple((chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True))
-        lines.append(Line(points, Stroke("#888888", 1.5 * scale, (1.5 * scale, 3 * scale)), "track"))
-    share = a.time_share
-    for i, o in enumerate(a.ops):
-        if a.flops[i] <= 0:
-            continue
-        center = (chart.x_px(float(a.intensity[i])), chart.y_px(float(a.performance[i])))
-        colour = palette.role_colour(o.role)
-        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(float(share[i]))) * scale,
-                              Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background, "op", o.name,
-                              f"{o.name}: {format_number(float(a.intensity[i]))} FLOP/byte",
-                              fill_opacity=0.6))
-        if o.name == doc.session.selected_op:
-            markers.append(Marker(center, "circle", 30 * scale, Stroke(palette.SELECTED, 4 * scale), None,
-                                  "selection", o.name))
-    # The star on top, its fill see-through: the ops it sits on stay visible.
-    t = a.totals
-    star = (chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s))
-    tooltip = (f"whole step, batch {a.params.batch:,}: {format_number(t.intensity)} FLOP/byte, "
-               f"{format_time(t.time_s)}")
-    markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), palette.STAR_FILL,
-                          "step", "step", tooltip, fill_opacity=0.35))
-    return lines, markers
-
-
-def _measured_markers(chart: Chart, measured) -> list[Marker]:
-    scale = chart.page.lines
-    return [Marker((chart.x_px(p.intensity), chart.y_px(p.flops_per_s)),
-                   palette.SUITE_SHAPES.get(p.suite, "circle"), 11 * scale, Stroke("#444444", 1.0 * scale),
-                   palette.SUSPECT if p.suspect else palette.MEASURED, "measured", f"{p.suite}/{p.kernel}",
-                   f"measured {p.suite}/{p.kernel} {p.dtype} ({source})") for source, p in measured]
 
 
 def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
@@ -221,8 +199,8 @@ def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
     a = doc.analysis()
     groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
-    suites = sorted({p.suite for _, p in measured})
-    return entries + workload_entries(groups, suites, theme)
+    suites = sorted({p.suite for _, p in measured if not p.suspect})
+    return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme)
 
 
 def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:
@@ -233,7 +211,7 @@ def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:
     options = options or ChartOptions()
     theme = palette.THEMES[options.theme]
     devices = _devices(doc, style_slots(options.slots, doc.session.hardware))
-    measured = _measured(doc, options.suites)
+    measured = measured_points(doc, options.suites)
     entries = _key_entries(doc, devices, theme, measured) if options.key else []
     inside = _compose(doc, page, options, theme, devices, measured, entries, beside=False)
     return inside or _compose(doc, page, options, theme, devices, measured, entries, beside=True)
@@ -242,25 +220,30 @@ def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:
 def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, entries,
              beside: bool) -> Chart | None:
     plot, frame_texts = _frame(doc, page, options, theme, entries if beside else [])
-    x_range, y_range = _ranges(doc, devices, measured)
-    x_range = _room_for_labels(x_range, plot, devices, page, len(devices) > 1)
+    if options.ranges:
+        x_range, y_range = options.ranges
+    else:
+        x_range, y_range = _ranges(doc, devices, measured)
+        x_range = _room_for_labels(x_range, plot, devices, page, len(devices) > 1)
     chart = Chart(page, plot, x_range, y_range, theme.background, theme.foreground)
     axis_lines, axis_texts = _axes(chart, theme)
     roof_items, roofs = roof_lines(chart, theme, devices)
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
-    track, points = _points(chart, doc, theme)
-    markers = [*ridge_marks, *_measured_markers(chart, measured), *points]
-    lines = [*axis_lines, *roof_items, *track]
+    track, points = workload_marks(chart, doc, theme)
+    ceilings = measured_ceilings(chart, doc, theme)
+    markers = [*ridge_marks, *measured_marks(chart, measured, theme), *points]
+    lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),
     # then the ridge's.
     by_height = sorted(roofs, key=lambda item: (item[0].ref.kind != "compute",
                                                 min(y for _, y in item[0].points)))
-    requests = [*roof_requests(chart, theme, by_height, len(devices) > 1), *ridge_requests]
+    requests = [*roof_requests(chart, by_height, len(devices) > 1), *ridge_requests,
+                *(line_label(chart, line, text) for line, text in ceilings)]
     placed, overflow = place(requests, plot, lines, markers) if options.annotations else ([], [])
     key_parts, key_box = ([], [], []), None
     if entries:
-        extra = [Entry("Not on the chart (no room)", "heading", bold=True)] if overflow else []
+        extra = [Entry("Unlabelled (no room)", "heading", bold=True)] if overflow else []
         extra += [Entry(t.text, "marker" if t.kind == "ridge" else "line", t.colour,
                         "diamond" if t.kind == "ridge" else "", fill=theme.background) for t in overflow]
         rows = entries + extra

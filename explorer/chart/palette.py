@@ -24,85 +24,79 @@ ROLE_GROUPS = {
     "embedding / head": ("embedding", "lm_head"),
     "convolution": ("conv",),
 }
-GROUP_COLOURS = {
-    "projection": OKABE_ITO["blue"],
-    "mlp": OKABE_ITO["green"],
-    "attention": OKABE_ITO["vermillion"],
-    "elementwise": OKABE_ITO["purple"],
-    "embedding / head": OKABE_ITO["orange"],
-    "convolution": OKABE_ITO["sky"],
-}
 ROLE_GROUP = {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
 
-ROOF_COMPUTE = OKABE_ITO["black"]
-ROOF_VECTOR = "#555555"
-ROOF_BANDWIDTH = OKABE_ITO["blue"]
-STEP_POINT = OKABE_ITO["black"]
-
-
-def role_colour(role: str) -> str:
-    return GROUP_COLOURS[ROLE_GROUP.get(role, "elementwise")]
-
-
-@dataclass(frozen=True)
-class DeviceStyle:
-    colour: str
-    symbol: str  # ridge marker
-    dash: str  # line style name of Qt.PenStyle
-
-
-# Overlaid devices: colour plus a distinct ridge marker and the device name on every label,
-# so nothing depends on telling colours apart.
-DEVICE_STYLES = (
-    DeviceStyle(OKABE_ITO["black"], "d", "SolidLine"),
-    DeviceStyle(OKABE_ITO["blue"], "s", "DashLine"),
-    DeviceStyle(OKABE_ITO["vermillion"], "t", "DashDotLine"),
-    DeviceStyle(OKABE_ITO["green"], "o", "DotLine"),
-)
-ORIGINAL_ROOF = "#9a9a9a"  # where a what-if roof came from
-
-
-def device_style(index: int, multi: bool) -> DeviceStyle:
-    return DEVICE_STYLES[index % len(DEVICE_STYLES)] if multi else DEVICE_STYLES[0]
-
-
-# Measured points: filled, one shape per suite.
-SUITE_SYMBOLS = {"stream": "o", "intensity": "s", "gemm": "t", "decode-batch": "d",
-                 "attention": "star", "parallelism": "h", "memory-bound-ops": "p"}
+ROOF_BANDWIDTH = OKABE_ITO["blue"]  # the Little's-law plot's curve (light panels)
 SUITE_SHAPES = {"stream": "circle", "intensity": "square", "gemm": "triangle", "decode-batch": "diamond",
                 "attention": "star", "parallelism": "hexagon", "memory-bound-ops": "pentagon"}
 MEASURED = OKABE_ITO["orange"]
-STAR_FILL = OKABE_ITO["yellow"]
-SUSPECT = "#999999"
 SELECTED = OKABE_ITO["yellow"]
 
 
 @dataclass(frozen=True)
 class Theme:
-    """Colours of the chart; every theme keeps to colour-blind-safe hues (Okabe–Ito)."""
+    """The colours of one theme, for the chart and the window around it. Every line, text
+    and outline keeps at least 4.5:1 contrast against the background (WCAG AA for text),
+    so the Okabe–Ito hues are darkened on white and lightened on dark backgrounds; fills
+    (the star, measured points) carry an outline that does."""
 
     name: str
     background: str
-    foreground: str  # text, markers' outlines
+    foreground: str  # text and outlines
     axis: str
-    compute: str  # the top compute roof of a single device
-    vector: str  # other compute roofs of a single device
-    bandwidth: str
-    devices: tuple[str, str, str, str]  # overlaid devices
-    point_fill: tuple[int, int, int, int]
-    legend_fill: tuple[int, int, int, int]
+    devices: tuple[str, str, str, str]  # roofs by style slot
+    groups: tuple[tuple[str, str], ...]  # op group → colour
+    selected: str  # the ring around the selected op
+    star: str  # the whole step's fill
+    measured: str  # measured points' fill and measured ceilings
+    suspect: str  # a measurement that may have run from cache
+    track: str  # the batch track, datasheet roofs under a what-if
+    panel: str  # the window's panels (docks, tables, toolbar)
+    highlight: str  # selected rows and focus in the window
     pen_factor: float = 1.0  # thicker lines for projectors
+
+    def group_colour(self, role: str) -> str:
+        return dict(self.groups)[ROLE_GROUP.get(role, "elementwise")]
+
+    def roles(self) -> dict[str, str]:
+        """Every colour with contrast to keep, by what it shows."""
+        out = {"text": self.foreground, "axis": self.axis, "selected": self.selected,
+               "measured": self.measured, "suspect": self.suspect, "track": self.track}
+        out.update({f"device {i + 1}": c for i, c in enumerate(self.devices)})
+        out.update({f"ops: {g}": c for g, c in self.groups})
+        return out
+
+
+def _groups(*colours: str) -> tuple[tuple[str, str], ...]:
+    return tuple(zip(ROLE_GROUPS, colours, strict=True))
 
 
 THEMES = {
-    "light": Theme("light", "#ffffff", "#000000", "#444444", OKABE_ITO["black"], "#555555",
-                   OKABE_ITO["blue"], (OKABE_ITO["black"], OKABE_ITO["blue"], OKABE_ITO["vermillion"],
-                                       OKABE_ITO["green"]), (255, 255, 255, 160), (255, 255, 255, 220)),
-    "dark": Theme("dark", "#1e1e1e", "#eeeeee", "#bbbbbb", "#ffffff", "#bbbbbb", OKABE_ITO["sky"],
-                  ("#ffffff", OKABE_ITO["sky"], OKABE_ITO["orange"], OKABE_ITO["green"]),
-                  (30, 30, 30, 160), (30, 30, 30, 220)),
-    "contrast": Theme("contrast", "#000000", "#ffffff", "#ffffff", "#ffffff", OKABE_ITO["yellow"],
-                      OKABE_ITO["sky"], ("#ffffff", OKABE_ITO["yellow"], OKABE_ITO["sky"],
-                                         OKABE_ITO["vermillion"]),
-                      (0, 0, 0, 200), (0, 0, 0, 230), pen_factor=1.6),
+    "light": Theme("light", "#ffffff", "#000000", "#444444",
+                   ("#000000", "#0072B2", "#B34700", "#00735A"),
+                   _groups("#0072B2", "#00735A", "#B34700", "#A3487F", "#8F6300", "#2F6E94"),
+                   selected="#7B2FBE", star=OKABE_ITO["yellow"], measured="#8F6300", suspect="#767676",
+                   track="#767676", panel="#f4f4f4", highlight="#0072B2"),
+    "dark": Theme("dark", "#1e1e1e", "#eeeeee", "#bbbbbb",
+                  ("#ffffff", OKABE_ITO["sky"], "#FF7A3D", "#2FC59A"),
+                  _groups(OKABE_ITO["sky"], "#2FC59A", "#FF7A3D", "#E09BC4", OKABE_ITO["orange"], "#9DD3F5"),
+                  selected="#FF66CC", star=OKABE_ITO["yellow"], measured=OKABE_ITO["orange"],
+                  suspect="#9a9a9a", track="#9a9a9a", panel="#2b2b2b", highlight="#2F6E94"),
+    # High contrast (projectors): every role its own colour, lines 1.6× as wide.
+    "contrast": Theme("contrast", "#000000", "#ffffff", "#ffffff",
+                      ("#ffffff", OKABE_ITO["yellow"], OKABE_ITO["sky"], "#FF8C5A"),
+                      _groups("#9DD3F5", "#3DDC97", "#FF6E6E", "#E09BC4", "#D4FF6E", "#7FFFD4"),
+                      selected="#FF5CF0", star="#FFB000", measured="#C39BFF", suspect="#A0A0A0",
+                      track="#BDBDBD", panel="#000000", highlight="#FFB000", pen_factor=1.6),
 }
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two colours (#rrggbb), 1 to 21."""
+    def luminance(colour: str) -> float:
+        r, g, b_ = (int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4))
+        return sum(w * (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4)
+                   for w, c in zip((0.2126, 0.7152, 0.0722), (r, g, b_), strict=True))
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)

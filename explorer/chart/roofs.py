@@ -8,7 +8,6 @@ import math
 import re
 from dataclasses import dataclass
 
-from explorer.chart import palette
 from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
 from explorer.chart.layout import Request, at
 from explorer.core.hardware import Hardware
@@ -90,7 +89,7 @@ def roof_lines(chart: Chart, theme, devices: list[Shown]) -> tuple[list[Line], l
         for segment in merged(Ceilings.from_hardware(shown.datasheet, precisions)).segments(x_low, x_high):
             points = _page_points(chart, segment)
             if points and now.get(segment.roof.label, segment.roof.value) != segment.roof.value:
-                stroke = Stroke(palette.ORIGINAL_ROOF, 1.4 * scale, (2.0 * scale, 3.0 * scale))
+                stroke = Stroke(theme.track, 1.4 * scale, (2.0 * scale, 3.0 * scale))
                 lines.append(Line(points, stroke, "original",
                                   RoofRef(shown.hardware.id, segment.kind, segment.roof.label),
                                   f"datasheet value of {segment.roof.label} (before the what-if)"))
@@ -99,39 +98,77 @@ def roof_lines(chart: Chart, theme, devices: list[Shown]) -> tuple[list[Line], l
             if points is None:
                 continue
             main = segment.roof is ceilings.compute[0] or segment.roof is ceilings.bandwidth[0]
-            ref = RoofRef(shown.hardware.id, segment.kind, segment.roof.label)
-            line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref)
+            ref = RoofRef(shown.hardware.id, segment.kind, datasheet_label(segment.roof.label))
+            line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref,
+                        roof_tooltip(shown.hardware, ref))
             lines.append(line)
             roofs.append((line, shown, segment.roof))
     return lines, roofs
 
 
-def roof_requests(chart: Chart, theme, roofs: list[tuple[Line, Shown, Roof]], multi: bool) -> list[Request]:
-    """A label for every roof line: compute labels along their flat part, bandwidth labels
-    along their slope, above the line first, then below."""
+def roof_requests(chart: Chart, roofs: list[tuple[Line, Shown, Roof]], multi: bool) -> list[Request]:
+    """A label for every roof line, in the line's colour. With several devices, where the
+    label with the device's name finds no room, the label without it (the key names the
+    device by the line's colour and style)."""
     out = []
-    size = chart.page.text
     for line, shown, roof in roofs:
-        (xa, ya), (xb, yb) = line.points
-        text = Text(roof_text(shown, roof, line.ref.kind, multi), (xa, ya), size, line.stroke.colour, "roof",
-                    ref=line.ref)
+        texts = dict.fromkeys(roof_text(shown, roof, line.ref.kind, named) for named in (multi, False))
         candidates = []
-        if line.ref.kind == COMPUTE:  # the right end first, then along the flat part
-            places = ((xb - 6, "end"), (xa + 0.75 * (xb - xa), "middle"), (xa + 0.5 * (xb - xa), "middle"),
-                      (xa + 0.25 * (xb - xa), "middle"), (xa + 6, "start"))
-            for gap in (3.0 * chart.page.lines, text.height + 5.0 * chart.page.lines):
-                for x, align in places:
-                    for side in ("above", "below"):
-                        candidates.append(at(text, (x, ya), 0.0, align, side, gap))
-        else:
-            angle = math.degrees(math.atan2(yb - ya, xb - xa))
-            for gap in (3.0 * chart.page.lines, 0.6 * text.height):
-                for fraction in (0.04, 0.14, 0.24, 0.34, 0.44, 0.54, 0.64, 0.74):
-                    origin = (xa + fraction * (xb - xa), ya + fraction * (yb - ya))
-                    for side in ("above", "below"):
-                        candidates.append(at(text, origin, angle, "start", side, gap))
+        for words in texts:
+            text = Text(words, line.points[0], chart.page.text, line.stroke.colour, "roof", ref=line.ref)
+            candidates += line_label(chart, line, text).candidates
         out.append(Request(tuple(candidates), line))
     return out
+
+
+def line_label(chart: Chart, line: Line, text: Text) -> Request:
+    """Where ``text`` may label a roof ``line``: along the flat part of a compute roof (its
+    right end first), along the slope of a bandwidth roof (near its start first); above the
+    line first, then below."""
+    (xa, ya), (xb, yb) = line.points[0], line.points[-1]
+    candidates = []
+    if ya == yb:  # flat: a compute roof
+        places = ((xb - 6, "end"), (xa + 0.75 * (xb - xa), "middle"), (xa + 0.5 * (xb - xa), "middle"),
+                  (xa + 0.25 * (xb - xa), "middle"), (xa + 6, "start"))
+        for gap in (3.0 * chart.page.lines, text.height + 5.0 * chart.page.lines):
+            for x, align in places:
+                for side in ("above", "below"):
+                    candidates.append(at(text, (x, ya), 0.0, align, side, gap))
+    else:
+        angle = math.degrees(math.atan2(yb - ya, xb - xa))
+        for gap in (3.0 * chart.page.lines, 0.6 * text.height):
+            for fraction in (0.04, 0.14, 0.24, 0.34, 0.44, 0.54, 0.64, 0.74):
+                origin = (xa + fraction * (xb - xa), ya + fraction * (yb - ya))
+                for side in ("above", "below"):
+                    candidates.append(at(text, origin, angle, "start", side, gap))
+    return Request(tuple(candidates), line)
+
+
+def datasheet_label(label: str) -> str:
+    """The catalogue label of a drawn roof: the first of a merged pair ("fp32 vector & matrix"
+    → "fp32 vector")."""
+    return label.split(" = ")[0].split(" & ")[0]
+
+
+def roof_tooltip(hw: Hardware, ref: RoofRef) -> str:
+    """The roof's full device name, value, provenance and what a drag does."""
+    if ref.kind == COMPUTE:
+        precision, unit = ref.label.split()
+        peak = hw.peak(precision, unit)
+        lines = [f"{hw.name}: {ref.label} peak {format_si(peak.flops_per_s, rate_unit(precision))}"]
+        provenance = peak.provenance
+    else:
+        level = next(m for m in hw.memory if m.name == ref.label)
+        lines = [f"{hw.name}: {level.name} bandwidth {format_si(level.bandwidth_bytes_per_s, 'B/s')}"]
+        provenance = level.provenance
+    if provenance.derived:
+        lines.append(f"derived: {provenance.formula}")
+    if provenance.note:
+        lines.append(provenance.note)
+    lines.append(f"source: {provenance.url}")
+    if ref.kind == COMPUTE or ref.label == hw.main_memory.name:
+        lines.append("drag up or down to ask “what if?”; Esc or right-click cancels")
+    return "\n".join(lines)
 
 
 def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tuple[list, list[Request]]:

@@ -45,6 +45,11 @@ def shape(symbol: str, center, size: float) -> list[tuple[float, float]] | None:
     if symbol in ("triangle", "triangle-down"):
         sign = -1 if symbol == "triangle" else 1
         return [(x, y + sign * r), (x + r * 0.9, y - sign * r * 0.7), (x - r * 0.9, y - sign * r * 0.7)]
+    if symbol == "cross":  # an X of two bars, as a 12-corner outline
+        t = r * 0.22
+        spans = ((0, -t), (r - t, -r), (r, -r + t), (t, 0), (r, r - t), (r - t, r), (0, t),
+                 (-r + t, r), (-r, r - t), (-t, 0), (-r, -r + t), (-r + t, -r))
+        return [(x + u, y + v) for u, v in spans]
     corners = {"star": 5, "pentagon": 5, "hexagon": 6}[symbol]
     points = []
     for k in range(corners * (2 if symbol == "star" else 1)):

@@ -63,8 +63,7 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self.tabifyDockWidget(self.docks["workload"], self.docks["kernels"])
         self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
         self.docks["workload"].raise_()
-        self.resizeDocks([self.docks["hardware"], self.docks["workload"]], [260, 420],
-                         QtCore.Qt.Orientation.Horizontal)
+        self._docks_sized = False  # sized to the window when first shown (unless restored)
         self.summary_label = QtWidgets.QLabel()
         self.summary_label.setToolTip("The workload on the primary device (predicted)")
         self.backend_label = QtWidgets.QLabel()
@@ -344,7 +343,16 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
             self.restoreGeometry(geometry)
         layout = self.settings.value("window-state")
         if isinstance(layout, QtCore.QByteArray | bytes):
-            self.restoreState(layout)
+            self._docks_sized = self.restoreState(layout)
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._docks_sized:  # the chart gets at least half of the width
+            self._docks_sized = True
+            width = self.width()
+            self.resizeDocks([self.docks["hardware"], self.docks["workload"]],
+                             [max(200, round(0.2 * width)), max(290, round(0.27 * width))],
+                             QtCore.Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         if not self.state.undo_stack.isClean() and self.session_path is not None:

@@ -1,9 +1,12 @@
-"""Deterministic mouse input for a pyqtgraph plot: events sent to the view's viewport
-(QTest's mouse functions do not keep a button held across moves in a QGraphicsView).
-pyqtgraph drops moves closer than 10 ms (its mouseRateLimit), so moves are spaced out."""
+"""Deterministic mouse input for the chart widget: events sent to it directly (QTest's
+mouse functions do not keep a button held across moves), moves spaced out in time."""
+
+import math
 
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
+
+from explorer.chart import hits
 
 MOVE_INTERVAL_MS = 12
 
@@ -14,20 +17,20 @@ NO_MODIFIER = QtCore.Qt.KeyboardModifier.NoModifier
 
 
 def to_pixels(plot, x_view: float, y_view: float) -> QtCore.QPointF:
-    """Viewport pixel position of a point in view (log10) coordinates."""
-    scene = plot.getViewBox().mapViewToScene(QtCore.QPointF(x_view, y_view))
-    return QtCore.QPointF(plot.mapFromScene(scene))
+    """Widget pixel position of a point in log10 coordinates (intensity, FLOP/s)."""
+    return QtCore.QPointF(plot.chart.x_px(10**x_view), plot.chart.y_px(10**y_view))
 
 
-def to_view(plot, pixel: QtCore.QPointF) -> tuple[float, float]:
-    point = plot.getViewBox().mapSceneToView(plot.mapToScene(pixel.toPoint()))
-    return point.x(), point.y()
+def to_view(plot, pixel: QtCore.QPointF, chart=None) -> tuple[float, float]:
+    """log10 (intensity, FLOP/s) at a widget pixel (on ``chart``, by default the one shown)."""
+    x, y = hits.value_at(chart or plot.chart, (pixel.x(), pixel.y()))
+    return math.log10(x), math.log10(y)
 
 
 def _send(plot, kind, pos, button, buttons) -> None:
-    global_pos = QtCore.QPointF(plot.viewport().mapToGlobal(pos.toPoint()))
+    global_pos = QtCore.QPointF(plot.mapToGlobal(pos.toPoint()))
     event = QtGui.QMouseEvent(kind, QtCore.QPointF(pos), global_pos, button, buttons, NO_MODIFIER)
-    QtWidgets.QApplication.sendEvent(plot.viewport(), event)
+    QtWidgets.QApplication.sendEvent(plot, event)
 
 
 def move(plot, pos, buttons=NONE) -> None:

@@ -66,8 +66,8 @@ def test_measurements_are_overlaid(window, lab, tmp_path):
     assert lab.state.session.results == ()
     lab.go(6)
     assert lab.state.session.results == (str(path),)
-    drawn = [item.name() for item in lab.chart.points.measured_items]
-    assert drawn == ["measured decode-batch"]  # only the decode-batch points
+    drawn = [m.name for m in lab.chart.chart.markers if m.kind == "measured"]
+    assert drawn == ["decode-batch/b8"]  # only the decode-batch points (the copy has no FLOPs)
     assert "decode-batch measured in" in lab.caption.caption.text()
 
 

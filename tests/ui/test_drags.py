@@ -10,8 +10,8 @@ from PySide6.QtTest import QTest
 from . import mouse
 
 
-def roof(window, label):
-    return next(item for key, item in window.chart.roofs.roofs.items() if key.label == label)
+def lines(window, kind):
+    return [line for line in window.chart.chart.lines if line.kind == kind]
 
 
 def on_bandwidth_roof(plot):
@@ -24,15 +24,16 @@ def test_drag_the_bandwidth_roof_up(window):
     start = on_bandwidth_roof(plot)
     end = QtCore.QPointF(start.x(), start.y() - 60)  # 60 pixels up
     before = window.state.undo_stack.count()
+    chart = plot.chart
     mouse.drag(plot, start, end)
-    dy = mouse.to_view(plot, end)[1] - mouse.to_view(plot, start)[1]
+    dy = mouse.to_view(plot, end, chart)[1] - mouse.to_view(plot, start, chart)[1]
     what_if = window.state.session.what_if("h100-sxm")
     assert what_if.bandwidth_scale == pytest.approx(10 ** dy, rel=1e-3)
     assert what_if.bandwidth_scale > 1.5
     assert window.state.primary.bandwidth_bytes_per_s == pytest.approx(3.35e12 * what_if.bandwidth_scale)
     assert window.state.undo_stack.count() == before + 1  # the whole drag is one step
-    _, ridge_text = window.chart.roofs.ridges["h100-sxm"]
-    assert "what-if" in ridge_text.toPlainText()
+    [ridge_text] = window.chart.chart.texts_of("ridge")
+    assert "what-if" in ridge_text.text
     window.state.undo_stack.undo()
     assert not window.state.session.what_if("h100-sxm").active
     window.state.undo_stack.redo()
@@ -43,8 +44,9 @@ def test_drag_a_compute_roof_down(window):
     plot = window.chart
     start = mouse.to_pixels(plot, 3.0, math.log10(989.4e12))  # bf16 roof at 1000 FLOP/byte
     end = QtCore.QPointF(start.x(), start.y() + 50)
+    chart = plot.chart
     mouse.drag(plot, start, end)
-    dy = mouse.to_view(plot, end)[1] - mouse.to_view(plot, start)[1]
+    dy = mouse.to_view(plot, end, chart)[1] - mouse.to_view(plot, start, chart)[1]
     what_if = window.state.session.what_if("h100-sxm")
     assert what_if.peak_scale("bf16 matrix") == pytest.approx(10 ** dy, rel=1e-3)
     assert what_if.peak_scale("bf16 matrix") < 1
@@ -65,7 +67,7 @@ def test_escape_cancels_a_drag(window, qtbot):
     mouse.release(plot, end)
     assert not window.state.session.what_if("h100-sxm").active
     assert window.state.undo_stack.count() == before
-    assert not roof(window, "HBM3").dragging
+    assert not window.state.in_gesture
 
 
 def test_right_click_cancels_a_drag(window):
@@ -81,19 +83,21 @@ def test_right_click_cancels_a_drag(window):
 
 def test_drag_the_step_along_its_batch_track(window):
     plot, state = window.chart, window.state
-    star = plot.points.star.position()
-    start = mouse.to_pixels(plot, star.x(), star.y())
+    [star] = [m for m in plot.chart.markers if m.kind == "step"]
+    start = QtCore.QPointF(*star.center)
+    star_y = mouse.to_view(plot, start)[1]
     sweep = state.sweep()
     # Aim at the track point of batch 64.
     target_i = float(sweep.intensity[list(sweep.batch).index(64)])
-    target = mouse.to_pixels(plot, math.log10(target_i), star.y())
+    target = mouse.to_pixels(plot, math.log10(target_i), star_y)
     before = state.undo_stack.count()
     mouse.drag(plot, start, QtCore.QPointF(target.x(), start.y()))
     batch = state.params.batch
     assert 50 <= batch <= 80  # the batch under the pointer, snapped to a whole number
     assert state.undo_stack.count() == before + 1
     t = state.analysis().totals
-    assert plot.points.star.position().x() == pytest.approx(math.log10(t.intensity))  # snapped
+    [star] = [m for m in plot.chart.markers if m.kind == "step"]
+    assert star.center[0] == pytest.approx(plot.chart.x_px(t.intensity))  # snapped
     assert window.workload_panel.batch.value() == batch  # the builder follows
     state.undo_stack.undo()
     assert state.params.batch == 1
@@ -110,10 +114,11 @@ def test_the_datasheet_roof_stays_visible_under_a_what_if(window):
 
     state = window.state
     state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=2.0))
-    originals = window.chart.roofs.originals
-    assert [key.label for key in originals] == ["HBM3"]  # only the moved roof has a ghost
-    x, y = originals[next(iter(originals))].getData()
-    assert y[0] - x[0] == pytest.approx(math.log10(3.35e12))  # at the datasheet bandwidth
-    assert "(what-if)" in window.chart.roofs.labels[next(iter(originals))].toPlainText()
+    originals = lines(window, "original")
+    assert [line.ref.label for line in originals] == ["HBM3"]  # only the moved roof has a ghost
+    x, y = mouse.to_view(window.chart, QtCore.QPointF(*originals[0].points[1]))
+    assert y - x == pytest.approx(math.log10(3.35e12))  # at the datasheet bandwidth
+    labels = [t.text for t in window.chart.chart.texts_of("roof") if t.ref == originals[0].ref]
+    assert labels and "(what-if)" in labels[0]
     state.reset_what_ifs()
-    assert not window.chart.roofs.originals
+    assert not lines(window, "original")

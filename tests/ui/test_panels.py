@@ -3,7 +3,6 @@
 import threading
 import time
 
-import pytest
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.session import Session
@@ -59,8 +58,9 @@ def test_table_and_chart_selection_follow_each_other(window):
     row = panel.table_model.row_of("o_proj")
     panel.table.selectRow(panel.proxy.mapFromSource(panel.table_model.index(row, 0)).row())
     assert state.session.selected_op == "o_proj"
-    assert window.chart.points.selection.points()[0].pos().x() == pytest.approx(
-        window.chart.points.selection.getData()[0][0])
+    [ring] = [m for m in window.chart.chart.markers if m.kind == "selection"]
+    [op] = [m for m in window.chart.chart.markers if m.kind == "op" and m.name == "o_proj"]
+    assert ring.name == "o_proj" and ring.center == op.center
     state.select_op("down_proj")
     current = panel.table.selectionModel().selectedRows()[0]
     assert panel.proxy.data(current) == "down_proj"
@@ -71,8 +71,8 @@ def test_hardware_panel_overlays_devices(window):
     panel, state = window.hardware_panel, window.state
     panel.item("xeon-platinum-8480").setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert state.session.hardware == ("h100-sxm", "xeon-platinum-8480")
-    labels = [label.toPlainText() for label in window.chart.roofs.labels.values()]
-    assert any(text.startswith("xeon-platinum-8480: fp32 vector") for text in labels)
+    labels = [t.text for t in window.chart.chart.texts_of("roof")]
+    assert any(text.startswith("Xeon 8480+: fp32 vector") for text in labels)
     for ident in ("l4", "t4", "b200"):
         panel.item(ident).setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert len(state.session.hardware) == 4  # the fifth was refused ...
@@ -144,7 +144,7 @@ def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot, tmp_path):
     assert [r.done for r in reports] == sorted(r.done for r in reports)
     qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
     assert panel.table.rowCount() == 4
-    measured = [s for item in window.chart.points.measured_items for s in item.points()]
+    measured = [m for m in window.chart.chart.markers if m.kind == "measured"]
     assert len(measured) == 3  # copy does no arithmetic: no place on the chart
     assert window.state.live_points == []
     copy = tmp_path / "copy.json"
@@ -235,10 +235,10 @@ def test_roof_precision_menu(window):
     assert actions["Automatic: the workload's precision and fp32"].isChecked()
     actions["fp8"].setChecked(True)
     assert window.state.session.precisions == ("fp32", "bf16", "fp8")
-    labels = sorted(label.toPlainText() for label in window.chart.roofs.labels.values())
+    labels = sorted(t.text for t in window.chart.chart.texts_of("roof"))
     assert "fp8 matrix 1.98 PFLOP/s" in labels
     window.state.set_precisions(())
-    assert "fp8 matrix 1.98 PFLOP/s" not in [t.toPlainText() for t in window.chart.roofs.labels.values()]
+    assert "fp8 matrix 1.98 PFLOP/s" not in [t.text for t in window.chart.chart.texts_of("roof")]
 
 
 def test_layer_editor_builds_a_custom_stack(window, qtbot, monkeypatch):

@@ -48,7 +48,7 @@ def test_presentation_mode_hides_the_panels_and_the_clicker_steps(window, qtbot)
     assert window.presentation.active and window.isFullScreen()
     assert not window.menuBar().isVisible() and not window.statusBar().isVisible()
     assert not any(d.isVisible() for d in window.findChildren(QtWidgets.QDockWidget))
-    assert window.chart.roofs.scale == 1.6
+    assert window.chart.scale == 1.6 and window.chart.chart.page.text >= 1.6 * 13
     assert window.caption_bar.caption.font().pointSizeF() > 20
     for key, step in ((Key.Key_Right, 1), (Key.Key_Space, 2), (Key.Key_PageDown, 3), (Key.Key_PageDown, 3),
                       (Key.Key_Left, 2), (Key.Key_PageUp, 1)):
@@ -57,7 +57,7 @@ def test_presentation_mode_hides_the_panels_and_the_clicker_steps(window, qtbot)
     QTest.keyClick(window, Key.Key_Escape)
     assert not window.presentation.active and not window.isFullScreen()
     assert window.menuBar().isVisible() and window.docks["hardware"].isVisible()
-    assert window.chart.roofs.scale == 1.0
+    assert window.chart.scale == 1.0
     # Outside presentation mode the arrow keys belong to the panels, not to the scene.
     QTest.keyClick(window, Key.Key_Right)
     assert window.player.step == 1
@@ -77,7 +77,9 @@ def test_the_theme_applies_to_chart_and_caption_and_is_remembered(window, settin
     action.trigger()
     assert window.chart.theme.name == "contrast" and settings.value("theme") == "contrast"
     assert "#000000" in window.caption_bar.styleSheet()
-    assert window.chart.backgroundBrush().color().name() == "#000000"
+    assert window.chart.chart.background == "#000000"
+    image = window.chart.grab().toImage()
+    assert image.pixelColor(3, 3).name() == "#000000"  # painted, not only described
 
 
 def test_the_explain_panel_follows_the_selected_op(window):

@@ -1,50 +1,68 @@
 """The window: the chart shows the state's analysis, the status bar sums it up, and it
 renders offscreen."""
 
+import itertools
+
 import numpy as np
 import pytest
 from PySide6 import QtGui
 
 from explorer import app
+from explorer.chart import hits
+from explorer.chart.geometry import overlap
+from explorer.chart.model import build_chart, tick_label
+from explorer.chart.points import op_infos
 from explorer.core.analysis import analyze
 from explorer.core.report import step_summary
 from explorer.core.workload import WorkloadParams
 from explorer.ui.application import run_window, save_screenshot
 from explorer.ui.chart import coords
-from explorer.ui.chart.axes import SiLogAxis, tick_label
+from explorer.ui.chart.axes import SiLogAxis
 
 from .conftest import window_args
 
 
 def test_chart_plots_every_op_with_arithmetic_at_its_predicted_performance(window):
     analysis = window.state.analysis()
-    spots = [s for item in window.chart.points.op_items for s in item.points()]
+    chart = window.chart.chart
+    spots = {m.name: m.center for m in chart.markers if m.kind == "op"}
     assert len(spots) == int(np.sum(analysis.flops > 0)) == len(analysis.ops) - 1  # no lookup
-    for spot in spots:
-        info = spot.data()
-        assert spot.pos().x() == pytest.approx(np.log10(info.intensity))  # view coordinates
-        assert spot.pos().y() == pytest.approx(np.log10(info.performance))
-    q = next(s.data() for s in spots if s.data().name == "q_proj")
+    infos = {info.name: info for info in op_infos(analysis)}
+    for name, (x, y) in spots.items():
+        assert x == pytest.approx(chart.x_px(infos[name].intensity))
+        assert y == pytest.approx(chart.y_px(infos[name].performance))
+    q = infos["q_proj"]
     assert q.count == 32 and q.bound == "memory"
     assert q.performance == pytest.approx(q.intensity * 3.35e12)
-    star = window.chart.points.star.position()
+    [star] = [m for m in chart.markers if m.kind == "step"]
     t = analysis.totals
-    assert (star.x(), star.y()) == pytest.approx(coords.view_point(t.intensity, t.flops / t.time_s))
+    assert star.center == pytest.approx((chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s)))
 
 
-def test_tooltip_names_the_op_and_its_numbers(window):
-    info = window.chart.points.info("down_proj")
-    text = info.tooltip()
-    assert "down_proj (×32 layers)" in text and "FLOP/byte" in text and "memory-bound" in text
+def test_the_window_draws_the_same_chart_as_an_export_of_its_size(window):
+    plot = window.chart
+    assert plot.chart == build_chart(window.state, plot.page(), plot.options(plot._ranges))
+
+
+def test_tooltips_list_every_op_at_a_spot(window):
+    chart = window.chart.chart
+    [star] = [m for m in chart.markers if m.kind == "step"]
+    text = hits.tooltip_at(chart, star.center)
+    # Decode at batch 1: the projections and the MLP sit at one intensity, under the star.
+    assert text.startswith("whole step, batch 1") and "q_proj (×32 layers)" in text
+    assert "Also here (8):" in text and "down_proj (×32 layers), mlp: 24.8% of the step" in text
+    [down] = [m for m in chart.markers if m.name == "down_proj"]
+    assert "memory-bound" in down.tooltip and "FLOP/byte" in down.tooltip
 
 
 def test_roofs_and_labels(window):
-    labels = sorted(label.toPlainText() for label in window.chart.roofs.labels.values())
+    chart = window.chart.chart
+    labels = sorted(t.text for t in chart.texts_of("roof"))
     assert labels == ["HBM3 3.35 TB/s", "bf16 matrix 989 TFLOP/s", "fp32 vector 66.9 TFLOP/s"]
-    _marker, text = window.chart.roofs.ridges["h100-sxm"]
-    assert text.toPlainText() == "ridge 295 FLOP/B"
-    roof = next(r for k, r in window.chart.roofs.roofs.items() if k.label == "HBM3")
-    assert "source: https://www.nvidia.com/en-us/data-center/h100/" in roof.toolTip()
+    assert [t.text for t in chart.texts_of("ridge")] == ["ridge 295 FLOP/byte"]
+    assert "H100 SXM" in window.chart.title()  # one device: named in the title
+    roof = next(line for line in chart.lines if line.kind == "roof" and line.ref.label == "HBM3")
+    assert "source: https://www.nvidia.com/en-us/data-center/h100/" in roof.tooltip
 
 
 def test_status_bar_summarises_the_prediction(window):
@@ -97,23 +115,11 @@ def test_display_problem_explains_what_to_do(monkeypatch):
     assert "libxcb-cursor0" not in message
 
 
-def test_the_ridge_label_stays_clear_of_the_roof_label(window, qtbot):
-    """At 1366 px the top roof's label reaches back past the ridge: the ridge label moves
-    below it; in a wide export it sits above and left of the ridge."""
-    from explorer.core.roofline import COMPUTE
-    from explorer.ui.chart.roof_layer import RoofKey
-
-    def rects(chart):
-        qtbot.wait(10)
-        ident = chart.state.session.primary
-        top = chart.state.analysis().roofs.matrix.label
-        return (chart.roofs.ridges[ident][1].sceneBoundingRect(),
-                chart.roofs.labels[RoofKey(ident, COMPUTE, top)].sceneBoundingRect())
-
-    window.chart.redraw(fit=True)  # laid out at its final size
-    ridge, roof = rects(window.chart)
-    assert not ridge.intersects(roof)
-    window.chart.resize(2400, 900)
-    window.chart.redraw(fit=True)
-    ridge, roof = rects(window.chart)
-    assert not ridge.intersects(roof) and ridge.bottom() <= roof.bottom() + 1
+@pytest.mark.parametrize("size", [(1024, 768), (1366, 768), (2400, 900)])
+def test_no_label_collides_in_the_window(window, size):
+    window.resize(*size)
+    window.state.set_devices(("h100-sxm", "mi300x", "epyc-9654", "rtx-4090"))
+    chart = window.chart.chart
+    assert (chart.page.width, chart.page.height) == (window.chart.width(), window.chart.height())
+    for a, b in itertools.combinations(chart.texts, 2):
+        assert not overlap(a.corners, b.corners), (a.text, b.text)

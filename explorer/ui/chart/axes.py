@@ -6,7 +6,7 @@ import math
 
 import pyqtgraph as pg
 
-from explorer.core.units import format_si
+from explorer.chart.model import tick_label
 from explorer.ui.chart import coords
 
 MIN_TICK_PIXELS = 48  # room for one label such as "100 G"
@@ -32,10 +32,3 @@ class SiLogAxis(pg.AxisItem):
 
     def logTickStrings(self, values, scale, spacing):
         return [tick_label(float(coords.to_data(v) * scale)) for v in values]
-
-
-def tick_label(value: float) -> str:
-    """``tick_label(1e12) == "1 T"``; values below 1 are written plainly (``0.01``)."""
-    if value < 1:
-        return f"{value:g}"
-    return format_si(value, "", digits=3).strip()

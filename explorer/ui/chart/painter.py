@@ -3,6 +3,8 @@ and the window's labels and key all go through ``paint``, as the SVG writer does
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6 import QtCore, QtGui
 
 from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
@@ -61,25 +63,37 @@ def draw_text(painter: QtGui.QPainter, text: Text) -> None:
     painter.restore()
 
 
-def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, kinds=None) -> None:
-    """Draw ``chart`` in page coordinates (only the elements of ``kinds``, when given)."""
+DATA = ("original", "track", "measured-roof", "roof", "ridge", "measured", "op", "selection", "step")
+
+
+def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: bool = False,
+          emphasis: Line | None = None) -> None:
+    """Draw ``chart`` in page coordinates. ``clip``: data (roofs, points) is cut at the plot's
+    edges (a zoomed window; an export is fitted and needs none). ``emphasis``: a line drawn
+    wider (the roof under the pointer)."""
     painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
     if background:
         page = QtCore.QRectF(0, 0, chart.page.width, chart.page.height)
         painter.fillRect(page, QtGui.QColor(chart.background))
+    plot = chart.plot
+    area = QtCore.QRectF(plot.left, plot.top, plot.width, plot.height)
 
-    def wanted(kind: str) -> bool:
-        return kinds is None or kind in kinds
+    def clipped(kind: str) -> None:
+        painter.setClipRect(area) if clip and kind in DATA else painter.setClipping(False)
 
     for kind in LINE_ORDER:
+        clipped(kind)
         for line in chart.lines:
-            if line.kind == kind and wanted(kind):
+            if line.kind == kind:
+                if line is emphasis:
+                    line = replace(line, stroke=replace(line.stroke, width=line.stroke.width * 2))
                 draw_line(painter, line)
     for kind in MARKER_ORDER:
+        clipped(kind)
         for marker in chart.markers:
-            if marker.kind == kind and wanted(kind):
+            if marker.kind == kind:
                 draw_marker(painter, marker)
+    painter.setClipping(False)
     for text in chart.texts:
-        if wanted(text.kind):
-            draw_text(painter, text)
+        draw_text(painter, text)

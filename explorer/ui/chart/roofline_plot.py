@@ -1,273 +1,278 @@
-"""The roofline chart: every shown device's roofs, the workload, measurements; drags.
+"""The roofline chart in the window: the chart description (``explorer.chart``) built for
+the widget's size and painted with QPainter, exactly as PNG, PDF and SVG exports draw it;
+hover, click, drag, zoom and pan on top of it.
 
 Drags are gestures on AppState: a roof drag is a what-if on that device's bandwidth or
-peak, a drag of the whole-step star moves along its batch track and sets the batch.
-State updates during a drag are rate-limited; Esc or a right click cancels.
+peak, a drag of the whole-step star moves along its batch track and sets the batch. State
+updates during a drag are rate-limited; Esc or a right click cancels. The wheel zooms about
+the pointer, dragging empty space pans, a double click (or View › Fit, Ctrl+0) fits again.
 """
 
 from __future__ import annotations
 
 import math
-import textwrap
-from html import escape
+from dataclasses import dataclass
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.chart import palette
+from explorer.chart import hits, palette
+from explorer.chart.elements import Chart, Line, Page
+from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.core import drags
-from explorer.core.report import step_words
-from explorer.core.roofline import COMPUTE, Ceilings, Roof
-from explorer.core.units import format_si, rate_unit
-from explorer.state import AppState, OpRef
-from explorer.ui.chart import coords
-from explorer.ui.chart.axes import SiLogAxis
-from explorer.ui.chart.items import DraggableRoof, TrackedPoint
-from explorer.ui.chart.point_layer import PointLayer
-from explorer.ui.chart.roof_layer import RoofKey, RoofLayer
+from explorer.core.roofline import COMPUTE
+from explorer.state import AppState, RoofRef
+from explorer.ui.chart.painter import paint
 
-X_LABEL = "Arithmetic intensity (FLOP/byte)"
-Y_LABEL = "Performance (FLOP/s)"
 DRAG_INTERVAL_MS = 30  # at most ~33 recomputations a second while dragging
+ZOOM_STEP = 1.25  # one wheel notch
 
 
-class RooflinePlot(pg.PlotWidget):
+@dataclass
+class _Drag:
+    kind: str  # "roof" | "star" | "pan"
+    start: QtCore.QPointF
+    ref: RoofRef | None = None
+    base: object = None  # the what-if a roof drag starts from
+    ranges: tuple | None = None  # the ranges a pan starts from
+    chart: Chart | None = None  # the chart as it was when the drag began (its scale)
+
+
+class RooflinePlot(QtWidgets.QWidget):
     def __init__(self, state: AppState, parent=None) -> None:
-        axes = {"bottom": SiLogAxis("bottom"), "left": SiLogAxis("left")}
-        super().__init__(parent=parent, axisItems=axes, background="w")
+        super().__init__(parent)
         self.state = state
-        self.setLogMode(x=True, y=True)
-        plot = self.getPlotItem()
-        plot.showGrid(x=True, y=True, alpha=0.15)
-        plot.setLabel("bottom", X_LABEL)
-        plot.setLabel("left", Y_LABEL)
-        plot.setMenuEnabled(False)
-        # Bottom right: below the roofs, where a roofline chart has no content.
-        self.legend = plot.addLegend(offset=(-10, -10), labelTextSize="10pt", pen=pg.mkPen("#bbbbbb"))
         self.theme = palette.THEMES["light"]
-        self.roofs = RoofLayer(plot, self._wire_roof)
-        self.points = PointLayer(plot, self.state.select_op)
-        self._measured_roofs: list[pg.GraphicsObject] = []
-        self._star_sample = pg.ScatterPlotItem(symbol="star", size=15, pen=pg.mkPen("k"),
-                                               brush=pg.mkBrush(palette.OKABE_ITO["yellow"]))
-        self.legend.addItem(self._star_sample, "whole step")
-        self._wire_star(self.points.star)
-        self._style_frame()
-        self._x_range = (0.01, 1e4)
+        self.scale = 1.0  # presentation mode draws text, lines and points larger
+        self.slots: dict[str, int] = {}  # device → style slot, kept while the device is shown
+        self.measured_suites: set[str] | None = None  # None: every measured suite is drawn
+        self.chart: Chart | None = None
+        self._ranges: tuple | None = None  # the ranges shown (kept until a refit)
+        self._zoomed = False
+        self._fit_key = None
+        self._hover: Line | None = None
+        self._drag: _Drag | None = None
         self._pending = None  # the latest drag update, applied by the timer
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
         self._timer.timeout.connect(self._apply_pending)
-        self._drag_base = None
-        self._fit_key = None
-        self.title_override: str | None = None  # an export's own title
-        self.subtitle: str | None = None  # an export's line under the title
-        self.measured_suites: set[str] | None = None  # None: every measured suite is drawn
-        for signal in (state.sig_hardware_changed, state.sig_workload_changed,
-                       state.sig_precisions_changed):
+        self.setMouseTracking(True)
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self.setMinimumSize(320, 240)
+        self.setAccessibleName("Roofline chart")
+        for signal in (state.sig_hardware_changed, state.sig_workload_changed, state.sig_precisions_changed,
+                       state.sig_results_changed, state.sig_live_changed):
             signal.connect(self.redraw)
-        state.sig_results_changed.connect(self._redraw_measured)
-        state.sig_live_changed.connect(self._redraw_measured)
-        state.sig_selection_changed.connect(
-            lambda selection: self.points.select(selection.name if isinstance(selection, OpRef) else None))
+        state.sig_selection_changed.connect(lambda _selection: self.redraw(fit=False))
         self.redraw(fit=True)
 
     # -- drawing ---------------------------------------------------------------------------------
-    def ceilings(self) -> list:
-        """(device, ceilings drawn, has what-ifs) for every shown device, primary first."""
-        session = self.state.session
-        out = []
-        for ident in session.hardware:
-            hw = self.state.device(ident)
-            precisions = session.precisions
-            if not precisions:
-                roofs = self.state.analysis(ident).roofs
-                precisions = (roofs.matrix.precision, roofs.vector.precision)
-            ceilings = Ceilings.from_hardware(hw, precisions)
-            if not ceilings.compute:  # none of the chosen precisions on this device
-                ceilings = Ceilings.from_hardware(hw, ("fp32",))
-            out.append((hw, ceilings, hw != self.state.catalog[ident]))  # what-if: moved roofs
-        return out
+    def page(self) -> Page:
+        return Page.screen(max(self.width(), 320), max(self.height(), 240), self.scale)
+
+    def options(self, ranges=None) -> ChartOptions:
+        suites = frozenset(self.measured_suites) if self.measured_suites is not None else None
+        return ChartOptions(theme=self.theme.name, slots=self.slots, suites=suites, ranges=ranges)
 
     def redraw(self, fit: bool | None = None) -> None:
-        """Bring every item up to date with the state. The view is refitted when what is
-        shown changes (devices, model, phase, precision), not after a drag or a batch change."""
+        """Rebuild the chart for the state. The ranges are fitted again when what is shown
+        changes (devices, model, phase, precision, measurements), not after a drag, a batch
+        change or a zoom."""
         session = self.state.session
-        devices = self.ceilings()
-        analysis, sweep = self.state.analysis(), self.state.sweep()
-        self.points.show_ops(analysis, sweep, session.selected_op)
         key = (session.hardware, session.model, session.params.phase, session.params.dtype,
-               session.precisions)
+               session.precisions, len(self.state.results()), bool(self.state.live_points))
         if fit is None:
             fit = key != self._fit_key and not self.state.in_gesture
         self._fit_key = key
-        if fit:  # before the roofs: label placement needs the final pixel scale
-            self._x_range = self._fit_x(devices)
-            self.fit_view(devices)
-        originals = {}
-        for hw, ceilings, what_if in devices:
-            if what_if:  # the datasheet values of the moved roofs, drawn faintly beneath
-                precisions = tuple({r.label.split()[0] for r in ceilings.compute})
-                original = Ceilings.from_hardware(self.state.catalog[hw.id], precisions)
-                current = {r.label: r.value for r in (*ceilings.compute, *ceilings.bandwidth)}
-                moved = {r.label for r in (*original.compute, *original.bandwidth)
-                         if current.get(r.label) != r.value}
-                originals[hw.id] = (original, moved)
-        self.roofs.update(devices, self._x_range, originals)
-        self._redraw_measured()
-        p = analysis.params
-        text = self.title_override or f"{analysis.model.name}, {step_words(analysis.model, p)}, {p.dtype}"
-        title = f"<span style='font-size:{13 * self.roofs.scale:.0f}pt'>{escape(text)}</span>"
-        if self.subtitle:
-            title += self._subtitle_html(self.subtitle)
-        if title != getattr(self, "_title", None):
-            plot = self.getPlotItem()
-            plot.setTitle(title, color=self.theme.foreground)
-            # pyqtgraph fixes the title row at 30 px: fit it to the text (scaled, two lines).
-            height = math.ceil(plot.titleLabel.item.boundingRect().height()) + 2
-            plot.titleLabel.setMaximumHeight(height)
-            plot.layout.setRowFixedHeight(0, height)
-            self._title = title
+        if fit:
+            self._ranges, self._zoomed = None, False
+        self.slots = style_slots(self.slots, session.hardware)
+        self.chart = build_chart(self.state, self.page(), self.options(self._ranges))
+        self._ranges = (self.chart.x_range, self.chart.y_range)
+        self._hover = None
+        self.setAccessibleDescription(self.title())
+        self.update()
 
-    def _subtitle_html(self, text: str) -> str:
-        """``text`` under the title, wrapped to the chart's width (a title label does not
-        wrap by itself)."""
-        points = 10 * self.roofs.scale
-        width = QtGui.QFontMetricsF(_font(points)).averageCharWidth()
-        columns = max(40, int(self.width() * 0.85 / max(width, 1.0)))
-        lines = "<br>".join(escape(line) for line in textwrap.wrap(text, columns))
-        return f"<br><span style='font-size:{points:.0f}pt'>{lines}</span>"
+    def title(self) -> str:
+        return " ".join(t.text for t in self.chart.texts_of("title")) if self.chart else ""
 
-    def _fit_x(self, devices) -> tuple[float, float]:
-        analysis = self.state.analysis()
-        drawn = analysis.flops > 0
-        intensity = np.asarray(analysis.intensity[drawn], dtype=float)
-        ridge = max(float(c.ridges().max()) for _, c, _ in devices)
-        low = min(float(intensity.min()) if intensity.size else 1.0, 1.0) / 3
-        high = max(float(intensity.max()) * 3 if intensity.size else 1.0, ridge * 10)
-        return _decade(low, math.floor), _decade(high, math.ceil)
+    def fit_view(self) -> None:
+        """Fit the ranges to everything shown again (after a zoom or pan)."""
+        self._zoomed = False
+        self.redraw(fit=True)
 
-    def fit_view(self, devices=None) -> None:
-        devices = devices or self.ceilings()
-        top = max(float(c.compute_values.max()) for _, c, _ in devices)
-        _, ys = self.points.data_extent()
-        low_y = min(10 ** float(np.min(ys)) / 3 if ys.size else top, top / 1e4)
-        view = self.getPlotItem().getViewBox()
-        view.setRange(xRange=tuple(math.log10(v) for v in self._x_range),
-                      yRange=(math.log10(_decade(low_y, math.floor)), math.log10(top * 3)), padding=0)
-
-    def _redraw_measured(self) -> None:
-        sources = [(path, list(results.points)) for path, results in self.state.results()]
-        if self.state.live_points:
-            sources.append(("the run in progress", self.state.live_points))
-        if self.measured_suites is not None:
-            sources = [(s, [p for p in points if p.suite in self.measured_suites]) for s, points in sources]
-        self.points.show_measured(sources)
-        for item in self._measured_roofs:
-            self.getPlotItem().removeItem(item)
-        self._measured_roofs.clear()
-        if self.state.session.measured_roofs:
-            for path, results in self.state.results():
-                self._draw_measured_roofs(path, results)
-
-    def _draw_measured_roofs(self, path: str, results) -> None:
-        bandwidth = results.best_bandwidth()
-        flops = results.best_flops()
-        if bandwidth is None or not flops:
+    def paintEvent(self, _event) -> None:
+        if self.chart is None:
             return
-        compute = tuple(Roof(f"measured {d}", c.value, True) for d, c in flops.items())
-        ceilings = Ceilings(compute=tuple(sorted(compute, key=lambda r: -r.value)),
-                            bandwidth=(Roof("measured bandwidth", bandwidth.value, True),))
-        plot = self.getPlotItem()
-        for segment in ceilings.segments(*self._x_range):
-            pen = pg.mkPen(palette.MEASURED, width=2, style=QtCore.Qt.PenStyle.DashDotLine)
-            curve = pg.PlotCurveItem(coords.to_view(segment.x), coords.to_view(segment.y), pen=pen)
-            unit = rate_unit(segment.roof.label.split()[-1]) if segment.kind == COMPUTE else "B/s"
-            curve.setToolTip(f"{segment.roof.label}: {format_si(segment.roof.value, unit)}\n"
-                             f"best trusted median rate in {path}")
-            plot.addItem(curve)
-            self._measured_roofs.append(curve)
+        painter = QtGui.QPainter(self)
+        try:
+            paint(painter, self.chart, clip=True, emphasis=self._hover)
+        finally:
+            painter.end()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.redraw(fit=not self._zoomed and not self.state.in_gesture)
 
     # -- appearance ------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
         """``light``, ``dark`` or ``contrast`` (for projectors)."""
         self.theme = palette.THEMES[name]
-        self.roofs.theme = self.points.theme = self.theme
-        self._style_frame()
-        self._title = None
         self.redraw(fit=False)
 
     def set_scale(self, factor: float) -> None:
-        """Bigger text, lines and points (presentation mode), redrawn at once."""
-        self.roofs.scale = self.points.scale = factor
-        self._style_frame()
-        self._title = None
+        """Bigger text, lines and points (presentation mode), fitted again."""
+        self.scale = factor
         self.redraw(fit=True)
 
-    def _style_frame(self) -> None:
-        theme, scale = self.theme, self.roofs.scale
-        self.setBackground(theme.background)
-        plot = self.getPlotItem()
-        for name in ("bottom", "left"):
-            axis = plot.getAxis(name)
-            axis.setTextPen(theme.foreground)
-            axis.setPen(pg.mkPen(theme.axis, width=theme.pen_factor))
-            axis.label.setFont(_font(11 * scale))
-            axis.setTickFont(_font(10 * scale))
-            axis.setLabel(axis.labelText, color=theme.foreground)
-        self.legend.setLabelTextColor(theme.foreground)
-        self.legend.setLabelTextSize(f"{10 * scale:.0f}pt")
-        for _, label in self.legend.items:  # the new colour and size show on the next setText
-            label.setText(label.text)
-        self.legend.setBrush(pg.mkBrush(*theme.legend_fill))
-        self._star_sample.setPen(pg.mkPen(theme.foreground))
+    # -- pointer ---------------------------------------------------------------------------------
+    def _movable(self, line: Line | None) -> bool:
+        if line is None or line.kind != "roof" or line.ref is None:
+            return False
+        main = self.state.device(line.ref.device).main_memory.name
+        return line.ref.kind == COMPUTE or line.ref.label == main
 
-    # -- export ----------------------------------------------------------------------------------
-    def set_pen_scale(self, factor: float) -> None:
-        """Widen cosmetic pens (fixed in device pixels) for a high-resolution export."""
-        self.roofs.pen_scale = self.points.pen_scale = factor
+    def _roof_at(self, pos: QtCore.QPointF) -> Line | None:
+        point = (pos.x(), pos.y())
+        line = hits.line_at(self.chart, point)
+        if line is None:  # its label grabs it too
+            text = hits.text_at(self.chart, point, ("roof",))
+            line = next((ln for ln in self.chart.lines if text is not None and ln.kind == "roof"
+                         and ln.ref == text.ref), None)
+        return line
+
+    def event(self, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.ToolTip and self.chart is not None:
+            pos = event.position() if hasattr(event, "position") else QtCore.QPointF(event.pos())
+            tip = hits.tooltip_at(self.chart, (pos.x(), pos.y()))
+            if tip:
+                QtWidgets.QToolTip.showText(event.globalPos(), tip, self)
+            else:
+                QtWidgets.QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().event(event)
+
+    def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:
+        if self.chart is None:
+            return
+        if event.button() == QtCore.Qt.MouseButton.RightButton and self._drag is not None:
+            self.cancel_drag()
+            return
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return super().mousePressEvent(event)
+        pos = event.position()
+        under = hits.markers_at(self.chart, (pos.x(), pos.y()), ("step", "op"))
+        if under and under[0].kind == "step":
+            self._drag = _Drag("star", pos, chart=self.chart)
+            self.state.begin_gesture("Drag the batch")
+            return
+        if under:
+            self.state.select_op(under[0].name)
+            return
+        roof = self._roof_at(pos)
+        if self._movable(roof):
+            ref = roof.ref
+            what = "bandwidth" if ref.kind != COMPUTE else f"{ref.label} peak"
+            self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[ref.device].name}")
+            base = drags.drag_start(self.state.session.what_if(ref.device), ref.kind,
+                                    self.state.device(ref.device), self.state.catalog[ref.device])
+            self._drag = _Drag("roof", pos, ref, base, chart=self.chart)
+        elif roof is not None:
+            self.state.select(roof.ref)
+        else:
+            self._drag = _Drag("pan", pos, ranges=self._ranges, chart=self.chart)
+
+    def mouseMoveEvent(self, event: QtGui.QMouseEvent) -> None:
+        if self.chart is None:
+            return
+        pos, drag = event.position(), self._drag
+        if drag is None:
+            self._hover_at(pos)
+        elif drag.kind == "star":
+            x, _ = hits.value_at(drag.chart, (pos.x(), pos.y()))
+            self._later(("batch", self.batch_at(math.log10(x))))
+        elif drag.kind == "roof":
+            self._later((drag.ref.device, self._what_if(drag, pos)))
+        else:
+            self._pan(drag, pos)
+
+    def mouseReleaseEvent(self, event: QtGui.QMouseEvent) -> None:
+        drag, self._drag = self._drag, None
+        if drag is None or event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        self._timer.stop()
+        pos = event.position()
+        if drag.kind == "star":
+            x, _ = hits.value_at(drag.chart, (pos.x(), pos.y()))
+            self._pending = ("batch", self.batch_at(math.log10(x)))
+        elif drag.kind == "roof":
+            self._pending = (drag.ref.device, self._what_if(drag, pos))
+        if drag.kind != "pan":
+            self._apply_pending()
+            self.state.end_gesture()
+
+    def mouseDoubleClickEvent(self, event: QtGui.QMouseEvent) -> None:
+        if event.button() == QtCore.Qt.MouseButton.LeftButton:
+            self.fit_view()
+
+    def wheelEvent(self, event: QtGui.QWheelEvent) -> None:
+        if self.chart is None or self._drag is not None:
+            return
+        steps = event.angleDelta().y() / 120
+        if not steps:
+            return
+        pos = event.position()
+        x, y = hits.value_at(self.chart, (pos.x(), pos.y()))
+        factor = ZOOM_STEP ** -steps  # the wheel forward zooms in
+        (x0, x1), (y0, y1) = self._ranges
+        self._ranges = ((x * (x0 / x) ** factor, x * (x1 / x) ** factor),
+                        (y * (y0 / y) ** factor, y * (y1 / y) ** factor))
+        self._zoomed = True
         self.redraw(fit=False)
 
-    def prepare_export(self, options) -> None:
-        """Lay the chart out for an export (called after it is resized)."""
-        self.legend.setVisible(options.legend)
-        self.title_override = options.title
-        self.subtitle = options.subtitle
-        self.roofs.annotations = options.annotations
-        if options.theme != self.theme.name:
-            self.set_theme(options.theme)
-        self._title = None
-        self.redraw(fit=True)
+    def leaveEvent(self, _event) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.update()
 
-    # -- roof drags ------------------------------------------------------------------------------
-    def _wire_roof(self, item: DraggableRoof) -> None:
-        item.sigDragStarted.connect(self._roof_drag_started)
-        item.sigDragged.connect(self._roof_dragged)
-        item.sigDragFinished.connect(self._roof_drag_finished)
-        item.sigDragCancelled.connect(lambda _item: self._cancel())
-        item.sigClicked.connect(lambda it: self.state.select(it.key))
+    def _hover_at(self, pos: QtCore.QPointF) -> None:
+        point = (pos.x(), pos.y())
+        roof = None if hits.markers_at(self.chart, point) else self._roof_at(pos)
+        shape = QtCore.Qt.CursorShape
+        if hits.markers_at(self.chart, point, ("step",)):
+            self.setCursor(shape.SizeHorCursor)
+        elif hits.markers_at(self.chart, point, ("op",)):
+            self.setCursor(shape.PointingHandCursor)
+        elif self._movable(roof):
+            self.setCursor(shape.SizeVerCursor)
+        else:
+            self.unsetCursor()
+        if roof is not self._hover:
+            self._hover = roof
+            self.update()
 
-    def _roof_drag_started(self, item: DraggableRoof) -> None:
-        key: RoofKey = item.key
-        what = "bandwidth" if key.kind != COMPUTE else f"{key.label} peak"
-        self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[key.device].name}")
-        self._drag_base = drags.drag_start(self.state.session.what_if(key.device), key.kind,
-                                           self.state.device(key.device), self.state.catalog[key.device])
+    def _pan(self, drag: _Drag, pos: QtCore.QPointF) -> None:
+        dx, dy = hits.decades_per_pixel(drag.chart)
+        shift_x = 10 ** (-(pos.x() - drag.start.x()) * dx)
+        shift_y = 10 ** ((pos.y() - drag.start.y()) * dy)
+        (x0, x1), (y0, y1) = drag.ranges
+        self._ranges = ((x0 * shift_x, x1 * shift_x), (y0 * shift_y, y1 * shift_y))
+        self._zoomed = True
+        self.redraw(fit=False)
 
-    def _what_if_for(self, key: RoofKey, offset: float):
-        return drags.dragged_roof(self._drag_base, key.kind, key.label, offset)
+    # -- drags -----------------------------------------------------------------------------------
+    def batch_at(self, x_view: float) -> int:
+        """The batch for the star dragged to ``x_view`` (log10 FLOP/byte)."""
+        return drags.batch_at(self.state.sweep(), x_view, self.state.params.batch)
 
-    def _roof_dragged(self, item: DraggableRoof, offset: float) -> None:
-        self._pending = (item.key.device, self._what_if_for(item.key, offset))
+    def _what_if(self, drag: _Drag, pos: QtCore.QPointF):
+        _, per_px = hits.decades_per_pixel(drag.chart)
+        offset = (drag.start.y() - pos.y()) * per_px
+        return drags.dragged_roof(drag.base, drag.ref.kind, drag.ref.label, offset)
+
+    def _later(self, pending) -> None:
+        self._pending = pending
         if not self._timer.isActive():
             self._timer.start()
-
-    def _roof_drag_finished(self, item: DraggableRoof, offset: float) -> None:
-        self._timer.stop()
-        self._pending = (item.key.device, self._what_if_for(item.key, offset))
-        self._apply_pending()
-        self.state.end_gesture()
-        self._drag_base = None
 
     def _apply_pending(self) -> None:
         if self._pending is None:
@@ -278,59 +283,22 @@ class RooflinePlot(pg.PlotWidget):
         else:
             self.state.set_what_if(*pending)
 
-    # -- the whole-step point -------------------------------------------------------------------
-    def _wire_star(self, star: TrackedPoint) -> None:
-        star.sigDragStarted.connect(lambda _s: self.state.begin_gesture("Drag the batch"))
-        star.sigDragged.connect(self._star_dragged)
-        star.sigDragFinished.connect(self._star_drag_finished)
-        star.sigDragCancelled.connect(lambda _s: self._cancel())
-
-    def batch_at(self, x_view: float) -> int:
-        """The batch for the star dragged to ``x_view`` (log10 FLOP/byte)."""
-        return drags.batch_at(self.state.sweep(), x_view, self.state.params.batch)
-
-    def _star_dragged(self, _star, x_view: float) -> None:
-        self._pending = ("batch", self.batch_at(x_view))
-        if not self._timer.isActive():
-            self._timer.start()
-
-    def _star_drag_finished(self, _star) -> None:
-        self._timer.stop()
-        self._apply_pending()
-        self.state.end_gesture()
-
-    # -- cancel ----------------------------------------------------------------------------------
-    def _cancel(self) -> None:
+    def cancel_drag(self) -> bool:
+        """Cancel a drag in progress (Esc, a right click); False when there is none."""
+        drag, self._drag = self._drag, None
         self._timer.stop()
         self._pending = None
-        self._drag_base = None
-        self.state.cancel_gesture()
-
-    def cancel_drag(self) -> bool:
-        """Cancel a drag in progress (Esc); False when there is none."""
+        if drag is not None and drag.kind == "pan":
+            self._ranges = drag.ranges
+            self.redraw(fit=False)
+            return True
         if not self.state.in_gesture:
             return False
-        item = self.roofs.dragging()
-        if item is not None:
-            item.cancel_drag()
-        elif self.points.star.moving:
-            self.points.star.cancel_drag()
-        else:
-            self._cancel()
+        self.state.cancel_gesture()
         return True
 
-    def keyPressEvent(self, ev: QtGui.QKeyEvent) -> None:
-        if ev.key() == QtCore.Qt.Key.Key_Escape and self.cancel_drag():
-            ev.accept()
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:
+        if event.key() == QtCore.Qt.Key.Key_Escape and self.cancel_drag():
+            event.accept()
             return
-        super().keyPressEvent(ev)
-
-
-def _decade(value: float, rounding) -> float:
-    return 10.0 ** rounding(math.log10(value))
-
-
-def _font(points: float) -> QtGui.QFont:
-    font = QtGui.QFont()
-    font.setPointSizeF(points)
-    return font
+        super().keyPressEvent(event)

@@ -6,9 +6,9 @@ from html import escape
 
 from PySide6 import QtWidgets
 
+from explorer.chart.roofs import roof_tooltip
 from explorer.core.units import format_count, format_si, format_time
 from explorer.state import AppState, RoofRef
-from explorer.ui.chart.roof_layer import roof_tooltip
 
 
 class DetailsPanel(QtWidgets.QTextBrowser):

@@ -75,7 +75,6 @@ class KernelPanel(QtWidgets.QWidget):
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         files_row = QtWidgets.QHBoxLayout()
-        files_row.addWidget(self.measured_roofs)
         files_row.addStretch(1)
         files_row.addWidget(self.load_button)
         files_row.addWidget(self.save_button)
@@ -87,6 +86,7 @@ class KernelPanel(QtWidgets.QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.eta)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.measured_roofs)
         layout.addLayout(files_row)
         layout.addWidget(self.files)
         self._live: list[Point] = []

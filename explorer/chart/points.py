@@ -1,0 +1,158 @@
+"""Points on the page: the workload's ops (hollow, area by their share of the step), the
+whole-step star on its batch track, the selection, measured kernels (filled, one shape per
+suite; grey when suspect) and measured ceilings with their labels."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
+from explorer.core.analysis import Analysis
+from explorer.core.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.units import format_number, format_si, format_time, rate_unit
+from explorer.kernels.results import Point
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """What a hover shows for one plotted op."""
+
+    name: str
+    role: str
+    count: int
+    flops: int
+    bytes: int
+    intensity: float
+    performance: float
+    time_s: float
+    share: float
+    bound: str
+
+    def tooltip(self) -> str:
+        repeat = f" (×{self.count} layers)" if self.count > 1 else ""
+        return "\n".join([
+            f"{self.name}{repeat}, {ROLE_GROUP.get(self.role, 'elementwise')}: {self.share:.1%} of the step",
+            f"FLOPs: {format_si(self.flops, 'FLOP')}   bytes: {format_si(self.bytes, 'B')}",
+            f"intensity: {format_number(self.intensity)} FLOP/byte",
+            f"attainable: {format_si(self.performance, 'FLOP/s')} ({self.bound}-bound)",
+            f"predicted time: {format_time(self.time_s)} each, {self.share:.1%} of the step",
+        ])
+
+
+def op_infos(analysis: Analysis) -> list[OpInfo]:
+    """Every op that does arithmetic (a lookup has no place on a log axis)."""
+    share, memory_bound = analysis.time_share, analysis.memory_bound
+    out = []
+    for i, o in enumerate(analysis.ops):
+        if analysis.flops[i] <= 0:
+            continue
+        out.append(OpInfo(o.name, o.role, o.count, int(analysis.flops[i]), int(analysis.bytes[i]),
+                          float(analysis.intensity[i]), float(analysis.performance[i]),
+                          float(analysis.time_s[i]), float(share[i]),
+                          "memory" if memory_bound[i] else "compute"))
+    return out
+
+
+def measured_tooltip(p: Point, source: str) -> str:
+    knob = " ".join(f"{k}={v}" for k, v in p.param.items())
+    lines = [f"measured {p.suite}/{p.kernel} {p.dtype} {knob}".rstrip(),
+             f"median {format_time(p.time_median_s)} (p20 {format_time(p.time_p20_s)}, "
+             f"p80 {format_time(p.time_p80_s)})",
+             f"{format_si(p.flops_per_s, 'FLOP/s')}, {format_si(p.bytes_per_s, 'B/s')}, "
+             f"{format_number(p.intensity)} FLOP/byte", f"from {source}"]
+    if p.suspect:
+        lines.append(f"SUSPECT: {p.suspect}")
+    return "\n".join(lines)
+
+
+def measured_points(doc, suites) -> list[tuple[str, Point]]:
+    """(source, point) for every measured point that can be placed: a checked result with
+    arithmetic, of the chosen suites (None: all)."""
+    sources = [(path, list(results.points)) for path, results in doc.results()]
+    if doc.live_points:
+        sources.append(("the run in progress", doc.live_points))
+    return [(source, p) for source, points in sources for p in points
+            if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
+
+
+def workload_marks(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
+    """The batch track (dotted), the ops (hollow, area by their share of the time), the
+    selection, and the whole-step star over them, see-through."""
+    a, sweep = doc.analysis(), doc.sweep()
+    scale = chart.page.lines
+    lines, markers = [], []
+    if sweep.batch.size > 1:
+        rates = sweep.flops / sweep.time_s
+        points = tuple((chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True))
+        lines.append(Line(points, Stroke(theme.track, 1.5 * scale, (1.5 * scale, 3 * scale)), "track"))
+    for info in op_infos(a):
+        center = (chart.x_px(info.intensity), chart.y_px(info.performance))
+        colour = theme.group_colour(info.role)
+        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale,
+                              Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background, "op",
+                              info.name, info.tooltip(), fill_opacity=0.6))
+        if info.name == doc.session.selected_op:
+            markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
+                                  "selection", info.name))
+    # The star on top, its fill see-through: the ops it sits on stay visible.
+    t = a.totals
+    star = (chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s))
+    tooltip = (f"whole step, batch {a.params.batch:,}: {format_number(t.intensity)} FLOP/byte, "
+               f"{format_time(t.time_s)}, {format_number(t.tokens_per_s)} {t.item_unit}/s\n"
+               "drag sideways to change the batch (along the dotted track)")
+    markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
+                          "step", "step", tooltip, fill_opacity=0.35))
+    return lines, markers
+
+
+def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> list[Marker]:
+    scale = chart.page.lines
+    out = []
+    for source, p in measured:
+        suspect = bool(p.suspect)
+        out.append(Marker((chart.x_px(p.intensity), chart.y_px(p.flops_per_s)),
+                          "cross" if suspect else SUITE_SHAPES.get(p.suite, "circle"), 11 * scale,
+                          Stroke(theme.suspect if suspect else theme.foreground, 1.0 * scale),
+                          theme.suspect if suspect else theme.measured, "measured", f"{p.suite}/{p.kernel}",
+                          measured_tooltip(p, source)))
+    return out
+
+
+def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
+    """Roofs at the best trusted measured bandwidth and FLOP/s of each results file (when
+    the session draws them), each with its label: "measured triad 11.0 GB/s"."""
+    if not doc.session.measured_roofs:
+        return []
+    files = doc.results()
+    out = []
+    for path, results in files:
+        bandwidth, flops = results.best_bandwidth(), results.best_flops()
+        if bandwidth is None or not flops:
+            continue
+        named = {f"measured {c.dtype}": c for c in flops.values()}
+        compute = sorted((Roof(label, c.value) for label, c in named.items()), key=lambda r: -r.value)
+        ceilings = Ceilings(tuple(compute), (Roof("measured bandwidth", bandwidth.value),))
+        unit = chart.page.lines
+        stroke = Stroke(theme.measured, 2.0 * unit, (6 * unit, 3 * unit, 1.5 * unit, 3 * unit))
+        prefix = f"{_stem(path)}: " if len(files) > 1 else ""
+        for segment in ceilings.segments(*chart.x_range):
+            roof = segment.roof
+            if segment.kind == COMPUTE:
+                c = named[roof.label]
+                words = f"measured {c.dtype} {c.kernel} {format_si(c.value, rate_unit(c.dtype))}"
+            else:
+                words = f"measured {bandwidth.kernel} {format_si(bandwidth.value, 'B/s')}"
+            ends = ((chart.x_px(segment.x[0]), chart.y_px(segment.y[0])),
+                    (chart.x_px(segment.x[1]), chart.y_px(segment.y[1])))
+            tooltip = f"{words}: best trusted median rate in {path}"
+            line = Line(ends, stroke, "measured-roof", tooltip=tooltip)
+            out.append((line, Text(prefix + words, ends[0], chart.page.text, theme.measured, "measured",
+                                   tooltip=tooltip)))
+    return out
+
+
+def _stem(path: str) -> str:
+    name = str(path).replace("\\", "/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0]
