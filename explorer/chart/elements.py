@@ -116,6 +116,7 @@ class Chart:
     texts: tuple[Text, ...] = ()
     key: Rect | None = None  # where the key (legend) is, outside the plot
     overflow: tuple[Text, ...] = field(default=())  # labels the plot had no room for (in the key)
+    placement: tuple[int, ...] = ()  # the candidate each label took (a hint for the next frame)
 
     def x_px(self, value: float) -> float:
         low, high = (math.log10(v) for v in self.x_range)

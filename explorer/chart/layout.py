@@ -5,7 +5,8 @@ another). A pure function of the chart's geometry, so it is tested without Qt.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from explorer.chart.elements import Line, Marker, Text
 from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, overlap, square
@@ -13,12 +14,31 @@ from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, ov
 IGNORED_LINES = ("grid", "track", "axis")  # labels may sit over these
 
 
+class Spots(Sequence):
+    """Candidate places for a text, made only when looked at: most labels take one of
+    their first places, and a chart has hundreds of candidates."""
+
+    def __init__(self, specs: list[tuple]) -> None:
+        self._specs = specs  # (text, origin, angle, align, side, gap) for ``at``
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [at(*spec) for spec in self._specs[index]]
+        return at(*self._specs[index])
+
+    def __add__(self, other: Spots) -> Spots:
+        return Spots(self._specs + other._specs)
+
+
 @dataclass(frozen=True)
 class Request:
     """A label and where it may go: candidate texts (the same text, or a shorter one, at
     different places; the shortest last)."""
 
-    candidates: tuple[Text, ...]
+    candidates: Sequence[Text]
     owner: Line | Marker | None = None  # the line or marker it labels (not an obstacle to it)
 
 
@@ -28,7 +48,8 @@ def at(text: Text, origin: Point, angle: float = 0.0, align: str = "start", side
     ``angle`` degrees; ``side`` above, below or centre of it, ``gap`` pixels away."""
     dx = {"start": 0.0, "end": -text.width, "middle": -text.width / 2}[align]
     dy = {"above": -(text.height + gap), "below": gap, "centre": -text.height / 2}[side]
-    return replace(text, origin=origin, angle=angle, dx=dx, dy=dy)
+    return Text(text.text, origin, text.size, text.colour, text.kind, angle, dx, dy, text.bold, text.ref,
+                text.tooltip)
 
 
 def _nearest(point: Point, start: Point, end: Point) -> Point:
@@ -49,35 +70,54 @@ def _separated(corners, owner: Line, segments) -> bool:
 
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
-          margin: float = 2.0) -> tuple[list[Text], list[Text]]:
-    """(placed texts, texts with no room) for ``requests`` in order of priority."""
+          margin: float = 2.0, hints: tuple[int, ...] = ()) -> tuple[list[Text], list[Text], tuple[int, ...]]:
+    """(placed texts, texts with no room, the candidate each request took or -1) for
+    ``requests`` in order of priority. ``hints``: the candidates taken last time (during a
+    drag the chart changes a little between frames), tried first; a label that had no room
+    last time is not tried again (the full layout follows when the drag ends)."""
     placed: list[tuple[Text, tuple]] = []
     left: list[Text] = []
+    chosen: list[int] = []
     segments = [(line, a, b, box((a, b))) for line in lines if line.kind not in IGNORED_LINES
                 for a, b in zip(line.points, line.points[1:], strict=False)]
     boxes = [(marker, corners, box(corners)) for marker in markers
              for corners in (square(marker.center, marker.size / 2 + 1),)]
-    for request in requests:
-        for candidate in request.candidates:
-            corners = candidate.corners
-            if not inside(corners, plot, margin):
-                continue
-            own = box(corners)
-            if any(overlap(corners, other.corners, (own, b)) for other, b in placed if not apart(own, b)):
-                continue
-            if any(marker is not request.owner and overlap(corners, c, (own, b))
-                   for marker, c, b in boxes if not apart(own, b)):
-                continue
-            if any(line is not request.owner and _crosses(corners, a, b_, (own, b))
-                   for line, a, b_, b in segments if not apart(own, b)):
-                continue
-            if isinstance(request.owner, Line) and _separated(corners, request.owner, segments):
-                continue
-            placed.append((candidate, own))
-            break
+
+    def free(candidate: Text, owner) -> tuple | None:
+        corners = candidate.corners
+        if not inside(corners, plot, margin):
+            return None
+        own = box(corners)
+        if any(overlap(corners, other.corners, (own, b)) for other, b in placed if not apart(own, b)):
+            return None
+        if any(marker is not owner and overlap(corners, c, (own, b))
+               for marker, c, b in boxes if not apart(own, b)):
+            return None
+        if any(line is not owner and _crosses(corners, a, b_, (own, b))
+               for line, a, b_, b in segments if not apart(own, b)):
+            return None
+        if isinstance(owner, Line) and _separated(corners, owner, segments):
+            return None
+        return own
+
+    for number, request in enumerate(requests):
+        count = len(request.candidates)
+        hint = hints[number] if number < len(hints) and hints[number] < count else None
+        if hint == -1:
+            order = []
         else:
-            left.append(request.candidates[-1])  # the last is the shortest text
-    return [text for text, _ in placed], left
+            order = ([hint] if hint is not None else []) + [i for i in range(count) if i != hint]
+        for index in order:
+            candidate = request.candidates[index]
+            own = free(candidate, request.owner)
+            if own is not None:
+                placed.append((candidate, own))
+                chosen.append(index)
+                break
+        else:
+            left.append(request.candidates[count - 1])  # the last is the shortest text
+            chosen.append(-1)
+    return [text for text, _ in placed], left, tuple(chosen)
 
 
 def _crosses(corners, start: Point, end: Point, boxes) -> bool:

@@ -42,6 +42,7 @@ class ChartOptions:
     slots: dict[str, int] = field(default_factory=dict)  # device id → style slot (kept while shown)
     suites: frozenset[str] | None = None  # measured suites drawn (None: all)
     ranges: tuple | None = None  # ((x low, x high), (y low, y high)) kept (a zoom, a drag); None: fitted
+    hints: tuple[int, ...] = ()  # the label places taken last time (``Chart.placement``), tried first
 
 
 def tick_label(value: float) -> str:
@@ -240,7 +241,8 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
                                                 min(y for _, y in item[0].points)))
     requests = [*roof_requests(chart, by_height, len(devices) > 1), *ridge_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]
-    placed, overflow = place(requests, plot, lines, markers) if options.annotations else ([], [])
+    placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
+                                if options.annotations else ([], [], ()))
     key_parts, key_box = ([], [], []), None
     if entries:
         extra = [Entry("Unlabelled (no room)", "heading", bold=True)] if overflow else []
@@ -257,7 +259,7 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
                              theme.foreground, theme.background, page.lines)
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
-                   key=key_box)
+                   key=key_box, placement=chosen)
 
 
 def _empty_corner(chart: Chart, rows: list[Entry], lines, markers, texts) -> Rect | None:

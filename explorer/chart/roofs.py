@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
-from explorer.chart.layout import Request, at
+from explorer.chart.layout import Request, Spots
 from explorer.core.hardware import Hardware
 from explorer.core.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_number, format_si, rate_unit
@@ -113,11 +113,11 @@ def roof_requests(chart: Chart, roofs: list[tuple[Line, Shown, Roof]], multi: bo
     out = []
     for line, shown, roof in roofs:
         texts = dict.fromkeys(roof_text(shown, roof, line.ref.kind, named) for named in (multi, False))
-        candidates = []
+        candidates = Spots([])
         for words in texts:
             text = Text(words, line.points[0], chart.page.text, line.stroke.colour, "roof", ref=line.ref)
             candidates += line_label(chart, line, text).candidates
-        out.append(Request(tuple(candidates), line))
+        out.append(Request(candidates, line))
     return out
 
 
@@ -133,15 +133,15 @@ def line_label(chart: Chart, line: Line, text: Text) -> Request:
         for gap in (3.0 * chart.page.lines, text.height + 5.0 * chart.page.lines):
             for x, align in places:
                 for side in ("above", "below"):
-                    candidates.append(at(text, (x, ya), 0.0, align, side, gap))
+                    candidates.append((text, (x, ya), 0.0, align, side, gap))
     else:
         angle = math.degrees(math.atan2(yb - ya, xb - xa))
         for gap in (3.0 * chart.page.lines, 0.6 * text.height):
             for fraction in (0.04, 0.14, 0.24, 0.34, 0.44, 0.54, 0.64, 0.74):
                 origin = (xa + fraction * (xb - xa), ya + fraction * (yb - ya))
                 for side in ("above", "below"):
-                    candidates.append(at(text, origin, angle, "start", side, gap))
-    return Request(tuple(candidates), line)
+                    candidates.append((text, origin, angle, "start", side, gap))
+    return Request(Spots(candidates), line)
 
 
 def datasheet_label(label: str) -> str:
@@ -194,8 +194,8 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
         text = Text(f"ridge {format_number(ridge)} FLOP/byte{badge}", center, chart.page.text,
                     colour, "ridge", tooltip=tooltip)
         gap = size / 2 + 3
-        candidates = tuple(at(text, (center[0] + dx * gap, center[1] + dy * gap), 0.0, align, side, 0.0)
-                           for dx, dy, align, side in ((-1, -1, "end", "above"), (1, 1, "start", "below"),
-                                                       (-1, 1, "end", "below"), (1, -1, "start", "above")))
+        candidates = Spots([(text, (center[0] + dx * gap, center[1] + dy * gap), 0.0, align, side, 0.0)
+                            for dx, dy, align, side in ((-1, -1, "end", "above"), (1, 1, "start", "below"),
+                                                        (-1, 1, "end", "below"), (1, -1, "start", "above"))])
         requests.append(Request(candidates, marker))
     return markers, requests

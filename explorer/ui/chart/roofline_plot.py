@@ -21,7 +21,7 @@ from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.core import drags
 from explorer.core.roofline import COMPUTE
 from explorer.state import AppState, RoofRef
-from explorer.ui.chart.painter import paint
+from explorer.ui.chart.painter import FRAME_TEXTS, paint
 
 DRAG_INTERVAL_MS = 30  # at most ~33 recomputations a second while dragging
 ZOOM_STEP = 1.25  # one wheel notch
@@ -50,6 +50,7 @@ class RooflinePlot(QtWidgets.QWidget):
         self._zoomed = False
         self._fit_key = None
         self._hover: Line | None = None
+        self._frame_cache: tuple | None = None  # (what it shows, the pixmap)
         self._drag: _Drag | None = None
         self._pending = None  # the latest drag update, applied by the timer
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
@@ -68,9 +69,10 @@ class RooflinePlot(QtWidgets.QWidget):
     def page(self) -> Page:
         return Page.screen(max(self.width(), 320), max(self.height(), 240), self.scale)
 
-    def options(self, ranges=None) -> ChartOptions:
+    def options(self, ranges=None, hints: tuple[int, ...] = ()) -> ChartOptions:
         suites = frozenset(self.measured_suites) if self.measured_suites is not None else None
-        return ChartOptions(theme=self.theme.name, slots=self.slots, suites=suites, ranges=ranges)
+        return ChartOptions(theme=self.theme.name, slots=self.slots, suites=suites, ranges=ranges,
+                            hints=hints)
 
     def redraw(self, fit: bool | None = None) -> None:
         """Rebuild the chart for the state. The ranges are fitted again when what is shown
@@ -85,7 +87,10 @@ class RooflinePlot(QtWidgets.QWidget):
         if fit:
             self._ranges, self._zoomed = None, False
         self.slots = style_slots(self.slots, session.hardware)
-        self.chart = build_chart(self.state, self.page(), self.options(self._ranges))
+        # During a drag the labels try last frame's places first: they stay put, and the
+        # layout takes a fraction of the time.
+        hints = self.chart.placement if self.chart is not None and self.state.in_gesture else ()
+        self.chart = build_chart(self.state, self.page(), self.options(self._ranges, hints))
         self._ranges = (self.chart.x_range, self.chart.y_range)
         self._hover = None
         self.setAccessibleDescription(self.title())
@@ -104,9 +109,27 @@ class RooflinePlot(QtWidgets.QWidget):
             return
         painter = QtGui.QPainter(self)
         try:
-            paint(painter, self.chart, clip=True, emphasis=self._hover)
+            painter.drawPixmap(0, 0, self._frame())
+            paint(painter, self.chart, clip=True, emphasis=self._hover, layer="content")
         finally:
             painter.end()
+
+    def _frame(self) -> QtGui.QPixmap:
+        """The background, grid, axes, ticks and titles, drawn once for as long as they stay
+        the same (a drag changes only the content)."""
+        chart, ratio = self.chart, self.devicePixelRatioF()
+        key = (chart.page, chart.plot, chart.x_range, chart.y_range, chart.background, ratio,
+               tuple(t for t in chart.texts if t.kind in FRAME_TEXTS))
+        if self._frame_cache is None or self._frame_cache[0] != key:
+            pixmap = QtGui.QPixmap(round(chart.page.width * ratio), round(chart.page.height * ratio))
+            pixmap.setDevicePixelRatio(ratio)
+            painter = QtGui.QPainter(pixmap)
+            try:
+                paint(painter, chart, layer="frame")
+            finally:
+                painter.end()
+            self._frame_cache = (key, pixmap)
+        return self._frame_cache[1]
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -209,6 +232,7 @@ class RooflinePlot(QtWidgets.QWidget):
         if drag.kind != "pan":
             self._apply_pending()
             self.state.end_gesture()
+            self.redraw(fit=False)  # the full label layout (a drag reuses the last one's places)
 
     def mouseDoubleClickEvent(self, event: QtGui.QMouseEvent) -> None:
         if event.button() == QtCore.Qt.MouseButton.LeftButton:
