@@ -135,3 +135,21 @@ def test_svg_is_plain_and_sized(catalog, models):
     for banned in ("clipPath", "clip-path", "vector-effect", "<filter", "<image"):
         assert banned not in svg
     assert 'font-family="DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"' in svg
+
+
+@pytest.mark.parametrize("name", ["light", "dark", "contrast"])
+def test_every_colour_keeps_contrast_with_its_background(name):
+    from explorer.chart.palette import THEMES, contrast
+
+    theme = THEMES[name]
+    low = {role: round(contrast(colour, theme.background), 2) for role, colour in theme.roles().items()
+           if contrast(colour, theme.background) < 4.5}
+    assert not low  # WCAG AA for text: labels are drawn in these colours
+
+
+def test_high_contrast_gives_every_role_its_own_colour():
+    from explorer.chart.palette import THEMES
+
+    roles = THEMES["contrast"].roles()
+    colours = [c.lower() for role, c in roles.items() if role not in ("text", "axis")] + [THEMES["contrast"].star]
+    assert len(colours) == len(set(colours))

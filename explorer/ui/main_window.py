@@ -14,6 +14,7 @@ from explorer.core.session import load_workload, save_workload
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
+from explorer.ui import theme as window_theme
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
@@ -310,10 +311,11 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self.design_lab.activateWindow()
 
     def set_theme(self, name: str) -> None:
-        """The chart's colours: light, dark or high contrast (remembered between runs)."""
+        """The window's colours: light, dark or high contrast (remembered between runs)."""
         if name not in defaults.THEMES:
             name = defaults.THEME
         self.chart.set_theme(name)
+        window_theme.apply(self.chart.theme)  # docks, tables, toolbar, menus and dialogs too
         self.caption_bar.set_theme(self.chart.theme)
         for action in self.theme_group.actions():
             action.setChecked(action.data() == name)

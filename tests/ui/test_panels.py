@@ -291,3 +291,12 @@ def test_explain_panel_follows_the_state(window):
     assert e.text in panel.text.toPlainText()
     panel.show_topic("hbm")
     assert "3.35 TB/s" in panel.why.toPlainText()
+
+
+def test_op_table_leads_with_share_time_and_bound_and_names_groups(window):
+    model = window.workload_panel.table_model
+    headers = [model.headerData(i, QtCore.Qt.Orientation.Horizontal) for i in range(model.columnCount())]
+    assert headers[:4] == ["op", "share", "time each", "bound"] and headers[-1] == "group"
+    row = model.row_of("q_proj")
+    assert model.data(model.index(row, headers.index("group"))) == "projection"  # not "q_proj" again
+    assert model.data(model.index(row, headers.index("share"))) == "7.1%"

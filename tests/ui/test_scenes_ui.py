@@ -1,7 +1,7 @@
 """Scenes in the window: stepping, the caption, leaving; presentation mode and its keys;
 themes."""
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 Key = QtCore.Qt.Key
@@ -80,6 +80,13 @@ def test_the_theme_applies_to_chart_and_caption_and_is_remembered(window, settin
     assert window.chart.chart.background == "#000000"
     image = window.chart.grab().toImage()
     assert image.pixelColor(3, 3).name() == "#000000"  # painted, not only described
+    palette = QtWidgets.QApplication.palette()  # the docks, tables and toolbar follow
+    assert palette.color(QtGui.QPalette.ColorRole.Window).name() == "#000000"
+    assert palette.color(QtGui.QPalette.ColorRole.Text).name() == "#ffffff"
+    QtWidgets.QApplication.processEvents()  # the palette reaches each widget by an event
+    assert window.workload_panel.table.palette().color(QtGui.QPalette.ColorRole.Base).name() == "#000000"
+    window.set_theme("light")
+    assert QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.Window).name() != "#000000"
 
 
 def test_the_explain_panel_follows_the_selected_op(window):

@@ -166,6 +166,11 @@ class HardwarePanel(QtWidgets.QWidget):
         if ident:
             self.state.set_primary(ident)
 
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.PaletteChange and "tree" in vars(self):  # links follow a theme
+            self._show_card(self.tree.currentItem())
+
     def _show_card(self, item) -> None:
         ident = item.data(0, ID_ROLE) if item else None
         if ident in self._items:

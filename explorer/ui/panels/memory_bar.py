@@ -8,15 +8,17 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer.core.analysis import Totals
 from explorer.core.units import format_bytes
 
-PARTS = (("weights", "#0072B2"), ("KV cache", "#E69F00"), ("activations", "#CC79A7"))
+# Shades of the text colour, not the chart's colours (those mean op groups there).
+PARTS = (("weights", 0.85), ("KV cache", 0.55), ("activations", 0.3))
 OVER = "#D55E00"
+ROW = 16  # the height of each text row under the bar: the key, then the verdict
 
 
 class MemoryBar(QtWidgets.QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setMinimumHeight(34)
-        self._parts: list[tuple[str, float, str]] = []
+        self.setMinimumHeight(20 + 2 * ROW)
+        self._parts: list[tuple[str, float, float]] = []
         self._capacity = 1.0  # the budget: what "fits" means
         self._usable = 1.0
         self._share = 1.0
@@ -25,7 +27,7 @@ class MemoryBar(QtWidgets.QWidget):
 
     def set_totals(self, t: Totals) -> None:
         values = (t.weight_bytes, t.kv_cache_bytes, t.activation_bytes)
-        self._parts = [(name, v, colour) for (name, colour), v in zip(PARTS, values, strict=True) if v]
+        self._parts = [(name, v, shade) for (name, shade), v in zip(PARTS, values, strict=True) if v]
         self._capacity = t.memory_budget_bytes
         self._usable = t.memory_usable_bytes
         self._share = t.memory_budget_bytes / t.memory_usable_bytes
@@ -47,30 +49,48 @@ class MemoryBar(QtWidgets.QWidget):
         return (f"{format_bytes(used)} of {format_bytes(self._capacity)} "
                 f"({self._share:.0%} of {format_bytes(self._usable)} usable): {verdict}")
 
+    def _shade(self, share: float) -> QtGui.QColor:
+        """The text colour at ``share`` strength over the panel's background."""
+        ink, paper = self.palette().color(QtGui.QPalette.ColorRole.Text), self.palette().color(
+            QtGui.QPalette.ColorRole.Base)
+        return QtGui.QColor(*(round(share * a + (1 - share) * b) for a, b in
+                              zip(ink.getRgb()[:3], paper.getRgb()[:3], strict=True)))
+
     def paintEvent(self, event) -> None:
         painter = QtGui.QPainter(self)
-        rect = self.rect().adjusted(1, 1, -1, -15)
+        text = self.palette().color(QtGui.QPalette.ColorRole.Text)
+        rect = self.rect().adjusted(1, 1, -1, -(2 * ROW + 1))
         used = sum(v for _, v, _ in self._parts)
         scale = rect.width() / max(used, self._usable, 1.0)
-        painter.fillRect(rect, QtGui.QColor("#eeeeee"))
+        painter.fillRect(rect, self.palette().color(QtGui.QPalette.ColorRole.Base))
         capacity_x = rect.left() + self._capacity * scale
         # Usable memory the serving engine leaves alone (CUDA context, allocator): hatched.
+        hatch = QtGui.QBrush(self._shade(0.5), QtCore.Qt.BrushStyle.BDiagPattern)
         painter.fillRect(QtCore.QRectF(capacity_x, rect.top(), (self._usable - self._capacity) * scale,
-                                       rect.height()),
-                         QtGui.QBrush(QtGui.QColor("#999999"), QtCore.Qt.BrushStyle.BDiagPattern))
+                                       rect.height()), hatch)
         x = float(rect.left())
-        for _, value, colour in self._parts:
+        for _, value, shade in self._parts:
             width = value * scale
-            painter.fillRect(QtCore.QRectF(x, rect.top(), width, rect.height()), QtGui.QColor(colour))
+            painter.fillRect(QtCore.QRectF(x, rect.top(), width, rect.height()), self._shade(shade))
             x += width
-        pen = QtGui.QPen(QtGui.QColor(OVER if not self._fits else "#000000"), 2)
-        painter.setPen(pen)
+        painter.setPen(QtGui.QPen(QtGui.QColor(OVER) if not self._fits else text, 2))
         painter.drawLine(QtCore.QPointF(capacity_x, rect.top() - 1),
                          QtCore.QPointF(capacity_x, rect.bottom() + 1))
+        painter.setPen(QtGui.QPen(self._shade(0.5), 1))
+        painter.drawRect(rect)
         if not self._fits:
             painter.setPen(QtGui.QPen(QtGui.QColor(OVER), 3))
             painter.drawRect(rect)
-        painter.setPen(QtGui.QColor(OVER if not self._fits else "#000000"))
-        painter.drawText(QtCore.QRectF(rect.left(), rect.bottom() + 1, rect.width(), 14),
+        # The key: a swatch and a name for each part, and the hatched reserve.
+        x, y = float(rect.left()), rect.bottom() + 3
+        metrics = painter.fontMetrics()
+        for name, _, shade in [*self._parts, ("reserved", None, None)]:
+            swatch = QtCore.QRectF(x, y + 3, 10, 10)
+            painter.fillRect(swatch, hatch if shade is None else self._shade(shade))
+            painter.setPen(text)
+            painter.drawText(QtCore.QPointF(x + 14, y + 12), name)
+            x += 14 + metrics.horizontalAdvance(name) + 12
+        painter.setPen(QtGui.QColor(OVER) if not self._fits else text)
+        painter.drawText(QtCore.QRectF(rect.left(), rect.bottom() + ROW + 1, rect.width(), ROW),
                          QtCore.Qt.AlignmentFlag.AlignLeft, self.text)
         painter.end()

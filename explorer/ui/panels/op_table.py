@@ -1,13 +1,18 @@
-"""The workload's ops as a sortable table: one row per op (with its layer count)."""
+"""The workload's ops as a sortable table: one row per op (with its layer count), what the
+user compares first (share of the step, time, bound) first, the op's group (as on the
+chart's key) last."""
 
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui
 
+from explorer.chart.palette import ROLE_GROUP
 from explorer.core.analysis import Analysis
 from explorer.core.units import format_count, format_number, format_si, format_time
 
-COLUMNS = ("op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time each", "share", "bound")
+COLUMNS = ("op", "share", "time each", "bound", "FLOP/B", "count", "FLOPs", "bytes", "group")
+NUMBERS = ("share", "time each", "FLOP/B", "count", "FLOPs", "bytes")  # right-aligned
+SHARE_COLUMN = COLUMNS.index("share")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 NAME_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
 
@@ -24,9 +29,9 @@ class OpTableModel(QtCore.QAbstractTableModel):
         self._rows, self._tips = [], []
         for i, o in enumerate(a.ops):
             intensity = float(a.flops[i] / a.bytes[i])
-            self._rows.append((o.name, o.role, o.count, int(a.flops[i]), int(a.bytes[i]), intensity,
-                               float(a.time_s[i]), float(share[i]),
-                               "memory" if memory_bound[i] else "compute"))
+            self._rows.append((o.name, float(share[i]), float(a.time_s[i]),
+                               "memory" if memory_bound[i] else "compute", intensity, o.count,
+                               int(a.flops[i]), int(a.bytes[i]), ROLE_GROUP.get(o.role, "elementwise")))
             self._tips.append(f"{o.name}: {o.detail}" if o.detail else o.name)
         self.endResetModel()
 
@@ -50,13 +55,13 @@ class OpTableModel(QtCore.QAbstractTableModel):
             return row[0]
         if role == QtCore.Qt.ItemDataRole.ToolTipRole:
             return self._tips[index.row()]
-        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and index.column() >= 2 and index.column() < 8:
+        column = COLUMNS[index.column()]
+        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and column in NUMBERS:
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        if role == QtCore.Qt.ItemDataRole.ForegroundRole and index.column() == 8:
-            return QtGui.QColor("#0072B2" if value == "memory" else "#000000")
+        if role == QtCore.Qt.ItemDataRole.ForegroundRole and column == "bound" and value == "memory":
+            return QtGui.QGuiApplication.palette().color(QtGui.QPalette.ColorRole.Link)  # themed
         if role != QtCore.Qt.ItemDataRole.DisplayRole:
             return None
-        column = COLUMNS[index.column()]
         if column == "count":
             return f"×{value}" if value > 1 else ""
         if column == "FLOPs":

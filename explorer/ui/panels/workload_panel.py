@@ -11,7 +11,7 @@ from explorer.core.workload import ATTENTIONS, MAX_BATCH, MAX_TOKENS, PHASES, WO
 from explorer.state import AppState
 from explorer.ui.panels.layer_editor import LayerStackEditor
 from explorer.ui.panels.memory_bar import MemoryBar
-from explorer.ui.panels.op_table import NAME_ROLE, SORT_ROLE, OpTableModel
+from explorer.ui.panels.op_table import NAME_ROLE, SHARE_COLUMN, SORT_ROLE, OpTableModel
 
 SAME = "same as dtype"
 
@@ -81,7 +81,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.table = QtWidgets.QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(7, QtCore.Qt.SortOrder.DescendingOrder)  # largest time share first
+        self.table.sortByColumn(SHARE_COLUMN, QtCore.Qt.SortOrder.DescendingOrder)  # largest share first
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
