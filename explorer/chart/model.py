@@ -197,6 +197,8 @@ def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
         slot = shown.slot
         entries.append(Entry(shown.hardware.label + moved, "line", theme.devices[slot % len(theme.devices)],
                              SYMBOLS[slot % len(SYMBOLS)], DASHES[slot % len(DASHES)]))
+    if any(s.hardware != s.datasheet for s in devices):
+        entries.append(Entry("datasheet value (before a what-if)", "line", theme.track, "", (1.4, 2.1)))
     a = doc.analysis()
     groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))

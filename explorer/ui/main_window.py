@@ -26,6 +26,8 @@ from explorer.ui.panels.kernel_panel import KernelPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
 from explorer.ui.scene_player import ScenePlayer
+from explorer.ui.shortcuts_dialog import ShortcutsDialog
+from explorer.ui.toolbar import build_toolbar, fixed_twin
 from explorer.ui.window_sessions import SessionFiles
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
@@ -139,8 +141,8 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
                                       "Put every dragged roof back on its datasheet value")
         self.act_run = self._action("&Run kernels", self.kernel_panel.start, "Ctrl+R",
                                     "Run the Kernel lab's chosen suites")
-        self.act_find = self._action("Find device", self._find_device, keys.Find)
-        self.addAction(self.act_find)
+        self.act_find = self._action("&Find device", self._find_device, keys.Find,
+                                     "Jump to the Hardware panel's search field")
         self.act_present = self._action("&Presentation mode", self.presentation.toggle, "F5",
                                         "Full screen, large text, the clicker steps the scene; Esc leaves")
         self.act_next = self._action("&Next step", self.player.next, "Alt+Right",
@@ -173,6 +175,8 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         edit = bar.addMenu("&Edit")
         edit.addAction(self.act_undo)
         edit.addAction(self.act_redo)
+        edit.addSeparator()
+        edit.addAction(self.act_find)
         view = bar.addMenu("&View")
         view.addAction(self.act_fit)
         view.addAction(self.act_reset)
@@ -209,14 +213,14 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         kernels = bar.addMenu("&Kernels")
         kernels.addAction(self.act_run)
         help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self._action("&Keyboard and mouse…", lambda: ShortcutsDialog(self).exec(), "F1",
+                                         "Every shortcut and what the chart does with the mouse"))
         help_menu.addAction(self._action("&About Roofline Explorer", self._about))
 
     def _build_toolbar(self) -> None:
-        bar = self.addToolBar("Main")
-        bar.setObjectName("toolbar-main")
-        for action in (self.act_open, self.act_save, self.act_undo, self.act_redo, self.act_fit,
-                       self.act_reset, self.act_run, self.act_present):
-            bar.addAction(action)
+        undo, redo = fixed_twin(self.act_undo, "Undo", self), fixed_twin(self.act_redo, "Redo", self)
+        build_toolbar(self, [self.act_open, self.act_save, undo, redo, self.act_fit, self.act_reset,
+                             self.act_run, self.act_present])
 
     def _fill_roofs_menu(self) -> None:
         """Which precisions' compute roofs are drawn: automatic (the workload's and fp32) or

@@ -123,3 +123,28 @@ def test_no_label_collides_in_the_window(window, size):
     assert (chart.page.width, chart.page.height) == (window.chart.width(), window.chart.height())
     for a, b in itertools.combinations(chart.texts, 2):
         assert not overlap(a.corners, b.corners), (a.text, b.text)
+
+
+def test_toolbar_undo_keeps_its_label_and_help_lists_every_shortcut(window):
+    from PySide6 import QtWidgets
+
+    from explorer.core.session import WhatIf
+    from explorer.ui.shortcuts_dialog import menu_shortcuts, shortcuts_html
+
+    bar = window.findChild(QtWidgets.QToolBar, "toolbar-main")
+    undo = next(a for a in bar.actions() if a.text() == "Undo")
+    assert not undo.isEnabled()
+    window.state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=2.0))
+    assert undo.isEnabled() and undo.text() == "Undo" and "Undo" in undo.toolTip()
+    assert len(undo.toolTip()) > len("Undo (Ctrl+Z)")  # says what it undoes
+    undo.trigger()
+    assert not window.state.session.what_if("h100-sxm").active
+    found = {(item, keys) for _menu, item, keys in menu_shortcuts(window.menuBar())}
+    assert ("Find device", "Ctrl+F") in found and ("Presentation mode", "F5") in found
+    assert "Drag the star sideways" in shortcuts_html(window.menuBar())
+
+
+def test_the_hardware_card_follows_the_chart(window):
+    window.state.set_devices(("mi300x", "h100-sxm"))
+    assert window.hardware_panel.tree.currentItem().text(0) == "AMD Instinct MI300X"
+    assert "MI300X" in window.hardware_panel.card.toPlainText()

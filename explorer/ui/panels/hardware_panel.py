@@ -51,6 +51,7 @@ class HardwarePanel(QtWidgets.QWidget):
         layout.addWidget(splitter, 1)
         layout.addLayout(buttons)
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
+        self._primary: str | None = None  # the chart's primary device, as last shown
         self._local: QtWidgets.QTreeWidgetItem | None = None
         self._build()
         self.search.textChanged.connect(self._filter)
@@ -138,6 +139,10 @@ class HardwarePanel(QtWidgets.QWidget):
             font = item.font(0)
             font.setBold(ident == shown[0])
             item.setFont(0, font)
+        if shown[0] != self._primary:  # a scene or a session changed the chart: the card follows
+            self._primary = shown[0]
+            if shown[0] in self._items:
+                self.tree.setCurrentItem(self._items[shown[0]])
         self.tree.blockSignals(False)
         if not self.state.in_gesture:  # re-rendering the card on every drag step costs frames
             self._show_card(self.tree.currentItem())
