@@ -23,6 +23,7 @@ class Presentation(QtCore.QObject):
         self.keep_docks = keep_docks
         self.active = False
         self._saved: tuple | None = None
+        self._fonts: list[tuple[QtWidgets.QDockWidget, QtGui.QFont]] = []  # docks kept up, their fonts
         self._shortcuts = []
         for keys, slot in ((NEXT_KEYS, player.next), (PREVIOUS_KEYS, player.previous),
                            (("Esc",), self._escape)):
@@ -42,8 +43,14 @@ class Presentation(QtCore.QObject):
         w = self.window
         self._saved = (w.saveState(), w.isMaximized(), w.isFullScreen(), w.menuBar().isVisible(),
                        w.statusBar().isVisible())
+        self._fonts = []
         for dock in w.findChildren(QtWidgets.QDockWidget):
             dock.setVisible(self.keep_docks and dock.isVisible())
+            if dock.isVisible():  # a panel kept up is read from the back of the room too
+                self._fonts.append((dock, dock.font()))
+                font = QtGui.QFont(dock.font())
+                font.setPointSizeF(font.pointSizeF() * SCALE)
+                dock.setFont(font)
         for bar in w.findChildren(QtWidgets.QToolBar):
             bar.hide()
         w.menuBar().hide()
@@ -67,6 +74,9 @@ class Presentation(QtCore.QObject):
             shortcut.setEnabled(False)
         self.chart.set_scale(1.0)
         self.caption_bar.set_scale(1.0)
+        for dock, font in self._fonts:
+            dock.setFont(font)
+        self._fonts = []
         w.menuBar().setVisible(menu)
         w.statusBar().setVisible(status)
         if full:

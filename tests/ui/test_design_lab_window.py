@@ -2,7 +2,7 @@
 are overlaid, and the user's session is left alone."""
 
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
 from explorer.core.design_lab import LAB_ID
@@ -74,3 +74,13 @@ def test_measurements_are_overlaid(window, lab, tmp_path):
 def test_the_lab_closes_cleanly(window, lab, qtbot):
     lab.close()
     qtbot.waitUntil(lambda: window.design_lab is None)
+
+
+def test_presenting_the_lab_scales_its_side_panel(lab):
+    dock = lab.findChild(QtWidgets.QDockWidget, "dock-design-choices")
+    before = lab.in_flight_label.font().pointSizeF()
+    lab.presentation.enter()
+    assert lab.in_flight_label.font().pointSizeF() == pytest.approx(before * 1.6)
+    assert lab.chart.chart.page.text >= 1.6 * 13
+    lab.presentation.leave()
+    assert lab.in_flight_label.font().pointSizeF() == pytest.approx(before) and dock.isVisible()
