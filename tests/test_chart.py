@@ -154,3 +154,13 @@ def test_high_contrast_gives_every_role_its_own_colour():
     colours = [c.lower() for role, c in roles.items() if role not in ("text", "axis")]
     colours.append(THEMES["contrast"].star.lower())
     assert len(colours) == len(set(colours))
+
+
+def test_a_one_device_chart_always_names_its_device(catalog, models):
+    doc = Document(catalog, models, Session(hardware=("h100-sxm",)))
+    page = Page.slide(1600, 900)
+    plain = build_chart(doc, page)
+    assert "H100 SXM" in " ".join(t.text for t in plain.texts_of("title"))
+    assert all(not t.text.startswith("H100 SXM:") for t in plain.texts_of("roof"))  # the title says it
+    titled = build_chart(doc, page, ChartOptions(title="Why decode is memory-bound"))
+    assert all(t.text.startswith("H100 SXM: ") for t in titled.texts_of("roof"))

@@ -227,7 +227,7 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
         x_range, y_range = options.ranges
     else:
         x_range, y_range = _ranges(doc, devices, measured)
-        x_range = _room_for_labels(x_range, plot, devices, page, len(devices) > 1)
+        x_range = _room_for_labels(x_range, plot, devices, page, _named(devices, options))
     chart = Chart(page, plot, x_range, y_range, theme.background, theme.foreground)
     axis_lines, axis_texts = _axes(chart, theme)
     roof_items, roofs = roof_lines(chart, theme, devices)
@@ -241,7 +241,7 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
     # then the ridge's.
     by_height = sorted(roofs, key=lambda item: (item[0].ref.kind != "compute",
                                                 min(y for _, y in item[0].points)))
-    requests = [*roof_requests(chart, by_height, len(devices) > 1), *ridge_requests,
+    requests = [*roof_requests(chart, by_height, _named(devices, options)), *ridge_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]
     placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
                                 if options.annotations else ([], [], ()))
@@ -262,6 +262,12 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
+
+
+def _named(devices: list[Shown], options: ChartOptions) -> bool:
+    """Whether roof labels carry the device's name: with several devices, and with one
+    whose name a title of the user's (a scene's) does not give."""
+    return len(devices) > 1 or (bool(options.title) and devices[0].hardware.label not in options.title)
 
 
 def _empty_corner(chart: Chart, rows: list[Entry], lines, markers, texts) -> Rect | None:
