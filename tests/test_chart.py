@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from explorer.chart.elements import Page
-from explorer.chart.geometry import inside, overlap
+from explorer.chart.geometry import inside, overlap, square
 from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.chart.svg import chart_svg
 from explorer.core.design_lab import STAGES, Lab
@@ -164,3 +164,24 @@ def test_a_one_device_chart_always_names_its_device(catalog, models):
     assert all(not t.text.startswith("H100 SXM:") for t in plain.texts_of("roof"))  # the title says it
     titled = build_chart(doc, page, ChartOptions(title="Why decode is memory-bound"))
     assert all(t.text.startswith("H100 SXM: ") for t in titled.texts_of("roof"))
+
+
+def test_measurements_refit_the_range_and_measured_ceilings_are_labelled(catalog, models, tmp_path):
+    from dataclasses import replace as with_
+
+    from tests.kernels.test_results import point, results
+
+    path = tmp_path / "cpu.json"
+    # A slow triad (2 GFLOP/s at 1/6 FLOP/byte: 12 GB/s) and a 1 TFLOP/s matmul.
+    results(point(flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.1e-6),
+            point(suite="gemm", kernel="matmul", flops=2 * 10**9, bytes=12 * 10**6, time_median_s=2e-3,
+                  time_p20_s=1.9e-3, time_p80_s=2.1e-3)).save(path)
+    doc = Document(catalog, models, Session(hardware=("h100-sxm",)))
+    doc.add_results(str(path))
+    doc.replace_session(with_(doc.session, measured_roofs=True), "ceilings")
+    chart = build_chart(doc, Page.slide(1600, 900))
+    assert chart.y_range[0] <= 2e9 / 3  # the 2 GFLOP/s triad is inside, not clipped
+    measured = [m for m in chart.markers if m.kind == "measured"]
+    assert len(measured) == 2 and all(inside(square(m.center, 1), chart.plot) for m in measured)
+    labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
+    assert "measured triad 12 GB/s" in labels and "measured fp32 matmul 1 TFLOP/s" in labels

@@ -58,7 +58,7 @@ def test_svg_is_valid_and_keeps_text_as_text(chart, tmp_path):
     texts = {node.firstChild.data.strip() for node in document.getElementsByTagName("text")
              if node.firstChild}
     assert "Arithmetic intensity (FLOP/byte)" in texts and "Performance (FLOP/s)" in texts
-    assert "bf16 matrix 989 TFLOP/s" in texts and "Decode is memory-bound" in texts
+    assert "H100 SXM: bf16 matrix 989 TFLOP/s" in texts and "Decode is memory-bound" in texts
 
 
 def test_pdf_renders(chart, tmp_path):
