@@ -4,17 +4,22 @@ Qt must run offscreen: without a display and without this, Qt aborts the whole
 run (rc 134) instead of failing a test.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Tests never touch the user's own data folder (custom devices, autosave, results).
+# Tests never touch the user's own data folder (custom devices, autosave, results); the
+# temporary one is removed when the run ends.
 os.environ["ROOFLINE_EXPLORER_DATA"] = tempfile.mkdtemp(prefix="roofline-explorer-test-data-")
 
 import pytest
 
 from explorer.core.catalog import load_catalog
 from explorer.core.models import load_models
+
+atexit.register(shutil.rmtree, os.environ["ROOFLINE_EXPLORER_DATA"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
