@@ -1,15 +1,20 @@
 """``roofline-explorer bench``: run kernel suites from a terminal.
 
 Progress goes to stderr; the summary table (or JSON) to stdout. The first Ctrl+C
-cancels between kernel launches and the partial results are still summarised and
-saved; a second Ctrl+C stops at once.
+cancels between kernel launches; a second Ctrl+C or a SIGTERM stops at once. Either way
+what was measured is summarised and saved: ``--out``'s folder is checked before the run,
+the table is printed before the file is written, and a file that cannot be written is
+saved in the data folder (or the temporary folder) instead, with the reason.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
+import tempfile
+from pathlib import Path
 from typing import TextIO
 
 from explorer.cli_common import open_catalog
@@ -18,12 +23,14 @@ from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
 from explorer.kernels.reference import Reference, reference_for
 from explorer.kernels.results import Point, Results
-from explorer.kernels.runner import Progress, drive, run
-from explorer.kernels.suites import SUITES, UnknownSuiteError
+from explorer.kernels.runner import Progress, drive, results_of, run
+from explorer.kernels.suites import SUITES, UnknownSuiteError, resolve
 from explorer.kernels.timing import CancelToken
+from explorer.paths import user_data_dir
 from explorer.texttable import format_table
 
 EXIT_CANCELLED = 130
+EXIT_TERMINATED = 143
 
 
 def add_parser(sub) -> None:
@@ -107,7 +114,45 @@ def summary(results: Results, reference: Reference) -> str:
     return "\n".join(lines)
 
 
+class StopNow(BaseException):  # like KeyboardInterrupt: past the runner's "except Exception"
+    """A second Ctrl+C or a SIGTERM: stop without waiting for the current launch."""
+
+
+def _check_out(path: str) -> str | None:
+    """Why ``path`` cannot be written (None: it can), asked before an hour of measuring."""
+    folder = Path(path).expanduser().resolve().parent
+    if not folder.is_dir():
+        return f"the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"the folder {folder} is not writable"
+    if Path(path).is_dir():
+        return f"{path} is a folder"
+    return None
+
+
+def _save(results: Results, path: str | None, err: TextIO) -> bool:
+    """Save ``results`` to ``path``; when that fails, to the data folder or the temporary
+    folder, saying why. False when the chosen file could not be written."""
+    stamp = results.created.replace(":", "").replace("-", "")[:15] or "run"
+    targets = [path] if path else []
+    fallbacks = [user_data_dir() / "results" / f"bench-{stamp}.json",
+                 Path(tempfile.gettempdir()) / f"roofline-bench-{stamp}.json"]
+    for target in [*targets, *fallbacks]:
+        try:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            results.save(target)
+        except OSError as exc:
+            print(f"roofline-explorer: could not save to {target}: {exc.strerror or exc}", file=err)
+            continue
+        print(f"saved {len(results.points)} points to {target}", file=err)
+        return target == path
+    return False
+
+
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.out and (problem := _check_out(args.out)):
+        print(f"roofline-explorer: error: cannot save to {args.out}: {problem}", file=err)
+        return 2
     try:
         backend = open_backend(args.backend, args.device)
     except BackendUnavailable as exc:
@@ -118,27 +163,46 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"note: {note}", file=err)
     print(f"measuring with {backend.label}", file=err)
     cancel = CancelToken()
+    measured: list[Point] = []
+    progress = ProgressLine(err)
+
+    def on_progress(p: Progress) -> None:
+        if p.point is not None:
+            measured.append(p.point)
+        progress(p)
 
     def on_interrupt(signum, frame):
-        print("\ncancelling after the current launch (Ctrl+C again to stop at once)", file=err)
-        cancel.cancel()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if signum == signal.SIGINT and not cancel.cancelled:
+            print("\ncancelling after the current launch (Ctrl+C again to stop at once)", file=err)
+            cancel.cancel()
+            return
+        raise StopNow
 
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    previous = {sig: signal.signal(sig, on_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stopped = False
     try:
-        generator = run(backend, args.suite, cancel=cancel, reference=reference)
-        results = drive(generator, ProgressLine(err))
+        suites, preset = resolve(args.suite, "quick")
+        results = drive(run(backend, args.suite, cancel=cancel, reference=reference), on_progress)
     except UnknownSuiteError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
+    except StopNow:
+        stopped = True
+        print("\nstopped; keeping what was measured", file=err)
+        results = results_of(backend, suites, preset, measured, reference, cancelled=True,
+                             notes=("stopped at once: the kernel in progress was not measured",))
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if args.out:
-        results.save(args.out)
-        print(f"saved {len(results.points)} points to {args.out}", file=err)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if args.json:
         json.dump(results.to_dict(), out, indent=1)
         out.write("\n")
     else:
         print(summary(results, reference), file=out)
+    out.flush()
+    saved = _save(results, args.out, err) if (args.out or results.points) else True
+    if args.out and not saved:
+        return 1
+    if stopped:
+        return EXIT_TERMINATED
     return EXIT_CANCELLED if results.cancelled else 0

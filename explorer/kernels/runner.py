@@ -116,6 +116,12 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         notes.append("smoke preset: working sets are small enough to stay in caches; these are "
                      "not main-memory rates")
     yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
+    return results_of(backend, suites, preset, points, reference, cancelled, skipped, notes)
+
+
+def results_of(backend, suites, preset: str, points: list[Point], reference: Reference | None,
+               cancelled: bool, skipped=(), notes=()) -> Results:
+    """The results of a run (or of its part measured before it was stopped)."""
     return Results(
         machine=backend.describe(),
         timer=backend.timer.method,

@@ -84,3 +84,55 @@ def test_ctrl_c_stops_cleanly_and_saves_partial_results(tmp_path):
     assert "cancelled: the table holds the kernels that finished" in out
     saved = load_results(path)
     assert saved.cancelled and len(saved.points) >= 1
+
+
+def test_the_out_folder_is_checked_before_anything_runs(tmp_path):
+    code, _, err = run("bench", "--suite", "smoke", "--out", str(tmp_path / "missing" / "r.json"))
+    assert code == 2 and "does not exist" in err
+    assert "measuring with" not in err  # nothing was run and thrown away
+
+
+def test_a_failed_save_keeps_the_results_elsewhere_and_says_why(tmp_path, monkeypatch):
+    from explorer.kernels.results import Results
+
+    wanted = tmp_path / "r.json"
+    real_save = Results.save
+
+    def save(self, path):
+        if str(path) == str(wanted):
+            raise OSError(28, "No space left on device")
+        real_save(self, path)
+
+    monkeypatch.setattr(Results, "save", save)
+    code, out, err = run("bench", "--suite", "smoke", "stream", "--out", str(wanted))
+    assert code == 1 and "best sustained bandwidth" in out  # the table came first
+    assert f"could not save to {wanted}: No space left on device" in err
+    kept = err.split("saved ")[1].split(" to ")[1].strip()
+    assert len(load_results(kept).points) >= 1 and not wanted.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signals", [(signal.SIGINT, signal.SIGINT), (signal.SIGTERM,)])
+def test_a_second_ctrl_c_or_sigterm_stops_at_once_and_keeps_what_was_measured(tmp_path, signals):
+    path = tmp_path / "partial.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "bench", "--suite", "full", "--out", str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until the first kernel has been measured
+        line = process.stderr.readline()
+        if line.startswith("[") and " 1/" in line:
+            break
+    for sig in signals:
+        process.send_signal(sig)
+        time.sleep(0.3)
+    _, err = process.communicate(timeout=60)
+    assert "Traceback" not in err
+    saved = load_results(path)
+    assert saved.cancelled and len(saved.points) >= 1
+    if process.returncode == 130:  # the first Ctrl+C's cancel ended the run before the second came
+        assert signals == (signal.SIGINT, signal.SIGINT)
+    else:
+        assert process.returncode == 143, err
+        assert "stopped; keeping what was measured" in err and "stopped at once" in " ".join(saved.notes)
