@@ -291,13 +291,18 @@ class Document:
     def add_results(self, path: str) -> Results:
         """Load a results file (raises DataFileError) and show it."""
         results = load_results(path)
-        self._results[path] = results
-        if path not in self._session.results:
-            self._change(replace(self._session, results=(*self._session.results, path)),
-                         f"Show measurements from {path}")
+        self.keep_results(path, results)
+        return results
+
+    def keep_results(self, name: str, results: Results) -> None:
+        """Show ``results`` already in memory under ``name`` (a run just saved, or one that
+        could not be written and lives in this session only)."""
+        self._results[name] = results
+        if name not in self._session.results:
+            self._change(replace(self._session, results=(*self._session.results, name)),
+                         f"Show measurements from {name}")
         else:
             self._emit("results")
-        return results
 
     def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
         """Load the measurement files ``session`` shows, one by one: a broken one is

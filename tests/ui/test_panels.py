@@ -1,7 +1,9 @@
 """Panels and state in both directions; sessions, broken files and the kernel lab."""
 
 import threading
+from pathlib import Path
 
+import pytest
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.session import Session
@@ -149,6 +151,41 @@ def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot, tmp_path):
     copy = tmp_path / "copy.json"
     assert panel.save_button.isEnabled() and panel.save_results(results, str(copy))
     assert panel.load(str(copy)) and len(window.state.session.results) == 2
+
+
+@pytest.mark.parametrize("elsewhere", [True, False])
+def test_a_run_the_data_folder_cannot_take_is_kept(window, qtbot, tmp_path, monkeypatch, elsewhere):
+    """A full or read-only data folder: the user is asked where to save the run; declined,
+    the run stays in the session (and Save results as… writes it later)."""
+    from explorer.kernels.results import Results
+    from explorer.ui.panels import kernel_panel
+
+    real_save = Results.save
+
+    def save(self, path):
+        if Path(path).parent.name == "results" and Path(path).name.startswith("run-"):  # the data folder
+            raise OSError(30, "Read-only file system")
+        real_save(self, path)
+
+    monkeypatch.setattr(Results, "save", save)
+    chosen = str(tmp_path / "mine.json") if elsewhere else ""
+    monkeypatch.setattr(kernel_panel.QtWidgets.QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *args, **kwargs: (chosen, "")))
+    panel = window.kernel_panel
+    for name, box in panel.suites.items():
+        box.setChecked(name == "stream")
+    panel.preset.setCurrentText("smoke")
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=30000,
+                          check_params_cb=lambda job, _r: job == "kernels"):
+        panel.start()
+    qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
+    [name] = window.state.session.results
+    assert len(dict(window.state.results())[name].points) == 4  # nothing lost
+    if elsewhere:
+        assert name == chosen and Path(chosen).exists()
+    else:
+        assert name.endswith("(not saved)") and "Save results as" in panel.eta.text()
+        assert panel.save_results(dict(window.state.results())[name], str(tmp_path / "later.json"))
 
 
 def test_cancel_stops_a_run(window, qtbot):

@@ -191,15 +191,36 @@ class KernelPanel(QtWidgets.QWidget):
         if job != KERNELS:
             return
         self._finish_ui()
-        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = user_path("results", f"run-{stamp}.json")
-        results.save(path)
         self.state.set_live_points([])
-        self.state.add_results(str(path))
+        where = self._keep_run(results)
         status = "cancelled" if results.cancelled else "finished"
-        self.eta.setText(f"Run {status}: {len(results.points)} points saved to {path.name}")
+        self.eta.setText(f"Run {status}: {len(results.points)} points {where}")
         for note in results.notes:
             self.state.sig_message.emit(note)
+
+    def _keep_run(self, results) -> str:
+        """Save a finished run in the data folder and show it; when that folder cannot be
+        written, ask where to save it; declined or failing too, keep it in the session
+        (Save results as… still saves it). Returns where it went, for the status line."""
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        try:
+            path = user_path("results", f"run-{stamp}.json")
+            results.save(path)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            chosen, _ = QtWidgets.QFileDialog.getSaveFileName(
+                self, f"Save the run elsewhere (the data folder failed: {reason})",
+                str(Path.home() / f"run-{stamp}.json"), "Results (*.json)")
+            if chosen and self.save_results(results, chosen):
+                self.state.keep_results(chosen, results)
+                return f"saved to {chosen}"
+            label = f"run {stamp} (not saved)"
+            self.state.keep_results(label, results)
+            self.state.sig_message.emit(f"The run is kept in this session only ({reason}): "
+                                        "Kernel lab › Save results as… writes it to a file")
+            return "kept in this session only: use Save results as…"
+        self.state.add_results(str(path))
+        return f"saved to {path.name}"
 
     def _on_failed(self, job: str, message: str) -> None:
         if job != KERNELS:
