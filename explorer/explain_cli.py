@@ -220,10 +220,10 @@ def _check_scenes(files, catalog, models, topics, out: TextIO, err: TextIO) -> i
     from explorer.core.datafile import DataFileError
     from explorer.core.scenes import load_scene_file
     from explorer.core.userfiles import yaml_files
-    from explorer.paths import resource_path, user_path
+    from explorer.paths import resource_path, user_file
 
     paths = [Path(f) for f in files] or [*sorted(resource_path("scenes").glob("*.yaml")),
-                                          *yaml_files(user_path("scenes"))]
+                                          *yaml_files(user_file("scenes"))]
     failures = checked = 0
     for path in paths:
         try:

@@ -53,7 +53,7 @@ def resource_path(*parts: str) -> Path:
 DATA_OVERRIDE = "ROOFLINE_EXPLORER_DATA"
 
 
-def user_data_dir() -> Path:
+def user_data_dir(create: bool = True) -> Path:
     """The user's own data: custom devices, run results, autosaved sessions. Created on use."""
     override = os.environ.get(DATA_OVERRIDE)
     if override:
@@ -64,8 +64,15 @@ def user_data_dir() -> Path:
         base = Path(os.environ.get("APPDATA", Path.home())) / "roofline-explorer"
     else:
         base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "roofline-explorer"
-    base.mkdir(parents=True, exist_ok=True)
+    if create:
+        base.mkdir(parents=True, exist_ok=True)
     return base
+
+
+def user_file(*parts: str) -> Path:
+    """A folder or file in the user's data folder, for reading: nothing is created (a data
+    folder that cannot be created or written must not stop the app from reading)."""
+    return user_data_dir(create=False).joinpath(*parts)
 
 
 def user_path(*parts: str) -> Path:

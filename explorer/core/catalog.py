@@ -284,6 +284,6 @@ def load_catalog(directory: str | Path | None = None,
 def open_catalogue() -> Catalog:
     """The catalogue every entry point uses: the bundled devices and the user's own (from
     the data folder's ``hardware/``), broken user files skipped."""
-    from explorer.paths import user_path
+    from explorer.paths import user_file
 
-    return load_catalog(user_directory=user_path("hardware"))
+    return load_catalog(user_directory=user_file("hardware"))

@@ -270,9 +270,9 @@ def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
     topics = _topic_ids(catalog, models)
     shipped = load_scenes(catalog, models, topics)
     if user_directory is None:
-        from explorer.paths import user_path
+        from explorer.paths import user_file
 
-        user_directory = user_path("scenes")
+        user_directory = user_file("scenes")
     mine, skipped = load_each(yaml_files(user_directory),
                               lambda path: load_scene_file(path, catalog, models, topics), "scene", "scenes")
     by_id = {scene.id: scene for scene in mine}

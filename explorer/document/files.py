@@ -14,6 +14,7 @@ half-written files.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from explorer.core.atomic import write_text_atomic
 from explorer.core.session import Session
-from explorer.paths import user_path
+from explorer.paths import user_file
 
 DEBOUNCE_S = 1.0
 MAX_INTERVAL_S = 4.0  # with a tick every second: at most 5 s of work lost
@@ -68,7 +69,7 @@ class Crashed:
 
 class Recovery:
     def __init__(self, folder: str | Path | None = None) -> None:
-        self.folder = Path(folder) if folder is not None else user_path("autosave")
+        self.folder = Path(folder) if folder is not None else user_file("autosave")
         self.instance = f"{os.getpid()}-{secrets.token_hex(3)}"
 
     @property
@@ -120,9 +121,12 @@ class Recovery:
         (self.folder / f"{crashed.instance}.lock").unlink(missing_ok=True)
 
     def release(self) -> None:
-        """A clean exit: this instance's files and any declined sessions go."""
-        for path in (self.autosave_path, self.lock_path, *self.folder.glob("declined-*.yaml")):
-            path.unlink(missing_ok=True)
+        """A clean exit: this instance's files and any declined sessions go (a folder that
+        cannot be read or written has none to remove)."""
+        declined = self.folder.glob("declined-*.yaml") if self.folder.is_dir() else ()
+        for path in (self.autosave_path, self.lock_path, *declined):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
 
 class Autosaver:
@@ -169,7 +173,7 @@ class RecentFiles:
     """The sessions opened or saved last, newest first, kept in the data folder."""
 
     def __init__(self, path: str | Path | None = None, limit: int = MAX_RECENT) -> None:
-        self.path = Path(path) if path is not None else user_path("recent.json")
+        self.path = Path(path) if path is not None else user_file("recent.json")
         self.limit = limit
 
     def list(self) -> list[str]:
@@ -182,4 +186,5 @@ class RecentFiles:
     def remember(self, path: str | Path) -> None:
         """Put ``path`` first (raises OSError where the data folder cannot be written)."""
         entries = [str(path), *(p for p in self.list() if p != str(path))][: self.limit]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.path, json.dumps(entries, indent=1))

@@ -14,7 +14,7 @@ from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
 from explorer.core.session import Session
-from explorer.paths import user_path
+from explorer.paths import user_file
 from explorer.state import AppState
 from explorer.ui.main_window import MainWindow
 
@@ -67,7 +67,7 @@ def run_window(args: argparse.Namespace) -> int:
     app.setOrganizationName("roofline-explorer")
     try:
         # A screenshot must not depend on, or change, the user's saved window layout.
-        settings = QtCore.QSettings(str(user_path("screenshot.ini")), QtCore.QSettings.Format.IniFormat) \
+        settings = QtCore.QSettings(str(user_file("screenshot.ini")), QtCore.QSettings.Format.IniFormat) \
             if args.screenshot else None
         window = build_window(args, settings)
     except (DataFileError, UnknownIdError, FileNotFoundError) as exc:

@@ -25,6 +25,7 @@ from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.kernel_panel import KernelPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
+from explorer.ui.save_banner import SaveBanner
 from explorer.ui.scene_player import ScenePlayer
 from explorer.ui.shortcuts_dialog import ShortcutsDialog
 from explorer.ui.toolbar import build_toolbar, fixed_twin
@@ -46,6 +47,8 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         central = chart_with_caption(self.chart, self.caption_bar)
         self.notice = NoticeBar()  # the user's files that could not be loaded
         central.layout().insertWidget(0, self.notice)
+        self.save_banner = SaveBanner()  # autosave cannot write
+        central.layout().insertWidget(0, self.save_banner)
         self.setCentralWidget(central)
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.presentation.sig_toggled.connect(self.notice.set_presenting)
@@ -89,6 +92,8 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self._on_scene_changed()
         state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.notice.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        self.save_banner.sig_save_as.connect(self.save_session_as)
+        self.save_banner.sig_other_folder.connect(self.autosave_into)
         self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
         state.sig_session_changed.connect(self._on_session_changed)
         state.undo_stack.cleanChanged.connect(self._update_title)

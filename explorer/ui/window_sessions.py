@@ -12,6 +12,7 @@ from PySide6 import QtWidgets
 from explorer.core.datafile import DataFileError
 from explorer.core.session import Session, load_session
 from explorer.core.userfiles import Skipped
+from explorer.document.files import Recovery
 
 SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
@@ -93,9 +94,24 @@ class SessionFiles:
 
     def _autosave_tick(self) -> None:
         try:
-            self.autosaver.tick()
+            if self.autosaver.tick():
+                self.save_banner.solved()
         except (OSError, ValueError) as exc:  # a full disk must not interrupt the user
-            self.statusBar().showMessage(f"Autosave failed: {getattr(exc, 'strerror', None) or exc}", 6000)
+            self.save_banner.show_problem(getattr(exc, "strerror", None) or str(exc))
+
+    def autosave_into(self, folder: str) -> None:
+        """Crash recovery in ``folder`` from now on (the data folder could not take it)."""
+        self.recovery.release()
+        self.recovery = Recovery(folder)
+        try:
+            self.recovery.claim()
+            self.autosaver.changed()
+            self.autosaver.flush()
+        except OSError as exc:
+            self.save_banner.show_problem(f"{folder}: {exc.strerror or exc}")
+            return
+        self.save_banner.solved()
+        self.statusBar().showMessage(f"Autosaving into {folder}", 6000)
 
     def offer_restore(self) -> None:
         """Mark this instance as running, then offer the session of every instance that
@@ -103,8 +119,8 @@ class SessionFiles:
         bar; a declined one is kept aside until this instance exits cleanly."""
         try:
             self.recovery.claim()
-        except OSError as exc:  # a read-only data folder: run without crash recovery
-            self.statusBar().showMessage(f"Crash recovery is off: {exc.strerror or exc}", 10000)
+        except OSError as exc:  # a read-only data folder: say so until it is solved
+            self.save_banner.show_problem(f"cannot write {self.recovery.folder}: {exc.strerror or exc}")
         for crashed in self.recovery.crashed():
             try:
                 session = load_session(crashed.autosave, self.state.catalog, self.state.models)

@@ -60,3 +60,18 @@ def test_a_broken_user_scene_is_skipped_by_scenes_commands(data):
     assert "1 of your scenes could not be loaded: lecture.yaml, field title: is missing" in err
     code, _, err = run("scenes", "show", "lecture")
     assert code == 1 and "your scene 'lecture' could not be loaded" in err
+
+
+def test_commands_run_when_the_data_folder_cannot_be_created(tmp_path, monkeypatch):
+    import io
+
+    from explorer import cli
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(blocker / "data"))
+    for argv in (["export", "--out", str(tmp_path / "c.svg")], ["hardware", "list"],
+                 ["scenes", "list"], ["analyze", "--hardware", "h100-sxm", "--model", "gpt2"]):
+        out, err = io.StringIO(), io.StringIO()
+        assert cli.run(cli.parse_args(argv), out, err) == 0, (argv, err.getvalue())
+    assert (tmp_path / "c.svg").exists()

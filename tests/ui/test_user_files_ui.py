@@ -151,3 +151,29 @@ def test_restoring_a_crashed_session_keeps_it_and_touches_nothing_before_the_ans
     assert window.recent_files() == [] and window.recovery.lock_path.exists()
     window.close()
     assert not window.recovery.lock_path.exists() and not window.recovery.autosave_path.exists()
+
+
+def test_a_data_folder_that_cannot_be_written_shows_a_banner_until_solved(window, tmp_path):
+    """Autosave cannot write: a banner says so and why (no dialog, no traceback); choosing
+    another folder makes crash recovery work again there."""
+    from explorer.document.files import Recovery
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    window.recovery = Recovery(blocker / "autosave")  # a folder that cannot be created
+    window.offer_restore()
+    assert window.save_banner.isVisibleTo(window) and "not being autosaved" in window.save_banner.label.text()
+    assert "Not a directory" in window.save_banner.label.text()
+    window.autosaver.debounce_s = 0.0  # every tick saves what changed
+    window.state.set_params(batch=3)
+    window._autosave_tick()  # a failing save keeps the banner, raises nothing
+    assert window.save_banner.isVisibleTo(window)
+    window.autosaver.flush = lambda: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    window._autosave_tick()
+    assert "No space left on device" in window.save_banner.label.text()
+    del window.autosaver.flush
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    window.autosave_into(str(elsewhere))
+    assert not window.save_banner.isVisibleTo(window)
+    assert window.recovery.autosave_path.parent == elsewhere and window.recovery.autosave_path.exists()

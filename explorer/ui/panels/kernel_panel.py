@@ -14,7 +14,7 @@ from explorer.kernels import gpuinfo
 from explorer.kernels.cases import PRESETS
 from explorer.kernels.results import Point
 from explorer.kernels.suites import SUITES
-from explorer.paths import user_path
+from explorer.paths import user_file, user_path
 from explorer.runs import KERNELS, Jobs, gpu_job
 from explorer.state import AppState
 
@@ -232,7 +232,7 @@ class KernelPanel(QtWidgets.QWidget):
 
     # -- files ---------------------------------------------------------------------------------
     def _on_load_clicked(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load results", str(user_path("results")),
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load results", str(user_file("results")),
                                                         "Results (*.json)")
         if path:
             self.load(path)
