@@ -39,6 +39,8 @@ def _size(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
     if width < 200 or height < 150:
         raise argparse.ArgumentTypeError(f"{text} is too small: at least 200x150")
+    if width > 16384 or height > 16384:
+        raise argparse.ArgumentTypeError(f"{text} is too large: at most 16384x16384")
     return width, height
 
 

@@ -61,7 +61,18 @@ def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = N
     return window
 
 
+# Qt's offscreen platform (screenshots, CI) warns of what it cannot do to a window; nothing
+# is wrong, and the line hid real messages.
+HARMLESS = ("This plugin does not support propagateSizeHints()", "This plugin does not support raise()")
+
+
+def _qt_message(kind, context, message: str) -> None:
+    if message not in HARMLESS:
+        print(message, file=sys.stderr)
+
+
 def run_window(args: argparse.Namespace) -> int:
+    QtCore.qInstallMessageHandler(_qt_message)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("Roofline Explorer")
     app.setOrganizationName("roofline-explorer")

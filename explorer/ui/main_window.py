@@ -70,9 +70,9 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
         self.docks["workload"].raise_()
         self._docks_sized = False  # sized to the window when first shown (unless restored)
-        self.summary_label = QtWidgets.QLabel()
+        self.summary_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)  # user names
         self.summary_label.setToolTip("The workload on the primary device (predicted)")
-        self.backend_label = QtWidgets.QLabel()
+        self.backend_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)
         self.statusBar().addWidget(self.summary_label, 1)
         self.statusBar().addPermanentWidget(self.backend_label)
         self.recent = RecentFiles()

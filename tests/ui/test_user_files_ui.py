@@ -2,7 +2,7 @@
 file or scene is named in a notice above the chart, and the rest works."""
 
 import pytest
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from explorer.ui.application import build_window, run_window
 from tests.core.test_userfiles import write_broken_device, write_device
@@ -177,3 +177,17 @@ def test_a_data_folder_that_cannot_be_written_shows_a_banner_until_solved(window
     window.autosave_into(str(elsewhere))
     assert not window.save_banner.isVisibleTo(window)
     assert window.recovery.autosave_path.parent == elsewhere and window.recovery.autosave_path.exists()
+
+
+def test_html_in_a_device_name_is_shown_as_text(window):
+    from dataclasses import replace
+
+    from explorer.core.catalog import Catalog
+
+    catalog = window.state.catalog
+    mine = replace(catalog["h100-sxm"], id="h100-mine", name='<img src="x.png"><a href="y">H100</a>')
+    window.state.set_catalog(Catalog([*(catalog[i] for i in catalog), mine]))
+    window.state.set_devices(("h100-mine",))
+    assert "&lt;img" in window.workload_panel.totals.text()
+    assert window.summary_label.textFormat() == QtCore.Qt.TextFormat.PlainText
+    assert window.backend_label.textFormat() == QtCore.Qt.TextFormat.PlainText

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.models import TransformerSpec
@@ -173,14 +175,14 @@ class WorkloadPanel(QtWidgets.QWidget):
         t = analysis.totals
         unit = t.item_unit
         self.totals.setText(
-            f"<b>On {analysis.hardware.name}</b>: {format_time(t.time_s)} per step, "
+            f"<b>On {escape(analysis.hardware.name)}</b>: {format_time(t.time_s)} per step, "
             f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "
             f"{format_time(t.memory_time_s)}).<br>{format_count(t.flops)}FLOP and "
             f"{format_si(t.bytes, 'B')} per step: {format_number(t.intensity)} FLOP/byte. "
             + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
         self.memory.set_totals(t)
-        self.notes.setText("<br>".join(analysis.notes))
+        self.notes.setText("<br>".join(escape(note) for note in analysis.notes))  # names are the user's
 
     def _on_row_changed(self, current, _previous) -> None:
         if current.isValid():
