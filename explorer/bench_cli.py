@@ -179,6 +179,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise StopNow
 
     previous = {sig: signal.signal(sig, on_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err) -> int:
     stopped = False
     try:
         suites, preset = resolve(args.suite, "quick")
@@ -191,9 +199,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print("\nstopped; keeping what was measured", file=err)
         results = results_of(backend, suites, preset, measured, reference, cancelled=True,
                              notes=("stopped at once: the kernel in progress was not measured",))
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    # From here on a Ctrl+C or SIGTERM waits for the table and the file: they take a moment.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: print("\nsaving what was measured…", file=err))
     if args.json:
         json.dump(results.to_dict(), out, indent=1)
         out.write("\n")
