@@ -251,10 +251,6 @@ def fused_attention(a: Analysis) -> Explanation | None:
                     "time_s": fused.analysis().totals.time_s}, _unfit(state))
 
 
-def _op_index(a: Analysis, name: str) -> int | None:
-    return next((i for i, o in enumerate(a.ops) if o.name == name), None)
-
-
 def op_crossing_batch(a: Analysis, name: str) -> int | None:
     """The exact smallest batch that fits at which op ``name`` is compute-bound in decode;
     None if it stays memory-bound."""
@@ -263,7 +259,7 @@ def op_crossing_batch(a: Analysis, name: str) -> int | None:
 
 def explain_op(a: Analysis, name: str) -> Explanation | None:
     """Which roof binds one op, by how much, and what would move it."""
-    i = _op_index(a, name)
+    i = next((i for i, o in enumerate(a.ops) if o.name == name), None)
     if i is None or a.flops[i] == 0:
         return None
     o, state = a.ops[i], state_of(a)
