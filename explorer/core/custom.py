@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from explorer.core import blocks
 from explorer.core import ops as op
-from explorer.core.datafile import Fields
+from explorer.core.datafile import Fields, brief
 
 # Per kind: field name → (default, kind of value, help). Kinds: "count" (a whole number
 # ≥ 1), "flag", or a tuple of choices.
@@ -76,12 +76,12 @@ class Layer:
 def _check(name: str, value, kind) -> None:
     if kind == "count":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+            raise ValueError(f"{name} must be a whole number >= 1, got {brief(value)}")
     elif kind == "flag":
         if not isinstance(value, bool):
-            raise ValueError(f"{name} must be true or false, got {value!r}")
+            raise ValueError(f"{name} must be true or false, got {brief(value)}")
     elif value not in kind:
-        raise ValueError(f"{name} must be one of {', '.join(kind)}, got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(kind)}, got {brief(value)}")
 
 
 @dataclass(frozen=True)

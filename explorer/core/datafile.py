@@ -136,20 +136,20 @@ class Fields:
         if choices is not None:
             allowed = tuple(choices)
             if value not in allowed:
-                raise self.error(name, f"expected one of {', '.join(allowed)}; got {value!r}")
+                raise self.error(name, f"expected one of {', '.join(allowed)}; got {brief(value)}")
         return value
 
     def identifier(self, name: str) -> str:
         value = self.text(name)
         if not _ID.match(value):
-            raise self.error(name, f"{value!r} is not a valid id: use lower-case letters, "
+            raise self.error(name, f"{brief(value)} is not a valid id: use lower-case letters, "
                                    "digits, '-', '.' and '_'")
         return value
 
     def url(self, name: str) -> str:
         value = self.text(name)
         if not _URL.match(value):
-            raise self.error(name, f"expected an http(s) URL, got {value!r}")
+            raise self.error(name, f"expected an http(s) URL, got {brief(value)}")
         return value
 
     def flag(self, name: str, default: bool = False) -> bool:
@@ -222,15 +222,22 @@ class Fields:
         return value
 
 
+def brief(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters: an error message names the value, it
+    does not echo a whole file (a session that is one long line, a symlink to a big file)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 1]}… ({len(text):,} characters)"
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, bool):
         return f"a boolean ({value})"
     if isinstance(value, str):
-        return f"text {value!r}"
+        return f"text {brief(value)}"
     if isinstance(value, int | float):
-        return f"the number {value!r}"
+        return f"the number {brief(value)}"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):

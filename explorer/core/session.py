@@ -19,7 +19,7 @@ import yaml
 from explorer import defaults
 from explorer.core.atomic import write_text_atomic
 from explorer.core.custom import CustomSpec, Layer, read_layers
-from explorer.core.datafile import Fields, check_schema, load_yaml
+from explorer.core.datafile import Fields, brief, check_schema, load_yaml
 from explorer.core.hardware import Hardware
 from explorer.core.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
@@ -43,7 +43,7 @@ WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 
 def _check_scale(name: str, value: float) -> None:
     low, high = WHAT_IF_RANGE
     if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+        raise ValueError(f"{name} must be between {low:g} and {high:g}, got {brief(value)}")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from explorer.core import blocks
 from explorer.core import ops as op
 from explorer.core.custom import CustomSpec, custom_ops
+from explorer.core.datafile import brief
 from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec
 from explorer.core.units import DTYPE_BYTES
 
@@ -106,12 +107,12 @@ class WorkloadParams:
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
-        raise WorkloadError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+        raise WorkloadError(f"{name} must be one of {', '.join(choices)}; got {brief(value)}")
 
 
 def _check_count(name: str, value: object, maximum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise WorkloadError(f"{name} must be a whole number, got {value!r}")
+        raise WorkloadError(f"{name} must be a whole number, got {brief(value)}")
     if value < 1:
         raise WorkloadError(f"{name} must be at least 1, got {value}")
     if value > maximum:

@@ -103,3 +103,15 @@ def test_a_bandwidth_only_what_if_round_trips(tmp_path, catalog, models):
     path = tmp_path / "s.yaml"
     session.save(path)
     assert load_session(path, catalog, set(models)) == session
+
+
+def test_an_error_names_a_value_without_echoing_the_whole_file(catalog, models, tmp_path):
+    from explorer.core.datafile import DataFileError
+    from explorer.core.session import load_session
+
+    path = tmp_path / "huge.yaml"
+    path.write_text("x" * 50_000 + "\n")
+    with pytest.raises(DataFileError) as caught:
+        load_session(path, catalog, models)
+    message = str(caught.value)
+    assert "expected a mapping" in message and "(50,002 characters)" in message and len(message) < 300
