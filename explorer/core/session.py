@@ -314,6 +314,9 @@ def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[
     return tuple(what_ifs)
 
 
+MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not a choice
+
+
 def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
     """A session from the fields of a mapping (a session file's, or a scene's start)."""
     hardware = read_ids(top, "hardware", hardware_ids)
@@ -323,6 +326,9 @@ def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
     results = read_ids(top, "results", None, required=False)
     measured_roofs = top.flag("measured_roofs")
     selected = top.text("selected_op", required=False)
+    if selected is not None and len(selected) > MAX_OP_NAME:
+        raise top.error("selected_op", f"expected an op's name (at most {MAX_OP_NAME} characters), "
+                                       f"got {len(selected):,} characters")
     try:
         return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
                        precisions=precisions, results=results, measured_roofs=measured_roofs,

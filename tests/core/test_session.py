@@ -115,3 +115,14 @@ def test_an_error_names_a_value_without_echoing_the_whole_file(catalog, models, 
         load_session(path, catalog, models)
     message = str(caught.value)
     assert "expected a mapping" in message and "(50,002 characters)" in message and len(message) < 300
+
+
+def test_a_huge_selected_op_is_refused_with_a_short_message(catalog, models, tmp_path):
+    from explorer.core.datafile import DataFileError
+    from explorer.core.session import load_session
+
+    path = tmp_path / "s.yaml"
+    huge = "q" * 100_000
+    path.write_text(f"schema: 1\nhardware: [h100-sxm]\nworkload: {{model: gpt2}}\nselected_op: {huge}\n")
+    with pytest.raises(DataFileError, match="at most 200 characters"):
+        load_session(path, catalog, models)
