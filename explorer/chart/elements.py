@@ -11,6 +11,10 @@ from explorer.chart.geometry import Point, Rect, quad
 from explorer.chart.text import ASCENT, LINE_HEIGHT, text_width
 from explorer.document import RoofRef
 
+# The order kinds are drawn in, back to front (every output draws in this order).
+LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "roof", "key")
+MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key")
+
 # Chart text and titles as shares of the page height, for a picture projected in a room.
 TEXT_SHARE, TITLE_SHARE = 0.021, 0.032
 

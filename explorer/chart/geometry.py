@@ -51,6 +51,14 @@ def quad(anchor: Point, width: float, height: float, angle: float, dx: float, dy
     return (at(dx, dy), at(dx + width, dy), at(dx + width, dy + height), at(dx, dy + height))
 
 
+def nearest(point: Point, start: Point, end: Point) -> Point:
+    """The point of the segment from ``start`` to ``end`` nearest to ``point``."""
+    (px, py), (ax, ay), (bx, by) = point, start, end
+    dx, dy = bx - ax, by - ay
+    t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy or 1.0)))
+    return ax + t * dx, ay + t * dy
+
+
 def _axes(corners) -> list[Point]:
     out = []
     for i in range(len(corners)):

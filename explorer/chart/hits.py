@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from explorer.chart.elements import Chart, Line, Marker, Text
-from explorer.chart.geometry import Point
+from explorer.chart.geometry import Point, nearest, overlap, square
 
 GRAB_PX = 6.0  # how close the pointer must be to grab a line or a point
 
@@ -22,10 +22,8 @@ def markers_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("step", "op
 
 
 def _distance(point: Point, a: Point, b: Point) -> float:
-    (px, py), (ax, ay), (bx, by) = point, a, b
-    dx, dy = bx - ax, by - ay
-    t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy or 1.0)))
-    return math.hypot(px - (ax + t * dx), py - (ay + t * dy))
+    x, y = nearest(point, a, b)
+    return math.hypot(point[0] - x, point[1] - y)
 
 
 def line_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("roof",),
@@ -44,20 +42,8 @@ def line_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("roof",),
 def text_at(chart: Chart, point: Point,
             kinds: tuple[str, ...] = ("roof", "ridge", "measured")) -> Text | None:
     """The label of ``kinds`` under ``point``."""
-    x, y = point
-    for text in chart.texts:
-        if text.kind not in kinds:
-            continue
-        corners = text.corners
-        inside = True
-        for i in range(4):  # on the inner side of every edge (corners run clockwise on the page)
-            (ax, ay), (bx, by) = corners[i], corners[(i + 1) % 4]
-            if (bx - ax) * (y - ay) - (by - ay) * (x - ax) < 0:
-                inside = False
-                break
-        if inside:
-            return text
-    return None
+    spot = square(point, 0.5)
+    return next((t for t in chart.texts if t.kind in kinds and overlap(t.corners, spot)), None)
 
 
 def value_at(chart: Chart, point: Point) -> tuple[float, float]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from explorer.chart.elements import Line, Marker, Text
-from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, overlap, square
+from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, nearest, overlap, square
 
 IGNORED_LINES = ("grid", "track", "axis")  # labels may sit over these
 
@@ -24,9 +24,7 @@ class Spots(Sequence):
     def __len__(self) -> int:
         return len(self._specs)
 
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [at(*spec) for spec in self._specs[index]]
+    def __getitem__(self, index: int) -> Text:
         return at(*self._specs[index])
 
     def __add__(self, other: Spots) -> Spots:
@@ -52,18 +50,11 @@ def at(text: Text, origin: Point, angle: float = 0.0, align: str = "start", side
                 text.tooltip)
 
 
-def _nearest(point: Point, start: Point, end: Point) -> Point:
-    (px, py), (ax, ay), (bx, by) = point, start, end
-    dx, dy = bx - ax, by - ay
-    t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy or 1.0)))
-    return ax + t * dx, ay + t * dy
-
-
 def _separated(corners, owner: Line, segments) -> bool:
     """Whether another line runs between a label and its own line (the label would read as
     that line's): the straight path from the label's centre to its line crosses one."""
     cx, cy = sum(x for x, _ in corners) / 4, sum(y for _, y in corners) / 4
-    foot = min((_nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
+    foot = min((nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
     return any(line is not owner and crosses(path, a, b) for line, a, b, _ in segments)

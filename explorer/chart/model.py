@@ -14,8 +14,6 @@ from explorer.chart.key import Entry, draw_key, key_width, workload_entries
 from explorer.chart.layout import place
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
 from explorer.chart.roofs import (
-    DASHES,
-    SYMBOLS,
     Shown,
     line_label,
     merged,
@@ -26,7 +24,7 @@ from explorer.chart.roofs import (
 )
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
 from explorer.core.report import step_words
-from explorer.core.roofline import Ceilings
+from explorer.core.roofline import Ceilings, Roof
 from explorer.core.units import format_si
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
@@ -73,9 +71,7 @@ def _devices(doc, slots: dict[str, int]) -> list[Shown]:
     return out
 
 
-def _roof_of(peak):
-    from explorer.core.roofline import Roof
-
+def _roof_of(peak) -> Roof:
     return Roof(peak.label, peak.flops_per_s, peak.provenance.derived)
 
 
@@ -194,9 +190,8 @@ def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
     entries = [Entry("Devices", "heading", bold=True)]
     for shown in devices:
         moved = " (what-if)" if shown.hardware != shown.datasheet else ""
-        slot = shown.slot
-        entries.append(Entry(shown.hardware.label + moved, "line", theme.devices[slot % len(theme.devices)],
-                             SYMBOLS[slot % len(SYMBOLS)], DASHES[slot % len(DASHES)]))
+        entries.append(Entry(shown.hardware.label + moved, "line", shown.colour(theme), shown.symbol,
+                             shown.dash))
     if any(s.hardware != s.datasheet for s in devices):
         entries.append(Entry("datasheet value (before a what-if)", "line", theme.track, "", (1.4, 2.1)))
     a = doc.analysis()

@@ -32,6 +32,18 @@ class Shown:
     slot: int
     binding: Roof  # the matrix roof of the workload's precision on this device
 
+    # The device's style, kept for as long as it is shown: colour, dash, ridge marker.
+    def colour(self, theme) -> str:
+        return theme.devices[self.slot % len(theme.devices)]
+
+    @property
+    def dash(self) -> tuple[float, ...]:  # in multiples of the line width
+        return DASHES[self.slot % len(DASHES)]
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOLS[self.slot % len(SYMBOLS)]
+
 
 def merged(ceilings: Ceilings) -> Ceilings:
     """One line for compute roofs of equal value (an MI300X's fp32 vector and matrix)."""
@@ -60,8 +72,8 @@ def roof_text(shown: Shown, roof: Roof, kind: str, multi: bool) -> str:
 
 def _stroke(theme, shown: Shown, roof: Roof, main: bool, scale: float) -> Stroke:
     width = (2.6 if main else 1.6) * scale * theme.pen_factor
-    dash = tuple(d * width for d in DASHES[shown.slot % len(DASHES)])
-    return Stroke(theme.devices[shown.slot % len(theme.devices)], width, dash,
+    dash = tuple(d * width for d in shown.dash)
+    return Stroke(shown.colour(theme), width, dash,
                   WHAT_IF_OPACITY if roof.what_if else 1.0)
 
 
@@ -179,12 +191,12 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
         ridge = shown.binding.value / shown.hardware.bandwidth_bytes_per_s
         if not chart.x_range[0] < ridge < chart.x_range[1]:
             continue
-        colour = theme.devices[shown.slot % len(theme.devices)]
+        colour = shown.colour(theme)
         size = 11 * chart.page.lines
         center = (chart.x_px(ridge), chart.y_px(shown.binding.value))
         tooltip = (f"{shown.hardware.name}: ridge {format_number(ridge)} FLOP/byte ({shown.binding.label} "
                    f"peak / main-memory bandwidth)")
-        marker = Marker(center, SYMBOLS[shown.slot % len(SYMBOLS)], size,
+        marker = Marker(center, shown.symbol, size,
                         Stroke(colour, 1.6 * chart.page.lines), theme.background, "ridge", shown.hardware.id,
                         tooltip)
         markers.append(marker)

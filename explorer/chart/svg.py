@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.elements import LINE_ORDER, MARKER_ORDER, Chart, Line, Marker, Stroke, Text
 from explorer.chart.text import FONT_FAMILY
 
 
@@ -88,10 +88,8 @@ def chart_svg(chart: Chart, transparent: bool = False, title: str = "Roofline ch
     w, h = chart.page.width, chart.page.height
     body = [] if transparent else [
         f'<rect x="0" y="0" width="{_num(w)}" height="{_num(h)}" fill="{chart.background}"/>']
-    order = ("grid", "axis", "original", "track", "measured-roof", "roof", "key")
-    body += [_line(line) for kind in order for line in chart.lines if line.kind == kind]
-    body += [_marker(m) for kind in ("ridge", "measured", "op", "selection", "step", "key")
-             for m in chart.markers if m.kind == kind]
+    body += [_line(line) for kind in LINE_ORDER for line in chart.lines if line.kind == kind]
+    body += [_marker(m) for kind in MARKER_ORDER for m in chart.markers if m.kind == kind]
     body += [_text(t) for t in chart.texts]
     return (f'<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{_num(w)}" height="{_num(h)}" '

@@ -62,19 +62,25 @@ def test_unknown_suite():
     assert code == 2 and "unknown suite 'gem'" in err
 
 
-@pytest.mark.slow
-def test_ctrl_c_stops_cleanly_and_saves_partial_results(tmp_path):
-    path = tmp_path / "partial.json"
+def started_full_bench(path) -> subprocess.Popen:
+    """``bench --suite full --out path`` in a process, once its first kernel is measured
+    (the progress line moves past 0)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "explorer", "bench", "--suite", "full", "--out", str(path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 60
-    # Wait until the first kernel has been measured (the progress line moves past 0).
     while time.monotonic() < deadline:
         line = process.stderr.readline()
         if line.startswith("[") and " 1/" in line:
             break
+    return process
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_saves_partial_results(tmp_path):
+    path = tmp_path / "partial.json"
+    process = started_full_bench(path)
     process.send_signal(signal.SIGINT)
     started = time.monotonic()
     out, err = process.communicate(timeout=30)
@@ -115,15 +121,7 @@ def test_a_failed_save_keeps_the_results_elsewhere_and_says_why(tmp_path, monkey
 @pytest.mark.parametrize("signals", [(signal.SIGINT, signal.SIGINT), (signal.SIGTERM,)])
 def test_a_second_ctrl_c_or_sigterm_stops_at_once_and_keeps_what_was_measured(tmp_path, signals):
     path = tmp_path / "partial.json"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "explorer", "bench", "--suite", "full", "--out", str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # until the first kernel has been measured
-        line = process.stderr.readline()
-        if line.startswith("[") and " 1/" in line:
-            break
+    process = started_full_bench(path)
     for sig in signals:
         process.send_signal(sig)
         time.sleep(0.3)

@@ -8,12 +8,10 @@ from functools import lru_cache
 
 from PySide6 import QtCore, QtGui
 
-from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.elements import LINE_ORDER, MARKER_ORDER, Chart, Line, Marker, Stroke, Text
 from explorer.chart.svg import shape
 
 FONT = "DejaVu Sans"
-LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "roof", "key")
-MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key")
 
 
 def _pen(stroke: Stroke) -> QtGui.QPen:

@@ -259,12 +259,13 @@ class RooflinePlot(QtWidgets.QWidget):
             self.update()
 
     def _hover_at(self, pos: QtCore.QPointF) -> None:
-        point = (pos.x(), pos.y())
-        roof = None if hits.markers_at(self.chart, point) else self._roof_at(pos)
+        under = hits.markers_at(self.chart, (pos.x(), pos.y()))  # the topmost first
+        roof = None if under else self._roof_at(pos)
+        top = under[0].kind if under else None
         shape = QtCore.Qt.CursorShape
-        if hits.markers_at(self.chart, point, ("step",)):
+        if top == "step":
             self.setCursor(shape.SizeHorCursor)
-        elif hits.markers_at(self.chart, point, ("op",)):
+        elif top == "op":
             self.setCursor(shape.PointingHandCursor)
         elif self._movable(roof):
             self.setCursor(shape.SizeVerCursor)
