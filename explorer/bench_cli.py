@@ -4,7 +4,10 @@ Progress goes to stderr; the summary table (or JSON) to stdout. The first Ctrl+C
 cancels between kernel launches; a second Ctrl+C or a SIGTERM stops at once. Either way
 what was measured is summarised and saved: ``--out``'s folder is checked before the run,
 the table is printed before the file is written, and a file that cannot be written is
-saved in the data folder (or the temporary folder) instead, with the reason.
+saved in the data folder (or the temporary folder) instead, with the reason. While it runs,
+each point is also appended to a journal (``kernels.journal``) beside where the results go, so
+even a SIGKILL keeps what was measured: the next ``bench`` turns a journal left behind into a
+results file and says so.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from explorer.cli_common import open_catalog
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
+from explorer.kernels.journal import Journal, journal_folders, open_journal, recover_all
 from explorer.kernels.reference import Reference, reference_for
 from explorer.kernels.results import Point, Results
 from explorer.kernels.runner import Progress, drive, results_of, run
@@ -130,9 +134,9 @@ def _check_out(path: str) -> str | None:
     return None
 
 
-def _save(results: Results, path: str | None, err: TextIO) -> bool:
+def _save(results: Results, path: str | None, err: TextIO) -> str | None:
     """Save ``results`` to ``path``; when that fails, to the data folder or the temporary
-    folder, saying why. False when the chosen file could not be written."""
+    folder, saying why. Returns where they went (None: nowhere)."""
     stamp = results.created.replace(":", "").replace("-", "")[:15] or "run"
     targets = [path] if path else []
     fallbacks = [user_data_dir() / "results" / f"bench-{stamp}.json",
@@ -145,8 +149,8 @@ def _save(results: Results, path: str | None, err: TextIO) -> bool:
             print(f"roofline-explorer: could not save to {target}: {exc.strerror or exc}", file=err)
             continue
         print(f"saved {len(results.points)} points to {target}", file=err)
-        return target == path
-    return False
+        return str(target)
+    return None
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -165,10 +169,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cancel = CancelToken()
     measured: list[Point] = []
     progress = ProgressLine(err)
+    journal = _start_journal(args, backend, reference, err)
 
     def on_progress(p: Progress) -> None:
         if p.point is not None:
             measured.append(p.point)
+            if journal is not None and (problem := journal.add(p.point)):
+                print(f"\nnote: the journal stopped ({problem}); the points are kept in memory", file=err)
         progress(p)
 
     def on_interrupt(signum, frame):
@@ -180,13 +187,38 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     previous = {sig: signal.signal(sig, on_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err)
+        return _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err,
+                                 journal)
     finally:
+        if journal is not None:
+            journal.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err) -> int:
+def _journal_folders(args) -> list[Path]:
+    near = [Path(args.out).expanduser().resolve().parent] if args.out else []
+    return [*near, *journal_folders()]
+
+
+def _start_journal(args, backend, reference, err: TextIO) -> Journal | None:
+    """Recover the journals earlier runs left behind, then start this run's."""
+    folders = _journal_folders(args)
+    for folder in dict.fromkeys(folders):
+        for path, results in recover_all(folder):
+            print(f"recovered {len(results.points)} points of an interrupted run into {path}", file=err)
+    try:
+        suites, preset = resolve(args.suite, "quick")
+    except UnknownSuiteError:
+        return None  # the run itself says what is wrong
+    journal = open_journal(folders, results_of(backend, suites, preset, [], reference, cancelled=True))
+    if journal is None:
+        print("note: no folder can hold a journal; the points are kept in memory only", file=err)
+    return journal
+
+
+def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err,
+                      journal: Journal | None) -> int:
     stopped = False
     try:
         suites, preset = resolve(args.suite, "quick")
@@ -208,8 +240,10 @@ def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, o
     else:
         print(summary(results, reference), file=out)
     out.flush()
-    saved = _save(results, args.out, err) if (args.out or results.points) else True
-    if args.out and not saved:
+    saved = _save(results, args.out, err) if (args.out or results.points) else "nothing to save"
+    if saved and journal is not None:
+        journal.discard()  # a results file holds every point now
+    if args.out and saved != args.out:
         return 1
     if stopped:
         return EXIT_TERMINATED

@@ -7,6 +7,8 @@ GUI through signals carrying the job's name. Starting a job cancels the running 
 name (or, with ``restart=False``, lets the running one finish and shares its result), and
 reports of a replaced run are dropped here, so listeners never see a stale one.
 ``shutdown`` cancels every job and joins its thread: closing the window never leaves one.
+A kernel run appends each point to a journal as it is measured (``kernels.journal``);
+``journals[job]`` is the current run's, for the panel to discard once the run is saved.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from PySide6 import QtCore
 from explorer.core.catalog import Catalog
 from explorer.kernels import gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
+from explorer.kernels.journal import Journal, journal_folders, open_journal
 from explorer.kernels.reference import reference_for
-from explorer.kernels.runner import drive, run
+from explorer.kernels.runner import drive, results_of, run
+from explorer.kernels.suites import resolve
 from explorer.kernels.timing import CancelToken
 
 log = logging.getLogger(__name__)
@@ -57,6 +61,7 @@ class Jobs(QtCore.QObject):
         self._current: dict[str, int] = {}
         self._threads: dict[str, tuple[threading.Thread, CancelToken]] = {}
         self.results: dict[str, Any] = {}  # the last result of each job
+        self.journals: dict[str, Journal | None] = {}  # the journal of each job's current run
         self._report.connect(self._deliver)  # queued: delivered on the GUI thread
 
     def running(self, job: str) -> bool:
@@ -90,6 +95,9 @@ class Jobs(QtCore.QObject):
     def _deliver(self, job: str, generation: int, kind: str, payload: Any) -> None:
         if self._current.get(job) != generation:
             return  # a replaced run's late report
+        if kind == "journal":
+            self.journals[job] = payload
+            return
         if kind == "finished":
             self.results[job] = payload
         {"started": self.sig_started, "progress": self.sig_progress, "finished": self.sig_finished,
@@ -121,8 +129,20 @@ class Jobs(QtCore.QObject):
                 raise JobError(f"The {backend} backend cannot run here: {exc}") from None
             reference, note = reference_for(opened, catalog, compare)
             emit("started", opened.label + (f" ({note})" if note else ""))
-            return drive(run(opened, list(suites), cancel=token, reference=reference),
-                         lambda progress: emit("progress", progress))
+            journal = open_journal(journal_folders(), results_of(opened, *resolve(list(suites), "quick"),
+                                                                 [], reference, cancelled=True))
+            emit("journal", journal)
+
+            def on_progress(progress) -> None:
+                if progress.point is not None and journal is not None:
+                    journal.add(progress.point)
+                emit("progress", progress)
+
+            try:
+                return drive(run(opened, list(suites), cancel=token, reference=reference), on_progress)
+            finally:
+                if journal is not None:
+                    journal.close()
 
         self.submit(KERNELS, work)
 

@@ -10,16 +10,21 @@ import shutil
 import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Tests never touch the user's own data folder (custom devices, autosave, results); the
-# temporary one is removed when the run ends.
-os.environ["ROOFLINE_EXPLORER_DATA"] = tempfile.mkdtemp(prefix="roofline-explorer-test-data-")
+# Tests never touch the user's own data folder (custom devices, autosave, results) nor share
+# the temporary folder (where run journals fall back to) with other runs; both live in one
+# folder that is removed when the run ends.
+os.environ["ROOFLINE_EXPLORER_TEST_ROOT"] = tempfile.mkdtemp(prefix="roofline-explorer-test-")
+os.environ["ROOFLINE_EXPLORER_DATA"] = os.path.join(os.environ["ROOFLINE_EXPLORER_TEST_ROOT"], "data")
+os.environ["TMPDIR"] = os.path.join(os.environ["ROOFLINE_EXPLORER_TEST_ROOT"], "tmp")
 
 import pytest
 
 from explorer.core.catalog import load_catalog
 from explorer.core.models import load_models
 
-atexit.register(shutil.rmtree, os.environ["ROOFLINE_EXPLORER_DATA"], ignore_errors=True)
+os.makedirs(os.environ["TMPDIR"])
+tempfile.tempdir = os.environ["TMPDIR"]
+atexit.register(shutil.rmtree, os.environ["ROOFLINE_EXPLORER_TEST_ROOT"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
+from explorer.core.processes import running
 from explorer.core.session import Session, load_session
-from explorer.document.files import Autosaver, RecentFiles, Recovery, running
+from explorer.document.files import Autosaver, RecentFiles, Recovery
 
 
 class Clock:

@@ -70,12 +70,33 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+SEAL_START = "# Roofline Explorer "
+SEAL_END = "# end"
+
+
+def sealed(kind: str, text: str) -> str:
+    """``text`` between a first line naming the app and a last line ``# end``: a file the
+    app wrote that lost its end (copied halfway, cut by a full disk) is refused on load
+    instead of read with changed values (``seq: 512`` cut to ``seq: 5``)."""
+    return (f"{SEAL_START}{kind}, written by the app. A file that does not end with "
+            f"the line '{SEAL_END}' was cut short.\n{text.rstrip()}\n{SEAL_END}\n")
+
+
+def _check_seal(path: Path, text: str) -> None:
+    if text.startswith(SEAL_START) and text.rstrip().rsplit("\n", 1)[-1].strip() != SEAL_END:
+        raise DataFileError(path, f"was cut short: the app wrote it with '{SEAL_END}' as its last line, "
+                                  "and that line is missing (a copy or a disk that stopped halfway); "
+                                  "use an earlier copy")
+
+
 def load_yaml(path: str | Path, text: str | None = None) -> Any:
-    """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys."""
+    """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys
+    and a file the app wrote that was cut short (see ``sealed``)."""
     path = Path(path)
     try:
         if text is None:
             text = path.read_text(encoding="utf-8")
+        _check_seal(path, text)
         return yaml.load(text, Loader=_StrictLoader)
     except OSError as exc:
         raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc

@@ -19,7 +19,7 @@ import yaml
 from explorer import defaults
 from explorer.core.atomic import write_text_atomic
 from explorer.core.custom import CustomSpec, Layer, read_layers
-from explorer.core.datafile import Fields, brief, check_schema, load_yaml
+from explorer.core.datafile import Fields, brief, check_schema, load_yaml, sealed
 from explorer.core.hardware import Hardware
 from explorer.core.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
@@ -196,7 +196,7 @@ class Session:
 
     def save(self, path: str | Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file intact."""
-        write_text_atomic(path, yaml.safe_dump(self.to_dict(), sort_keys=False))
+        write_text_atomic(path, sealed("session", yaml.safe_dump(self.to_dict(), sort_keys=False)))
 
 
 def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
@@ -243,8 +243,8 @@ def _read_params(fields: Fields) -> WorkloadParams:
 
 def save_workload(path: str | Path, session: Session) -> None:
     """Save only the workload (model and parameters) of ``session``."""
-    write_text_atomic(path, yaml.safe_dump({"schema": SCHEMA, "workload": session.workload_dict()},
-                                           sort_keys=False))
+    write_text_atomic(path, sealed("workload", yaml.safe_dump(
+        {"schema": SCHEMA, "workload": session.workload_dict()}, sort_keys=False)))
 
 
 def _read_workload(top: Fields, model_ids) -> tuple[str, WorkloadParams, tuple[Layer, ...]]:

@@ -24,35 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.core.atomic import write_text_atomic
+from explorer.core.processes import recorded_alive, this_process
 from explorer.core.session import Session
 from explorer.paths import user_file
 
 DEBOUNCE_S = 1.0
 MAX_INTERVAL_S = 4.0  # with a tick every second: at most 5 s of work lost
 MAX_RECENT = 8
-
-
-def process_start(pid: int) -> str | None:
-    """When process ``pid`` started (Linux: its start time in clock ticks since boot), so a
-    reused process id is not taken for the instance that wrote a lock; None elsewhere."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, after the command in parentheses
-
-
-def running(pid: int, start: str | None) -> bool:
-    """Is the process that wrote a lock (``pid``, started at ``start``) still running?"""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # someone else's process: it exists
-    except OSError:
-        return False
-    return start is None or process_start(pid) in (None, start)
 
 
 @dataclass(frozen=True)
@@ -83,8 +61,7 @@ class Recovery:
     def claim(self) -> None:
         """Mark this instance as running (raises OSError where the folder cannot be written)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.lock_path, json.dumps({"pid": os.getpid(),
-                                                      "start": process_start(os.getpid())}))
+        write_text_atomic(self.lock_path, json.dumps(this_process()))
 
     def crashed(self) -> list[Crashed]:
         """Other instances that stopped without closing and left a session, newest first."""
@@ -102,13 +79,17 @@ class Recovery:
     @staticmethod
     def _alive(lock: Path) -> bool:
         try:
-            data = json.loads(lock.read_text(encoding="utf-8"))
-            return running(int(data["pid"]), data.get("start"))
-        except (OSError, ValueError, KeyError, TypeError):
+            return recorded_alive(json.loads(lock.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
             return False  # an unreadable lock belongs to no running instance
 
     def save(self, session: Session) -> None:
         session.save(self.autosave_path)
+
+    def discard(self) -> None:
+        """This instance's session holds nothing a crash could lose: no autosave of it."""
+        with contextlib.suppress(OSError):
+            self.autosave_path.unlink(missing_ok=True)
 
     def restored(self, crashed: Crashed) -> None:
         """The user took ``crashed``'s session: its files go (this instance saves it now)."""

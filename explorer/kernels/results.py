@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.atomic import write_text_atomic
-from explorer.core.datafile import DataFileError, Fields, check_schema
+from explorer.core.datafile import DataFileError, Fields, brief, check_schema
 
 SCHEMA = 1
 BANDWIDTH_SUITES = ("stream", "parallelism")
@@ -185,11 +185,44 @@ def load_results(path: str | Path) -> Results:
     """Read and validate a results file (raises DataFileError naming file, point and field)."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataFileError(path, f"is not valid JSON: {exc}") from exc
+    except DuplicateKey as exc:
+        raise DataFileError(path, str(exc)) from exc
+    return results_from(data, path)
+
+
+class DuplicateKey(ValueError):
+    """A JSON object that names a key twice (JSON would keep the last one silently)."""
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"the key {brief(key)} is written twice in one object")
+        out[key] = value
+    return out
+
+
+def parse_json(text: str) -> Any:
+    """JSON as strictly as the YAML files are read: a key written twice is refused."""
+    return json.loads(text, object_pairs_hook=_refuse_duplicates)
+
+
+def read_point(raw: Any, path: str | Path, entry: str) -> Point:
+    """One measured point from its dictionary (raises DataFileError naming ``entry``)."""
+    point_fields = Fields(raw, path, entry)
+    point = _read_point(point_fields)
+    point_fields.finish()
+    return point
+
+
+def results_from(data: Any, path: str | Path) -> Results:
+    """Validate the content of a results file read from ``path``."""
     top = Fields(data, path, None)
     version = top.integer("schema")
     check_schema(top, version, SCHEMA)
@@ -201,9 +234,7 @@ def load_results(path: str | Path) -> Results:
     if not isinstance(raw_points, list):
         raise top.error("points", "expected a list of measured points")
     for index, raw in enumerate(raw_points):
-        point_fields = Fields(raw, path, f"point #{index + 1}")
-        points.append(_read_point(point_fields))
-        point_fields.finish()
+        points.append(read_point(raw, path, f"point #{index + 1}"))
     skipped = []
     for index, raw in enumerate(top.raw("skipped", required=False) or []):
         skip_fields = Fields(raw, path, f"skipped #{index + 1}")

@@ -77,6 +77,7 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self.statusBar().addPermanentWidget(self.backend_label)
         self.recent = RecentFiles()
         self.recovery = Recovery()
+        self.unchanged_session = state.session
         self.autosaver = Autosaver(self._write_autosave)
         self._autosave_timer = QtCore.QTimer(self, interval=AUTOSAVE_TICK_MS)
         self._autosave_timer.timeout.connect(self._autosave_tick)

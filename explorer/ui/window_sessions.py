@@ -18,8 +18,9 @@ SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
 
 class SessionFiles:
-    """Expects ``state``, ``notice``, ``recent``, ``recovery``, ``autosaver`` and
-    ``session_path`` on the window."""
+    """Expects ``state``, ``notice``, ``recent``, ``recovery``, ``autosaver``, ``kernel_panel`` and
+    ``session_path`` on the window, and sets ``unchanged_session``: the session as the
+    window opened it or as its file holds it (an autosave of it would be noise)."""
 
     # -- sessions --------------------------------------------------------------------------------
     def new_session(self) -> None:
@@ -42,6 +43,7 @@ class SessionFiles:
             return False
         self.notice.add(skipped)  # measurements that could not be loaded, named above the chart
         self.session_path = path
+        self.unchanged_session = self.state.session
         self._remember(path)
         return True
 
@@ -65,6 +67,7 @@ class SessionFiles:
             QtWidgets.QMessageBox.critical(self, "Cannot save session", f"{path}: {exc.strerror or exc}")
             return False
         self.session_path = path
+        self.unchanged_session = self.state.session
         self.state.undo_stack.setClean()
         self._remember(path)
         self.statusBar().showMessage(f"Saved {path}", 6000)
@@ -90,7 +93,10 @@ class SessionFiles:
 
     # -- autosave and restore --------------------------------------------------------------------
     def _write_autosave(self) -> None:
-        self.recovery.save(self.state.session)
+        if self.state.session == self.unchanged_session:
+            self.recovery.discard()  # nothing a crash could lose: nothing to offer after one
+        else:
+            self.recovery.save(self.state.session)
 
     def _autosave_tick(self) -> None:
         try:
@@ -121,6 +127,7 @@ class SessionFiles:
             self.recovery.claim()
         except OSError as exc:  # a read-only data folder: say so until it is solved
             self.save_banner.show_problem(f"cannot write {self.recovery.folder}: {exc.strerror or exc}")
+        self.kernel_panel.recover_interrupted()  # measurements first: they never wait for an answer
         for crashed in self.recovery.crashed():
             try:
                 session = load_session(crashed.autosave, self.state.catalog, self.state.models)

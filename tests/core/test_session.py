@@ -126,3 +126,27 @@ def test_a_huge_selected_op_is_refused_with_a_short_message(catalog, models, tmp
     path.write_text(f"schema: 1\nhardware: [h100-sxm]\nworkload: {{model: gpt2}}\nselected_op: {huge}\n")
     with pytest.raises(DataFileError, match="at most 200 characters"):
         load_session(path, catalog, models)
+
+
+@pytest.mark.parametrize("cut", [1, 6, 30])
+def test_a_session_cut_short_is_refused_not_read_with_changed_values(tmp_path, catalog, models, cut):
+    """The app's own files end with '# end': a copy that stopped halfway (here ``seq: 512``
+    at the end of the workload, cut to ``seq: 5``) is refused with the reason."""
+    session = Session(model="gpt2", params=WorkloadParams(seq=512))
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    text = path.read_text()
+    assert text.startswith("# Roofline Explorer session") and text.endswith("\n# end\n")
+    assert load_session(path, set(catalog), set(models)) == session
+    path.write_text(text[:-cut])
+    if cut == 1:  # only the final newline is gone: the file is whole
+        assert load_session(path, set(catalog), set(models)) == session
+        return
+    with pytest.raises(DataFileError, match="was cut short: the app wrote it with '# end'"):
+        load_session(path, set(catalog), set(models))
+
+
+def test_a_hand_written_session_needs_no_end_line(tmp_path, catalog, models):
+    path = tmp_path / "s.yaml"
+    path.write_text("schema: 1\nhardware: [h100-sxm]\nworkload: {model: gpt2, seq: 5}\n")
+    assert load_session(path, set(catalog), set(models)).params.seq == 5

@@ -128,3 +128,14 @@ def test_broken_top_level_fields(tmp_path, mutate, field, message):
     with pytest.raises(DataFileError) as info:
         load_results(write(tmp_path, doc))
     assert info.value.field == field and message in str(info.value)
+
+
+def test_a_key_written_twice_is_refused_as_in_the_yaml_files(tmp_path):
+    """JSON keeps the last of two equal keys silently; a results file that says ``"flops"``
+    twice is ambiguous, so it is refused with the key named."""
+    path = tmp_path / "r.json"
+    results(point()).save(path)
+    text = path.read_text().replace('"flops": 2000,', '"flops": 2000, "flops": 4000,', 1)
+    path.write_text(text)
+    with pytest.raises(DataFileError, match="the key 'flops' is written twice in one object"):
+        load_results(path)

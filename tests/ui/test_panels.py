@@ -7,7 +7,9 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.session import Session
+from explorer.kernels.journal import recover
 from explorer.kernels.runner import Progress
+from explorer.paths import user_file
 
 
 def test_workload_panel_writes_the_state(window):
@@ -144,6 +146,7 @@ def test_kernel_lab_runs_a_suite_with_live_points(window, qtbot, tmp_path):
     assert all(isinstance(r, Progress) for r in reports)
     assert [r.done for r in reports] == sorted(r.done for r in reports)
     qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
+    assert not list(user_file("results").glob(".run-*"))  # saved: the run's journal is gone
     assert panel.table.rowCount() == 4
     measured = [m for m in window.chart.chart.markers if m.kind == "measured"]
     assert len(measured) == 3  # copy does no arithmetic: no place on the chart
@@ -181,11 +184,33 @@ def test_a_run_the_data_folder_cannot_take_is_kept(window, qtbot, tmp_path, monk
     qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
     [name] = window.state.session.results
     assert len(dict(window.state.results())[name].points) == 4  # nothing lost
+    journals = list(user_file("results").glob(".run-*.journal.jsonl"))
     if elsewhere:
-        assert name == chosen and Path(chosen).exists()
+        assert name == chosen and Path(chosen).exists() and not journals
     else:
         assert name.endswith("(not saved)") and "Save results as" in panel.eta.text()
         assert panel.save_results(dict(window.state.results())[name], str(tmp_path / "later.json"))
+        # Only in memory: the journal stays on disk, and a later start recovers it.
+        [journal] = journals
+        assert len(recover(journal).points) == 4
+        journal.unlink()
+
+
+def test_a_run_that_was_killed_comes_back_when_the_app_starts(window, tmp_path):
+    """A kernel run's journal left by a process that is gone becomes a results file in the
+    session at start, before any question about sessions is asked."""
+    from explorer.kernels.journal import Journal
+    from tests.kernels.test_journal import RUN, orphan, point
+
+    journal = Journal(user_file("results"), RUN)
+    for n in (1, 2, 3):
+        journal.add(point(n))
+    orphan(journal)
+    window.offer_restore()
+    [name] = window.state.session.results
+    assert name.endswith("-recovered.json") and Path(name).exists() and not journal.path.exists()
+    assert dict(window.state.results())[name].points == (point(1), point(2), point(3))
+    assert "Recovered 3 points of an interrupted run" in window.kernel_panel.eta.text()
 
 
 def test_cancel_stops_a_run(window, qtbot):

@@ -191,3 +191,20 @@ def test_html_in_a_device_name_is_shown_as_text(window):
     assert "&lt;img" in window.workload_panel.totals.text()
     assert window.summary_label.textFormat() == QtCore.Qt.TextFormat.PlainText
     assert window.backend_label.textFormat() == QtCore.Qt.TextFormat.PlainText
+
+
+def test_an_untouched_session_leaves_no_autosave_to_offer(window):
+    """Only work a crash could lose is autosaved: the session as the window opened it is not
+    (after a crash it would be offered in place of real work), an edit is, and undoing the
+    edit takes the autosave away again."""
+    window.offer_restore()  # as at start: this instance claims its files
+    window.autosaver.debounce_s = 0.0
+    window.autosaver.changed()
+    window._autosave_tick()
+    assert not window.recovery.autosave_path.exists()
+    window.state.set_params(batch=window.state.session.params.batch + 3)
+    window._autosave_tick()
+    assert window.recovery.autosave_path.exists()
+    window.state.undo_stack.undo()
+    window._autosave_tick()
+    assert not window.recovery.autosave_path.exists()

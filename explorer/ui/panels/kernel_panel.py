@@ -12,6 +12,7 @@ from explorer.core.datafile import DataFileError
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
 from explorer.kernels.cases import PRESETS
+from explorer.kernels.journal import journal_folders, recover_all
 from explorer.kernels.results import Point
 from explorer.kernels.suites import SUITES
 from explorer.paths import user_file, user_path
@@ -203,9 +204,12 @@ class KernelPanel(QtWidgets.QWidget):
         written, ask where to save it; declined or failing too, keep it in the session
         (Save results as… still saves it). Returns where it went, for the status line."""
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        journal = self.runs.journals.pop(KERNELS, None)  # the points on disk while it ran
         try:
             path = user_path("results", f"run-{stamp}.json")
             results.save(path)
+            if journal is not None:
+                journal.discard()
         except OSError as exc:
             reason = exc.strerror or str(exc)
             chosen, _ = QtWidgets.QFileDialog.getSaveFileName(
@@ -213,6 +217,8 @@ class KernelPanel(QtWidgets.QWidget):
                 str(Path.home() / f"run-{stamp}.json"), "Results (*.json)")
             if chosen and self.save_results(results, chosen):
                 self.state.keep_results(chosen, results)
+                if journal is not None:
+                    journal.discard()
                 return f"saved to {chosen}"
             label = f"run {stamp} (not saved)"
             self.state.keep_results(label, results)
@@ -221,6 +227,20 @@ class KernelPanel(QtWidgets.QWidget):
             return "kept in this session only: use Save results as…"
         self.state.add_results(str(path))
         return f"saved to {path.name}"
+
+    def recover_interrupted(self) -> int:
+        """Turn the journals of kernel runs that were interrupted (the app was killed, the
+        machine stopped) into results files and show them; returns how many."""
+        count = 0
+        for folder in dict.fromkeys(journal_folders()):
+            for path, results in recover_all(folder):
+                self.state.keep_results(str(path), results)
+                count += 1
+                self.eta.setText(f"Recovered {len(results.points)} points of an interrupted run: "
+                                 f"{path.name}")
+                self.state.sig_message.emit(f"Recovered {len(results.points)} measured points of a "
+                                            f"kernel run that was interrupted, into {path}")
+        return count
 
     def _on_failed(self, job: str, message: str) -> None:
         if job != KERNELS:
