@@ -9,6 +9,7 @@ import traceback
 
 from PySide6 import QtCore, QtWidgets
 
+from explorer.core.atomic import write_bytes_atomic
 from explorer.core.catalog import open_catalogue
 from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
@@ -16,6 +17,7 @@ from explorer.core.registry import UnknownIdError
 from explorer.core.session import Session
 from explorer.paths import user_file
 from explorer.state import AppState
+from explorer.ui.chart.export import png_bytes
 from explorer.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -104,8 +106,11 @@ def run_window(args: argparse.Namespace) -> int:
 def save_screenshot(window: QtWidgets.QWidget, path: str) -> int:
     window.show()
     QtWidgets.QApplication.processEvents()
-    if not window.grab().save(path):
-        print(f"roofline-explorer: error: could not write {path}", file=sys.stderr)
+    try:
+        write_bytes_atomic(path, png_bytes(window.grab().toImage()))
+    except (OSError, ValueError) as exc:
+        print(f"roofline-explorer: error: could not write {path}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
         return 1
     print(f"wrote {path} ({window.width()}×{window.height()})")
     return 0

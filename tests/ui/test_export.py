@@ -239,3 +239,44 @@ def test_pdf_looks_like_the_png(qtbot, catalog, models, tmp_path):
                          QtGui.QImage.Format.Format_RGBA8888).copy()
     png = render_image(doc, ExportOptions(width_px=1600))
     assert abs(grey(image) - grey(png)).mean() <= 0.03
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])
+def test_a_failed_export_says_why_and_leaves_no_file(chart, tmp_path, monkeypatch, suffix):
+    """A full disk: the error carries the system's reason, and neither the target nor a
+    temporary file is left behind (an empty file would pass for a chart)."""
+    import builtins
+
+    real_open = builtins.open
+
+    class FullDisk:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+    def open_full(file, mode="r", *args, **kwargs):
+        handle = real_open(file, mode, *args, **kwargs)
+        return FullDisk(handle) if "w" in mode and str(file).endswith(".tmp") else handle
+
+    monkeypatch.setattr(builtins, "open", open_full)
+    with pytest.raises(OSError, match="No space left on device"):
+        export_chart(chart, tmp_path / f"c.{suffix}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_screenshot_that_cannot_be_written_says_why(window, tmp_path, capsys):
+    from explorer.ui.application import save_screenshot
+
+    assert save_screenshot(window, str(tmp_path / "missing" / "w.png")) == 1
+    err = capsys.readouterr().err
+    assert f"could not write {tmp_path / 'missing' / 'w.png'}: No such file or directory" in err
+    assert save_screenshot(window, str(tmp_path / "w.png")) == 0
+    assert QtGui.QImage(str(tmp_path / "w.png")).width() == window.width()

@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui
 
 from explorer.chart.elements import Chart
 from explorer.chart.slides import ASPECTS, FORMATS, THEMES, ExportOptions, format_of, slide_chart, slide_svg
-from explorer.core.atomic import write_text_atomic
+from explorer.core.atomic import write_bytes_atomic, write_text_atomic
 from explorer.ui.chart.painter import paint
 
 __all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "render_image"]
@@ -22,27 +22,26 @@ __all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "for
 def export_chart(doc, path: str | Path, options: ExportOptions | None = None,
                  slots: dict[str, int] | None = None) -> Path:
     """Write the chart of ``doc`` (a Document) to ``path``, the format from its suffix.
-    Raises ValueError for a bad format or option, OSError when the file cannot be written
-    (a failed write leaves no partial file)."""
+    Raises ValueError for a bad format or option, OSError with the system's reason when the
+    file cannot be written (a failed write leaves no partial file)."""
     options = options or ExportOptions()
     path = Path(path)
     kind = format_of(path)
     if kind == "svg":
         return write_text_atomic(path, slide_svg(doc, options, slots))
     chart = slide_chart(doc, options, slots)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        if kind == "png":
-            if not chart_image(chart, options).save(str(tmp), "PNG"):
-                raise OSError(f"could not write {path} (is the folder writable and the disk not full?)")
-        else:
-            _pdf(chart, tmp)
-        if not tmp.exists() or tmp.stat().st_size == 0:
-            raise OSError(f"nothing was written to {path}")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    data = png_bytes(chart_image(chart, options)) if kind == "png" else _pdf(chart)
+    return write_bytes_atomic(path, data)
+
+
+def png_bytes(image: QtGui.QImage) -> bytes:
+    """``image`` encoded as PNG in memory: writing the file is then an ordinary, atomic write
+    whose failure says why (QImage.save only says that it failed)."""
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ValueError(f"the {image.width()}×{image.height()} image could not be encoded as PNG")
+    return bytes(buffer.data())
 
 
 def chart_image(chart: Chart, options: ExportOptions) -> QtGui.QImage:
@@ -67,8 +66,10 @@ def render_image(doc, options: ExportOptions, slots: dict[str, int] | None = Non
     return chart_image(slide_chart(doc, options, slots), options)
 
 
-def _pdf(chart: Chart, path: Path) -> None:
-    writer = QtGui.QPdfWriter(str(path))
+def _pdf(chart: Chart) -> bytes:
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    writer = QtGui.QPdfWriter(buffer)
     writer.setResolution(96)  # one page pixel is one unit: 0.75 pt
     size_pt = QtCore.QSizeF(chart.page.width * 0.75, chart.page.height * 0.75)
     writer.setPageSize(QtGui.QPageSize(size_pt, QtGui.QPageSize.Unit.Point, "chart"))
@@ -80,3 +81,5 @@ def _pdf(chart: Chart, path: Path) -> None:
         paint(painter, chart)
     finally:
         painter.end()
+    del writer  # flushes the document into the buffer
+    return bytes(buffer.data())
