@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from explorer import cli
+from explorer import window_options
 
 log = logging.getLogger("explorer")
 
@@ -44,10 +44,16 @@ def display_problem(environ: dict[str, str] | None = None) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = cli.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if args.command is not None:
-        sys.exit(cli.run_to_stdout(args))
+    if window_options.names_a_command(argv):
+        from explorer import cli  # every command's parser: not needed to open the window
+
+        args = cli.parse_args(argv)
+        if args.command is not None:
+            sys.exit(cli.run_to_stdout(args))
+    else:
+        args = window_options.parse(argv)
     if args.screenshot:
         # Rendering to a file needs no screen.
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

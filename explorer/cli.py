@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import __version__, bench_cli, defaults, explain_cli, export_cli
+from explorer import bench_cli, defaults, explain_cli, export_cli
 from explorer.cli_common import add_workload_arguments, open_catalog, workload_params
 from explorer.core import report, roofline
 from explorer.core.analysis import Analysis, analyze
@@ -25,41 +25,16 @@ from explorer.core.registry import UnknownIdError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
 from explorer.core.workload import WorkloadError
 from explorer.texttable import format_table
+from explorer.window_options import DESCRIPTION, add_window_arguments
 
-COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export")
 DEFAULT_HARDWARE, DEFAULT_MODEL = defaults.DEVICE, defaults.MODEL
 
 EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 
 
-def _size(text: str) -> tuple[int, int]:
-    try:
-        width, height = (int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
-    if width < 200 or height < 150:
-        raise argparse.ArgumentTypeError(f"{text} is too small: at least 200x150")
-    if width > 16384 or height > 16384:
-        raise argparse.ArgumentTypeError(f"{text} is too large: at most 16384x16384")
-    return width, height
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="roofline-explorer",
-        description="Roofline Explorer: why deep learning runs on GPUs. Without a command, "
-                    "opens the window.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--screenshot", metavar="PATH",
-                        help="render the window offscreen to a PNG file and exit")
-    parser.add_argument("--size", type=_size, default=None, metavar="WxH",
-                        help="window size, e.g. 1366x768 (default: fit the screen)")
-    parser.add_argument("--hardware", default=DEFAULT_HARDWARE, metavar="ID",
-                        help=f"device shown in the window (default {DEFAULT_HARDWARE})")
-    parser.add_argument("--model", default=DEFAULT_MODEL, metavar="ID",
-                        help=f"model shown in the window (default {DEFAULT_MODEL})")
-    parser.add_argument("--session", metavar="FILE", help="open a saved session in the window")
+    parser = argparse.ArgumentParser(prog="roofline-explorer", description=DESCRIPTION)
+    add_window_arguments(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     hw = sub.add_parser("hardware", help="list the hardware catalogue or show one device")

@@ -130,5 +130,10 @@ class Chart:
         low, high = (math.log10(v) for v in self.y_range)
         return self.plot.bottom - (math.log10(value) - low) / (high - low) * self.plot.height
 
+    @property
+    def key_beside(self) -> bool:
+        """Whether the key sits in a column beside the plot (not in one of its corners)."""
+        return self.key is not None and self.key.left >= self.plot.right
+
     def texts_of(self, *kinds: str) -> list[Text]:
         return [t for t in self.texts if t.kind in kinds]

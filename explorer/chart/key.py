@@ -5,6 +5,7 @@ the plot had no room for. Laid out in a column of its own, so it never covers th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from explorer.chart import palette
 from explorer.chart.elements import Line, Marker, Stroke, Text
@@ -49,9 +50,16 @@ def fitted(entry: Entry, size: float, width: float) -> list[Entry]:
 
 
 def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom: float, size: float,
-             foreground: str, background: str, scale: float) -> tuple[list[Line], list[Marker], list[Text]]:
-    """The key's swatches and texts, one entry per row from ``top`` (two when its text is
-    wider than the key); rows that would pass ``bottom`` are left out after a "…" row."""
+             foreground: str, background: str, scale: float) -> tuple[tuple[Line, ...], ...]:
+    """The key's swatches and texts (lines, markers, texts), one entry per row from ``top``
+    (two when its text is wider than the key); rows that would pass ``bottom`` are left out
+    after a "…" row."""
+    return _drawn_key(tuple(entries), left, top, right, bottom, size, foreground, background, scale)
+
+
+@lru_cache(maxsize=16)  # the same for every frame of a drag
+def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float, bottom: float,
+               size: float, foreground: str, background: str, scale: float) -> tuple[tuple, ...]:
     lines, markers, texts = [], [], []
     row = 1.45 * size
     y = top
@@ -74,7 +82,7 @@ def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom
         texts.append(Text(entry.text, (text_left, middle), size, foreground, "key",
                           dy=-0.58 * size, bold=entry.bold))
         y += row
-    return lines, markers, texts
+    return tuple(lines), tuple(markers), tuple(texts)
 
 
 def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme) -> list[Entry]:

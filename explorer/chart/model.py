@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from explorer.chart import palette
 from explorer.chart.elements import Chart, Line, Page, Stroke, Text
@@ -41,6 +42,7 @@ class ChartOptions:
     suites: frozenset[str] | None = None  # measured suites drawn (None: all)
     ranges: tuple | None = None  # ((x low, x high), (y low, y high)) kept (a zoom, a drag); None: fitted
     hints: tuple[int, ...] = ()  # the label places taken last time (``Chart.placement``), tried first
+    key_beside: bool | None = None  # where the key went last time (``Chart.key_beside``), tried first
 
 
 def tick_label(value: float) -> str:
@@ -155,7 +157,8 @@ def _lines(text: str, size: float, width: float, most: int) -> list[str]:
     return [*lines[:most - 1], last + "…"]
 
 
-def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
+@lru_cache(maxsize=16)  # the same for every frame of a drag: the ranges stay put
+def _axes(chart: Chart, theme) -> tuple[tuple[Line, ...], tuple[Text, ...]]:
     page, plot = chart.page, chart.plot
     size = page.text
     grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
@@ -183,7 +186,7 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
                       theme.foreground, "axis", dx=-text_width(title, size) / 2))
     texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground, "axis",
                       angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
-    return lines, texts
+    return tuple(lines), tuple(texts)
 
 
 def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
@@ -211,6 +214,8 @@ def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:
     devices = _devices(doc, style_slots(options.slots, doc.session.hardware))
     measured = measured_points(doc, options.suites)
     entries = _key_entries(doc, devices, theme, measured) if options.key else []
+    if options.key_beside:  # a drag keeps the key where it was: one layout instead of two
+        return _compose(doc, page, options, theme, devices, measured, entries, beside=True)
     inside = _compose(doc, page, options, theme, devices, measured, entries, beside=False)
     return inside or _compose(doc, page, options, theme, devices, measured, entries, beside=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 import traceback
@@ -100,7 +101,17 @@ def run_window(args: argparse.Namespace) -> int:
     # restore a session an unclean exit left behind.
     QtCore.QTimer.singleShot(0, window.hardware_panel.probe_gpu)
     QtCore.QTimer.singleShot(0, window.offer_restore)
+    QtCore.QTimer.singleShot(0, settle)
     return app.exec()
+
+
+def settle() -> None:
+    """Once the window is up: move every object alive now (catalogue, models, widgets'
+    wrappers, about 56,000 of them) out of the garbage collector's sight. They live as long
+    as the app, and a full collection that walks them takes about 45 ms, a visible stutter
+    in the middle of a drag; frozen, it takes well under a millisecond."""
+    gc.collect()
+    gc.freeze()
 
 
 def save_screenshot(window: QtWidgets.QWidget, path: str) -> int:

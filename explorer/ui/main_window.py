@@ -18,6 +18,7 @@ from explorer.ui import theme as window_theme
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
+from explorer.ui.follow import Follower
 from explorer.ui.notice_bar import NoticeBar
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
@@ -96,7 +97,7 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self.save_banner.sig_save_as.connect(self.save_session_as)
         self.save_banner.sig_other_folder.connect(self.autosave_into)
         self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
-        state.sig_session_changed.connect(self._on_session_changed)
+        self._follower = Follower(state, (state.sig_session_changed,), self._on_session_changed, self)
         state.undo_stack.cleanChanged.connect(self._update_title)
         self.runs.sig_started.connect(lambda _job, label: self.backend_label.setText(f"Kernel lab: {label}"))
         self.resize(1366, 768)

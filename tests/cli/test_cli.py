@@ -2,12 +2,13 @@
 
 import io
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
-from explorer import cli
+from explorer import cli, window_options
 
 
 def run(*argv):
@@ -169,3 +170,28 @@ def test_a_closed_pipe_ends_quietly():
         shell=True, capture_output=True, text=True, timeout=60)
     assert result.stdout == '{\n "hardwa'
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["--size", "800x600", "--hardware", "a100-80gb-sxm"],
+                                  ["--session", "s.yaml", "--model", "gpt2", "--screenshot", "o.png"]])
+def test_the_window_options_parse_as_the_full_parser_does(argv):
+    assert not window_options.names_a_command(argv)
+    assert vars(window_options.parse(argv)) == vars(cli.parse_args(argv))
+
+
+def test_a_command_or_help_goes_to_the_full_parser():
+    assert window_options.names_a_command(["--size", "800x600", "bench"])
+    assert window_options.names_a_command(["--help"])
+
+
+def test_opening_the_window_builds_no_command_parser():
+    """The commands' modules (the kernel lab's backends, the explanations) cost a third of a
+    second before the first paint; the window path never imports them."""
+    code = ("import sys; from explorer import app; import explorer.ui.application as a; "
+            "a.run_window = lambda args: print([m for m in ('explorer.cli', 'explorer.bench_cli', "
+            "'explorer.explain_cli', 'explorer.export_cli') if m in sys.modules], args.size) or 0; "
+            "app.main(['--size', '800x600'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] (800, 600)"

@@ -74,7 +74,24 @@ def draw_text(painter: QtGui.QPainter, text: Text) -> None:
     painter.restore()
 
 
-FRAME_LINES, FRAME_TEXTS = ("grid", "axis"), ("title", "subtitle", "tick", "axis")
+# What a drag leaves as it is, and the window paints once into cached pixmaps: the "frame"
+# (background, grid, axes, ticks, titles) and the "key"; the "content" layer is the rest,
+# painted on every move.
+LAYERS = {
+    "frame": (("grid", "axis"), (), ("title", "subtitle", "tick", "axis")),
+    "key": (("key",), ("key",), ("key",)),
+}
+
+
+def _in_layer(layer: str, part: int, kind: str) -> bool:
+    """Whether an element of ``kind`` (``part`` 0 lines, 1 markers, 2 texts) is in ``layer``."""
+    if layer == "all":
+        return True
+    if layer == "content":
+        return not any(kind in kinds[part] for kinds in LAYERS.values())
+    return kind in LAYERS[layer][part]
+
+
 DATA = ("original", "track", "measured-roof", "roof", "ridge", "measured", "op", "selection", "step")
 
 
@@ -82,14 +99,11 @@ def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: 
           emphasis: Line | None = None, layer: str = "all") -> None:
     """Draw ``chart`` in page coordinates. ``clip``: data (roofs, points) is cut at the plot's
     edges (a zoomed window; an export is fitted and needs none). ``emphasis``: a line drawn
-    wider (the roof under the pointer). ``layer``: "all", or "frame" (the background, grid,
-    axes, ticks and titles, which a drag does not change) or "content" (the rest)."""
-    def wanted(kind: str, frame_kinds) -> bool:
-        return layer == "all" or (kind in frame_kinds) == (layer == "frame")
-
+    wider (the roof under the pointer). ``layer``: "all", or one of ``LAYERS`` or
+    "content" (the rest)."""
     painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
-    if background and layer != "content":
+    if background and layer in ("all", "frame"):
         page = QtCore.QRectF(0, 0, chart.page.width, chart.page.height)
         painter.fillRect(page, QtGui.QColor(chart.background))
     plot = chart.plot
@@ -99,7 +113,7 @@ def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: 
         painter.setClipRect(area) if clip and kind in DATA else painter.setClipping(False)
 
     for kind in LINE_ORDER:
-        if not wanted(kind, FRAME_LINES):
+        if not _in_layer(layer, 0, kind):
             continue
         clipped(kind)
         for line in chart.lines:
@@ -107,12 +121,14 @@ def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: 
                 if line is emphasis:
                     line = replace(line, stroke=replace(line.stroke, width=line.stroke.width * 2))
                 draw_line(painter, line)
-    for kind in MARKER_ORDER if layer != "frame" else ():
+    for kind in MARKER_ORDER:
+        if not _in_layer(layer, 1, kind):
+            continue
         clipped(kind)
         for marker in chart.markers:
             if marker.kind == kind:
                 draw_marker(painter, marker)
     painter.setClipping(False)
     for text in chart.texts:
-        if wanted(text.kind, FRAME_TEXTS):
+        if _in_layer(layer, 2, text.kind):
             draw_text(painter, text)

@@ -3,9 +3,11 @@ the widget's size and painted with QPainter, exactly as PNG, PDF and SVG exports
 hover, click, drag, zoom and pan on top of it.
 
 Drags are gestures on AppState: a roof drag is a what-if on that device's bandwidth or
-peak, a drag of the whole-step star moves along its batch track and sets the batch. State
-updates during a drag are rate-limited; Esc or a right click cancels. The wheel zooms about
-the pointer, dragging empty space pans, a double click (or View › Fit, Ctrl+0) fits again.
+peak, a drag of the whole-step star moves along its batch track and sets the batch. Moves
+during a drag are coalesced (the newest wins); Esc or a right click cancels. The wheel
+zooms about the pointer, dragging empty space pans, a double click (or View › Fit, Ctrl+0)
+fits again. The widget paints every pixel it covers (opaque): its parents never repaint
+under it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,13 @@ from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.core import drags
 from explorer.core.roofline import COMPUTE
 from explorer.state import AppState, RoofRef
-from explorer.ui.chart.painter import FRAME_TEXTS, paint
+from explorer.ui.chart.painter import LAYERS, paint
 
-DRAG_INTERVAL_MS = 30  # at most ~33 recomputations a second while dragging
+# A drag's moves are coalesced, not rate-limited: a move only records where the pointer is,
+# and the state follows once the moves already queued have been read (a zero-time timer runs
+# after the pending events), so each update shows the newest position without waiting.
+DRAG_INTERVAL_MS = 0
+KEY_MARGIN = 4.0  # pixels around the key's box in its cached pixmap (strokes reach past it)
 ZOOM_STEP = 1.25  # one wheel notch
 
 
@@ -50,12 +56,13 @@ class RooflinePlot(QtWidgets.QWidget):
         self._zoomed = False
         self._fit_key = None
         self._hover: Line | None = None
-        self._frame_cache: tuple | None = None  # (what it shows, the pixmap)
+        self._layer_cache: dict[str, tuple] = {}  # layer → (what it shows, the pixmap)
         self._drag: _Drag | None = None
-        self._pending = None  # the latest drag update, applied by the timer
+        self._pending = None  # the newest drag update, applied once queued moves are read
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
         self._timer.timeout.connect(self._apply_pending)
         self.setMouseTracking(True)
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_OpaquePaintEvent)  # the frame pixmap covers it
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(320, 240)
         self.setAccessibleName("Roofline chart")
@@ -69,10 +76,11 @@ class RooflinePlot(QtWidgets.QWidget):
     def page(self) -> Page:
         return Page.screen(max(self.width(), 320), max(self.height(), 240), self.scale)
 
-    def options(self, ranges=None, hints: tuple[int, ...] = ()) -> ChartOptions:
+    def options(self, ranges=None, hints: tuple[int, ...] = (),
+                key_beside: bool | None = None) -> ChartOptions:
         suites = frozenset(self.measured_suites) if self.measured_suites is not None else None
         return ChartOptions(theme=self.theme.name, slots=self.slots, suites=suites, ranges=ranges,
-                            hints=hints)
+                            hints=hints, key_beside=key_beside)
 
     def redraw(self, fit: bool | None = None) -> None:
         """Rebuild the chart for the state. The ranges are fitted again when what is shown
@@ -87,10 +95,11 @@ class RooflinePlot(QtWidgets.QWidget):
         if fit:
             self._ranges, self._zoomed = None, False
         self.slots = style_slots(self.slots, session.hardware)
-        # During a drag the labels try last frame's places first: they stay put, and the
-        # layout takes a fraction of the time.
-        hints = self.chart.placement if self.chart is not None and self.state.in_gesture else ()
-        self.chart = build_chart(self.state, self.page(), self.options(self._ranges, hints))
+        # During a drag the labels try last frame's places first and the key stays where it
+        # was: they stay put, and the layout takes a fraction of the time.
+        last = self.chart if self.state.in_gesture else None
+        self.chart = build_chart(self.state, self.page(), self.options(
+            self._ranges, last.placement if last else (), last.key_beside if last else None))
         self._ranges = (self.chart.x_range, self.chart.y_range)
         self._hover = None
         self.setAccessibleDescription(self.title())
@@ -109,27 +118,39 @@ class RooflinePlot(QtWidgets.QWidget):
             return
         painter = QtGui.QPainter(self)
         try:
-            painter.drawPixmap(0, 0, self._frame())
+            painter.drawPixmap(0, 0, self._cached("frame"))
+            if self.chart.key is not None:
+                key = self.chart.key.grow(KEY_MARGIN)
+                painter.drawPixmap(QtCore.QPointF(key.left, key.top), self._cached("key"))
             paint(painter, self.chart, clip=True, emphasis=self._hover, layer="content")
         finally:
             painter.end()
 
-    def _frame(self) -> QtGui.QPixmap:
-        """The background, grid, axes, ticks and titles, drawn once for as long as they stay
-        the same (a drag changes only the content)."""
+    def _cached(self, layer: str) -> QtGui.QPixmap:
+        """The ``layer`` (``painter.LAYERS``: the frame, the key) drawn once for as long as it
+        stays the same: a drag repaints only the content on top of them."""
         chart, ratio = self.chart, self.devicePixelRatioF()
-        key = (chart.page, chart.plot, chart.x_range, chart.y_range, chart.background, ratio,
-               tuple(t for t in chart.texts if t.kind in FRAME_TEXTS))
-        if self._frame_cache is None or self._frame_cache[0] != key:
-            pixmap = QtGui.QPixmap(round(chart.page.width * ratio), round(chart.page.height * ratio))
+        lines, markers, texts = LAYERS[layer]
+        area = chart.key.grow(KEY_MARGIN) if layer == "key" else None
+        key = (chart.page, chart.plot, chart.x_range, chart.y_range, chart.background, ratio, area,
+               tuple(ln for ln in chart.lines if ln.kind in lines),
+               tuple(m for m in chart.markers if m.kind in markers),
+               tuple(t for t in chart.texts if t.kind in texts))
+        cached = self._layer_cache.get(layer)
+        if cached is None or cached[0] != key:
+            width, height = (area.width, area.height) if area else (chart.page.width, chart.page.height)
+            pixmap = QtGui.QPixmap(max(1, round(width * ratio)), max(1, round(height * ratio)))
             pixmap.setDevicePixelRatio(ratio)
+            pixmap.fill(QtCore.Qt.GlobalColor.transparent)
             painter = QtGui.QPainter(pixmap)
             try:
-                paint(painter, chart, layer="frame")
+                if area:
+                    painter.translate(-area.left, -area.top)
+                paint(painter, chart, layer=layer)
             finally:
                 painter.end()
-            self._frame_cache = (key, pixmap)
-        return self._frame_cache[1]
+            cached = self._layer_cache[layer] = (key, pixmap)
+        return cached[1]
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -9,6 +9,7 @@ from PySide6 import QtWidgets
 from explorer.chart.roofs import roof_tooltip
 from explorer.core.units import format_count, format_si, format_time
 from explorer.state import AppState, RoofRef
+from explorer.ui.follow import Follower
 
 
 class DetailsPanel(QtWidgets.QTextBrowser):
@@ -16,9 +17,8 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         super().__init__(parent)
         self.state = state
         self.setOpenExternalLinks(True)
-        for signal in (state.sig_selection_changed, state.sig_workload_changed,
-                       state.sig_hardware_changed):
-            signal.connect(lambda *_: self.refresh())
+        self._follower = Follower(state, (state.sig_selection_changed, state.sig_workload_changed,
+                                          state.sig_hardware_changed), self.refresh, self)
         self.refresh()
 
     def refresh(self) -> None:

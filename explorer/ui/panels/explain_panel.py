@@ -11,6 +11,7 @@ from explorer.core.datafile import DataFileError
 from explorer.core.explain import explain_state
 from explorer.core.why import load_topics, render
 from explorer.state import AppState
+from explorer.ui.follow import Follower
 
 
 class ExplainPanel(QtWidgets.QWidget):
@@ -40,9 +41,9 @@ class ExplainPanel(QtWidgets.QWidget):
         layout.addLayout(row)
         layout.addWidget(self.why)
         self.topic.currentIndexChanged.connect(self._show_topic)
-        for signal in (state.sig_workload_changed, state.sig_hardware_changed, state.sig_catalog_changed,
-                       state.sig_selection_changed):
-            signal.connect(self.refresh)
+        self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed,
+                                          state.sig_catalog_changed, state.sig_selection_changed),
+                                  self.refresh, self)
         self.refresh()
         self._show_topic(0)
 

@@ -16,6 +16,7 @@ from explorer.kernels.reference import match_device
 from explorer.paths import user_path
 from explorer.runs import Jobs, gpu_job
 from explorer.state import AppState
+from explorer.ui.follow import Follower
 from explorer.ui.panels.device_html import device_card
 
 ID_ROLE = QtCore.Qt.ItemDataRole.UserRole
@@ -59,7 +60,7 @@ class HardwarePanel(QtWidgets.QWidget):
         self.tree.currentItemChanged.connect(lambda item, _prev: self._show_card(item))
         self.primary_button.clicked.connect(self._on_primary_clicked)
         self.duplicate_button.clicked.connect(self._on_duplicate_clicked)
-        state.sig_hardware_changed.connect(self._sync_checks)
+        self._follower = Follower(state, (state.sig_hardware_changed,), self._sync_checks, self)
         state.sig_catalog_changed.connect(self._rebuild)
         if runs is not None:
             runs.sig_finished.connect(self._on_job_finished)

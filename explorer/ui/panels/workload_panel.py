@@ -11,6 +11,7 @@ from explorer.core.session import CUSTOM
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
 from explorer.core.workload import ATTENTIONS, MAX_BATCH, MAX_TOKENS, PHASES, WORKLOAD_DTYPES, WorkloadError
 from explorer.state import AppState
+from explorer.ui.follow import Follower
 from explorer.ui.panels.layer_editor import LayerStackEditor
 from explorer.ui.panels.memory_bar import MemoryBar
 from explorer.ui.panels.op_table import NAME_ROLE, SHARE_COLUMN, SORT_ROLE, OpTableModel
@@ -114,8 +115,8 @@ class WorkloadPanel(QtWidgets.QWidget):
                 widget.currentTextChanged.connect(lambda text, name=name: self._set(name, text))
         self.memory_share.valueChanged.connect(lambda value: self._set("memory_fraction", value / 100))
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
-        state.sig_workload_changed.connect(self.refresh)
-        state.sig_hardware_changed.connect(self.refresh)
+        self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
+                                  self.refresh, self)
         state.sig_selection_changed.connect(lambda _selection: self._select_row(state.session.selected_op))
         self.refresh()
 

@@ -1,0 +1,57 @@
+"""The window's command-line options, parsed without the headless commands.
+
+Opening the window is the common case, and building the full parser imports every
+command's module (the kernel lab's NumPy backends, the explanations): about a third of a
+second before the first paint. ``parse`` reads the window's options alone when no command
+is named; ``explorer.cli`` adds the same options to the full parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from explorer import __version__, defaults
+
+COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export")
+DESCRIPTION = "Roofline Explorer: why deep learning runs on GPUs. Without a command, opens the window."
+
+
+def size(text: str) -> tuple[int, int]:
+    """``--size``: WIDTHxHEIGHT, within what a window can be."""
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
+    if width < 200 or height < 150:
+        raise argparse.ArgumentTypeError(f"{text} is too small: at least 200x150")
+    if width > 16384 or height > 16384:
+        raise argparse.ArgumentTypeError(f"{text} is too large: at most 16384x16384")
+    return width, height
+
+
+def add_window_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--screenshot", metavar="PATH",
+                        help="render the window offscreen to a PNG file and exit")
+    parser.add_argument("--size", type=size, default=None, metavar="WxH",
+                        help="window size, e.g. 1366x768 (default: fit the screen)")
+    parser.add_argument("--hardware", default=defaults.DEVICE, metavar="ID",
+                        help=f"device shown in the window (default {defaults.DEVICE})")
+    parser.add_argument("--model", default=defaults.MODEL, metavar="ID",
+                        help=f"model shown in the window (default {defaults.MODEL})")
+    parser.add_argument("--session", metavar="FILE", help="open a saved session in the window")
+
+
+def names_a_command(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` runs a headless command or asks for help (the full parser's job)."""
+    return any(arg in COMMANDS or arg in ("-h", "--help") for arg in argv)
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The window's options (``command`` is None), for an ``argv`` naming no command."""
+    parser = argparse.ArgumentParser(prog="roofline-explorer", description=DESCRIPTION)
+    add_window_arguments(parser)
+    args = parser.parse_args(argv)
+    args.command = None
+    return args
