@@ -64,3 +64,35 @@ def test_fp16_chain_freezes_as_hardware_rounding_does():
     one_step = intensity.expected_after_fp16(x0, 1)
     assert np.array_equal(one_step, (np.float16(0.999) * x0.astype(np.float16).astype(np.float64)
                                      + float(np.float16(0.001))).astype(np.float16))
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("kernel", ["copy", "scale", "add", "triad"])
+def test_stream_on_several_threads_in_blocks_computes_every_element(numpy_backend, threads, kernel,
+                                                                    monkeypatch):
+    """Every core takes part, each over its part in blocks: an uneven split (3 threads,
+    blocks of 4096, 20,011 elements) still computes every element once."""
+    from dataclasses import replace
+
+    from explorer.kernels.backends import NumpyBackend
+
+    monkeypatch.setattr(stream, "block_elements", lambda backend, itemsize: 4096)
+    backend = NumpyBackend(cpu=replace(numpy_backend.cpu, threads=threads))
+    prepared = stream._prepare(backend, kernel, "fp32", 20_011)
+    try:
+        parts = prepared.launch.parts
+        sizes = [[len(a) for a, _, _ in part] for part in parts]
+        assert sizes == ([[4096] * 4 + [3627]] if threads == 1 else  # 6670, 6670 and 6671 each
+                         [[4096, 2574], [4096, 2574], [4096, 2575]])
+        prepared.launch()
+        assert prepared.check() is None
+    finally:
+        prepared.close()
+
+
+def test_stream_records_its_thread_count(numpy_backend):
+    from explorer.kernels import suites
+
+    cases = [c for c in suites.SUITES["stream"].cases(numpy_backend, "quick")]
+    assert [c.param for c in cases] == [{"threads": numpy_backend.cpu.threads}]
+    assert f"{numpy_backend.cpu.threads} threads" in cases[0].convention
