@@ -94,7 +94,7 @@ def cases(backend, preset: str) -> list[Case | Skip]:
         square, skinny, dtypes = 128, (4, 256), ("fp64", "fp32")
     elif preset == "quick":
         square = 4096 if gpu else 1024
-        dtypes = ("fp32", "tf32", "fp16") if gpu else ("fp32",)
+        dtypes = ("fp32", "tf32", "fp16") if gpu else ("fp64", "fp32")
     else:
         square = 8192 if gpu else 2048
         dtypes = ("fp64", "fp32", "tf32", "fp16", "bf16")

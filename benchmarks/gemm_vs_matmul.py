@@ -1,0 +1,67 @@
+"""Our GEMM points against NumPy's own ``matmul`` of the same shape and dtype, side by side.
+
+Each quick-preset CPU product (square and skinny, fp64 and fp32) is prepared as the kernel
+lab prepares it and timed with its timer, alternating round by round with ``A @ B`` on
+fresh arrays of the same shape timed with ``time.perf_counter``; a STREAM run on every
+core comes first, as in ``bench --suite quick`` (its threads must not slow BLAS down).
+Goal: every ratio within 0.9–1.1.
+
+    python benchmarks/gemm_vs_matmul.py [--rounds 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+from common import describe, interleaved_ratio
+
+from explorer.kernels.backends import NumpyBackend
+from explorer.kernels.cases import Case
+from explorer.kernels.runner import drive, run
+from explorer.kernels.suites import gemm
+from explorer.kernels.timing import TimingPlan, measure
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    backend = NumpyBackend()
+    drive(run(backend, ["stream", "quick"]))  # the thread pools a real run leaves behind, first
+    plan = TimingPlan(warmup=1, min_regions=3, max_regions=5, target_s=0.2)
+    print(f"NumPy {np.__version__}, {backend.cpu.blas}, {backend.cpu.threads} threads")
+    worst = []
+    for case in gemm.cases(backend, "quick"):
+        if not isinstance(case, Case):
+            continue
+        prepared = case.prepare()
+        m, n, k = case.size["m"], case.size["n"], case.size["k"]
+        dtype = np.float64 if case.dtype == "fp64" else np.float32
+        a, b = np.random.rand(m, k).astype(dtype), np.random.rand(k, n).astype(dtype)
+
+        def ours(prepared=prepared) -> float:
+            return measure(prepared.launch, backend.timer, plan).median_s
+
+        def matmul(a=a, b=b) -> float:
+            times = []
+            for _ in range(3):
+                start = time.perf_counter()
+                a @ b
+                times.append(time.perf_counter() - start)
+            return statistics.median(times)
+
+        prepared.launch()
+        assert prepared.check() is None  # the product is right before its speed counts
+        median, p20, p80, _ = interleaved_ratio(ours, matmul, args.rounds)
+        worst.append(median)
+        print(describe(f"{case.kernel} {case.dtype} {m}×{n}×{k}", median, p20, p80, "goal 0.9–1.1"))
+    print(f"ratios (matmul time / ours): min {min(worst):.2f}, max {max(worst):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
