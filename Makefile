@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; run: make PYTHON=python3.11 ...")'
@@ -20,6 +20,10 @@ test: $(STAMP)
 	$(BIN)/ruff check explorer tests benchmarks
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
+
+# The long loader fuzz (tests/fuzz): 50,000 mutated files per loader and mutation kind; hours.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/analyze_speed.py

@@ -49,7 +49,9 @@ class Layer:
         if self.kind not in LAYER_FIELDS:
             raise ValueError(f"unknown layer kind {self.kind!r}: choose {', '.join(LAYER_KINDS)}")
         if isinstance(self.repeat, bool) or not isinstance(self.repeat, int) or self.repeat < 1:
-            raise ValueError(f"repeat must be a whole number >= 1, got {self.repeat!r}")
+            raise ValueError(f"repeat must be a whole number >= 1, got {brief(self.repeat)}")
+        if self.repeat > MAX_REPEAT:
+            raise ValueError(f"repeat must be at most {MAX_REPEAT:,}, got {brief(self.repeat)}")
         known = LAYER_FIELDS[self.kind]
         for name, value in self.values:
             if name not in known:
@@ -73,10 +75,20 @@ class Layer:
         return f"{self.kind} ({sizes})" + (f" ×{self.repeat}" if self.repeat > 1 else "")
 
 
+# Limits a stack is checked against when it loads, so its analysis takes milliseconds: the
+# largest models have about 130 layers and widths below a million.
+MAX_COUNT = 1 << 24  # a width, a vocabulary, channels…
+MAX_REPEAT = 10_000  # copies of one entry (the layer editor's limit too)
+MAX_ENTRIES = 1_000  # entries in one stack
+MAX_LAYERS = 100_000  # layers in one stack, counting repeats
+
+
 def _check(name: str, value, kind) -> None:
     if kind == "count":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {brief(value)}")
+        if value > MAX_COUNT:
+            raise ValueError(f"{name} must be at most {MAX_COUNT:,}, got {brief(value)}")
     elif kind == "flag":
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false, got {brief(value)}")
@@ -137,10 +149,18 @@ def _weights(layer: Layer) -> int:
 def read_layers(fields: Fields, name: str = "layers") -> tuple[Layer, ...]:
     """Layers from a data file, errors naming the layer and field."""
     out = []
-    for index, raw in enumerate(fields.items(name)):
+    entries = fields.items(name)
+    if len(entries) > MAX_ENTRIES:
+        raise fields.error(name, f"has {len(entries):,} entries; a stack holds at most {MAX_ENTRIES:,} "
+                                 "(use repeat for identical layers)")
+    total = 0
+    for index, raw in enumerate(entries):
         item = fields.child(raw, f"{name}[{index}]")
         kind = item.text("kind", choices=LAYER_KINDS)
-        repeat = item.integer("repeat", required=False, default=1)
+        repeat = item.integer("repeat", required=False, default=1, maximum=MAX_REPEAT)
+        total += repeat
+        if total > MAX_LAYERS:
+            raise item.error("repeat", f"brings the stack to {total:,} layers; at most {MAX_LAYERS:,}")
         values = []
         for key, (_default, value_kind, _help) in LAYER_FIELDS[kind].items():
             if not item.has(key):

@@ -89,15 +89,42 @@ def _check_seal(path: Path, text: str) -> None:
                                   "use an earlier copy")
 
 
+MAX_FILE_BYTES = 4 << 20  # a data file, session or workload: the largest shipped is 40 KB
+MAX_ALIASES = 100  # YAML aliases (``*name``): a few are handy, thousands are an expansion bomb
+
+
+def read_text_limited(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A file's text, refused before it is read when it is larger than ``limit``."""
+    size = path.stat().st_size
+    if size > limit:
+        raise DataFileError(path, f"is {size / 2**20:.1f} MB; files over {limit >> 20} MB are refused "
+                                  "(is it the right file?)")
+    return path.read_text(encoding="utf-8")
+
+
+def _check_aliases(path: Path, text: str) -> None:
+    if "&" not in text:  # no anchor, no alias
+        return
+    aliases = sum(isinstance(t, yaml.AliasToken) for t in yaml.scan(text, Loader=_SafeBase))
+    if aliases > MAX_ALIASES:
+        raise DataFileError(path, f"uses {aliases} YAML aliases; at most {MAX_ALIASES} are read")
+
+
 def load_yaml(path: str | Path, text: str | None = None) -> Any:
-    """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys
-    and a file the app wrote that was cut short (see ``sealed``)."""
+    """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys,
+    a file the app wrote that was cut short (see ``sealed``), files over ``MAX_FILE_BYTES``,
+    alias bombs and nesting too deep to read."""
     path = Path(path)
     try:
         if text is None:
-            text = path.read_text(encoding="utf-8")
+            text = read_text_limited(path)
+        elif len(text) > MAX_FILE_BYTES:
+            raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
         _check_seal(path, text)
+        _check_aliases(path, text)
         return yaml.load(text, Loader=_StrictLoader)
+    except RecursionError:
+        raise DataFileError(path, "nests too deeply to read") from None
     except OSError as exc:
         raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -182,7 +209,7 @@ class Fields:
         return value
 
     def integer(self, name: str, required: bool = True, minimum: int = 1,
-                default: int | None = None) -> int | None:
+                default: int | None = None, maximum: int | None = None) -> int | None:
         value = self._take(name, required)
         if value is None:
             return default
@@ -190,7 +217,9 @@ class Fields:
             raise self.error(name, f"expected a whole number, got {_kind(value)}")
         if value < minimum:
             qualifier = "positive" if minimum == 1 else f">= {minimum}"
-            raise self.error(name, f"must be {qualifier}, got {value}")
+            raise self.error(name, f"must be {qualifier}, got {brief(value)}")
+        if maximum is not None and value > maximum:
+            raise self.error(name, f"must be at most {maximum:,}, got {brief(value)}")
         return value
 
     def number(self, name: str, required: bool = True, default: float | None = None) -> float | None:

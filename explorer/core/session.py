@@ -36,6 +36,7 @@ from explorer.core.workload import (
 
 SCHEMA = 1
 MAX_DEVICES = 4
+MAX_RESULTS_FILES = 32  # measurement files shown at once
 CUSTOM = "custom"  # the model id of the user's own layer stack
 WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 either way
 
@@ -141,6 +142,9 @@ class Session:
             raise ValueError("a session shows at least one device")
         if len(self.hardware) > MAX_DEVICES:
             raise ValueError(f"at most {MAX_DEVICES} devices can be overlaid, got {len(self.hardware)}")
+        if len(self.results) > MAX_RESULTS_FILES:
+            raise ValueError(f"at most {MAX_RESULTS_FILES} results files can be shown, "
+                             f"got {len(self.results)}")
         if len(set(self.hardware)) != len(self.hardware):
             raise ValueError("a device is listed twice")
 
@@ -334,4 +338,4 @@ def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
                        selected_op=selected, custom_layers=layers)
     except ValueError as exc:
-        raise top.error("hardware", str(exc)) from None
+        raise top.error("results" if len(results) > MAX_RESULTS_FILES else "hardware", str(exc)) from None

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.atomic import write_text_atomic
-from explorer.core.datafile import DataFileError, Fields, brief, check_schema
+from explorer.core.datafile import DataFileError, Fields, brief, check_schema, read_text_limited
 
 SCHEMA = 1
+MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
 BANDWIDTH_SUITES = ("stream", "parallelism")
 COMPUTE_SUITES = ("gemm", "decode-batch", "intensity", "attention")
 
@@ -158,6 +159,8 @@ def _read_point(fields: Fields) -> Point:
     for derived in ("intensity", "flops_per_s", "bytes_per_s"):
         stored = fields.raw(derived, required=False)
         value = getattr(point, derived)
+        if stored is not None and (isinstance(stored, bool) or not isinstance(stored, int | float)):
+            raise fields.error(derived, f"expected a number, got {brief(stored)}")
         if stored is not None and not math.isclose(float(stored), value, rel_tol=1e-6):
             raise fields.error(derived, f"is {stored} but the point's flops, bytes and time give {value}")
     return point
@@ -185,7 +188,9 @@ def load_results(path: str | Path) -> Results:
     """Read and validate a results file (raises DataFileError naming file, point and field)."""
     path = Path(path)
     try:
-        data = parse_json(path.read_text(encoding="utf-8"))
+        data = parse_json(read_text_limited(path, MAX_RESULTS_BYTES))
+    except RecursionError:
+        raise DataFileError(path, "nests too deeply to read") from None
     except OSError as exc:
         raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -236,7 +241,10 @@ def results_from(data: Any, path: str | Path) -> Results:
     for index, raw in enumerate(raw_points):
         points.append(read_point(raw, path, f"point #{index + 1}"))
     skipped = []
-    for index, raw in enumerate(top.raw("skipped", required=False) or []):
+    raw_skipped = top.raw("skipped", required=False)
+    if raw_skipped is not None and not isinstance(raw_skipped, list):
+        raise top.error("skipped", "expected a list of skipped kernels")
+    for index, raw in enumerate(raw_skipped or []):
         skip_fields = Fields(raw, path, f"skipped #{index + 1}")
         skipped.append({key: skip_fields.text(key) for key in ("suite", "kernel", "dtype", "reason")})
         skip_fields.finish()

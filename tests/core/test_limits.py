@@ -1,0 +1,104 @@
+"""Limits checked when a file loads, each naming its field, so that whatever loads analyses
+in milliseconds and nothing exhausts memory: layer repeats, widths, stack length, results
+files, file size, YAML aliases and nesting."""
+
+import signal
+from contextlib import contextmanager
+
+import pytest
+
+from explorer.core import custom
+from explorer.core.datafile import MAX_ALIASES, MAX_FILE_BYTES, DataFileError
+from explorer.core.session import MAX_RESULTS_FILES, Session, load_session
+from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams
+from explorer.document import Document
+from explorer.kernels.results import load_results
+
+
+def session_with(tmp_path, workload: str, extra: str = ""):
+    path = tmp_path / "s.yaml"
+    path.write_text(f"schema: 1\nhardware: [h100-sxm]\nworkload:\n  model: custom\n  {workload}\n{extra}")
+    return path
+
+
+@pytest.mark.parametrize(("layers", "field", "message"), [
+    ("[{kind: mlp, d_model: 256, width: 1024, repeat: 30000000}]", "workload.layers[0].repeat",
+     "must be at most 10,000, got 30000000"),
+    ("[{kind: mlp, d_model: 256, width: 1024, repeat: 4000000000000000000}]", "workload.layers[0].repeat",
+     "must be at most 10,000"),
+    ("[{kind: mlp, d_model: 256, width: 1000000000000000}]", "workload.layers[0].width",
+     "width must be at most 16,777,216"),
+    ("[" + ", ".join(["{kind: norm, d: 8}"] * 1001) + "]", "workload.layers",
+     "has 1,001 entries; a stack holds at most 1,000"),
+    ("[" + ", ".join(["{kind: norm, d: 8, repeat: 10000}"] * 11) + "]", "workload.layers[10].repeat",
+     "brings the stack to 110,000 layers; at most 100,000"),
+])
+def test_a_stack_too_large_is_refused_with_its_field(tmp_path, catalog, models, layers, field, message):
+    path = session_with(tmp_path, f"layers: {layers}")
+    with pytest.raises(DataFileError) as caught:
+        load_session(path, set(catalog), set(models))
+    assert caught.value.field == field and message in caught.value.reason
+
+
+def test_too_many_results_files_are_refused(tmp_path, catalog, models):
+    files = ", ".join(f"r{i}.json" for i in range(MAX_RESULTS_FILES + 1))
+    path = tmp_path / "s.yaml"
+    path.write_text(f"schema: 1\nhardware: [h100-sxm]\nworkload: {{model: gpt2}}\nresults: [{files}]\n")
+    with pytest.raises(DataFileError, match=f"at most {MAX_RESULTS_FILES} results files") as caught:
+        load_session(path, set(catalog), set(models))
+    assert caught.value.field == "results"
+
+
+def test_a_file_too_large_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("schema: 1\n" + "#" * MAX_FILE_BYTES)
+    with pytest.raises(DataFileError, match="files over 4 MB are refused"):
+        load_session(path)
+
+
+def test_an_alias_bomb_and_deep_nesting_are_refused(tmp_path):
+    path = tmp_path / "s.yaml"
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 12)]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFileError, match=f"uses 110 YAML aliases; at most {MAX_ALIASES}"):
+        load_session(path)
+    path.write_text("schema: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(DataFileError, match="nests too deeply|not valid YAML"):
+        load_session(path)
+    results = tmp_path / "r.json"
+    results.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataFileError, match="nests too deeply"):
+        load_results(results)
+
+
+@contextmanager
+def no_hang(seconds: float):
+    """Fails a test whose work does not end (five times the goal of a second; no timing)."""
+    def stop(*_):
+        raise AssertionError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_largest_accepted_stack_analyses_without_hanging(catalog, models):
+    big = custom.MAX_COUNT
+    layers = [custom.Layer("mlp", (("d_model", 8192), ("width", 32768)), repeat=custom.MAX_REPEAT)
+              for _ in range(custom.MAX_LAYERS // custom.MAX_REPEAT)]
+    layers[0] = custom.Layer("embedding", (("vocab", big), ("d", big)), repeat=custom.MAX_REPEAT)
+    session = Session(model="custom", params=WorkloadParams(phase="prefill", batch=MAX_BATCH, seq=4096),
+                      custom_layers=tuple(layers))
+    with no_hang(5.0):
+        try:
+            totals = Document(catalog, models, session).analysis().totals
+        except WorkloadError as exc:  # too large to count: said, not crashed
+            assert "too large" in str(exc)
+        else:
+            assert totals.flops > 0
+    assert len(layers) == 10

@@ -1,0 +1,167 @@
+"""Every loader survives mutated files: it either loads a valid object or raises its own
+``DataFileError`` naming the file (and, where there is one, the entry and field), within a
+second; what loads also analyses within a second. Nothing else escapes.
+
+Profiles (tests/conftest.py): ``ci`` by default, a few hundred examples per loader and
+mutation kind; ``long`` (``make fuzz``) at least 50,000 per loader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+
+from explorer.core.catalog import load_hardware_file
+from explorer.core.datafile import DataFileError
+from explorer.core.models import load_model_file
+from explorer.core.scenes import load_scene_file
+from explorer.core.session import Session, load_session, load_workload, save_workload
+from explorer.core.why import load_topics
+from explorer.core.workload import WorkloadError, WorkloadParams
+from explorer.document import Document
+from explorer.kernels.results import Point, Results, load_results
+from explorer.paths import resource_path
+
+from .mutate import cut, mutated
+
+LIMIT_S = 1.0
+
+
+class Hang(Exception):
+    pass
+
+
+@contextmanager
+def within(seconds: float):
+    def stop(*_):
+        raise Hang(f"took longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _session_text(tmp: Path) -> str:
+    from explorer.core.custom import Layer
+    from explorer.core.session import WhatIf
+
+    session = Session(hardware=("h100-sxm", "epyc-9654"), model="custom",
+                      params=WorkloadParams(phase="prefill", batch=4, seq=256),
+                      custom_layers=(Layer("embedding", (("vocab", 1000), ("d", 256))),
+                                     Layer("attention", (("d_model", 256), ("heads", 4), ("kv_heads", 2)),
+                                           repeat=2),
+                                     Layer("mlp", (("d_model", 256), ("width", 1024)), repeat=2)),
+                      what_ifs=(("h100-sxm", WhatIf(1.5, (("bf16 matrix", 0.8),))),),
+                      precisions=("bf16", "fp32"), selected_op="L1.qkv_proj")
+    session.save(tmp / "s.yaml")
+    return (tmp / "s.yaml").read_text()
+
+
+def _results_text(tmp: Path) -> str:
+    point = Point(suite="stream", kernel="triad", dtype="fp32", size={"n": 1000}, param={"threads": 2},
+                  flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.2e-6,
+                  convention="STREAM")
+    Results(machine={"backend": "numpy"}, timer="perf_counter", preset="quick", suites=("stream",),
+            points=(point, point)).save(tmp / "r.json")
+    return (tmp / "r.json").read_text()
+
+
+def _workload_text(tmp: Path) -> str:
+    save_workload(tmp / "w.yaml", Session(model="llama-3-8b", params=WorkloadParams(batch=8)))
+    return (tmp / "w.yaml").read_text()
+
+
+def _analyse_session(session, catalog, models) -> None:
+    with contextlib.suppress(WorkloadError):  # the analysis's own message, shown to the user
+        Document(catalog, models, session).analysis()
+
+
+def loaders(catalog, models, tmp: Path):
+    """name → (valid text, "yaml" or "json", load(path) that also analyses what loaded)."""
+    topic_ids = {t.id for t in load_topics(catalog, models=models)}
+
+    def session(path):
+        _analyse_session(load_session(path, set(catalog), set(models)), catalog, models)
+
+    def workload(path):
+        model, params, layers = load_workload(path, set(models))
+        _analyse_session(Session(model=model, params=params, custom_layers=layers), catalog, models)
+
+    return {
+        "hardware": (resource_path("hardware", "h100-sxm.yaml").read_text(), "yaml", load_hardware_file),
+        "models": (resource_path("models", "llama-3.yaml").read_text(), "yaml", load_model_file),
+        "scenes": (resource_path("scenes", "02-decode-batching.yaml").read_text(), "yaml",
+                   lambda path: load_scene_file(path, catalog, models, topic_ids)),
+        "session": (_session_text(tmp), "yaml", session),
+        "workload": (_workload_text(tmp), "yaml", workload),
+        "results": (_results_text(tmp), "json", load_results),
+        "why": (resource_path("explain", "why.yaml").read_text(), "yaml",
+                lambda path: load_topics(catalog, path, models)),
+    }
+
+
+NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why"]
+
+
+@pytest.fixture(scope="module")
+def cases(catalog, models, tmp_path_factory):
+    return loaders(catalog, models, tmp_path_factory.mktemp("valid"))
+
+
+def check(load, path: Path) -> None:
+    """The loader's own outcome only: a value, or a DataFileError naming the file."""
+    try:
+        with within(LIMIT_S):
+            load(path)
+    except DataFileError as exc:
+        assert str(path) in str(exc)
+
+
+def _dump(tree, kind: str) -> str:
+    if kind == "json":
+        return json.dumps(tree)
+    return yaml.safe_dump(tree, allow_unicode=True, sort_keys=False)
+
+
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                       HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mutated_files_load_or_are_refused_with_the_field(name, cases, tmp_path):
+    text, kind, load = cases[name]
+    original = json.loads(text) if kind == "json" else yaml.safe_load(text)
+    path = tmp_path / f"fuzzed.{kind}"
+
+    @FUZZ
+    @given(mutated(original))
+    def run(tree):
+        path.write_text(_dump(tree, kind), encoding="utf-8")
+        check(load, path)
+
+    run()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_files_cut_short_load_or_are_refused(name, cases, tmp_path):
+    text, kind, load = cases[name]
+    path = tmp_path / f"cut.{kind}"
+
+    @FUZZ
+    @given(cut(text))
+    def run(part):
+        path.write_text(part, encoding="utf-8")
+        check(load, path)
+
+    run()
