@@ -64,7 +64,7 @@ def test_an_alias_bomb_and_deep_nesting_are_refused(tmp_path):
     with pytest.raises(DataFileError, match=f"uses 110 YAML aliases; at most {MAX_ALIASES}"):
         load_session(path)
     path.write_text("schema: " + "[" * 100_000 + "]" * 100_000 + "\n")
-    with pytest.raises(DataFileError, match="nests too deeply|not valid YAML"):
+    with pytest.raises(DataFileError, match="exceeded maximum nesting depth"):  # LibYAML refuses it
         load_session(path)
     results = tmp_path / "r.json"
     results.write_text("[" * 100_000 + "]" * 100_000)
