@@ -23,7 +23,7 @@ test: $(STAMP)
 
 # The long loader fuzz (tests/fuzz): 50,000 mutated files per loader and mutation kind; hours.
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz
+	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz --hypothesis-show-statistics
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/analyze_speed.py

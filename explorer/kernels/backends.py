@@ -160,6 +160,18 @@ class CupyBackend:
     def release(self) -> None:
         self.xp.get_default_memory_pool().free_all_blocks()
 
+    def healthy(self) -> bool:
+        """Whether the GPU still runs a kernel after a case failed: an illegal access or a
+        lost device breaks the context for every later case (the run stops, keeping what
+        it measured); an out-of-memory case does not."""
+        try:
+            with self.device:
+                self.xp.arange(4).sum().item()
+                self.xp.cuda.runtime.deviceSynchronize()
+        except Exception:
+            return False
+        return True
+
     def activate(self):
         """Select this backend's GPU on the calling thread (CuPy's current device is
         per thread)."""

@@ -9,6 +9,7 @@ app's RunController on a worker thread.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable, Generator
@@ -93,13 +94,19 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                       else f"{type(exc).__name__}: {first_line[:300]}")
             skipped.append({"suite": case.suite, "kernel": case.kernel, "dtype": case.dtype,
                             "reason": reason})
+            if not _healthy(backend):  # a fault that sticks (a lost device, a broken context)
+                cancelled = True
+                notes.append(f"the run stopped at {case.label}: the device no longer works ({reason}); "
+                             f"the {len(points)} points measured before are kept")
+                break
             continue
-        finally:
+        finally:  # freeing after a fault may fault too (a lost device): the run still ends
             if prepared is not None:
-                prepared.close()
+                with contextlib.suppress(Exception):
+                    prepared.close()
             del prepared
-            with backend.activate():
-                backend.release()
+            with contextlib.suppress(Exception):
+                _release(backend)
         rate_flops = case.flops / measured.median_s
         rate_bytes = case.bytes / measured.median_s
         suspect = reference.suspect(case.dtype, rate_flops, rate_bytes) if reference else None
@@ -117,6 +124,20 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                      "not main-memory rates")
     yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
     return results_of(backend, suites, preset, points, reference, cancelled, skipped, notes)
+
+
+def _healthy(backend) -> bool:
+    """Whether the backend still works after a case failed (backends without the check do)."""
+    check = getattr(backend, "healthy", None)
+    try:
+        return check is None or bool(check())
+    except Exception:
+        return False
+
+
+def _release(backend) -> None:
+    with backend.activate():
+        backend.release()
 
 
 def results_of(backend, suites, preset: str, points: list[Point], reference: Reference | None,
