@@ -35,6 +35,7 @@ from explorer.texttable import format_table
 
 EXIT_CANCELLED = 130
 EXIT_TERMINATED = 143
+EXIT_CONTENDED = 3
 
 
 def add_parser(sub) -> None:
@@ -51,6 +52,8 @@ def add_parser(sub) -> None:
                             "or the CPU's derived peak)")
     bench.add_argument("--out", metavar="FILE.json", help="save the results (also when cancelled)")
     bench.add_argument("--json", action="store_true", help="print the results as JSON")
+    bench.add_argument("--strict", action="store_true",
+                       help="fail (exit 3) when a point stayed contended by other programs' load")
 
 
 class ProgressLine:
@@ -93,7 +96,7 @@ def summary(results: Results, reference: Reference) -> str:
     for p in results.points:
         knob = " ".join(f"{k}={v}" for k, v in p.param.items())
         spread = f"{format_time(p.time_p20_s)}–{format_time(p.time_p80_s)}"
-        flag = "CHECK FAILED" if p.check else ("SUSPECT" if p.suspect else "")
+        flag = p.flag.upper()
         rows.append([p.suite, p.kernel, p.dtype, knob, format_time(p.time_median_s), spread,
                      format_si(p.flops_per_s, rate_unit(p.dtype)) if p.flops else "-",
                      format_si(p.bytes_per_s, "B/s"), _fraction(p, reference), flag])
@@ -102,8 +105,8 @@ def summary(results: Results, reference: Reference) -> str:
     lines.append(f"\nreference: {reference.source}; fractions are of the roof the kernel is "
                  "nearest to (peak for its precision, or main-memory bandwidth)")
     for p in results.points:
-        if p.check or p.suspect:
-            lines.append(f"{p.suite}/{p.kernel} {p.dtype}: {p.check or p.suspect}")
+        if p.check or p.suspect or p.contended:
+            lines.append(f"{p.suite}/{p.kernel} {p.dtype}: {p.check or p.suspect or p.contended}")
     bandwidth = results.best_bandwidth()
     if bandwidth:
         lines.append(f"best sustained bandwidth: {format_si(bandwidth.value, 'B/s')} "
@@ -247,4 +250,11 @@ def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, o
         return 1
     if stopped:
         return EXIT_TERMINATED
-    return EXIT_CANCELLED if results.cancelled else 0
+    if results.cancelled:
+        return EXIT_CANCELLED
+    contended = sum(1 for p in results.points if p.contended)
+    if args.strict and contended:
+        print(f"roofline-explorer: {contended} point(s) stayed contended by other programs' load "
+              "(--strict): measure again on a quiet machine", file=err)
+        return EXIT_CONTENDED
+    return 0

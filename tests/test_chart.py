@@ -185,3 +185,28 @@ def test_measurements_refit_the_range_and_measured_ceilings_are_labelled(catalog
     assert len(measured) == 2 and all(inside(square(m.center, 1), chart.plot) for m in measured)
     labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
     assert "measured triad 12 GB/s" in labels and "measured fp32 matmul 1 TFLOP/s" in labels
+
+
+def test_a_contended_point_is_grey_with_its_own_marker_and_no_ceiling(catalog, models, tmp_path):
+    from dataclasses import replace as with_
+
+    from explorer.chart import palette
+    from tests.kernels.test_results import point, results
+
+    path = tmp_path / "busy.json"
+    busy = "other programs used 0.95 cores while it ran"
+    results(point(flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.1e-6),
+            point(kernel="copy", flops=1000, bytes=12000, time_median_s=0.5e-6, time_p20_s=0.4e-6,
+                  time_p80_s=0.6e-6, foreign_load=0.95, contended=busy),
+            point(suite="gemm", kernel="matmul", flops=2 * 10**9, bytes=12 * 10**6, time_median_s=2e-3,
+                  time_p20_s=1.9e-3, time_p80_s=2.1e-3)).save(path)
+    doc = Document(catalog, models, Session(hardware=("h100-sxm",)))
+    doc.add_results(str(path))
+    doc.replace_session(with_(doc.session, measured_roofs=True), "ceilings")
+    chart = build_chart(doc, Page.slide(1600, 900))
+    grey = palette.THEMES["light"].suspect
+    [copy] = [m for m in chart.markers if m.kind == "measured" and m.name == "stream/copy"]
+    assert (copy.symbol, copy.fill) == ("triangle-down", grey) and f"CONTENDED: {busy}" in copy.tooltip
+    assert "contended: other programs were busy" in [t.text for t in chart.texts_of("key")]
+    labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
+    assert "measured triad 12 GB/s" in labels  # the faster copy (24 GB/s) was contended: no ceiling

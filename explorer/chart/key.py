@@ -85,7 +85,8 @@ def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float
     return tuple(lines), tuple(markers), tuple(texts)
 
 
-def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme) -> list[Entry]:
+def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
+                     contended: bool = False) -> list[Entry]:
     out = [Entry("whole step", "marker", theme.foreground, "star", fill=theme.star),
            Entry("Ops (area ∝ time)", "heading", bold=True)]
     out += [Entry(group, "marker", dict(theme.groups)[group], "circle", fill=theme.background)
@@ -96,5 +97,8 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme)
                       fill=theme.measured) for suite in suites]
     if suspect:
         out.append(Entry("suspect: may have run from cache", "marker", theme.suspect, "cross",
+                         fill=theme.suspect))
+    if contended:
+        out.append(Entry("contended: other programs were busy", "marker", theme.suspect, "triangle-down",
                          fill=theme.suspect))
     return out

@@ -200,8 +200,9 @@ def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
     a = doc.analysis()
     groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
-    suites = sorted({p.suite for _, p in measured if not p.suspect})
-    return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme)
+    suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
+    return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme,
+                                      any(p.contended and not p.suspect for _, p in measured))
 
 
 def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:

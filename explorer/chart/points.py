@@ -64,6 +64,8 @@ def measured_tooltip(p: Point, source: str) -> str:
              f"{format_number(p.intensity)} FLOP/byte", f"from {source}"]
     if p.suspect:
         lines.append(f"SUSPECT: {p.suspect}")
+    if p.contended:
+        lines.append(f"CONTENDED: {p.contended} (not used as a ceiling)")
     return "\n".join(lines)
 
 
@@ -111,11 +113,12 @@ def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> li
     scale = chart.page.lines
     out = []
     for source, p in measured:
-        suspect = bool(p.suspect)
-        out.append(Marker((chart.x_px(p.intensity), chart.y_px(p.flops_per_s)),
-                          "cross" if suspect else SUITE_SHAPES.get(p.suite, "circle"), 11 * scale,
-                          Stroke(theme.suspect if suspect else theme.foreground, 1.0 * scale),
-                          theme.suspect if suspect else theme.measured, "measured", f"{p.suite}/{p.kernel}",
+        doubtful = bool(p.suspect or p.contended)  # grey: a cross when suspect, ▽ when contended
+        symbol = ("cross" if p.suspect else "triangle-down" if p.contended
+                  else SUITE_SHAPES.get(p.suite, "circle"))
+        out.append(Marker((chart.x_px(p.intensity), chart.y_px(p.flops_per_s)), symbol, 11 * scale,
+                          Stroke(theme.suspect if doubtful else theme.foreground, 1.0 * scale),
+                          theme.suspect if doubtful else theme.measured, "measured", f"{p.suite}/{p.kernel}",
                           measured_tooltip(p, source)))
     return out
 

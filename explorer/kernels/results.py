@@ -15,7 +15,7 @@ from typing import Any
 from explorer.core.atomic import write_text_atomic
 from explorer.core.datafile import DataFileError, Fields, brief, check_schema, read_text_limited
 
-SCHEMA = 1
+SCHEMA = 2  # 2: foreign load and contention per point (schema 1 files still read)
 MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
 BANDWIDTH_SUITES = ("stream", "parallelism")
 COMPUTE_SUITES = ("gemm", "decode-batch", "intensity", "attention")
@@ -37,6 +37,8 @@ class Point:
     suspect: str | None = None  # why the rate cannot be real, if it cannot
     convention: str = ""
     dram_traffic: bool = True
+    foreign_load: float | None = None  # cores (CPU) or processes (GPU) of other programs; None: unknown
+    contended: str | None = None  # why other programs may have slowed it, if they did
 
     @property
     def intensity(self) -> float:
@@ -52,7 +54,14 @@ class Point:
 
     @property
     def trusted(self) -> bool:
-        return self.check is None and self.suspect is None
+        """A point a ceiling may come from: checked, plausible and measured on a quiet machine."""
+        return self.check is None and self.suspect is None and self.contended is None
+
+    @property
+    def flag(self) -> str:
+        """Why the point is not trusted, in a word or two ("" when it is)."""
+        return ("check failed" if self.check else "suspect" if self.suspect
+                else "contended" if self.contended else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "intensity": self.intensity, "flops_per_s": self.flops_per_s,
@@ -153,6 +162,8 @@ def _read_point(fields: Fields) -> Point:
         suspect=_optional_text(fields, "suspect"),
         convention=_optional_text(fields, "convention") or "",
         dram_traffic=fields.flag("dram_traffic", default=True),
+        foreign_load=_optional_number(fields, "foreign_load"),
+        contended=_optional_text(fields, "contended"),
     )
     if not point.time_p20_s <= point.time_median_s <= point.time_p80_s:
         raise fields.error("time_median_s", "must lie between time_p20_s and time_p80_s")
@@ -173,6 +184,15 @@ def _text_list(fields: Fields, name: str, required: bool = True) -> tuple[str, .
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise fields.error(name, "expected a list of text")
     return tuple(value)
+
+
+def _optional_number(fields: Fields, name: str) -> float | None:
+    value = fields.raw(name, required=False)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise fields.error(name, f"expected a number >= 0, got {brief(value)}")
+    return float(value)
 
 
 def _optional_text(fields: Fields, name: str) -> str | None:
@@ -230,7 +250,8 @@ def results_from(data: Any, path: str | Path) -> Results:
     """Validate the content of a results file read from ``path``."""
     top = Fields(data, path, None)
     version = top.integer("schema")
-    check_schema(top, version, SCHEMA)
+    if version != 1:  # schema 1 (no foreign load) reads as points whose load is unknown
+        check_schema(top, version, SCHEMA)
     machine = top.raw("machine")
     if not isinstance(machine, dict):
         raise top.error("machine", "expected a mapping describing the machine")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from explorer.kernels.cases import Case, Skip
+from explorer.kernels.load import load_source
 from explorer.kernels.reference import Reference
 from explorer.kernels.results import Point, Results
 from explorer.kernels.suites import plan as plan_cases
@@ -55,11 +56,20 @@ def _out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__
 
 
+# A case measured while other programs were busy is measured again, up to RETRIES times,
+# after waiting QUIET_WAIT_S for them; still contended, it is kept and marked.
+RETRIES, QUIET_WAIT_S = 2, 0.5
+
+
 def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         cancel: CancelToken | None = None, reference: Reference | None = None,
         timing: TimingPlan | None = None,
-        clock: Callable[[], float] = time.monotonic) -> Generator[Progress, None, Results]:
+        clock: Callable[[], float] = time.monotonic,
+        load="auto") -> Generator[Progress, None, Results]:
+    """``load``: where foreign load is read (``kernels.load``); "auto" picks the backend's
+    source, None reads none."""
     cancel = cancel or CancelToken()
+    load = load_source(backend) if load == "auto" else load
     suites, preset = resolve(suites, preset)
     timing = timing or TIMING.get(preset, TimingPlan())
     planned = plan_cases(backend, suites, preset)
@@ -79,11 +89,21 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         if cancel.cancelled:
             cancelled = True
             break
-        prepared = None
+        prepared, foreign = None, None
         try:
             with backend.activate():  # the chosen GPU is per thread; this may be a worker thread
                 prepared = case.prepare()
-                measured = measure(prepared.launch, backend.timer, timing, cancel)
+            for attempt in range(RETRIES + 1):
+                token = load.start() if load else None
+                with backend.activate():
+                    measured = measure(prepared.launch, backend.timer, timing, cancel)
+                foreign = load.stop(token) if load else None
+                if foreign is None or not foreign.busy or attempt == RETRIES:
+                    break
+                yield Progress(index, len(cases), f"{case.label}: waiting for a quiet moment "
+                               f"({foreign.detail})", clock() - start, None)
+                _wait(QUIET_WAIT_S, cancel)
+            with backend.activate():
                 problem = prepared.check()
         except Cancelled:
             cancelled = True
@@ -116,14 +136,40 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
             time_median_s=measured.median_s, time_p20_s=measured.p20_s, time_p80_s=measured.p80_s,
             check=problem, suspect=suspect, convention=case.convention,
             dram_traffic=case.dram_traffic,
+            foreign_load=foreign.cores if foreign else None,
+            contended=foreign.detail if foreign and foreign.busy else None,
         )
         points.append(last)
     notes.extend(_comparisons(points))
+    notes.extend(_contention(points, load, backend))
     if preset == "smoke":
         notes.append("smoke preset: working sets are small enough to stay in caches; these are "
                      "not main-memory rates")
     yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
     return results_of(backend, suites, preset, points, reference, cancelled, skipped, notes)
+
+
+def _wait(seconds: float, cancel: CancelToken) -> None:
+    """Sleep, honouring a cancel within a twentieth of a second."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        cancel.check()
+        time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+
+
+def _contention(points: list[Point], load, backend) -> list[str]:
+    """What the run's summary says about other programs' load."""
+    if load is None:
+        where = "NVML (pip install nvidia-ml-py)" if backend.device_kind == "gpu" else "/proc"
+        return [f"other programs' load was not measured (no {where}): a busy machine would go unnoticed"]
+    contended = [p for p in points if p.contended]
+    if not contended:
+        return []
+    worst = max(p.foreign_load or 0.0 for p in contended)
+    unit = "processes" if backend.device_kind == "gpu" else "cores"
+    return [f"{len(contended)} of {len(points)} points were measured while other programs were busy "
+            f"(up to {worst:.2f} {unit}), after {RETRIES} retries: they are marked contended and "
+            "never used as ceilings"]
 
 
 def _healthy(backend) -> bool:

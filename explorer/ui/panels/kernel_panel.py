@@ -170,14 +170,14 @@ class KernelPanel(QtWidgets.QWidget):
     def _add_row(self, p: Point) -> None:
         row = self.table.rowCount()
         self.table.insertRow(row)
-        flag = "check failed" if p.check else ("suspect" if p.suspect else "")
+        flag = p.flag
         values = (p.suite, p.kernel, p.dtype, " ".join(f"{k}={v}" for k, v in p.param.items()),
                   format_time(p.time_median_s),
                   format_si(p.flops_per_s, rate_unit(p.dtype)) if p.flops else "–",
                   format_si(p.bytes_per_s, "B/s"), flag)
         for column, value in enumerate(values):
             item = QtWidgets.QTableWidgetItem(value)
-            item.setToolTip(p.check or p.suspect or p.convention)
+            item.setToolTip(p.check or p.suspect or p.contended or p.convention)
             self.table.setItem(row, column, item)
         self.table.scrollToBottom()
 

@@ -1,0 +1,106 @@
+"""How busy other programs kept the machine while a kernel was timed.
+
+A measurement taken while another program used the cores (or the GPU) reports a rate the
+machine does not have: a ceiling drawn from it would be wrong. ``LoadSource.start()`` before
+the timed case and ``stop()`` after give the foreign load over that window:
+
+- CPU (Linux): CPU time of all processes minus our own, from ``/proc/stat`` and
+  ``/proc/self/stat``, in cores (1.0: one core kept busy the whole time). The kernel counts
+  in ticks of 10 ms, so a window under ``MIN_WINDOW_S`` is too short to tell (None).
+- GPU: other processes on the device through NVML (``nvidia-ml-py``, part of the ``gpu``
+  extra): their number and the device's utilisation; without NVML, no source.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_WINDOW_S = 0.1
+CPU_THRESHOLD_CORES = 0.1  # more foreign load than this marks a point contended
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """Foreign load over one window: ``cores`` busy with other programs (CPU) or the number of
+    other processes on the GPU; ``busy`` when it is enough to distort a measurement."""
+
+    cores: float
+    busy: bool
+    detail: str
+
+
+class ProcStatLoad:
+    """Foreign CPU load from /proc (Linux)."""
+
+    def __init__(self, root: Path = Path("/proc")) -> None:
+        self.root = root
+        self.cpus = os.cpu_count() or 1
+
+    @staticmethod
+    def available(root: Path = Path("/proc")) -> bool:
+        try:
+            (root / "stat").read_text()
+            (root / "self" / "stat").read_text()
+        except OSError:
+            return False
+        return True
+
+    def _sample(self) -> tuple[int, int, int]:
+        """(busy ticks of all CPUs, all ticks of all CPUs, our own busy ticks)."""
+        fields = [int(v) for v in (self.root / "stat").read_text().splitlines()[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+        own = (self.root / "self" / "stat").read_text().rsplit(")", 1)[1].split()
+        return total - idle, total, int(own[11]) + int(own[12])  # utime + stime: every thread
+
+    def start(self):
+        return self._sample(), time.monotonic()
+
+    def stop(self, token) -> Foreign | None:
+        (busy0, total0, own0), started = token
+        busy1, total1, own1 = self._sample()
+        if time.monotonic() - started < MIN_WINDOW_S or total1 <= total0:
+            return None  # too short for 10 ms ticks to tell
+        per_cpu = (total1 - total0) / self.cpus  # ticks that passed, per CPU
+        cores = max(0.0, (busy1 - busy0) - (own1 - own0)) / per_cpu
+        return Foreign(cores, cores > CPU_THRESHOLD_CORES,
+                       f"other programs used {cores:.2f} cores while it ran")
+
+
+class NvmlLoad:
+    """Other processes on one GPU, through NVML."""
+
+    def __init__(self, device: int = 0) -> None:
+        import pynvml
+
+        pynvml.nvmlInit()
+        self._nvml = pynvml
+        self._handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+
+    def start(self):
+        return None
+
+    def stop(self, token) -> Foreign | None:
+        nvml, handle = self._nvml, self._handle
+        try:
+            processes = [*nvml.nvmlDeviceGetComputeRunningProcesses(handle),
+                         *nvml.nvmlDeviceGetGraphicsRunningProcesses(handle)]
+        except nvml.NVMLError:
+            return None
+        others = {p.pid for p in processes} - {os.getpid()}
+        return Foreign(float(len(others)), bool(others),
+                       f"{len(others)} other process(es) used the GPU while it ran" if others else
+                       "no other process on the GPU")
+
+
+def load_source(backend):
+    """The foreign-load source for ``backend`` (None where none can be read here)."""
+    if backend.device_kind == "gpu":
+        try:
+            return NvmlLoad(backend.device.id)
+        except Exception:  # nvidia-ml-py missing, or NVML cannot start: no source, said in notes
+            return None
+    return ProcStatLoad() if ProcStatLoad.available() else None

@@ -1,0 +1,109 @@
+"""Measurements that notice a busy machine: other programs' load is read around every timed
+case; a point measured under load is retried, and if the load stays it is kept but marked
+contended, never used as a ceiling, and counted in the run's summary."""
+
+import json
+
+import pytest
+
+from explorer.kernels import runner
+from explorer.kernels.load import Foreign, ProcStatLoad
+from explorer.kernels.results import load_results
+from explorer.kernels.runner import drive, run
+
+QUIET = Foreign(0.02, False, "other programs used 0.02 cores while it ran")
+BUSY = Foreign(0.95, True, "other programs used 0.95 cores while it ran")
+
+
+class FakeLoad:
+    """Foreign load in a scripted order, one value per timed window."""
+
+    def __init__(self, *values):
+        self.values, self.windows = list(values), 0
+
+    def start(self):
+        return None
+
+    def stop(self, token):
+        self.windows += 1
+        return self.values.pop(0) if self.values else QUIET
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch):
+    monkeypatch.setattr(runner, "QUIET_WAIT_S", 0.0)
+
+
+def measure_triad(backend, load):
+    reports = []
+    results = drive(run(backend, ["stream", "smoke"], load=load), reports.append)
+    [triad] = [p for p in results.points if p.kernel == "triad"]
+    return results, triad, reports
+
+
+def test_a_quiet_machine_gives_trusted_points_with_their_load(numpy_backend):
+    load = FakeLoad()
+    results, triad, _ = measure_triad(numpy_backend, load)
+    assert load.windows == len(results.points)  # one window per case, no retries
+    assert triad.foreign_load == pytest.approx(0.02) and triad.contended is None and triad.trusted
+    assert not [n for n in results.notes if "busy" in n]
+
+
+def test_a_load_that_passes_is_waited_out(numpy_backend):
+    load = FakeLoad(QUIET, QUIET, QUIET, BUSY, QUIET)  # copy, scale, add quiet; triad busy once
+    _results, triad, reports = measure_triad(numpy_backend, load)
+    assert triad.contended is None and triad.trusted
+    waits = [r.current for r in reports if "waiting for a quiet moment" in r.current]
+    assert waits == [f"{triad.suite}/{triad.kernel} fp32 262144 threads={numpy_backend.cpu.threads}: "
+                     "waiting for a quiet moment (other programs used 0.95 cores while it ran)"]
+
+
+def test_a_load_that_stays_marks_the_point_contended_and_never_a_ceiling(numpy_backend):
+    load = FakeLoad(QUIET, QUIET, QUIET, BUSY, BUSY, BUSY)
+    results, triad, _ = measure_triad(numpy_backend, load)
+    assert load.windows == 3 + 1 + runner.RETRIES
+    assert triad.contended == BUSY.detail and triad.foreign_load == pytest.approx(0.95)
+    assert not triad.trusted
+    assert results.best_bandwidth().kernel != "triad"
+    [note] = [n for n in results.notes if "busy" in n]
+    assert note.startswith("1 of 4 points were measured while other programs were busy (up to 0.95 "
+                           "cores), after 2 retries")
+
+
+def test_contention_survives_the_results_file_and_old_files_still_read(numpy_backend, tmp_path):
+    results, _triad, _ = measure_triad(numpy_backend, FakeLoad(QUIET, QUIET, QUIET, BUSY, BUSY, BUSY))
+    path = tmp_path / "r.json"
+    results.save(path)
+    assert [p.contended for p in load_results(path).points] == [p.contended for p in results.points]
+    old = json.loads(path.read_text())
+    old["schema"] = 1
+    for point in old["points"]:
+        del point["foreign_load"], point["contended"]
+    path.write_text(json.dumps(old))
+    assert all(p.foreign_load is None and p.contended is None for p in load_results(path).points)
+
+
+def test_no_source_is_said_in_the_summary(numpy_backend):
+    results = drive(run(numpy_backend, ["stream", "smoke"], load=None))
+    assert any("other programs' load was not measured (no /proc)" in n for n in results.notes)
+
+
+def test_proc_stat_counts_other_programs_cores(tmp_path, monkeypatch):
+    """Two CPUs; over the window 200 ticks pass (100 per CPU), all processes are busy for 130
+    of them and we for 40: other programs kept 0.9 of a core busy."""
+    (tmp_path / "self").mkdir()
+
+    def write(busy_user, idle, own):
+        (tmp_path / "stat").write_text(f"cpu  {busy_user} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n")
+        (tmp_path / "self" / "stat").write_text(
+            "42 (python (x)) R " + " ".join(["0"] * 10) + f" {own} 0 " + " ".join(["0"] * 30))
+
+    load = ProcStatLoad(tmp_path)
+    load.cpus = 2
+    write(1000, 5000, 300)
+    token = load.start()
+    write(1130, 5070, 340)
+    monkeypatch.setattr("explorer.kernels.load.time.monotonic", lambda: token[1] + 1.0)
+    foreign = load.stop(token)
+    assert foreign.cores == pytest.approx(0.9) and foreign.busy
+    assert foreign.detail == "other programs used 0.90 cores while it ran"
