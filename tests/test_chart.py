@@ -210,3 +210,24 @@ def test_a_contended_point_is_grey_with_its_own_marker_and_no_ceiling(catalog, m
     assert "contended: other programs were busy" in [t.text for t in chart.texts_of("key")]
     labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
     assert "measured triad 12 GB/s" in labels  # the faster copy (24 GB/s) was contended: no ceiling
+
+
+def test_a_measured_cache_level_draws_its_own_labelled_roof(catalog, models, tmp_path):
+    from dataclasses import replace as with_
+
+    from tests.kernels.test_results import point, results
+
+    path = tmp_path / "cpu.json"
+    results(point(flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.1e-6),
+            point(suite="cache", kernel="scale L2", flops=1000, bytes=8000, param={"level": 2, "threads": 1},
+                  time_median_s=8000 / 60e9, time_p20_s=8000 / 61e9, time_p80_s=8000 / 59e9),
+            point(suite="gemm", kernel="matmul", flops=2 * 10**9, bytes=12 * 10**6, time_median_s=2e-3,
+                  time_p20_s=1.9e-3, time_p80_s=2.1e-3)).save(path)
+    doc = Document(catalog, models, Session(hardware=("epyc-9654",)))
+    doc.add_results(str(path))
+    doc.replace_session(with_(doc.session, measured_roofs=True), "ceilings")
+    chart = build_chart(doc, Page.slide(1600, 900))
+    labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
+    assert "L2 measured 60 GB/s" in labels and "measured triad 12 GB/s" in labels
+    roofs = [ln for ln in chart.lines if ln.kind == "measured-roof"]
+    assert len(roofs) == 3  # the fp32 peak, main memory and L2

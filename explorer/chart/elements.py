@@ -62,7 +62,7 @@ class Line:
 @dataclass(frozen=True)
 class Marker:
     center: Point
-    symbol: str  # circle | square | diamond | triangle | triangle-down | star | hexagon | pentagon
+    symbol: str  # circle square diamond triangle triangle-down star hexagon pentagon cross plus
     size: float  # across, in pixels
     stroke: Stroke | None
     fill: str | None

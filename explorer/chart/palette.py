@@ -28,7 +28,8 @@ ROLE_GROUP = {role: group for group, roles in ROLE_GROUPS.items() for role in ro
 
 ROOF_BANDWIDTH = OKABE_ITO["blue"]  # the Little's-law plot's curve (light panels)
 SUITE_SHAPES = {"stream": "circle", "intensity": "square", "gemm": "triangle", "decode-batch": "diamond",
-                "attention": "star", "parallelism": "hexagon", "memory-bound-ops": "pentagon"}
+                "attention": "star", "parallelism": "hexagon", "memory-bound-ops": "pentagon",
+                "cache": "plus"}
 MEASURED = OKABE_ITO["orange"]
 SELECTED = OKABE_ITO["yellow"]
 

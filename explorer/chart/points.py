@@ -125,7 +125,8 @@ def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> li
 
 def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
     """Roofs at the best trusted measured bandwidth and FLOP/s of each results file (when
-    the session draws them), each with its label: "measured triad 11.0 GB/s"."""
+    the session draws them), each with its label: "measured triad 11.0 GB/s"; a measured
+    cache level adds its own bandwidth roof ("L2 measured 59.9 GB/s")."""
     if not doc.session.measured_roofs:
         return []
     files = doc.results()
@@ -136,7 +137,8 @@ def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
             continue
         named = {f"measured {c.dtype}": c for c in flops.values()}
         compute = sorted((Roof(label, c.value) for label, c in named.items()), key=lambda r: -r.value)
-        ceilings = Ceilings(tuple(compute), (Roof("measured bandwidth", bandwidth.value),))
+        caches = tuple(Roof(f"L{level}", c.value) for level, c in results.cache_bandwidths().items())
+        ceilings = Ceilings(tuple(compute), (Roof("measured bandwidth", bandwidth.value), *caches))
         unit = chart.page.lines
         stroke = Stroke(theme.measured, 2.0 * unit, (6 * unit, 3 * unit, 1.5 * unit, 3 * unit))
         prefix = f"{_stem(path)}: " if len(files) > 1 else ""
@@ -145,6 +147,8 @@ def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
             if segment.kind == COMPUTE:
                 c = named[roof.label]
                 words = f"measured {c.dtype} {c.kernel} {format_si(c.value, rate_unit(c.dtype))}"
+            elif roof.label.startswith("L"):  # a cache level's own roof
+                words = f"{roof.label} measured {format_si(roof.value, 'B/s')}"
             else:
                 words = f"measured {bandwidth.kernel} {format_si(bandwidth.value, 'B/s')}"
             ends = ((chart.x_px(segment.x[0]), chart.y_px(segment.y[0])),

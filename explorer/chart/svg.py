@@ -50,6 +50,11 @@ def shape(symbol: str, center, size: float) -> list[tuple[float, float]] | None:
         spans = ((0, -t), (r - t, -r), (r, -r + t), (t, 0), (r, r - t), (r - t, r), (0, t),
                  (-r + t, r), (-r, r - t), (-t, 0), (-r, -r + t), (-r + t, -r))
         return [(x + u, y + v) for u, v in spans]
+    if symbol == "plus":  # a + of two bars, as a 12-corner outline
+        t = r * 0.3
+        spans = ((-t, -r), (t, -r), (t, -t), (r, -t), (r, t), (t, t), (t, r), (-t, r), (-t, t),
+                 (-r, t), (-r, -t), (-t, -t))
+        return [(x + u, y + v) for u, v in spans]
     corners = {"star": 5, "pentagon": 5, "hexagon": 6}[symbol]
     points = []
     for k in range(corners * (2 if symbol == "star" else 1)):

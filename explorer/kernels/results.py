@@ -19,6 +19,7 @@ SCHEMA = 2  # 2: foreign load and contention per point (schema 1 files still rea
 MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
 BANDWIDTH_SUITES = ("stream", "parallelism")
 COMPUTE_SUITES = ("gemm", "decode-batch", "intensity", "attention")
+CACHE_SUITES = ("cache",)  # bandwidth from a cache level: its own roof, never main memory's
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,16 @@ class Results:
             return None
         best = max(candidates, key=lambda p: p.bytes_per_s)
         return Ceiling(best.bytes_per_s, best.suite, best.kernel, best.dtype)
+
+    def cache_bandwidths(self) -> dict[int, Ceiling]:
+        """Best trusted bandwidth from each measured cache level (2: L2, 3: L3)."""
+        out: dict[int, Ceiling] = {}
+        for p in self.points:
+            level = p.param.get("level")
+            if p.trusted and p.suite in CACHE_SUITES and level is not None and (
+                    level not in out or p.bytes_per_s > out[level].value):
+                out[level] = Ceiling(p.bytes_per_s, p.suite, p.kernel, p.dtype)
+        return dict(sorted(out.items()))
 
     def best_flops(self) -> dict[str, Ceiling]:
         """Highest trusted FLOP/s per precision among the compute kernels."""

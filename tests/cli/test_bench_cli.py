@@ -30,7 +30,7 @@ def test_smoke_bench_prints_a_summary_and_saves_results(tmp_path):
     assert "reference: derived from the local CPU" in out
     assert "best sustained bandwidth" in out
     saved = load_results(path)
-    assert {p.suite for p in saved.points} == {"stream", "intensity", "gemm", "decode-batch",
+    assert {p.suite for p in saved.points} == {"stream", "cache", "intensity", "gemm", "decode-batch",
                                                "attention", "parallelism", "memory-bound-ops"}
 
 

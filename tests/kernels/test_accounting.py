@@ -111,3 +111,38 @@ def test_bytes_in_flight_of_parallelism_points():
     assert in_flight_bytes(gpu) == 108 * 256 * 16
     assert in_flight_bytes(point(suite="parallelism", kernel="copy", param={"threads": 4}, flops=0)) is None
     assert in_flight_bytes(point()) is None
+
+
+def test_cache_levels_get_working_sets_sized_to_each_level(numpy_backend):
+    """A quarter of the level per thread (the level divided among the threads sharing it),
+    two elements per index per pass; L1 is a skip with its reason."""
+    from explorer.kernels.cases import Skip as SkipCase
+
+    planned = suites.SUITES["cache"].cases(numpy_backend, "quick")
+    [l1] = [c for c in planned if isinstance(c, SkipCase)]
+    assert "L1" in l1.kernel and "the call would be timed" in l1.reason
+    cpu = numpy_backend.cpu
+    for case in (c for c in planned if isinstance(c, Case)):
+        level = next(c for c in cpu.caches if c.level == case.param["level"] and c.kind != "Instruction")
+        threads = case.param["threads"]
+        assert case.size["n"] * 4 == level.size_bytes // min(max(1, level.shared_by), threads) // 4
+        passes = suites.SUITES["cache"].passes_for(case.size["n"])
+        assert case.bytes == 2 * case.size["n"] * 4 * passes * threads
+        assert case.flops == case.bytes // 8 and not case.dram_traffic
+
+
+def test_cache_points_are_their_own_roofs_never_main_memory(numpy_backend):
+    from explorer.kernels.results import Point, Results
+
+    def point(level, rate, **kw):
+        return Point(suite="cache", kernel=f"scale L{level}", dtype="fp32", size={"n": 1000},
+                     param={"level": level, "threads": 1}, flops=1000, bytes=8000,
+                     time_median_s=8000 / rate, time_p20_s=8000 / rate, time_p80_s=8000 / rate, **kw)
+
+    stream = Point(suite="stream", kernel="triad", dtype="fp32", size={"n": 1000}, param={}, flops=2000,
+                   bytes=12000, time_median_s=1e-6, time_p20_s=1e-6, time_p80_s=1e-6)
+    results = Results(machine={}, timer="", preset="quick", suites=("cache",),
+                      points=(stream, point(2, 60e9), point(2, 40e9), point(3, 50e9),
+                              point(3, 90e9, contended="other programs used 1.00 cores while it ran")))
+    assert results.best_bandwidth().value == pytest.approx(12e9)  # main memory: the stream triad
+    assert {level: round(c.value / 1e9) for level, c in results.cache_bandwidths().items()} == {2: 60, 3: 50}

@@ -13,7 +13,7 @@ def test_smoke_suite_end_to_end(numpy_backend):
     results = drive(run(numpy_backend, ["smoke"]), reports.append)
     assert not results.cancelled
     suites = {p.suite for p in results.points}
-    assert suites == {"stream", "intensity", "gemm", "decode-batch", "attention", "parallelism",
+    assert suites == {"stream", "cache", "intensity", "gemm", "decode-batch", "attention", "parallelism",
                       "memory-bound-ops"}
     assert all(p.check is None for p in results.points)
     assert all(p.time_p20_s <= p.time_median_s <= p.time_p80_s for p in results.points)
@@ -21,7 +21,7 @@ def test_smoke_suite_end_to_end(numpy_backend):
     assert results.machine["cpu"]["model"]
     assert any("smoke preset" in n for n in results.notes)
     # Progress: total fixed, done never decreasing, from 0 to the end.
-    assert {r.total for r in reports} == {len(results.points)}
+    assert {r.total for r in reports} == {len(results.points)}  # (L1 is a Skip, not a case)
     done = [r.done for r in reports]
     assert done == sorted(done) and done[0] == 0 and done[-1] == reports[0].total
     assert reports[-1].current == "" and reports[-1].fraction == 1.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 from explorer.kernels.cases import PRESETS, Case, Skip
 from explorer.kernels.suites import (
     attention,
+    cache,
     decode_batch,
     gemm,
     intensity,
@@ -19,7 +20,7 @@ from explorer.kernels.suites import (
 
 SUITES = {
     module.SUITE: module
-    for module in (stream, intensity, gemm, decode_batch, attention, parallelism, memory_ops)
+    for module in (stream, cache, intensity, gemm, decode_batch, attention, parallelism, memory_ops)
 }
 
 
