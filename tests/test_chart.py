@@ -166,68 +166,53 @@ def test_a_one_device_chart_always_names_its_device(catalog, models):
     assert all(t.text.startswith("H100 SXM: ") for t in titled.texts_of("roof"))
 
 
-def test_measurements_refit_the_range_and_measured_ceilings_are_labelled(catalog, models, tmp_path):
+def chart_with_measurements(catalog, models, path, device, *extra):
+    """The chart of ``device`` showing a results file: a slow triad (2 GFLOP/s at 1/6
+    FLOP/byte: 12 GB/s), a 1 TFLOP/s matmul and ``extra`` points, measured ceilings on."""
     from dataclasses import replace as with_
 
     from tests.kernels.test_results import point, results
 
-    path = tmp_path / "cpu.json"
-    # A slow triad (2 GFLOP/s at 1/6 FLOP/byte: 12 GB/s) and a 1 TFLOP/s matmul.
     results(point(flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.1e-6),
+            *extra,
             point(suite="gemm", kernel="matmul", flops=2 * 10**9, bytes=12 * 10**6, time_median_s=2e-3,
                   time_p20_s=1.9e-3, time_p80_s=2.1e-3)).save(path)
-    doc = Document(catalog, models, Session(hardware=("h100-sxm",)))
+    doc = Document(catalog, models, Session(hardware=(device,)))
     doc.add_results(str(path))
     doc.replace_session(with_(doc.session, measured_roofs=True), "ceilings")
     chart = build_chart(doc, Page.slide(1600, 900))
+    return chart, [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
+
+
+def test_measurements_refit_the_range_and_measured_ceilings_are_labelled(catalog, models, tmp_path):
+    chart, labels = chart_with_measurements(catalog, models, tmp_path / "cpu.json", "h100-sxm")
     assert chart.y_range[0] <= 2e9 / 3  # the 2 GFLOP/s triad is inside, not clipped
     measured = [m for m in chart.markers if m.kind == "measured"]
     assert len(measured) == 2 and all(inside(square(m.center, 1), chart.plot) for m in measured)
-    labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
     assert "measured triad 12 GB/s" in labels and "measured fp32 matmul 1 TFLOP/s" in labels
 
 
 def test_a_contended_point_is_grey_with_its_own_marker_and_no_ceiling(catalog, models, tmp_path):
-    from dataclasses import replace as with_
-
     from explorer.chart import palette
-    from tests.kernels.test_results import point, results
+    from tests.kernels.test_results import point
 
-    path = tmp_path / "busy.json"
     busy = "other programs used 0.95 cores while it ran"
-    results(point(flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.1e-6),
-            point(kernel="copy", flops=1000, bytes=12000, time_median_s=0.5e-6, time_p20_s=0.4e-6,
-                  time_p80_s=0.6e-6, foreign_load=0.95, contended=busy),
-            point(suite="gemm", kernel="matmul", flops=2 * 10**9, bytes=12 * 10**6, time_median_s=2e-3,
-                  time_p20_s=1.9e-3, time_p80_s=2.1e-3)).save(path)
-    doc = Document(catalog, models, Session(hardware=("h100-sxm",)))
-    doc.add_results(str(path))
-    doc.replace_session(with_(doc.session, measured_roofs=True), "ceilings")
-    chart = build_chart(doc, Page.slide(1600, 900))
+    copy = point(kernel="copy", flops=1000, bytes=12000, time_median_s=0.5e-6, time_p20_s=0.4e-6,
+                 time_p80_s=0.6e-6, foreign_load=0.95, contended=busy)
+    chart, labels = chart_with_measurements(catalog, models, tmp_path / "busy.json", "h100-sxm", copy)
     grey = palette.THEMES["light"].suspect
-    [copy] = [m for m in chart.markers if m.kind == "measured" and m.name == "stream/copy"]
-    assert (copy.symbol, copy.fill) == ("triangle-down", grey) and f"CONTENDED: {busy}" in copy.tooltip
+    [marker] = [m for m in chart.markers if m.kind == "measured" and m.name == "stream/copy"]
+    assert (marker.symbol, marker.fill) == ("triangle-down", grey) and f"CONTENDED: {busy}" in marker.tooltip
     assert "contended: other programs were busy" in [t.text for t in chart.texts_of("key")]
-    labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
     assert "measured triad 12 GB/s" in labels  # the faster copy (24 GB/s) was contended: no ceiling
 
 
 def test_a_measured_cache_level_draws_its_own_labelled_roof(catalog, models, tmp_path):
-    from dataclasses import replace as with_
+    from tests.kernels.test_results import point
 
-    from tests.kernels.test_results import point, results
-
-    path = tmp_path / "cpu.json"
-    results(point(flops=2000, bytes=12000, time_median_s=1e-6, time_p20_s=0.9e-6, time_p80_s=1.1e-6),
-            point(suite="cache", kernel="scale L2", flops=1000, bytes=8000, param={"level": 2, "threads": 1},
-                  time_median_s=8000 / 60e9, time_p20_s=8000 / 61e9, time_p80_s=8000 / 59e9),
-            point(suite="gemm", kernel="matmul", flops=2 * 10**9, bytes=12 * 10**6, time_median_s=2e-3,
-                  time_p20_s=1.9e-3, time_p80_s=2.1e-3)).save(path)
-    doc = Document(catalog, models, Session(hardware=("epyc-9654",)))
-    doc.add_results(str(path))
-    doc.replace_session(with_(doc.session, measured_roofs=True), "ceilings")
-    chart = build_chart(doc, Page.slide(1600, 900))
-    labels = [t.text for t in (*chart.texts_of("measured"), *chart.overflow)]
+    l2 = point(suite="cache", kernel="scale L2", flops=1000, bytes=8000, param={"level": 2, "threads": 1},
+               time_median_s=8000 / 60e9, time_p20_s=8000 / 61e9, time_p80_s=8000 / 59e9)
+    chart, labels = chart_with_measurements(catalog, models, tmp_path / "cpu.json", "epyc-9654", l2)
     assert "L2 measured 60 GB/s" in labels and "measured triad 12 GB/s" in labels
     roofs = [ln for ln in chart.lines if ln.kind == "measured-roof"]
     assert len(roofs) == 3  # the fp32 peak, main memory and L2

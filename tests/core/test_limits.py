@@ -2,9 +2,6 @@
 in milliseconds and nothing exhausts memory: layer repeats, widths, stack length, results
 files, file size, YAML aliases and nesting."""
 
-import signal
-from contextlib import contextmanager
-
 import pytest
 
 from explorer.core import custom
@@ -13,6 +10,7 @@ from explorer.core.session import MAX_RESULTS_FILES, Session, load_session
 from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams
 from explorer.document import Document
 from explorer.kernels.results import load_results
+from tests.timeouts import no_hang
 
 
 def session_with(tmp_path, workload: str, extra: str = ""):
@@ -70,21 +68,6 @@ def test_an_alias_bomb_and_deep_nesting_are_refused(tmp_path):
     results.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(DataFileError, match="nests too deeply"):
         load_results(results)
-
-
-@contextmanager
-def no_hang(seconds: float):
-    """Fails a test whose work does not end (five times the goal of a second; no timing)."""
-    def stop(*_):
-        raise AssertionError(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_the_largest_accepted_stack_analyses_without_hanging(catalog, models):

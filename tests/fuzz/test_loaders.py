@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -28,28 +26,11 @@ from explorer.core.workload import WorkloadError, WorkloadParams
 from explorer.document import Document
 from explorer.kernels.results import Point, Results, load_results
 from explorer.paths import resource_path
+from tests.timeouts import no_hang
 
 from .mutate import cut, mutated
 
 LIMIT_S = 1.0
-
-
-class Hang(Exception):
-    pass
-
-
-@contextmanager
-def within(seconds: float):
-    def stop(*_):
-        raise Hang(f"took longer than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _session_text(tmp: Path) -> str:
@@ -122,7 +103,7 @@ def cases(catalog, models, tmp_path_factory):
 def check(load, path: Path) -> None:
     """The loader's own outcome only: a value, or a DataFileError naming the file."""
     try:
-        with within(LIMIT_S):
+        with no_hang(LIMIT_S):
             load(path)
     except DataFileError as exc:
         assert str(path) in str(exc)
