@@ -12,8 +12,8 @@ from explorer.chart.text import ASCENT, LINE_HEIGHT, text_width
 from explorer.document import RoofRef
 
 # The order kinds are drawn in, back to front (every output draws in this order).
-LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "roof", "key")
-MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key")
+LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "roof", "key", "key-live")
+MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key", "key-live")
 
 # Chart text and titles as shares of the page height, for a picture projected in a room.
 TEXT_SHARE, TITLE_SHARE = 0.021, 0.032

@@ -21,6 +21,7 @@ class Entry:
     dash: tuple[float, ...] = ()
     fill: str | None = None
     bold: bool = False
+    live: bool = False  # changes while a drag moves the chart (the labels with no room): kind "key-live"
 
 
 def entry_width(entry: Entry, size: float) -> float:
@@ -69,17 +70,18 @@ def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float
             texts.append(Text("…", (left, y), size, foreground, "key"))
             break
         middle = y + row / 2
+        kind = "key-live" if entry.live else "key"
         if entry.swatch == "line":
             stroke = Stroke(entry.colour, 2.4 * scale, tuple(d * 2.4 * scale for d in entry.dash))
-            lines.append(Line(((left, middle), (left + 1.8 * size, middle)), stroke, "key"))
+            lines.append(Line(((left, middle), (left + 1.8 * size, middle)), stroke, kind))
             if entry.symbol:
                 markers.append(Marker((left + 0.9 * size, middle), entry.symbol, 0.8 * size,
-                                      Stroke(entry.colour, 1.4 * scale), background, "key"))
+                                      Stroke(entry.colour, 1.4 * scale), background, kind))
         elif entry.swatch == "marker":
             markers.append(Marker((left + 0.9 * size, middle), entry.symbol, 0.85 * size,
-                                  Stroke(entry.colour, 1.6 * scale), entry.fill, "key"))
+                                  Stroke(entry.colour, 1.6 * scale), entry.fill, kind))
         text_left = left if entry.swatch == "heading" else left + 2.4 * size
-        texts.append(Text(entry.text, (text_left, middle), size, foreground, "key",
+        texts.append(Text(entry.text, (text_left, middle), size, foreground, kind,
                           dy=-0.58 * size, bold=entry.bold))
         y += row
     return tuple(lines), tuple(markers), tuple(texts)

@@ -248,9 +248,10 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
                                 if options.annotations else ([], [], ()))
     key_parts, key_box = ([], [], []), None
     if entries:
-        extra = [Entry("Unlabelled (no room)", "heading", bold=True)] if overflow else []
+        extra = [Entry("Unlabelled (no room)", "heading", bold=True, live=True)] if overflow else []
         extra += [Entry(t.text, "marker" if t.kind == "ridge" else "line", t.colour,
-                        "diamond" if t.kind == "ridge" else "", fill=theme.background) for t in overflow]
+                        "diamond" if t.kind == "ridge" else "", fill=theme.background, live=True)
+                  for t in overflow]
         rows = entries + extra
         if beside:
             key_box = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
