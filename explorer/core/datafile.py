@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -96,10 +97,12 @@ MAX_ALIASES = 100  # YAML aliases (``*name``): a few are handy, thousands are an
 def read_text_limited(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     """A file's text, refused before it is read when it is larger than ``limit``."""
     size = path.stat().st_size
-    if size > limit:
-        raise DataFileError(path, f"is {size / 2**20:.1f} MB; files over {limit >> 20} MB are refused "
-                                  "(is it the right file?)")
-    return path.read_text(encoding="utf-8")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)  # a pipe or a growing file reports no true size
+    if size > limit or len(data) > limit:
+        raise DataFileError(path, f"is {max(size, len(data)) / 2**20:.1f} MB or more; files over "
+                                  f"{limit >> 20} MB are refused (is it the right file?)")
+    return data.decode("utf-8")
 
 
 def _check_aliases(path: Path, text: str) -> None:
@@ -272,10 +275,16 @@ class Fields:
         return value
 
 
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlong = 3, 60, 60, 60
+_BRIEF.maxlist = _BRIEF.maxdict = _BRIEF.maxtuple = _BRIEF.maxset = 6
+
+
 def brief(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` cut to ``limit`` characters: an error message names the value, it
-    does not echo a whole file (a session that is one long line, a symlink to a big file)."""
-    text = repr(value)
+    """A short ``repr`` of ``value``: an error message names the value, it does not echo a
+    whole file (a session that is one long line, a symlink to a big file) nor expand a
+    structure built of aliases (reprlib stops after a few items and levels)."""
+    text = _BRIEF.repr(value) if isinstance(value, list | dict | tuple | set) else repr(value)
     return text if len(text) <= limit else f"{text[:limit - 1]}… ({len(text):,} characters)"
 
 

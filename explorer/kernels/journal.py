@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import os
 import secrets
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,26 @@ class Journal:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        self.path = folder / f".run-{stamp}-{os.getpid()}-{secrets.token_hex(3)}{SUFFIX}"
+        name = f".run-{stamp}-{os.getpid()}-{secrets.token_hex(3)}{SUFFIX}"
+        self.path = folder / name
         header = {k: v for k, v in run.to_dict().items() if k not in ("points", "ceilings")}
         self.stopped: str | None = None
-        self._file = open(self.path, "x", encoding="utf-8")  # noqa: SIM115 (open for the run)
-        self._write({"journal": 1, "process": this_process(), "run": header})
+        # The header is written under another name and renamed into place: no other
+        # instance ever sees a journal without it. Private to the user (mode 0600), and held
+        # under an exclusive lock for the whole run: a lock another process can take means
+        # the writer is gone (pids say less across containers and shared home folders).
+        partial = folder / f"{name}.new"
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self._file = os.fdopen(descriptor, "w", encoding="utf-8")
+        try:
+            _lock(self._file)
+            self._write({"journal": 1, "process": this_process(), "host": socket.gethostname(),
+                         "run": header})
+            os.replace(partial, self.path)
+        except BaseException:
+            self._file.close()
+            partial.unlink(missing_ok=True)
+            raise
 
     def _write(self, record: dict[str, Any]) -> None:
         self._file.write(json.dumps(record) + "\n")
@@ -111,10 +127,34 @@ def recover(path: str | Path) -> Results:
     return results_from(data, path)
 
 
-def _writer_alive(path: Path) -> bool:
+def _lock(handle, blocking: bool = True) -> bool:
+    """An exclusive advisory lock on an open file (True: held); where the system has none
+    (Windows), True, and liveness falls back to the process id."""
     try:
+        import fcntl
+    except ImportError:
+        return True
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _writer_alive(path: Path) -> bool:
+    """Whether the process writing ``path`` still runs: it holds the journal's lock, or it
+    runs on another host or is another user's (neither can be told from here: left alone)."""
+    try:
+        getuid = getattr(os, "getuid", None)  # (Windows has no file owners to compare)
+        if getuid is not None and path.stat().st_uid != getuid():
+            return True
         with open(path, encoding="utf-8") as handle:
-            return recorded_alive(parse_json(handle.readline()).get("process"))
+            if not _lock(handle, blocking=False):
+                return True
+            record = parse_json(handle.readline())
+            if record.get("host", socket.gethostname()) != socket.gethostname():
+                return True
+            return recorded_alive(record.get("process"))
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -135,13 +175,14 @@ def recover_all(folder: str | Path) -> list[tuple[Path, Results]]:
         try:
             results = recover(journal)
             if not results.points:  # stopped before its first point: nothing to keep
-                journal.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    journal.unlink(missing_ok=True)
                 continue
             target = journal.with_name(journal.name.removeprefix(".").removesuffix(SUFFIX)
                                        + "-recovered.json")
             results.save(target)
+            journal.unlink(missing_ok=True)
         except (DataFileError, OSError):
-            continue
-        journal.unlink(missing_ok=True)
+            continue  # left for the next try; the rest is recovered
         recovered.append((target, results))
     return recovered

@@ -7,8 +7,9 @@ the timed case and ``stop()`` after give the foreign load over that window:
 - CPU (Linux): CPU time of all processes minus our own, from ``/proc/stat`` and
   ``/proc/self/stat``, in cores (1.0: one core kept busy the whole time). The kernel counts
   in ticks of 10 ms, so a window under ``MIN_WINDOW_S`` is too short to tell (None).
-- GPU: other processes on the device through NVML (``nvidia-ml-py``, part of the ``gpu``
-  extra): their number and the device's utilisation; without NVML, no source.
+- GPU: other compute processes on the device through NVML (``nvidia-ml-py``, part of the
+  ``gpu`` extra); without NVML, no source. In a container NVML may list host process ids,
+  so our own process can count as another (a known limit).
 """
 
 from __future__ import annotations
@@ -73,21 +74,22 @@ class ProcStatLoad:
 class NvmlLoad:
     """Other processes on one GPU, through NVML."""
 
-    def __init__(self, device: int = 0) -> None:
+    def __init__(self, device: int = 0, pci_bus_id: str | None = None) -> None:
         import pynvml
 
         pynvml.nvmlInit()
         self._nvml = pynvml
-        self._handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+        # CUDA's numbering follows CUDA_VISIBLE_DEVICES, NVML's does not: the bus id is shared.
+        self._handle = (pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
+                        else pynvml.nvmlDeviceGetHandleByIndex(device))
 
     def start(self):
         return None
 
     def stop(self, token) -> Foreign | None:
         nvml, handle = self._nvml, self._handle
-        try:
-            processes = [*nvml.nvmlDeviceGetComputeRunningProcesses(handle),
-                         *nvml.nvmlDeviceGetGraphicsRunningProcesses(handle)]
+        try:  # compute processes only: a desktop's display server is always on a GPU that drives a screen
+            processes = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
         except nvml.NVMLError:
             return None
         others = {p.pid for p in processes} - {os.getpid()}
@@ -100,7 +102,7 @@ def load_source(backend):
     """The foreign-load source for ``backend`` (None where none can be read here)."""
     if backend.device_kind == "gpu":
         try:
-            return NvmlLoad(backend.device.id)
+            return NvmlLoad(backend.device.id, getattr(backend.device, "pci_bus_id", None))
         except Exception:  # nvidia-ml-py missing, or NVML cannot start: no source, said in notes
             return None
     return ProcStatLoad() if ProcStatLoad.available() else None

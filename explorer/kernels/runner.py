@@ -93,16 +93,21 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         try:
             with backend.activate():  # the chosen GPU is per thread; this may be a worker thread
                 prepared = case.prepare()
+            stop_after = False  # a cancel while waiting keeps the point already measured
             for attempt in range(RETRIES + 1):
-                token = load.start() if load else None
+                token = _read_load(load.start) if load else None
                 with backend.activate():
                     measured = measure(prepared.launch, backend.timer, timing, cancel)
-                foreign = load.stop(token) if load else None
+                foreign = _read_load(load.stop, token) if load else None
                 if foreign is None or not foreign.busy or attempt == RETRIES:
                     break
                 yield Progress(index, len(cases), f"{case.label}: waiting for a quiet moment "
                                f"({foreign.detail})", clock() - start, None)
-                _wait(QUIET_WAIT_S, cancel)
+                try:
+                    _wait(QUIET_WAIT_S, cancel)
+                except Cancelled:
+                    stop_after = True
+                    break
             with backend.activate():
                 problem = prepared.check()
         except Cancelled:
@@ -141,6 +146,9 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
             contended=foreign.detail if foreign and foreign.busy else None,
         )
         points.append(last)
+        if stop_after:
+            cancelled = True
+            break
     notes.extend(_comparisons(points))
     notes.extend(_contention(points, load, backend))
     if preset == "smoke":
@@ -148,6 +156,15 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                      "not main-memory rates")
     yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
     return results_of(backend, suites, preset, points, reference, cancelled, skipped, notes)
+
+
+def _read_load(read, *args):
+    """A load reading, or None when it cannot be read (a /proc or NVML error must not cost
+    the case its measurement)."""
+    try:
+        return read(*args)
+    except Exception:
+        return None
 
 
 def _wait(seconds: float, cancel: CancelToken) -> None:

@@ -28,7 +28,8 @@ class Follower(QtCore.QObject):
         self._timer.timeout.connect(self._catch_up)
         for signal in signals:
             signal.connect(self.changed)
-        state.subscribe("history", self._on_history)  # a gesture began, ended or was cancelled
+        unsubscribe = state.subscribe("history", self._on_history)  # a gesture began, ended, was cancelled
+        self.destroyed.connect(lambda *_: unsubscribe())  # the state may outlive the panel
 
     def changed(self, *_args) -> None:
         if not self.state.in_gesture:

@@ -85,3 +85,18 @@ def test_the_largest_accepted_stack_analyses_without_hanging(catalog, models):
         else:
             assert totals.flops > 0
     assert len(layers) == 10
+
+
+def test_an_error_about_a_structure_built_of_aliases_stays_short(tmp_path, catalog, models):
+    """90 aliases (under the limit) nested nine deep expand to a billion items: the message
+    that names the value shows a few of them, at once."""
+    lines = ["a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    path = tmp_path / "s.yaml"
+    path.write_text("\n".join(["schema: 1", "hardware: [h100-sxm]", "anchors:",
+                               *("  " + line for line in lines),
+                               "workload: {model: custom, layers: [{kind: norm, d: *a9}]}"]) + "\n")
+    with no_hang(5.0), pytest.raises(DataFileError) as caught:
+        load_session(path, set(catalog), set(models))
+    assert "d must be a whole number >= 1, got [[[[...], [...]," in str(caught.value)
+    assert len(str(caught.value)) < 400

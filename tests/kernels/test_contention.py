@@ -107,3 +107,24 @@ def test_proc_stat_counts_other_programs_cores(tmp_path, monkeypatch):
     foreign = load.stop(token)
     assert foreign.cores == pytest.approx(0.9) and foreign.busy
     assert foreign.detail == "other programs used 0.90 cores while it ran"
+
+
+def test_a_cancel_while_waiting_keeps_the_point_already_measured(numpy_backend, monkeypatch):
+    from explorer.kernels.timing import Cancelled
+
+    def cancelled_wait(seconds, cancel):
+        raise Cancelled()
+
+    monkeypatch.setattr(runner, "_wait", cancelled_wait)
+    results = drive(run(numpy_backend, ["stream", "smoke"], load=FakeLoad(QUIET, BUSY)))
+    assert results.cancelled and [p.kernel for p in results.points] == ["copy", "scale"]
+    assert results.points[1].contended == BUSY.detail
+
+
+def test_a_load_that_cannot_be_read_costs_no_measurement(numpy_backend):
+    class Broken(FakeLoad):
+        def stop(self, token):
+            raise OSError(5, "Input/output error")
+
+    results = drive(run(numpy_backend, ["stream", "smoke"], load=Broken()))
+    assert len(results.points) == 4 and all(p.foreign_load is None and p.trusted for p in results.points)

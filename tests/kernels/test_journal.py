@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,36 @@ def test_a_bench_killed_with_sigkill_keeps_every_point_it_had_measured(tmp_path)
     assert len(recovered.points) >= measured - 1 and recovered.cancelled  # the progress line leads
     assert RECOVERED_NOTE in recovered.notes[-1]
     assert not list(tmp_path.glob(".run-*.journal.jsonl"))
+
+
+def test_a_journal_whose_writer_holds_its_lock_is_never_taken(tmp_path):
+    """The writer keeps its journal locked for the whole run: even a header naming a process
+    id that looks dead (another container, a reused id) does not make it a leftover."""
+    journal = Journal(tmp_path, RUN)
+    journal.add(point(1))
+    lines = journal.path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["process"] = {"pid": dead_pid(), "start": None}
+    journal.path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")  # same file, lock kept
+    assert leftovers(tmp_path) == [] and recover_all(tmp_path) == []
+    assert journal.path.stat().st_mode & 0o777 == 0o600  # private to its user
+    journal.close()  # the lock goes with the process
+    assert leftovers(tmp_path) == [journal.path]
+
+
+def test_a_journal_that_cannot_be_removed_does_not_stop_the_others(tmp_path, monkeypatch):
+    first, second = Journal(tmp_path, RUN), Journal(tmp_path, RUN)
+    for journal in (first, second):
+        journal.add(point(1))
+        orphan(journal)
+    real_unlink = Path.unlink
+
+    def unlink(path, missing_ok=False):
+        if path == first.path:
+            raise PermissionError(1, "Operation not permitted")
+        return real_unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    recovered = recover_all(tmp_path)
+    assert [len(results.points) for _, results in recovered] == [1]
+    assert first.path.exists() and not second.path.exists()
