@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from explorer.chart.elements import Page
+from explorer.chart.elements import Page, Text
 from explorer.chart.geometry import inside, overlap, square
 from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.chart.svg import chart_svg
@@ -216,3 +216,21 @@ def test_a_measured_cache_level_draws_its_own_labelled_roof(catalog, models, tmp
     assert "L2 measured 60 GB/s" in labels and "measured triad 12 GB/s" in labels
     roofs = [ln for ln in chart.lines if ln.kind == "measured-roof"]
     assert len(roofs) == 3  # the fp32 peak, main memory and L2
+
+
+def test_an_unlabelled_roof_keeps_its_number_whole_in_a_narrow_key():
+    """The key names the device when the row has room (two rows at most), else drops the
+    name (the colour and line say it); wrapping takes up to three rows before anything is
+    cut, so a number is never shortened to "163 TFL…"."""
+    from explorer.chart import palette
+    from explorer.chart.key import fitted
+    from explorer.chart.model import _unlabelled
+
+    theme, size = palette.THEMES["light"], 16.0
+    text = Text("MI300X: fp32 vector & matrix 163 TFLOP/s", (0, 0), size, "#0072B2", "roof")
+    assert _unlabelled(text, theme, None, size).text == text.text  # a key inside the plot grows
+    assert _unlabelled(text, theme, 1000.0, size).text == text.text
+    narrow = _unlabelled(text, theme, 150.0, size)
+    assert narrow.text == "fp32 vector & matrix 163 TFLOP/s"
+    rows = [row.text for row in fitted(narrow, size, 150.0)]
+    assert " ".join(rows) == narrow.text and len(rows) <= 3

@@ -33,16 +33,23 @@ def key_width(entries: list[Entry], size: float) -> float:
     return max((entry_width(e, size) for e in entries), default=0.0) + size
 
 
+MAX_ROWS = 3  # a key entry wraps to at most three rows (a number is rarely cut then)
+
+
 def fitted(entry: Entry, size: float, width: float) -> list[Entry]:
-    """``entry`` as one or two rows that fit ``width``: its text wrapped at a space, the
-    second row shortened with "…" if need be (a second row has no swatch)."""
+    """``entry`` as one to ``MAX_ROWS`` rows that fit ``width``: its text wrapped at
+    spaces, the last row shortened with "…" if need be (rows after the first have no
+    swatch)."""
     room = width - entry_width(replace(entry, text=""), size)
     lines = wrap(entry.text, size * (BOLD if entry.bold else 1.0), room) or [""]
     rows = [replace(entry, text=lines[0])]
-    if len(lines) > 1:
-        rows.append(replace(entry, text=" ".join(lines[1:]), swatch="more"))
+    rest = lines[1:]
+    while rest:
+        last = len(rows) == MAX_ROWS - 1
+        rows.append(replace(entry, text=" ".join(rest) if last else rest[0], swatch="more"))
+        rest = [] if last else rest[1:]
     out = []
-    for row in rows[:2]:
+    for row in rows:
         text = row.text
         while len(text) > 1 and entry_width(replace(row, text=text), size) > width:
             text = text.rstrip("…")[:-1].rstrip() + "…"

@@ -62,7 +62,8 @@ def _separated(corners, owner: Line, segments) -> bool:
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
           margin: float = 2.0, hints: tuple[int, ...] = ()) -> tuple[list[Text], list[Text], tuple[int, ...]]:
-    """(placed texts, texts with no room, the candidate each request took or -1) for
+    """(placed texts, texts with no room (each request's first, fullest text, for the key),
+    the candidate each request took or -1) for
     ``requests`` in order of priority. ``hints``: the candidates taken last time (during a
     drag the chart changes a little between frames), tried first; a label that had no room
     last time is not tried again (the full layout follows when the drag ends)."""
@@ -106,7 +107,7 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
                 chosen.append(index)
                 break
         else:
-            left.append(request.candidates[count - 1])  # the last is the shortest text
+            left.append(request.candidates[0])  # the first is the fullest text: the key has room
             chosen.append(-1)
     return [text for text, _ in placed], left, tuple(chosen)
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from explorer.chart import palette
 from explorer.chart.elements import Chart, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
-from explorer.chart.key import Entry, draw_key, key_width, workload_entries
+from explorer.chart.key import Entry, draw_key, fitted, key_width, workload_entries
 from explorer.chart.layout import place
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
 from explorer.chart.roofs import (
@@ -248,13 +248,12 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
                                 if options.annotations else ([], [], ()))
     key_parts, key_box = ([], [], []), None
     if entries:
+        column = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
         extra = [Entry("Unlabelled (no room)", "heading", bold=True, live=True)] if overflow else []
-        extra += [Entry(t.text, "marker" if t.kind == "ridge" else "line", t.colour,
-                        "diamond" if t.kind == "ridge" else "", fill=theme.background, live=True)
-                  for t in overflow]
+        extra += [_unlabelled(t, theme, column.width if beside else None, page.text) for t in overflow]
         rows = entries + extra
         if beside:
-            key_box = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
+            key_box = column
         else:
             key_box = _empty_corner(chart, rows, lines, markers, placed)
             if key_box is None:
@@ -264,6 +263,24 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
+
+
+def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:
+    """A key row for a label with no room on the plot: its full text ("RTX 4090: fp32 vector
+    82.6 TFLOP/s"), or without the device's name (its colour and line say it) when the full
+    text would take more than two rows of a key column ``width`` wide or be cut: a number
+    must never be cut, and every unlabelled roof must find a row."""
+    def entry(words: str) -> Entry:
+        return Entry(words, "marker" if text.kind == "ridge" else "line", text.colour,
+                     "diamond" if text.kind == "ridge" else "", fill=theme.background, live=True)
+
+    full = entry(text.text)
+    if width is None or ": " not in text.text:
+        return full
+    rows = fitted(full, size, width)
+    if len(rows) <= 2 and not rows[-1].text.endswith("…"):
+        return full
+    return entry(text.text.split(": ", 1)[1])
 
 
 def _named(devices: list[Shown], options: ChartOptions) -> bool:

@@ -185,7 +185,7 @@ def roof_tooltip(hw: Hardware, ref: RoofRef) -> str:
 
 def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tuple[list, list[Request]]:
     """A mark where each device's binding roof meets its main-memory roof; the primary
-    device's is labelled with its intensity."""
+    device's is labelled with its intensity (and its name, when several devices are shown)."""
     markers, requests = [], []
     for index, shown in enumerate(devices):
         ridge = shown.binding.value / shown.hardware.bandwidth_bytes_per_s
@@ -203,7 +203,8 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
         if index:
             continue
         badge = " (what-if)" if shown.hardware.id in what_if else ""
-        text = Text(f"ridge {format_number(ridge)} FLOP/byte{badge}", center, chart.page.text,
+        whose = f"{shown.hardware.label} " if len(devices) > 1 else ""  # several ridges: say whose
+        text = Text(f"{whose}ridge {format_number(ridge)} FLOP/byte{badge}", center, chart.page.text,
                     colour, "ridge", tooltip=tooltip)
         gap = size / 2 + 3
         candidates = Spots([(text, (center[0] + dx * gap, center[1] + dy * gap), 0.0, align, side, 0.0)
