@@ -96,3 +96,22 @@ def test_stream_records_its_thread_count(numpy_backend):
     cases = [c for c in suites.SUITES["stream"].cases(numpy_backend, "quick")]
     assert [c.param for c in cases] == [{"threads": numpy_backend.cpu.threads}]
     assert f"{numpy_backend.cpu.threads} threads" in cases[0].convention
+
+
+@pytest.mark.parametrize("kernel", ["softmax", "layernorm", "gelu"])
+def test_memory_bound_ops_split_over_threads_compute_every_row(numpy_backend, kernel):
+    """Rows split among three threads (64 rows: 21, 21, 22) give the reference result."""
+    from dataclasses import replace
+
+    from explorer.kernels.backends import NumpyBackend
+    from explorer.kernels.suites import memory_ops
+
+    backend = NumpyBackend(cpu=replace(numpy_backend.cpu, threads=3))
+    prepared = memory_ops._prepare(backend, kernel, "fp32", 64, 512)
+    try:
+        prepared.launch()
+        assert prepared.check() is None
+    finally:
+        prepared.close()
+    [case] = [c for c in memory_ops.cases(backend, "full") if c.kernel == kernel]
+    assert case.param == {"threads": 3}

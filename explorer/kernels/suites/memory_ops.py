@@ -4,15 +4,21 @@ FLOPs and bytes come from the workload engine's conventions (core/ops.py): each 
 its input and writes its output once (layer norm also reads its scale and shift). Both
 backends run them unfused, as a framework does in eager mode: several passes per op
 (max, subtract, exp, sum, divide; GELU is nine elementwise calls), so the bytes per
-second reported are compulsory traffic, a lower bound on what moves.
+second reported are compulsory traffic, a lower bound on what moves. On the CPU the rows
+are split among one thread per core, as a framework's CPU kernels use every core (each
+thread runs the same passes over its rows; NumPy releases the GIL inside each call).
 """
 
 from __future__ import annotations
+
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from explorer.core import ops
 from explorer.kernels.cases import TOLERANCE, Case, Prepared, sample_indices, within
+from explorer.kernels.suites.stream import threads_for
 
 SUITE = "memory-bound-ops"
 ITEMSIZE = {"fp32": 4, "fp16": 2}
@@ -35,12 +41,12 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
     y = xp.empty_like(x)
     gamma, beta = backend.random(cols, dtype), backend.random(cols, dtype)
 
-    def softmax():
+    def softmax(x, y):
         xp.subtract(x, x.max(axis=-1, keepdims=True), out=y)
         xp.exp(y, out=y)
         xp.divide(y, y.sum(axis=-1, keepdims=True), out=y)
 
-    def layernorm():
+    def layernorm(x, y):
         mean = x.mean(axis=-1, keepdims=True)
         xp.subtract(x, mean, out=y)
         var = xp.square(y).mean(axis=-1, keepdims=True)
@@ -48,7 +54,7 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
         xp.multiply(y, gamma, out=y)
         xp.add(y, beta, out=y)
 
-    def gelu():
+    def gelu(x, y):
         xp.multiply(x, x, out=y)
         xp.multiply(y, x, out=y)
         xp.multiply(y, 0.044715, out=y)
@@ -58,6 +64,20 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
         xp.add(y, 1, out=y)
         xp.multiply(y, x, out=y)
         xp.multiply(y, 0.5, out=y)
+
+    body = {"softmax": softmax, "layernorm": layernorm, "gelu": gelu}[kernel]
+    launch, close = lambda: body(x, y), lambda: None
+    if backend.device_kind == "cpu" and threads_for(backend) > 1:  # rows are independent: split them
+        bounds = np.linspace(0, rows, threads_for(backend) + 1).astype(int)
+        parts = [(x[lo:hi], y[lo:hi]) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+        pool = ThreadPoolExecutor(len(parts), "explorer-memory-ops")
+
+        def launch():
+            for future in [pool.submit(body, *part) for part in parts]:
+                future.result()
+
+        def close():
+            pool.shutdown(wait=True)
 
     rows_checked = sample_indices(rows, 4)
 
@@ -69,7 +89,7 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
         return within(backend.to_host(y[rows_checked]), _reference(kernel, host, g, b),
                       max(TOLERANCE[dtype], 1e-5), kernel)
 
-    return Prepared({"softmax": softmax, "layernorm": layernorm, "gelu": gelu}[kernel], check)
+    return Prepared(launch, check, close)
 
 
 def cost(kernel: str, rows: int, cols: int, itemsize: int) -> ops.Cost:
@@ -99,5 +119,5 @@ def cases(backend, preset: str) -> list[Case]:
         out.append(Case(SUITE, name, dtype, {"rows": rows, "cols": cols}, flops, moved,
                         lambda name=name, rows=rows, cols=cols: _prepare(backend, name, dtype, rows, cols),
                         "input read once, output written once (the unfused passes move more)",
-                        dram_traffic=False))
+                        {} if gpu else {"threads": threads_for(backend)}, dram_traffic=False))
     return out
