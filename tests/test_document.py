@@ -142,3 +142,17 @@ def test_opening_a_session_skips_its_broken_measurements(doc, tmp_path):
     with pytest.raises(Exception, match="unknown id 'h100'"):
         doc.open_session(path)
     assert doc.session.model == "gpt2"  # unchanged
+
+
+def test_a_new_catalogue_is_seen_at_once_by_devices_and_analyses(doc, catalog):
+    """Devices and analyses are remembered per session and catalogue; replacing the
+    catalogue (a custom device saved over a shown one) makes them new."""
+    from explorer.core.catalog import Catalog
+
+    before = doc.analysis()
+    assert doc.device("h100-sxm") is doc.device("h100-sxm")
+    faster = WhatIf(bandwidth_scale=2.0).apply(catalog["h100-sxm"])  # as if saved so by the user
+    doc.set_catalog(Catalog([faster if ident == "h100-sxm" else catalog[ident] for ident in catalog]))
+    doubled = 2 * catalog["h100-sxm"].bandwidth_bytes_per_s
+    assert doc.device("h100-sxm").bandwidth_bytes_per_s == pytest.approx(doubled)
+    assert doc.analysis().totals.time_s == pytest.approx(before.totals.time_s / 2, rel=0.01)

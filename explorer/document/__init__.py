@@ -58,6 +58,8 @@ class Document:
         self.models = models
         self._session = session or Session()
         self._roof: RoofRef | None = None  # a selected roof (an op's selection is in the session)
+        self._memo_of: tuple | None = None  # (session, catalogue) the memo below belongs to
+        self._memo_values: dict = {}
         self._gesture: tuple[Session, str] | None = None
         self._results: dict[str, Results] = {}
         self._live: list[Point] = []
@@ -89,9 +91,22 @@ class Document:
     def model(self) -> ModelSpec:
         return self._session.model_spec or self.models[self._session.model]
 
+    def _memo(self, key: tuple, make: Callable):
+        """``make()`` once per session and catalogue: both are replaced, never changed in
+        place, so their identity says when a result is stale (a drag asks for the same
+        device and analysis dozens of times per frame; hashing them for the shared caches
+        below costs more than the lookup saves)."""
+        memo_of = self._memo_of
+        if memo_of is None or memo_of[0] is not self._session or memo_of[1] is not self.catalog:
+            self._memo_of, self._memo_values = (self._session, self.catalog), {}
+        if key not in self._memo_values:
+            self._memo_values[key] = make()
+        return self._memo_values[key]
+
     def device(self, ident: str) -> Hardware:
         """A shown device with its what-ifs applied."""
-        return self._session.what_if(ident).apply(self.catalog[ident])
+        return self._memo(("device", ident),
+                          lambda: self._session.what_if(ident).apply(self.catalog[ident]))
 
     def devices(self) -> list[Hardware]:
         return [self.device(ident) for ident in self._session.hardware]
@@ -102,12 +117,14 @@ class Document:
 
     def analysis(self, ident: str | None = None) -> Analysis:
         """The workload costed on ``ident`` (the primary device by default)."""
-        hardware = self.device(ident) if ident else self.primary
-        return _analysis(self.model, self._session.params, hardware)
+        ident = ident or self._session.primary
+        return self._memo(("analysis", ident),
+                          lambda: _analysis(self.model, self._session.params, self.device(ident)))
 
     def sweep(self, ident: str | None = None) -> BatchSweep:
-        hardware = self.device(ident) if ident else self.primary
-        return _sweep(self.model, self._session.params, hardware)
+        ident = ident or self._session.primary
+        return self._memo(("sweep", ident),
+                          lambda: _sweep(self.model, self._session.params, self.device(ident)))
 
     def results(self) -> list[tuple[str, Results]]:
         return [(path, self._results[path]) for path in self._session.results if path in self._results]
