@@ -105,8 +105,8 @@ def summary(results: Results, reference: Reference) -> str:
     lines.append(f"\nreference: {reference.source}; fractions are of the roof the kernel is "
                  "nearest to (peak for its precision, or main-memory bandwidth)")
     for p in results.points:
-        if p.check or p.suspect or p.contended:
-            lines.append(f"{p.suite}/{p.kernel} {p.dtype}: {p.check or p.suspect or p.contended}")
+        if p.doubt:
+            lines.append(f"{p.suite}/{p.kernel} {p.dtype}: {p.doubt}")
     bandwidth = results.best_bandwidth()
     if bandwidth:
         lines.append(f"best sustained bandwidth: {format_si(bandwidth.value, 'B/s')} "
@@ -207,14 +207,12 @@ def _journal_folders(args) -> list[Path]:
 def _start_journal(args, backend, reference, err: TextIO) -> Journal | None:
     """Recover the journals earlier runs left behind, then start this run's."""
     folders = _journal_folders(args)
-    for folder in dict.fromkeys(folders):
-        for path, results in recover_all(folder):
-            print(f"recovered {len(results.points)} points of an interrupted run into {path}", file=err)
+    for path, results in recover_all(*folders):
+        print(f"recovered {len(results.points)} points of an interrupted run into {path}", file=err)
     try:
-        suites, preset = resolve(args.suite, "quick")
+        journal = open_journal(folders, backend, args.suite, reference)
     except UnknownSuiteError:
         return None  # the run itself says what is wrong
-    journal = open_journal(folders, results_of(backend, suites, preset, [], reference, cancelled=True))
     if journal is None:
         print("note: no folder can hold a journal; the points are kept in memory only", file=err)
     return journal

@@ -26,8 +26,7 @@ from explorer.kernels import gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
 from explorer.kernels.journal import Journal, journal_folders, open_journal
 from explorer.kernels.reference import reference_for
-from explorer.kernels.runner import drive, results_of, run
-from explorer.kernels.suites import resolve
+from explorer.kernels.runner import drive, run
 from explorer.kernels.timing import CancelToken
 
 log = logging.getLogger(__name__)
@@ -129,8 +128,7 @@ class Jobs(QtCore.QObject):
                 raise JobError(f"The {backend} backend cannot run here: {exc}") from None
             reference, note = reference_for(opened, catalog, compare)
             emit("started", opened.label + (f" ({note})" if note else ""))
-            journal = open_journal(journal_folders(), results_of(opened, *resolve(list(suites), "quick"),
-                                                                 [], reference, cancelled=True))
+            journal = open_journal(journal_folders(), opened, suites, reference)
             emit("journal", journal)
 
             def on_progress(progress) -> None:

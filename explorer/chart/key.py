@@ -60,8 +60,8 @@ def fitted(entry: Entry, size: float, width: float) -> list[Entry]:
 def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom: float, size: float,
              foreground: str, background: str, scale: float) -> tuple[tuple[Line, ...], ...]:
     """The key's swatches and texts (lines, markers, texts), one entry per row from ``top``
-    (two when its text is wider than the key); rows that would pass ``bottom`` are left out
-    after a "…" row."""
+    (up to ``MAX_ROWS`` when its text is wider than the key); rows that would pass ``bottom``
+    are left out after a "…" row."""
     return _drawn_key(tuple(entries), left, top, right, bottom, size, foreground, background, scale)
 
 

@@ -137,8 +137,9 @@ def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
             continue
         named = {f"measured {c.dtype}": c for c in flops.values()}
         compute = sorted((Roof(label, c.value) for label, c in named.items()), key=lambda r: -r.value)
-        caches = tuple(Roof(f"L{level}", c.value) for level, c in results.cache_bandwidths().items())
-        ceilings = Ceilings(tuple(compute), (Roof("measured bandwidth", bandwidth.value), *caches))
+        caches = {f"L{level}": c for level, c in results.cache_bandwidths().items()}
+        ceilings = Ceilings(tuple(compute), (Roof("measured bandwidth", bandwidth.value),
+                                             *(Roof(label, c.value) for label, c in caches.items())))
         unit = chart.page.lines
         stroke = Stroke(theme.measured, 2.0 * unit, (6 * unit, 3 * unit, 1.5 * unit, 3 * unit))
         prefix = f"{_stem(path)}: " if len(files) > 1 else ""
@@ -147,7 +148,7 @@ def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
             if segment.kind == COMPUTE:
                 c = named[roof.label]
                 words = f"measured {c.dtype} {c.kernel} {format_si(c.value, rate_unit(c.dtype))}"
-            elif roof.label.startswith("L"):  # a cache level's own roof
+            elif roof.label in caches:  # a cache level's own roof
                 words = f"{roof.label} measured {format_si(roof.value, 'B/s')}"
             else:
                 words = f"measured {bandwidth.kernel} {format_si(bandwidth.value, 'B/s')}"

@@ -7,8 +7,12 @@ launch callable plus a ``check`` that compares the result with a reference.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+
+import numpy as np
 
 PRESETS = ("smoke", "quick", "full")
 
@@ -52,6 +56,40 @@ class Skip:
     kernel: str
     dtype: str
     reason: str
+
+
+def threads_for(backend) -> int:
+    """Threads for a CPU kernel: one per core NumPy may use (the CPU description's count)."""
+    return max(1, backend.cpu.threads)
+
+
+def split(n: int, parts: int) -> list[tuple[int, int]]:
+    """``range(n)`` cut into ``parts`` contiguous pieces of nearly equal size, as (start,
+    end) pairs (empty pieces left out)."""
+    bounds = np.linspace(0, n, parts + 1).astype(int)
+    return [(lo, hi) for lo, hi in itertools.pairwise(bounds.tolist()) if hi > lo]
+
+
+class OnThreads:
+    """A launch that runs ``work(*part)`` for every part, one thread each (inline when there
+    is a single part; NumPy releases the GIL inside its calls), with ``close`` for the
+    threads. CPU kernels use it to take every core, as STREAM and frameworks do."""
+
+    def __init__(self, work: Callable[..., object], parts: list[tuple], name: str) -> None:
+        self.work, self.parts = work, parts
+        self.pool = ThreadPoolExecutor(len(parts), f"explorer-{name}") if len(parts) > 1 else None
+
+    def __call__(self) -> None:
+        if self.pool is None:
+            for part in self.parts:
+                self.work(*part)
+            return
+        for future in [self.pool.submit(self.work, *part) for part in self.parts]:
+            future.result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
 
 
 def square_side_beyond_cache(backend, itemsize: int, minimum: int) -> int:

@@ -24,6 +24,8 @@ from typing import Any
 from explorer.core.datafile import DataFileError
 from explorer.core.processes import recorded_alive, this_process
 from explorer.kernels.results import Point, Results, parse_json, read_point, results_from
+from explorer.kernels.runner import results_of
+from explorer.kernels.suites import resolve
 from explorer.paths import user_file
 
 SUFFIX = ".journal.jsonl"
@@ -93,11 +95,13 @@ def journal_folders() -> list[Path]:
     return [user_file("results"), Path(tempfile.gettempdir())]
 
 
-def open_journal(folders: list[Path], run: Results) -> Journal | None:
-    """A journal in the first of ``folders`` that can be written (None: none can)."""
+def open_journal(folders: list[Path], backend, suites, reference) -> Journal | None:
+    """A journal for a run of ``suites`` (names and preset, as ``run`` takes them) in the
+    first of ``folders`` that can be written (None: none can). Raises UnknownSuiteError."""
+    header = results_of(backend, *resolve(list(suites), "quick"), [], reference, cancelled=True)
     for folder in folders:
         try:
-            return Journal(folder, run)
+            return Journal(folder, header)
         except OSError:
             continue
     return None
@@ -166,12 +170,12 @@ def leftovers(folder: str | Path) -> list[Path]:
     return [path for path in found if not _writer_alive(path)]
 
 
-def recover_all(folder: str | Path) -> list[tuple[Path, Results]]:
-    """Turn every interrupted run's journal in ``folder`` into a results file beside it;
+def recover_all(*folders: str | Path) -> list[tuple[Path, Results]]:
+    """Turn every interrupted run's journal in ``folders`` into a results file beside it;
     returns the files written and their results. A journal that cannot be read or whose
     results cannot be written stays where it is, for the next try."""
     recovered = []
-    for journal in leftovers(folder):
+    for journal in (path for folder in dict.fromkeys(map(Path, folders)) for path in leftovers(folder)):
         try:
             results = recover(journal)
             if not results.points:  # stopped before its first point: nothing to keep

@@ -59,6 +59,11 @@ class Point:
         return self.check is None and self.suspect is None and self.contended is None
 
     @property
+    def doubt(self) -> str | None:
+        """Why the point is not trusted, in full (None when it is)."""
+        return self.check or self.suspect or self.contended
+
+    @property
     def flag(self) -> str:
         """Why the point is not trusted, in a word or two ("" when it is)."""
         return ("check failed" if self.check else "suspect" if self.suspect

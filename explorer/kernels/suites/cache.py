@@ -20,11 +20,9 @@ are not written yet (skipped, with the reason).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
-from explorer.kernels.cases import Case, Prepared, Skip, within
+from explorer.kernels.cases import Case, OnThreads, Prepared, Skip, threads_for, within
 
 SUITE = "cache"
 PASS_BYTES = 32 << 20  # bytes moved per thread per launch: long enough to time, short enough to repeat
@@ -36,23 +34,15 @@ def _prepare(backend, n: int, threads: int) -> Prepared:
     originals = [a.copy() for a in arrays]
     one = np.float32(1.0)
     passes = passes_for(n)
-    pool = ThreadPoolExecutor(threads, "explorer-cache") if threads > 1 else None
-
     def part(x) -> None:
         for _ in range(passes):
             np.multiply(x, one, out=x)
 
-    def launch() -> None:
-        if pool is None:
-            part(arrays[0])
-            return
-        for future in [pool.submit(part, x) for x in arrays]:
-            future.result()
-
     def check() -> str | None:
         return within(np.concatenate(arrays)[::97], np.concatenate(originals)[::97], 0.0, "scale by 1")
 
-    return Prepared(launch, check, close=lambda: pool and pool.shutdown(wait=True))
+    launch = OnThreads(part, [(x,) for x in arrays], "cache")
+    return Prepared(launch, check, close=launch.close)
 
 
 def passes_for(n: int) -> int:
@@ -66,7 +56,7 @@ def cases(backend, preset: str) -> list[Case | Skip]:
     levels = sorted({c.level for c in cpu.caches if c.kind != "Instruction" and c.level >= 2})
     out: list[Case | Skip] = [Skip(SUITE, "scale L1", "fp32", "a NumPy call (about 1 µs) takes longer than "
                                                                 "a pass over L1: the call would be timed")]
-    thread_counts = sorted({1, max(1, cpu.threads)})
+    thread_counts = sorted({1, threads_for(backend)})
     for level in levels:
         cache = next(c for c in cpu.caches if c.level == level and c.kind != "Instruction")
         sharing = max(1, cache.shared_by)

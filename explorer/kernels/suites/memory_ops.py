@@ -11,14 +11,19 @@ thread runs the same passes over its rows; NumPy releases the GIL inside each ca
 
 from __future__ import annotations
 
-import itertools
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from explorer.core import ops
-from explorer.kernels.cases import TOLERANCE, Case, Prepared, sample_indices, within
-from explorer.kernels.suites.stream import threads_for
+from explorer.kernels.cases import (
+    TOLERANCE,
+    Case,
+    OnThreads,
+    Prepared,
+    sample_indices,
+    split,
+    threads_for,
+    within,
+)
 
 SUITE = "memory-bound-ops"
 ITEMSIZE = {"fp32": 4, "fp16": 2}
@@ -66,18 +71,11 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
         xp.multiply(y, 0.5, out=y)
 
     body = {"softmax": softmax, "layernorm": layernorm, "gelu": gelu}[kernel]
-    launch, close = lambda: body(x, y), lambda: None
-    if backend.device_kind == "cpu" and threads_for(backend) > 1:  # rows are independent: split them
-        bounds = np.linspace(0, rows, threads_for(backend) + 1).astype(int)
-        parts = [(x[lo:hi], y[lo:hi]) for lo, hi in itertools.pairwise(bounds) if hi > lo]
-        pool = ThreadPoolExecutor(len(parts), "explorer-memory-ops")
-
-        def launch():
-            for future in [pool.submit(body, *part) for part in parts]:
-                future.result()
-
-        def close():
-            pool.shutdown(wait=True)
+    if backend.device_kind == "cpu":  # rows are independent: split them over the cores
+        launch = OnThreads(body, [(x[lo:hi], y[lo:hi]) for lo, hi in split(rows, threads_for(backend))],
+                           "memory-ops")
+    else:
+        launch = OnThreads(body, [(x, y)], "memory-ops")  # one part: run inline
 
     rows_checked = sample_indices(rows, 4)
 
@@ -89,7 +87,7 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
         return within(backend.to_host(y[rows_checked]), _reference(kernel, host, g, b),
                       max(TOLERANCE[dtype], 1e-5), kernel)
 
-    return Prepared(launch, check, close)
+    return Prepared(launch, check, launch.close)
 
 
 def cost(kernel: str, rows: int, cols: int, itemsize: int) -> ops.Cost:

@@ -9,14 +9,12 @@ Bytes: one read and one write per element.
 
 from __future__ import annotations
 
-import itertools
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from explorer.kernels import cuda_sources
-from explorer.kernels.cases import Case, Prepared, sample_indices, within
+from explorer.kernels.cases import Case, OnThreads, Prepared, sample_indices, split, within
 
 SUITE = "parallelism"
 THREADS_PER_BLOCK = 256
@@ -38,20 +36,9 @@ def _prepare_gpu(backend, n: int, blocks: int) -> Prepared:
 
 def _prepare_cpu(backend, n: int, threads: int) -> Prepared:
     src, dst = backend.random(n, "fp32"), np.zeros(n, dtype=np.float32)
-    bounds = np.linspace(0, n, threads + 1).astype(int)
-    chunks = [(src[lo:hi], dst[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="explorer-copy")
-
-    def launch():
-        if threads == 1:
-            np.copyto(dst, src)
-            return
-        for future in [pool.submit(np.copyto, d, s) for s, d in chunks]:
-            future.result()
-
+    launch = OnThreads(np.copyto, [(dst[lo:hi], src[lo:hi]) for lo, hi in split(n, threads)], "copy")
     idx = sample_indices(n)
-    return Prepared(launch, lambda: within(dst[idx], src[idx], 0.0, "copy"),
-                    close=lambda: pool.shutdown(wait=True))
+    return Prepared(launch, lambda: within(dst[idx], src[idx], 0.0, "copy"), close=launch.close)
 
 
 def cases(backend, preset: str) -> list[Case]:

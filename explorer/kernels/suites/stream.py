@@ -14,12 +14,18 @@ reads ``a`` from the cache, so main memory sees what a fused loop moves.
 
 from __future__ import annotations
 
-import itertools
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
-from explorer.kernels.cases import TOLERANCE, Case, Prepared, sample_indices, within
+from explorer.kernels.cases import (
+    TOLERANCE,
+    Case,
+    OnThreads,
+    Prepared,
+    sample_indices,
+    split,
+    threads_for,
+    within,
+)
 
 SUITE = "stream"
 Q = 3.0
@@ -78,38 +84,29 @@ def _block(a, b, c, q, kernel: str) -> None:
         np.add(a, b, out=a)  # reads the block of a just written, from the cache
 
 
+def _walk(blocks, q, kernel: str) -> None:
+    """One thread's part: its blocks, one after the other."""
+    for a, b, c in blocks:
+        _block(a, b, c, q, kernel)
+
+
 class ThreadedKernel:
     """``kernel`` over the whole arrays on ``threads`` threads, each walking its own part
-    in cache-sized blocks; callable (one launch), with ``close`` for its threads."""
+    (``parts``: its blocks) in cache-sized blocks; callable (one launch), with ``close``."""
 
     def __init__(self, backend, kernel: str, a, b, c, q) -> None:
-        self.kernel, self.q = kernel, q
         self.threads = threads_for(backend)
         block = block_elements(backend, a.itemsize)
-        bounds = np.linspace(0, len(a), self.threads + 1).astype(int)
         self.parts = [[(a[s:e], b[s:e], c[s:e]) for s, e in _blocks(lo, hi, block)]
-                      for lo, hi in itertools.pairwise(bounds)]
-        self.pool = ThreadPoolExecutor(self.threads, "explorer-stream") if self.threads > 1 else None
-
-    def _part(self, blocks) -> None:
-        for a, b, c in blocks:
-            _block(a, b, c, self.q, self.kernel)
+                      for lo, hi in split(len(a), self.threads)]
+        # A plain function, not a bound method: no cycle keeps the threads after the case.
+        self._run = OnThreads(_walk, [(blocks, q, kernel) for blocks in self.parts], "stream")
 
     def __call__(self) -> None:
-        if self.pool is None:
-            self._part(self.parts[0])
-            return
-        for future in [self.pool.submit(self._part, blocks) for blocks in self.parts]:
-            future.result()
+        self._run()
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True)
-
-
-def threads_for(backend) -> int:
-    """Threads for a CPU kernel: one per core NumPy may use (the CPU description's count)."""
-    return max(1, backend.cpu.threads)
+        self._run.close()
 
 
 def block_elements(backend, itemsize: int) -> int:

@@ -177,7 +177,7 @@ class KernelPanel(QtWidgets.QWidget):
                   format_si(p.bytes_per_s, "B/s"), flag)
         for column, value in enumerate(values):
             item = QtWidgets.QTableWidgetItem(value)
-            item.setToolTip(p.check or p.suspect or p.contended or p.convention)
+            item.setToolTip(p.doubt or p.convention)
             self.table.setItem(row, column, item)
         self.table.scrollToBottom()
 
@@ -228,19 +228,14 @@ class KernelPanel(QtWidgets.QWidget):
         self.state.add_results(str(path))
         return f"saved to {path.name}"
 
-    def recover_interrupted(self) -> int:
+    def recover_interrupted(self) -> None:
         """Turn the journals of kernel runs that were interrupted (the app was killed, the
-        machine stopped) into results files and show them; returns how many."""
-        count = 0
-        for folder in dict.fromkeys(journal_folders()):
-            for path, results in recover_all(folder):
-                self.state.keep_results(str(path), results)
-                count += 1
-                self.eta.setText(f"Recovered {len(results.points)} points of an interrupted run: "
-                                 f"{path.name}")
-                self.state.sig_message.emit(f"Recovered {len(results.points)} measured points of a "
-                                            f"kernel run that was interrupted, into {path}")
-        return count
+        machine stopped) into results files and show them."""
+        for path, results in recover_all(*journal_folders()):
+            self.state.keep_results(str(path), results)
+            self.eta.setText(f"Recovered {len(results.points)} points of an interrupted run: {path.name}")
+            self.state.sig_message.emit(f"Recovered {len(results.points)} measured points of a "
+                                        f"kernel run that was interrupted, into {path}")
 
     def _on_failed(self, job: str, message: str) -> None:
         if job != KERNELS:
