@@ -24,6 +24,8 @@ from explorer.chart.roofs import (
     roof_text,
 )
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
+from explorer.core.analysis import op_roofs
+from explorer.core.hardware import Hardware
 from explorer.core.report import step_words
 from explorer.core.roofline import Ceilings, Roof
 from explorer.core.units import format_si
@@ -64,13 +66,20 @@ def _devices(doc, slots: dict[str, int]) -> list[Shown]:
     out = []
     for ident in session.hardware:
         hw = doc.device(ident)
-        roofs = doc.analysis(ident).roofs
-        precisions = session.precisions or (roofs.matrix.precision, roofs.vector.precision)
-        ceilings = Ceilings.from_hardware(hw, precisions)
-        if not ceilings.compute:  # none of the chosen precisions on this device
-            ceilings = Ceilings.from_hardware(hw, ("fp32",))
-        out.append(Shown(hw, doc.catalog[ident], ceilings, slots.get(ident, 0), _roof_of(roofs.matrix)))
+        ceilings, matrix = _ceilings(hw, session.params.dtype, session.precisions)
+        out.append(Shown(hw, doc.catalog[ident], ceilings, slots.get(ident, 0), matrix))
     return out
+
+
+@lru_cache(maxsize=64)  # a batch drag asks for the same devices on every move
+def _ceilings(hw: Hardware, dtype: str, precisions: tuple[str, ...]) -> tuple[Ceilings, Roof]:
+    """The roofs drawn for ``hw`` (the chosen ``precisions``, else those ops of ``dtype``
+    run at) and the matrix peak the workload's ops run under."""
+    roofs = op_roofs(hw, dtype)
+    ceilings = Ceilings.from_hardware(hw, precisions or (roofs.matrix.precision, roofs.vector.precision))
+    if not ceilings.compute:  # none of the chosen precisions on this device
+        ceilings = Ceilings.from_hardware(hw, ("fp32",))
+    return ceilings, _roof_of(roofs.matrix)
 
 
 def _roof_of(peak) -> Roof:

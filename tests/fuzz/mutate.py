@@ -1,7 +1,7 @@
 """Mutations of valid data files for the loader fuzz tests: the file is parsed, changed
 where a user or a broken disk would change it (a field deleted, duplicated into another
 entry, retyped; huge, negative, NaN or infinite numbers; unicode; deep nesting), written
-back, and sometimes cut short."""
+back (files cut short are tested at every byte in test_loaders)."""
 
 from __future__ import annotations
 
@@ -69,8 +69,3 @@ def mutated(draw, original):
             parent.extend(copy.deepcopy(parent[key]) for _ in range(draw(st.integers(1, 3))))
     return tree
 
-
-@st.composite
-def cut(draw, text: str):
-    """``text`` cut short at a random place (a copy that stopped, a full disk)."""
-    return text[:draw(st.integers(min_value=0, max_value=len(text)))]

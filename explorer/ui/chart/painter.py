@@ -75,10 +75,10 @@ def draw_text(painter: QtGui.QPainter, text: Text) -> None:
 
 
 # What a drag leaves as it is, and the window paints once into cached pixmaps: the "frame"
-# (background, grid, axes, ticks, titles) and the "key"; the "content" layer is the rest,
-# painted on every move.
+# (background, grid, axes, ticks) and the "key"; the "content" layer is the rest, painted
+# on every move (the title too: it names the batch a star drag changes).
 LAYERS = {
-    "frame": (("grid", "axis"), (), ("title", "subtitle", "tick", "axis")),
+    "frame": (("grid", "axis"), (), ("tick", "axis")),
     "key": (("key",), ("key",), ("key",)),
 }
 
