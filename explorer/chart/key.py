@@ -36,7 +36,8 @@ def key_width(entries: list[Entry], size: float) -> float:
 MAX_ROWS = 3  # a key entry wraps to at most three rows (a number is rarely cut then)
 
 
-def fitted(entry: Entry, size: float, width: float) -> list[Entry]:
+@lru_cache(maxsize=1024)  # a drag fits the same entries on every move
+def fitted(entry: Entry, size: float, width: float) -> tuple[Entry, ...]:
     """``entry`` as one to ``MAX_ROWS`` rows that fit ``width``: its text wrapped at
     spaces, the last row shortened with "…" if need be (rows after the first have no
     swatch)."""
@@ -54,7 +55,7 @@ def fitted(entry: Entry, size: float, width: float) -> list[Entry]:
         while len(text) > 1 and entry_width(replace(row, text=text), size) > width:
             text = text.rstrip("…")[:-1].rstrip() + "…"
         out.append(replace(row, text=text))
-    return out
+    return tuple(out)
 
 
 def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom: float, size: float,

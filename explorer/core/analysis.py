@@ -27,7 +27,7 @@ engine takes (``WorkloadParams.memory_fraction``, 0.9 by default as in vLLM).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -324,9 +324,14 @@ def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hard
     free = memory_budget(hardware, params) - weight_bytes
     if free < 0:
         return 0
-    activations = max(int(o.activation_bytes) for o in build_ops(model, params, batch=1))
-    per_sequence = params.kv_tokens * kv_per_token + activations
+    per_sequence = params.kv_tokens * kv_per_token + _activations_per_sequence(model, params)
     return int(min(MAX_BATCH, free // per_sequence))
+
+
+@lru_cache(maxsize=32)  # the same for every move of a roof drag
+def _activations_per_sequence(model: ModelSpec, params: WorkloadParams) -> int:
+    """The largest activation one sequence of the step holds at once."""
+    return max(int(o.activation_bytes) for o in build_ops(model, params, batch=1))
 
 
 def default_batches(max_batch: int) -> list[int]:
@@ -335,6 +340,24 @@ def default_batches(max_batch: int) -> list[int]:
     if out and out[-1] != max_batch:
         out.append(max_batch)
     return out
+
+
+@lru_cache(maxsize=32)  # a drag of a device's bandwidth sweeps the same ops on every move
+def _sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ...], matrix: ComputePeak,
+                 vector: ComputePeak) -> tuple[NDArray, ...]:
+    """Each op's count, and per op (rows) and batch (columns) its FLOPs, bytes and seconds
+    of arithmetic at the ``matrix`` and ``vector`` peaks."""
+    b = np.asarray(batches, dtype=float)
+    roofs = OpRoofs(matrix, vector, 0.0)
+    ops = build_ops(model, params, batch=b)
+    rows = [[np.broadcast_to(np.asarray(value, dtype=float), b.shape) for value in
+             (o.flops, o.bytes, compute_time(o, roofs))] for o in ops]
+    flops, moved, arithmetic = (np.array([row[i] for row in rows]).reshape(len(rows), b.size)
+                                for i in range(3))
+    counts = np.array([float(o.count) for o in ops])
+    for array in (counts, flops, moved, arithmetic):
+        array.flags.writeable = False  # shared by every sweep that hits the cache
+    return counts, flops, moved, arithmetic
 
 
 def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
@@ -347,18 +370,12 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     roofs = op_roofs(hardware, params.dtype)
     bandwidth = roofs.bandwidth_bytes_per_s
     b = batch.astype(float)
-    total_time = np.zeros_like(b)
-    total_flops = np.zeros_like(b)
-    total_bytes = np.zeros_like(b)
-    compute_time_s = np.zeros_like(b)
-    for o in build_ops(model, params, batch=b):
-        flops = np.broadcast_to(np.asarray(o.flops, dtype=float), b.shape)
-        moved = np.broadcast_to(np.asarray(o.bytes, dtype=float), b.shape)
-        arithmetic = np.broadcast_to(np.asarray(compute_time(o, roofs), dtype=float), b.shape)
-        total_time += o.count * np.maximum(arithmetic, moved / bandwidth)
-        compute_time_s += o.count * arithmetic
-        total_flops += o.count * flops
-        total_bytes += o.count * moved
+    counts, flops, moved, arithmetic = _sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
+                                                    roofs.vector)
+    total_time = counts @ np.maximum(arithmetic, moved / bandwidth)
+    compute_time_s = counts @ arithmetic
+    total_flops = counts @ flops
+    total_bytes = counts @ moved
     items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,

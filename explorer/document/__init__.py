@@ -123,8 +123,10 @@ class Document:
 
     def sweep(self, ident: str | None = None) -> BatchSweep:
         ident = ident or self._session.primary
-        return self._memo(("sweep", ident),
-                          lambda: _sweep(self.model, self._session.params, self.device(ident)))
+        # The sweep sets the batch itself: one per model, other parameters and device, so a
+        # drag along the batch track reuses it.
+        return self._memo(("sweep", ident), lambda: _sweep(self.model, replace(self._session.params, batch=1),
+                                                           self.device(ident)))
 
     def results(self) -> list[tuple[str, Results]]:
         return [(path, self._results[path]) for path in self._session.results if path in self._results]
