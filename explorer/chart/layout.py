@@ -57,7 +57,9 @@ def _separated(corners, owner: Line, segments) -> bool:
     foot = min((nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
-    return any(line is not owner and crosses(path, a, b) for line, a, b, _ in segments)
+    own = box(path)
+    return any(line is not owner and not apart(own, b) and crosses(path, a, b_)
+               for line, a, b_, b in segments)
 
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],

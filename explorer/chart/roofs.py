@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
 from explorer.chart.layout import Request, Spots
@@ -92,30 +93,40 @@ def roof_lines(chart: Chart, theme, devices: list[Shown]) -> tuple[list[Line], l
     A roof moved by a what-if keeps its datasheet position as a faint dotted line."""
     lines: list[Line] = []
     roofs: list[tuple[Line, Shown, Roof]] = []
+    for shown in devices:
+        device_lines, device_roofs = _device_roof_lines(chart, theme, shown)
+        lines += device_lines
+        roofs += device_roofs
+    return lines, roofs
+
+
+@lru_cache(maxsize=32)  # a drag moves one device's roofs: the others' stay as they were
+def _device_roof_lines(chart: Chart, theme, shown: Shown) -> tuple[tuple[Line, ...], tuple[tuple, ...]]:
+    lines: list[Line] = []
+    roofs: list[tuple[Line, Shown, Roof]] = []
     x_low, x_high = chart.x_range
     scale = chart.page.lines
-    for shown in devices:
-        ceilings = merged(shown.ceilings)
-        precisions = tuple(sorted({r.label.split()[0] for r in ceilings.compute}))
-        now = {r.label: r.value for r in (*ceilings.compute, *ceilings.bandwidth)}
-        for segment in merged(Ceilings.from_hardware(shown.datasheet, precisions)).segments(x_low, x_high):
-            points = _page_points(chart, segment)
-            if points and now.get(segment.roof.label, segment.roof.value) != segment.roof.value:
-                stroke = Stroke(theme.track, 1.4 * scale, (2.0 * scale, 3.0 * scale))
-                lines.append(Line(points, stroke, "original",
-                                  RoofRef(shown.hardware.id, segment.kind, segment.roof.label),
-                                  f"datasheet value of {segment.roof.label} (before the what-if)"))
-        for segment in ceilings.segments(x_low, x_high):
-            points = _page_points(chart, segment)
-            if points is None:
-                continue
-            main = segment.roof is ceilings.compute[0] or segment.roof is ceilings.bandwidth[0]
-            ref = RoofRef(shown.hardware.id, segment.kind, datasheet_label(segment.roof.label))
-            line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref,
-                        roof_tooltip(shown.hardware, ref))
-            lines.append(line)
-            roofs.append((line, shown, segment.roof))
-    return lines, roofs
+    ceilings = merged(shown.ceilings)
+    precisions = tuple(sorted({r.label.split()[0] for r in ceilings.compute}))
+    now = {r.label: r.value for r in (*ceilings.compute, *ceilings.bandwidth)}
+    for segment in merged(Ceilings.from_hardware(shown.datasheet, precisions)).segments(x_low, x_high):
+        points = _page_points(chart, segment)
+        if points and now.get(segment.roof.label, segment.roof.value) != segment.roof.value:
+            stroke = Stroke(theme.track, 1.4 * scale, (2.0 * scale, 3.0 * scale))
+            lines.append(Line(points, stroke, "original",
+                              RoofRef(shown.hardware.id, segment.kind, segment.roof.label),
+                              f"datasheet value of {segment.roof.label} (before the what-if)"))
+    for segment in ceilings.segments(x_low, x_high):
+        points = _page_points(chart, segment)
+        if points is None:
+            continue
+        main = segment.roof is ceilings.compute[0] or segment.roof is ceilings.bandwidth[0]
+        ref = RoofRef(shown.hardware.id, segment.kind, datasheet_label(segment.roof.label))
+        line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref,
+                    roof_tooltip(shown.hardware, ref))
+        lines.append(line)
+        roofs.append((line, shown, segment.roof))
+    return tuple(lines), tuple(roofs)
 
 
 def roof_requests(chart: Chart, roofs: list[tuple[Line, Shown, Roof]], multi: bool) -> list[Request]:

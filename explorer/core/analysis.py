@@ -242,17 +242,31 @@ def _items_per_step(model: ModelSpec, params: WorkloadParams, batch):
     return batch * params.query_tokens if model.item_unit == "tokens" else batch
 
 
-def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
-    """Cost one step of ``model`` under ``params`` on ``hardware``."""
+@lru_cache(maxsize=32)  # a drag of a device's bandwidth costs the same ops on every move
+def _op_terms(model: ModelSpec, params: WorkloadParams, matrix: ComputePeak, vector: ComputePeak) -> tuple:
+    """What a step's ops cost whatever the bandwidth: the ops; per op its FLOPs, bytes,
+    count, seconds of arithmetic at the ``matrix`` and ``vector`` peaks and the peak it
+    runs under; and the step's exact FLOPs and bytes."""
     ops = tuple(build_ops(model, params))
-    roofs = op_roofs(hardware, params.dtype)
+    roofs = OpRoofs(matrix, vector, 0.0)
     flops = np.array([_exact(o.flops, f"{o.name} FLOPs") for o in ops], dtype=np.int64)
     moved = np.array([_exact(o.bytes, f"{o.name} bytes") for o in ops], dtype=np.int64)
     counts = np.array([o.count for o in ops], dtype=np.int64)
     arithmetic_s = np.array([float(compute_time(o, roofs)) for o in ops])
-    nominal = np.array([roofs.matrix.flops_per_s if o.unit == op.MATRIX
-                        else roofs.vector.flops_per_s for o in ops])
+    nominal = np.array([matrix.flops_per_s if o.unit == op.MATRIX else vector.flops_per_s for o in ops])
     peaks = np.divide(flops, arithmetic_s, out=nominal, where=arithmetic_s > 0)
+    for array in (flops, moved, counts, arithmetic_s, peaks):
+        array.flags.writeable = False  # shared by every analysis that hits the cache
+    total_flops = _exact(sum(int(f) * int(c) for f, c in zip(flops, counts, strict=True)), "total FLOPs")
+    total_bytes = _exact(sum(int(b) * int(c) for b, c in zip(moved, counts, strict=True)), "total bytes")
+    return ops, flops, moved, counts, arithmetic_s, peaks, total_flops, total_bytes
+
+
+def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
+    """Cost one step of ``model`` under ``params`` on ``hardware``."""
+    roofs = op_roofs(hardware, params.dtype)
+    ops, flops, moved, counts, arithmetic_s, peaks, total_flops, total_bytes = _op_terms(
+        model, params, roofs.matrix, roofs.vector)
     bandwidth = roofs.bandwidth_bytes_per_s
     time_s = np.maximum(arithmetic_s, moved / bandwidth)
 
@@ -265,8 +279,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     budget = memory_budget(hardware, params)
     total_time = float(np.sum(counts * time_s))
     totals = Totals(
-        flops=_exact(sum(int(f) * int(c) for f, c in zip(flops, counts, strict=True)), "total FLOPs"),
-        bytes=_exact(sum(int(b) * int(c) for b, c in zip(moved, counts, strict=True)), "total bytes"),
+        flops=total_flops,
+        bytes=total_bytes,
         time_s=total_time,
         compute_time_s=float(np.sum(counts * arithmetic_s)),
         memory_time_s=float(np.sum(counts * moved)) / bandwidth,

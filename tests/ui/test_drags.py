@@ -3,8 +3,9 @@ Each drag is one undo step; Esc or a right click cancels it."""
 
 import math
 
+import numpy as np
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 from PySide6.QtTest import QTest
 
 from . import mouse
@@ -122,3 +123,32 @@ def test_the_datasheet_roof_stays_visible_under_a_what_if(window):
     assert labels and "(what-if)" in labels[0]
     state.reset_what_ifs()
     assert not lines(window, "original")
+
+
+def _pixels(image) -> np.ndarray:
+    image = image.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.width(), 4).astype(int)
+
+
+def test_a_drag_paints_what_a_full_paint_paints(window):
+    """During a drag what stayed still comes from a cache and only what moves is painted:
+    the picture is the one a full paint of the same chart makes (to antialiasing)."""
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    mouse.drag(plot, start, QtCore.QPointF(start.x(), start.y() - 40), steps=8, finish=False)
+    mouse.move(plot, QtCore.QPointF(start.x(), start.y() - 50), mouse.LEFT)
+    plot._apply_pending()
+    dragged = plot.grab().toImage()  # the first paint of the roof where it is now
+    still = plot._still
+    chart = plot.chart
+    moved = [ln for ln in chart.lines if ln.kind == "roof" and ln.ref.label.startswith("HBM")]
+    assert still._kept and moved and not set(moved) & still._kept  # the dragged roof is painted live
+    assert still._kept <= set((*chart.lines, *chart.markers, *chart.texts))  # nothing stale is kept
+    drag, plot._drag = plot._drag, None
+    try:
+        full = plot.grab().toImage()  # the same chart, painted in full
+    finally:
+        plot._drag = drag
+    mouse.release(plot, start)
+    difference = abs(_pixels(dragged) - _pixels(full)).max(axis=2)
+    assert (difference > 8).sum() <= 0.001 * difference.size

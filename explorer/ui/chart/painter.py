@@ -14,15 +14,21 @@ from explorer.chart.svg import shape
 FONT = "DejaVu Sans"
 
 
+@lru_cache(maxsize=512)  # a chart uses a few dozen strokes, the same on every frame of a drag
 def _pen(stroke: Stroke) -> QtGui.QPen:
-    colour = QtGui.QColor(stroke.colour)
-    colour.setAlphaF(stroke.opacity)
-    pen = QtGui.QPen(colour, stroke.width)
+    pen = QtGui.QPen(_colour(stroke.colour, stroke.opacity), stroke.width)
     pen.setCapStyle(QtCore.Qt.PenCapStyle.FlatCap)
     pen.setJoinStyle(QtCore.Qt.PenJoinStyle.RoundJoin)
     if stroke.dash:  # Qt's dash pattern is in units of the pen width
         pen.setDashPattern([max(d / stroke.width, 0.01) for d in stroke.dash])
     return pen
+
+
+@lru_cache(maxsize=512)
+def _colour(name: str, opacity: float) -> QtGui.QColor:
+    colour = QtGui.QColor(name)
+    colour.setAlphaF(opacity)
+    return colour
 
 
 def draw_line(painter: QtGui.QPainter, line: Line) -> None:
@@ -42,9 +48,7 @@ def draw_line(painter: QtGui.QPainter, line: Line) -> None:
 def draw_marker(painter: QtGui.QPainter, marker: Marker) -> None:
     painter.setPen(_pen(marker.stroke) if marker.stroke else QtCore.Qt.PenStyle.NoPen)
     if marker.fill:
-        colour = QtGui.QColor(marker.fill)
-        colour.setAlphaF(marker.fill_opacity)
-        painter.setBrush(colour)
+        painter.setBrush(_colour(marker.fill, marker.fill_opacity))
     else:
         painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
     outline = shape(marker.symbol, marker.center, marker.size)
@@ -93,6 +97,13 @@ def _in_layer(layer: str, part: int, kind: str) -> bool:
     if layer == "content":
         return not any(kind in kinds[part] for kinds in LAYERS.values())
     return kind in LAYERS[layer][part]
+
+
+def layer_of(chart: Chart, layer: str) -> Chart:
+    """``chart`` with only the elements of ``layer``."""
+    return replace(chart, lines=tuple(e for e in chart.lines if _in_layer(layer, 0, e.kind)),
+                   markers=tuple(e for e in chart.markers if _in_layer(layer, 1, e.kind)),
+                   texts=tuple(e for e in chart.texts if _in_layer(layer, 2, e.kind)))
 
 
 DATA = ("original", "track", "measured-roof", "roof", "ridge", "measured", "op", "selection", "step")

@@ -24,6 +24,7 @@ from explorer.core import drags
 from explorer.core.roofline import COMPUTE
 from explorer.state import AppState, RoofRef
 from explorer.ui.chart.painter import LAYERS, paint
+from explorer.ui.chart.still import StillContent
 
 # A drag's moves are coalesced, not rate-limited: a move only records where the pointer is,
 # and the state follows once the moves already queued have been read (a zero-time timer runs
@@ -57,6 +58,7 @@ class RooflinePlot(QtWidgets.QWidget):
         self._fit_key = None
         self._hover: Line | None = None
         self._layer_cache: dict[str, tuple] = {}  # layer → (what it shows, the pixmap)
+        self._still = StillContent()  # during a drag: what the drag leaves in place
         self._drag: _Drag | None = None
         self._pending = None  # the newest drag update, applied once queued moves are read
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
@@ -118,13 +120,23 @@ class RooflinePlot(QtWidgets.QWidget):
             return
         painter = QtGui.QPainter(self)
         try:
-            painter.drawPixmap(0, 0, self._cached("frame"))
-            if self.chart.key is not None:
-                key = self.chart.key.grow(KEY_MARGIN)
-                painter.drawPixmap(QtCore.QPointF(key.left, key.top), self._cached("key"))
-            paint(painter, self.chart, clip=True, emphasis=self._hover, layer="content")
+            if self._drag is not None and self._drag.kind != "pan" and self._hover is None:
+                layers = ("frame", "key") if self.chart.key is not None else ("frame",)
+                underlay_id = tuple(self._cached(layer).cacheKey() for layer in layers)
+                self._still.paint(painter, self.chart, self.devicePixelRatioF(), self._underlay, underlay_id)
+            else:
+                self._still.reset()
+                self._underlay(painter)
+                paint(painter, self.chart, clip=True, emphasis=self._hover, layer="content")
         finally:
             painter.end()
+
+    def _underlay(self, painter: QtGui.QPainter) -> None:
+        """The frame and the key, from their cached pixmaps."""
+        painter.drawPixmap(0, 0, self._cached("frame"))
+        if self.chart.key is not None:
+            key = self.chart.key.grow(KEY_MARGIN)
+            painter.drawPixmap(QtCore.QPointF(key.left, key.top), self._cached("key"))
 
     def _cached(self, layer: str) -> QtGui.QPixmap:
         """The ``layer`` (``painter.LAYERS``: the frame, the key) drawn once for as long as it

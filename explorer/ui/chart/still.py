@@ -1,0 +1,78 @@
+"""What stays still during a drag, painted once: a roof drag moves one device's roofs, its
+ridge and the workload's points; the other devices' roofs, their labels and ridges stay as
+they were. ``StillContent`` keeps the content elements (``painter.paint``'s "content"
+layer) that were the same in the last two frames in two cached pixmaps, the frame, key,
+lines and points below (opaque: one copy) and the texts above, and paints the rest live
+between them: labels stay on top of lines, as in a full paint. The cache holds only
+elements the current chart still has; it is made again when one of them moves, and when
+more have stopped moving."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from PySide6 import QtCore, QtGui
+
+from explorer.chart.elements import Chart
+from explorer.ui.chart.painter import layer_of, paint
+
+
+class StillContent:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (the drag ended): the next paint starts again."""
+        self._kept: frozenset = frozenset()  # the elements in the pixmaps
+        self._pixmaps: tuple[QtGui.QPixmap, QtGui.QPixmap] | None = None
+        self._previous: frozenset = frozenset()  # the last frame's elements
+        self._size: tuple | None = None
+
+    def paint(self, painter: QtGui.QPainter, chart: Chart, ratio: float,
+              underlay: Callable[[QtGui.QPainter], None], underlay_id: tuple) -> None:
+        """Paint ``chart``'s content layer (clipped to the plot) over ``underlay`` (what
+        paints the frame and the key, ``underlay_id`` says when it changed): the underlay
+        and the still lines and points as one opaque pixmap, the moving ones, the still
+        texts as a second pixmap, the moving texts."""
+        content = layer_of(chart, "content")
+        current = frozenset((*content.lines, *content.markers, *content.texts))
+        size = (chart.page.width, chart.page.height, ratio, underlay_id)
+        still = current & self._previous
+        # Made again when a kept element moved, or more have stopped moving (once per drag,
+        # mostly: what moves, moves on every frame).
+        if self._pixmaps is None or size != self._size or not self._kept <= current or still > self._kept:
+            self._kept, self._size = still, size
+            self._pixmaps = (_render(_split(content, still, True, False), ratio, underlay),
+                             _render(_split(content, still, False, True), ratio, None))
+        self._previous = current
+        below, above = self._pixmaps
+        moving = current - self._kept
+        painter.drawPixmap(0, 0, below)
+        paint(painter, _split(content, moving, True, False), background=False, clip=True)
+        painter.drawPixmap(0, 0, above)
+        paint(painter, _split(content, moving, False, True), background=False, clip=True)
+
+
+def _split(chart: Chart, elements: frozenset, graphics: bool, texts: bool) -> Chart:
+    """``chart`` with only those of ``elements`` that are lines and points (``graphics``)
+    or texts, in their drawing order."""
+    return replace(chart, lines=tuple(e for e in chart.lines if graphics and e in elements),
+                   markers=tuple(e for e in chart.markers if graphics and e in elements),
+                   texts=tuple(e for e in chart.texts if texts and e in elements))
+
+
+def _render(part: Chart, ratio: float, underlay: Callable[[QtGui.QPainter], None] | None) -> QtGui.QPixmap:
+    """``part`` on a pixmap the size of the page: over ``underlay`` (opaque), else on a
+    transparent one."""
+    pixmap = QtGui.QPixmap(max(1, round(part.page.width * ratio)), max(1, round(part.page.height * ratio)))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(QtGui.QColor(part.background) if underlay else QtCore.Qt.GlobalColor.transparent)
+    painter = QtGui.QPainter(pixmap)
+    try:
+        if underlay:
+            underlay(painter)
+        paint(painter, part, background=False, clip=True)
+    finally:
+        painter.end()
+    return pixmap
