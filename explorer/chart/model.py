@@ -20,7 +20,6 @@ from explorer.chart.roofs import (
     merged,
     ridges,
     roof_lines,
-    roof_requests,
     roof_text,
 )
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
@@ -240,7 +239,7 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
         x_range = _room_for_labels(x_range, plot, devices, page, _named(devices, options))
     chart = Chart(page, plot, x_range, y_range, theme.background, theme.foreground)
     axis_lines, axis_texts = _axes(chart, theme)
-    roof_items, roofs = roof_lines(chart, theme, devices)
+    roof_items, labelled = roof_lines(chart, theme, devices, _named(devices, options))
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
     track, points = workload_marks(chart, doc, theme)
@@ -249,9 +248,9 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),
     # then the ridge's.
-    by_height = sorted(roofs, key=lambda item: (item[0].ref.kind != "compute",
-                                                min(y for _, y in item[0].points)))
-    requests = [*roof_requests(chart, by_height, _named(devices, options)), *ridge_requests,
+    by_height = sorted(labelled, key=lambda item: (item[0].ref.kind != "compute",
+                                                   min(y for _, y in item[0].points)))
+    requests = [*(request for _, request in by_height), *ridge_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]
     placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
                                 if options.annotations else ([], [], ()))

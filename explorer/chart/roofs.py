@@ -88,22 +88,23 @@ def _page_points(chart: Chart, segment) -> tuple | None:
     return (chart.x_px(xa), chart.y_px(ya)), (chart.x_px(xb), chart.y_px(yb))
 
 
-def roof_lines(chart: Chart, theme, devices: list[Shown]) -> tuple[list[Line], list[tuple]]:
-    """(every line drawn for the roofs, the roof lines with what they show) for ``devices``.
-    A roof moved by a what-if keeps its datasheet position as a faint dotted line."""
+def roof_lines(chart: Chart, theme, devices: list[Shown], multi: bool) -> tuple[list[Line], list[tuple]]:
+    """(every line drawn for the roofs, (roof line, its label's request) for each roof) for
+    ``devices``; ``multi``: labels name the device. A roof moved by a what-if keeps its
+    datasheet position as a faint dotted line."""
     lines: list[Line] = []
-    roofs: list[tuple[Line, Shown, Roof]] = []
+    labelled: list[tuple[Line, Request]] = []
     for shown in devices:
-        device_lines, device_roofs = _device_roof_lines(chart, theme, shown)
+        device_lines, device_labelled = _device_roof_lines(chart, theme, shown, multi)
         lines += device_lines
-        roofs += device_roofs
-    return lines, roofs
+        labelled += device_labelled
+    return lines, labelled
 
 
 @lru_cache(maxsize=32)  # a drag moves one device's roofs: the others' stay as they were
-def _device_roof_lines(chart: Chart, theme, shown: Shown) -> tuple[tuple[Line, ...], tuple[tuple, ...]]:
+def _device_roof_lines(chart: Chart, theme, shown: Shown, multi: bool) -> tuple[tuple, tuple]:
     lines: list[Line] = []
-    roofs: list[tuple[Line, Shown, Roof]] = []
+    labelled: list[tuple[Line, Request]] = []
     x_low, x_high = chart.x_range
     scale = chart.page.lines
     ceilings = merged(shown.ceilings)
@@ -125,23 +126,20 @@ def _device_roof_lines(chart: Chart, theme, shown: Shown) -> tuple[tuple[Line, .
         line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref,
                     roof_tooltip(shown.hardware, ref))
         lines.append(line)
-        roofs.append((line, shown, segment.roof))
-    return tuple(lines), tuple(roofs)
+        labelled.append((line, _roof_request(chart, line, shown, segment.roof, multi)))
+    return tuple(lines), tuple(labelled)
 
 
-def roof_requests(chart: Chart, roofs: list[tuple[Line, Shown, Roof]], multi: bool) -> list[Request]:
-    """A label for every roof line, in the line's colour. With several devices, where the
+def _roof_request(chart: Chart, line: Line, shown: Shown, roof: Roof, multi: bool) -> Request:
+    """A label for a roof line, in the line's colour. With several devices, where the
     label with the device's name finds no room, the label without it (the key names the
     device by the line's colour and style)."""
-    out = []
-    for line, shown, roof in roofs:
-        texts = dict.fromkeys(roof_text(shown, roof, line.ref.kind, named) for named in (multi, False))
-        candidates = Spots([])
-        for words in texts:
-            text = Text(words, line.points[0], chart.page.text, line.stroke.colour, "roof", ref=line.ref)
-            candidates += line_label(chart, line, text).candidates
-        out.append(Request(candidates, line))
-    return out
+    texts = dict.fromkeys(roof_text(shown, roof, line.ref.kind, named) for named in (multi, False))
+    candidates = Spots([])
+    for words in texts:
+        text = Text(words, line.points[0], chart.page.text, line.stroke.colour, "roof", ref=line.ref)
+        candidates += line_label(chart, line, text).candidates
+    return Request(candidates, line)
 
 
 def line_label(chart: Chart, line: Line, text: Text) -> Request:
