@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench fuzz clean
+.PHONY: run test lint bench fuzz bundle clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; run: make PYTHON=python3.11 ...")'
@@ -17,13 +17,18 @@ run: $(STAMP)
 	$(BIN)/roofline-explorer
 
 test: $(STAMP)
-	$(BIN)/ruff check explorer tests benchmarks
+	$(BIN)/ruff check explorer tests benchmarks packaging
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 # The long loader fuzz (tests/fuzz): 50,000 mutated files per loader and mutation kind; hours.
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz --hypothesis-show-statistics
+
+# The desktop bundle (packaging/): dist/roofline-explorer/ and a tarball; a few minutes.
+bundle: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bundle]'
+	$(BIN)/python packaging/build_bundle.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/analyze_speed.py

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from explorer import __version__, defaults
+from explorer import defaults
 
 COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export")
 DESCRIPTION = "Roofline Explorer: why deep learning runs on GPUs. Without a command, opens the window."
@@ -30,8 +30,22 @@ def size(text: str) -> tuple[int, int]:
     return width, height
 
 
+class _Version(argparse.Action):
+    """``--version``: the version, the catalogue's date and the build, read when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version, the hardware catalogue's date and the build, and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from explorer.about import version_text
+
+        print(version_text())  # on stdout, as argparse's own version action does
+        parser.exit()
+
+
 def add_window_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("--screenshot", metavar="PATH",
                         help="render the window offscreen to a PNG file and exit")
     parser.add_argument("--size", type=size, default=None, metavar="WxH",

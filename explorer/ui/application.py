@@ -8,7 +8,7 @@ import logging
 import sys
 import traceback
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.atomic import write_bytes_atomic
 from explorer.core.catalog import open_catalogue
@@ -16,7 +16,7 @@ from explorer.core.datafile import DataFileError
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
 from explorer.core.session import Session
-from explorer.paths import user_file
+from explorer.paths import resource_path, user_file
 from explorer.state import AppState
 from explorer.ui.chart.export import png_bytes
 from explorer.ui.main_window import MainWindow
@@ -79,6 +79,8 @@ def run_window(args: argparse.Namespace) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("Roofline Explorer")
     app.setOrganizationName("roofline-explorer")
+    app.setDesktopFileName("roofline-explorer")  # Wayland finds the menu entry's icon by it
+    app.setWindowIcon(QtGui.QIcon(str(resource_path("icons", "roofline-explorer.svg"))))
     try:
         # A screenshot must not depend on, or change, the user's saved window layout.
         settings = QtCore.QSettings(str(user_file("screenshot.ini")), QtCore.QSettings.Format.IniFormat) \

@@ -3,11 +3,13 @@ sessions (open, save, recent, autosave and restore) and a clean shutdown."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import __version__, defaults
+from explorer.about import version_text
 from explorer.core.datafile import DataFileError
 from explorer.core.report import step_summary
 from explorer.core.session import load_workload, save_workload
@@ -395,4 +397,5 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
             "bandwidth.</p><p>Hollow points are predictions: FLOPs and bytes from the model's "
             "configuration, time = max(FLOPs / peak, bytes / bandwidth). Filled points are "
             "measured in the Kernel lab. Peaks are dense (no sparsity) datasheet figures; "
-            "dashed roofs are derived or what-if values, not published ones.</p>")
+            "dashed roofs are derived or what-if values, not published ones.</p>"
+            f"<p>{html.escape(version_text())}</p>")
