@@ -18,7 +18,8 @@ OKABE_ITO = {
 # Op roles grouped by what they do, one colour per group.
 ROLE_GROUPS = {
     "projection": ("q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj"),
-    "mlp": ("gate_proj", "up_proj", "down_proj", "fc1", "fc2"),
+    "mlp": ("gate_proj", "up_proj", "down_proj", "fc1", "fc2", "router", "expert_up", "expert_down",
+            "shared_up", "shared_down"),
     "attention": ("attn_score", "attn_softmax", "attn_value"),
     "elementwise": ("norm", "residual", "activation", "pool"),
     "embedding / head": ("embedding", "lm_head"),

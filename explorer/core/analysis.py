@@ -232,9 +232,12 @@ class Analysis:
 
 
 def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
-    """(weight bytes, KV-cache bytes per token)."""
-    return (model.parameter_count() * params.weight_bytes,
-            model.kv_values_per_token() * params.kv_bytes)
+    """(weight bytes, KV-cache bytes of one sequence of ``params.kv_tokens`` tokens). Layers
+    with a sliding window cache at most the window's tokens."""
+    cache_values = getattr(model, "kv_cache_values", None)
+    tokens = params.kv_tokens
+    values = cache_values(tokens) if cache_values else tokens * model.kv_values_per_token()
+    return model.parameter_count() * params.weight_bytes, values * params.kv_bytes
 
 
 def _items_per_step(model: ModelSpec, params: WorkloadParams, batch):
@@ -272,8 +275,9 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
 
     transformer = isinstance(model, TransformerSpec)
     items = _items_per_step(model, params, params.batch)
-    weight_bytes, kv_per_token = _memory(model, params)
-    kv_cache = params.batch * params.kv_tokens * kv_per_token
+    weight_bytes, kv_per_sequence = _memory(model, params)
+    kv_cache = params.batch * kv_per_sequence
+    kv_per_token = kv_per_sequence // params.kv_tokens  # an average where windows cap the cache
     activations = max(int(o.activation_bytes) for o in ops)
     required = weight_bytes + kv_cache + activations
     budget = memory_budget(hardware, params)
@@ -334,11 +338,11 @@ def memory_budget(hardware: Hardware, params: WorkloadParams) -> float:
 def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
     """Largest batch whose weights, KV cache and activations fit in the memory budget (at
     most MAX_BATCH). KV cache and activations grow linearly with the batch."""
-    weight_bytes, kv_per_token = _memory(model, params)
+    weight_bytes, kv_per_sequence = _memory(model, params)
     free = memory_budget(hardware, params) - weight_bytes
     if free < 0:
         return 0
-    per_sequence = params.kv_tokens * kv_per_token + _activations_per_sequence(model, params)
+    per_sequence = kv_per_sequence + _activations_per_sequence(model, params)
     return int(min(MAX_BATCH, free // per_sequence))
 
 

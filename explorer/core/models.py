@@ -43,12 +43,37 @@ class TransformerSpec:
     parameters_source: str
     origin: str = ""
     architecture: str = "transformer"
+    # Beyond a plain Llama-style block (all default off; a Hugging Face config sets them,
+    # explorer.core.hf_config):
+    head_dim_value: int = 0  # per-head width when it is not d_model / heads (Gemma, Qwen3)
+    qkv_bias: bool = False  # biases on the Q, K and V projections only (Qwen2)
+    qk_norm: bool = False  # an RMS norm over each head's query and key (Qwen3)
+    norms_per_layer: int = 2  # Gemma 2 normalises before and after attention and MLP: 4
+    sliding_window: int = 0  # tokens a windowed layer attends over (and caches); 0: none
+    window_layers: tuple[int, ...] = ()  # the layers with the window (Gemma 2: every other)
+    experts: int = 0  # routed experts per MoE layer (0: a dense model)
+    experts_per_token: int = 0  # experts each token is routed to
+    expert_width: int = 0  # an expert's MLP width
+    shared_width: int = 0  # width of the experts every token goes through (0: none)
+    shared_gate: bool = False  # a sigmoid gate on the shared experts' output (Qwen2-MoE)
+    dense_layers: int = 0  # the first layers keep a dense MLP (DeepSeek)
+    config: str = ""  # the Hugging Face config.json this spec was read from (canonical JSON)
 
     item_unit = "tokens"
 
     @property
     def head_dim(self) -> int:
-        return self.d_model // self.heads
+        return self.head_dim_value or self.d_model // self.heads
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
+
+    def moe_layer(self, layer: int) -> bool:
+        return self.moe and layer >= self.dense_layers
+
+    def windowed(self, layer: int) -> bool:
+        return self.sliding_window > 0 and layer in self.window_layers
 
     @property
     def q_dim(self) -> int:
@@ -58,35 +83,65 @@ class TransformerSpec:
     def kv_dim(self) -> int:
         return self.kv_heads * self.head_dim
 
-    def layer_parameters(self) -> int:
-        d, f = self.d_model, self.mlp_width
-        attention = d * self.q_dim + 2 * d * self.kv_dim + self.q_dim * d
-        mlp = (3 if self.gated_mlp else 2) * d * f
-        norms = 2 * (2 * d if self.norm == "layernorm" else d)
-        biases = (self.q_dim + 2 * self.kv_dim + d + (2 * f if self.gated_mlp else f) + d
-                  if self.bias else 0)
-        return attention + mlp + norms + biases
+    def _attention_parameters(self) -> int:
+        d, q, kv = self.d_model, self.q_dim, self.kv_dim
+        weights = d * q + 2 * d * kv + q * d
+        biases = q + 2 * kv + (d if self.bias else 0) if self.bias or self.qkv_bias else 0
+        return weights + biases + (2 * self.head_dim if self.qk_norm else 0)
+
+    def _mlp_parameters(self, width: int) -> int:
+        d = self.d_model
+        biases = ((2 * width if self.gated_mlp else width) + d) if self.bias else 0
+        return (3 if self.gated_mlp else 2) * d * width + biases
+
+    def _moe_parameters(self, experts: int) -> int:
+        """An MoE layer's MLP with ``experts`` of its routed experts (all, or those a token uses)."""
+        router = self.d_model * self.experts
+        shared = self._mlp_parameters(self.shared_width) if self.shared_width else 0
+        return router + experts * self._mlp_parameters(self.expert_width) + shared + \
+            (self.d_model if self.shared_gate else 0)
+
+    def layer_parameters(self, layer: int = 0, active: bool = False) -> int:
+        """Parameters of ``layer``; ``active``: those one token uses (its routed experts only)."""
+        norms = self.norms_per_layer * (2 * self.d_model if self.norm == "layernorm" else self.d_model)
+        if self.moe_layer(layer):
+            mlp = self._moe_parameters(self.experts_per_token if active else self.experts)
+        else:
+            mlp = self._mlp_parameters(self.mlp_width)
+        return self._attention_parameters() + mlp + norms
 
     def embedding_parameters(self) -> int:
         """Token (and learned position) embedding tables."""
         positions = self.max_context * self.d_model if self.positions == "learned" else 0
         return self.vocab * self.d_model + positions
 
-    def parameter_count(self) -> int:
+    def parameter_count(self, active: bool = False) -> int:
+        """Every parameter; ``active``: those one token uses (a mixture of experts routes each
+        token to a few of its experts)."""
         final_norm = 2 * self.d_model if self.norm == "layernorm" else self.d_model
         lm_head = 0 if self.tied_embeddings else self.vocab * self.d_model
-        return (self.embedding_parameters() + self.layers * self.layer_parameters()
-                + final_norm + lm_head)
+        if not self.moe:  # every layer alike
+            return self.embedding_parameters() + self.layers * self.layer_parameters() + final_norm + lm_head
+        layers = sum(self.layer_parameters(i, active) for i in range(self.layers))
+        return self.embedding_parameters() + layers + final_norm + lm_head
 
     def matmul_parameters(self) -> int:
-        """Weights used in matrix products: every projection, plus the LM head's matrix."""
+        """Weights used in matrix products by a dense model: every projection, plus the LM
+        head's matrix."""
         per_layer = (self.d_model * (self.q_dim + 2 * self.kv_dim) + self.q_dim * self.d_model
                      + (3 if self.gated_mlp else 2) * self.d_model * self.mlp_width)
         return self.layers * per_layer + self.vocab * self.d_model
 
     def kv_values_per_token(self) -> int:
-        """Cached values per token over all layers: a key and a value per KV head."""
+        """Cached values per token over all layers: a key and a value per KV head (layers
+        with a sliding window hold at most the window's tokens: ``kv_cache_values``)."""
         return 2 * self.layers * self.kv_heads * self.head_dim
+
+    def kv_cache_values(self, tokens: int) -> int:
+        """Values one sequence of ``tokens`` tokens holds in the KV cache, all layers."""
+        per_layer = 2 * self.kv_heads * self.head_dim
+        windowed = sum(1 for i in range(self.layers) if self.windowed(i))
+        return per_layer * ((self.layers - windowed) * tokens + windowed * min(tokens, self.sliding_window))
 
 
 @dataclass(frozen=True)

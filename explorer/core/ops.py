@@ -29,7 +29,8 @@ VECTOR = "vector"  # runs on vector units (norms, softmax, elementwise, lookups)
 ROLES = (
     "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
     "fc1", "fc2", "attn_score", "attn_softmax", "attn_value", "norm", "residual", "activation",
-    "embedding", "lm_head", "conv", "pool",
+    "embedding", "lm_head", "conv", "pool", "router", "expert_up", "expert_down", "shared_up",
+    "shared_down",
 )
 
 NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4, "batchnorm": 2}
@@ -174,3 +175,13 @@ def pool2d(batch: Size, height: int, width: int, channels: int, kernel: int, str
     out_elements = batch * h_out * w_out * channels
     return Cost(out_elements * kernel * kernel,
                 (batch * height * width * channels + out_elements) * act_bytes)
+
+
+def experts_touched(experts: int, per_token: int, tokens: Size, routing: str = "uniform") -> Size:
+    """Expected number of distinct experts that ``tokens`` tokens, each routed to
+    ``per_token`` of ``experts``, touch in one step: E·(1 − (1 − k/E)^n) when every token
+    picks its experts uniformly and independently ("uniform"); all E ("all", the worst
+    case). Their weights are what a mixture-of-experts layer reads."""
+    if routing == "all":
+        return experts + 0 * tokens
+    return experts * (1 - (1 - per_token / experts) ** tokens)

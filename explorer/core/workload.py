@@ -31,6 +31,10 @@ from explorer.core.units import DTYPE_BYTES
 
 PHASES = ("prefill", "decode")
 ATTENTIONS = ("naive", "fused")
+# How a mixture of experts' tokens pick experts, for the weights a step reads: uniformly
+# at random and independently (the expected number of distinct experts touched), or the
+# worst case, every expert.
+ROUTINGS = ("uniform", "all")
 WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
 # Upper bounds on the parameters (far beyond any real step). Counts that still overflow
 # 64-bit integers are reported by the analysis as a clear error.
@@ -66,10 +70,12 @@ class WorkloadParams:
     kv_dtype: str | None = None
     attention: str = "fused"
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
+    routing: str = "uniform"
 
     def __post_init__(self) -> None:
         _check_choice("phase", self.phase, PHASES)
         _check_choice("attention", self.attention, ATTENTIONS)
+        _check_choice("routing", self.routing, ROUTINGS)
         for name in ("dtype", "weight_dtype", "kv_dtype"):
             value = getattr(self, name)
             if value is not None or name == "dtype":
@@ -146,16 +152,36 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     def layer_norm(name):
         add(name, "norm", op.VECTOR, op.norm(n, d, m.norm, ab, wb), detail=m.norm)
 
-    def block(parts):
+    def block(parts, layers=every, prefix=""):
         for part in parts:
-            add(part.name, part.role, part.unit, part.cost, detail=part.detail,
-                vector_flops=part.vector_flops)
+            add(prefix + part.name, part.role, part.unit, part.cost, layers, part.detail, part.vector_flops)
 
+    def split(test):  # the layers where ``test`` holds, and the others
+        return tuple(i for i in every if test(i)), tuple(i for i in every if not test(i))
+
+    windowed, full = split(m.windowed)
+    routed, dense = split(m.moe_layer)
     layer_norm("attn_norm")
-    block(blocks.attention(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias, m.fused_qkv))
+    projections = blocks.attention_projections(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias,
+                                               m.fused_qkv, m.qkv_bias, m.qk_norm)
+    block(projections[:-1])
+    if full:
+        block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim), full)
+    if windowed:  # a sliding window: its own ops where some layers attend over everything
+        block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim, m.sliding_window), windowed,
+              "local_" if full else "")
+    block(projections[-1:])
+    if m.norms_per_layer == 4:
+        layer_norm("post_attn_norm")
     add("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
     layer_norm("mlp_norm")
-    block(blocks.mlp(p, n, d, f, m.gated_mlp, m.activation, m.bias))
+    if dense:
+        block(blocks.mlp(p, n, d, f, m.gated_mlp, m.activation, m.bias), dense)
+    if routed:
+        block(blocks.moe(p, n, d, m.experts, m.experts_per_token, m.expert_width, m.activation,
+                         m.shared_width, m.shared_gate), routed)
+    if m.norms_per_layer == 4:
+        layer_norm("post_mlp_norm")
     add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
 
     # Model-level ops, listed around the layers. A lookup reads one table row per token

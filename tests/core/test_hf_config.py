@@ -1,0 +1,199 @@
+"""Hugging Face config.json files read as models: each published configuration below (the
+fields that matter, as the model's config.json on the Hub has them) must give the model's
+published parameter count, and what cannot be read is refused naming the file and field."""
+
+import json
+
+import pytest
+
+from explorer.core import ops
+from explorer.core.analysis import analyze
+from explorer.core.datafile import DataFileError
+from explorer.core.hf_config import read_config_file, spec_from_config
+from explorer.core.workload import WorkloadParams, build_ops
+
+LLAMA_3_8B = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "hidden_act": "silu",
+              "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 8192,
+              "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32,
+              "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 128256}
+MISTRAL_7B = {"architectures": ["MistralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+              "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+              "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+              "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": False,
+              "vocab_size": 32000}
+MIXTRAL_8X7B = {"architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+                "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+                "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+                "num_local_experts": 8, "rms_norm_eps": 1e-05, "rope_theta": 1e6, "sliding_window": None,
+                "tie_word_embeddings": False, "vocab_size": 32000}
+QWEN25_7B = {"architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu", "hidden_size": 3584,
+             "intermediate_size": 18944, "max_position_embeddings": 131072, "max_window_layers": 28,
+             "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4,
+             "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 131072,
+             "tie_word_embeddings": False, "use_sliding_window": False, "vocab_size": 152064}
+GEMMA_7B = {"architectures": ["GemmaForCausalLM"], "head_dim": 256, "hidden_act": "gelu",
+            "hidden_size": 3072, "intermediate_size": 24576, "max_position_embeddings": 8192,
+            "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 16,
+            "rms_norm_eps": 1e-06, "vocab_size": 256000}
+GEMMA2_9B = {"architectures": ["Gemma2ForCausalLM"], "attn_logit_softcapping": 50.0,
+             "final_logit_softcapping": 30.0, "head_dim": 256, "hidden_act": "gelu_pytorch_tanh",
+             "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 3584, "intermediate_size": 14336,
+             "max_position_embeddings": 8192, "num_attention_heads": 16, "num_hidden_layers": 42,
+             "num_key_value_heads": 8, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06,
+             "sliding_window": 4096, "vocab_size": 256000}
+PHI3_MINI = {"architectures": ["Phi3ForCausalLM"], "hidden_act": "silu", "hidden_size": 3072,
+             "intermediate_size": 8192, "max_position_embeddings": 4096, "num_attention_heads": 32,
+             "num_hidden_layers": 32, "num_key_value_heads": 32, "rms_norm_eps": 1e-05,
+             "sliding_window": 2047, "tie_word_embeddings": False, "vocab_size": 32064}
+GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "n_ctx": 1024,
+        "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257}
+QWEN15_MOE = {"architectures": ["Qwen2MoeForCausalLM"], "decoder_sparse_step": 1, "hidden_act": "silu",
+              "hidden_size": 2048, "intermediate_size": 5632, "max_position_embeddings": 8192,
+              "moe_intermediate_size": 1408, "num_attention_heads": 16, "num_experts": 60,
+              "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16,
+              "shared_expert_intermediate_size": 5632, "tie_word_embeddings": False, "vocab_size": 151936}
+QWEN3_30B_A3B = {"architectures": ["Qwen3MoeForCausalLM"], "decoder_sparse_step": 1, "head_dim": 128,
+                 "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 6144,
+                 "max_position_embeddings": 40960, "mlp_only_layers": [], "moe_intermediate_size": 768,
+                 "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+                 "num_hidden_layers": 48, "num_key_value_heads": 4, "tie_word_embeddings": False,
+                 "vocab_size": 151936}
+
+# (config, total parameters, active parameters per token): an int is the exact published
+# count; a string the figure as published, to its digits.
+PUBLISHED = {
+    "llama-3-8b": (LLAMA_3_8B, 8_030_261_248, None),  # the preset's count
+    "mistral-7b": (MISTRAL_7B, 7_241_732_096, None),  # safetensors metadata
+    "gpt2": (GPT2, 124_439_808, None),  # the preset's count
+    "phi-3-mini": (PHI3_MINI, 3_821_079_552, None),
+    "qwen2.5-7b": (QWEN25_7B, "7.62e9", None),  # model card
+    "gemma-7b": (GEMMA_7B, "8.54e9", None),
+    "gemma-2-9b": (GEMMA2_9B, "9.24e9", None),
+    "mixtral-8x7b": (MIXTRAL_8X7B, "46.7e9", "12.9e9"),  # Mistral AI: 46.7B total, 12.9B per token
+    "qwen1.5-moe-a2.7b": (QWEN15_MOE, "14.3e9", "2.7e9"),  # 14.3B total, 2.7B activated
+    "qwen3-30b-a3b": (QWEN3_30B_A3B, "30.5e9", "3.3e9"),  # 30.5B total, 3.3B activated
+}
+
+
+def _matches(count: int, published: int | str) -> bool:
+    """Whether ``count`` is ``published``: exactly (an int), or to the digits of the published
+    figure, rounded or cut ("3.3B activated" for 3.35 billion)."""
+    if isinstance(published, int):
+        return count == published
+    mantissa, exponent = published.split("e")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    unit = 10 ** (int(exponent) - decimals)
+    return float(published) - unit / 2 <= count < float(published) + unit
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_each_config_gives_the_published_parameter_count(name):
+    config, total, active = PUBLISHED[name]
+    spec = spec_from_config(config, f"{name}/config.json")
+    assert _matches(spec.parameter_count(), total), spec.parameter_count()
+    if active is None:
+        assert spec.parameter_count(active=True) == spec.parameter_count()
+    else:
+        assert _matches(spec.parameter_count(active=True), active), spec.parameter_count(active=True)
+
+
+def test_a_config_gives_the_same_model_as_the_preset(models):
+    spec = spec_from_config(LLAMA_3_8B, "Meta-Llama-3-8B/config.json")
+    preset = models["llama-3-8b"]
+    params = WorkloadParams(phase="decode", batch=8, context=2048)
+    mine, theirs = analyze(spec, params, _device()), analyze(preset, params, _device())
+    assert mine.totals.flops == theirs.totals.flops and mine.totals.bytes == theirs.totals.bytes
+    assert spec.name == "Meta-Llama-3-8B" and spec.id == "hf-meta-llama-3-8b"
+
+
+def _device():
+    from explorer.core.catalog import load_catalog
+
+    return load_catalog()["h100-sxm"]
+
+
+def test_the_file_is_read_and_kept_as_canonical_json(tmp_path):
+    path = tmp_path / "Mistral-7B-v0.1" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(MISTRAL_7B, indent=2))
+    spec = read_config_file(path)
+    assert spec.name == "Mistral-7B-v0.1" and json.loads(spec.config) == MISTRAL_7B
+    assert spec_from_config(json.loads(spec.config), "again").parameter_count() == spec.parameter_count()
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"architectures": ["BertModel"]}, "architectures", "not a family this app reads"),
+    ({"architectures": ["DeepseekV3ForCausalLM"]}, "architectures", "multi-head latent attention"),
+    ({"architectures": None}, "architectures", "is missing"),
+    ({"hidden_size": None}, "hidden_size", "is missing"),
+    ({"hidden_size": "4096"}, "hidden_size", "must be a whole number"),
+    ({"num_hidden_layers": 0}, "num_hidden_layers", "must be between 1"),
+    ({"num_key_value_heads": 5}, "num_key_value_heads", "cannot be shared evenly"),
+    ({"hidden_act": "tanh"}, "hidden_act", "is not one of"),
+    ({"tie_word_embeddings": "no"}, "tie_word_embeddings", "must be true or false"),
+    ({"vocab_size": 1 << 40}, "vocab_size", "must be between"),
+])
+def test_what_cannot_be_read_is_refused_naming_the_field(change, field, words):
+    config = {**LLAMA_3_8B, **change}
+    with pytest.raises(DataFileError) as caught:
+        spec_from_config(config, "x/config.json")
+    assert caught.value.field == field and words in str(caught.value)
+    assert str(caught.value).startswith("x/config.json: field")
+
+
+def test_a_broken_file_is_refused_with_the_file_named(tmp_path):
+    for text, words in (("{", "is not valid JSON"), ("[1, 2]", "must hold a JSON object")):
+        path = tmp_path / "config.json"
+        path.write_text(text)
+        with pytest.raises(DataFileError, match=words) as caught:
+            read_config_file(path)
+        assert str(path) in str(caught.value)
+    with pytest.raises(DataFileError, match="cannot be read"):
+        read_config_file(tmp_path / "missing.json")
+
+
+def _op(spec, params, name):
+    [found] = [o for o in build_ops(spec, params) if o.name == name]
+    return found
+
+
+def test_moe_decode_reads_the_experts_its_tokens_touch():
+    """Uniform routing: E·(1 − (1 − k/E)^n) distinct experts for n tokens; all E at worst."""
+    spec = spec_from_config(MIXTRAL_8X7B, "Mixtral/config.json")
+    per_expert = 2 * 4096 * 14336 * 2  # gate and up, bf16
+    one = _op(spec, WorkloadParams(batch=1), "expert_up")
+    assert one.weight_bytes == pytest.approx(2 * per_expert)  # one token: its 2 experts
+    four = _op(spec, WorkloadParams(batch=4), "expert_up")
+    assert four.weight_bytes == pytest.approx(8 * (1 - (6 / 8) ** 4) * per_expert)
+    worst = _op(spec, WorkloadParams(batch=4, routing="all"), "expert_up")
+    assert worst.weight_bytes == pytest.approx(8 * per_expert)
+    assert ops.experts_touched(8, 2, 10_000) == pytest.approx(8)
+
+
+def test_moe_intensity_grows_more_slowly_with_batch_than_a_dense_models():
+    device = _device()
+    moe = spec_from_config(MIXTRAL_8X7B, "Mixtral/config.json")
+    dense = spec_from_config(MISTRAL_7B, "Mistral/config.json")
+
+    def growth(spec):
+        low, high = (analyze(spec, WorkloadParams(batch=b, context=1024), device).totals for b in (1, 16))
+        return (high.flops / high.bytes) / (low.flops / low.bytes)
+
+    assert growth(moe) < 0.5 * growth(dense)
+
+
+def test_a_sliding_window_caps_attention_and_the_kv_cache():
+    mistral = spec_from_config(MISTRAL_7B, "Mistral/config.json")
+    long, at_window = WorkloadParams(context=32768), WorkloadParams(context=4096)
+    assert _op(mistral, long, "attn_score").bytes == _op(mistral, at_window, "attn_score").bytes
+    assert mistral.kv_cache_values(32768) == mistral.kv_cache_values(4096)
+    assert mistral.kv_cache_values(4096) == 4096 * mistral.kv_values_per_token()
+    gemma = spec_from_config(GEMMA2_9B, "gemma-2-9b/config.json")
+    assert gemma.window_layers == tuple(range(0, 42, 2))  # every other layer local, the first too
+    per_layer = 2 * 8 * 256
+    assert gemma.kv_cache_values(8192) == per_layer * (21 * 8192 + 21 * 4096)
+    local = _op(gemma, WorkloadParams(context=8192), "local_attn_score")
+    full = _op(gemma, WorkloadParams(context=8192), "attn_score")
+    assert local.layers == tuple(range(0, 42, 2)) and full.layers == tuple(range(1, 42, 2))
+    assert local.flops * 2 == full.flops  # 4,096 of 8,192 tokens
