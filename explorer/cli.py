@@ -15,7 +15,13 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from explorer import bench_cli, defaults, explain_cli, export_cli
-from explorer.cli_common import add_workload_arguments, open_catalog, workload_params
+from explorer.cli_common import (
+    add_model_arguments,
+    add_workload_arguments,
+    model_of,
+    open_catalog,
+    workload_params,
+)
 from explorer.core import report, roofline
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.datafile import DataFileError
@@ -49,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Predict FLOPs, bytes, time and bound of every op of one "
                                     "inference step (roofline model).")
     an.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
-    an.add_argument("--model", required=True, metavar="ID",
-                    help="model id: gpt2, llama-2-7b, llama-2-13b, llama-3-8b, llama-3-70b, resnet-50")
+    add_model_arguments(an, required=True,
+                        help="model id: gpt2, llama-2-7b, llama-2-13b, llama-3-8b, llama-3-70b, resnet-50")
     add_workload_arguments(an)
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
@@ -156,7 +162,7 @@ def _print_hardware(hw, out: TextIO) -> None:
 
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     hardware = open_catalog(err)[args.hardware]
-    model = load_models()[args.model]
+    model = model_of(args, load_models())
     result = analyze(model, workload_params(args), hardware)
     if args.json:
         json.dump(report.analysis_dict(result), out, indent=1)
@@ -174,6 +180,7 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
     header = [
         f"{model.name} on {hw.name}",
+        f"{report.parameter_words(model)}",
         f"{shape}; {precision}; {p.attention} attention",
         f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
         f"({c.matrix.label}) for matrix ops, "

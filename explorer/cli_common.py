@@ -41,6 +41,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         MAX_BATCH,
         MAX_TOKENS,
         PHASES,
+        ROUTINGS,
         WORKLOAD_DTYPES,
     )
 
@@ -62,6 +63,30 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-fraction", type=share_type, default=DEFAULT_MEMORY_FRACTION,
                         metavar="SHARE", help="share of the device's usable memory a serving engine "
                                               f"may fill (default {DEFAULT_MEMORY_FRACTION}, vLLM's)")
+    parser.add_argument("--routing", choices=ROUTINGS, default="uniform",
+                        help="mixture of experts: the weights a step reads are those of the experts its "
+                             "tokens touch if they pick uniformly (expected count), or all experts")
+
+
+MODEL_CONFIG_HELP = "a Hugging Face config.json instead of --model (read offline: the file only)"
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, required: bool, help: str) -> None:
+    """``--model ID`` or ``--model-config PATH`` (one of them when ``required``)."""
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument("--model", metavar="ID", help=help)
+    group.add_argument("--model-config", metavar="PATH", help=MODEL_CONFIG_HELP)
+
+
+def model_of(args: argparse.Namespace, models, default: str | None = None):
+    """The model ``--model`` names in ``models`` (``default`` without it), or the one
+    ``--model-config`` describes (a DataFileError naming the file and field when it cannot
+    be read)."""
+    if getattr(args, "model_config", None):
+        from explorer.core.hf_config import read_config_file
+
+        return read_config_file(args.model_config)
+    return models[args.model or default]
 
 
 def workload_params(args: argparse.Namespace):
@@ -69,7 +94,8 @@ def workload_params(args: argparse.Namespace):
 
     return WorkloadParams(phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
                           dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
-                          attention=args.attention, memory_fraction=args.memory_fraction)
+                          attention=args.attention, memory_fraction=args.memory_fraction,
+                          routing=args.routing)
 
 
 def warn_skipped(skipped, err) -> None:

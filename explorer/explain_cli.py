@@ -21,8 +21,10 @@ from typing import TextIO
 
 from explorer import defaults
 from explorer.cli_common import (
+    add_model_arguments,
     add_workload_arguments,
     count_type,
+    model_of,
     open_catalog,
     warn_skipped,
     workload_params,
@@ -44,7 +46,7 @@ def add_parsers(sub) -> None:
                                     "behind every sentence and whether each claim holds.")
     ex.add_argument("--hardware", required=True, metavar="ID[,ID…]",
                     help="devices, comma-separated; the first is primary (a CPU and a GPU are compared)")
-    ex.add_argument("--model", required=True, metavar="ID", help="model id (see: analyze --help)")
+    add_model_arguments(ex, required=True, help="model id (see: analyze --help)")
     add_workload_arguments(ex)
     ex.add_argument("--op", metavar="NAME", help="explain this op too (e.g. down_proj)")
     ex.add_argument("--json", action="store_true", help="print JSON")
@@ -71,7 +73,7 @@ def add_parsers(sub) -> None:
     lab.add_argument("--from", dest="cpu", default=defaults.LAB_CPU, metavar="CPU_ID")
     lab.add_argument("--to", dest="gpu", default=defaults.LAB_GPU, metavar="GPU_ID",
                      help="a GPU with a measured memory latency (Little's law needs it)")
-    lab.add_argument("--model", default=defaults.MODEL, metavar="ID")
+    add_model_arguments(lab, required=False, help=f"model id (default {defaults.MODEL})")
     lab.add_argument("--context", type=count_type(1 << 22), default=1024)
     lab.add_argument("--batch", type=count_type(1 << 20), default=64, help="the batching stage's batch")
     lab.add_argument("--in-flight", default="16 KiB", metavar="SIZE",
@@ -136,7 +138,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not ids or len(ids) > 4 or len(set(ids)) != len(ids):
         raise UsageError("--hardware takes one to four different device ids, comma-separated")
     devices = [catalog[i] for i in ids]
-    model = load_models()[args.model]
+    model = model_of(args, load_models())
     params = workload_params(args)
     explanations = explain_state(model, params, devices, args.op)
     if args.op and not explanations[0].title.endswith(args.op):
@@ -146,7 +148,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         names = [o.name for o, flops in zip(a.ops, a.flops, strict=True) if flops > 0]
         raise UsageError(f"{model.name} has no op {args.op!r} that computes (ops: {', '.join(names)})")
     if args.json:
-        json.dump({"hardware": ids, "model": args.model, "params": vars(params),
+        json.dump({"hardware": ids, "model": model.id, "params": vars(params),
                    "explanations": [_explanation_dict(e) for e in explanations]}, out, indent=1)
         out.write("\n")
     else:
@@ -268,10 +270,10 @@ def _lab(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     catalog, models = open_catalog(err), load_models()
     try:
         in_flight = parse_quantity(args.in_flight, BYTES)
-        model = models[args.model]
+        model = model_of(args, models, defaults.MODEL)
         if model.item_unit != "tokens":
             raise UsageError(f"the lab decodes text: {model.name} is not a language model")
-        lab = Lab(catalog[args.cpu], catalog[args.gpu], args.model, model, context=args.context,
+        lab = Lab(catalog[args.cpu], catalog[args.gpu], model.id, model, context=args.context,
                   in_flight_bytes=in_flight, batch=args.batch)
     except (UnitError, NoLatencyError, ValueError) as exc:
         raise UsageError(str(exc)) from None
@@ -285,7 +287,7 @@ def _lab(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rows.append({"stage": index, "title": STAGES[index].title, "device": _device_dict(at),
                      "time_s": at.analysis().totals.time_s, **_explanation_dict(e)})
     if args.json:
-        json.dump({"from": args.cpu, "to": args.gpu, "model": args.model, "stages": rows}, out, indent=1)
+        json.dump({"from": args.cpu, "to": args.gpu, "model": model.id, "stages": rows}, out, indent=1)
         out.write("\n")
     else:
         for row, index in zip(rows, stages, strict=True):

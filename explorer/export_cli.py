@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from explorer import defaults
-from explorer.cli_common import count_type, open_catalog, warn_skipped
+from explorer.cli_common import add_model_arguments, count_type, open_catalog, warn_skipped
 
 FORMATS = ("png", "svg", "pdf")
 THEMES = tuple(defaults.THEMES)
@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
                         help="the scene's step, from 1 (default: its last)")
     export.add_argument("--hardware", default=None, metavar="ID[,ID…]",
                         help="devices to overlay, comma-separated, the first primary (without --session)")
-    export.add_argument("--model", default=None, metavar="ID", help="model (without --session)")
+    add_model_arguments(export, required=False, help="model (without --session)")
     export.add_argument("--out", metavar="FILE.{png,svg,pdf}", help="the file to write")
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
     export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
@@ -65,8 +65,9 @@ def _check(args: argparse.Namespace) -> None:
         raise _UsageError("--out FILE.{png,svg,pdf} is required")
     if args.step and not args.scene:
         raise _UsageError("--step needs --scene")
-    if (args.scene or args.session or args.all_scenes) and (args.hardware or args.model):
-        raise _UsageError("--hardware and --model are for a chart without --scene or --session")
+    if (args.scene or args.session or args.all_scenes) and (args.hardware or args.model or args.model_config):
+        raise _UsageError("--hardware and --model (or --model-config) are for a chart without --scene or "
+                          "--session")
 
 
 def _jobs(args, catalog, models, err):
@@ -78,13 +79,20 @@ def _jobs(args, catalog, models, err):
                  args.subtitle)]
     if not (args.scene or args.all_scenes):
         hardware = tuple(i.strip() for i in (args.hardware or defaults.DEVICE).split(",") if i.strip())
-        model = args.model or defaults.MODEL
         if not 1 <= len(hardware) <= 4 or len(set(hardware)) != len(hardware):
             raise _UsageError("--hardware takes one to four different device ids, comma-separated")
         for ident in hardware:
             catalog[ident]
-        models[model]
-        return [(Session(hardware=hardware, model=model), Path(args.out), args.title, args.subtitle)]
+        if args.model_config:
+            from explorer.core.hf_config import CONFIG_MODEL, read_config_file
+
+            session = Session(hardware=hardware, model=CONFIG_MODEL,
+                              model_config=read_config_file(args.model_config).config)
+        else:
+            model = args.model or defaults.MODEL
+            models[model]
+            session = Session(hardware=hardware, model=model)
+        return [(session, Path(args.out), args.title, args.subtitle)]
     from explorer.core.scenes import open_scenes
 
     scenes = open_scenes(catalog, models)

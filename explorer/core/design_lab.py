@@ -36,6 +36,7 @@ from explorer.core.claims import (
     times,
 )
 from explorer.core.hardware import ComputePeak, Hardware, evaluate_formula, vector_lanes
+from explorer.core.hf_config import CONFIG_MODEL
 from explorer.core.littles_law import bytes_in_flight_needed, latency_of
 from explorer.core.models import ModelSpec
 from explorer.core.sentences import Explanation
@@ -154,8 +155,10 @@ class Lab:
         hardware = (device.id,) if self.stage == 0 else (device.id, self.cpu.id)
         what_if = self.what_if()
         what_ifs = ((device.id, what_if),) if what_if.active else ()
-        return Session(hardware=hardware, model=self.model_id, params=self.params(),
-                       what_ifs=what_ifs, precisions=self.precisions())
+        config = getattr(self.model, "config", "")  # a model read from a config.json
+        return Session(hardware=hardware, model=CONFIG_MODEL if config else self.model_id,
+                       params=self.params(), what_ifs=what_ifs, precisions=self.precisions(),
+                       model_config=config)
 
     def state(self) -> State:
         return State(self.model, self.params(), self.shown())

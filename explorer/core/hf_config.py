@@ -30,7 +30,7 @@ import json
 import re
 from pathlib import Path
 
-from explorer.core.datafile import DataFileError, read_text_limited
+from explorer.core.datafile import DataFileError, brief, read_text_limited
 from explorer.core.models import TransformerSpec
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
@@ -44,6 +44,10 @@ NOT_YET = {"DeepseekV3ForCausalLM": "its multi-head latent attention is not mode
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
                "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
 LIMIT = 1 << 24  # any one dimension; far beyond real models (checked before any product)
+# Counts a step is built from layer by layer or expert by expert: 10× the largest published
+# (126 layers in Llama 3.1 405B; 256 routed experts in DeepSeek-V3), so analysis stays quick.
+LIMITS = {"num_hidden_layers": 1_000, "n_layer": 1_000, "num_local_experts": 10_000, "num_experts": 10_000,
+          "num_attention_heads": 10_000, "n_head": 10_000}
 
 
 class _Reader:
@@ -62,9 +66,10 @@ class _Reader:
             if self.has(key):
                 value = self.config[key]
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise self.error(key, f"must be a whole number, got {value!r:.60}")
-                if not minimum <= value <= LIMIT:
-                    raise self.error(key, f"must be between {minimum} and {LIMIT:,}, got {value:,}")
+                    raise self.error(key, f"must be a whole number, got {brief(value)}")
+                limit = LIMITS.get(key, LIMIT)
+                if not minimum <= value <= limit:
+                    raise self.error(key, f"must be between {minimum} and {limit:,}, got {value:,}")
                 return value
         if default is None:
             raise self.error(keys[0], "is missing")
@@ -73,15 +78,15 @@ class _Reader:
     def flag(self, key: str, default: bool) -> bool:
         value = self.config.get(key, default)
         if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, got {value!r:.60}")
+            raise self.error(key, f"must be true or false, got {brief(value)}")
         return value
 
     def activation(self, *keys: str) -> str:
         for key in keys:
             if self.has(key):
                 value = self.config[key]
-                if value not in ACTIVATIONS:
-                    raise self.error(key, f"activation {value!r:.60} is not one of {', '.join(ACTIVATIONS)}")
+                if not isinstance(value, str) or value not in ACTIVATIONS:
+                    raise self.error(key, f"activation {brief(value)} is not one of {', '.join(ACTIVATIONS)}")
                 return ACTIVATIONS[value]
         raise self.error(keys[0], "is missing")
 
@@ -118,7 +123,7 @@ def spec_from_config(config: dict, origin: str) -> TransformerSpec:
     if family in NOT_YET:
         raise r.error("architectures", f"{family} cannot be read yet: {NOT_YET[family]}")
     if family not in FAMILIES:
-        raise r.error("architectures", f"{family!r:.80} is not a family this app reads "
+        raise r.error("architectures", f"{brief(family)} is not a family this app reads "
                                        f"(it reads {', '.join(FAMILIES)})")
     spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
     _check(r, spec)
@@ -141,7 +146,9 @@ def _ident(name: str) -> str:
 
 def _common(r: _Reader, family: str) -> dict:
     name = _name(r, family)
-    canonical = json.dumps(r.config, sort_keys=True, separators=(",", ":"))
+    # The name goes with the content (a session holds the content, not the file's folder).
+    kept = r.config if isinstance(r.config.get("_name_or_path"), str) else {**r.config, "_name_or_path": name}
+    canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return {"id": _ident(name), "name": name, "source": SOURCE, "published_parameters": 0,
             "parameters_source": SOURCE, "origin": r.origin, "config": canonical}
 

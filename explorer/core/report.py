@@ -6,7 +6,7 @@ from typing import Any
 
 from explorer.core.analysis import Analysis
 from explorer.core.hardware import Hardware, Provenance
-from explorer.core.units import format_bytes, format_time
+from explorer.core.units import format_bytes, format_count, format_time
 
 
 def _provenance(p: Provenance) -> dict[str, Any]:
@@ -96,6 +96,9 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "kv_dtype": p.kv_dtype or p.dtype,
             "attention": p.attention,
             "memory_fraction": p.memory_fraction,
+            "routing": p.routing,
+            "parameters": a.model.parameter_count(),
+            "active_parameters": _active_parameters(a.model),
         },
         "ops": [
             {
@@ -132,6 +135,21 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         },
         "notes": list(a.notes),
     }
+
+
+def _active_parameters(model) -> int:
+    """Parameters one token uses (all of them, except in a mixture of experts)."""
+    return model.parameter_count(active=True) if getattr(model, "moe", False) else model.parameter_count()
+
+
+def parameter_words(model) -> str:
+    """"8.03 B parameters"; a mixture of experts: "46.7 B parameters, 12.9 B active per token
+    (2 of 8 experts; all resident in memory)"."""
+    words = f"{format_count(model.parameter_count())} parameters"
+    if getattr(model, "moe", False):
+        words += (f", {format_count(model.parameter_count(active=True))} active per token "
+                  f"({model.experts_per_token} of {model.experts} experts; all resident in memory)")
+    return words
 
 
 def step_words(model, params) -> str:

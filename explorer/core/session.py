@@ -8,19 +8,22 @@ it as YAML, validated on load like every other data file.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from explorer import defaults
 from explorer.core.atomic import write_text_atomic
 from explorer.core.custom import CustomSpec, Layer, read_layers
-from explorer.core.datafile import Fields, brief, check_schema, load_yaml, sealed
+from explorer.core.datafile import DataFileError, Fields, brief, check_schema, load_yaml, sealed
 from explorer.core.hardware import Hardware
+from explorer.core.hf_config import CONFIG_MODEL, spec_from_config, spec_from_config_text
 from explorer.core.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 from explorer.core.workload import (
@@ -29,6 +32,7 @@ from explorer.core.workload import (
     MAX_BATCH,
     MAX_TOKENS,
     PHASES,
+    ROUTINGS,
     WORKLOAD_DTYPES,
     WorkloadError,
     WorkloadParams,
@@ -136,6 +140,7 @@ class Session:
     measured_roofs: bool = False  # draw roofs from the best measured rates
     selected_op: str | None = None
     custom_layers: tuple[Layer, ...] = ()  # the stack used when model is "custom"
+    model_config: str = ""  # a Hugging Face config.json (canonical JSON) when model is "config"
 
     def __post_init__(self) -> None:
         if not self.hardware:
@@ -147,10 +152,15 @@ class Session:
                              f"got {len(self.results)}")
         if len(set(self.hardware)) != len(self.hardware):
             raise ValueError("a device is listed twice")
+        if self.model == CONFIG_MODEL and not self.model_config:
+            raise ValueError("the model read from a config.json needs the file's content")
 
     @property
     def model_spec(self):
-        """The custom stack as a model, when the session uses it (else None)."""
+        """The custom stack or the model read from a config.json, when the session uses one
+        (else None: a preset)."""
+        if self.model == CONFIG_MODEL:
+            return config_spec(self.model_config)
         return CustomSpec(self.custom_layers) if self.model == CUSTOM else None
 
     @property
@@ -176,8 +186,12 @@ class Session:
             out["kv_dtype"] = p.kv_dtype
         if p.memory_fraction != DEFAULT_MEMORY_FRACTION:
             out["memory_fraction"] = p.memory_fraction
+        if p.routing != "uniform":
+            out["routing"] = p.routing
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
+        if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere
+            out["model_config"] = json.loads(self.model_config)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -201,6 +215,20 @@ class Session:
     def save(self, path: str | Path) -> None:
         """Write atomically: a crash mid-write leaves the previous file intact."""
         write_text_atomic(path, sealed("session", yaml.safe_dump(self.to_dict(), sort_keys=False)))
+
+
+@lru_cache(maxsize=8)
+def config_spec(text: str):
+    return spec_from_config_text(text, "the session's model config")
+
+
+class Workload(NamedTuple):
+    """A workload file's (or a session's) model and parameters."""
+
+    model: str
+    params: WorkloadParams
+    layers: tuple[Layer, ...] = ()  # a custom stack's
+    config: str = ""  # a config.json's content (canonical JSON)
 
 
 def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
@@ -235,6 +263,7 @@ def _read_params(fields: Fields) -> WorkloadParams:
         kv_dtype=fields.text("kv_dtype", required=False, choices=WORKLOAD_DTYPES),
         attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
         memory_fraction=fields.number("memory_fraction", required=False, default=DEFAULT_MEMORY_FRACTION),
+        routing=fields.text("routing", required=False, choices=ROUTINGS, default="uniform"),
     )
     if not 0.05 <= kwargs["memory_fraction"] <= 1:
         raise fields.error("memory_fraction",
@@ -251,23 +280,30 @@ def save_workload(path: str | Path, session: Session) -> None:
         {"schema": SCHEMA, "workload": session.workload_dict()}, sort_keys=False)))
 
 
-def _read_workload(top: Fields, model_ids) -> tuple[str, WorkloadParams, tuple[Layer, ...]]:
+def _read_workload(top: Fields, model_ids) -> Workload:
     workload = top.child(top.mapping("workload"), "workload")
     model = workload.text("model")
-    if model_ids is not None and model not in model_ids and model != CUSTOM:
+    if model_ids is not None and model not in model_ids and model not in (CUSTOM, CONFIG_MODEL):
         raise workload.error("model", f"unknown model {model!r}")
     params = _read_params(workload)
     layers = read_layers(workload) if workload.has("layers") else ()
     if model == CUSTOM and not layers:
         raise workload.error("layers", "is missing (the custom model needs its layers)")
+    config = ""
+    if model == CONFIG_MODEL:
+        raw = workload.mapping("model_config")
+        try:
+            config = spec_from_config(raw, "model_config").config
+        except DataFileError as exc:
+            where = f"model_config.{exc.field}" if exc.field else "model_config"
+            raise workload.error(where, exc.reason) from None
     workload.finish()
-    return model, params, layers
+    return Workload(model, params, layers, config)
 
 
-def load_workload(path: str | Path, model_ids=None,
-                  text: str | None = None) -> tuple[str, WorkloadParams, tuple[Layer, ...]]:
-    """Read a workload file: ``(model id, parameters, custom layers)``, validated like a
-    session."""
+def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> Workload:
+    """Read a workload file (model, parameters, a custom stack's layers or a config.json's
+    content), validated like a session."""
     top = Fields(load_yaml(path, text), path, None)
     version = top.integer("schema")
     check_schema(top, version, SCHEMA)
@@ -324,7 +360,7 @@ MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not
 def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
     """A session from the fields of a mapping (a session file's, or a scene's start)."""
     hardware = read_ids(top, "hardware", hardware_ids)
-    model, params, layers = _read_workload(top, model_ids)
+    model, params, layers, config = _read_workload(top, model_ids)
     what_ifs = read_what_ifs(top, hardware_ids)
     precisions = read_ids(top, "precisions", set(PRECISIONS), required=False)
     results = read_ids(top, "results", None, required=False)
@@ -336,6 +372,6 @@ def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
     try:
         return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
-                       selected_op=selected, custom_layers=layers)
+                       selected_op=selected, custom_layers=layers, model_config=config)
     except ValueError as exc:
         raise top.error("results" if len(results) > MAX_RESULTS_FILES else "hardware", str(exc)) from None

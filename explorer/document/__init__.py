@@ -28,8 +28,9 @@ from explorer.core.catalog import Catalog
 from explorer.core.custom import Layer
 from explorer.core.datafile import DataFileError
 from explorer.core.hardware import Hardware
+from explorer.core.hf_config import CONFIG_MODEL
 from explorer.core.models import ModelCatalog, ModelSpec
-from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf, load_session
+from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
 from explorer.core.userfiles import Skipped
 from explorer.core.workload import WorkloadError, WorkloadParams
 from explorer.document.history import History, Step
@@ -247,6 +248,11 @@ class Document:
                 self._emit("message", "The custom stack is empty: build it in the layer editor")
                 return
             name = "the custom stack"
+        elif ident == CONFIG_MODEL:
+            if not self._session.model_config:
+                self._emit("message", "No model config is open: File › Open model config…")
+                return
+            name = config_spec(self._session.model_config).name
         else:
             name = self.models[ident].name  # raises UnknownIdError
         self._change(replace(self._session, model=ident, selected_op=None), f"Model {name}")
@@ -265,13 +271,21 @@ class Document:
         self._change(replace(self._session, params=params), f"Set {described}")
 
     def set_workload(self, model: str, params: WorkloadParams, text: str,
-                     layers: tuple[Layer, ...] = ()) -> None:
-        """Model, parameters (and custom layers) at once (a loaded workload file): one step."""
-        if model != CUSTOM:
+                     layers: tuple[Layer, ...] = (), config: str = "") -> None:
+        """Model, parameters (and custom layers or a config.json's content) at once (a loaded
+        workload file): one step."""
+        if model not in (CUSTOM, CONFIG_MODEL):
             self.models[model]
         layers = layers or self._session.custom_layers
+        config = config or self._session.model_config
         self._change(replace(self._session, model=model, params=params, selected_op=None,
-                             custom_layers=layers), text)
+                             custom_layers=layers, model_config=config), text)
+
+    def open_model_config(self, spec) -> None:
+        """Use the model a config.json describes (``hf_config``'s spec), keeping the step's
+        parameters: one step."""
+        self._change(replace(self._session, model=CONFIG_MODEL, model_config=spec.config, selected_op=None),
+                     f"Model {spec.name} (from its config.json)")
 
     def set_what_if(self, ident: str, what_if: WhatIf, text: str = "") -> None:
         self._change(self._session.with_what_if(ident, what_if),

@@ -260,11 +260,12 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
 
     def open_workload(self, path: str | Path) -> bool:
         try:
-            model, params, layers = load_workload(path, set(self.state.models))
+            workload = load_workload(path, set(self.state.models))
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open workload", str(exc))
             return False
-        self.state.set_workload(model, params, f"Workload from {Path(path).name}", layers)
+        self.state.set_workload(workload.model, workload.params, f"Workload from {Path(path).name}",
+                                workload.layers, workload.config)
         return True
 
     def save_workload_dialog(self) -> None:

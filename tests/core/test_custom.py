@@ -85,6 +85,6 @@ workload:
         load_workload(path)
     assert info.value.field == "workload.layers[1].kind_"
     path.write_text(path.read_text().replace(", kind_: x", ""))
-    model, params, layers = load_workload(path)
+    model, params, layers, _config = load_workload(path)
     assert model == "custom" and params.batch == 2 and layers[0].repeat == 4
     assert CustomSpec(layers).parameter_count() == 4 * 1024 * 4096 + 4096

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 
 from explorer.core.catalog import load_hardware_file
 from explorer.core.datafile import DataFileError
+from explorer.core.hf_config import CONFIG_MODEL, read_config_file
 from explorer.core.models import load_model_file
 from explorer.core.scenes import load_scene_file
 from explorer.core.session import Session, load_session, load_workload, save_workload
@@ -27,6 +28,7 @@ from explorer.core.workload import WorkloadError, WorkloadParams
 from explorer.document import Document
 from explorer.kernels.results import Point, Results, load_results
 from explorer.paths import resource_path
+from tests.core.test_hf_config import MIXTRAL_8X7B
 from tests.timeouts import no_hang
 
 from .mutate import mutated
@@ -76,9 +78,14 @@ def loaders(catalog, models, tmp: Path):
     def session(path):
         _analyse_session(load_session(path, set(catalog), set(models)), catalog, models)
 
+    def model_config(path):
+        _analyse_session(Session(model=CONFIG_MODEL, model_config=read_config_file(path).config), catalog,
+                         models)
+
     def workload(path):
-        model, params, layers = load_workload(path, set(models))
-        _analyse_session(Session(model=model, params=params, custom_layers=layers), catalog, models)
+        model, params, layers, config = load_workload(path, set(models))
+        _analyse_session(Session(model=model, params=params, custom_layers=layers, model_config=config),
+                         catalog, models)
 
     return {
         "hardware": (resource_path("hardware", "h100-sxm.yaml").read_text(), "yaml", load_hardware_file),
@@ -90,10 +97,11 @@ def loaders(catalog, models, tmp: Path):
         "results": (_results_text(tmp), "json", load_results),
         "why": (resource_path("explain", "why.yaml").read_text(), "yaml",
                 lambda path: load_topics(catalog, path, models)),
+        "model_config": (json.dumps(MIXTRAL_8X7B), "json", model_config),
     }
 
 
-NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why"]
+NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why", "model_config"]
 
 
 @pytest.fixture(scope="module")
