@@ -21,6 +21,7 @@ from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.follow import Follower
+from explorer.ui.model_config_files import ModelConfigFiles
 from explorer.ui.notice_bar import NoticeBar
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
@@ -37,10 +38,11 @@ from explorer.ui.window_sessions import SessionFiles
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
 
 
-class MainWindow(SessionFiles, QtWidgets.QMainWindow):
+class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
     def __init__(self, state: AppState, settings: QtCore.QSettings | None = None) -> None:
         super().__init__()
         self.state = state
+        self.setAcceptDrops(True)  # a config.json or a session dropped on the window opens
         self.settings = settings or QtCore.QSettings()
         self.session_path: Path | None = None
         self.runs = Jobs(lambda: state.catalog, self)
@@ -134,6 +136,11 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         self.act_quit = self._action("&Quit", self.close, keys.Quit)
         self.act_open_workload = self._action("Open &workload…", self.open_workload_dialog,
                                               tip="Load a model and its parameters from a YAML file")
+        self.act_open_config = self._action("Open &model config…", self.open_model_config_dialog,
+                                            "Ctrl+Shift+M",
+                                            tip="A Hugging Face config.json (Llama, Mistral, Mixtral, Qwen, "
+                                                "Gemma, Phi-3, GPT-2): the model's shape, read offline. "
+                                                "Dropping one on the window opens it too.")
         self.act_save_workload = self._action("Save wor&kload as…", self.save_workload_dialog,
                                               tip="Save the model and its parameters as YAML")
         self.act_export = self._action("&Export chart…", self.export_dialog, "Ctrl+E",
@@ -176,6 +183,7 @@ class MainWindow(SessionFiles, QtWidgets.QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_open_workload)
         file_menu.addAction(self.act_save_workload)
+        file_menu.addAction(self.act_open_config)
         file_menu.addSeparator()
         file_menu.addAction(self.act_export)
         file_menu.addAction(self.act_copy)

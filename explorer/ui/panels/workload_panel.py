@@ -6,10 +6,20 @@ from html import escape
 
 from PySide6 import QtCore, QtWidgets
 
+from explorer.core.hf_config import CONFIG_MODEL
 from explorer.core.models import TransformerSpec
-from explorer.core.session import CUSTOM
+from explorer.core.report import parameter_words
+from explorer.core.session import CUSTOM, config_spec
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
-from explorer.core.workload import ATTENTIONS, MAX_BATCH, MAX_TOKENS, PHASES, WORKLOAD_DTYPES, WorkloadError
+from explorer.core.workload import (
+    ATTENTIONS,
+    MAX_BATCH,
+    MAX_TOKENS,
+    PHASES,
+    ROUTINGS,
+    WORKLOAD_DTYPES,
+    WorkloadError,
+)
 from explorer.state import AppState
 from explorer.ui.follow import Follower
 from explorer.ui.panels.layer_editor import LayerStackEditor
@@ -44,7 +54,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.model_box.setToolTip("Model preset (configurations from the published configs)")
         for ident, spec in state.models.items():
             self.model_box.addItem(spec.name, ident)
-        self.model_box.addItem("Custom stack", CUSTOM)
+        self.model_box.addItem("Custom stack", CUSTOM)  # a config.json's model joins when one is open
         self.edit_layers = QtWidgets.QPushButton("Edit layers…")
         self.edit_layers.setToolTip("Build your own stack of layers (linear, attention, MLP, norm, "
                                     "softmax, elementwise, conv2d, embedding)")
@@ -64,6 +74,10 @@ class WorkloadPanel(QtWidgets.QWidget):
                                        "with weights, KV cache and activations (vLLM's "
                                        "gpu_memory_utilization; 90% is its default). \"Fits\" and the "
                                        "largest batch use it.")
+        self.routing = _combo(ROUTINGS, "Mixture of experts: the expert weights a step reads. uniform: "
+                                        "the experts its tokens touch if each picks its experts "
+                                        "uniformly at random, E·(1 − (1 − k/E)^tokens); all: every "
+                                        "expert (the worst case)")
         self.memory_share.setRange(5, 100)
         self.memory_share.setSuffix(" %")
         form = QtWidgets.QFormLayout()
@@ -77,6 +91,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         form.addRow("KV cache", self.kv_dtype)
         form.addRow("Attention", self.attention)
         form.addRow("Memory share", self.memory_share)
+        form.addRow("Expert weights", self.routing)
         self.table_model = OpTableModel(self)
         self.proxy = QtCore.QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.table_model)
@@ -104,7 +119,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self._editors = {
             "phase": self.phase, "batch": self.batch, "seq": self.seq, "context": self.context,
             "dtype": self.dtype, "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype,
-            "attention": self.attention,
+            "attention": self.attention, "routing": self.routing,
         }
         self.model_box.currentIndexChanged.connect(self._on_model_chosen)
         self.edit_layers.clicked.connect(self.open_layer_editor)
@@ -119,6 +134,20 @@ class WorkloadPanel(QtWidgets.QWidget):
                                   self.refresh, self)
         state.sig_selection_changed.connect(lambda _selection: self._select_row(state.session.selected_op))
         self.refresh()
+
+    def _show_config_item(self) -> None:
+        """The model of an open config.json, as the last item of the model box."""
+        index = self.model_box.findData(CONFIG_MODEL)
+        config = self.state.session.model_config
+        if not config:
+            if index >= 0:
+                self.model_box.removeItem(index)
+            return
+        text = f"{config_spec(config).name} (config.json)"
+        if index < 0:
+            self.model_box.addItem(text, CONFIG_MODEL)
+        else:
+            self.model_box.setItemText(index, text)
 
     def _on_model_chosen(self, _index: int) -> None:
         ident = self.model_box.currentData()
@@ -150,7 +179,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         widgets = [self.model_box, self.memory_share, *self._editors.values()]
         for w in widgets:
             w.blockSignals(True)
-        self.model_box.setCurrentIndex(self.model_box.findData(model.id))
+        self._show_config_item()
+        self.model_box.setCurrentIndex(self.model_box.findData(self.state.session.model))
         self.phase.setCurrentText(p.phase)
         self.batch.setValue(p.batch)
         self.seq.setValue(p.seq)
@@ -160,11 +190,13 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.kv_dtype.setCurrentText(p.kv_dtype or SAME)
         self.attention.setCurrentText(p.attention)
         self.memory_share.setValue(round(p.memory_fraction * 100))
+        self.routing.setCurrentText(p.routing)
         for w in widgets:
             w.blockSignals(False)
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
         for w in (self.phase, self.kv_dtype, self.attention):
             w.setEnabled(transformer)
+        self.routing.setEnabled(getattr(model, "moe", False))
         self.seq.setEnabled(transformer and p.phase == "prefill")
         self.context.setEnabled(transformer and p.phase == "decode")
         analysis = self.state.analysis()
@@ -176,6 +208,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         t = analysis.totals
         unit = t.item_unit
         self.totals.setText(
+            f"{escape(model.name)}: {escape(parameter_words(model))}.<br>"
             f"<b>On {escape(analysis.hardware.name)}</b>: {format_time(t.time_s)} per step, "
             f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "

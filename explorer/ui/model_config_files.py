@@ -1,0 +1,64 @@
+"""Opening a Hugging Face ``config.json`` in the window: File › Open model config…, or a
+config.json dropped anywhere on the window (a session file dropped opens as a session).
+A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself is
+``explorer.core.hf_config``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from explorer.core.datafile import DataFileError
+from explorer.core.hf_config import read_config_file
+
+CONFIG_FILTER = "Model configs (*.json);;All files (*)"
+SESSION_SUFFIXES = (".yaml", ".yml")
+
+
+class ModelConfigFiles:
+    """Expects ``state`` and ``open_session`` on the window."""
+
+    def open_model_config_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open model config (config.json)",
+                                                        str(Path.home()), CONFIG_FILTER)
+        if path:
+            self.open_model_config(path)
+
+    def open_model_config(self, path: str | Path) -> bool:
+        """Use the model ``path`` describes; a file that cannot be read gets a dialog naming
+        the field, and the workload stays as it was."""
+        try:
+            spec = read_config_file(path)
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot open model config", str(exc))
+            return False
+        self.state.open_model_config(spec)
+        return True
+
+    # -- drag and drop ---------------------------------------------------------------------------
+    @staticmethod
+    def _dropped_file(event) -> Path | None:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        if len(urls) != 1 or not urls[0].isLocalFile():
+            return None
+        path = Path(urls[0].toLocalFile())
+        return path if path.suffix.lower() in (".json", *SESSION_SUFFIXES) else None
+
+    def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
+        if self._dropped_file(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QtGui.QDropEvent) -> None:
+        path = self._dropped_file(event)
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        # After the drop returns: a dialog inside it would hold the dragging application.
+        if path.suffix.lower() in SESSION_SUFFIXES:
+            QtCore.QTimer.singleShot(0, lambda: self.open_session(path))
+        else:
+            QtCore.QTimer.singleShot(0, lambda: self.open_model_config(path))

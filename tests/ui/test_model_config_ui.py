@@ -1,0 +1,68 @@
+"""A Hugging Face config.json in the window: File › Open model config…, or dropped on the
+window; the model box names it, the expert-weights choice applies to mixtures of experts,
+and one undo step takes it back."""
+
+import json
+
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from explorer.core.hf_config import CONFIG_MODEL
+from tests.core.test_hf_config import MIXTRAL_8X7B
+
+
+@pytest.fixture
+def mixtral(tmp_path):
+    path = tmp_path / "Mixtral-8x7B-v0.1" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(MIXTRAL_8X7B))
+    return path
+
+
+def test_opening_a_config_shows_its_model_and_undo_takes_it_back(window, mixtral):
+    panel, state = window.workload_panel, window.state
+    before = state.session.model
+    assert not panel.routing.isEnabled()  # a dense preset
+    assert window.open_model_config(mixtral)
+    assert state.session.model == CONFIG_MODEL and state.model.name == "Mixtral-8x7B-v0.1"
+    assert panel.model_box.currentText() == "Mixtral-8x7B-v0.1 (config.json)"
+    assert panel.routing.isEnabled()
+    assert "46.7 G parameters, 12.9 G active per token" in panel.totals.text()
+    panel.routing.setCurrentText("all")
+    assert state.params.routing == "all"
+    state.undo_stack.undo()
+    state.undo_stack.undo()
+    assert state.session.model == before
+    assert panel.model_box.findData(CONFIG_MODEL) == -1  # gone with the config
+
+
+def test_a_broken_config_says_why_and_changes_nothing(window, tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda *args: shown.append(args[2]))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**MIXTRAL_8X7B, "architectures": ["BertModel"]}))
+    session = window.state.session
+    assert not window.open_model_config(path)
+    assert window.state.session is session
+    assert shown and f"{path}: field 'architectures': 'BertModel' is not a family this app reads" in shown[0]
+
+
+def test_a_config_dropped_on_the_window_opens(window, mixtral, qtbot):
+    data = QtCore.QMimeData()
+    data.setUrls([QtCore.QUrl.fromLocalFile(str(mixtral))])
+    point = QtCore.QPointF(window.width() / 2, window.height() / 2)
+    actions = QtCore.Qt.DropAction.CopyAction
+    enter = QtGui.QDragEnterEvent(point.toPoint(), actions, data, QtCore.Qt.MouseButton.LeftButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    drop = QtGui.QDropEvent(point, actions, data, QtCore.Qt.MouseButton.LeftButton,
+                            QtCore.Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    qtbot.waitUntil(lambda: window.state.session.model == CONFIG_MODEL, timeout=2000)
+    text = QtCore.QMimeData()
+    text.setText("not a file")
+    refused = QtGui.QDragEnterEvent(point.toPoint(), actions, text, QtCore.Qt.MouseButton.LeftButton,
+                                    QtCore.Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(refused)
+    assert not refused.isAccepted()
