@@ -64,9 +64,12 @@ def attention_projections(p, batch, d_model: int, heads: int, kv_heads: int, hea
     return parts
 
 
-def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: int = 0) -> list[Part]:
+def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: int = 0,
+                   v_dim: int | None = None, shared: bool = False) -> list[Part]:
     """The score and value products (and the softmax, when written out) over the cached
-    tokens, or the last ``window`` of them."""
+    tokens, or the last ``window`` of them. ``v_dim``: the values' width when it differs
+    from the keys'; ``shared``: keys and values are one cached tensor (latent attention),
+    which a fused kernel reads once."""
     ab, kb = p.act_bytes, p.kv_bytes
     t, kv_len = p.query_tokens, p.kv_tokens
     if window:
@@ -75,7 +78,9 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
     naive = p.attention == "naive"
     shape = (batch, heads, t, kv_len)
     score = op.attention_scores(*shape, head_dim, kv_heads, ab, kb, materialise=naive)
-    value = op.attention_values(*shape, head_dim, kv_heads, ab, kb, materialise=naive)
+    value = op.attention_values(*shape, v_dim or head_dim, kv_heads, ab, kb, materialise=naive)
+    if shared and not naive:  # the values are part of what the scores already read
+        value = op.Cost(value.flops, value.bytes - value.cache, value.weights)
     span = f"{t} × {kv_len} per head" + (f" (window of {window:,})" if window else "")
     if naive:
         parts += [Part("attn_score", "attn_score", op.MATRIX, score, f"Q·Kᵀ, {span}, written out"),
@@ -87,6 +92,50 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
         parts += [Part("attn_score", "attn_score", op.MATRIX, score._replace(flops=score.flops + softmax),
                        f"Q·Kᵀ + softmax on chip, {span}", softmax),
                   Part("attn_value", "attn_value", op.MATRIX, value, f"P·V on chip, {span}")]
+    return parts
+
+
+def latent_attention(p, batch, m) -> list[Part]:
+    """Multi-head latent attention (DeepSeek-V2/V3; ``m`` a TransformerSpec with its ranks),
+    as inference runs it. The queries go down to q_lora and up again; each new token's
+    latent and rotary key (kv_lora + rope values) go to the cache. Decode absorbs the key
+    and value up-projections into the query and the output, so attention runs over the
+    cached latent itself (one tensor for keys and values, shared by every head); prefill
+    expands the latent into per-head keys and values first."""
+    ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
+    d, h = m.d_model, m.heads
+    nope, rope, v, rank = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank
+    n = batch * p.query_tokens
+    if m.q_lora_rank:
+        parts = [Part("q_down", "q_proj", op.MATRIX, op.linear(n, d, m.q_lora_rank, ab, wb),
+                      f"{d} → {m.q_lora_rank}"),
+                 Part("q_norm", "norm", op.VECTOR, op.norm(n, m.q_lora_rank, "rmsnorm", ab, wb), "rmsnorm"),
+                 Part("q_up", "q_proj", op.MATRIX, op.linear(n, m.q_lora_rank, h * (nope + rope), ab, wb),
+                      f"{m.q_lora_rank} → {h}×{nope + rope}")]
+    else:
+        parts = [Part("q_proj", "q_proj", op.MATRIX, op.linear(n, d, h * (nope + rope), ab, wb),
+                      f"{d} → {h}×{nope + rope}")]
+    parts += [Part("kv_down", "k_proj", op.MATRIX, op.linear(n, d, rank + rope, ab, wb, out_bytes=kb),
+                   f"{d} → {rank} latent + {rope} rotary key, to the cache"),
+              Part("kv_norm", "norm", op.VECTOR, op.norm(n, rank, "rmsnorm", ab, wb), "rmsnorm")]
+    if p.phase == "decode":
+        absorb = op.linear(n * h, nope, rank, ab, 0)
+        weights = h * nope * rank * wb
+        parts.append(Part("k_up_absorbed", "q_proj", op.MATRIX,
+                          op.Cost(absorb.flops, absorb.bytes + weights, weights),
+                          f"each head's query {nope} → {rank} (the key up-projection, absorbed)"))
+        parts += attention_core(p, batch, h, 1, rank + rope, v_dim=rank, shared=True)
+        out = op.linear(n * h, rank, v, ab, 0)
+        weights = h * rank * v * wb
+        parts.append(Part("v_up_absorbed", "o_proj", op.MATRIX,
+                          op.Cost(out.flops, out.bytes + weights, weights),
+                          f"each head's output {rank} → {v} (the value up-projection, absorbed)"))
+    else:
+        parts.append(Part("kv_up", "v_proj", op.MATRIX,
+                          op.linear(batch * p.kv_tokens, rank, h * (nope + v), ab, wb),
+                          f"{rank} → {h}×({nope} key + {v} value), every token"))
+        parts += attention_core(p, batch, h, h, nope + rope, v_dim=v)
+    parts.append(Part("o_proj", "o_proj", op.MATRIX, op.linear(n, h * v, d, ab, wb), f"{h}×{v} → {d}"))
     return parts
 
 

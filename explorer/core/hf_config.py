@@ -13,15 +13,16 @@ decoder block (``TransformerSpec``):
   ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
   ``Qwen2MoeForCausalLM`` (routed experts plus a gated shared expert, Q/K/V biases),
-  ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key).
+  ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key),
+  ``DeepseekV3ForCausalLM`` (multi-head latent attention, a shared expert, the first three
+  layers dense, a bias on the router's scores).
 
 Anything else, or a field missing or of the wrong kind, is refused with the file and the
-field named: nothing is half-read. ``DeepseekV3ForCausalLM`` (multi-head latent attention)
-is recognised and refused with that reason.
+field named: nothing is half-read.
 
 The parameter counts these give match the published ones (tests/core/test_hf_config.py:
 Mistral 7B 7.24 B, Mixtral 8×7B 46.7 B total and 12.9 B active, Qwen2.5 7B 7.62 B, Gemma 2
-9B 9.24 B, Qwen3-30B-A3B 30.5 B and 3.3 B active…).
+9B 9.24 B, Qwen3-30B-A3B 30.5 B and 3.3 B active, DeepSeek-V3 671 B and 37 B active…).
 """
 
 from __future__ import annotations
@@ -38,9 +39,8 @@ SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 
 FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
             "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
-            "Phi3ForCausalLM", "GPT2LMHeadModel")
-NOT_YET = {"DeepseekV3ForCausalLM": "its multi-head latent attention is not modelled yet",
-           "DeepseekV2ForCausalLM": "its multi-head latent attention is not modelled yet"}
+            "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV3ForCausalLM")
+NOT_YET = {"DeepseekV2ForCausalLM": "its routing groups and expert layout are not modelled yet"}
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
                "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
 LIMIT = 1 << 24  # any one dimension; far beyond real models (checked before any product)
@@ -162,7 +162,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     if head_dim * heads == d:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
-    moe = family in ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
+    moe = family in ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
+                     "DeepseekV3ForCausalLM")
     window = 0
     window_layers: tuple[int, ...] = ()
     if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
@@ -195,6 +196,23 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
 
 
 def _experts(r: _Reader, family: str) -> dict:
+    if family == "DeepseekV3ForCausalLM":
+        every = r.integer("moe_layer_freq", default=1)
+        if every != 1:
+            raise r.error("moe_layer_freq", "only configurations with an MoE MLP in every layer after "
+                                            "the first dense ones are read")
+        return {"experts": r.integer("n_routed_experts"),
+                "experts_per_token": r.integer("num_experts_per_tok"),
+                "expert_width": r.integer("moe_intermediate_size"),
+                "shared_width": r.integer("n_shared_experts", default=0, minimum=0)
+                * r.integer("moe_intermediate_size"),
+                "dense_layers": r.integer("first_k_dense_replace", default=0, minimum=0),
+                "router_bias": r.config.get("topk_method") == "noaux_tc",
+                "q_lora_rank": r.integer("q_lora_rank", default=0, minimum=0),
+                "kv_lora_rank": r.integer("kv_lora_rank"),
+                "qk_nope_head_dim": r.integer("qk_nope_head_dim"),
+                "qk_rope_head_dim": r.integer("qk_rope_head_dim"),
+                "v_head_dim": r.integer("v_head_dim")}
     if family == "MixtralForCausalLM":
         return {"experts": r.integer("num_local_experts"),
                 "experts_per_token": r.integer("num_experts_per_tok"),

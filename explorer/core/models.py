@@ -57,6 +57,15 @@ class TransformerSpec:
     shared_width: int = 0  # width of the experts every token goes through (0: none)
     shared_gate: bool = False  # a sigmoid gate on the shared experts' output (Qwen2-MoE)
     dense_layers: int = 0  # the first layers keep a dense MLP (DeepSeek)
+    router_bias: bool = False  # a per-expert bias on the router's scores (DeepSeek-V3)
+    # Multi-head latent attention (DeepSeek-V2/V3; all 0: ordinary attention). Queries go
+    # through a rank-q_lora bottleneck; keys and values are one cached latent of kv_lora
+    # values plus a shared rotary key of qk_rope values per token.
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
     config: str = ""  # the Hugging Face config.json this spec was read from (canonical JSON)
 
     item_unit = "tokens"
@@ -68,6 +77,10 @@ class TransformerSpec:
     @property
     def moe(self) -> bool:
         return self.experts > 0
+
+    @property
+    def mla(self) -> bool:
+        return self.kv_lora_rank > 0
 
     def moe_layer(self, layer: int) -> bool:
         return self.moe and layer >= self.dense_layers
@@ -84,10 +97,26 @@ class TransformerSpec:
         return self.kv_heads * self.head_dim
 
     def _attention_parameters(self) -> int:
+        if self.mla:
+            return self._latent_attention_parameters()
         d, q, kv = self.d_model, self.q_dim, self.kv_dim
         weights = d * q + 2 * d * kv + q * d
         biases = q + 2 * kv + (d if self.bias else 0) if self.bias or self.qkv_bias else 0
         return weights + biases + (2 * self.head_dim if self.qk_norm else 0)
+
+    def _latent_attention_parameters(self) -> int:
+        """Q down (d → q_lora), its norm, Q up (q_lora → heads × (nope + rope)); the KV latent
+        and rotary key (d → kv_lora + rope), its norm, K and V up (kv_lora → heads × (nope +
+        v)); the output projection (heads × v → d)."""
+        d, h = self.d_model, self.heads
+        qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+        if self.q_lora_rank:
+            query = d * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * h * qk
+        else:
+            query = d * h * qk
+        latent = d * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+        up = self.kv_lora_rank * h * (self.qk_nope_head_dim + self.v_head_dim)
+        return query + latent + up + h * self.v_head_dim * d
 
     def _mlp_parameters(self, width: int) -> int:
         d = self.d_model
@@ -96,7 +125,7 @@ class TransformerSpec:
 
     def _moe_parameters(self, experts: int) -> int:
         """An MoE layer's MLP with ``experts`` of its routed experts (all, or those a token uses)."""
-        router = self.d_model * self.experts
+        router = self.d_model * self.experts + (self.experts if self.router_bias else 0)
         shared = self._mlp_parameters(self.shared_width) if self.shared_width else 0
         return router + experts * self._mlp_parameters(self.expert_width) + shared + \
             (self.d_model if self.shared_gate else 0)
@@ -135,11 +164,15 @@ class TransformerSpec:
     def kv_values_per_token(self) -> int:
         """Cached values per token over all layers: a key and a value per KV head (layers
         with a sliding window hold at most the window's tokens: ``kv_cache_values``)."""
+        if self.mla:
+            return self.layers * (self.kv_lora_rank + self.qk_rope_head_dim)
         return 2 * self.layers * self.kv_heads * self.head_dim
 
     def kv_cache_values(self, tokens: int) -> int:
-        """Values one sequence of ``tokens`` tokens holds in the KV cache, all layers."""
-        per_layer = 2 * self.kv_heads * self.head_dim
+        """Values one sequence of ``tokens`` tokens holds in the KV cache, all layers (latent
+        attention caches its latent and rotary key: kv_lora + rope values per token)."""
+        per_layer = (self.kv_lora_rank + self.qk_rope_head_dim if self.mla
+                     else 2 * self.kv_heads * self.head_dim)
         windowed = sum(1 for i in range(self.layers) if self.windowed(i))
         return per_layer * ((self.layers - windowed) * tokens + windowed * min(tokens, self.sliding_window))
 

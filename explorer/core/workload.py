@@ -162,15 +162,18 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     windowed, full = split(m.windowed)
     routed, dense = split(m.moe_layer)
     layer_norm("attn_norm")
-    projections = blocks.attention_projections(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias,
-                                               m.fused_qkv, m.qkv_bias, m.qk_norm)
-    block(projections[:-1])
-    if full:
-        block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim), full)
-    if windowed:  # a sliding window: its own ops where some layers attend over everything
-        block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim, m.sliding_window), windowed,
-              "local_" if full else "")
-    block(projections[-1:])
+    if m.mla:
+        block(blocks.latent_attention(p, batch, m))
+    else:
+        projections = blocks.attention_projections(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias,
+                                                   m.fused_qkv, m.qkv_bias, m.qk_norm)
+        block(projections[:-1])
+        if full:
+            block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim), full)
+        if windowed:  # a sliding window: its own ops where some layers attend over everything
+            block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim, m.sliding_window),
+                  windowed, "local_" if full else "")
+        block(projections[-1:])
     if m.norms_per_layer == 4:
         layer_norm("post_attn_norm")
     add("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))

@@ -125,7 +125,7 @@ def test_the_file_is_read_and_kept_as_canonical_json(tmp_path):
 
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"architectures": ["BertModel"]}, "architectures", "not a family this app reads"),
-    ({"architectures": ["DeepseekV3ForCausalLM"]}, "architectures", "multi-head latent attention"),
+    ({"architectures": ["DeepseekV2ForCausalLM"]}, "architectures", "not modelled yet"),
     ({"architectures": None}, "architectures", "is missing"),
     ({"hidden_size": None}, "hidden_size", "is missing"),
     ({"hidden_size": "4096"}, "hidden_size", "must be a whole number"),
@@ -198,3 +198,31 @@ def test_a_sliding_window_caps_attention_and_the_kv_cache():
     full = _op(gemma, WorkloadParams(context=8192), "attn_score")
     assert local.layers == tuple(range(0, 42, 2)) and full.layers == tuple(range(1, 42, 2))
     assert local.flops * 2 == full.flops  # 4,096 of 8,192 tokens
+
+
+DEEPSEEK_V3 = {"architectures": ["DeepseekV3ForCausalLM"], "first_k_dense_replace": 3, "hidden_act": "silu",
+               "hidden_size": 7168, "intermediate_size": 18432, "kv_lora_rank": 512,
+               "max_position_embeddings": 163840, "moe_intermediate_size": 2048, "moe_layer_freq": 1,
+               "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1, "norm_topk_prob": True,
+               "num_attention_heads": 128, "num_experts_per_tok": 8, "num_hidden_layers": 61,
+               "num_key_value_heads": 128, "num_nextn_predict_layers": 1, "q_lora_rank": 1536,
+               "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-06,
+               "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "tie_word_embeddings": False,
+               "topk_group": 4, "topk_method": "noaux_tc", "v_head_dim": 128, "vocab_size": 129280}
+
+
+def test_deepseek_v3_gives_its_published_counts_and_caches_its_latent():
+    """671B total and 37B activated (the DeepSeek-V3 report; the 14B next-token-prediction
+    module on the Hub is not part of either); the cache holds 512 + 64 values per token and
+    layer instead of 2 × 128 heads × 128."""
+    spec = spec_from_config(DEEPSEEK_V3, "DeepSeek-V3/config.json")
+    assert _matches(spec.parameter_count(), "671e9") and _matches(spec.parameter_count(active=True), "37e9")
+    assert spec.kv_cache_values(1000) == 61 * 576 * 1000
+    decode = {o.name: o for o in build_ops(spec, WorkloadParams(batch=1, context=4096))}
+    assert decode["attn_score"].cache_bytes == 4096 * 576 * 2  # the latent and rotary key, bf16
+    assert decode["attn_value"].cache_bytes == 0  # a fused kernel reads the latent once
+    assert decode["attn_score"].flops == 2 * 128 * 4096 * 576 + 5 * 128 * 4096  # products + softmax
+    prefill = {o.name for o in build_ops(spec, WorkloadParams(phase="prefill", seq=256))}
+    assert "kv_up" in prefill and "k_up_absorbed" not in prefill
+    assert decode["router"].layers == tuple(range(3, 61))  # the first three layers are dense
+    assert decode["gate_proj"].layers == (0, 1, 2)
