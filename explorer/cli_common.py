@@ -63,6 +63,8 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-fraction", type=share_type, default=DEFAULT_MEMORY_FRACTION,
                         metavar="SHARE", help="share of the device's usable memory a serving engine "
                                               f"may fill (default {DEFAULT_MEMORY_FRACTION}, vLLM's)")
+    parser.add_argument("--causal", action="store_true",
+                        help="prefill computes only the score pairs a causal mask keeps (about half)")
     parser.add_argument("--routing", choices=ROUTINGS, default="uniform",
                         help="mixture of experts: the weights a step reads are those of the experts its "
                              "tokens touch if they pick uniformly (expected count), or all experts")
@@ -95,7 +97,7 @@ def workload_params(args: argparse.Namespace):
     return WorkloadParams(phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
                           dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                           attention=args.attention, memory_fraction=args.memory_fraction,
-                          routing=args.routing)
+                          routing=args.routing, causal=args.causal)
 
 
 def warn_skipped(skipped, err) -> None:

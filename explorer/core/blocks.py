@@ -81,18 +81,32 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
     value = op.attention_values(*shape, v_dim or head_dim, kv_heads, ab, kb, materialise=naive)
     if shared and not naive:  # the values are part of what the scores already read
         value = op.Cost(value.flops, value.bytes - value.cache, value.weights)
-    span = f"{t} × {kv_len} per head" + (f" (window of {window:,})" if window else "")
+    softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
+    if p.causal and p.phase == "prefill":  # only the pairs the mask keeps are computed
+        pairs = causal_pairs(t, window or kv_len)
+        score = score._replace(flops=2 * batch * heads * pairs * head_dim)
+        value = value._replace(flops=2 * batch * heads * pairs * (v_dim or head_dim))
+        softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * pairs
+    span = f"{t} × {kv_len} per head" + (f" (window of {window:,})" if window else "") + \
+        (", causal: masked pairs skipped" if p.causal and p.phase == "prefill" else "")
     if naive:
         parts += [Part("attn_score", "attn_score", op.MATRIX, score, f"Q·Kᵀ, {span}, written out"),
-                  Part("attn_softmax", "attn_softmax", op.VECTOR, op.attention_softmax(*shape, ab),
-                       f"{span}, read and written"),
+                  Part("attn_softmax", "attn_softmax", op.VECTOR,
+                       op.attention_softmax(*shape, ab)._replace(flops=softmax), f"{span}, read and written"),
                   Part("attn_value", "attn_value", op.MATRIX, value, f"P·V, {span}")]
     else:
-        softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
         parts += [Part("attn_score", "attn_score", op.MATRIX, score._replace(flops=score.flops + softmax),
                        f"Q·Kᵀ + softmax on chip, {span}", softmax),
                   Part("attn_value", "attn_value", op.MATRIX, value, f"P·V on chip, {span}")]
     return parts
+
+
+def causal_pairs(tokens: int, window: int) -> int:
+    """Query-key pairs a causal mask keeps when ``tokens`` tokens attend over themselves,
+    each over at most ``window`` (itself included): t(t+1)/2 without a window."""
+    if tokens <= window:
+        return tokens * (tokens + 1) // 2
+    return window * (window + 1) // 2 + (tokens - window) * window
 
 
 def latent_attention(p, batch, m) -> list[Part]:

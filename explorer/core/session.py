@@ -188,6 +188,8 @@ class Session:
             out["memory_fraction"] = p.memory_fraction
         if p.routing != "uniform":
             out["routing"] = p.routing
+        if p.causal:
+            out["causal"] = True
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
         if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere
@@ -264,6 +266,7 @@ def _read_params(fields: Fields) -> WorkloadParams:
         attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
         memory_fraction=fields.number("memory_fraction", required=False, default=DEFAULT_MEMORY_FRACTION),
         routing=fields.text("routing", required=False, choices=ROUTINGS, default="uniform"),
+        causal=fields.flag("causal"),
     )
     if not 0.05 <= kwargs["memory_fraction"] <= 1:
         raise fields.error("memory_fraction",

@@ -11,7 +11,10 @@ Conventions beyond ops.py:
   server needs to sample the first new token);
 - decode: each sequence produces one token attending over ``context`` cached
   tokens (the KV cache holds ``context`` tokens per sequence);
-- attention FLOPs count the full score matrix (a causal mask is not exploited);
+- attention FLOPs count the full score matrix unless ``causal`` is set: then a prefill
+  counts only the query-key pairs a causal mask keeps (t(t+1)/2 of t², capped by a sliding
+  window), as kernels that skip masked tiles do; the bytes stay (every key and value is
+  still read; a naive kernel still writes the whole score matrix);
 - rotary position embeddings are not costed (an elementwise op on Q and K,
   well under 1 % of a layer's bytes);
 - a CNN step is one forward pass over ``batch`` images (``seq``, ``context`` and
@@ -71,11 +74,14 @@ class WorkloadParams:
     attention: str = "fused"
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
     routing: str = "uniform"
+    causal: bool = False  # prefill skips the masked half of the score matrix (FLOPs only)
 
     def __post_init__(self) -> None:
         _check_choice("phase", self.phase, PHASES)
         _check_choice("attention", self.attention, ATTENTIONS)
         _check_choice("routing", self.routing, ROUTINGS)
+        if not isinstance(self.causal, bool):
+            raise WorkloadError(f"causal must be true or false, got {brief(self.causal)}")
         for name in ("dtype", "weight_dtype", "kv_dtype"):
             value = getattr(self, name)
             if value is not None or name == "dtype":

@@ -78,6 +78,10 @@ class WorkloadPanel(QtWidgets.QWidget):
                                         "the experts its tokens touch if each picks its experts "
                                         "uniformly at random, E·(1 − (1 − k/E)^tokens); all: every "
                                         "expert (the worst case)")
+        self.causal = QtWidgets.QCheckBox("skip masked scores")
+        self.causal.setToolTip("Prefill with a causal mask: compute only the query-key pairs the mask "
+                               "keeps (t(t+1)/2 of t²), as kernels that skip masked tiles do. Bytes "
+                               "stay: every key and value is still read.")
         self.memory_share.setRange(5, 100)
         self.memory_share.setSuffix(" %")
         form = QtWidgets.QFormLayout()
@@ -90,6 +94,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         form.addRow("Weights", self.weight_dtype)
         form.addRow("KV cache", self.kv_dtype)
         form.addRow("Attention", self.attention)
+        form.addRow("Causal mask", self.causal)
         form.addRow("Memory share", self.memory_share)
         form.addRow("Expert weights", self.routing)
         self.table_model = OpTableModel(self)
@@ -129,6 +134,7 @@ class WorkloadPanel(QtWidgets.QWidget):
             else:
                 widget.currentTextChanged.connect(lambda text, name=name: self._set(name, text))
         self.memory_share.valueChanged.connect(lambda value: self._set("memory_fraction", value / 100))
+        self.causal.toggled.connect(lambda on: self._set("causal", on))
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
         self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
                                   self.refresh, self)
@@ -176,7 +182,7 @@ class WorkloadPanel(QtWidgets.QWidget):
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
         p, model = self.state.params, self.state.model
-        widgets = [self.model_box, self.memory_share, *self._editors.values()]
+        widgets = [self.model_box, self.memory_share, self.causal, *self._editors.values()]
         for w in widgets:
             w.blockSignals(True)
         self._show_config_item()
@@ -191,6 +197,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.attention.setCurrentText(p.attention)
         self.memory_share.setValue(round(p.memory_fraction * 100))
         self.routing.setCurrentText(p.routing)
+        self.causal.setChecked(p.causal)
         for w in widgets:
             w.blockSignals(False)
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
@@ -198,6 +205,7 @@ class WorkloadPanel(QtWidgets.QWidget):
             w.setEnabled(transformer)
         self.routing.setEnabled(getattr(model, "moe", False))
         self.seq.setEnabled(transformer and p.phase == "prefill")
+        self.causal.setEnabled(transformer and p.phase == "prefill")
         self.context.setEnabled(transformer and p.phase == "decode")
         analysis = self.state.analysis()
         # During a drag only the totals follow live; the table catches up when it ends.
