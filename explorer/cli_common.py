@@ -42,6 +42,8 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         MAX_TOKENS,
         PHASES,
         ROUTINGS,
+        SCALE_DTYPES,
+        WEIGHT_FORMATS,
         WORKLOAD_DTYPES,
     )
 
@@ -54,8 +56,13 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--phase", choices=PHASES, default="decode")
     parser.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
                         help="precision of activations and arithmetic")
-    parser.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES, default=None,
-                        help="precision of stored weights (default: --dtype)")
+    parser.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS, default=None,
+                        help="precision of stored weights (default: --dtype); int4, fp4, nvfp4 and mxfp4 "
+                             "are dequantised to --dtype to compute, their group scales read with them")
+    parser.add_argument("--weight-group", type=count_type(1 << 16), default=128, metavar="N",
+                        help="int4 / fp4 weights: values sharing one scale (default 128)")
+    parser.add_argument("--weight-scale", choices=SCALE_DTYPES, default="fp16",
+                        help="int4 / fp4 weights: the scales' precision (default fp16)")
     parser.add_argument("--kv-dtype", choices=WORKLOAD_DTYPES, default=None,
                         help="precision of the KV cache (default: --dtype)")
     parser.add_argument("--attention", choices=ATTENTIONS, default="fused",
@@ -97,7 +104,8 @@ def workload_params(args: argparse.Namespace):
     return WorkloadParams(phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
                           dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                           attention=args.attention, memory_fraction=args.memory_fraction,
-                          routing=args.routing, causal=args.causal)
+                          routing=args.routing, causal=args.causal, weight_group=args.weight_group,
+                          weight_scale=args.weight_scale)
 
 
 def warn_skipped(skipped, err) -> None:

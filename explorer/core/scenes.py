@@ -59,11 +59,11 @@ from explorer.core.session import (
 )
 from explorer.core.units import BYTES, PRECISIONS
 from explorer.core.userfiles import load_each, yaml_files
-from explorer.core.workload import ATTENTIONS, PHASES, WORKLOAD_DTYPES, WorkloadError
+from explorer.core.workload import ATTENTIONS, PHASES, WEIGHT_FORMATS, WORKLOAD_DTYPES, WorkloadError
 from explorer.paths import resource_path
 
 SCHEMA = 1
-PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES,
+PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES + WEIGHT_FORMATS,
               "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
 COUNT_KEYS = ("batch", "seq", "context")
 BOUNDS = ("memory", "compute")

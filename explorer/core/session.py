@@ -33,6 +33,8 @@ from explorer.core.workload import (
     MAX_TOKENS,
     PHASES,
     ROUTINGS,
+    SCALE_DTYPES,
+    WEIGHT_FORMATS,
     WORKLOAD_DTYPES,
     WorkloadError,
     WorkloadParams,
@@ -190,6 +192,10 @@ class Session:
             out["routing"] = p.routing
         if p.causal:
             out["causal"] = True
+        if p.weight_group != 128:
+            out["weight_group"] = p.weight_group
+        if p.weight_scale != "fp16":
+            out["weight_scale"] = p.weight_scale
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
         if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere
@@ -261,12 +267,14 @@ def _read_params(fields: Fields) -> WorkloadParams:
         seq=bounded("seq", MAX_TOKENS, 512),
         context=bounded("context", MAX_TOKENS, 1024),
         dtype=fields.text("dtype", required=False, choices=WORKLOAD_DTYPES, default="bf16"),
-        weight_dtype=fields.text("weight_dtype", required=False, choices=WORKLOAD_DTYPES),
+        weight_dtype=fields.text("weight_dtype", required=False, choices=WORKLOAD_DTYPES + WEIGHT_FORMATS),
         kv_dtype=fields.text("kv_dtype", required=False, choices=WORKLOAD_DTYPES),
         attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
         memory_fraction=fields.number("memory_fraction", required=False, default=DEFAULT_MEMORY_FRACTION),
         routing=fields.text("routing", required=False, choices=ROUTINGS, default="uniform"),
         causal=fields.flag("causal"),
+        weight_group=bounded("weight_group", 1 << 16, 128),
+        weight_scale=fields.text("weight_scale", required=False, choices=SCALE_DTYPES, default="fp16"),
     )
     if not 0.05 <= kwargs["memory_fraction"] <= 1:
         raise fields.error("memory_fraction",

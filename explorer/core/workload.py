@@ -33,6 +33,17 @@ from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec
 from explorer.core.units import DTYPE_BYTES
 
 PHASES = ("prefill", "decode")
+# Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
+# compute (they need no arithmetic of their own on the device). Each group of values
+# shares a scale, which is read with them:
+# - int4, fp4: 4-bit values, a scale of ``weight_scale`` per ``weight_group`` values (GPTQ,
+#   AWQ: 128 values, an fp16 scale, +1/32 of the 4-bit bytes);
+# - nvfp4: 4-bit (E2M1) values, an fp8 (E4M3) scale per 16 (NVIDIA Blackwell; the one
+#   fp32 scale per tensor is left out), 4.5 bits a value;
+# - mxfp4: 4-bit (E2M1) values, an 8-bit (E8M0) scale per 32 (OCP Microscaling), 4.25 bits.
+WEIGHT_FORMATS = ("int4", "fp4", "nvfp4", "mxfp4")
+BLOCK_FORMATS = {"nvfp4": (16, 8), "mxfp4": (32, 8)}  # values per scale, bits of the scale
+SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8")
 ATTENTIONS = ("naive", "fused")
 # How a mixture of experts' tokens pick experts, for the weights a step reads: uniformly
 # at random and independently (the expected number of distinct experts touched), or the
@@ -75,6 +86,8 @@ class WorkloadParams:
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
     routing: str = "uniform"
     causal: bool = False  # prefill skips the masked half of the score matrix (FLOPs only)
+    weight_group: int = 128  # int4 / fp4 weights: values sharing one scale
+    weight_scale: str = "fp16"  # int4 / fp4 weights: the scales' precision
 
     def __post_init__(self) -> None:
         _check_choice("phase", self.phase, PHASES)
@@ -82,10 +95,13 @@ class WorkloadParams:
         _check_choice("routing", self.routing, ROUTINGS)
         if not isinstance(self.causal, bool):
             raise WorkloadError(f"causal must be true or false, got {brief(self.causal)}")
-        for name in ("dtype", "weight_dtype", "kv_dtype"):
-            value = getattr(self, name)
-            if value is not None or name == "dtype":
-                _check_choice(name, value, WORKLOAD_DTYPES)
+        _check_choice("dtype", self.dtype, WORKLOAD_DTYPES)
+        if self.weight_dtype is not None:
+            _check_choice("weight_dtype", self.weight_dtype, WORKLOAD_DTYPES + WEIGHT_FORMATS)
+        if self.kv_dtype is not None:
+            _check_choice("kv_dtype", self.kv_dtype, WORKLOAD_DTYPES)
+        _check_count("weight_group", self.weight_group, 1 << 16)
+        _check_choice("weight_scale", self.weight_scale, SCALE_DTYPES)
         _check_count("batch", self.batch, MAX_BATCH)
         _check_count("seq", self.seq, MAX_TOKENS)
         _check_count("context", self.context, MAX_TOKENS)
@@ -99,8 +115,14 @@ class WorkloadParams:
         return DTYPE_BYTES[self.dtype]
 
     @property
-    def weight_bytes(self) -> int:
-        return DTYPE_BYTES[self.weight_dtype or self.dtype]
+    def weight_bytes(self) -> float:
+        """Bytes per stored weight, with its share of the group scales for 4-bit formats
+        (int4 in groups of 128 with fp16 scales: 0.515625)."""
+        dtype = self.weight_dtype or self.dtype
+        if dtype not in WEIGHT_FORMATS:
+            return DTYPE_BYTES[dtype]
+        group, scale_bits = BLOCK_FORMATS.get(dtype, (self.weight_group, 8 * DTYPE_BYTES[self.weight_scale]))
+        return (4 + scale_bits / group) / 8
 
     @property
     def kv_bytes(self) -> int:

@@ -22,11 +22,11 @@ def mixtral(tmp_path):
 def test_opening_a_config_shows_its_model_and_undo_takes_it_back(window, mixtral):
     panel, state = window.workload_panel, window.state
     before = state.session.model
-    assert not panel.routing.isEnabled()  # a dense preset
+    assert not panel.routing.isVisibleTo(panel)  # a dense preset: no expert choice shown
     assert window.open_model_config(mixtral)
     assert state.session.model == CONFIG_MODEL and state.model.name == "Mixtral-8x7B-v0.1"
     assert panel.model_box.currentText() == "Mixtral-8x7B-v0.1 (config.json)"
-    assert panel.routing.isEnabled()
+    assert panel.routing.isVisibleTo(panel)
     assert "46.7 G parameters, 12.9 G active per token" in panel.totals.text()
     panel.routing.setCurrentText("all")
     assert state.params.routing == "all"
@@ -66,3 +66,18 @@ def test_a_config_dropped_on_the_window_opens(window, mixtral, qtbot):
                                     QtCore.Qt.KeyboardModifier.NoModifier)
     window.dragEnterEvent(refused)
     assert not refused.isAccepted()
+
+
+def test_rows_that_do_not_apply_are_hidden(window):
+    panel, state = window.workload_panel, window.state
+    assert not panel.causal.isVisibleTo(panel) and not panel.weight_group.isVisibleTo(panel)
+    state.set_params(phase="prefill")
+    assert panel.causal.isVisibleTo(panel)
+    panel.causal.setChecked(True)
+    assert state.params.causal
+    state.set_params(weight_dtype="int4")
+    assert panel.weight_group.isVisibleTo(panel) and panel.weight_scale.isVisibleTo(panel)
+    panel.weight_group.setValue(64)
+    assert state.params.weight_group == 64 and state.params.weight_bytes == pytest.approx((4 + 16 / 64) / 8)
+    state.set_params(weight_dtype="nvfp4")
+    assert not panel.weight_group.isVisibleTo(panel)  # its blocks are fixed

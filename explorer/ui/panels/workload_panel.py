@@ -17,6 +17,8 @@ from explorer.core.workload import (
     MAX_TOKENS,
     PHASES,
     ROUTINGS,
+    SCALE_DTYPES,
+    WEIGHT_FORMATS,
     WORKLOAD_DTYPES,
     WorkloadError,
 )
@@ -66,7 +68,18 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.seq = _spin(MAX_TOKENS, "Prompt tokens per sequence (prefill)")
         self.context = _spin(MAX_TOKENS, "Cached tokens each new token attends over (decode)")
         self.dtype = _combo(WORKLOAD_DTYPES, "Precision of activations and arithmetic")
-        self.weight_dtype = _combo((SAME, *WORKLOAD_DTYPES), "Precision of stored weights")
+        self.weight_dtype = _combo((SAME, *WORKLOAD_DTYPES, *WEIGHT_FORMATS),
+                                   "Precision of stored weights. int4, fp4, nvfp4 and mxfp4 are "
+                                   "dequantised to the compute precision (they run at its peak); "
+                                   "their group scales are read with them")
+        self.weight_group = _spin(1 << 16, "int4 / fp4 weights: values sharing one scale (GPTQ and "
+                                           "AWQ use 128; nvfp4 and mxfp4 have fixed blocks of 16 and 32)")
+        self.weight_scale = _combo(SCALE_DTYPES, "int4 / fp4 weights: the precision of the group scales")
+        group_row = self._group_row = QtWidgets.QHBoxLayout()
+        group_row.addWidget(QtWidgets.QLabel("group"))
+        group_row.addWidget(self.weight_group, 1)
+        group_row.addWidget(QtWidgets.QLabel("scale"))
+        group_row.addWidget(self.weight_scale, 1)
         self.kv_dtype = _combo((SAME, *WORKLOAD_DTYPES), "Precision of the KV cache")
         self.attention = _combo(ATTENTIONS, "naive writes the score matrix to memory; fused keeps "
                                             "it on chip")
@@ -84,7 +97,7 @@ class WorkloadPanel(QtWidgets.QWidget):
                                "stay: every key and value is still read.")
         self.memory_share.setRange(5, 100)
         self.memory_share.setSuffix(" %")
-        form = QtWidgets.QFormLayout()
+        form = self._form = QtWidgets.QFormLayout()
         form.addRow("Model", model_row)
         form.addRow("Phase", self.phase)
         form.addRow("Batch", self.batch)
@@ -92,6 +105,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         form.addRow("Context", self.context)
         form.addRow("Precision", self.dtype)
         form.addRow("Weights", self.weight_dtype)
+        form.addRow("Weight scales", group_row)
         form.addRow("KV cache", self.kv_dtype)
         form.addRow("Attention", self.attention)
         form.addRow("Causal mask", self.causal)
@@ -124,7 +138,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         self._editors = {
             "phase": self.phase, "batch": self.batch, "seq": self.seq, "context": self.context,
             "dtype": self.dtype, "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype,
-            "attention": self.attention, "routing": self.routing,
+            "attention": self.attention, "routing": self.routing, "weight_group": self.weight_group,
+            "weight_scale": self.weight_scale,
         }
         self.model_box.currentIndexChanged.connect(self._on_model_chosen)
         self.edit_layers.clicked.connect(self.open_layer_editor)
@@ -197,15 +212,20 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.attention.setCurrentText(p.attention)
         self.memory_share.setValue(round(p.memory_fraction * 100))
         self.routing.setCurrentText(p.routing)
+        self.weight_group.setValue(p.weight_group)
+        self.weight_scale.setCurrentText(p.weight_scale)
         self.causal.setChecked(p.causal)
         for w in widgets:
             w.blockSignals(False)
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
         for w in (self.phase, self.kv_dtype, self.attention):
             w.setEnabled(transformer)
-        self.routing.setEnabled(getattr(model, "moe", False))
+        self._form.setRowVisible(self.routing, getattr(model, "moe", False))
+        # The block formats (nvfp4, mxfp4) fix their own groups and scales.
+        self._form.setRowVisible(self._group_row, p.weight_dtype in ("int4", "fp4"))
         self.seq.setEnabled(transformer and p.phase == "prefill")
-        self.causal.setEnabled(transformer and p.phase == "prefill")
+        # Rows that apply only sometimes are shown only then (the table keeps its room).
+        self._form.setRowVisible(self.causal, transformer and p.phase == "prefill")
         self.context.setEnabled(transformer and p.phase == "decode")
         analysis = self.state.analysis()
         # During a drag only the totals follow live; the table catches up when it ends.
