@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.core.datafile import DataFileError, Fields, read_entries
+from explorer.core.datafile import DataFileError, Fields, brief, read_entries
 from explorer.core.registry import Registry
 from explorer.paths import resource_path
 
 SCHEMA = 1
-ARCHITECTURES = ("transformer", "cnn")
+ARCHITECTURES = ("transformer", "cnn", "hf-config")
 
 
 @dataclass(frozen=True)
@@ -288,17 +288,80 @@ def _read_cnn(fields: Fields, common: dict) -> CnnSpec:
     return spec
 
 
+_SCALES = {"B": 10**9, "M": 10**6}
+
+
+def _published(fields: Fields, name: str, required: bool = True) -> int | str | None:
+    """An exact count, or a figure as published: "46.7 B" (checked to its digits)."""
+    value = fields.raw(name, required=required)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0):
+        return value
+    if isinstance(value, str):
+        number, _, scale = value.strip().partition(" ")
+        try:
+            if float(number) > 0 and scale in _SCALES:
+                return value.strip()
+        except ValueError:
+            pass
+    raise fields.error(name, f"expected a count such as 8030261248 or a published figure such as "
+                             f"\"46.7 B\", got {brief(value)}")
+
+
+def matches_published(count: int, published: int | str) -> bool:
+    """Whether ``count`` is ``published``: exactly, or to the digits of a figure such as
+    "46.7 B", rounded or cut ("37 B" for DeepSeek-V3's 37.6 billion active)."""
+    if isinstance(published, int):
+        return count == published
+    number, scale = published.split(" ")
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    unit = _SCALES[scale] / 10**decimals
+    value = float(number) * _SCALES[scale]
+    return value - unit / 2 <= count < value + unit
+
+
+def _read_from_config(fields: Fields, common: dict) -> TransformerSpec:
+    """A preset read from a model's own config.json (a path beside the preset file)."""
+    from dataclasses import replace
+
+    from explorer.core.hf_config import read_config_file
+
+    name = fields.text("config")
+    path = Path(fields.file).parent / name
+    if ".." in Path(name).parts or Path(name).is_absolute():
+        raise fields.error("config", "expected a file beside the preset file (configs/NAME.json)")
+    try:
+        spec = read_config_file(path)
+    except DataFileError as exc:
+        where = f" (field '{exc.field}')" if exc.field else ""
+        raise fields.error("config", f"{path.name}: {exc.reason}{where}") from None
+    return replace(spec, **common, origin=fields.file, config="")
+
+
 def read_model_entry(fields: Fields) -> ModelSpec:
+    published = _published(fields, "published_parameters")
     common = {
         "id": fields.identifier("id"),
         "name": fields.text("name"),
         "source": fields.url("source"),
         "parameters_source": fields.url("parameters_source"),
-        "published_parameters": fields.integer("published_parameters"),
+        "published_parameters": published if isinstance(published, int) else
+        round(float(published.split(" ")[0]) * _SCALES[published.split(" ")[1]]),
     }
     architecture = fields.text("architecture", choices=ARCHITECTURES)
-    reader = _read_transformer if architecture == "transformer" else _read_cnn
-    spec = reader(fields, common)
+    readers = {"transformer": _read_transformer, "cnn": _read_cnn, "hf-config": _read_from_config}
+    spec = readers[architecture](fields, common)
+    active = _published(fields, "active_parameters", required=False)
+    if active is not None:
+        counted = spec.parameter_count(active=True) if getattr(spec, "moe", False) else spec.parameter_count()
+        if not matches_published(counted, active):
+            raise fields.error("active_parameters", f"the configuration gives {counted:,} active parameters "
+                                                    f"but {active} are published")
+    if not isinstance(published, int):
+        counted = spec.parameter_count()
+        if not matches_published(counted, published):
+            raise fields.error("published_parameters", f"the configuration gives {counted:,} parameters but "
+                                                       f"{published} are published")
+        return spec
     counted, published = spec.parameter_count(), spec.published_parameters
     if counted != published:
         raise fields.error(

@@ -3,7 +3,8 @@
 import pytest
 
 from explorer.core.datafile import DataFileError
-from explorer.core.models import load_model_file
+from explorer.core.models import load_model_file, matches_published
+from explorer.core.workload import WorkloadParams, build_ops
 
 # Published totals: GPT2LMHeadModel / LlamaForCausalLM(config).num_parameters() (the model
 # cards round them to 124M, 6.74B, 13.0B, 8.03B, 70.6B) and torchvision's ResNet-50 page.
@@ -17,8 +18,46 @@ PUBLISHED = {
 }
 
 
+# Presets read from the models' own config.json files (resources/models/from-configs.yaml):
+# (total, active) as published: an exact count or the figure "46.7 B" to its digits.
+FROM_CONFIGS = {
+    "mistral-7b": (7_241_732_096, None),
+    "mixtral-8x7b": ("46.7 B", "12.9 B"),
+    "qwen2.5-7b": ("7.61 B", None),
+    "gemma-2-9b": ("9.24 B", None),
+    "llama-3.1-405b": (405_853_388_800, None),
+    "deepseek-v3": ("671 B", "37 B"),
+}
+
+
 def test_presets_present(models):
-    assert set(models) == set(PUBLISHED)
+    assert set(models) == set(PUBLISHED) | set(FROM_CONFIGS)
+
+
+@pytest.mark.parametrize("ident", FROM_CONFIGS)
+def test_presets_from_configs_match_their_published_counts_within_half_a_percent(models, ident):
+    total, active = FROM_CONFIGS[ident]
+    spec = models[ident]
+    assert matches_published(spec.parameter_count(), total)
+    figure = total if isinstance(total, int) else float(total.split()[0]) * 1e9
+    assert spec.parameter_count() == pytest.approx(figure, rel=5e-3)
+    if active is not None:
+        assert matches_published(spec.parameter_count(active=True), active)
+        assert spec.parameter_count(active=True) == pytest.approx(float(active.split()[0]) * 1e9, rel=2e-2)
+
+
+@pytest.mark.parametrize("ident", [*FROM_CONFIGS, "llama-3-8b", "gpt2"])
+def test_a_decode_token_costs_twice_its_active_parameters(models, ident):
+    """Kaplan et al. 2020: about 2 FLOPs per active parameter per token, plus attention
+    (nothing at a one-token context); the embedding table is a lookup, no product, unless
+    tied to the LM head (then it is one, once)."""
+    spec = models[ident]
+    active = spec.parameter_count(active=True) if spec.moe else spec.parameter_count()
+    lookups = 0 if spec.tied_embeddings else spec.vocab * spec.d_model
+    if spec.positions == "learned":
+        lookups += spec.max_context * spec.d_model
+    total = sum(o.flops * o.count for o in build_ops(spec, WorkloadParams(context=1)))
+    assert total == pytest.approx(2 * (active - lookups), rel=2e-2)
 
 
 @pytest.mark.parametrize(("ident", "count"), PUBLISHED.items())
