@@ -171,7 +171,7 @@ def mlp(p, n, d_model: int, width: int, gated: bool, activation: str, bias: bool
 
 
 def moe(p, n, d_model: int, experts: int, per_token: int, width: int, activation: str,
-        shared_width: int = 0, shared_gate: bool = False) -> list[Part]:
+        shared_width: int = 0, shared_gate: bool = False, router_bias: bool = False) -> list[Part]:
     """A mixture-of-experts MLP (gated experts) for ``n`` tokens: the router (a d → E
     projection), each token's ``per_token`` experts (gate and up fused, the activation,
     down), and the shared experts every token goes through. The routed experts' weights
@@ -187,8 +187,10 @@ def moe(p, n, d_model: int, experts: int, per_token: int, width: int, activation
 
     act = op.ACTIVATION_FLOPS_PER_ELEMENT[activation]
     touched_text = "all" if p.routing == "all" else "expected distinct (uniform routing)"
-    parts = [Part("router", "router", op.MATRIX, op.linear(n, d_model, experts, ab, wb),
-                  f"{d_model} → {experts}"),
+    router = op.linear(n, d_model, experts, ab, wb)
+    if router_bias:  # a bias per expert on the scores, read with the weights (DeepSeek-V3)
+        router = router._replace(bytes=router.bytes + experts * wb, weights=router.weights + experts * wb)
+    parts = [Part("router", "router", op.MATRIX, router, f"{d_model} → {experts}"),
              Part("expert_up", "expert_up", op.MATRIX,
                   routed(op.linear(pairs, d_model, 2 * width, ab, wb), 2 * d_model * width),
                   f"{per_token} of {experts} experts per token, gate and up {d_model} → 2×{width}; "

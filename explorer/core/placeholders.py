@@ -17,7 +17,10 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   time, bound ("memory-bound"), tokens-per-s, intensity, batch, max-batch (largest batch
   that fits), crossing (first compute-bound batch), memory (what must be resident),
   budget (what the serving engine may use), fits ("fits" | "does not fit"),
-  kv-per-token (KV cache per token), vs-previous (against the previous step: "2.0× faster")
+  kv-per-token (KV cache per token), vs-previous (against the previous step: "2.0× faster"),
+  parameters, active-parameters (a mixture of experts: those one token uses),
+  weights-read (weight bytes the step reads), experts-touched ("7.2 of 8" per layer),
+  vs-model:ID (the same step of model ID on the same device: "4% faster")
 ``{op:NAME/FIELD}``: bound, intensity, crossing
 ``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of the
   step's time)
@@ -52,6 +55,7 @@ from explorer.core.units import (
     UnitError,
     format_bytes,
     format_number,
+    format_parameters,
     format_share,
     format_si,
     format_time,
@@ -172,11 +176,38 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
     elif field == "budget":
         return format_bytes(t.memory_budget_bytes), None
     elif field == "kv-per-token":
+        def per_token() -> float:
+            model, p = state.model, state.params
+            values = getattr(model, "kv_cache_values", None)  # windows cap some layers' caches
+            tokens = p.kv_tokens
+            per_sequence = values(tokens) if values else tokens * model.kv_values_per_token()
+            return per_sequence * p.kv_bytes // tokens
+
         return format_bytes(t.kv_bytes_per_token), Quantity(
-            "KV cache per token", t.kv_bytes_per_token, format_bytes(t.kv_bytes_per_token),
-            lambda: state.model.kv_values_per_token() * state.params.kv_bytes)
+            "KV cache per token", t.kv_bytes_per_token, format_bytes(t.kv_bytes_per_token), per_token)
+    elif field in ("parameters", "active-parameters"):
+        active = field == "active-parameters"
+        value = state.model.parameter_count(active=active) if getattr(state.model, "moe", False) \
+            else state.model.parameter_count()
+        return format_parameters(value), None
+    elif field == "weights-read":
+        value = float(sum(o.weight_bytes * o.count for o in state.analysis().ops))
+        return format_bytes(value), Quantity("weights read per step", value, format_bytes(value),
+                                             lambda: weights_read(state), rel=1e-9)
+    elif field == "experts-touched":
+        model = state.model
+        if not getattr(model, "moe", False):
+            raise KeyError(f"{model.name} is not a mixture of experts")
+        value = _touched_in_analysis(state)
+        text = f"{format_number(value)} of {model.experts}"
+        return text, Quantity("experts touched per layer", value, text, lambda: _touched(state), rel=1e-9)
     elif field == "fits":
         claim = Fits(state, t.fits_in_memory)
+    elif field.startswith("vs-model:"):  # the same step of another model, on the same device
+        if ctx.models is None:
+            raise KeyError("models are not available here")
+        other = State(ctx.models[field.removeprefix("vs-model:")], state.params, state.hardware)
+        claim = faster(other, state)
     elif field == "vs-previous":
         if ctx.previous is None:
             raise KeyError("the first step has no previous step")
@@ -184,6 +215,40 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
     else:
         raise KeyError(f"unknown field {field!r}")
     return claim.phrase, claim
+
+
+def _touched(state) -> float:
+    """Distinct experts a step's tokens touch per layer, from the routing assumption alone:
+    E·(1 − (1 − k/E)^n) uniformly, E at worst."""
+    m, p = state.model, state.params
+    if p.routing == "all":
+        return float(m.experts)
+    tokens = p.batch * p.query_tokens
+    return m.experts * (1 - (1 - m.experts_per_token / m.experts) ** tokens)
+
+
+def _touched_in_analysis(state) -> float:
+    """The same, as the analysis reads them: the routed experts' weight bytes over one expert's."""
+    m, p = state.model, state.params
+    [up] = [o for o in state.analysis().ops if o.name == "expert_up"]
+    return up.weight_bytes / (2 * m.d_model * m.expert_width * p.weight_bytes)
+
+
+def weights_read(state) -> float:
+    """Weight bytes a transformer step reads, from the parameter count: every weight once,
+    except the embedding table (only the rows of the step's tokens; a tied table is read in
+    full once more as the LM head) and the routed experts no token touches."""
+    m, p = state.model, state.params
+    n = p.batch * p.query_tokens
+    table = m.vocab * m.d_model
+    count = m.parameter_count() - (0 if m.tied_embeddings else table) + n * m.d_model
+    if m.positions == "learned":
+        count += n * m.d_model - m.max_context * m.d_model
+    if getattr(m, "moe", False):
+        per_expert = (3 if m.gated_mlp else 2) * m.d_model * m.expert_width
+        routed_layers = sum(1 for i in range(m.layers) if m.moe_layer(i))
+        count -= routed_layers * (m.experts - _touched(state)) * per_expert
+    return count * p.weight_bytes
 
 
 def _op(ctx: Context, name: str, field: str) -> tuple[str, Claim | None]:

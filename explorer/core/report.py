@@ -6,7 +6,7 @@ from typing import Any
 
 from explorer.core.analysis import Analysis
 from explorer.core.hardware import Hardware, Provenance
-from explorer.core.units import format_bytes, format_count, format_time
+from explorer.core.units import format_bytes, format_parameters, format_time
 
 
 def _provenance(p: Provenance) -> dict[str, Any]:
@@ -145,9 +145,9 @@ def _active_parameters(model) -> int:
 def parameter_words(model) -> str:
     """"8.03 B parameters"; a mixture of experts: "46.7 B parameters, 12.9 B active per token
     (2 of 8 experts; all resident in memory)"."""
-    words = f"{format_count(model.parameter_count())} parameters"
+    words = f"{format_parameters(model.parameter_count())} parameters"
     if getattr(model, "moe", False):
-        words += (f", {format_count(model.parameter_count(active=True))} active per token "
+        words += (f", {format_parameters(model.parameter_count(active=True))} active per token "
                   f"({model.experts_per_token} of {model.experts} experts; all resident in memory)")
     return words
 

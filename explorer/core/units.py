@@ -139,6 +139,14 @@ def format_time(seconds: float) -> str:
     return format_si(seconds, "s")
 
 
+def format_parameters(value: float) -> str:
+    """A parameter count as model cards write it: "46.7 B", "124 M", "8.03 B"."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g} {suffix}"
+    return f"{value:.0f}"
+
+
 def format_count(value: float, digits: int = 3) -> str:
     """A plain count with an SI prefix and no unit: ``format_count(7.0e10) == "70 G"``."""
     return format_si(value, "", digits).strip()

@@ -210,7 +210,7 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
         block(blocks.mlp(p, n, d, f, m.gated_mlp, m.activation, m.bias), dense)
     if routed:
         block(blocks.moe(p, n, d, m.experts, m.experts_per_token, m.expert_width, m.activation,
-                         m.shared_width, m.shared_gate), routed)
+                         m.shared_width, m.shared_gate, m.router_bias), routed)
     if m.norms_per_layer == 4:
         layer_norm("post_mlp_norm")
     add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))

@@ -26,7 +26,7 @@ def test_analyze_reads_a_config(mixtral):
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "Mixtral-8x7B-v0.1 on NVIDIA H100 SXM5 80 GB"
-    assert lines[1] == "46.7 G parameters, 12.9 G active per token (2 of 8 experts; all resident in memory)"
+    assert lines[1] == "46.7 B parameters, 12.9 B active per token (2 of 8 experts; all resident in memory)"
     assert any(line.startswith("expert_up") for line in lines)
 
 

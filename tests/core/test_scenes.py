@@ -8,7 +8,7 @@ from explorer.core.scenes import load_scenes
 from explorer.core.why import load_topics
 
 REQUIRED = {"cpu-vs-gpu", "decode-batching", "kv-cache-limit", "quadratic-attention", "tensor-cores",
-            "bandwidth-parallelism", "cnn-vs-transformer"}
+            "bandwidth-parallelism", "cnn-vs-transformer", "mixture-of-experts"}
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,23 @@ def test_kv_cache_claims(scenes, catalog, models):
     # An L4 reports 23,034 MiB; a serving engine takes 90% of it.
     assert "(22.5 GiB usable)" in scenes["kv-cache-limit"].caption_at(0, catalog, models)
     assert "at most 10 conversations fit" in scenes["kv-cache-limit"].caption_at(1, catalog, models)
+
+
+def test_mixture_of_experts_claims(scenes, catalog, models):
+    """At batch 1 Mixtral (46.7 B) reads about the weights of a dense 13 B model and
+    decodes about as fast; at batch 64 its tokens touch every expert and it is slower."""
+    from explorer.core.workload import WorkloadParams
+
+    def dense(batch):
+        return analyze(models["llama-2-13b"], WorkloadParams(batch=batch, context=1024), catalog["h200-sxm"])
+
+    one, sixty_four = (run(scenes, catalog, models, "mixture-of-experts", i) for i in (0, 2))
+    assert one.model.parameter_count() > 3 * models["llama-2-13b"].parameter_count()
+    assert one.totals.time_s == pytest.approx(dense(1).totals.time_s, rel=0.1)
+    assert sixty_four.totals.time_s > 1.2 * dense(64).totals.time_s
+    text = scenes["mixture-of-experts"].caption_at(0, catalog, models)
+    assert "46.7 B parameters" in text and "12.9 B active" in text
+    assert "faster than a dense Llama 2 13B" in text
 
 
 def test_every_caption_claim_holds(scenes, catalog, models):

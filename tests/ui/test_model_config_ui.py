@@ -27,7 +27,7 @@ def test_opening_a_config_shows_its_model_and_undo_takes_it_back(window, mixtral
     assert state.session.model == CONFIG_MODEL and state.model.name == "Mixtral-8x7B-v0.1"
     assert panel.model_box.currentText() == "Mixtral-8x7B-v0.1 (config.json)"
     assert panel.routing.isVisibleTo(panel)
-    assert "46.7 G parameters, 12.9 G active per token" in panel.totals.text()
+    assert "46.7 B parameters, 12.9 B active per token" in panel.totals.text()
     panel.routing.setCurrentText("all")
     assert state.params.routing == "all"
     state.undo_stack.undo()
