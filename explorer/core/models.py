@@ -15,7 +15,7 @@ from explorer.core.registry import Registry
 from explorer.paths import resource_path
 
 SCHEMA = 1
-ARCHITECTURES = ("transformer", "cnn", "hf-config")
+ARCHITECTURES = ("transformer", "cnn", "vit", "hf-config")
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,48 @@ class CnnSpec:
         return total + c_in * self.classes + self.classes
 
 
-ModelSpec = TransformerSpec | CnnSpec
+@dataclass(frozen=True)
+class VitSpec:
+    """A vision transformer (ViT, Dosovitskiy et al. 2021): the image cut into patches, each
+    embedded by a linear map (a convolution with the patch as kernel and stride), a class
+    token and learned positions added, pre-norm encoder blocks (LayerNorm, fused QKV with
+    biases, a GELU MLP), a final LayerNorm and a linear classifier on the class token."""
+
+    id: str
+    name: str
+    image_size: int
+    patch: int
+    in_channels: int
+    d_model: int
+    layers: int
+    heads: int
+    mlp_width: int
+    classes: int
+    source: str
+    published_parameters: int
+    parameters_source: str
+    origin: str = ""
+    architecture: str = "vit"
+
+    item_unit = "images"
+
+    @property
+    def tokens(self) -> int:
+        """Patches plus the class token (224 / 16 = 14 × 14 = 196, + 1)."""
+        return (self.image_size // self.patch) ** 2 + 1
+
+    def kv_values_per_token(self) -> int:
+        return 0
+
+    def parameter_count(self, active: bool = False) -> int:
+        d, f = self.d_model, self.mlp_width
+        patches = self.in_channels * self.patch**2 * d + d
+        embeddings = d + self.tokens * d  # the class token, the positions
+        layer = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (d * f + f) + (f * d + d)
+        return patches + embeddings + self.layers * layer + 2 * d + d * self.classes + self.classes
+
+
+ModelSpec = TransformerSpec | CnnSpec | VitSpec
 
 
 def _read_transformer(fields: Fields, common: dict) -> TransformerSpec:
@@ -258,6 +299,20 @@ def _read_transformer(fields: Fields, common: dict) -> TransformerSpec:
     if spec.heads % spec.kv_heads:
         raise fields.error("kv_heads", f"{spec.heads} heads cannot be shared evenly by "
                                        f"{spec.kv_heads} KV heads")
+    return spec
+
+
+def _read_vit(fields: Fields, common: dict) -> VitSpec:
+    spec = VitSpec(**common, image_size=fields.integer("image_size"), patch=fields.integer("patch"),
+                   in_channels=fields.integer("in_channels"), d_model=fields.integer("d_model"),
+                   layers=fields.integer("layers"), heads=fields.integer("heads"),
+                   mlp_width=fields.integer("mlp_width"), classes=fields.integer("classes"),
+                   origin=fields.file)
+    if spec.image_size % spec.patch:
+        raise fields.error("patch", f"{spec.image_size}-pixel images do not split into "
+                                    f"{spec.patch}-pixel patches")
+    if spec.d_model % spec.heads:
+        raise fields.error("heads", f"d_model {spec.d_model} is not divisible by {spec.heads} heads")
     return spec
 
 
@@ -348,7 +403,8 @@ def read_model_entry(fields: Fields) -> ModelSpec:
         round(float(published.split(" ")[0]) * _SCALES[published.split(" ")[1]]),
     }
     architecture = fields.text("architecture", choices=ARCHITECTURES)
-    readers = {"transformer": _read_transformer, "cnn": _read_cnn, "hf-config": _read_from_config}
+    readers = {"transformer": _read_transformer, "cnn": _read_cnn, "vit": _read_vit,
+               "hf-config": _read_from_config}
     spec = readers[architecture](fields, common)
     active = _published(fields, "active_parameters", required=False)
     if active is not None:

@@ -23,13 +23,13 @@ Conventions beyond ops.py:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from explorer.core import blocks
 from explorer.core import ops as op
 from explorer.core.custom import CustomSpec, custom_ops
 from explorer.core.datafile import brief
-from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec
+from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
 from explorer.core.units import DTYPE_BYTES
 
 PHASES = ("prefill", "decode")
@@ -160,6 +160,8 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
         return _transformer_ops(model, params, batch)
     if isinstance(model, CnnSpec):
         return _cnn_ops(model, params, batch)
+    if isinstance(model, VitSpec):
+        return _vit_ops(model, params, batch)
     if isinstance(model, CustomSpec):
         if not model.layers:
             raise WorkloadError("the custom stack has no layers: add one in the layer editor")
@@ -229,6 +231,45 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),
                        (), f"{d} → {m.vocab}" + (" (tied to embedding)" if m.tied_embeddings else ""))
     return [embedding, *out, final_norm, lm_head]
+
+
+def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
+    """One forward pass over ``batch`` images: every token attends over all of the image's
+    tokens (an encoder: no mask, no KV cache; keys and values stay activations)."""
+    tokens = m.tokens
+    step = replace(p, phase="prefill", seq=tokens, kv_dtype=None, causal=False)
+    ab, wb = step.act_bytes, step.weight_bytes
+    n = batch * tokens
+    d, f = m.d_model, m.mlp_width
+    every = tuple(range(m.layers))
+    grid = m.image_size // m.patch
+    size = m.image_size
+    patches = op.conv2d(batch, size, size, m.in_channels, d, m.patch, m.patch, 0, ab, wb, bias=True)
+    out = [op.Op.of("patch_embed", "conv", op.MATRIX, patches, (),
+                    f"{m.patch}×{m.patch}/{m.patch}, {m.in_channels} → {d}: {grid}×{grid} patches")]
+    added, table = op.elementwise(n * d, 1, 2, ab), (tokens + 1) * d * wb  # the class token, the positions
+    out.append(op.Op.of("positions", "embedding", op.VECTOR, op.Cost(added.flops, added.bytes + table, table),
+                        (), f"class token + learned positions, {tokens} tokens"))
+
+    def add(part):
+        out.append(op.Op.of(part.name, part.role, part.unit, part.cost, every, part.detail,
+                            part.vector_flops))
+
+    def layer_norm(name):
+        out.append(op.Op.of(name, "norm", op.VECTOR, op.norm(n, d, "layernorm", ab, wb), every, "layernorm"))
+
+    layer_norm("attn_norm")
+    for part in blocks.attention(step, batch, d, m.heads, m.heads, d // m.heads, bias=True, fused_qkv=True):
+        add(part)
+    out.append(op.Op.of("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab), every))
+    layer_norm("mlp_norm")
+    for part in blocks.mlp(step, n, d, f, gated=False, activation="gelu", bias=True):
+        add(part)
+    out.append(op.Op.of("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab), every))
+    out.append(op.Op.of("final_norm", "norm", op.VECTOR, op.norm(n, d, "layernorm", ab, wb), (), "layernorm"))
+    out.append(op.Op.of("head", "lm_head", op.MATRIX, op.linear(batch, d, m.classes, ab, wb, bias=True), (),
+                        f"class token {d} → {m.classes}"))
+    return out
 
 
 def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:

@@ -15,6 +15,7 @@ PUBLISHED = {
     "llama-3-8b": 8_030_261_248,
     "llama-3-70b": 70_553_706_496,
     "resnet-50": 25_557_032,
+    "vit-b-16": 86_567_656,  # torchvision's vit_b_16 page
 }
 
 
@@ -129,3 +130,11 @@ models:
 """)
     with pytest.raises(DataFileError, match="not divisible by 3 heads"):
         load_model_file(path)
+
+
+def test_vit_b16_costs_what_torchvision_publishes(models):
+    """torchvision lists 17.56 GFLOPS for vit_b_16 at 224×224: multiply-adds, so 35.1
+    GFLOP per image here (2 FLOPs each), within the softmax and norms this counts too."""
+    total = sum(o.flops * o.count for o in build_ops(models["vit-b-16"], WorkloadParams(batch=1)))
+    assert total == pytest.approx(2 * 17.56e9, rel=0.015)
+    assert models["vit-b-16"].tokens == 197
