@@ -79,3 +79,17 @@ def cupy_backend():
     if isinstance(info, gpuinfo.Unavailable):
         pytest.skip(f"no GPU for the cupy backend: {info.reason}")
     return CupyBackend(0)
+
+
+@pytest.fixture
+def mixtral(tmp_path):
+    """Mixtral 8×7B's config.json (tests/core/test_hf_config.py), in a folder named as the
+    model's repository: the name a config takes from its folder."""
+    import json
+
+    from tests.core.test_hf_config import MIXTRAL_8X7B
+
+    path = tmp_path / "Mixtral-8x7B-v0.1" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(MIXTRAL_8X7B))
+    return path

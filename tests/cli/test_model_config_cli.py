@@ -13,14 +13,6 @@ from tests.core.test_hf_config import MIXTRAL_8X7B, QWEN25_7B
 from .test_cli import run
 
 
-@pytest.fixture
-def mixtral(tmp_path):
-    path = tmp_path / "Mixtral-8x7B-v0.1" / "config.json"
-    path.parent.mkdir()
-    path.write_text(json.dumps(MIXTRAL_8X7B))
-    return path
-
-
 def test_analyze_reads_a_config(mixtral):
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model-config", str(mixtral), "--batch", "8")
     assert code == 0

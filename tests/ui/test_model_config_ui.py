@@ -11,14 +11,6 @@ from explorer.core.hf_config import CONFIG_MODEL
 from tests.core.test_hf_config import MIXTRAL_8X7B
 
 
-@pytest.fixture
-def mixtral(tmp_path):
-    path = tmp_path / "Mixtral-8x7B-v0.1" / "config.json"
-    path.parent.mkdir()
-    path.write_text(json.dumps(MIXTRAL_8X7B))
-    return path
-
-
 def test_opening_a_config_shows_its_model_and_undo_takes_it_back(window, mixtral):
     panel, state = window.workload_panel, window.state
     before = state.session.model
