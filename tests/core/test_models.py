@@ -138,3 +138,21 @@ def test_vit_b16_costs_what_torchvision_publishes(models):
     total = sum(o.flops * o.count for o in build_ops(models["vit-b-16"], WorkloadParams(batch=1)))
     assert total == pytest.approx(2 * 17.56e9, rel=0.015)
     assert models["vit-b-16"].tokens == 197
+
+
+@pytest.mark.parametrize("ident", [*FROM_CONFIGS, "llama-3-8b", "gpt2"])
+def test_a_prefill_costs_twice_its_active_parameters_per_token_plus_attention(models, ident):
+    """Every prompt token goes through the active weights once (2 FLOPs each); the LM head
+    runs for the last position only; attention's score and value products are on top and
+    left out here."""
+    spec = models[ident]
+    tokens = 128
+    active = spec.parameter_count(active=True) if spec.moe else spec.parameter_count()
+    table = spec.vocab * spec.d_model
+    lookups = (0 if spec.tied_embeddings else table) + (spec.max_context * spec.d_model
+                                                        if spec.positions == "learned" else 0)
+    per_token = active - lookups - table  # the LM head's matrix runs once, below
+    attention = ("attn_score", "attn_value", "attn_softmax", "local_attn_score", "local_attn_value")
+    total = sum(o.flops * o.count for o in build_ops(spec, WorkloadParams(phase="prefill", seq=tokens))
+                if o.name not in attention)
+    assert total == pytest.approx(2 * per_token * tokens + 2 * table, rel=2e-2)
