@@ -52,8 +52,11 @@ def add_window_arguments(parser: argparse.ArgumentParser) -> None:
                         help="window size, e.g. 1366x768 (default: fit the screen)")
     parser.add_argument("--hardware", default=defaults.DEVICE, metavar="ID",
                         help=f"device shown in the window (default {defaults.DEVICE})")
-    parser.add_argument("--model", default=defaults.MODEL, metavar="ID",
-                        help=f"model shown in the window (default {defaults.MODEL})")
+    model = parser.add_mutually_exclusive_group()
+    model.add_argument("--model", default=defaults.MODEL, metavar="ID",
+                       help=f"model shown in the window (default {defaults.MODEL})")
+    model.add_argument("--model-config", metavar="PATH",
+                       help="a Hugging Face config.json: its model shown in the window (read offline)")
     parser.add_argument("--session", metavar="FILE", help="open a saved session in the window")
 
 

@@ -73,3 +73,13 @@ def test_rows_that_do_not_apply_are_hidden(window):
     assert state.params.weight_group == 64 and state.params.weight_bytes == pytest.approx((4 + 16 / 64) / 8)
     state.set_params(weight_dtype="nvfp4")
     assert not panel.weight_group.isVisibleTo(panel)  # its blocks are fixed
+
+
+def test_the_window_opens_on_a_config_from_the_command_line(mixtral, qtbot, settings):
+    from explorer.ui.application import build_window
+    from tests.ui.conftest import window_args
+
+    window = build_window(window_args(model_config=str(mixtral), size=(1024, 768)), settings)
+    qtbot.addWidget(window)
+    assert window.state.session.model == CONFIG_MODEL and window.state.model.name == "Mixtral-8x7B-v0.1"
+    window.runs.shutdown()
