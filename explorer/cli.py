@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import bench_cli, defaults, explain_cli, export_cli
+from explorer import bench_cli, defaults, explain_cli, export_cli, scaling_cli
 from explorer.cli_common import (
     add_model_arguments,
     add_workload_arguments,
@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain_cli.add_parsers(sub)
     bench_cli.add_parser(sub)
     export_cli.add_parser(sub)
+    scaling_cli.add_parser(sub)
     return parser
 
 
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return bench_cli.command(args, out, err)
         if args.command == "export":
             return export_cli.command(args, out, err)
+        if args.command == "scaling":
+            return scaling_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE
