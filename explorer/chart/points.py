@@ -12,7 +12,7 @@ from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
 from explorer.core.analysis import Analysis
 from explorer.core.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_number, format_si, format_time, rate_unit
-from explorer.kernels.results import Point
+from explorer.kernels.results import Point, cache_label
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
             continue
         named = {f"measured {c.dtype}": c for c in flops.values()}
         compute = sorted((Roof(label, c.value) for label, c in named.items()), key=lambda r: -r.value)
-        caches = {f"L{level}": c for level, c in results.cache_bandwidths().items()}
+        caches = {cache_label(level): c for level, c in results.cache_bandwidths().items()}
         ceilings = Ceilings(tuple(compute), (Roof("measured bandwidth", bandwidth.value),
                                              *(Roof(label, c.value) for label, c in caches.items())))
         unit = chart.page.lines

@@ -105,7 +105,8 @@ class Results:
         return Ceiling(best.bytes_per_s, best.suite, best.kernel, best.dtype)
 
     def cache_bandwidths(self) -> dict[int, Ceiling]:
-        """Best trusted bandwidth from each measured cache level (2: L2, 3: L3)."""
+        """Best trusted bandwidth from each measured cache level (0: a GPU's shared memory,
+        2: L2, 3: L3; ``cache_label`` names them)."""
         out: dict[int, Ceiling] = {}
         for p in self.points:
             level = p.param.get("level")
@@ -300,3 +301,8 @@ def results_from(data: Any, path: str | Path) -> Results:
     top.raw("ceilings", required=False)  # recomputed from the points, never trusted from disk
     top.finish()
     return results
+
+
+def cache_label(level: int) -> str:
+    """"L2", "L3"; level 0 is a GPU's shared memory (on-chip, beside its L1)."""
+    return "shared memory" if level == 0 else f"L{level}"
