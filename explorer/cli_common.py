@@ -22,15 +22,23 @@ def count_type(maximum: int):
     return parse
 
 
-def share_type(text: str) -> float:
-    """An argparse type: a share between 0.05 and 1 (``0.9`` or ``90%``)."""
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a share such as 0.9 or 90%, got {text!r}") from None
-    if not 0.05 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"must be between 0.05 and 1 (5% and 100%), got {text}")
-    return value
+def share_from(minimum: float):
+    """An argparse type: a share from ``minimum`` to 1 (``0.9`` or ``90%``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a share such as 0.9 or 90%, got {text!r}") from None
+        if not minimum <= value <= 1:
+            raise argparse.ArgumentTypeError(f"must be between {minimum:g} and 1 ({minimum:.0%} and 100%), "
+                                             f"got {text}")
+        return value
+
+    return parse
+
+
+share_type = share_from(0.05)  # the memory share a serving engine may fill
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:

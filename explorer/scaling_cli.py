@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import TextIO
 
-from explorer.cli_common import count_type, open_catalog
+from explorer.cli_common import count_type, open_catalog, share_from
 
 
 def _flops(text: str) -> float:
@@ -18,16 +18,6 @@ def _flops(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected FLOPs such as 5.76e23, got {text!r}") from None
     if not 1e15 <= value <= 1e30:
         raise argparse.ArgumentTypeError(f"expected a budget between 1e15 and 1e30 FLOPs, got {text}")
-    return value
-
-
-def _share(text: str) -> float:
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a share such as 0.4 or 40%, got {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1 (100%), got {text}")
     return value
 
 
@@ -44,7 +34,7 @@ def add_parser(sub) -> None:
     sc.add_argument("--fit", choices=[*FITS, "all"], default="all")
     sc.add_argument("--hardware", metavar="ID", help="the device the cluster is made of")
     sc.add_argument("--devices", type=count_type(1 << 20), default=1024, help="devices training together")
-    sc.add_argument("--mfu", type=_share, default=0.4, metavar="SHARE",
+    sc.add_argument("--mfu", type=share_from(0.01), default=0.4, metavar="SHARE",
                     help="model-FLOPs utilisation: the share of the peak training achieves (default 0.4)")
     sc.add_argument("--json", action="store_true", help="print JSON")
 
