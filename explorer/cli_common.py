@@ -99,11 +99,9 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
     """The model ``--model`` names in ``models`` (``default`` without it), or the one
     ``--model-config`` describes (a DataFileError naming the file and field when it cannot
     be read)."""
-    if getattr(args, "model_config", None):
-        from explorer.core.hf_config import read_config_file
+    from explorer.core.hf_config import chosen_model
 
-        return read_config_file(args.model_config)
-    return models[args.model or default]
+    return chosen_model(models, args.model or default, getattr(args, "model_config", None))
 
 
 def workload_params(args: argparse.Namespace):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from explorer import defaults
-from explorer.cli_common import add_model_arguments, count_type, open_catalog, warn_skipped
+from explorer.cli_common import add_model_arguments, count_type, model_of, open_catalog, warn_skipped
 
 FORMATS = ("png", "svg", "pdf")
 THEMES = tuple(defaults.THEMES)
@@ -72,7 +72,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def _jobs(args, catalog, models, err):
     """(session, path, title, subtitle) for every file to write."""
-    from explorer.core.session import Session, load_session
+    from explorer.core.session import Session, load_session, model_choice
 
     if args.session:
         return [(load_session(args.session, catalog, models), Path(args.out), args.title,
@@ -83,15 +83,7 @@ def _jobs(args, catalog, models, err):
             raise _UsageError("--hardware takes one to four different device ids, comma-separated")
         for ident in hardware:
             catalog[ident]
-        if args.model_config:
-            from explorer.core.hf_config import CONFIG_MODEL, read_config_file
-
-            session = Session(hardware=hardware, model=CONFIG_MODEL,
-                              model_config=read_config_file(args.model_config).config)
-        else:
-            model = args.model or defaults.MODEL
-            models[model]
-            session = Session(hardware=hardware, model=model)
+        session = Session(hardware=hardware, **model_choice(model_of(args, models, defaults.MODEL)))
         return [(session, Path(args.out), args.title, args.subtitle)]
     from explorer.core.scenes import open_scenes
 

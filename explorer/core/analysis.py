@@ -234,10 +234,8 @@ class Analysis:
 def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
     """(weight bytes, KV-cache bytes of one sequence of ``params.kv_tokens`` tokens). Layers
     with a sliding window cache at most the window's tokens."""
-    cache_values = getattr(model, "kv_cache_values", None)
-    tokens = params.kv_tokens
-    values = cache_values(tokens) if cache_values else tokens * model.kv_values_per_token()
-    return model.parameter_count() * params.weight_bytes, values * params.kv_bytes
+    return (model.parameter_count() * params.weight_bytes,
+            model.kv_cache_values(params.kv_tokens) * params.kv_bytes)
 
 
 def _items_per_step(model: ModelSpec, params: WorkloadParams, batch):

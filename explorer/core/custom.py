@@ -104,12 +104,16 @@ class CustomSpec:
     origin: str = ""
     architecture: str = "custom"
 
-    def parameter_count(self) -> int:
+    def parameter_count(self, active: bool = False) -> int:
+        """Every weight (a custom stack has no experts: every token uses all of them)."""
         return sum(_weights(layer) * layer.repeat for layer in self.layers)
 
     def kv_values_per_token(self) -> int:
         return sum(2 * layer.get("kv_heads") * (layer.get("d_model") // layer.get("heads")) * layer.repeat
                    for layer in self.layers if layer.kind == "attention")
+
+    def kv_cache_values(self, tokens: int) -> int:
+        return tokens * self.kv_values_per_token()
 
     @property
     def item_unit(self) -> str:

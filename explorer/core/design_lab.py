@@ -36,11 +36,10 @@ from explorer.core.claims import (
     times,
 )
 from explorer.core.hardware import ComputePeak, Hardware, evaluate_formula, vector_lanes
-from explorer.core.hf_config import CONFIG_MODEL
 from explorer.core.littles_law import bytes_in_flight_needed, latency_of
 from explorer.core.models import ModelSpec
 from explorer.core.sentences import Explanation
-from explorer.core.session import Session, WhatIf
+from explorer.core.session import Session, WhatIf, model_choice
 from explorer.core.units import format_bytes, format_number, format_si, format_time
 from explorer.core.workload import WorkloadParams
 
@@ -155,10 +154,8 @@ class Lab:
         hardware = (device.id,) if self.stage == 0 else (device.id, self.cpu.id)
         what_if = self.what_if()
         what_ifs = ((device.id, what_if),) if what_if.active else ()
-        config = getattr(self.model, "config", "")  # a model read from a config.json
-        return Session(hardware=hardware, model=CONFIG_MODEL if config else self.model_id,
-                       params=self.params(), what_ifs=what_ifs, precisions=self.precisions(),
-                       model_config=config)
+        return Session(hardware=hardware, params=self.params(), what_ifs=what_ifs,
+                       precisions=self.precisions(), **model_choice(self.model))
 
     def state(self) -> State:
         return State(self.model, self.params(), self.shown())

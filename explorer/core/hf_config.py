@@ -101,6 +101,13 @@ def read_config_file(path: str | Path) -> TransformerSpec:
     return spec_from_config_text(text, str(path))
 
 
+def chosen_model(models, ident: str | None, config_path: str | None = None):
+    """The preset ``ident`` in ``models`` (an UnknownIdError names close matches), or, given
+    ``config_path``, the model that config.json describes (a DataFileError names the file
+    and field)."""
+    return read_config_file(config_path) if config_path else models[ident]
+
+
 def spec_from_config_text(text: str, origin: str) -> TransformerSpec:
     try:
         config = json.loads(text)

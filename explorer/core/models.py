@@ -173,7 +173,7 @@ class TransformerSpec:
         attention caches its latent and rotary key: kv_lora + rope values per token)."""
         per_layer = (self.kv_lora_rank + self.qk_rope_head_dim if self.mla
                      else 2 * self.kv_heads * self.head_dim)
-        windowed = sum(1 for i in range(self.layers) if self.windowed(i))
+        windowed = len(self.window_layers) if self.sliding_window else 0
         return per_layer * ((self.layers - windowed) * tokens + windowed * min(tokens, self.sliding_window))
 
 
@@ -216,7 +216,10 @@ class CnnSpec:
     def kv_values_per_token(self) -> int:
         return 0
 
-    def parameter_count(self) -> int:
+    def kv_cache_values(self, tokens: int) -> int:
+        return 0
+
+    def parameter_count(self, active: bool = False) -> int:
         total = self.stem_kernel**2 * self.in_channels * self.stem_channels + 2 * self.stem_channels
         c_in = self.stem_channels
         for stage in self.stages:
@@ -262,6 +265,9 @@ class VitSpec:
         return (self.image_size // self.patch) ** 2 + 1
 
     def kv_values_per_token(self) -> int:
+        return 0
+
+    def kv_cache_values(self, tokens: int) -> int:
         return 0
 
     def parameter_count(self, active: bool = False) -> int:
@@ -362,6 +368,14 @@ def _published(fields: Fields, name: str, required: bool = True) -> int | str | 
                              f"\"46.7 B\", got {brief(value)}")
 
 
+def _figure(published: int | str) -> float:
+    """The number a published count stands for: 8030261248, or "46.7 B" as 46.7e9."""
+    if isinstance(published, int):
+        return published
+    number, scale = published.split(" ")
+    return float(number) * _SCALES[scale]
+
+
 def matches_published(count: int, published: int | str) -> bool:
     """Whether ``count`` is ``published``: exactly, or to the digits of a figure such as
     "46.7 B", rounded or cut ("37 B" for DeepSeek-V3's 37.6 billion active)."""
@@ -370,7 +384,7 @@ def matches_published(count: int, published: int | str) -> bool:
     number, scale = published.split(" ")
     decimals = len(number.split(".")[1]) if "." in number else 0
     unit = _SCALES[scale] / 10**decimals
-    value = float(number) * _SCALES[scale]
+    value = _figure(published)
     return value - unit / 2 <= count < value + unit
 
 
@@ -399,32 +413,22 @@ def read_model_entry(fields: Fields) -> ModelSpec:
         "name": fields.text("name"),
         "source": fields.url("source"),
         "parameters_source": fields.url("parameters_source"),
-        "published_parameters": published if isinstance(published, int) else
-        round(float(published.split(" ")[0]) * _SCALES[published.split(" ")[1]]),
+        "published_parameters": round(_figure(published)),
     }
     architecture = fields.text("architecture", choices=ARCHITECTURES)
     readers = {"transformer": _read_transformer, "cnn": _read_cnn, "vit": _read_vit,
                "hf-config": _read_from_config}
     spec = readers[architecture](fields, common)
-    active = _published(fields, "active_parameters", required=False)
-    if active is not None:
-        counted = spec.parameter_count(active=True) if getattr(spec, "moe", False) else spec.parameter_count()
-        if not matches_published(counted, active):
-            raise fields.error("active_parameters", f"the configuration gives {counted:,} active parameters "
-                                                    f"but {active} are published")
-    if not isinstance(published, int):
-        counted = spec.parameter_count()
-        if not matches_published(counted, published):
-            raise fields.error("published_parameters", f"the configuration gives {counted:,} parameters but "
-                                                       f"{published} are published")
-        return spec
-    counted, published = spec.parameter_count(), spec.published_parameters
-    if counted != published:
-        raise fields.error(
-            "published_parameters",
-            f"the configuration gives {counted:,} parameters but {published:,} are published: "
-            "a configuration number is wrong",
-        )
+    for name, figure, active in (("published_parameters", published, False),
+                                 ("active_parameters", _published(fields, "active_parameters", False), True)):
+        counted = spec.parameter_count(active=active)
+        if figure is None or matches_published(counted, figure):
+            continue
+        what = "active parameters" if active else "parameters"
+        wrong = ": a configuration number is wrong" if isinstance(figure, int) else ""
+        shown = f"{figure:,}" if isinstance(figure, int) else figure
+        raise fields.error(name, f"the configuration gives {counted:,} {what} but {shown} are "
+                                 f"published{wrong}")
     return spec
 
 

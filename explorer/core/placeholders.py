@@ -176,20 +176,14 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
     elif field == "budget":
         return format_bytes(t.memory_budget_bytes), None
     elif field == "kv-per-token":
-        def per_token() -> float:
-            model, p = state.model, state.params
-            values = getattr(model, "kv_cache_values", None)  # windows cap some layers' caches
-            tokens = p.kv_tokens
-            per_sequence = values(tokens) if values else tokens * model.kv_values_per_token()
-            return per_sequence * p.kv_bytes // tokens
+        def per_token() -> float:  # windows cap some layers' caches: an average over the context
+            p = state.params
+            return state.model.kv_cache_values(p.kv_tokens) * p.kv_bytes // p.kv_tokens
 
         return format_bytes(t.kv_bytes_per_token), Quantity(
             "KV cache per token", t.kv_bytes_per_token, format_bytes(t.kv_bytes_per_token), per_token)
     elif field in ("parameters", "active-parameters"):
-        active = field == "active-parameters"
-        value = state.model.parameter_count(active=active) if getattr(state.model, "moe", False) \
-            else state.model.parameter_count()
-        return format_parameters(value), None
+        return format_parameters(state.model.parameter_count(active=field == "active-parameters")), None
     elif field == "weights-read":
         value = float(sum(o.weight_bytes * o.count for o in state.analysis().ops))
         return format_bytes(value), Quantity("weights read per step", value, format_bytes(value),

@@ -98,7 +98,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "memory_fraction": p.memory_fraction,
             "routing": p.routing,
             "parameters": a.model.parameter_count(),
-            "active_parameters": _active_parameters(a.model),
+            "active_parameters": a.model.parameter_count(active=True),
         },
         "ops": [
             {
@@ -135,11 +135,6 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
         },
         "notes": list(a.notes),
     }
-
-
-def _active_parameters(model) -> int:
-    """Parameters one token uses (all of them, except in a mixture of experts)."""
-    return model.parameter_count(active=True) if getattr(model, "moe", False) else model.parameter_count()
 
 
 def parameter_words(model) -> str:

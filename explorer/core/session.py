@@ -225,6 +225,13 @@ class Session:
         write_text_atomic(path, sealed("session", yaml.safe_dump(self.to_dict(), sort_keys=False)))
 
 
+def model_choice(spec) -> dict[str, str]:
+    """The session fields that name the model ``spec``: its id, or, for a model read from a
+    config.json, the file's content (a session carries it, not a path)."""
+    config = getattr(spec, "config", "")
+    return {"model": CONFIG_MODEL, "model_config": config} if config else {"model": spec.id}
+
+
 @lru_cache(maxsize=8)
 def config_spec(text: str):
     return spec_from_config_text(text, "the session's model config")

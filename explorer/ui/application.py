@@ -13,10 +13,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer.core.atomic import write_bytes_atomic
 from explorer.core.catalog import open_catalogue
 from explorer.core.datafile import DataFileError
-from explorer.core.hf_config import CONFIG_MODEL, read_config_file
+from explorer.core.hf_config import chosen_model
 from explorer.core.models import load_models
 from explorer.core.registry import UnknownIdError
-from explorer.core.session import Session
+from explorer.core.session import Session, model_choice
 from explorer.paths import resource_path, user_file
 from explorer.state import AppState
 from explorer.ui.chart.export import png_bytes
@@ -52,12 +52,8 @@ def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
         state = AppState(catalog, models)
         return state, state.open_session(args.session)
     catalog[args.hardware]  # unknown ids fail here, with close matches
-    if getattr(args, "model_config", None):
-        spec = read_config_file(args.model_config)  # a DataFileError names the file and field
-        return AppState(catalog, models, Session(hardware=(args.hardware,), model=CONFIG_MODEL,
-                                                 model_config=spec.config)), []
-    models[args.model]
-    return AppState(catalog, models, Session(hardware=(args.hardware,), model=args.model)), []
+    spec = chosen_model(models, args.model, getattr(args, "model_config", None))
+    return AppState(catalog, models, Session(hardware=(args.hardware,), **model_choice(spec))), []
 
 
 def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = None) -> MainWindow:

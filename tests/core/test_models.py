@@ -53,7 +53,7 @@ def test_a_decode_token_costs_twice_its_active_parameters(models, ident):
     (nothing at a one-token context); the embedding table is a lookup, no product, unless
     tied to the LM head (then it is one, once)."""
     spec = models[ident]
-    active = spec.parameter_count(active=True) if spec.moe else spec.parameter_count()
+    active = spec.parameter_count(active=True)
     lookups = 0 if spec.tied_embeddings else spec.vocab * spec.d_model
     if spec.positions == "learned":
         lookups += spec.max_context * spec.d_model
@@ -147,7 +147,7 @@ def test_a_prefill_costs_twice_its_active_parameters_per_token_plus_attention(mo
     left out here."""
     spec = models[ident]
     tokens = 128
-    active = spec.parameter_count(active=True) if spec.moe else spec.parameter_count()
+    active = spec.parameter_count(active=True)
     table = spec.vocab * spec.d_model
     lookups = (0 if spec.tied_embeddings else table) + (spec.max_context * spec.d_model
                                                         if spec.positions == "learned" else 0)
