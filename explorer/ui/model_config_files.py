@@ -57,8 +57,6 @@ class ModelConfigFiles:
             event.ignore()
             return
         event.acceptProposedAction()
+        opener = self.open_session if path.suffix.lower() in SESSION_SUFFIXES else self.open_model_config
         # After the drop returns: a dialog inside it would hold the dragging application.
-        if path.suffix.lower() in SESSION_SUFFIXES:
-            QtCore.QTimer.singleShot(0, lambda: self.open_session(path))
-        else:
-            QtCore.QTimer.singleShot(0, lambda: self.open_model_config(path))
+        QtCore.QTimer.singleShot(0, lambda: opener(path))

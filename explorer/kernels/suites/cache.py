@@ -35,6 +35,7 @@ def _prepare(backend, n: int, threads: int) -> Prepared:
     originals = [a.copy() for a in arrays]
     one = np.float32(1.0)
     passes = passes_for(n)
+
     def part(x) -> None:
         for _ in range(passes):
             np.multiply(x, one, out=x)

@@ -71,11 +71,9 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
         xp.multiply(y, 0.5, out=y)
 
     body = {"softmax": softmax, "layernorm": layernorm, "gelu": gelu}[kernel]
-    if backend.device_kind == "cpu":  # rows are independent: split them over the cores
-        launch = OnThreads(body, [(x[lo:hi], y[lo:hi]) for lo, hi in split(rows, threads_for(backend))],
-                           "memory-ops")
-    else:
-        launch = OnThreads(body, [(x, y)], "memory-ops")  # one part: run inline
+    # Rows are independent: the CPU splits them over its cores; a GPU runs them as one part.
+    parts = split(rows, threads_for(backend)) if backend.device_kind == "cpu" else [(0, rows)]
+    launch = OnThreads(body, [(x[lo:hi], y[lo:hi]) for lo, hi in parts], "memory-ops")
 
     rows_checked = sample_indices(rows, 4)
 
