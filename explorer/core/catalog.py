@@ -41,9 +41,12 @@ from explorer.core import units
 from explorer.core.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware import (
     KINDS,
+    LINK_DIRECTIONS,
+    LINK_TIERS,
     UNITS,
     ComputePeak,
     Hardware,
+    Link,
     MemoryLevel,
     Provenance,
     Specs,
@@ -132,6 +135,24 @@ def _read_memory(fields: Fields, sources: Mapping[str, str]) -> MemoryLevel:
     return level
 
 
+def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
+    tier = fields.text("tier", choices=LINK_TIERS)
+    latency, latency_provenance = _measured(fields, "latency", units.TIME, sources)
+    group = fields.integer("group", required=tier == "node", minimum=2, maximum=1024) or 0
+    if group and tier != "node":
+        raise fields.error("group", "applies to node links (devices of one server reaching each other)")
+    if latency is None:
+        raise fields.error("latency", "is missing (a link needs its latency per transfer step, with "
+                                      "latency_source and latency_note)")
+    return Link(
+        name=fields.text("name"), tier=tier,
+        bandwidth_bytes_per_s=fields.quantity("bandwidth", units.BYTE_RATE),
+        direction=fields.text("direction", choices=LINK_DIRECTIONS),
+        provenance=_provenance(fields, sources), group=group,
+        latency_s=latency, latency_provenance=latency_provenance,
+    )
+
+
 def _read_list(fields: Fields, name: str, reader, sources: Mapping[str, str]) -> tuple:
     out = []
     for index, raw in enumerate(fields.items(name)):
@@ -163,6 +184,7 @@ def read_hardware_entry(fields: Fields) -> Hardware:
         notes=fields.text("notes", required=False, default=""),
         origin=fields.file,
         short_name=fields.text("short_name", required=False, default=""),
+        links=_read_list(fields, "links", _read_link, sources) if fields.has("links") else (),
     )
     mains = [level.name for level in hardware.memory if level.main]
     if len(mains) != 1:
@@ -237,12 +259,26 @@ def hardware_to_dict(hw: Hardware) -> dict:
                          usable_source=keys[m.usable_provenance.url],
                          usable_note=m.usable_provenance.note)
         memory.append(entry)
+    links = []
+    for link in hw.links:
+        entry = {"name": link.name, "tier": link.tier,
+                 "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
+        if link.group:
+            entry["group"] = link.group
+        entry.update(_provenance_dict(link.provenance, keys))
+        if link.latency_s is not None and link.latency_provenance is not None:
+            entry.update(latency=f"{link.latency_s * 1e6:.10g} us",
+                         latency_source=keys[link.latency_provenance.url],
+                         latency_note=link.latency_provenance.note)
+        links.append(entry)
     out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind, "year": hw.year,
            "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}
     if hw.notes:
         out["notes"] = hw.notes
     if hw.short_name:
         out["short_name"] = hw.short_name
+    if links:
+        out["links"] = links
     return out
 
 

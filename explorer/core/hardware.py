@@ -14,6 +14,14 @@ from explorer.core.units import PRECISIONS
 
 KINDS = ("cpu", "gpu")
 UNITS = ("vector", "matrix")
+# Where a link leads: "node", GPU to GPU inside one server (NVLink, Infinity Fabric);
+# "network", from a GPU to other servers (InfiniBand, Ethernet); "host", the GPU's PCIe
+# link to the CPU (GPU-to-GPU traffic crosses it where a server has no node link).
+LINK_TIERS = ("node", "network", "host")
+# How a published link figure counts: "both" directions together (NVIDIA's "900 GB/s"
+# for NVLink 4, PCIe's "128 GB/s" for 5.0 x16) or "each" direction (a network port's
+# "400 Gb/s").
+LINK_DIRECTIONS = ("both", "each")
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,27 @@ class MemoryLevel:
 
 
 @dataclass(frozen=True)
+class Link:
+    """An interconnect of a device: its published rate, what the rate counts, how many
+    devices reach each other at that rate, and the latency a transfer step pays."""
+
+    name: str
+    tier: str  # LINK_TIERS
+    bandwidth_bytes_per_s: float  # as published
+    direction: str  # LINK_DIRECTIONS: what the published figure counts
+    provenance: Provenance
+    group: int = 0  # node links: devices all reaching each other at this rate (HGX: 8)
+    latency_s: float | None = None  # per transfer step (a hop of a ring), from its source
+    latency_provenance: Provenance | None = None
+
+    @property
+    def per_direction_bytes_per_s(self) -> float:
+        """What one device can send while it receives as much: half a "both directions"
+        figure. Ring collectives send and receive at once, so this is their rate."""
+        return self.bandwidth_bytes_per_s / 2 if self.direction == "both" else self.bandwidth_bytes_per_s
+
+
+@dataclass(frozen=True)
 class Specs:
     cores: int
     core_label: str
@@ -85,6 +114,7 @@ class Hardware:
     notes: str = ""
     origin: str = field(default="", compare=False)
     short_name: str = ""  # for charts and slides ("H100 SXM"); the name when not given
+    links: tuple[Link, ...] = ()  # interconnects (none listed: a single device)
 
     @property
     def label(self) -> str:
@@ -142,6 +172,11 @@ class Hardware:
         """Intensity (FLOP/byte) where the main-memory roof meets the ``precision`` roof."""
         return self.peak_flops(precision, unit) / self.bandwidth_bytes_per_s
 
+    def link(self, tier: str) -> Link | None:
+        """The fastest link of ``tier``, or None."""
+        return max((x for x in self.links if x.tier == tier), key=lambda x: x.per_direction_bytes_per_s,
+                   default=None)
+
     @property
     def derived_fields(self) -> tuple[str, ...]:
         """Labels of every number on this device that is computed rather than published."""
@@ -155,7 +190,8 @@ class Hardware:
 # -- formulas -------------------------------------------------------------------------------------
 
 _SCALES = {"GHz": 1e9, "MHz": 1e6, "MT/s": 1e6, "PFLOP/s": 1e15, "TFLOP/s": 1e12,
-           "POP/s": 1e15, "TOP/s": 1e12, "GFLOP/s": 1e9}
+           "POP/s": 1e15, "TOP/s": 1e12, "GFLOP/s": 1e9,
+           "GB/s": 1e9, "TB/s": 1e12}
 _FACTOR = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(\S*)")
 
 

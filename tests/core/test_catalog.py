@@ -25,7 +25,8 @@ def test_every_required_device_is_present(catalog):
 def test_every_number_has_a_source_and_every_derived_number_a_formula(catalog):
     for hw in catalog.values():
         groups = [hw.specs.provenance, *(p.provenance for p in hw.peaks),
-                  *(m.provenance for m in hw.memory)]
+                  *(m.provenance for m in hw.memory), *(x.provenance for x in hw.links),
+                  *(x.latency_provenance for x in hw.links)]
         for provenance in groups:
             assert re.match(r"^https?://", provenance.url), hw.id
             assert provenance.formula if provenance.derived else True, hw.id
@@ -265,6 +266,7 @@ def test_every_formula_evaluates_to_its_stored_value(catalog):
     for hw in catalog.values():
         numbers = [(p.provenance, p.flops_per_s) for p in hw.peaks]
         numbers += [(m.provenance, m.bandwidth_bytes_per_s) for m in hw.memory if m.main]
+        numbers += [(x.provenance, x.bandwidth_bytes_per_s) for x in hw.links]
         for provenance, value in numbers:
             if provenance.derived and ("×" in provenance.formula or "÷" in provenance.formula):
                 assert evaluate_formula(provenance.formula) == pytest.approx(value, rel=0.01), (
