@@ -10,7 +10,10 @@ Which roof an op runs under:
   stored precision);
 - vector ops (norms, softmax, activations, residual adds, lookups, pooling) use
   the fp32 vector peak: their arithmetic runs in fp32 even for 16-bit tensors;
-- every op streams its bytes from main memory at its bandwidth.
+- every op streams its bytes from main memory at its bandwidth;
+- a communication op (``ops.LINK``, a step spread over devices) moves its bytes over the
+  link its group crosses: time = latency + bytes / link rate (``parallel.link_seconds``),
+  its "bound" is "communication"; its bytes are not main-memory traffic.
 
 - a fused attention op does its products on the matrix units and its softmax on
   the vector units: compute time = matrix FLOPs / matrix peak + softmax FLOPs /
@@ -18,7 +21,9 @@ Which roof an op runs under:
 
 Memory use counts weights, the KV cache, and the activations of the largest op
 (its inputs and outputs, the score matrix of naive attention included): what must
-be resident while the step runs, with no workspace beyond that. It fits when it is
+be resident while the step runs, with no workspace beyond that. Spread over devices, it
+is the busiest device's share. In training: weights, gradients and optimizer state, and
+the activations kept for the backward pass (``explorer.core.training``). It fits when it is
 at most the memory budget: the memory the device makes usable (what CUDA reports,
 where the catalogue has it, else the nominal capacity) times the share a serving
 engine takes (``WorkloadParams.memory_fraction``, 0.9 by default as in vLLM).
@@ -26,14 +31,14 @@ engine takes (``WorkloadParams.memory_fraction``, 0.9 by default as in vLLM).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core import ops as op
-from explorer.core import roofline
+from explorer.core import parallel, roofline, training
 from explorer.core.hardware import ComputePeak, Hardware
 from explorer.core.models import ModelSpec, TransformerSpec
 from explorer.core.units import format_bytes
@@ -84,6 +89,8 @@ def op_roofs(hardware: Hardware, dtype: str) -> OpRoofs:
 def compute_time(o: op.Op, roofs: OpRoofs):
     """Seconds of arithmetic for one occurrence of ``o`` (scalar or array, like its sizes)."""
     vector = roofs.vector.flops_per_s
+    if o.unit == op.LINK:  # a reduction's additions hide under its transfer
+        return 0 * o.flops
     if o.unit == op.VECTOR:
         return o.flops / vector
     return (o.flops - o.vector_flops) / roofs.matrix.flops_per_s + o.vector_flops / vector
@@ -100,7 +107,7 @@ def _exact(value, what: str) -> int:
 @dataclass(frozen=True)
 class Totals:
     flops: int
-    bytes: int
+    bytes: int  # to and from main memory
     time_s: float
     compute_time_s: float  # sum over ops of FLOPs / peak
     memory_time_s: float  # sum over ops of bytes / bandwidth
@@ -116,6 +123,10 @@ class Totals:
     memory_usable_bytes: float  # what the device makes usable (CUDA's total), else nominal
     memory_budget_bytes: float  # usable × the serving engine's share: what "fits" means
     fits_in_memory: bool
+    devices: int = 1  # the step is spread over this many
+    link_bytes: int = 0  # sent by one device over links (communication ops)
+    link_time_s: float = 0.0  # the communication ops' time (latency included)
+    state_bytes: int = 0  # training: gradients and optimizer state (beside the weights)
 
     @property
     def intensity(self) -> float:
@@ -123,8 +134,11 @@ class Totals:
 
     @property
     def bound(self) -> str:
-        """"memory" when moving the step's bytes takes longer than its arithmetic, else
-        "compute" (the sums over its ops)."""
+        """"communication" when the step's communication takes longer than its memory
+        traffic and its arithmetic; else "memory" when moving its bytes takes longer than
+        its arithmetic; else "compute" (the sums over its ops)."""
+        if self.link_time_s > max(self.memory_time_s, self.compute_time_s):
+            return roofline.COMMUNICATION
         return roofline.MEMORY if self.memory_time_s > self.compute_time_s else roofline.COMPUTE
 
 
@@ -141,13 +155,14 @@ class OpRows:
     intensity: NDArray
     time_s: NDArray
     memory_bound: NDArray
+    labels: NDArray  # "memory", "compute" or "communication"
 
     def __len__(self) -> int:
         return len(self.names)
 
     @property
     def bounds(self) -> NDArray:
-        return roofline.bound_labels(self.memory_bound)
+        return self.labels
 
 
 @dataclass(frozen=True)
@@ -169,10 +184,24 @@ class Analysis:
     def intensity(self) -> NDArray:
         return self.flops / self.bytes
 
+    @cached_property
+    def links(self) -> tuple:
+        """The link each op crosses (None for ops on one device)."""
+        return tuple(_links(self.ops, self.hardware, self.params))
+
+    @property
+    def communicating(self) -> NDArray:
+        return np.array([o.unit == op.LINK for o in self.ops], dtype=bool)
+
     @property
     def memory_bound(self) -> NDArray:
         return roofline.is_memory_bound(self.flops, self.bytes, self.peaks,
-                                        self.roofs.bandwidth_bytes_per_s)
+                                        self.roofs.bandwidth_bytes_per_s) & ~self.communicating
+
+    @property
+    def bounds(self) -> NDArray:
+        """"memory", "compute" or "communication" for each op."""
+        return np.where(self.communicating, roofline.COMMUNICATION, roofline.bound_labels(self.memory_bound))
 
     @property
     def performance(self) -> NDArray:
@@ -228,14 +257,38 @@ class Analysis:
             intensity=self.intensity[idx],
             time_s=self.time_s[idx],
             memory_bound=self.memory_bound[idx],
+            labels=self.bounds[idx],
         )
 
 
+def _links(ops, hardware: Hardware, params: WorkloadParams) -> list:
+    """The link each op crosses (None: on one device); a link the device lacks is an error."""
+    try:
+        return parallel.resolve_links(ops, hardware, params.split)
+    except parallel.ParallelError as error:
+        raise WorkloadError(str(error)) from None
+
+
 def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
-    """(weight bytes, KV-cache bytes of one sequence of ``params.kv_tokens`` tokens). Layers
-    with a sliding window cache at most the window's tokens."""
-    return (model.parameter_count() * params.weight_bytes,
-            model.kv_cache_values(params.kv_tokens) * params.kv_bytes)
+    """(weight bytes, KV-cache bytes of one sequence of ``params.kv_tokens`` tokens) on the
+    busiest device. Layers with a sliding window cache at most the window's tokens; training
+    keeps no cache."""
+    split = params.split
+    weights = parallel.device_parameters(model, split) * params.weight_bytes
+    if params.phase == "train":
+        return weights, 0
+    if split.devices == 1:
+        return weights, model.kv_cache_values(params.kv_tokens) * params.kv_bytes
+    shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
+    kv = shard.kv_cache_values(params.kv_tokens) * params.kv_bytes
+    if split.pp > 1:  # the longest stage's layers
+        kv = kv * len(parallel.stage_layers(model.layers, split.pp)[0]) // model.layers
+    return weights, kv
+
+
+def _sequences_per_device(params: WorkloadParams, batch):
+    """Sequences whose KV cache one device holds: its share of the batch."""
+    return batch // params.split.batch_share
 
 
 def _items_per_step(model: ModelSpec, params: WorkloadParams, batch):
@@ -269,23 +322,37 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     ops, flops, moved, counts, arithmetic_s, peaks, total_flops, total_bytes = _op_terms(
         model, params, roofs.matrix, roofs.vector)
     bandwidth = roofs.bandwidth_bytes_per_s
-    time_s = np.maximum(arithmetic_s, moved / bandwidth)
+    links = _links(ops, hardware, params)
+    talking = np.array([link is not None for link in links], dtype=bool)
+    time_s = np.maximum(arithmetic_s, np.where(talking, 0, moved) / bandwidth)
+    for i, link in enumerate(links):
+        if link is not None:
+            time_s[i] = parallel.link_seconds(link, ops[i].steps, float(moved[i]))
+    link_counts = np.where(talking, counts, 0)
+    link_bytes = int(np.sum(link_counts * moved))
+    factor = training.pipeline_factor(params, params.split, params.batch)
 
     transformer = isinstance(model, TransformerSpec)
     items = _items_per_step(model, params, params.batch)
     weight_bytes, kv_per_sequence = _memory(model, params)
-    kv_cache = params.batch * kv_per_sequence
+    kv_cache = _sequences_per_device(params, params.batch) * kv_per_sequence
     kv_per_token = kv_per_sequence // params.kv_tokens  # an average where windows cap the cache
-    activations = max(int(o.activation_bytes) for o in ops)
-    required = weight_bytes + kv_cache + activations
+    state = 0
+    if params.phase == "train":
+        state = parallel.device_parameters(model, params.split) * (
+            training.state_bytes_per_parameter(params) - params.weight_bytes)
+        activations = training.activation_bytes(model, params, params.split, list(ops))
+    else:
+        activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
+    required = weight_bytes + state + kv_cache + activations
     budget = memory_budget(hardware, params)
-    total_time = float(np.sum(counts * time_s))
+    total_time = float(np.sum(counts * time_s)) * factor
     totals = Totals(
         flops=total_flops,
-        bytes=total_bytes,
+        bytes=total_bytes - link_bytes,
         time_s=total_time,
-        compute_time_s=float(np.sum(counts * arithmetic_s)),
-        memory_time_s=float(np.sum(counts * moved)) / bandwidth,
+        compute_time_s=float(np.sum(counts * arithmetic_s)) * factor,
+        memory_time_s=float(np.sum((counts - link_counts) * moved)) / bandwidth * factor,
         items_per_step=items,
         item_unit=model.item_unit,
         tokens_per_s=items / total_time,
@@ -298,13 +365,20 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         memory_usable_bytes=hardware.usable_memory_bytes,
         memory_budget_bytes=budget,
         fits_in_memory=required <= budget,
+        devices=params.split.devices,
+        link_bytes=link_bytes,
+        link_time_s=float(np.sum(link_counts * time_s)) * factor,
+        state_bytes=state,
     )
     notes = list(roofs.notes)
     if transformer and params.kv_tokens > model.max_context:
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")
     if not totals.fits_in_memory:
-        notes.append(f"weights, KV cache and activations need {format_bytes(required)} but "
+        what = ("weights, gradients, optimizer state and activations" if params.phase == "train"
+                else "weights, KV cache and activations")
+        per_device = " per device" if params.split.devices > 1 else ""
+        notes.append(f"{what} need {format_bytes(required)}{per_device} but "
                      f"{hardware.name} has {format_bytes(budget)} to give "
                      f"({params.memory_fraction:.0%} of {format_bytes(hardware.usable_memory_bytes)} usable)")
     return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
@@ -334,20 +408,31 @@ def memory_budget(hardware: Hardware, params: WorkloadParams) -> float:
 
 
 def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
-    """Largest batch whose weights, KV cache and activations fit in the memory budget (at
-    most MAX_BATCH). KV cache and activations grow linearly with the batch."""
+    """Largest batch whose weights (with training's state), KV cache and activations fit in
+    the memory budget (at most MAX_BATCH), a multiple of the batch's split. KV cache and
+    activations grow linearly with the batch."""
     weight_bytes, kv_per_sequence = _memory(model, params)
+    share = params.split.batch_share
+    if params.phase == "train":
+        weight_bytes += parallel.device_parameters(model, params.split) * (
+            training.state_bytes_per_parameter(params) - params.weight_bytes)
     free = memory_budget(hardware, params) - weight_bytes
     if free < 0:
         return 0
-    per_sequence = kv_per_sequence + _activations_per_sequence(model, params)
-    return int(min(MAX_BATCH, free // per_sequence))
+    per_sequence = kv_per_sequence + _activations_per_sequence(model, params)  # per device sequence
+    return int(min(MAX_BATCH, free // per_sequence * share))
 
 
 @lru_cache(maxsize=32)  # the same for every move of a roof drag
 def _activations_per_sequence(model: ModelSpec, params: WorkloadParams) -> int:
-    """The largest activation one sequence of the step holds at once."""
-    return max(int(o.activation_bytes) for o in build_ops(model, params, batch=1))
+    """The activations one device holds for each sequence of its share of the batch: the
+    largest op's at inference, those kept for the backward pass in training."""
+    share = params.split.batch_share
+    one = replace(params, batch=share)  # one sequence on each device
+    ops = build_ops(model, one)
+    if params.phase == "train":
+        return training.activation_bytes(model, one, one.split, ops)
+    return max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
 
 
 def default_batches(max_batch: int) -> list[int]:
@@ -361,8 +446,8 @@ def default_batches(max_batch: int) -> list[int]:
 @lru_cache(maxsize=32)  # a drag of a device's bandwidth sweeps the same ops on every move
 def _sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ...], matrix: ComputePeak,
                  vector: ComputePeak) -> tuple[NDArray, ...]:
-    """Each op's count, and per op (rows) and batch (columns) its FLOPs, bytes and seconds
-    of arithmetic at the ``matrix`` and ``vector`` peaks."""
+    """The ops; each op's count, and per op (rows) and batch (columns) its FLOPs, bytes and
+    seconds of arithmetic at the ``matrix`` and ``vector`` peaks."""
     b = np.asarray(batches, dtype=float)
     roofs = OpRoofs(matrix, vector, 0.0)
     ops = build_ops(model, params, batch=b)
@@ -373,7 +458,7 @@ def _sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, .
     counts = np.array([float(o.count) for o in ops])
     for array in (counts, flops, moved, arithmetic):
         array.flags.writeable = False  # shared by every sweep that hits the cache
-    return counts, flops, moved, arithmetic
+    return tuple(ops), counts, flops, moved, arithmetic
 
 
 def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
@@ -386,12 +471,19 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     roofs = op_roofs(hardware, params.dtype)
     bandwidth = roofs.bandwidth_bytes_per_s
     b = batch.astype(float)
-    counts, flops, moved, arithmetic = _sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
-                                                    roofs.vector)
-    total_time = counts @ np.maximum(arithmetic, moved / bandwidth)
-    compute_time_s = counts @ arithmetic
+    ops, counts, flops, moved, arithmetic = _sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
+                                                         roofs.vector)
+    times = np.maximum(arithmetic, moved / bandwidth)
+    talking = np.zeros(len(ops), dtype=bool)
+    for i, link in enumerate(_links(ops, hardware, params)):
+        if link is not None:
+            times[i] = parallel.link_seconds(link, float(ops[i].steps), moved[i])
+            talking[i] = True
+    factor = training.pipeline_factor(params, params.split, b)
+    total_time = counts @ times * factor
+    compute_time_s = counts @ arithmetic * factor
     total_flops = counts @ flops
-    total_bytes = counts @ moved
+    total_bytes = np.where(talking, 0, counts) @ moved
     items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,
@@ -399,7 +491,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
         tokens_per_s=items / total_time,
         flops=total_flops,
         bytes=total_bytes,
-        memory_bound=total_bytes / bandwidth > compute_time_s,
+        memory_bound=total_bytes / bandwidth * factor > compute_time_s,
         max_batch=limit,
     )
 

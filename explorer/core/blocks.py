@@ -82,13 +82,13 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
     if shared and not naive:  # the values are part of what the scores already read
         value = op.Cost(value.flops, value.bytes - value.cache, value.weights)
     softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
-    if p.causal and p.phase == "prefill":  # only the pairs the mask keeps are computed
+    if p.causal and p.phase != "decode":  # only the pairs the mask keeps are computed
         pairs = causal_pairs(t, window or kv_len)
         score = score._replace(flops=2 * batch * heads * pairs * head_dim)
         value = value._replace(flops=2 * batch * heads * pairs * (v_dim or head_dim))
         softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * pairs
     span = f"{t} × {kv_len} per head" + (f" (window of {window:,})" if window else "") + \
-        (", causal: masked pairs skipped" if p.causal and p.phase == "prefill" else "")
+        (", causal: masked pairs skipped" if p.causal and p.phase != "decode" else "")
     if naive:
         parts += [Part("attn_score", "attn_score", op.MATRIX, score, f"Q·Kᵀ, {span}, written out"),
                   Part("attn_softmax", "attn_softmax", op.VECTOR,

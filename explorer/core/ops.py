@@ -25,12 +25,13 @@ Size = Any
 
 MATRIX = "matrix"  # runs on matrix units where the device has them (GEMMs, convolutions)
 VECTOR = "vector"  # runs on vector units (norms, softmax, elementwise, lookups)
+LINK = "link"  # moves data between devices over an interconnect (``explorer.core.parallel``)
 
 ROLES = (
     "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
     "fc1", "fc2", "attn_score", "attn_softmax", "attn_value", "norm", "residual", "activation",
     "embedding", "lm_head", "conv", "pool", "router", "expert_up", "expert_down", "shared_up",
-    "shared_down",
+    "shared_down", "optimizer", "all_reduce", "all_to_all", "send_recv",
 )
 
 NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4, "batchnorm": 2}
@@ -72,6 +73,11 @@ class Op:
     weight_bytes: Size = 0
     cache_bytes: Size = 0
     vector_flops: Size = 0
+    # A LINK op: the tier of link it crosses (``hardware.LINK_TIERS``) and the transfer
+    # steps it takes one after another (each pays the link's latency); its ``bytes`` are
+    # those one device sends, its ``flops`` the additions of a reduction.
+    link: str = ""
+    steps: Size = 0
 
     @property
     def count(self) -> int:

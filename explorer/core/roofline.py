@@ -24,6 +24,7 @@ from explorer.core.hardware import Hardware
 
 MEMORY = "memory"
 COMPUTE = "compute"
+COMMUNICATION = "communication"  # an op or step limited by the links between devices
 
 
 def attainable(intensity: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike) -> NDArray:

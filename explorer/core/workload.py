@@ -11,6 +11,11 @@ Conventions beyond ops.py:
   server needs to sample the first new token);
 - decode: each sequence produces one token attending over ``context`` cached
   tokens (the KV cache holds ``context`` tokens per sequence);
+- train: each of ``batch`` sequences of ``seq`` tokens goes forward (every position
+  through the LM head), backward and through the optimizer (``explorer.core.training``);
+- ``tp``, ``pp``, ``dp``, ``ep`` spread the step over devices (``explorer.core.parallel``):
+  the ops are then those of one device, with the communication ops added, and ``batch``
+  is the whole job's;
 - attention FLOPs count the full score matrix unless ``causal`` is set: then a prefill
   counts only the query-key pairs a causal mask keeps (t(t+1)/2 of t², capped by a sliding
   window), as kernels that skip masked tiles do; the bytes stay (every key and value is
@@ -25,14 +30,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from explorer.core import blocks
+from explorer.core import blocks, parallel, training
 from explorer.core import ops as op
 from explorer.core.custom import CustomSpec, custom_ops
 from explorer.core.datafile import brief
 from explorer.core.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
 from explorer.core.units import DTYPE_BYTES
 
-PHASES = ("prefill", "decode")
+PHASES = ("prefill", "decode", "train")
 # Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
 # compute (they need no arithmetic of their own on the device). Each group of values
 # shares a scale, which is read with them:
@@ -88,6 +93,11 @@ class WorkloadParams:
     causal: bool = False  # prefill skips the masked half of the score matrix (FLOPs only)
     weight_group: int = 128  # int4 / fp4 weights: values sharing one scale
     weight_scale: str = "fp16"  # int4 / fp4 weights: the scales' precision
+    tp: int = 1  # tensor parallel: devices sharing every layer
+    pp: int = 1  # pipeline parallel: stages of consecutive layers
+    dp: int = 1  # data parallel: replicas, each with 1/dp of the batch
+    ep: int = 1  # expert parallel: devices sharing the routed experts
+    recompute: bool = False  # training: activations recomputed in the backward pass
 
     def __post_init__(self) -> None:
         _check_choice("phase", self.phase, PHASES)
@@ -105,6 +115,25 @@ class WorkloadParams:
         _check_count("batch", self.batch, MAX_BATCH)
         _check_count("seq", self.seq, MAX_TOKENS)
         _check_count("context", self.context, MAX_TOKENS)
+        for name, maximum in (("tp", parallel.MAX_TP), ("pp", parallel.MAX_PP), ("dp", parallel.MAX_DP),
+                              ("ep", parallel.MAX_EP)):
+            _check_count(name, getattr(self, name), maximum)
+        if not isinstance(self.recompute, bool):
+            raise WorkloadError(f"recompute must be true or false, got {brief(self.recompute)}")
+        if self.phase == "train":
+            if self.dtype not in training.TRAINING_DTYPES:
+                raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
+                                    f"{self.dtype} (lower precisions are for inference here)")
+            if self.weight_dtype not in (None, self.dtype) or self.kv_dtype not in (None, self.dtype):
+                raise WorkloadError("training keeps weights in the compute precision and has no KV cache: "
+                                    "leave weight_dtype and kv_dtype unset")
+        elif self.recompute:
+            raise WorkloadError("recompute applies to training (phase train)")
+        if self.batch % self.split.batch_share:
+            share = self.split.batch_share
+            raise WorkloadError(f"a batch of {self.batch:,} does not split evenly over {share} "
+                                f"{'data-parallel replicas' if self.ep == 1 else 'devices'}: "
+                                f"use a multiple of {share}")
         fraction = self.memory_fraction
         if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0.05 <= fraction <= 1:
             raise WorkloadError(f"memory_fraction must be a share between 0.05 and 1, got {fraction!r}")
@@ -131,12 +160,16 @@ class WorkloadParams:
     @property
     def query_tokens(self) -> int:
         """Tokens each sequence processes in this step."""
-        return self.seq if self.phase == "prefill" else 1
+        return 1 if self.phase == "decode" else self.seq
 
     @property
     def kv_tokens(self) -> int:
         """Tokens each sequence attends over (and holds in its KV cache)."""
-        return self.seq if self.phase == "prefill" else self.context
+        return self.context if self.phase == "decode" else self.seq
+
+    @property
+    def split(self) -> parallel.Split:
+        return parallel.Split(self.tp, self.pp, self.dp, self.ep)
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -154,8 +187,39 @@ def _check_count(name: str, value: object, maximum: int) -> None:
 
 
 def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.Op]:
-    """The ops of one step. ``batch`` overrides ``params.batch`` (a NumPy array for sweeps)."""
+    """The ops of one step (on one device, when the step is spread over several). ``batch``
+    overrides ``params.batch`` (a NumPy array for sweeps)."""
     batch = params.batch if batch is None else batch
+    split = params.split
+    if split.devices == 1 and params.phase != "train":
+        return _model_ops(model, params, batch)
+    try:
+        parallel.check_split(model, split, params.batch)
+        return _device_ops(model, params, split, batch)
+    except parallel.ParallelError as error:
+        raise WorkloadError(str(error)) from None
+
+
+def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split, batch) -> list[op.Op]:
+    """One device's ops: its share of the model and the batch, the communication between
+    devices, and in training the backward pass and the optimizer."""
+    local = batch // split.batch_share if isinstance(batch, int) else batch / split.batch_share
+    shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
+    ops = _model_ops(shard, params, local)
+    if split.ep > 1:  # the experts see every token the group routes to them
+        experts = {o.name: o for o in _model_ops(parallel.expert_shard(shard, split.ep), params, local * split.ep)
+                   if o.name in parallel.EXPERT_OPS}
+        ops = [experts.get(o.name, o) for o in ops]
+    comm = parallel.communication_ops(model, params, split, local)
+    out: list[op.Op] = []
+    for o in ops:
+        out.extend(comm.get(o.name, []))
+        out.append(o)
+    out.extend(comm["end"])
+    return training.training_ops(out, model, params, split) if params.phase == "train" else out
+
+
+def _model_ops(model: ModelSpec, params: WorkloadParams, batch) -> list[op.Op]:
     if isinstance(model, TransformerSpec):
         return _transformer_ops(model, params, batch)
     if isinstance(model, CnnSpec):
@@ -223,9 +287,10 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     embedding = op.Op.of("embedding", "embedding", op.VECTOR,
                          op.Cost((rows - 1) * n * d, rows * n * d * wb + n * d * ab, rows * n * d * wb),
                          (), "token rows" + (" + position rows" if rows == 2 else ""))
-    # Only the rows that produce logits go through the final norm and the LM head:
-    # the last position of each sequence in prefill, the one new token in decode.
-    logits_rows = batch
+    # Only the rows that produce logits go through the final norm and the LM head: the
+    # last position of each sequence in prefill, the one new token in decode, every
+    # position in training.
+    logits_rows = batch * p.seq if p.phase == "train" else batch
     final_norm = op.Op.of("final_norm", "norm", op.VECTOR, op.norm(logits_rows, d, m.norm, ab, wb),
                           (), m.norm)
     lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),

@@ -179,7 +179,7 @@ def test_separate_weight_and_kv_precisions(models):
         ({"context": 10**9}, "context must be at most"),
         ({"dtype": "fp7"}, "dtype must be one of fp32, bf16, fp16, fp8, int8"),
         ({"kv_dtype": "fp64"}, "kv_dtype must be one of"),
-        ({"phase": "train"}, "phase must be one of prefill, decode"),
+        ({"phase": "serve"}, "phase must be one of prefill, decode, train"),
         ({"attention": "flash"}, "attention must be one of naive, fused"),
     ],
 )

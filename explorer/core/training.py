@@ -1,0 +1,116 @@
+"""A training step: forward, backward and the optimizer, and what it keeps in memory.
+
+Conventions:
+- the backward pass of an op costs twice its forward, in FLOPs and in bytes: a linear
+  layer's backward is two products of the forward's shape (the input's gradient dY·Wᵀ and
+  the weights' gradient Xᵀ·dY), each reading and writing tensors of the forward's sizes;
+  the same factor is taken for every other op (Kaplan et al. 2020, "2 + 4 FLOPs per
+  parameter and token": https://arxiv.org/abs/2001.08361). With full activation
+  recomputation the forward runs twice (Korthikanti et al. 2022): ×4 instead of ×3;
+- communication follows the passes: the tensor-parallel all-reduces and pipeline sends of
+  the forward run again (on gradients) in the backward, and once more with recomputation;
+- the optimizer is Adam(W) in mixed precision (the ZeRO paper's accounting, Rajbhandari et
+  al. 2020, https://arxiv.org/abs/1910.02054): 16-bit weights and gradients, fp32 master
+  weights and two fp32 moments, 16 bytes per parameter (fp32 training: weights, gradients
+  and moments, 16 bytes too). Its step reads gradients, master weights and moments and
+  writes them back with the 16-bit weights: 28 bytes and ``ADAM_FLOPS_PER_PARAMETER``
+  FLOPs per parameter, once per step;
+- activations kept for the backward pass, per transformer layer and sequence of s tokens
+  (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198, eq. 2, for 16-bit
+  activations with tensor parallel t): s·h·(10 + 24/t) bytes, plus 5·a·s²/t for the
+  attention scores a naive kernel stores (a fused kernel keeps none); with full
+  recomputation only each layer's input, 2·s·h bytes, plus one layer's full set while it
+  is recomputed. The equation is derived for GPT layers (an MLP 4× wide, as many key/value
+  heads as query heads); for other layers it is an estimate. Scaled to the activation
+  precision. Other models keep every op's input: half of each op's activation bytes;
+- with pipeline parallel each micro-batch is one sequence and the first stage holds up to
+  pp of them in flight (1F1B; Narayanan et al. 2021, https://arxiv.org/abs/2104.04473), so
+  it keeps about as much as the whole model for one sequence; the step takes
+  (1 + (pp−1)/m) × its stage's work for m micro-batches (the pipeline bubble).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.core import ops as op
+from explorer.core import parallel
+from explorer.core.models import TransformerSpec
+
+ADAM_FLOPS_PER_PARAMETER = 14  # moments 3 + 4, update 7 (sqrt, +ε, ÷, weight decay ×, +, ×lr, −)
+MASTER_BYTES = 4  # fp32 master weights kept beside 16-bit ones
+MOMENT_BYTES = 8  # Adam's two fp32 moments
+TRAINING_DTYPES = ("fp32", "bf16", "fp16")
+
+
+def passes(params) -> int:
+    """How many times each forward op's work is done: forward, backward (×2), recomputation."""
+    return 4 if params.recompute else 3
+
+
+def state_bytes_per_parameter(params) -> int:
+    """Weights, gradients, master weights (below fp32) and Adam's moments: 16 for bf16."""
+    weights = params.act_bytes
+    return weights + weights + (MASTER_BYTES if weights < 4 else 0) + MOMENT_BYTES
+
+
+def optimizer_bytes_per_parameter(params) -> int:
+    """Read gradients, master weights, moments; write master weights, moments, 16-bit weights."""
+    weights = params.act_bytes
+    master = weights < 4
+    read = weights + (MASTER_BYTES if master else weights) + MOMENT_BYTES
+    write = (MASTER_BYTES if master else weights) + MOMENT_BYTES + (weights if master else 0)
+    return read + write
+
+
+def _scaled(o: op.Op, factor: int, note: str) -> op.Op:
+    return replace(o, flops=o.flops * factor, bytes=o.bytes * factor, weight_bytes=o.weight_bytes * factor,
+                   cache_bytes=o.cache_bytes * factor, vector_flops=o.vector_flops * factor,
+                   steps=o.steps * factor, detail=f"{o.detail}; {note}" if o.detail else note)
+
+
+def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
+    """The ops of a training step on one device, from the ops of its forward pass."""
+    work = passes(params)
+    comm = work - 1
+    recompute = ", recomputed" if params.recompute else ""
+    out = [_scaled(o, comm, f"forward + backward{recompute}: ×{comm}") if o.unit == op.LINK
+           else _scaled(o, work, f"forward + backward (2×){recompute}: ×{work}") for o in forward]
+    parameters = parallel.device_parameters(model, split)
+    out.append(op.Op("optimizer", "optimizer", op.VECTOR, ADAM_FLOPS_PER_PARAMETER * parameters,
+                     optimizer_bytes_per_parameter(params) * parameters, (),
+                     f"Adam(W) over {parameters:,} parameters", weight_bytes=0))
+    if split.dp > 1:
+        n = split.dp
+        message = parameters * params.act_bytes
+        out.append(op.Op("grad_all_reduce", "all_reduce", op.LINK, (n - 1) * parameters // n,
+                         parallel.ring_all_reduce_bytes(message, n), (),
+                         f"gradients summed over {n} data-parallel replicas, ring", link="data",
+                         steps=parallel.collective_steps("all_reduce", n)))
+    return out
+
+
+def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
+    """Activations one device keeps for the backward pass (see the module's conventions)."""
+    local = params.batch // split.batch_share
+    if not isinstance(model, TransformerSpec):
+        return int(sum(int(o.activation_bytes) * o.count for o in forward if o.unit != op.LINK) // 2)
+    s, h, t = params.seq, model.d_model, split.tp
+    scale = params.act_bytes / 2
+    full_layer = s * h * (10 + 24 / t)
+    if params.attention == "naive":
+        full_layer += 5 * model.heads * s * s / t
+    in_flight = local if split.pp == 1 else min(split.pp, local)
+    layers = len(parallel.stage_layers(model.layers, split.pp)[0])
+    per_sequence = 2 * s * h * layers + full_layer if params.recompute else full_layer * layers
+    return int(per_sequence * scale * in_flight)
+
+
+def pipeline_factor(params, split, batch):
+    """The step's time over the time of all its ops in sequence: 1 at inference (one batch
+    passes every stage in turn); (1 + (pp−1)/m) / pp in training, m micro-batches of one
+    sequence each."""
+    if params.phase != "train" or split.pp == 1:
+        return 1.0
+    micro = batch / split.batch_share
+    return (1 + (split.pp - 1) / micro) / split.pp

@@ -1,0 +1,155 @@
+"""Spreading a step over devices: the shares of weights and batch, the communication ops
+and their times on the catalogue's links (hand-computed cases)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.core import parallel
+from explorer.core.analysis import analyze, batch_sweep
+from explorer.core.catalog import load_catalog
+from explorer.core.models import load_models
+from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+
+
+@pytest.fixture(scope="module")
+def models():
+    return load_models()
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_message():
+    assert parallel.ring_all_reduce_bytes(16384, 8) == 28672  # 2 × 7/8
+    assert parallel.ring_all_reduce_bytes(1000, 2) == 1000
+    assert parallel.ring_all_reduce_bytes(1000, 1) == 0
+    assert parallel.all_to_all_bytes(800, 8) == 700
+    assert parallel.collective_steps("all_reduce", 8) == 14
+    assert parallel.collective_steps("all_to_all", 8) == 7
+
+
+def test_tp8_llama3_70b_decode_divides_weights_by_8_and_adds_two_all_reduces_per_layer(models, catalog):
+    m, hw = models["llama-3-70b"], catalog["h100-sxm"]
+    one = {o.name: o for o in build_ops(m, WorkloadParams(batch=4, context=2048))}
+    eight = {o.name: o for o in build_ops(m, WorkloadParams(batch=4, context=2048, tp=8))}
+    for name in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"):
+        assert eight[name].weight_bytes * 8 == one[name].weight_bytes, name
+    reduces = [o for o in eight.values() if o.role == "all_reduce"]
+    assert [o.name for o in reduces] == ["attn_all_reduce", "mlp_all_reduce"]
+    message = 4 * 1 * m.d_model * 2  # batch × one token × d_model × bf16
+    for o in reduces:
+        assert o.count == m.layers == 80
+        assert o.bytes == 2 * 7 / 8 * message
+        assert o.steps == 14
+    a = analyze(m, WorkloadParams(batch=4, context=2048, tp=8), hw)
+    assert a.totals.weight_bytes == pytest.approx(m.parameter_count() * 2 / 8, rel=0.001)
+    i = [o.name for o in a.ops].index("attn_all_reduce")
+    nvlink = hw.link("node")
+    assert a.time_s[i] == pytest.approx(6.6e-6 + 14 * 0.6e-6 + 2 * 7 / 8 * message / 450e9)
+    assert a.bounds[i] == "communication" and a.links[i] is nvlink
+    assert a.totals.link_time_s == pytest.approx(160 * a.time_s[i])
+
+
+def test_the_all_reduce_share_of_decode_grows_with_tp(models, catalog):
+    m, hw = models["llama-3-70b"], catalog["h100-sxm"]
+    shares = []
+    for tp in (2, 4, 8):
+        t = analyze(m, WorkloadParams(batch=1, context=4096, tp=tp), hw).totals
+        shares.append(t.link_time_s / t.time_s)
+    assert shares == sorted(shares) and shares[-1] > 0.25
+    times = [analyze(m, WorkloadParams(batch=1, context=4096, tp=tp), hw).totals.time_s for tp in (2, 4, 8)]
+    assert times == sorted(times, reverse=True)  # still faster, but less than 2× per doubling
+    assert times[1] / times[2] < 2
+
+
+def test_kv_heads_are_copied_when_fewer_than_devices(models):
+    m = models["llama-3-70b"]  # 8 key/value heads
+    shard = parallel.tensor_shard(m, 8)
+    assert (shard.heads, shard.kv_heads, shard.head_dim) == (8, 1, 128)
+    assert m.kv_cache_values(1000) == 8 * shard.kv_cache_values(1000)
+    llama2 = models["llama-2-7b"]
+    with pytest.raises(parallel.ParallelError, match="32 attention heads"):
+        parallel.tensor_shard(llama2, 3)
+
+
+def test_expert_parallel_splits_experts_and_adds_all_to_alls(models, catalog):
+    m, hw = models["mixtral-8x7b"], catalog["h100-sxm"]
+    whole = {o.name: o for o in build_ops(m, WorkloadParams(batch=64, context=1024, routing="all"))}
+    split = {o.name: o for o in build_ops(m, WorkloadParams(batch=64, context=1024, routing="all", ep=8))}
+    # each device holds 1 of the 8 experts and computes 1/8 of the token-expert pairs
+    assert split["expert_up"].weight_bytes * 8 == whole["expert_up"].weight_bytes
+    assert split["expert_up"].flops * 8 == pytest.approx(whole["expert_up"].flops)
+    # its attention serves 64 / 8 sequences
+    assert split["q_proj"].flops * 8 == whole["q_proj"].flops
+    message = 8 * 2 * m.d_model * 2  # 8 local tokens × 2 experts each × d × bf16
+    for name in ("moe_dispatch", "moe_combine"):
+        assert split[name].role == "all_to_all" and split[name].bytes == pytest.approx(7 / 8 * message)
+        assert split[name].count == m.layers
+    a = analyze(m, WorkloadParams(batch=64, context=1024, ep=8), hw)
+    assert a.totals.kv_cache_bytes * 8 == analyze(m, WorkloadParams(batch=64, context=1024), hw).totals.kv_cache_bytes
+
+
+def test_pipeline_stages_hold_their_layers_and_send_at_each_boundary(models, catalog):
+    m, hw = models["llama-3-70b"], catalog["h100-sxm"]
+    assert parallel.stage_layers(10, 4) == [(0, 1, 2), (3, 4, 5), (6, 7), (8, 9)]
+    a = analyze(m, WorkloadParams(batch=8, context=2048, pp=4), hw)
+    sends = [o for o in a.ops if o.role == "send_recv"]
+    assert len(sends) == 1 and sends[0].layers == (19, 39, 59)
+    layer = m.layer_parameters()
+    embedding_stage = 20 * layer + m.embedding_parameters()
+    head_stage = 20 * layer + m.d_model + m.vocab * m.d_model
+    assert a.totals.weight_bytes == 2 * max(embedding_stage, head_stage)
+    alone = analyze(m, WorkloadParams(batch=8, context=2048), hw).totals
+    # one batch passes every stage in turn: the same work plus three sends
+    assert a.totals.time_s == pytest.approx(alone.time_s + a.totals.link_time_s, rel=1e-9)
+
+
+def test_groups_beyond_a_node_use_the_network(models, catalog):
+    m, hw = models["llama-2-7b"], catalog["h100-sxm"]
+    inside = analyze(m, WorkloadParams(phase="train", batch=8, seq=1024, dp=8), hw)
+    across = analyze(m, WorkloadParams(phase="train", batch=16, seq=1024, dp=16), hw)
+    index = [o.name for o in inside.ops].index("grad_all_reduce")
+    assert inside.links[index].tier == "node" and across.links[index].tier == "network"
+    gradients = m.parameter_count() * 2
+    assert inside.ops[index].bytes == pytest.approx(2 * 7 / 8 * gradients)
+    assert across.time_s[index] == pytest.approx(6.6e-6 + 30 * 2.7e-6 + 2 * 15 / 16 * gradients / 50e9)
+
+
+@pytest.mark.parametrize(("model", "device", "kwargs", "message"), [
+    ("llama-2-7b", "h100-sxm", {"tp": 3}, "32 attention heads"),
+    ("llama-2-7b", "h100-sxm", {"tp": 16}, "more than one H100 SXM node of 8"),
+    ("llama-2-7b", "epyc-9654", {"tp": 2}, "lists no link to other devices"),
+    ("llama-2-7b", "h100-sxm", {"ep": 2, "batch": 8}, "not a mixture of experts"),
+    ("mixtral-8x7b", "h100-sxm", {"ep": 2, "tp": 2, "batch": 8}, "set tensor parallel to 1"),
+    ("llama-2-7b", "h100-sxm", {"pp": 33}, "at most 32 pipeline stages"),
+    ("resnet-50", "h100-sxm", {"tp": 2}, "only be split by data parallel"),
+    ("llama-2-7b", "l4", {"dp": 16, "phase": "train", "batch": 16}, "lists no network link"),
+])
+def test_splits_that_cannot_work_say_why(models, catalog, model, device, kwargs, message):
+    with pytest.raises(WorkloadError, match=message):
+        analyze(models[model], WorkloadParams(**kwargs), catalog[device])
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"dp": 3, "batch": 8}, "does not split evenly over 3 data-parallel replicas"),
+    ({"tp": 0}, "tp must be at least 1"),
+    ({"ep": 65}, "ep must be at most 64"),
+])
+def test_bad_degrees_name_the_parameter(kwargs, message):
+    with pytest.raises(WorkloadError, match=message):
+        WorkloadParams(**kwargs)
+
+
+def test_a_sweep_agrees_with_the_analysis_of_each_batch(models, catalog):
+    m, hw = models["llama-3-70b"], catalog["h100-sxm"]
+    for kwargs in ({"tp": 8}, {"pp": 2, "tp": 4}):
+        params = WorkloadParams(batch=16, context=2048, **kwargs)
+        sweep = batch_sweep(m, params, hw, batches=[16, 32])
+        for b, t in zip(sweep.batch, sweep.time_s, strict=True):
+            a = analyze(m, WorkloadParams(batch=int(b), context=2048, **kwargs), hw)
+            assert t == pytest.approx(a.totals.time_s, rel=1e-9)
+        assert sweep.max_batch > 0 and np.all(sweep.bytes > 0)

@@ -1,0 +1,96 @@
+"""A training step: 3× the forward's work (4× with recomputation), the optimizer, the state
+and activations it keeps, the pipeline bubble; checked against 6·N·D and hand counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core import training
+from explorer.core.analysis import analyze, max_batch_that_fits
+from explorer.core.catalog import load_catalog
+from explorer.core.models import load_models
+from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+
+
+@pytest.fixture(scope="module")
+def models():
+    return load_models()
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return load_catalog()["h100-sxm"]
+
+
+@pytest.mark.parametrize("ident", ["llama-2-7b", "llama-3-8b", "llama-3-70b"])
+def test_training_flops_are_6_n_d_plus_the_attention_term(models, h100, ident):
+    m = models[ident]
+    seq, batch = 4096, 8
+    a = analyze(m, WorkloadParams(phase="train", batch=batch, seq=seq, causal=True), h100)
+    tokens = batch * seq
+    # N: the weights used in products (Kaplan et al.'s non-embedding count, plus the LM head)
+    n = m.matmul_parameters()
+    # attention per token and layer, forward: Q·Kᵀ and P·V, 2 FLOPs per multiply-add, over
+    # the (t + 1)/2 keys a causal token sees on average
+    attention = m.layers * 2 * 2 * m.q_dim * (seq + 1) / 2
+    expected = 6 * n * tokens + 3 * attention * tokens
+    assert a.totals.flops == pytest.approx(expected, rel=0.02)
+
+
+def test_recomputation_adds_a_forward(models):
+    m = models["llama-2-7b"]
+    three = build_ops(m, WorkloadParams(phase="train", batch=2, seq=512))
+    four = build_ops(m, WorkloadParams(phase="train", batch=2, seq=512, recompute=True))
+    forward = {o.name: o for o in build_ops(m, WorkloadParams(phase="prefill", batch=2, seq=512))}
+    for o3, o4 in zip(three, four, strict=True):
+        if o3.name in ("optimizer",):
+            assert o3.flops == o4.flops
+        elif o3.name not in ("lm_head", "final_norm"):  # prefill sends only the last position to the head
+            assert (o3.flops, o4.flops) == (3 * forward[o3.name].flops, 4 * forward[o3.name].flops)
+
+
+def test_adam_state_is_16_bytes_per_parameter_and_its_step_28(models, h100):
+    m = models["llama-2-7b"]
+    params = WorkloadParams(phase="train", batch=1, seq=2048)
+    assert training.state_bytes_per_parameter(params) == 16  # ZeRO: 2 + 2 + 12
+    assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp32")) == 16
+    a = analyze(m, params, h100)
+    n = m.parameter_count()
+    assert a.totals.weight_bytes + a.totals.state_bytes == 16 * n
+    optimizer = next(o for o in a.ops if o.name == "optimizer")
+    assert (optimizer.flops, optimizer.bytes) == (14 * n, 28 * n)
+
+
+def test_activations_follow_korthikanti_et_al(models, h100):
+    m = models["llama-2-7b"]
+    s, h, layers = 2048, 4096, 32
+    kept = analyze(m, WorkloadParams(phase="train", batch=2, seq=s), h100).totals.activation_bytes
+    assert kept == 2 * s * h * 34 * layers  # s·h·(10 + 24) per layer (fused attention), 2 sequences
+    naive = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, attention="naive"), h100)
+    assert naive.totals.activation_bytes == layers * (s * h * 34 + 5 * 32 * s * s)
+    tp = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, tp=8), h100).totals.activation_bytes
+    assert tp == layers * s * h * (10 + 3)
+    recomputed = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, recompute=True), h100)
+    assert recomputed.totals.activation_bytes == 2 * s * h * layers + s * h * 34
+    # 7 B parameters train on one 80 GB device only with recomputation and a small batch
+    assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s), h100) == 0  # 16 B/param: 108 GB
+    assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s, tp=2, recompute=True), h100) > 8
+
+
+def test_the_pipeline_bubble(models, h100):
+    m = models["llama-3-70b"]
+    params = WorkloadParams(phase="train", batch=32, seq=1024, pp=4, tp=8)
+    assert training.pipeline_factor(params, params.split, 32) == pytest.approx((1 + 3 / 32) / 4)
+    a = analyze(m, params, h100)
+    ops_time = float((a.counts * a.time_s).sum())
+    assert a.totals.time_s == pytest.approx(ops_time * (1 + 3 / 32) / 4)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"phase": "train", "dtype": "fp8"}, "training runs in fp32, bf16, fp16"),
+    ({"phase": "train", "weight_dtype": "int4"}, "leave weight_dtype and kv_dtype unset"),
+    ({"phase": "decode", "recompute": True}, "recompute applies to training"),
+])
+def test_training_refuses_what_it_does_not_model(kwargs, message):
+    with pytest.raises(WorkloadError, match=message):
+        WorkloadParams(**kwargs)
