@@ -144,15 +144,18 @@ def check_split(model, split: Split, batch: int) -> None:
         raise ParallelError("tensor, pipeline and expert parallel split a transformer's layers; "
                             f"{model.name} can only be split by data parallel")
     if split.ep > 1 and split.tp > 1:
-        raise ParallelError("expert parallel here runs with data-parallel attention: set tensor parallel to 1")
+        raise ParallelError("expert parallel here runs with data-parallel attention: "
+                            "set tensor parallel to 1")
     if isinstance(model, TransformerSpec):
         if split.pp > model.layers:
-            raise ParallelError(f"{model.name} has {model.layers} layers: at most {model.layers} pipeline stages")
+            raise ParallelError(f"{model.name} has {model.layers} layers: "
+                                f"at most {model.layers} pipeline stages")
         tensor_shard(model, split.tp)
         expert_shard(model, split.ep)
     if batch % split.batch_share:
-        raise ParallelError(f"a batch of {batch:,} does not split evenly over {split.batch_share} "
-                            f"{'replicas' if split.ep == 1 else 'devices'}: use a multiple of {split.batch_share}")
+        share = split.batch_share
+        raise ParallelError(f"a batch of {batch:,} does not split evenly over {share} "
+                            f"{'replicas' if split.ep == 1 else 'devices'}: use a multiple of {share}")
 
 
 def stage_layers(layers: int, pp: int) -> list[tuple[int, ...]]:
@@ -232,7 +235,8 @@ def communication_ops(model, params, split: Split, local_batch) -> dict[str, lis
         n = split.ep
         routed = tuple(i for i in every if model.moe_layer(i))
         sent = all_to_all_bytes(message * model.experts_per_token, n)
-        for name, what in (("moe_dispatch", "tokens to their experts"), ("moe_combine", "expert outputs back")):
+        for name, what in (("moe_dispatch", "tokens to their experts"),
+                           ("moe_combine", "expert outputs back")):
             out["mlp_residual"].append(op.Op(name, "all_to_all", op.LINK, 0, sent, routed,
                                              f"all-to-all over {n} devices: {what}", link="node",
                                              steps=collective_steps("all_to_all", n)))
@@ -258,7 +262,8 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
             what = "tensor parallel" if o.role == "all_reduce" else "expert parallel"
             out.append(group_link(hardware, "node", split.tp * split.ep, what))
         else:  # pipeline sends and the gradient all-reduce: inside a node when the job fits in one
-            tier = "node" if whole_job_in_node or (node is None and split.devices <= PCIE_SERVER) else "network"
+            inside = whole_job_in_node or (node is None and split.devices <= PCIE_SERVER)
+            tier = "node" if inside else "network"
             group = split.pp if o.link == "pipeline" else split.dp
             out.append(group_link(hardware, tier, group if tier == "node" else split.devices, o.role))
     return out

@@ -207,8 +207,8 @@ def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split,
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
     ops = _model_ops(shard, params, local)
     if split.ep > 1:  # the experts see every token the group routes to them
-        experts = {o.name: o for o in _model_ops(parallel.expert_shard(shard, split.ep), params, local * split.ep)
-                   if o.name in parallel.EXPERT_OPS}
+        group = _model_ops(parallel.expert_shard(shard, split.ep), params, local * split.ep)
+        experts = {o.name: o for o in group if o.name in parallel.EXPERT_OPS}
         ops = [experts.get(o.name, o) for o in ops]
     comm = parallel.communication_ops(model, params, split, local)
     out: list[op.Op] = []
