@@ -20,9 +20,10 @@ from explorer.cli_common import (
     add_workload_arguments,
     model_of,
     open_catalog,
+    share_from,
     workload_params,
 )
-from explorer.core import report, roofline
+from explorer.core import report
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.datafile import DataFileError
 from explorer.core.device_sheet import device_sheet
@@ -53,13 +54,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     an = sub.add_parser("analyze", help="predict one step of a model on a device",
                         description="Predict FLOPs, bytes, time and bound of every op of one "
-                                    "inference step (roofline model).")
+                                    "inference or training step (roofline model), on one device or "
+                                    "spread over several (--tp, --pp, --dp, --ep: the ops of one device, "
+                                    "communication ops included).")
     an.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
     add_model_arguments(an, required=True,
                         help="model id: gpt2, llama-2-7b, llama-2-13b, llama-3-8b, llama-3-70b, "
                              "llama-3.1-405b, mistral-7b, mixtral-8x7b, qwen2.5-7b, gemma-2-9b, deepseek-v3, "
                              "resnet-50, vit-b-16")
     add_workload_arguments(an)
+    an.add_argument("--tokens", type=_tokens, metavar="D",
+                    help="training: tokens to train on (e.g. 1.4e12): the run's time, device-hours, energy")
+    an.add_argument("--mfu", type=share_from(0.01), default=None, metavar="SHARE",
+                    help="training: model-FLOPs utilisation for the run's time (default 0.4, stated)")
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
@@ -165,15 +172,35 @@ def _print_hardware(hw, out: TextIO) -> None:
 
 # -- analyze ----------------------------------------------------------------------------------
 
+def _tokens(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a token count such as 1.4e12, got {text!r}") from None
+    if not 1 <= value <= 1e16:
+        raise argparse.ArgumentTypeError(f"expected between 1 and 1e16 tokens, got {text}")
+    return value
+
+
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from explorer.core import training
+
+    if (args.tokens is not None or args.mfu is not None) and args.phase != "train":
+        print("roofline-explorer: error: --tokens and --mfu describe a training run: add --phase train",
+              file=err)
+        return EXIT_USAGE
     hardware = open_catalog(err)[args.hardware]
     model = model_of(args, load_models())
     result = analyze(model, workload_params(args), hardware)
+    mfu = training.DEFAULT_MFU if args.mfu is None else args.mfu
+    run = training.run(result, args.tokens, mfu) if args.tokens is not None else None
     if args.json:
-        json.dump(report.analysis_dict(result), out, indent=1)
+        json.dump(report.analysis_dict(result, run), out, indent=1)
         out.write("\n")
     else:
         _print_analysis(result, out, every_layer=args.all_ops)
+        if run is not None:
+            print("\n".join(report.run_lines(run)), file=out)
     return EXIT_OK
 
 
@@ -187,6 +214,7 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         f"{model.name} on {hw.name}",
         f"{report.parameter_words(model)}",
         f"{shape}; {precision}; {p.attention} attention",
+        *report.split_lines(a),
         f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
         f"({c.matrix.label}) for matrix ops, "
         f"{format_si(c.vector.flops_per_s, 'FLOP/s')} ({c.vector.label}) for the rest, "
@@ -203,7 +231,7 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
                          format_si(r.bytes[i], "B"), format_number(r.intensity[i]),
                          format_time(r.time_s[i]), r.bounds[i]])
     else:
-        bounds = roofline.bound_labels(a.memory_bound)
+        bounds = a.bounds
         for i, o in enumerate(a.ops):
             rows.append([o.name, o.role, f"×{o.count}" if o.layers else "",
                          format_count(a.flops[i]), format_si(a.bytes[i], "B"),
@@ -215,12 +243,18 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
     fit = "fits" if t.fits_in_memory else "DOES NOT FIT"
     summary = [
         "",
-        f"per step: {format_count(t.flops)}FLOP, {format_si(t.bytes, 'B')} moved, "
-        f"intensity {format_number(t.intensity)} FLOP/byte",
+        f"per step{' and device' if t.devices > 1 else ''}: {format_count(t.flops)}FLOP, "
+        f"{format_si(t.bytes, 'B')} moved to and from memory, "
+        f"intensity {format_number(t.intensity)} FLOP/byte"
+        + (f"; {format_si(t.link_bytes, 'B')} sent over links" if t.link_bytes else ""),
         f"predicted time per step {format_time(t.time_s)} "
         f"(compute alone {format_time(t.compute_time_s)}, memory alone "
-        f"{format_time(t.memory_time_s)}); {t.tokens_per_s:,.0f} {unit}/s",
-        f"memory: weights {format_bytes(t.weight_bytes, 4)}"
+        f"{format_time(t.memory_time_s)}"
+        + (f", communication {format_time(t.link_time_s)}" if t.link_bytes else "")
+        + f"), {t.bound}-bound; {t.tokens_per_s:,.0f} {unit}/s"
+        + (f" over {t.devices:,} devices" if t.devices > 1 else ""),
+        f"memory{' per device' if t.devices > 1 else ''}: weights {format_bytes(t.weight_bytes, 4)}"
+        + (f" + gradients and optimizer state {format_bytes(t.state_bytes, 4)}" if t.state_bytes else "")
         + (f" + KV cache {format_bytes(t.kv_cache_bytes, 4)} "
            f"({format_bytes(t.kv_bytes_per_token)} per token)" if t.kv_bytes_per_token else "")
         + f" + activations {format_bytes(t.activation_bytes, 4)}"

@@ -58,10 +58,12 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=count_type(MAX_BATCH), default=1,
                         help="sequences (or images) per step")
     parser.add_argument("--seq", type=count_type(MAX_TOKENS), default=512,
-                        help="prompt tokens per sequence (prefill)")
+                        help="tokens per sequence (prefill: the prompt; train: the sequence)")
     parser.add_argument("--context", type=count_type(MAX_TOKENS), default=1024,
                         help="cached tokens each new token attends over (decode)")
-    parser.add_argument("--phase", choices=PHASES, default="decode")
+    parser.add_argument("--phase", choices=PHASES, default="decode",
+                        help="prefill (a prompt), decode (one token per sequence) or train (forward, "
+                             "backward and the optimizer over --seq tokens per sequence)")
     parser.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
                         help="precision of activations and arithmetic")
     parser.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS, default=None,
@@ -80,6 +82,19 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
                                               f"may fill (default {DEFAULT_MEMORY_FRACTION}, vLLM's)")
     parser.add_argument("--causal", action="store_true",
                         help="prefill computes only the score pairs a causal mask keeps (about half)")
+    from explorer.core import parallel
+
+    for flag, maximum, words in (
+            ("--tp", parallel.MAX_TP, "tensor parallel: devices of one node sharing every layer"),
+            ("--pp", parallel.MAX_PP, "pipeline parallel: stages of consecutive layers"),
+            ("--dp", parallel.MAX_DP, "data parallel: replicas, each with 1/dp of the batch "
+                                      "(training: gradients all-reduced)"),
+            ("--ep", parallel.MAX_EP, "expert parallel (mixture of experts): devices sharing the experts, "
+                                      "each with 1/ep of the batch through attention")):
+        parser.add_argument(flag, type=count_type(maximum), default=1, metavar="N",
+                            help=words + " (default 1)")
+    parser.add_argument("--recompute", action="store_true",
+                        help="training: recompute activations in the backward pass (keeps only layer inputs)")
     parser.add_argument("--routing", choices=ROUTINGS, default="uniform",
                         help="mixture of experts: the weights a step reads are those of the experts its "
                              "tokens touch if they pick uniformly (expected count), or all experts")
@@ -111,7 +126,8 @@ def workload_params(args: argparse.Namespace):
                           dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
                           attention=args.attention, memory_fraction=args.memory_fraction,
                           routing=args.routing, causal=args.causal, weight_group=args.weight_group,
-                          weight_scale=args.weight_scale)
+                          weight_scale=args.weight_scale, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
+                          recompute=args.recompute)
 
 
 def warn_skipped(skipped, err) -> None:

@@ -21,6 +21,9 @@ def _flops(text: str) -> float:
     return value
 
 
+SHORT = {"hoffmann": "hoffmann-2022", "besiroglu": "besiroglu-2024"}
+
+
 def add_parser(sub) -> None:
     from explorer.core.scaling_laws import FITS
 
@@ -29,9 +32,11 @@ def add_parser(sub) -> None:
                                     "L(N, D) = E + A/N^α + B/D^β for a budget C = 6·N·D, under each fit "
                                     "(cited), with the ~20 tokens per parameter rule of thumb; with "
                                     "--hardware, the days the budget takes on --devices of them.")
-    sc.add_argument("--budget", type=_flops, required=True, metavar="FLOPS",
-                    help="training compute, e.g. 5.76e23")
-    sc.add_argument("--fit", choices=[*FITS, "all"], default="all")
+    sc.add_argument("--flops", "--budget", dest="budget", type=_flops, required=True, metavar="C",
+                    help="training compute in FLOPs, e.g. 5.76e23 (Chinchilla's)")
+    sc.add_argument("--fit", choices=[*FITS, *SHORT, "all"], default="all",
+                    help="hoffmann: Hoffmann et al. 2022, Approach 3; besiroglu: the 2024 replication; "
+                         "all (default): both")
     sc.add_argument("--hardware", metavar="ID", help="the device the cluster is made of")
     sc.add_argument("--devices", type=count_type(1 << 20), default=1024, help="devices training together")
     sc.add_argument("--mfu", type=share_from(0.01), default=0.4, metavar="SHARE",
@@ -45,12 +50,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.units import format_number, format_parameters, format_si
 
     budget = args.budget
-    fits = list(FITS.values()) if args.fit == "all" else [FITS[args.fit]]
+    fits = list(FITS.values()) if args.fit == "all" else [FITS[SHORT.get(args.fit, args.fit)]]
     rows = []
     for fit in fits:
         n, d = fit.optimal(budget)
         rows.append({"fit": fit.id, "name": fit.name, "source": fit.source, "parameters": n, "tokens": d,
-                     "tokens_per_parameter": d / n, "loss": fit.loss(n, d), "kind": "fit"})
+                     "n_opt": n, "d_opt": d, "tokens_per_parameter": d / n, "loss": fit.loss(n, d),
+                     "kind": "fit"})
     n, d = rule_of_thumb(budget)
     rows.append({"fit": "rule-of-thumb", "name": "about 20 tokens per parameter (approximate)", "source": "",
                  "parameters": n, "tokens": d, "tokens_per_parameter": d / n, "loss": None,
@@ -63,6 +69,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cluster = {"hardware": hw.id, "devices": args.devices, "peak": peak.label,
                    "peak_flops_per_s": peak.flops_per_s, "mfu": args.mfu, "seconds": seconds,
                    "device_hours": seconds * args.devices / 3600}
+        if hw.specs.tdp_w:
+            cluster["energy_j_upper_bound"] = seconds * args.devices * hw.specs.tdp_w
+        for row in rows:  # the same budget, whichever split: the same time
+            row["training_seconds"] = seconds
     if args.json:
         json.dump({"budget_flops": budget, "flops_per_parameter_token": FLOPS_PER_PARAMETER_TOKEN,
                    "optima": rows, "cluster": cluster}, out, indent=1)

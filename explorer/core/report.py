@@ -6,7 +6,8 @@ from typing import Any
 
 from explorer.core.analysis import Analysis
 from explorer.core.hardware import Hardware, Provenance
-from explorer.core.units import format_bytes, format_parameters, format_time
+from explorer.core.training import MFU_SOURCES
+from explorer.core.units import format_bytes, format_parameters, format_si, format_time
 
 
 def _provenance(p: Provenance) -> dict[str, Any]:
@@ -68,9 +69,65 @@ def hardware_detail(hw: Hardware) -> dict[str, Any]:
     }
 
 
-def analysis_dict(a: Analysis) -> dict[str, Any]:
-    """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds."""
+def _link(link) -> dict[str, Any]:
+    return {"name": link.name, "tier": link.tier, "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+            "direction": link.direction, "per_direction_bytes_per_s": link.per_direction_bytes_per_s,
+            "group": link.group or None, "latency_s": link.latency_s, **_provenance(link.provenance),
+            "latency": _provenance(link.latency_provenance) if link.latency_provenance else None}
+
+
+def run_dict(run) -> dict[str, Any]:
+    """A training run (``training.Run``) for JSON: at the stated utilisation and at the
+    roofline's step time."""
+    return {
+        "tokens": run.tokens, "devices": run.devices, "tokens_per_step": run.tokens_per_step,
+        "steps": run.steps, "model_flops_per_step": run.model_flops_per_step,
+        "peak_flops_per_s": run.peak_flops_per_s, "tdp_w": run.tdp_w,
+        "at_mfu": {"mfu": run.mfu, "step_s": run.mfu_step_s, "seconds": run.seconds(),
+                   "device_hours": run.device_hours(), "energy_j_upper_bound": run.energy_j()},
+        "at_roofline": {"mfu": run.roofline_mfu, "step_s": run.roofline_step_s, "seconds": run.seconds(False),
+                        "device_hours": run.device_hours(False), "energy_j_upper_bound": run.energy_j(False)},
+        "mfu_default_sources": list(MFU_SOURCES),
+        "energy_note": "every device at its TDP for the whole run: an upper bound",
+    }
+
+
+def split_lines(a: Analysis) -> list[str]:
+    """How the step is spread, in words (nothing on one device)."""
+    p = a.params
+    if p.split.devices == 1:
+        return []
+    parts = [f"{label} {value}" for label, value in (("tensor parallel", p.tp), ("pipeline", p.pp),
+                                                     ("data parallel", p.dp), ("expert parallel", p.ep))
+             if value > 1]
+    links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s) for x in a.links if x is not None})
+    crossing = "; ".join(f"{name} {format_si(rate, 'B/s')} per direction, {latency * 1e6:.1f} µs a step"
+                         for name, rate, latency in links)
+    return [f"{p.split.devices:,} devices: {', '.join(parts)}; the ops below are one device's"
+            + (f"; links: {crossing}" if crossing else "")]
+
+
+def run_lines(run) -> list[str]:
+    """A training run in words: the time at the stated utilisation and at the roofline."""
+    energy = run.energy_j()
+    return [
+        "",
+        f"training on {run.tokens:.3g} tokens: {run.steps:,.0f} steps of {run.tokens_per_step:,} tokens, "
+        f"{run.model_flops_per_step * run.steps:.3g} FLOP (forward + backward)",
+        f"  at {run.mfu:.0%} model-FLOPs utilisation (stated default 40%): "
+        f"{format_time(run.mfu_step_s)} a step, {run.seconds() / 86400:,.1f} days on "
+        f"{run.devices:,} devices, {run.device_hours():,.0f} device-hours"
+        + (f", at most {energy / 3.6e9:,.0f} MWh (every device at its TDP)" if energy else ""),
+        f"  at the roofline's step time ({run.roofline_mfu:.0%} utilisation, an upper bound on speed): "
+        f"{run.seconds(False) / 86400:,.1f} days, {run.device_hours(False):,.0f} device-hours",
+    ]
+
+
+def analysis_dict(a: Analysis, run=None) -> dict[str, Any]:
+    """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds. On
+    several devices, the ops and totals are one device's (``workload.devices``)."""
     p, t, rows = a.params, a.totals, a.rows
+    links = a.links
     peak = a.roofs.matrix
     bandwidth = a.roofs.bandwidth_bytes_per_s
     model_id = a.model.id
@@ -84,6 +141,7 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "bandwidth": bandwidth,
             "ridge": peak.flops_per_s / bandwidth,
             "memory_bytes": a.hardware.memory_capacity_bytes,
+            "links": [_link(x) for x in a.hardware.links],
         },
         "workload": {
             "model": model_id,
@@ -97,6 +155,10 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "attention": p.attention,
             "memory_fraction": p.memory_fraction,
             "routing": p.routing,
+            "causal": p.causal,
+            "tp": p.tp, "pp": p.pp, "dp": p.dp, "ep": p.ep,
+            "devices": p.split.devices,
+            "recompute": p.recompute,
             "parameters": a.model.parameter_count(),
             "active_parameters": a.model.parameter_count(active=True),
         },
@@ -113,6 +175,13 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
                 "bound": str(rows.bounds[i]),
             }
             for i in range(len(rows))
+        ],
+        "communication": [
+            {"name": o.name, "role": o.role, "count": o.count, "link": links[i].name, "tier": links[i].tier,
+             "bytes_sent": int(a.bytes[i]), "steps": int(o.steps), "time_s": float(a.time_s[i]),
+             "latency_s": float(a.time_s[i] - a.bytes[i] / links[i].per_direction_bytes_per_s),
+             "detail": o.detail}
+            for i, o in enumerate(a.ops) if links[i] is not None
         ],
         "totals": {
             "flops": t.flops,
@@ -132,7 +201,13 @@ def analysis_dict(a: Analysis) -> dict[str, Any]:
             "memory_usable_bytes": t.memory_usable_bytes,
             "memory_budget_bytes": t.memory_budget_bytes,
             "fits_in_memory": t.fits_in_memory,
+            "state_bytes": t.state_bytes,
+            "link_bytes": t.link_bytes,
+            "link_time_s": t.link_time_s,
+            "bound": t.bound,
+            "per_device": t.devices > 1,
         },
+        **({"training": run_dict(run)} if run is not None else {}),
         "notes": list(a.notes),
     }
 
@@ -157,6 +232,9 @@ def step_words(model, params) -> str:
         return f"forward pass, batch {p.batch:,}" + (f", {size}×{size} images" if size else "")
     if p.phase == "prefill":
         return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts"
+    if p.phase == "train":
+        return (f"training step, batch {p.batch:,} × {p.seq:,} tokens"
+                + (", activations recomputed" if p.recompute else ""))
     return f"decode, batch {p.batch:,}, context {p.context:,}"
 
 

@@ -31,7 +31,7 @@ Conventions:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from explorer.core import ops as op
 from explorer.core import parallel
@@ -114,3 +114,60 @@ def pipeline_factor(params, split, batch):
         return 1.0
     micro = batch / split.batch_share
     return (1 + (split.pp - 1) / micro) / split.pp
+
+
+DEFAULT_MFU = 0.4  # a stated default: large dense runs report 0.35–0.55 (PaLM 0.46, Llama 3 0.38–0.43)
+MFU_SOURCES = ("https://arxiv.org/abs/2204.02311", "https://arxiv.org/abs/2407.21783")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Training a model on ``tokens`` tokens with the analysed step, two ways: at the
+    roofline's step time (an upper bound on speed) and at a stated model-FLOPs utilisation."""
+
+    tokens: float
+    devices: int
+    tokens_per_step: int
+    model_flops_per_step: float  # forward + backward over every device, recomputation left out
+    roofline_step_s: float
+    mfu: float
+    peak_flops_per_s: float
+    tdp_w: float | None
+
+    @property
+    def steps(self) -> float:
+        return self.tokens / self.tokens_per_step
+
+    @property
+    def mfu_step_s(self) -> float:
+        """The step at ``mfu`` of every device's peak."""
+        return self.model_flops_per_step / (self.devices * self.peak_flops_per_s * self.mfu)
+
+    @property
+    def roofline_mfu(self) -> float:
+        """The utilisation the roofline's step time implies."""
+        return self.model_flops_per_step / (self.devices * self.peak_flops_per_s * self.roofline_step_s)
+
+    def seconds(self, at_mfu: bool = True) -> float:
+        return self.steps * (self.mfu_step_s if at_mfu else self.roofline_step_s)
+
+    def device_hours(self, at_mfu: bool = True) -> float:
+        return self.seconds(at_mfu) * self.devices / 3600
+
+    def energy_j(self, at_mfu: bool = True) -> float | None:
+        """Every device at its TDP for the whole run: an upper bound (None without a TDP)."""
+        return None if self.tdp_w is None else self.seconds(at_mfu) * self.devices * self.tdp_w
+
+
+def run(analysis, tokens: float, mfu: float = DEFAULT_MFU) -> Run:
+    """The run of ``tokens`` training tokens at the analysed step (phase train)."""
+    p, t = analysis.params, analysis.totals
+    if p.phase != "train":
+        raise ValueError("a training run needs the train phase")
+    if not tokens > 0 or not 0 < mfu <= 1:
+        raise ValueError("tokens must be positive and the utilisation in (0, 1]")
+    split = p.split
+    replicas = split.tp * split.ep * split.dp  # every op list covers all layers (pipeline stages in turn)
+    model_flops = t.flops * replicas * 3 / passes(p)
+    return Run(tokens, split.devices, p.batch * p.seq, model_flops, t.time_s, mfu,
+               analysis.roofs.matrix.flops_per_s, analysis.hardware.specs.tdp_w)

@@ -35,3 +35,15 @@ def test_scaling_text_and_bad_budgets():
     for bad in ("-1", "lots", "1e40"):
         assert run("scaling", "--budget", bad)[0] == 2
     assert run("scaling", "--budget", "1e24", "--mfu", "1.5")[0] == 2
+
+
+def test_flops_and_short_fit_names_as_the_issue_spells_them():
+    code, out, _ = run("scaling", "--flops", "5.76e23", "--fit", "besiroglu", "--hardware", "h100-sxm",
+                       "--devices", "1024", "--json")
+    assert code == 0
+    row = json.loads(out)["optima"][0]
+    assert row["fit"] == "besiroglu-2024"
+    assert row["n_opt"] == pytest.approx(72e9, rel=0.05) and row["d_opt"] == pytest.approx(1.3e12, rel=0.1)
+    assert row["training_seconds"] == pytest.approx(5.76e23 / (1024 * 989.4e12 * 0.4))
+    code, out, _ = run("scaling", "--flops", "5.76e23", "--fit", "hoffmann", "--json")
+    assert json.loads(out)["optima"][0]["n_opt"] == pytest.approx(32e9, rel=0.1)
