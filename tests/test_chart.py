@@ -53,6 +53,11 @@ def documents(catalog, models, scenes):
     yield "four devices", Document(catalog, models, Session(hardware=FOUR)), ""
     yield "four devices, prefill", Document(catalog, models, Session(
         hardware=FOUR, params=WorkloadParams(phase="prefill", seq=2048))), ""
+    yield "tp 8", Document(catalog, models, Session(
+        hardware=("h100-sxm",), model="llama-3-70b", params=WorkloadParams(context=4096, tp=8))), ""
+    yield "training over nodes", Document(catalog, models, Session(
+        hardware=("h100-sxm", "b200"), model="llama-3-70b",
+        params=WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute=True))), ""
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +239,24 @@ def test_an_unlabelled_roof_keeps_its_number_whole_in_a_narrow_key():
     assert narrow.text == "fp32 vector & matrix 163 TFLOP/s"
     rows = [row.text for row in fitted(narrow, size, 150.0)]
     assert " ".join(rows) == narrow.text and len(rows) <= 3
+
+
+def test_communication_ops_sit_on_or_under_their_link_roof(catalog, models):
+    doc = Document(catalog, models, Session(hardware=("h100-sxm",), model="llama-3-70b",
+                                            params=WorkloadParams(context=4096, tp=8)))
+    chart = build_chart(doc, Page.slide(1600, 900))
+    [link] = [line for line in chart.lines if line.kind == "link"]
+    [label] = [t for t in chart.texts if t.kind == "link"]
+    assert label.text == "NVLink 4 450 GB/s per direction"
+    assert "900 GB/s published (both directions together)" in link.tooltip
+    # the line is y = 450 GB/s × x: check its slope on the page (log-log) is the memory roof's
+    (xa, ya), (xb, yb) = link.points
+    roof = next(line for line in chart.lines if line.kind == "roof" and line.ref.kind == "bandwidth")
+    (ra, rya), (rb, ryb) = roof.points
+    assert (yb - ya) / (xb - xa) == pytest.approx((ryb - rya) / (rb - ra), rel=1e-6)
+    a = doc.analysis()
+    for i, o in enumerate(a.ops):
+        if o.role == "all_reduce":
+            assert a.performance[i] <= a.intensity[i] * 450e9
+    ops = [m for m in chart.markers if m.kind == "op" and m.name in ("attn_all_reduce", "mlp_all_reduce")]
+    assert len(ops) == 2 and all("communication" in m.tooltip for m in ops)

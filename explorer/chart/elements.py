@@ -12,7 +12,7 @@ from explorer.chart.text import ASCENT, LINE_HEIGHT, text_width
 from explorer.document import RoofRef
 
 # The order kinds are drawn in, back to front (every output draws in this order).
-LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "roof", "key", "key-live")
+LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "link", "roof", "key", "key-live")
 MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key", "key-live")
 
 # Chart text and titles as shares of the page height, for a picture projected in a room.
@@ -54,7 +54,7 @@ class Stroke:
 class Line:
     points: tuple[Point, ...]
     stroke: Stroke
-    kind: str  # roof | original | track | measured-roof | grid | axis | key
+    kind: str  # roof | original | track | measured-roof | link | grid | axis | key
     ref: RoofRef | None = None
     tooltip: str = ""
 
@@ -81,7 +81,7 @@ class Text:
     origin: Point
     size: float
     colour: str
-    kind: str  # title | subtitle | tick | axis | roof | ridge | measured | key | note
+    kind: str  # title | subtitle | tick | axis | roof | ridge | measured | link | key | note
     angle: float = 0.0
     dx: float = 0.0
     dy: float = 0.0

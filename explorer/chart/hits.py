@@ -40,7 +40,7 @@ def line_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("roof",),
 
 
 def text_at(chart: Chart, point: Point,
-            kinds: tuple[str, ...] = ("roof", "ridge", "measured")) -> Text | None:
+            kinds: tuple[str, ...] = ("roof", "ridge", "measured", "link")) -> Text | None:
     """The label of ``kinds`` under ``point``."""
     spot = square(point, 0.5)
     return next((t for t in chart.texts if t.kind in kinds and overlap(t.corners, spot)), None)
@@ -70,7 +70,7 @@ def tooltip_at(chart: Chart, point: Point) -> str:
         return f"{tips[0]}\n\nAlso here ({len(others)}):\n" + "\n".join(others)
     if tips:
         return "\n\n".join(tips)
-    line = line_at(chart, point, ("roof", "measured-roof", "original"))
+    line = line_at(chart, point, ("roof", "measured-roof", "link", "original"))
     if line is not None and line.tooltip:
         return line.tooltip
     text = text_at(chart, point)

@@ -24,6 +24,7 @@ ROLE_GROUPS = {
     "elementwise": ("norm", "residual", "activation", "pool"),
     "embedding / head": ("embedding", "lm_head"),
     "convolution": ("conv",),
+    "communication": ("all_reduce", "all_to_all", "send_recv"),
 }
 ROLE_GROUP = {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
 
@@ -76,18 +77,19 @@ def _groups(*colours: str) -> tuple[tuple[str, str], ...]:
 THEMES = {
     "light": Theme("light", "#ffffff", "#000000", "#444444",
                    ("#000000", "#0072B2", "#B34700", "#00735A"),
-                   _groups("#0072B2", "#00735A", "#B34700", "#A3487F", "#8F6300", "#2F6E94"),
+                   _groups("#0072B2", "#00735A", "#B34700", "#A3487F", "#8F6300", "#2F6E94", "#6A3D9A"),
                    selected="#7B2FBE", star=OKABE_ITO["yellow"], measured="#8F6300", suspect="#767676",
                    track="#767676", panel="#f4f4f4", highlight="#0072B2"),
     "dark": Theme("dark", "#1e1e1e", "#eeeeee", "#bbbbbb",
                   ("#ffffff", OKABE_ITO["sky"], "#FF7A3D", "#2FC59A"),
-                  _groups(OKABE_ITO["sky"], "#2FC59A", "#FF7A3D", "#E09BC4", OKABE_ITO["orange"], "#9DD3F5"),
+                  _groups(OKABE_ITO["sky"], "#2FC59A", "#FF7A3D", "#E09BC4", OKABE_ITO["orange"], "#9DD3F5",
+                          "#C9A7FF"),
                   selected="#FF66CC", star=OKABE_ITO["yellow"], measured=OKABE_ITO["orange"],
                   suspect="#9a9a9a", track="#9a9a9a", panel="#2b2b2b", highlight="#2F6E94"),
     # High contrast (projectors): every role its own colour, lines 1.6× as wide.
     "contrast": Theme("contrast", "#000000", "#ffffff", "#ffffff",
                       ("#ffffff", OKABE_ITO["yellow"], OKABE_ITO["sky"], "#FF8C5A"),
-                      _groups("#9DD3F5", "#3DDC97", "#FF6E6E", "#E09BC4", "#D4FF6E", "#7FFFD4"),
+                      _groups("#9DD3F5", "#3DDC97", "#FF6E6E", "#E09BC4", "#D4FF6E", "#7FFFD4", "#FFC8A0"),
                       selected="#FF5CF0", star="#FFB000", measured="#C39BFF", suspect="#A0A0A0",
                       track="#BDBDBD", panel="#000000", highlight="#FFB000", pen_factor=1.6),
 }

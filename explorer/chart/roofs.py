@@ -221,3 +221,32 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
                                                         (-1, 1, "end", "below"), (1, -1, "start", "above"))])
         requests.append(Request(candidates, marker))
     return markers, requests
+
+
+def link_roofs(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
+    """A roof for each link the workload's communication ops cross (a step spread over
+    devices): bytes/s of the link per direction, slanted like a memory roof, up to the
+    binding compute roof; each with its label ("NVLink 4 450 GB/s per direction"). A
+    communication op's point sits on or below it: its time adds the link's latency."""
+    a = doc.analysis()
+    crossed = {link.name: link for link in a.links if link is not None}
+    out = []
+    unit = chart.page.lines * theme.pen_factor
+    colour = dict(theme.groups)["communication"]
+    (x_low, x_high), (y_low, _) = chart.x_range, chart.y_range
+    for link in crossed.values():
+        rate = link.per_direction_bytes_per_s
+        start = max(x_low, y_low / rate)
+        end = min(a.roofs.matrix.flops_per_s / rate, x_high)
+        if start >= end:
+            continue
+        ends = ((chart.x_px(start), chart.y_px(start * rate)), (chart.x_px(end), chart.y_px(end * rate)))
+        words = f"{link.name} {format_si(rate, 'B/s')} per direction"
+        published = "both directions together" if link.direction == "both" else "each direction"
+        tooltip = (f"{a.hardware.name}: {link.name}, {format_si(link.bandwidth_bytes_per_s, 'B/s')} "
+                   f"published ({published}); a ring sends and receives at once: {format_si(rate, 'B/s')}\n"
+                   f"plus {link.latency_s * 1e6:.1f} µs a transfer step ({link.latency_provenance.note})\n"
+                   f"source: {link.provenance.url}")
+        line = Line(ends, Stroke(colour, 2.0 * unit, (2.0 * unit, 2.5 * unit)), "link", tooltip=tooltip)
+        out.append((line, Text(words, ends[0], chart.page.text, colour, "link", tooltip=tooltip)))
+    return out

@@ -465,7 +465,10 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
                 batches=None) -> BatchSweep:
     """Time per step and throughput versus batch, in one vectorised evaluation."""
     limit = max_batch_that_fits(model, params, hardware)
-    batch = np.asarray(default_batches(limit) if batches is None else batches, dtype=np.int64)
+    share = params.split.batch_share  # a batch splits evenly over the replicas
+    if batches is None:
+        batches = [b * share for b in default_batches(limit // share)]
+    batch = np.asarray(batches, dtype=np.int64)
     if batch.size and batch.min() < 1:
         raise WorkloadError(f"batch sizes must be at least 1, got {batch.min()}")
     roofs = op_roofs(hardware, params.dtype)

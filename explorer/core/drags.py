@@ -42,13 +42,15 @@ def dragged_roof(start: WhatIf, kind: str, label: str, offset_decades: float) ->
     return replace(start, bandwidth_scale=clamp_scale(start.bandwidth_scale * factor))
 
 
-def batch_at(sweep: BatchSweep, log10_intensity: float, current: int) -> int:
+def batch_at(sweep: BatchSweep, log10_intensity: float, current: int, multiple: int = 1) -> int:
     """The whole batch whose step intensity is nearest to ``log10_intensity``, interpolating
-    log(batch) over the sweep's track; within 1 … the largest that fits (``current`` when
-    the track has fewer than two points)."""
+    log(batch) over the sweep's track; a multiple of ``multiple`` (the replicas a batch
+    splits over) within ``multiple`` … the largest that fits (``current`` when the track
+    has fewer than two points)."""
     if sweep.batch.size < 2:
         return current
     logs_i = np.log10(sweep.intensity)
     logs_b = np.log10(sweep.batch.astype(float))
     batch = 10 ** float(np.interp(log10_intensity, logs_i, logs_b))
-    return int(min(max(1, round(batch)), sweep.max_batch))
+    top = max(multiple, sweep.max_batch // multiple * multiple)
+    return int(min(max(multiple, round(batch / multiple) * multiple), top))

@@ -222,8 +222,8 @@ def parameter_words(model) -> str:
     return words
 
 
-def step_words(model, params) -> str:
-    """What one step is, in words: "decode, batch 8, context 1,024", "prefill, batch 1,
+def _step_words(model, params) -> str:
+    """What one step is on one device, in words: "decode, batch 8, context 1,024", "prefill, batch 1,
     2,048-token prompts", or for a CNN (which has no phases) "forward pass, batch 64,
     224×224 images"."""
     p = params
@@ -236,6 +236,23 @@ def step_words(model, params) -> str:
         return (f"training step, batch {p.batch:,} × {p.seq:,} tokens"
                 + (", activations recomputed" if p.recompute else ""))
     return f"decode, batch {p.batch:,}, context {p.context:,}"
+
+
+def split_words(params) -> str:
+    """"TP 8 × PP 4 × DP 2 (64 devices)"; "" on one device."""
+    split = params.split
+    if split.devices == 1:
+        return ""
+    parts = [f"{name} {value}" for name, value in (("TP", split.tp), ("PP", split.pp), ("DP", split.dp),
+                                                    ("EP", split.ep)) if value > 1]
+    return f"{' × '.join(parts)} ({split.devices:,} devices)"
+
+
+def step_words(model, params) -> str:
+    """What one step is, in words, with how it is spread: "decode, batch 8, context 1,024,
+    TP 8 (8 devices)"."""
+    spread = split_words(params)
+    return _step_words(model, params) + (f", {spread}" if spread else "")
 
 
 def step_summary(a: Analysis) -> str:

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from explorer import defaults
+from explorer.core import parallel
 from explorer.core.atomic import write_text_atomic
 from explorer.core.custom import CustomSpec, Layer, read_layers
 from explorer.core.datafile import DataFileError, Fields, brief, check_schema, load_yaml, sealed
@@ -196,6 +197,11 @@ class Session:
             out["weight_group"] = p.weight_group
         if p.weight_scale != "fp16":
             out["weight_scale"] = p.weight_scale
+        for name in ("tp", "pp", "dp", "ep"):
+            if getattr(p, name) != 1:
+                out[name] = getattr(p, name)
+        if p.recompute:
+            out["recompute"] = True
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
         if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere
@@ -282,6 +288,11 @@ def _read_params(fields: Fields) -> WorkloadParams:
         causal=fields.flag("causal"),
         weight_group=bounded("weight_group", 1 << 16, 128),
         weight_scale=fields.text("weight_scale", required=False, choices=SCALE_DTYPES, default="fp16"),
+        tp=bounded("tp", parallel.MAX_TP, 1),
+        pp=bounded("pp", parallel.MAX_PP, 1),
+        dp=bounded("dp", parallel.MAX_DP, 1),
+        ep=bounded("ep", parallel.MAX_EP, 1),
+        recompute=fields.flag("recompute"),
     )
     if not 0.05 <= kwargs["memory_fraction"] <= 1:
         raise fields.error("memory_fraction",

@@ -126,8 +126,9 @@ class Document:
         ident = ident or self._session.primary
         # The sweep sets the batch itself: one per model, other parameters and device, so a
         # drag along the batch track reuses it.
-        return self._memo(("sweep", ident), lambda: _sweep(self.model, replace(self._session.params, batch=1),
-                                                           self.device(ident)))
+        params = self._session.params
+        return self._memo(("sweep", ident), lambda: _sweep(
+            self.model, replace(params, batch=params.split.batch_share), self.device(ident)))
 
     def results(self) -> list[tuple[str, Results]]:
         return [(path, self._results[path]) for path in self._session.results if path in self._results]

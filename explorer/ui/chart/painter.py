@@ -106,7 +106,7 @@ def layer_of(chart: Chart, layer: str) -> Chart:
                    texts=tuple(e for e in chart.texts if _in_layer(layer, 2, e.kind)))
 
 
-DATA = ("original", "track", "measured-roof", "roof", "ridge", "measured", "op", "selection", "step")
+DATA = ("original", "track", "measured-roof", "link", "roof", "ridge", "measured", "op", "selection", "step")
 
 
 def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: bool = False,

@@ -320,7 +320,8 @@ class RooflinePlot(QtWidgets.QWidget):
     # -- drags -----------------------------------------------------------------------------------
     def batch_at(self, x_view: float) -> int:
         """The batch for the star dragged to ``x_view`` (log10 FLOP/byte)."""
-        return drags.batch_at(self.state.sweep(), x_view, self.state.params.batch)
+        params = self.state.params
+        return drags.batch_at(self.state.sweep(), x_view, params.batch, params.split.batch_share)
 
     def _what_if(self, drag: _Drag, pos: QtCore.QPointF):
         _, per_px = hits.decades_per_pixel(drag.chart)
