@@ -43,7 +43,7 @@ class OpInfo:
 
 def op_infos(analysis: Analysis) -> list[OpInfo]:
     """Every op that does arithmetic (a lookup has no place on a log axis)."""
-    share, memory_bound = analysis.time_share, analysis.memory_bound
+    share, bounds = analysis.time_share, analysis.bounds
     out = []
     for i, o in enumerate(analysis.ops):
         if analysis.flops[i] <= 0:
@@ -51,7 +51,7 @@ def op_infos(analysis: Analysis) -> list[OpInfo]:
         out.append(OpInfo(o.name, o.role, o.count, int(analysis.flops[i]), int(analysis.bytes[i]),
                           float(analysis.intensity[i]), float(analysis.performance[i]),
                           float(analysis.time_s[i]), float(share[i]),
-                          "memory" if memory_bound[i] else "compute"))
+                          str(bounds[i])))
     return out
 
 

@@ -210,8 +210,10 @@ class Analysis:
 
     @property
     def time_share(self) -> NDArray:
-        """Fraction of the step's predicted time spent in each op (all its layers)."""
-        return self.counts * self.time_s / self.totals.time_s
+        """Fraction of the step's predicted time spent in each op (all its layers); the shares
+        add up to 1 (a pipeline's bubble scales every op alike)."""
+        spent = self.counts * self.time_s
+        return spent / spent.sum()
 
     def ceilings(self) -> roofline.Ceilings:
         """The roofs this analysis ran under: matrix peak, fp32 vector peak, main memory."""

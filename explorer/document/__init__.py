@@ -178,8 +178,31 @@ class Document:
         self._emit("history")
 
     # -- changing --------------------------------------------------------------------------------
+    def _refused(self, after: Session) -> str:
+        """Why ``after`` cannot be costed on one of its devices (a split a model or a device
+        cannot take), or "" when it can."""
+        before = self._session
+        if (after.model, after.params, after.hardware, after.model_config, after.custom_layers) == (
+                before.model, before.params, before.hardware, before.model_config, before.custom_layers):
+            return ""
+        if after.params.split.devices == 1 and after.params.phase != "train":
+            return ""
+        model = after.model_spec or self.models[after.model]
+        for ident in after.hardware:
+            try:
+                _analysis(model, after.params, after.what_if(ident).apply(self.catalog[ident]))
+            except WorkloadError as error:
+                return str(error)
+        return ""
+
     def _change(self, after: Session, text: str) -> None:
         if after == self._session:
+            return
+        refused = self._refused(after)
+        if refused:  # nothing changes: the panels show the session as it was, the reason is said
+            self._emit("message", f"{text}: not done: {refused}")
+            for topic in ("workload", "hardware"):
+                self._emit(topic)
             return
         if self._gesture is not None:
             self._apply(after)  # one history step at the end of the gesture
@@ -354,6 +377,9 @@ class Document:
         raises DataFileError and changes nothing; its broken measurement files are
         skipped and returned."""
         session, skipped = self.with_results(load_session(path, self.catalog, self.models))
+        refused = self._refused(session)
+        if refused:
+            raise DataFileError(path, refused, field="workload")
         self.replace_session(session, f"Opened {Path(path).name}")
         return skipped
 

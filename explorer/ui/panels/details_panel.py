@@ -34,12 +34,37 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         else:
             self.setHtml(self._op_html(selected.name))
 
+    @staticmethod
+    def _link_html(a, index: int) -> str:
+        """A communication op: what it sends, over which link, and its time's two parts."""
+        o, link = a.ops[index], a.links[index]
+        sent, time_s = float(a.bytes[index]), float(a.time_s[index])
+        transfer = sent / link.per_direction_bytes_per_s
+        rows = [
+            ("role", o.role), ("what", o.detail or "–"),
+            ("occurs", f"{o.count}× per step"
+                       + (f" (layers {o.layers[0]}–{o.layers[-1]})" if o.layers else "")),
+            ("bytes sent (each device)", format_si(sent, "B")),
+            ("over", f"{link.name}, {format_si(link.per_direction_bytes_per_s, 'B/s')} per direction"),
+            ("transfer time", format_time(transfer)),
+            ("latency", f"{format_time(time_s - transfer)} = 6.6 µs + {int(o.steps)} steps × "
+                        f"{link.latency_s * 1e6:.1f} µs (NCCL's cost model)"),
+            ("predicted time", f"{format_time(time_s)} each: communication"),
+            ("share of the step", f"{float(a.time_share[index]):.2%}"),
+        ]
+        table = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
+        return (f"<h3>{escape(o.name)}</h3><table cellspacing='3'>{table}</table>"
+                "<p><i>Time = latency + bytes / link rate (core/parallel.py): at small messages the "
+                "latency decides, and more devices add steps.</i></p>")
+
     def _op_html(self, name: str) -> str:
         a = self.state.analysis()
         index = next((i for i, o in enumerate(a.ops) if o.name == name), None)
         if index is None:
             return f"<p>{escape(name)} is not part of this workload.</p>"
         o = a.ops[index]
+        if a.links[index] is not None:
+            return self._link_html(a, index)
         flops, moved, time_s = int(a.flops[index]), int(a.bytes[index]), float(a.time_s[index])
         peak = float(a.peaks[index])
         bound = "memory" if a.memory_bound[index] else "compute"

@@ -1,4 +1,5 @@
-"""A bar of what the step keeps in memory (weights, KV cache, activations) against the
+"""A bar of what the step keeps in memory (weights, training's gradients and optimizer state,
+KV cache, activations; one device's share when the step is spread) against the
 memory budget: the device's usable memory times the share a serving engine may fill."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from explorer.core.analysis import Totals
 from explorer.core.units import format_bytes
 
 # Shades of the text colour, not the chart's colours (those mean op groups there).
-PARTS = (("weights", 0.85), ("KV cache", 0.55), ("activations", 0.3))
+PARTS = (("weights", 0.85), ("optimizer state", 0.7), ("KV cache", 0.55), ("activations", 0.3))
 OVER = "#D55E00"
 ROW = 16  # the height of each text row under the bar: the key, then the verdict
 
@@ -26,7 +27,7 @@ class MemoryBar(QtWidgets.QWidget):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
 
     def set_totals(self, t: Totals) -> None:
-        values = (t.weight_bytes, t.kv_cache_bytes, t.activation_bytes)
+        values = (t.weight_bytes, t.state_bytes, t.kv_cache_bytes, t.activation_bytes)
         self._parts = [(name, v, shade) for (name, shade), v in zip(PARTS, values, strict=True) if v]
         self._capacity = t.memory_budget_bytes
         self._usable = t.memory_usable_bytes

@@ -25,12 +25,12 @@ class OpTableModel(QtCore.QAbstractTableModel):
 
     def set_analysis(self, a: Analysis) -> None:
         self.beginResetModel()
-        share, memory_bound = a.time_share, a.memory_bound
+        share, bounds = a.time_share, a.bounds
         self._rows, self._tips = [], []
         for i, o in enumerate(a.ops):
             intensity = float(a.flops[i] / a.bytes[i])
             self._rows.append((o.name, float(share[i]), float(a.time_s[i]),
-                               "memory" if memory_bound[i] else "compute", intensity, o.count,
+                               str(bounds[i]), intensity, o.count,
                                int(a.flops[i]), int(a.bytes[i]), ROLE_GROUP.get(o.role, "elementwise")))
             self._tips.append(f"{o.name}: {o.detail}" if o.detail else o.name)
         self.endResetModel()

@@ -6,6 +6,7 @@ from html import escape
 
 from PySide6 import QtCore, QtWidgets
 
+from explorer.core import parallel
 from explorer.core.hf_config import CONFIG_MODEL
 from explorer.core.models import TransformerSpec
 from explorer.core.report import parameter_words
@@ -63,7 +64,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         model_row = QtWidgets.QHBoxLayout()
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(self.edit_layers)
-        self.phase = _combo(PHASES, "prefill: process the prompt; decode: one new token per sequence")
+        self.phase = _combo(PHASES, "prefill: process the prompt; decode: one new token per sequence; "
+                                    "train: forward, backward and the optimizer over whole sequences")
         self.batch = _spin(MAX_BATCH, "Sequences (or images) per step")
         self.seq = _spin(MAX_TOKENS, "Prompt tokens per sequence (prefill)")
         self.context = _spin(MAX_TOKENS, "Cached tokens each new token attends over (decode)")
@@ -95,6 +97,23 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.causal.setToolTip("Prefill with a causal mask: compute only the query-key pairs the mask "
                                "keeps (t(t+1)/2 of t²), as kernels that skip masked tiles do. Bytes "
                                "stay: every key and value is still read.")
+        self.recompute = QtWidgets.QCheckBox("recompute activations")
+        self.recompute.setToolTip("Training: keep only each layer's input and recompute the rest in the "
+                                  "backward pass (one more forward: ×4 instead of ×3 the forward's work)")
+        degrees = (("tp", parallel.MAX_TP, "Tensor parallel: devices of one node sharing every layer "
+                                           "(two all-reduces per layer)"),
+                   ("pp", parallel.MAX_PP, "Pipeline parallel: stages of consecutive layers (a send "
+                                           "between stages)"),
+                   ("dp", parallel.MAX_DP, "Data parallel: replicas, each with 1/dp of the batch "
+                                           "(training: a gradient all-reduce per step)"),
+                   ("ep", parallel.MAX_EP, "Expert parallel (mixture of experts): devices sharing the "
+                                           "experts, each with 1/ep of the batch (two all-to-alls per "
+                                           "layer)"))
+        self.degrees = {name: _spin(maximum, words) for name, maximum, words in degrees}
+        split_row = self._split_row = QtWidgets.QHBoxLayout()
+        for name, box in self.degrees.items():
+            split_row.addWidget(QtWidgets.QLabel(name.upper()))
+            split_row.addWidget(box, 1)
         self.memory_share.setRange(5, 100)
         self.memory_share.setSuffix(" %")
         form = self._form = QtWidgets.QFormLayout()
@@ -109,6 +128,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         form.addRow("KV cache", self.kv_dtype)
         form.addRow("Attention", self.attention)
         form.addRow("Causal mask", self.causal)
+        form.addRow("Devices", split_row)
+        form.addRow("Training", self.recompute)
         form.addRow("Memory share", self.memory_share)
         form.addRow("Expert weights", self.routing)
         self.table_model = OpTableModel(self)
@@ -139,7 +160,7 @@ class WorkloadPanel(QtWidgets.QWidget):
             "phase": self.phase, "batch": self.batch, "seq": self.seq, "context": self.context,
             "dtype": self.dtype, "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype,
             "attention": self.attention, "routing": self.routing, "weight_group": self.weight_group,
-            "weight_scale": self.weight_scale,
+            "weight_scale": self.weight_scale, **self.degrees,
         }
         self.model_box.currentIndexChanged.connect(self._on_model_chosen)
         self.edit_layers.clicked.connect(self.open_layer_editor)
@@ -150,6 +171,7 @@ class WorkloadPanel(QtWidgets.QWidget):
                 widget.currentTextChanged.connect(lambda text, name=name: self._set(name, text))
         self.memory_share.valueChanged.connect(lambda value: self._set("memory_fraction", value / 100))
         self.causal.toggled.connect(lambda on: self._set("causal", on))
+        self.recompute.toggled.connect(lambda on: self._set("recompute", on))
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
         self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
                                   self.refresh, self)
@@ -197,7 +219,7 @@ class WorkloadPanel(QtWidgets.QWidget):
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
         p, model = self.state.params, self.state.model
-        widgets = [self.model_box, self.memory_share, self.causal, *self._editors.values()]
+        widgets = [self.model_box, self.memory_share, self.causal, self.recompute, *self._editors.values()]
         for w in widgets:
             w.blockSignals(True)
         self._show_config_item()
@@ -215,6 +237,9 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.weight_group.setValue(p.weight_group)
         self.weight_scale.setCurrentText(p.weight_scale)
         self.causal.setChecked(p.causal)
+        self.recompute.setChecked(p.recompute)
+        for name, box in self.degrees.items():
+            box.setValue(getattr(p, name))
         for w in widgets:
             w.blockSignals(False)
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
@@ -223,9 +248,14 @@ class WorkloadPanel(QtWidgets.QWidget):
         self._form.setRowVisible(self.routing, getattr(model, "moe", False))
         # The block formats (nvfp4, mxfp4) fix their own groups and scales.
         self._form.setRowVisible(self._group_row, p.weight_dtype in ("int4", "fp4"))
-        self.seq.setEnabled(transformer and p.phase == "prefill")
+        self.seq.setEnabled(transformer and p.phase != "decode")
+        label = self._form.labelForField(self.seq)
+        label.setText("Sequence tokens" if p.phase == "train" else "Prompt tokens")
         # Rows that apply only sometimes are shown only then (the table keeps its room).
-        self._form.setRowVisible(self.causal, transformer and p.phase == "prefill")
+        self._form.setRowVisible(self.causal, transformer and p.phase != "decode")
+        self._form.setRowVisible(self.recompute, p.phase == "train")
+        for name in ("tp", "pp", "ep"):
+            self.degrees[name].setEnabled(transformer if name != "ep" else getattr(model, "moe", False))
         self.context.setEnabled(transformer and p.phase == "decode")
         analysis = self.state.analysis()
         # During a drag only the totals follow live; the table catches up when it ends.
@@ -240,8 +270,11 @@ class WorkloadPanel(QtWidgets.QWidget):
             f"<b>On {escape(analysis.hardware.name)}</b>: {format_time(t.time_s)} per step, "
             f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "
-            f"{format_time(t.memory_time_s)}).<br>{format_count(t.flops)}FLOP and "
-            f"{format_si(t.bytes, 'B')} per step: {format_number(t.intensity)} FLOP/byte. "
+            f"{format_time(t.memory_time_s)}"
+            + (f", communication {format_time(t.link_time_s)}" if t.link_bytes else "")
+            + ")" + (f" on {t.devices:,} devices" if t.devices > 1 else "")
+            + f".<br>{format_count(t.flops)}FLOP and {format_si(t.bytes, 'B')} per step"
+            + (" and device" if t.devices > 1 else "") + f": {format_number(t.intensity)} FLOP/byte. "
             + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
         self.memory.set_totals(t)
         self.notes.setText("<br>".join(escape(note) for note in analysis.notes))  # names are the user's

@@ -1,0 +1,47 @@
+"""A split a model or a device cannot take is refused with its reason, and nothing changes."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core.datafile import DataFileError
+from explorer.core.session import Session
+from explorer.core.workload import WorkloadParams
+from explorer.document import Document
+
+
+@pytest.fixture
+def doc(catalog, models):
+    return Document(catalog, models, Session(hardware=("h100-sxm",), model="llama-3-70b",
+                                             params=WorkloadParams(context=4096, tp=8)))
+
+
+def test_a_split_the_model_cannot_take_changes_nothing(doc):
+    messages = []
+    doc.subscribe("message", messages.append)
+    before = doc.session
+    doc.set_params(tp=3)
+    assert doc.session == before
+    assert "not done" in messages[-1] and "64 attention heads" in messages[-1]
+    doc.set_model("gpt2")  # 12 heads cannot be split 8 ways
+    assert doc.session == before and "12 attention heads" in messages[-1]
+
+
+def test_a_device_without_links_is_not_added_to_a_split_step(doc):
+    messages = []
+    doc.subscribe("message", messages.append)
+    doc.toggle_device("epyc-9654", True)
+    assert doc.session.hardware == ("h100-sxm",)
+    assert "lists no link to other devices" in messages[-1]
+    doc.toggle_device("b200", True)  # has NVLink: fine
+    assert doc.session.hardware == ("h100-sxm", "b200")
+
+
+def test_a_session_file_with_an_impossible_split_is_refused(doc, tmp_path, catalog, models):
+    path = tmp_path / "bad.yaml"
+    Session(hardware=("epyc-9654",), model="llama-3-70b",
+            params=WorkloadParams(context=4096, tp=8)).save(path)
+    before = doc.session
+    with pytest.raises(DataFileError, match="lists no link"):
+        doc.open_session(path)
+    assert doc.session == before
