@@ -76,3 +76,43 @@ def training_seconds(budget: float, devices: int, peak_flops_per_s: float, mfu: 
     if devices < 1 or not 0 < mfu <= 1 or peak_flops_per_s <= 0:
         raise ValueError("devices must be at least 1, the peak positive and the utilisation in (0, 1]")
     return budget / (devices * peak_flops_per_s * mfu)
+
+
+def why_they_differ(budget: float, fits: tuple[Fit, ...] = (HOFFMANN, BESIROGLU)) -> str:
+    """Why the fits put the optimum for ``budget`` at different sizes, in words computed from
+    their constants."""
+    first, second = fits
+    (n1, d1), (n2, d2) = first.optimal(budget), second.optimal(budget)
+    a1, a2 = first.exponents[0], second.exponents[0]
+    return (f"Both fits have the form L = E + A/N^α + B/D^β, and the optimum grows as N ∝ C^(β/(α+β)). "
+            f"{first.name}: α {first.alpha:g}, β {first.beta:g}, so N ∝ C^{a1:.2f}; {second.name}: "
+            f"α {second.alpha:g}, β {second.beta:g} and B {second.B:g} (against {first.B:g}), "
+            f"so N ∝ C^{a2:.2f}. "
+            f"At {budget:.3g} FLOPs that is {n1 / 1e9:.0f} B parameters on {d1 / 1e12:.2f} T tokens "
+            f"({d1 / n1:.0f} per parameter) against {n2 / 1e9:.0f} B on {d2 / 1e12:.2f} T "
+            f"({d2 / n2:.0f} per parameter). Besiroglu et al. refitted the paper's own data and found its "
+            f"Approach 3 constants inconsistent with its Approaches 1 and 2 (about 20 tokens per parameter); "
+            f"their refit agrees with them.")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a model of ``parameters`` sits on a budget's isoFLOP curve under ``fit``."""
+
+    fit: Fit
+    budget: float
+    parameters: float
+
+    @property
+    def tokens(self) -> float:
+        """The tokens the budget buys for this model: C / 6N."""
+        return self.budget / (FLOPS_PER_PARAMETER_TOKEN * self.parameters)
+
+    @property
+    def loss(self) -> float:
+        return self.fit.loss(self.parameters, self.tokens)
+
+    @property
+    def excess(self) -> float:
+        """Its loss above the budget's optimum under the fit."""
+        return self.loss - self.fit.loss(*self.fit.optimal(self.budget))

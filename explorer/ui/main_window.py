@@ -27,6 +27,7 @@ from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.kernel_panel import KernelPanel
+from explorer.ui.panels.scaling_panel import ScalingPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
 from explorer.ui.save_banner import SaveBanner
@@ -62,6 +63,7 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         self.kernel_panel = KernelPanel(state, self.runs)
         self.details_panel = DetailsPanel(state)
         self.explain_panel = ExplainPanel(state)
+        self.scaling_panel = ScalingPanel(state)
         area = QtCore.Qt.DockWidgetArea
         left, right = area.LeftDockWidgetArea, area.RightDockWidgetArea
         self.docks = {
@@ -70,9 +72,11 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
             "kernels": self._dock("Kernel lab", self.kernel_panel, right),
             "details": self._dock("Details", self.details_panel, left),
             "explain": self._dock("Explain", self.explain_panel, right),
+            "scaling": self._dock("Scaling laws", self.scaling_panel, right),
         }
         self.tabifyDockWidget(self.docks["workload"], self.docks["kernels"])
         self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
+        self.tabifyDockWidget(self.docks["explain"], self.docks["scaling"])
         self.docks["workload"].raise_()
         self._docks_sized = False  # sized to the window when first shown (unless restored)
         self.summary_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)  # user names

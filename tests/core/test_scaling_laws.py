@@ -58,3 +58,22 @@ def test_rule_of_thumb_and_training_time():
     with pytest.raises(ValueError):
         HOFFMANN.optimal(-1)
     assert math.isfinite(HOFFMANN.loss(70e9, 1.4e12))
+
+
+def test_the_panel_says_why_the_fits_differ_with_their_numbers():
+    from explorer.core.scaling_laws import why_they_differ
+
+    text = why_they_differ(5.76e23)
+    assert "N ∝ C^0.45" in text and "N ∝ C^0.51" in text  # 0.28/0.62, 0.3658/0.7136
+    assert "32 B parameters" in text and "72 B on 1.33 T" in text
+    assert "inconsistent with its Approaches 1 and 2" in text
+
+
+def test_a_model_on_the_isoflop_curve_is_worse_than_the_optimum():
+    from explorer.core.scaling_laws import BESIROGLU, Placement
+
+    chinchilla = Placement(BESIROGLU, 5.76e23, 70e9)
+    assert chinchilla.tokens == pytest.approx(5.76e23 / 6 / 70e9)
+    assert 0 <= chinchilla.excess < 0.001  # 70 B is within a hair of the 72 B optimum
+    gopher = Placement(BESIROGLU, 5.76e23, 280e9)  # the same budget on a 4× larger model
+    assert gopher.excess > 0.015 and gopher.excess > 1000 * chinchilla.excess

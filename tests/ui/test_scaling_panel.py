@@ -1,0 +1,56 @@
+"""The scaling-laws panel: both fits' optima and why they differ, the model on the isoFLOP
+curves, a budget in days on the chosen devices, and a training step's roofline time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.core.scaling_laws import BESIROGLU, HOFFMANN, Placement
+from explorer.ui.panels.scaling_panel import ScalingPanel
+
+
+@pytest.fixture
+def panel(qtbot, state):
+    state.set_devices(["h100-sxm"])
+    state.set_model("llama-3-70b")
+    widget = ScalingPanel(state)
+    qtbot.addWidget(widget)
+    return widget
+
+
+def test_both_fits_their_optima_and_why_they_differ(panel):
+    text = panel.text.toPlainText()
+    assert "32.2 B" in text and "72.2 B" in text  # Hoffmann's Approach 3; the replication
+    assert "rule of thumb, 20 tokens per parameter (approximate)" in text
+    assert "Why the fits differ." in text and "N ∝ C^0.45" in text and "N ∝ C^0.51" in text
+    for fit in (HOFFMANN, BESIROGLU):
+        n, d = fit.optimal(5.76e23)
+        xs, ys = panel.optima[fit.id].getData()
+        assert xs[0] == pytest.approx(np.log10(n)) and ys[0] == pytest.approx(fit.loss(n, d))
+        xs, ys = panel.models[fit.id].getData()
+        at = Placement(fit, 5.76e23, panel.state.model.parameter_count())
+        assert ys[0] == pytest.approx(at.loss)
+
+
+def test_a_budget_in_days_on_the_chosen_devices(panel):
+    panel.devices.setValue(1024)
+    panel.mfu.setValue(0.5)
+    days = 5.76e23 / (1024 * 989.4e12 * 0.5) / 86400
+    assert f"{days:,.1f} days" in panel.text.toPlainText()
+    panel.budget.setText("1e25")
+    panel.budget.editingFinished.emit()
+    assert f"{1e25 / (1024 * 989.4e12 * 0.5) / 86400:,.1f} days" in panel.text.toPlainText()
+
+
+def test_a_bad_budget_is_named(panel):
+    panel.budget.setText("lots")
+    panel.budget.editingFinished.emit()
+    assert "The budget must be a number of FLOPs" in panel.text.toPlainText()
+
+
+def test_a_training_step_sets_the_devices_and_adds_the_roofline_time(panel):
+    panel.state.set_params(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute=True)
+    assert panel.devices.value() == 64
+    text = panel.text.toPlainText()
+    assert "At the roofline's step time for the training step" in text and "64 devices" in text
