@@ -21,7 +21,7 @@ from functools import lru_cache
 from explorer.core.analysis import Analysis, analyze
 from explorer.core.hardware import Hardware
 from explorer.core.models import ModelSpec
-from explorer.core.roofline import Ceilings
+from explorer.core.roofline import COMMUNICATION, Ceilings
 from explorer.core.units import format_time
 from explorer.core.workload import WorkloadParams
 
@@ -70,6 +70,25 @@ def is_compute_bound(state: State, op: str | None = None) -> bool:
     return float(a.flops[i] / a.peaks[i]) >= float(a.bytes[i] / a.roofs.bandwidth_bytes_per_s)
 
 
+def recomputed_bound(state: State, op: str | None = None) -> str:
+    """"communication" for an op that crosses a link, or a step whose communication ops take
+    longer than its arithmetic and its memory traffic (summed here from the ops); else
+    "compute" or "memory" as ``is_compute_bound`` finds."""
+    a = state.analysis()
+    if op is not None:
+        if a.links[_op_index(a, op)] is not None:
+            return COMMUNICATION
+    else:
+        talking = sum(float(c * t) for c, t, link in zip(a.counts, a.time_s, a.links, strict=True)
+                      if link is not None)
+        others = [(float(c * f / p), float(c * b / a.roofs.bandwidth_bytes_per_s))
+                  for c, f, p, b, link in zip(a.counts, a.flops, a.peaks, a.bytes, a.links, strict=True)
+                  if link is None]
+        if talking > max(sum(x for x, _ in others), sum(y for _, y in others)):
+            return COMMUNICATION
+    return "compute" if is_compute_bound(state, op) else "memory"
+
+
 def times(factor: float) -> str:
     """"16×", "2.0×", "1.04×": whole from 10, one decimal from 1.1, two below."""
     if factor >= 9.95:
@@ -105,7 +124,7 @@ class Bound(Claim):
     """The step (or one op) is memory- or compute-bound."""
 
     state: State
-    bound: str  # "memory" | "compute"
+    bound: str  # "memory" | "compute" | "communication"
     op: str | None = None
     kind = "bound"
 
@@ -119,7 +138,7 @@ class Bound(Claim):
         return f"{self.bound}-bound"
 
     def check(self) -> str | None:
-        actual = "compute" if is_compute_bound(self.state, self.op) else "memory"
+        actual = recomputed_bound(self.state, self.op)
         if actual != self.bound:
             return (f"{self.op or 'the step'} is {actual}-bound, not {self.bound}-bound "
                     f"({self.state.describe()})")

@@ -6,6 +6,7 @@ recompute it.
 Catalogue, ``{ID/FIELD}``:
   bandwidth, cores, core_label, memory (nominal capacity), usable (what the device reports),
   latency, in-flight (bandwidth × latency), bandwidth@SIZE (min(bandwidth, SIZE / latency)),
+  link-TIER (node | network | host: the link's rate per direction),
   peak-PRECISION (fastest unit) or peak-PRECISION-UNIT (vector | matrix),
   lanes-PRECISION (vector lanes of the chip: vector peak ÷ 2 FLOP ÷ clock, derived),
   ridge-PRECISION (that precision's fastest roof over main memory, as the chart draws it)
@@ -20,8 +21,11 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   kv-per-token (KV cache per token), vs-previous (against the previous step: "2.0× faster"),
   parameters, active-parameters (a mixture of experts: those one token uses),
   weights-read (weight bytes the step reads), experts-touched ("7.2 of 8" per layer),
-  vs-model:ID (the same step of model ID on the same device: "4% faster")
-``{op:NAME/FIELD}``: bound, intensity, crossing
+  vs-model:ID (the same step of model ID on the same device: "4% faster"); for a step
+  spread over devices and training, ``parallel_claims``: devices, weights-per-device,
+  communication, communication-share, train-days:TOKENS
+``{scaling:BUDGET/FIT/FIELD}``, ``{scaling:BUDGET/days:ID:DEVICES}``: ``parallel_claims``
+``{op:NAME/FIELD}``: bound, intensity, crossing, bytes (a communication op's, per device)
 ``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of the
   step's time)
 """
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.core import parallel_claims
 from explorer.core.batch_claims import Crossing, MaxBatch
 from explorer.core.batching import crossing_batch
 from explorer.core.claims import (
@@ -99,6 +104,11 @@ def _catalogue_value(hw: Hardware, field: str) -> tuple[float | None, str]:
     if field == "in-flight":  # bytes that must be outstanding to reach the bandwidth
         needed = bytes_in_flight_needed(hw.bandwidth_bytes_per_s, latency_of(hw))
         return needed, format_bytes(needed)
+    if field.startswith("link-"):  # a link's rate per direction: link-node, link-network, link-host
+        link = hw.link(field.removeprefix("link-"))
+        if link is None:
+            raise KeyError(f"{hw.name} lists no {field.removeprefix('link-')} link")
+        return link.per_direction_bytes_per_s, format_si(link.per_direction_bytes_per_s, "B/s")
     if field.startswith("peak-"):
         precision, _, unit = field.removeprefix("peak-").partition("-")
         peak = hw.peak_flops(precision, unit or None)
@@ -202,6 +212,8 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
             raise KeyError("models are not available here")
         other = State(ctx.models[field.removeprefix("vs-model:")], state.params, state.hardware)
         claim = faster(other, state)
+    elif field in parallel_claims.STEP_FIELDS or field.startswith("train-days:"):
+        return parallel_claims.step_field(state, field)
     elif field == "vs-previous":
         if ctx.previous is None:
             raise KeyError("the first step has no previous step")
@@ -252,7 +264,12 @@ def _op(ctx: Context, name: str, field: str) -> tuple[str, Claim | None]:
     if index is None:
         raise KeyError(f"{a.model.name} has no op {name!r}")
     if field == "bound":
-        claim = Bound(state, "memory" if a.memory_bound[index] else "compute", name)
+        claim = Bound(state, str(a.bounds[index]), name)
+    elif field == "bytes":  # a communication op: what each device sends
+        value = float(a.bytes[index])
+        o = a.ops[index]
+        return format_bytes(value), Quantity(f"{name} bytes", value, format_bytes(value),
+                                             lambda: _message_bytes(state, o), rel=1e-9)
     elif field == "intensity":
         value = float(a.intensity[index])
         return f"{format_number(value)} FLOP/byte", Quantity(
@@ -263,6 +280,16 @@ def _op(ctx: Context, name: str, field: str) -> tuple[str, Claim | None]:
     else:
         raise KeyError(f"unknown field {field!r}")
     return claim.phrase, claim
+
+
+def _message_bytes(state, o) -> float:
+    """What a tensor-parallel all-reduce sends, from the ring formula: 2(n−1)/n of the
+    step's activations (tokens × d_model × bytes); other ops, their bytes as costed."""
+    p, m = state.params, state.model
+    if o.role != "all_reduce" or p.tp == 1 or o.name == "grad_all_reduce":
+        return float(o.bytes)
+    message = p.batch // p.split.batch_share * p.query_tokens * m.d_model * p.act_bytes
+    return 2 * (p.tp - 1) / p.tp * message
 
 
 def _role(ctx: Context, role: str, field: str) -> tuple[str, Claim | None]:
@@ -295,6 +322,8 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
         return _ratio(ctx, placeholder.removeprefix("ratio:"))
     if placeholder.startswith("faster:"):
         return _faster(ctx, placeholder.removeprefix("faster:"))
+    if placeholder.startswith("scaling:"):
+        return parallel_claims.scaling_field(ctx.catalog, placeholder.removeprefix("scaling:"))
     scope, _, field = placeholder.partition("/")
     if scope in ("step",) or scope.startswith(("op:", "role:")):
         if ctx.state is None:

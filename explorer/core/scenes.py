@@ -65,8 +65,9 @@ from explorer.paths import resource_path
 SCHEMA = 1
 PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES + WEIGHT_FORMATS,
               "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
-COUNT_KEYS = ("batch", "seq", "context")
-BOUNDS = ("memory", "compute")
+COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep")
+FLAG_KEYS = ("causal", "recompute")
+BOUNDS = ("memory", "compute", "communication")
 DIRECTIONS = ("faster", "slower", "unchanged")
 
 
@@ -212,6 +213,7 @@ class SceneReader:
             raise f.error("model", f"unknown model {model!r}")
         params = [(key, f.text(key, choices=choices)) for key, choices in PARAM_KEYS.items() if f.has(key)]
         params += [(key, f.integer(key)) for key in COUNT_KEYS if f.has(key)]
+        params += [(key, f.flag(key)) for key in FLAG_KEYS if f.has(key)]
         what_ifs = read_what_ifs(f, self.catalog) if f.has("what_if") else None
         if f.flag("reset_what_if"):
             what_ifs = ()

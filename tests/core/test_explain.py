@@ -127,7 +127,11 @@ def test_why_topics_fill_their_numbers_from_the_catalogue(catalog):
 
     topics = {t.id: t for t in load_topics(catalog)}
     assert set(topics) == {"simple-cores", "latency-hiding", "hbm", "tensor-cores", "mixed-precision",
-                           "batching", "kv-cache", "quadratic-attention"}
+                           "batching", "kv-cache", "quadratic-attention", "parallelism", "scaling-laws"}
+    # NVLink 4 per direction over one InfiniBand NDR port: 450 / 50
+    links = render(topics["parallelism"], catalog)
+    assert "450 GB/s per direction over NVLink" in links
+    assert "50 GB/s over its InfiniBand port to other servers, 9.0× less" in links
     hbm = render(topics["hbm"], catalog)
     # 3.35 TB/s / 307.2 GB/s
     assert "3.35 TB/s" in hbm and "307 GB/s" in hbm and "11 times what a Xeon 8480+ reads" in hbm
