@@ -106,8 +106,8 @@ def _exact(value, what: str) -> int:
 
 @dataclass(frozen=True)
 class Totals:
-    flops: int
-    bytes: int  # to and from main memory
+    flops: int  # of one device (a pipeline stage's share of the ops' work)
+    bytes: int  # to and from main memory, of one device
     time_s: float
     compute_time_s: float  # sum over ops of FLOPs / peak
     memory_time_s: float  # sum over ops of bytes / bandwidth
@@ -331,7 +331,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         if link is not None:
             time_s[i] = parallel.link_seconds(link, ops[i].steps, float(moved[i]))
     link_counts = np.where(talking, counts, 0)
-    link_bytes = int(np.sum(link_counts * moved))
+    stages = params.pp  # the ops cover every stage's layers: one device does a stage's share
+    link_bytes = int(np.sum(link_counts * moved)) // stages
     factor = training.pipeline_factor(params, params.split, params.batch)
 
     transformer = isinstance(model, TransformerSpec)
@@ -350,8 +351,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     budget = memory_budget(hardware, params)
     total_time = float(np.sum(counts * time_s)) * factor
     totals = Totals(
-        flops=total_flops,
-        bytes=total_bytes - link_bytes,
+        flops=total_flops // stages,
+        bytes=(total_bytes - int(np.sum(link_counts * moved))) // stages,
         time_s=total_time,
         compute_time_s=float(np.sum(counts * arithmetic_s)) * factor,
         memory_time_s=float(np.sum((counts - link_counts) * moved)) / bandwidth * factor,
@@ -487,8 +488,8 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     factor = training.pipeline_factor(params, params.split, b)
     total_time = counts @ times * factor
     compute_time_s = counts @ arithmetic * factor
-    total_flops = counts @ flops
-    total_bytes = np.where(talking, 0, counts) @ moved
+    total_flops = counts @ flops / params.pp  # one device's share of the stages' work
+    total_bytes = np.where(talking, 0, counts) @ moved / params.pp
     items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,
@@ -496,7 +497,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
         tokens_per_s=items / total_time,
         flops=total_flops,
         bytes=total_bytes,
-        memory_bound=total_bytes / bandwidth * factor > compute_time_s,
+        memory_bound=total_bytes * params.pp / bandwidth * factor > compute_time_s,
         max_batch=limit,
     )
 

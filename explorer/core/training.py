@@ -167,7 +167,6 @@ def run(analysis, tokens: float, mfu: float = DEFAULT_MFU) -> Run:
     if not tokens > 0 or not 0 < mfu <= 1:
         raise ValueError("tokens must be positive and the utilisation in (0, 1]")
     split = p.split
-    replicas = split.tp * split.ep * split.dp  # every op list covers all layers (pipeline stages in turn)
-    model_flops = t.flops * replicas * 3 / passes(p)
+    model_flops = t.flops * split.devices * 3 / passes(p)  # every device's share, recomputation left out
     return Run(tokens, split.devices, p.batch * p.seq, model_flops, t.time_s, mfu,
                analysis.roofs.matrix.flops_per_s, analysis.hardware.specs.tdp_w)

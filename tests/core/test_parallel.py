@@ -154,3 +154,18 @@ def test_a_sweep_agrees_with_the_analysis_of_each_batch(models, catalog):
             a = analyze(m, WorkloadParams(batch=int(b), context=2048, **kwargs), hw)
             assert t == pytest.approx(a.totals.time_s, rel=1e-9)
         assert sweep.max_batch > 0 and np.all(sweep.bytes > 0)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"phase": "train", "batch": 64, "seq": 4096, "tp": 8, "pp": 4, "dp": 2, "recompute": True},
+    {"phase": "train", "batch": 16, "seq": 2048, "pp": 8, "tp": 8},
+    {"batch": 64, "context": 2048, "pp": 4, "tp": 2},
+    {"phase": "prefill", "batch": 8, "seq": 4096, "tp": 8},
+])
+def test_one_devices_step_stays_under_its_roof(models, catalog, kwargs):
+    """The whole-step point is one device's FLOPs over the step's time: never above the peak
+    (a pipeline stage does 1/pp of the ops' work)."""
+    a = analyze(models["llama-3-70b"], WorkloadParams(**kwargs), catalog["h100-sxm"])
+    t = a.totals
+    assert t.flops / t.time_s <= a.roofs.matrix.flops_per_s
+    assert t.flops * a.params.pp == pytest.approx(float((a.counts * a.flops).sum()), rel=1e-9)
