@@ -18,6 +18,7 @@ from explorer import bench_cli, defaults, explain_cli, export_cli, scaling_cli
 from explorer.cli_common import (
     add_model_arguments,
     add_workload_arguments,
+    amount_type,
     model_of,
     open_catalog,
     share_from,
@@ -63,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "llama-3.1-405b, mistral-7b, mixtral-8x7b, qwen2.5-7b, gemma-2-9b, deepseek-v3, "
                              "resnet-50, vit-b-16")
     add_workload_arguments(an)
-    an.add_argument("--tokens", type=_tokens, metavar="D",
+    an.add_argument("--tokens", type=amount_type(1, 1e16, "a token count", "1.4e12"), metavar="D",
                     help="training: tokens to train on (e.g. 1.4e12): the run's time, device-hours, energy")
     an.add_argument("--mfu", type=share_from(0.01), default=None, metavar="SHARE",
                     help="training: model-FLOPs utilisation for the run's time (default 0.4, stated)")
@@ -171,16 +172,6 @@ def _print_hardware(hw, out: TextIO) -> None:
 
 
 # -- analyze ----------------------------------------------------------------------------------
-
-def _tokens(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a token count such as 1.4e12, got {text!r}") from None
-    if not 1 <= value <= 1e16:
-        raise argparse.ArgumentTypeError(f"expected between 1 and 1e16 tokens, got {text}")
-    return value
-
 
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core import training

@@ -22,6 +22,21 @@ def count_type(maximum: int):
     return parse
 
 
+def amount_type(low: float, high: float, what: str, example: str):
+    """An argparse type: a number from ``low`` to ``high`` (``5.76e23``), named ``what``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} such as {example}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {what} between {low:g} and {high:g}, got {text}")
+        return value
+
+    return parse
+
+
 def share_from(minimum: float):
     """An argparse type: a share from ``minimum`` to 1 (``0.9`` or ``90%``)."""
 

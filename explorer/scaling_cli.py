@@ -8,18 +8,7 @@ import argparse
 import json
 from typing import TextIO
 
-from explorer.cli_common import count_type, open_catalog, share_from
-
-
-def _flops(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected FLOPs such as 5.76e23, got {text!r}") from None
-    if not 1e15 <= value <= 1e30:
-        raise argparse.ArgumentTypeError(f"expected a budget between 1e15 and 1e30 FLOPs, got {text}")
-    return value
-
+from explorer.cli_common import amount_type, count_type, open_catalog, share_from
 
 SHORT = {"hoffmann": "hoffmann-2022", "besiroglu": "besiroglu-2024"}
 
@@ -32,7 +21,8 @@ def add_parser(sub) -> None:
                                     "L(N, D) = E + A/N^α + B/D^β for a budget C = 6·N·D, under each fit "
                                     "(cited), with the ~20 tokens per parameter rule of thumb; with "
                                     "--hardware, the days the budget takes on --devices of them.")
-    sc.add_argument("--flops", "--budget", dest="budget", type=_flops, required=True, metavar="C",
+    sc.add_argument("--flops", "--budget", dest="budget", required=True, metavar="C",
+                    type=amount_type(1e15, 1e30, "a budget in FLOPs", "5.76e23"),
                     help="training compute in FLOPs, e.g. 5.76e23 (Chinchilla's)")
     sc.add_argument("--fit", choices=[*FITS, *SHORT, "all"], default="all",
                     help="hoffmann: Hoffmann et al. 2022, Approach 3; besiroglu: the 2024 replication; "

@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from explorer.chart import palette
 from explorer.core.littles_law import bytes_in_flight_needed, effective_bandwidth
 from explorer.core.units import format_bytes, format_si
-from explorer.ui.chart.axes import SiLogAxis
+from explorer.ui.chart.axes import SiLogAxis, fixed_plot
 
 X_RANGE = (2.0**10, 2.0**24)  # 1 KiB … 16 MiB
 
@@ -20,12 +20,7 @@ class LittlesLawPlot(pg.PlotWidget):
                          axisItems={"bottom": SiLogAxis("bottom"), "left": SiLogAxis("left")})
         self.setLogMode(x=True, y=True)
         plot = self.getPlotItem()
-        plot.setMenuEnabled(False)
-        plot.setMouseEnabled(x=False, y=False)
-        plot.hideButtons()
-        plot.showGrid(x=True, y=True, alpha=0.15)
-        plot.setLabel("bottom", "bytes in flight (B)")
-        plot.setLabel("left", "bandwidth (B/s)")
+        fixed_plot(plot, "bytes in flight (B)", "bandwidth (B/s)")
         self.setMinimumHeight(170)
         self.curve = plot.plot(pen=pg.mkPen(palette.ROOF_BANDWIDTH, width=2.5))
         self.marker = pg.ScatterPlotItem(size=12, pen=pg.mkPen("k"), brush=pg.mkBrush(palette.SELECTED))

@@ -8,19 +8,7 @@ import pytest
 
 from explorer.core import parallel
 from explorer.core.analysis import analyze, batch_sweep
-from explorer.core.catalog import load_catalog
-from explorer.core.models import load_models
 from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
-
-
-@pytest.fixture(scope="module")
-def models():
-    return load_models()
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog()
 
 
 def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_message():

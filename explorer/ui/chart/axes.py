@@ -32,3 +32,13 @@ class SiLogAxis(pg.AxisItem):
 
     def logTickStrings(self, values, scale, spacing):
         return [tick_label(float(coords.to_data(v) * scale)) for v in values]
+
+
+def fixed_plot(item: pg.PlotItem, x_label: str, y_label: str) -> None:
+    """A small explanatory plot: no menu, no panning or zooming, a faint grid, labelled axes."""
+    item.setMenuEnabled(False)
+    item.setMouseEnabled(x=False, y=False)
+    item.hideButtons()
+    item.showGrid(x=True, y=True, alpha=0.15)
+    item.setLabel("bottom", x_label)
+    item.setLabel("left", y_label)

@@ -41,9 +41,7 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         sent, time_s = float(a.bytes[index]), float(a.time_s[index])
         transfer = sent / link.per_direction_bytes_per_s
         rows = [
-            ("role", o.role), ("what", o.detail or "–"),
-            ("occurs", f"{o.count}× per step"
-                       + (f" (layers {o.layers[0]}–{o.layers[-1]})" if o.layers else "")),
+            *_head_rows(o),
             ("bytes sent (each device)", format_si(sent, "B")),
             ("over", f"{link.name}, {format_si(link.per_direction_bytes_per_s, 'B/s')} per direction"),
             ("transfer time", format_time(transfer)),
@@ -52,10 +50,8 @@ class DetailsPanel(QtWidgets.QTextBrowser):
             ("predicted time", f"{format_time(time_s)} each: communication"),
             ("share of the step", f"{float(a.time_share[index]):.2%}"),
         ]
-        table = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
-        return (f"<h3>{escape(o.name)}</h3><table cellspacing='3'>{table}</table>"
-                "<p><i>Time = latency + bytes / link rate (core/parallel.py): at small messages the "
-                "latency decides, and more devices add steps.</i></p>")
+        return (_table(o.name, rows) + "<p><i>Time = latency + bytes / link rate (core/parallel.py): "
+                "at small messages the latency decides, and more devices add steps.</i></p>")
 
     def _op_html(self, name: str) -> str:
         a = self.state.analysis()
@@ -70,8 +66,7 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         bound = "memory" if a.memory_bound[index] else "compute"
         compute_s, memory_s = flops / peak, moved / a.roofs.bandwidth_bytes_per_s
         rows = [
-            ("role", o.role), ("shape", o.detail or "–"),
-            ("occurs", f"{o.count}× per step" + (f" (layers 0–{o.layers[-1]})" if o.layers else "")),
+            *_head_rows(o),
             ("FLOPs", f"{format_count(flops)}FLOP"), ("bytes", format_si(moved, "B")),
             ("of which weights", format_si(int(o.weight_bytes), "B")),
             ("of which KV cache", format_si(int(o.cache_bytes), "B")),
@@ -82,7 +77,17 @@ class DetailsPanel(QtWidgets.QTextBrowser):
             ("predicted time", f"{format_time(time_s)} each = max(compute, memory): {bound}-bound"),
             ("share of the step", f"{float(a.time_share[index]):.2%}"),
         ]
-        table = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
-        return (f"<h3>{escape(o.name)}</h3><table cellspacing='3'>{table}</table>"
-                "<p><i>Predicted with the roofline model: FLOPs and bytes from the model's "
-                "configuration (core/ops.py); time = max(FLOPs / peak, bytes / bandwidth).</i></p>")
+        return (_table(o.name, rows) + "<p><i>Predicted with the roofline model: FLOPs and bytes from "
+                "the model's configuration (core/ops.py); time = max(FLOPs / peak, bytes / "
+                "bandwidth).</i></p>")
+
+
+def _head_rows(o) -> list[tuple[str, str]]:
+    """What every op's card starts with: its role, shape and where it occurs."""
+    where = f" (layers {o.layers[0]}–{o.layers[-1]})" if o.layers else ""
+    return [("role", o.role), ("shape", o.detail or "–"), ("occurs", f"{o.count}× per step{where}")]
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> str:
+    body = "".join(f"<tr><td><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>" for k, v in rows)
+    return f"<h3>{escape(title)}</h3><table cellspacing='3'>{body}</table>"

@@ -25,7 +25,7 @@ from explorer.core.scaling_laws import (
 )
 from explorer.core.units import format_parameters, format_si
 from explorer.state import AppState
-from explorer.ui.chart.axes import SiLogAxis
+from explorer.ui.chart.axes import SiLogAxis, fixed_plot
 from explorer.ui.follow import Follower
 
 FITS = ((HOFFMANN, OKABE_ITO["blue"]), (BESIROGLU, OKABE_ITO["vermillion"]))
@@ -62,12 +62,7 @@ class ScalingPanel(QtWidgets.QWidget):
         self.plot = pg.PlotWidget(background="w", axisItems={"bottom": SiLogAxis("bottom")})
         self.plot.setLogMode(x=True, y=False)
         item = self.plot.getPlotItem()
-        item.setMenuEnabled(False)
-        item.setMouseEnabled(x=False, y=False)
-        item.hideButtons()
-        item.showGrid(x=True, y=True, alpha=0.15)
-        item.setLabel("bottom", "parameters N (at C = 6·N·D)")
-        item.setLabel("left", "predicted loss (fit)")
+        fixed_plot(item, "parameters N (at C = 6·N·D)", "predicted loss (fit)")
         self.plot.setMinimumHeight(200)
         self.curves = {fit.id: item.plot(pen=pg.mkPen(colour, width=2.5)) for fit, colour in FITS}
         for fit, _ in FITS:

@@ -1,0 +1,41 @@
+"""A step spread over devices in the window: the link's roof on the chart, a communication
+op's card, the devices boxes and the memory bar's optimizer state."""
+
+from __future__ import annotations
+
+
+def test_the_window_draws_the_link_roof_and_explains_an_all_reduce(window, qtbot):
+    state = window.state
+    state.set_devices(["h100-sxm"])
+    state.set_model("llama-3-70b")
+    state.set_params(context=4096, tp=8)
+
+    def links():
+        return [line for line in window.chart.chart.lines if line.kind == "link"]
+
+    qtbot.waitUntil(lambda: bool(links()))
+    links = links()
+    assert len(links) == 1 and "NVLink 4" in links[0].tooltip
+    state.select_op("attn_all_reduce")
+    card = window.details_panel.toPlainText()
+    assert "NVLink 4, 450 GB/s per direction" in card and "14 steps × 0.6 µs" in card
+    panel = window.workload_panel
+    assert panel.degrees["tp"].value() == 8
+    rows = [panel.table_model.index(r, 0).data() for r in range(panel.table_model.rowCount())]
+    assert "attn_all_reduce" in rows
+
+
+def test_the_workload_panel_sets_a_training_split(window):
+    panel = window.workload_panel
+    state = window.state
+    state.set_model("llama-2-7b")
+    panel.phase.setCurrentText("train")
+    panel.degrees["dp"].setValue(4)  # batch 1 cannot split 4 ways: refused, the box goes back
+    assert state.params.dp == 1 and panel.degrees["dp"].value() == 1
+    panel.batch.setValue(8)
+    panel.degrees["dp"].setValue(4)
+    assert state.params.dp == 4 and state.params.phase == "train"
+    panel.recompute.setChecked(True)
+    assert state.params.recompute
+    names = [name for name, _, _ in panel.memory._parts]
+    assert names[:2] == ["weights", "optimizer state"]
