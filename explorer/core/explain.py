@@ -25,6 +25,7 @@ from explorer.core.claims import (
     times,
 )
 from explorer.core.hardware import Hardware
+from explorer.core.parallel_claims import communication_seconds
 from explorer.core.sentences import Explanation
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.workload import WorkloadError, WorkloadParams
@@ -71,7 +72,18 @@ def binding_roof(a: Analysis) -> Explanation:
     # what all its traffic and all its arithmetic would take on their own.
     traffic = f"moving its {format_si(t.bytes, 'B')} takes {format_time(t.memory_time_s)} in all"
     arithmetic = f"its arithmetic takes {format_time(t.compute_time_s)}"
-    if bound.bound == "memory":
+    claims = [time, bound]
+    if bound.bound == "communication":
+        talk = Quantity("communication time", t.link_time_s, format_time(t.link_time_s),
+                        lambda: communication_seconds(state), rel=1e-9)
+        latency = communication_seconds(state, latency_only=True) / t.link_time_s
+        claims.append(talk)
+        share = f"{latency:.1%}" if latency > 0.99 else format_share(latency)
+        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: its messages "
+                f"between the {t.devices:,} devices take {talk.phrase}, {share} of it the links' "
+                f"latency, longer than moving its bytes ({format_time(t.memory_time_s)}) or its "
+                f"arithmetic ({format_time(t.compute_time_s)}).")
+    elif bound.bound == "memory":
         only = "only " if t.compute_time_s < t.memory_time_s / 2 else ""
         text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {traffic}, "
                 f"its arithmetic {only}{format_time(t.compute_time_s)}. It uses "
@@ -83,11 +95,14 @@ def binding_roof(a: Analysis) -> Explanation:
         text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {arithmetic} "
                 f"in all, moving its bytes {format_time(t.memory_time_s)}. It reaches "
                 f"{format_share(utilisation)} of the {peak.label} peak.")
-    if t.time_s > 1.05 * max(t.memory_time_s, t.compute_time_s):
+    if t.link_bytes:
+        if bound.bound != "communication":
+            text += f" Its messages between the {t.devices:,} devices take {format_time(t.link_time_s)}."
+        text += " Communication is not overlapped with the other ops here: their times add up."
+    elif t.time_s > 1.05 * max(t.memory_time_s, t.compute_time_s):
         text += (" Each op waits for the longer of its arithmetic and its traffic, so the step "
                  "takes more than either sum.")
     text += f" {converted(a)}".rstrip()
-    claims = [time, bound]
     if not t.fits_in_memory:
         fits = Fits(state, False)
         claims.append(fits)
@@ -98,11 +113,13 @@ def binding_roof(a: Analysis) -> Explanation:
 
 
 def _budget_words(hardware: Hardware, params: WorkloadParams) -> str:
-    """"the 64.8 GiB a serving engine may use (90% of 72 GiB usable)"."""
+    """"the 64.8 GiB a serving engine may use (90% of 72 GiB usable)"; in training "the
+    64.8 GiB it may use"."""
     usable = hardware.usable_memory_bytes
     nominal = hardware.memory_capacity_bytes
     reported = "" if usable == nominal else f" of {format_bytes(nominal)} nominal"
-    return (f"the {format_bytes(memory_budget(hardware, params))} a serving engine may use "
+    who = "the step" if params.phase == "train" else "a serving engine"
+    return (f"the {format_bytes(memory_budget(hardware, params))} {who} may use "
             f"({params.memory_fraction:.0%} of {format_bytes(usable)} usable{reported})")
 
 
@@ -142,7 +159,8 @@ def batch_crossing(a: Analysis) -> Explanation | None:
             f"from {first.phrase} at batch 1 to {last.phrase} at batch {top.phrase}, the largest that "
             f"fits at a context of {a.params.context:,}.")
     if crossing.batch is None:
-        text += (f" The step stays {crossing.phrase} all the way: each sequence reads its own KV "
+        apart = "Apart from its communication, the step" if a.totals.link_bytes else "The step"
+        text += (f" {apart} stays {crossing.phrase} all the way: each sequence reads its own KV "
                  f"cache, and that traffic grows in proportion to the batch.")
     else:
         numbers["crossing_batch"] = crossing.batch
@@ -309,12 +327,16 @@ def explain_op(a: Analysis, name: str) -> Explanation | None:
 def memory_fit(a: Analysis) -> Explanation:
     t, state = a.totals, state_of(a)
     parts = f"weights {format_bytes(t.weight_bytes)}"
+    if t.state_bytes:
+        parts += f", gradients and Adam's state {format_bytes(t.state_bytes)}"
     if t.kv_bytes_per_token:
         parts += (f", KV cache {format_bytes(t.kv_cache_bytes)} ({format_bytes(t.kv_bytes_per_token)} "
                   f"per token, {format_share(t.kv_cache_bytes / t.memory_budget_bytes)} of the budget)")
     fits = Fits(state, t.fits_in_memory)
+    kept = " kept for the backward pass" if a.params.phase == "train" else ""
+    where = f" on each of its {t.devices:,} devices" if t.devices > 1 else ""
     return Explanation("Memory", (
-        f"Resident during the step: {parts}, activations {format_bytes(t.activation_bytes)}. "
+        f"Resident during the step{where}: {parts}, activations{kept} {format_bytes(t.activation_bytes)}. "
         f"Together {format_bytes(t.memory_required_bytes)} of {_budget_words(a.hardware, a.params)}: "
         f"it {fits.phrase}."), (fits,),
         {"required_bytes": float(t.memory_required_bytes), "budget_bytes": t.memory_budget_bytes,

@@ -48,10 +48,12 @@ def step_field(state: State, field: str) -> tuple[str, Quantity | None]:
         if field == "communication":
             return format_time(t.link_time_s), Quantity("communication time", t.link_time_s,
                                                          format_time(t.link_time_s),
-                                                         lambda: _communication(state), rel=1e-9)
+                                                         lambda: communication_seconds(state), rel=1e-9)
+        def recomputed_share() -> float:
+            return communication_seconds(state) / state.analysis().totals.time_s
+
         return format_share(share), Quantity("communication share", share, format_share(share),
-                                             lambda: _communication(state) / state.analysis().totals.time_s,
-                                             rel=1e-9)
+                                             recomputed_share, rel=1e-9)
     if field.startswith("train-days:"):
         tokens = float(field.removeprefix("train-days:"))
         if state.params.phase != "train":
@@ -64,16 +66,18 @@ def step_field(state: State, field: str) -> tuple[str, Quantity | None]:
     raise KeyError(f"unknown field {field!r}")
 
 
-def _communication(state: State) -> float:
-    """The communication ops' time, from the ring formulas and the catalogue's links: NCCL's
-    base latency, each transfer step's latency, the bytes at the per-direction rate."""
+def communication_seconds(state: State, latency_only: bool = False) -> float:
+    """The communication ops' time (``latency_only``: its latency part), from the catalogue's
+    links: NCCL's base latency, each transfer step's latency, the bytes at the per-direction
+    rate."""
     a = state.analysis()
     total = 0.0
     for o, link in zip(a.ops, a.links, strict=True):
         if link is None:
             continue
-        each = parallel.NCCL_BASE_LATENCY_S + float(o.steps) * link.latency_s \
-            + float(o.bytes) / link.per_direction_bytes_per_s
+        each = parallel.NCCL_BASE_LATENCY_S + float(o.steps) * link.latency_s
+        if not latency_only:
+            each += float(o.bytes) / link.per_direction_bytes_per_s
         total += o.count * each
     return total * training.pipeline_factor(state.params, state.params.split, state.params.batch)
 

@@ -157,3 +157,19 @@ def test_one_devices_step_stays_under_its_roof(models, catalog, kwargs):
     t = a.totals
     assert t.flops / t.time_s <= a.roofs.matrix.flops_per_s
     assert t.flops * a.params.pp == pytest.approx(float((a.counts * a.flops).sum()), rel=1e-9)
+
+
+def test_explain_says_what_communication_costs_and_its_claims_hold(models, catalog):
+    from explorer.core.explain import explain_workload
+
+    a = analyze(models["llama-3-70b"], WorkloadParams(context=4096, tp=8), catalog["b200"])
+    found = {e.title: e for e in explain_workload(a)}
+    limits = found["What limits the step"]
+    assert "communication-bound" in limits.text and "99.8% of it the links' latency" in limits.text
+    assert all(e.problems() == [] for e in found.values())
+    assert "Apart from its communication, the step stays memory-bound" in found["Batching"].text
+    train = analyze(models["llama-3-70b"], WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2,
+                                                          recompute=True), catalog["h100-sxm"])
+    memory = {e.title: e for e in explain_workload(train)}["Memory"]
+    assert "on each of its 64 devices" in memory.text and "gradients and Adam's state 29.6 GiB" in memory.text
+    assert memory.problems() == []
