@@ -36,7 +36,7 @@ class Sheet:
     specs: Cell  # "132 SMs, 1.98 GHz boost, TDP 700 W, matrix units: Tensor Cores"
     peaks: tuple[tuple[str, str, Cell, str, str], ...]  # precision, unit, peak, at clock, ridge
     memory: tuple[tuple[str, Cell, Cell], ...]  # level, capacity (usable), bandwidth
-    measured: tuple[tuple[str, Provenance], ...]  # "HBM3 latency 406 ns, measured: …"
+    measured: tuple[tuple[str, Provenance], ...]  # "HBM3 latency 406 ns, measured: …", links
     sources: tuple[tuple[str, str], ...]
 
 
@@ -63,5 +63,15 @@ def device_sheet(hw: Hardware) -> Sheet:
     measured += tuple((f"{m.name} usable: {format_bytes(m.usable_bytes)}, what the device reports: "
                        f"{m.usable_provenance.note}", m.usable_provenance)
                       for m in hw.memory if m.usable_bytes is not None and m.usable_provenance is not None)
+    for link in hw.links:
+        counts = "both directions together" if link.direction == "both" else "each direction"
+        group = f", {link.group} devices joined at this rate" if link.group else ""
+        measured += ((f"{link.name} ({link.tier} link): {format_si(link.bandwidth_bytes_per_s, 'B/s')} "
+                      f"published ({counts}), {format_si(link.per_direction_bytes_per_s, 'B/s')} per "
+                      f"direction{group}" + (f"; {link.provenance.note}" if link.provenance.note else ""),
+                      link.provenance),)
+        if link.latency_s is not None and link.latency_provenance is not None:
+            measured += ((f"{link.name} latency {format_time(link.latency_s)} a transfer step: "
+                          f"{link.latency_provenance.note}", link.latency_provenance),)
     return Sheet(hw.name, hw.id, f"{hw.vendor} {hw.kind.upper()}, {hw.year}. {hw.notes}".rstrip(),
                  Cell(specs, s.provenance), peaks, memory, measured, hw.sources)

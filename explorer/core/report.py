@@ -64,6 +64,7 @@ def hardware_detail(hw: Hardware) -> dict[str, Any]:
                 if m.usable_bytes is not None and m.usable_provenance else {})}
             for m in hw.memory
         ],
+        "links": [_link(x) for x in hw.links],
         "sources": dict(hw.sources),
         "notes": hw.notes,
     }

@@ -80,3 +80,21 @@ def test_a_group_belongs_to_node_links(catalog):
     data["links"][1]["group"] = 8
     with pytest.raises(DataFileError, match="applies to node links"):
         read_hardware_entry(Fields(data, "h100.yaml", "h100-sxm"))
+
+
+def test_hardware_show_gives_each_link_with_its_sources():
+    import io
+    import json
+
+    from explorer import cli
+
+    out = io.StringIO()
+    assert cli.run(cli.parse_args(["hardware", "show", "h100-sxm", "--json"]), out, io.StringIO()) == 0
+    links = {x["name"]: x for x in json.loads(out.getvalue())["links"]}
+    assert links["NVLink 4"]["per_direction_bytes_per_s"] == 450e9 and links["NVLink 4"]["group"] == 8
+    assert links["InfiniBand NDR"]["direction"] == "each"
+    assert "tuning.cc" in links["NVLink 4"]["latency"]["source"]
+    out = io.StringIO()
+    cli.run(cli.parse_args(["hardware", "show", "h100-sxm"]), out, io.StringIO())
+    assert "NVLink 4 (node link): 900 GB/s published (both directions together), 450 GB/s per direction" \
+        in out.getvalue()
