@@ -54,3 +54,15 @@ def test_a_training_step_sets_the_devices_and_adds_the_roofline_time(panel):
     assert panel.devices.value() == 64
     text = panel.text.toPlainText()
     assert "At the roofline's step time for the training step" in text and "64 devices" in text
+
+
+def test_the_frontier_joins_the_optima_of_neighbouring_budgets(panel):
+    for fit in (HOFFMANN, BESIROGLU):
+        xs, _ = panel.frontiers[fit.id].getData()
+        # stored in log10 for the log axis: each point is the optimum of its budget
+        sizes = 10 ** np.asarray(xs)
+        assert sizes.min() < fit.optimal(5.76e23)[0] < sizes.max()
+        n10 = fit.optimal(5.76e24)[0]
+        xs10, ys10 = panel.neighbours[(fit.id, 10.0)].getData()
+        best = int(np.argmin(ys10))
+        assert 10 ** xs10[best] == pytest.approx(n10, rel=0.1)  # the tenfold budget's curve bottoms out there

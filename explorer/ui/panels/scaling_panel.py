@@ -31,6 +31,7 @@ from explorer.ui.follow import Follower
 FITS = ((HOFFMANN, OKABE_ITO["blue"]), (BESIROGLU, OKABE_ITO["vermillion"]))
 DEFAULT_BUDGET = 5.76e23  # Chinchilla's (Hoffmann et al. 2022)
 BUDGET_RANGE = (1e18, 1e28)
+NEIGHBOURS = (0.1, 10.0)  # budgets drawn faintly beside the chosen one: its isoFLOP curve's neighbours
 
 
 class ScalingPanel(QtWidgets.QWidget):
@@ -67,6 +68,11 @@ class ScalingPanel(QtWidgets.QWidget):
         self.curves = {fit.id: item.plot(pen=pg.mkPen(colour, width=2.5)) for fit, colour in FITS}
         for fit, _ in FITS:
             self.curves[fit.id].setToolTip(f"{fit.name}: loss at C = 6·N·D (a fit; colours as in the table)")
+        dash, dot = QtCore.Qt.PenStyle.DashLine, QtCore.Qt.PenStyle.DotLine
+        faint = {fit.id: pg.mkPen(colour, width=1.2, style=dash) for fit, colour in FITS}
+        self.neighbours = {(fit.id, k): item.plot(pen=faint[fit.id]) for fit, _ in FITS for k in NEIGHBOURS}
+        self.frontiers = {fit.id: item.plot(pen=pg.mkPen(colour, width=1.2, style=dot))
+                          for fit, colour in FITS}
         self.optima = {fit.id: pg.ScatterPlotItem(size=14, symbol="star", pen=pg.mkPen("k"),
                                                   brush=pg.mkBrush(colour), hoverable=True)
                        for fit, colour in FITS}
@@ -122,9 +128,19 @@ class ScalingPanel(QtWidgets.QWidget):
         parameters = float(model.parameter_count())
         for fit, _ in FITS:
             n_opt, d_opt = fit.optimal(budget)
-            sizes = np.geomspace(n_opt / 30, n_opt * 30, 120)
-            curve = isoflop(fit, budget, list(sizes))
-            self.curves[fit.id].setData(sizes, [loss for _, _, loss in curve])
+            for factor in (1.0, *NEIGHBOURS):
+                centre = fit.optimal(budget * factor)[0]
+                sizes = np.geomspace(centre / 30, centre * 30, 120)
+                curve = [loss for _, _, loss in isoflop(fit, budget * factor, list(sizes))]
+                line = self.curves[fit.id] if factor == 1.0 else self.neighbours[(fit.id, factor)]
+                line.setData(sizes, curve)
+                if factor != 1.0:
+                    line.setToolTip(f"{fit.name}: the isoFLOP curve of {budget * factor:.3g} FLOPs")
+            budgets = np.geomspace(budget * NEIGHBOURS[0] / 3, budget * NEIGHBOURS[1] * 3, 40)
+            frontier = [fit.optimal(c) for c in budgets]
+            self.frontiers[fit.id].setData([n for n, _ in frontier], [fit.loss(n, d) for n, d in frontier])
+            self.frontiers[fit.id].setToolTip(f"{fit.name}: the compute-optimal frontier, each budget's "
+                                              "best model size")
             self.optima[fit.id].setData([np.log10(n_opt)], [fit.loss(n_opt, d_opt)],
                                         data=[f"{fit.name}: optimum {format_parameters(n_opt)} parameters"])
             self.optima[fit.id].setToolTip(f"{fit.name}: N_opt {format_parameters(n_opt)}, "
