@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
                                     "--hardware, the days the budget takes on --devices of them.")
     sc.add_argument("--flops", "--budget", dest="budget", required=True, metavar="C",
                     type=amount_type(1e15, 1e30, "a budget in FLOPs", "5.76e23"),
-                    help="training compute in FLOPs, e.g. 5.76e23 (Chinchilla's)")
+                    help="training compute in FLOPs, e.g. 5.76e23 (Gopher's and Chinchilla's)")
     sc.add_argument("--fit", choices=[*FITS, *SHORT, "all"], default="all",
                     help="hoffmann: Hoffmann et al. 2022, Approach 3; besiroglu: the 2024 replication; "
                          "all (default): both")
@@ -74,8 +74,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"  {row['name']}: {format_parameters(row['parameters'])} parameters, "
               f"{format_parameters(row['tokens'])} tokens ({format_number(row['tokens_per_parameter'])} per "
               f"parameter){loss}" + (f"  [{row['source']}]" if row["source"] else ""), file=out)
-    print("  fits: L(N, D) = E + A/N^α + B/D^β, fitted on models from 70 M to 16 B parameters; beyond, "
-          "they extrapolate", file=out)
+    print("  fits: L(N, D) = E + A/N^α + B/D^β, fitted on models from 70 M to a little over 16 B "
+          "parameters; beyond, they extrapolate", file=out)
     if cluster:
         days = cluster["seconds"] / 86400
         print(f"on {args.devices:,} × {hw.name} ({peak.label} {format_si(peak.flops_per_s, 'FLOP/s')} each, "

@@ -263,6 +263,12 @@ class Analysis:
         )
 
 
+def _once_per_step(ops) -> NDArray:
+    """Ops a training step runs once, after its pipeline drains (the optimizer, the gradient
+    all-reduces), rather than for each micro-batch of each stage."""
+    return np.array([o.name in training.ONCE_PER_STEP for o in ops], dtype=bool)
+
+
 def _links(ops, hardware: Hardware, params: WorkloadParams) -> list:
     """The link each op crosses (None: on one device); a link the device lacks is an error."""
     try:
@@ -321,7 +327,7 @@ def _op_terms(model: ModelSpec, params: WorkloadParams, matrix: ComputePeak, vec
 def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
     """Cost one step of ``model`` under ``params`` on ``hardware``."""
     roofs = op_roofs(hardware, params.dtype)
-    ops, flops, moved, counts, arithmetic_s, peaks, total_flops, total_bytes = _op_terms(
+    ops, flops, moved, counts, arithmetic_s, peaks, _, _ = _op_terms(  # totals checked for overflow
         model, params, roofs.matrix, roofs.vector)
     bandwidth = roofs.bandwidth_bytes_per_s
     links = _links(ops, hardware, params)
@@ -331,9 +337,14 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         if link is not None:
             time_s[i] = parallel.link_seconds(link, ops[i].steps, float(moved[i]))
     link_counts = np.where(talking, counts, 0)
-    stages = params.pp  # the ops cover every stage's layers: one device does a stage's share
-    link_bytes = int(np.sum(link_counts * moved)) // stages
-    factor = training.pipeline_factor(params, params.split, params.batch)
+    # The ops cover every stage's layers: one device does a stage's share (1/pp) and the
+    # pipeline's factor applies; the optimizer and gradient all-reduces run once a step.
+    once = _once_per_step(ops)
+    scale = np.where(once, 1.0, training.pipeline_factor(params, params.split, params.batch))
+
+    def shared(values) -> int:  # exact integers: a stage's share of the pipelined ops, the rest whole
+        pipelined = sum(int(v) for v, o in zip(values, once, strict=True) if not o)
+        return pipelined // params.pp + sum(int(v) for v, o in zip(values, once, strict=True) if o)
 
     transformer = isinstance(model, TransformerSpec)
     items = _items_per_step(model, params, params.batch)
@@ -349,13 +360,14 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
     required = weight_bytes + state + kv_cache + activations
     budget = memory_budget(hardware, params)
-    total_time = float(np.sum(counts * time_s)) * factor
+    total_time = float(np.sum(counts * time_s * scale))
+    memory_counts = counts - link_counts
     totals = Totals(
-        flops=total_flops // stages,
-        bytes=(total_bytes - int(np.sum(link_counts * moved))) // stages,
+        flops=shared([int(f) * int(c) for f, c in zip(flops, counts, strict=True)]),
+        bytes=shared([int(b) * int(c) for b, c in zip(moved, memory_counts, strict=True)]),
         time_s=total_time,
-        compute_time_s=float(np.sum(counts * arithmetic_s)) * factor,
-        memory_time_s=float(np.sum((counts - link_counts) * moved)) / bandwidth * factor,
+        compute_time_s=float(np.sum(counts * arithmetic_s * scale)),
+        memory_time_s=float(np.sum(memory_counts * moved * scale)) / bandwidth,
         items_per_step=items,
         item_unit=model.item_unit,
         tokens_per_s=items / total_time,
@@ -369,8 +381,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         memory_budget_bytes=budget,
         fits_in_memory=required <= budget,
         devices=params.split.devices,
-        link_bytes=link_bytes,
-        link_time_s=float(np.sum(link_counts * time_s)) * factor,
+        link_bytes=shared([int(b) * int(c) for b, c in zip(moved, link_counts, strict=True)]),
+        link_time_s=float(np.sum(link_counts * time_s * scale)),
         state_bytes=state,
     )
     notes = list(roofs.notes)
@@ -485,11 +497,21 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
         if link is not None:
             times[i] = parallel.link_seconds(link, float(ops[i].steps), moved[i])
             talking[i] = True
-    factor = training.pipeline_factor(params, params.split, b)
-    total_time = counts @ times * factor
-    compute_time_s = counts @ arithmetic * factor
-    total_flops = counts @ flops / params.pp  # one device's share of the stages' work
-    total_bytes = np.where(talking, 0, counts) @ moved / params.pp
+    once = _once_per_step(ops)
+    factor = training.pipeline_factor(params, params.split, b)  # per batch
+
+    def step(weights, values):  # pipelined ops scaled by ``factor``, once-per-step ops whole
+        return np.where(once, 0, weights) @ values * factor + np.where(once, weights, 0) @ values
+
+    def share(weights, values):  # a stage's share of the pipelined ops, the rest whole
+        return np.where(once, 0, weights) @ values / params.pp + np.where(once, weights, 0) @ values
+
+    total_time = step(counts, times)
+    compute_time_s = step(counts, arithmetic)
+    memory_counts = np.where(talking, 0, counts)
+    memory_time_s = step(memory_counts, moved) / bandwidth
+    total_flops = share(counts, flops)
+    total_bytes = share(memory_counts, moved)
     items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,
@@ -497,7 +519,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
         tokens_per_s=items / total_time,
         flops=total_flops,
         bytes=total_bytes,
-        memory_bound=total_bytes * params.pp / bandwidth * factor > compute_time_s,
+        memory_bound=memory_time_s > compute_time_s,
         max_batch=limit,
     )
 

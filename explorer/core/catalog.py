@@ -141,6 +141,10 @@ def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
     group = fields.integer("group", required=tier == "node", minimum=2, maximum=1024) or 0
     if group and tier != "node":
         raise fields.error("group", "applies to node links (devices of one server reaching each other)")
+    mesh = fields.integer("mesh", required=False, minimum=1, maximum=1024) or 0
+    if mesh and not (group and mesh == group - 1):
+        raise fields.error("mesh", "counts a node link's point-to-point links, one per other device of its "
+                                   "group: group − 1")
     if latency is None:
         raise fields.error("latency", "is missing (a link needs its latency per transfer step, with "
                                       "latency_source and latency_note)")
@@ -148,7 +152,7 @@ def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
         name=fields.text("name"), tier=tier,
         bandwidth_bytes_per_s=fields.quantity("bandwidth", units.BYTE_RATE),
         direction=fields.text("direction", choices=LINK_DIRECTIONS),
-        provenance=_provenance(fields, sources), group=group,
+        provenance=_provenance(fields, sources), group=group, mesh=mesh,
         latency_s=latency, latency_provenance=latency_provenance,
     )
 
@@ -265,6 +269,8 @@ def hardware_to_dict(hw: Hardware) -> dict:
                  "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
         if link.group:
             entry["group"] = link.group
+        if link.mesh:
+            entry["mesh"] = link.mesh
         entry.update(_provenance_dict(link.provenance, keys))
         if link.latency_s is not None and link.latency_provenance is not None:
             entry.update(latency=f"{link.latency_s * 1e6:.10g} us",

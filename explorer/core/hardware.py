@@ -77,9 +77,24 @@ class Link:
     bandwidth_bytes_per_s: float  # as published
     direction: str  # LINK_DIRECTIONS: what the published figure counts
     provenance: Provenance
-    group: int = 0  # node links: devices all reaching each other at this rate (HGX: 8)
+    group: int = 0  # node links: devices all reaching each other (HGX: 8)
+    # Node links made of point-to-point links, one per peer (MI300X: 7 Infinity Fabric links
+    # in an 8-GPU platform), rather than a switch: the published rate is the sum over them,
+    # and a group of n devices uses n − 1 of them (0: a switch, every rate to every group).
+    mesh: int = 0
     latency_s: float | None = None  # per transfer step (a hop of a ring), from its source
     latency_provenance: Provenance | None = None
+
+    def for_group(self, devices: int) -> Link:
+        """This link as a group of ``devices`` sees it: on a mesh, the share of its
+        point-to-point links that join the group's members."""
+        used = devices - 1
+        if not self.mesh or used >= self.mesh:
+            return self
+        from dataclasses import replace
+
+        return replace(self, name=f"{self.name} ({used} of its {self.mesh} links)",
+                       bandwidth_bytes_per_s=self.bandwidth_bytes_per_s * used / self.mesh)
 
     @property
     def per_direction_bytes_per_s(self) -> float:

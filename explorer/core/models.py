@@ -123,6 +123,10 @@ class TransformerSpec:
         biases = ((2 * width if self.gated_mlp else width) + d) if self.bias else 0
         return (3 if self.gated_mlp else 2) * d * width + biases
 
+    def expert_parameters(self) -> int:
+        """One routed expert's weights (0 for a dense model)."""
+        return self._mlp_parameters(self.expert_width) if self.moe else 0
+
     def _moe_parameters(self, experts: int) -> int:
         """An MoE layer's MLP with ``experts`` of its routed experts (all, or those a token uses)."""
         router = self.d_model * self.experts + (self.experts if self.router_bias else 0)

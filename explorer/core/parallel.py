@@ -193,6 +193,17 @@ def device_parameters(model, split: Split) -> int:
     return max(stage_total(i, layers) for i, layers in enumerate(stages))
 
 
+def expert_parameters(model, split: Split) -> int:
+    """The routed experts' weights on the busiest device (its stage's MoE layers, its E/ep
+    experts, its 1/tp of each): those only its expert-parallel group holds."""
+    if not isinstance(model, TransformerSpec) or not model.moe:
+        return 0
+    shard = expert_shard(tensor_shard(model, split.tp), split.ep)
+    stages = stage_layers(model.layers, split.pp)
+    layers = max(sum(1 for i in stage if model.moe_layer(i)) for stage in stages)
+    return layers * shard.experts * shard.expert_parameters()
+
+
 def group_link(hardware: Hardware, tier: str, devices: int, what: str) -> Link:
     """The link a group of ``devices`` crosses on ``hardware`` (raises ParallelError)."""
     if tier == "network":
@@ -258,12 +269,23 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
     for o in ops:
         if o.unit != op.LINK:
             out.append(None)
-        elif o.link == "node":
+            continue
+        group = GROUPS[o.link](split)
+        if o.link == "node":
             what = "tensor parallel" if o.role == "all_reduce" else "expert parallel"
-            out.append(group_link(hardware, "node", split.tp * split.ep, what))
-        else:  # pipeline sends and the gradient all-reduce: inside a node when the job fits in one
+            out.append(group_link(hardware, "node", split.tp * split.ep, what).for_group(group))
+        else:  # pipeline sends and gradient all-reduces: inside a node when the job fits in one
             inside = whole_job_in_node or (node is None and split.devices <= PCIE_SERVER)
             tier = "node" if inside else "network"
-            group = split.pp if o.link == "pipeline" else split.dp
-            out.append(group_link(hardware, tier, group if tier == "node" else split.devices, o.role))
+            link = group_link(hardware, tier, group if tier == "node" else split.devices, o.role)
+            out.append(link.for_group(group))
     return out
+
+
+# The devices taking part in one collective, by the group an op's ``link`` names.
+GROUPS = {
+    "node": lambda s: s.tp * s.ep,  # tensor or expert parallel, within a node
+    "pipeline": lambda s: 2,  # a send joins two neighbouring stages
+    "data": lambda s: s.dp,  # gradients of weights every data-parallel replica holds
+    "data-expert": lambda s: s.dp * s.ep,  # gradients of weights every device holds (EP copies them)
+}

@@ -70,7 +70,8 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
     """The communication ops' time (``latency_only``: its latency part), from the catalogue's
     links: NCCL's base latency, each transfer step's latency, the bytes at the per-direction
     rate."""
-    a = state.analysis()
+    a, p = state.analysis(), state.params
+    factor = training.pipeline_factor(p, p.split, p.batch)  # once-per-step ops run once
     total = 0.0
     for o, link in zip(a.ops, a.links, strict=True):
         if link is None:
@@ -78,8 +79,8 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
         each = parallel.NCCL_BASE_LATENCY_S + float(o.steps) * link.latency_s
         if not latency_only:
             each += float(o.bytes) / link.per_direction_bytes_per_s
-        total += o.count * each
-    return total * training.pipeline_factor(state.params, state.params.split, state.params.batch)
+        total += o.count * each * (1.0 if o.name in training.ONCE_PER_STEP else factor)
+    return total
 
 
 def scaling_field(catalog, text: str) -> tuple[str, Quantity]:

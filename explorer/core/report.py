@@ -89,7 +89,8 @@ def run_dict(run) -> dict[str, Any]:
         "at_roofline": {"mfu": run.roofline_mfu, "step_s": run.roofline_step_s, "seconds": run.seconds(False),
                         "device_hours": run.device_hours(False), "energy_j_upper_bound": run.energy_j(False)},
         "mfu_default_sources": list(MFU_SOURCES),
-        "energy_note": "every device at its TDP for the whole run: an upper bound",
+        "energy_note": "every device at its TDP for the whole run: an upper bound on the devices' own "
+                       "energy (host, network and cooling not counted)",
     }
 
 
@@ -118,8 +119,10 @@ def run_lines(run) -> list[str]:
         f"  at {run.mfu:.0%} model-FLOPs utilisation (stated default 40%): "
         f"{format_time(run.mfu_step_s)} a step, {run.seconds() / 86400:,.1f} days on "
         f"{run.devices:,} devices, {run.device_hours():,.0f} device-hours"
-        + (f", at most {energy / 3.6e9:,.0f} MWh (every device at its TDP)" if energy else ""),
-        f"  at the roofline's step time ({run.roofline_mfu:.0%} utilisation, an upper bound on speed): "
+        + (f", at most {energy / 3.6e9:,.0f} MWh of GPU energy (every device at its TDP; host, network "
+           f"and cooling not counted)" if energy else ""),
+        f"  at the roofline's step time ({run.roofline_mfu:.0%} utilisation; it counts recomputation and "
+        f"does not overlap communication): "
         f"{run.seconds(False) / 86400:,.1f} days, {run.device_hours(False):,.0f} device-hours",
     ]
 

@@ -4,7 +4,7 @@ parameter and token) that minimises it.
 
 The parametric fit of Hoffmann et al. 2022 ("Chinchilla"), L(N, D) = E + A/N^α + B/D^β,
 with two sets of constants, each cited: the paper's Approach 3, and the replication by
-Besiroglu et al. 2024, who refit the paper's own data and found the original constants
+Besiroglu et al. 2024, who refit data reconstructed from the paper's plots and found the original constants
 inconsistent with its other two approaches. Both are fits, valid near the range of models
 they were fitted on; "about 20 tokens per parameter" is a rule of thumb, approximate.
 """
@@ -90,9 +90,11 @@ def why_they_differ(budget: float, fits: tuple[Fit, ...] = (HOFFMANN, BESIROGLU)
             f"so N ∝ C^{a2:.2f}. "
             f"At {budget:.3g} FLOPs that is {n1 / 1e9:.0f} B parameters on {d1 / 1e12:.2f} T tokens "
             f"({d1 / n1:.0f} per parameter) against {n2 / 1e9:.0f} B on {d2 / 1e12:.2f} T "
-            f"({d2 / n2:.0f} per parameter). Besiroglu et al. refitted the paper's own data and found its "
-            f"Approach 3 constants inconsistent with its Approaches 1 and 2 (about 20 tokens per parameter); "
-            f"their refit agrees with them.")
+            f"({d2 / n2:.0f} per parameter). Besiroglu et al. refitted data reconstructed from the "
+            f"paper's plots and found its Approach 3 constants inconsistent with its Approaches 1 and 2 "
+            f"(about 20 tokens per parameter). They trace the gap to an optimizer stopped before it "
+            f"converged and to constants printed rounded (the paper's TeX source holds unrounded "
+            f"ones, which give a larger model); their refit agrees with Approaches 1 and 2.")
 
 
 @dataclass(frozen=True)

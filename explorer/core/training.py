@@ -4,11 +4,19 @@ Conventions:
 - the backward pass of an op costs twice its forward, in FLOPs and in bytes: a linear
   layer's backward is two products of the forward's shape (the input's gradient dY·Wᵀ and
   the weights' gradient Xᵀ·dY), each reading and writing tensors of the forward's sizes;
-  the same factor is taken for every other op (Kaplan et al. 2020, "2 + 4 FLOPs per
-  parameter and token": https://arxiv.org/abs/2001.08361). With full activation
-  recomputation the forward runs twice (Korthikanti et al. 2022): ×4 instead of ×3;
-- communication follows the passes: the tensor-parallel all-reduces and pipeline sends of
-  the forward run again (on gradients) in the backward, and once more with recomputation;
+  the same factor is taken for every other op (so training costs about 6 FLOPs per
+  parameter and token, 2 forward and 4 backward, as in Kaplan et al. 2020:
+  https://arxiv.org/abs/2001.08361). With full activation recomputation the forward runs
+  twice (Korthikanti et al. 2022): ×4 instead of ×3;
+- communication follows the passes: the tensor-parallel all-reduces and expert all-to-alls
+  of the forward run again (on gradients) in the backward, and once more with
+  recomputation; a pipeline's sends run twice (activations forward, gradients back: a
+  recomputed stage starts from the inputs it kept);
+- the optimizer and the gradient all-reduces run once a step, after the pipeline drains
+  (``ONCE_PER_STEP``): outside the pipeline's bubble, whole on every device. Gradients of
+  weights every data-parallel replica holds are summed over dp devices; with expert
+  parallel, the weights every device of the group holds (attention, shared layers) over
+  dp × ep, each device's experts over dp;
 - the optimizer is Adam(W) in mixed precision (the ZeRO paper's accounting, Rajbhandari et
   al. 2020, https://arxiv.org/abs/1910.02054): 16-bit weights and gradients, fp32 master
   weights and two fp32 moments, 16 bytes per parameter (fp32 training: weights, gradients
@@ -18,7 +26,8 @@ Conventions:
 - activations kept for the backward pass, per transformer layer and sequence of s tokens
   (Korthikanti et al. 2022, https://arxiv.org/abs/2205.05198, eq. 2, for 16-bit
   activations with tensor parallel t): s·h·(10 + 24/t) bytes, plus 5·a·s²/t for the
-  attention scores a naive kernel stores (a fused kernel keeps none); with full
+  attention scores a naive kernel stores (a fused kernel keeps none; the equation assumes
+  attention dropout, which Llama-style models do not use, so for them it is high); with full
   recomputation only each layer's input, 2·s·h bytes, plus one layer's full set while it
   is recomputed. The equation is derived for GPT layers (an MLP 4× wide, as many key/value
   heads as query heads); for other layers it is an estimate. Scaled to the activation
@@ -72,22 +81,36 @@ def _scaled(o: op.Op, factor: int, note: str) -> op.Op:
 def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
     """The ops of a training step on one device, from the ops of its forward pass."""
     work = passes(params)
-    comm = work - 1
     recompute = ", recomputed" if params.recompute else ""
-    out = [_scaled(o, comm, f"forward + backward{recompute}: ×{comm}") if o.unit == op.LINK
-           else _scaled(o, work, f"forward + backward (2×){recompute}: ×{work}") for o in forward]
+    out = []
+    for o in forward:
+        if o.unit != op.LINK:
+            out.append(_scaled(o, work, f"forward + backward (2×){recompute}: ×{work}"))
+        elif o.role == "send_recv":  # a recomputed stage starts from the inputs it kept: no new send
+            out.append(_scaled(o, 2, "forward activations, backward gradients: ×2"))
+        else:
+            out.append(_scaled(o, work - 1, f"forward + backward{recompute}: ×{work - 1}"))
     parameters = parallel.device_parameters(model, split)
     out.append(op.Op("optimizer", "optimizer", op.VECTOR, ADAM_FLOPS_PER_PARAMETER * parameters,
                      optimizer_bytes_per_parameter(params) * parameters, (),
-                     f"Adam(W) over {parameters:,} parameters", weight_bytes=0))
-    if split.dp > 1:
-        n = split.dp
-        message = parameters * params.act_bytes
-        out.append(op.Op("grad_all_reduce", "all_reduce", op.LINK, (n - 1) * parameters // n,
-                         parallel.ring_all_reduce_bytes(message, n), (),
-                         f"gradients summed over {n} data-parallel replicas, ring", link="data",
-                         steps=parallel.collective_steps("all_reduce", n)))
+                     f"Adam(W) over {parameters:,} parameters, once a step", weight_bytes=0))
+    # Weights every data-parallel replica holds, and with expert parallel every device of the
+    # group too (attention, shared layers): summed over dp × ep; the experts over dp.
+    experts = parallel.expert_parameters(model, split) if split.ep > 1 else 0
+    shared_group = "data-expert" if split.ep > 1 else "data"
+    for name, count, group, link, what in (
+            ("grad_all_reduce", parameters - experts, split.dp * split.ep, shared_group,
+             "gradients of the weights every replica holds"),
+            ("expert_grad_all_reduce", experts, split.dp, "data", "gradients of this device's experts")):
+        if group > 1 and count:
+            out.append(op.Op(name, "all_reduce", op.LINK, (group - 1) * count // group,
+                             parallel.ring_all_reduce_bytes(count * params.act_bytes, group), (),
+                             f"{what}, summed over {group} devices (ring), once a step", link=link,
+                             steps=parallel.collective_steps("all_reduce", group)))
     return out
+
+
+ONCE_PER_STEP = ("optimizer", "grad_all_reduce", "expert_grad_all_reduce")  # after the pipeline drains
 
 
 def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
@@ -123,7 +146,8 @@ MFU_SOURCES = ("https://arxiv.org/abs/2204.02311", "https://arxiv.org/abs/2407.2
 @dataclass(frozen=True)
 class Run:
     """Training a model on ``tokens`` tokens with the analysed step, two ways: at the
-    roofline's step time (an upper bound on speed) and at a stated model-FLOPs utilisation."""
+    roofline's step time (which counts recomputation and adds communication without
+    overlap) and at a stated model-FLOPs utilisation."""
 
     tokens: float
     devices: int
@@ -155,7 +179,8 @@ class Run:
         return self.seconds(at_mfu) * self.devices / 3600
 
     def energy_j(self, at_mfu: bool = True) -> float | None:
-        """Every device at its TDP for the whole run: an upper bound (None without a TDP)."""
+        """Every device at its TDP for the whole run: an upper bound on the devices' own energy,
+        host, network and cooling left out (None without a TDP)."""
         return None if self.tdp_w is None else self.seconds(at_mfu) * self.devices * self.tdp_w
 
 

@@ -98,3 +98,28 @@ def test_hardware_show_gives_each_link_with_its_sources():
     cli.run(cli.parse_args(["hardware", "show", "h100-sxm"]), out, io.StringIO())
     assert "NVLink 4 (node link): 900 GB/s published (both directions together), 450 GB/s per direction" \
         in out.getvalue()
+
+
+def test_a_mesh_gives_a_small_group_only_its_own_links(catalog):
+    from explorer.core.analysis import analyze
+    from explorer.core.models import load_models
+    from explorer.core.workload import WorkloadParams
+
+    fabric = catalog["mi300x"].link("node")
+    assert fabric.mesh == 7
+    assert fabric.for_group(2).per_direction_bytes_per_s == pytest.approx(64e9)  # one link, 128 GB/s both
+    assert fabric.for_group(8) is fabric
+    m = load_models()["llama-3-70b"]
+    a = analyze(m, WorkloadParams(context=2048, tp=2), catalog["mi300x"])
+    [link] = {x for x in a.links if x is not None}
+    assert link.name == "Infinity Fabric (1 of its 7 links)"
+    assert link.per_direction_bytes_per_s == pytest.approx(64e9)
+    nvlink = analyze(m, WorkloadParams(context=2048, tp=2), catalog["h100-sxm"])
+    assert {x.per_direction_bytes_per_s for x in nvlink.links if x is not None} == {450e9}  # a switch
+
+
+def test_a_mesh_counts_one_link_per_peer(catalog):
+    data = hardware_to_dict(catalog["mi300x"])
+    data["links"][0]["mesh"] = 6
+    with pytest.raises(DataFileError, match="group − 1"):
+        read_hardware_entry(Fields(data, "mi300x.yaml", "mi300x"))

@@ -77,13 +77,31 @@ def test_activations_follow_korthikanti_et_al(models, h100):
     assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s, tp=2, recompute=True), h100) > 8
 
 
-def test_the_pipeline_bubble(models, h100):
+def test_the_pipeline_bubble_and_the_once_a_step_ops(models, h100):
     m = models["llama-3-70b"]
-    params = WorkloadParams(phase="train", batch=32, seq=1024, pp=4, tp=8)
-    assert training.pipeline_factor(params, params.split, 32) == pytest.approx((1 + 3 / 32) / 4)
+    params = WorkloadParams(phase="train", batch=64, seq=1024, pp=4, tp=8, dp=2)
+    assert training.pipeline_factor(params, params.split, 64) == pytest.approx((1 + 3 / 32) / 4)
     a = analyze(m, params, h100)
-    ops_time = float((a.counts * a.time_s).sum())
-    assert a.totals.time_s == pytest.approx(ops_time * (1 + 3 / 32) / 4)
+    spent = {o.name: float(c * t) for o, c, t in zip(a.ops, a.counts, a.time_s, strict=True)}
+    once = spent.pop("optimizer") + spent.pop("grad_all_reduce")  # after the pipeline drains
+    assert a.totals.time_s == pytest.approx(sum(spent.values()) * (1 + 3 / 32) / 4 + once)
+    # the stage's own share of the weights goes through Adam and the gradient all-reduce
+    optimizer = next(o for o in a.ops if o.name == "optimizer")
+    assert optimizer.bytes == 28 * a.totals.weight_bytes // 2
+
+
+def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
+    m = models["llama-3-70b"]
+    sends = {r: next(o for o in build_ops(m, WorkloadParams(phase="train", batch=8, seq=512, pp=4,
+                                                            recompute=r)) if o.name == "stage_send")
+             for r in (False, True)}
+    assert sends[True].bytes == sends[False].bytes  # forward activations and backward gradients only
+    mixtral = models["mixtral-8x7b"]
+    params = WorkloadParams(phase="train", batch=16, seq=512, ep=8, dp=2)
+    ops = {o.name: o for o in build_ops(mixtral, params)}
+    experts = 32 * 1 * mixtral.expert_parameters()  # 32 layers × 1 of 8 experts each
+    assert ops["expert_grad_all_reduce"].bytes == pytest.approx(2 * 1 / 2 * experts * 2)  # ring over dp = 2
+    assert ops["grad_all_reduce"].steps == 2 * (16 - 1)  # shared weights over dp × ep = 16 devices
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -29,7 +29,7 @@ from explorer.ui.chart.axes import SiLogAxis, fixed_plot
 from explorer.ui.follow import Follower
 
 FITS = ((HOFFMANN, OKABE_ITO["blue"]), (BESIROGLU, OKABE_ITO["vermillion"]))
-DEFAULT_BUDGET = 5.76e23  # Chinchilla's (Hoffmann et al. 2022)
+DEFAULT_BUDGET = 5.76e23  # Gopher's and Chinchilla's (Hoffmann et al. 2022)
 BUDGET_RANGE = (1e18, 1e28)
 NEIGHBOURS = (0.1, 10.0)  # budgets drawn faintly beside the chosen one: its isoFLOP curve's neighbours
 
@@ -176,8 +176,9 @@ class ScalingPanel(QtWidgets.QWidget):
                f"{format_parameters(tokens)} tokens ({tokens / parameters:.0f} per parameter).</p>",
                f"<table cellspacing='4'>{head}{''.join(rows)}</table>", self._cluster_html(budget, tokens),
                f"<p><b>Why the fits differ.</b> {escape(why_they_differ(budget))}</p>",
-               "<p><i>Fits: valid near the models they were fitted on (70 M to 16 B parameters); beyond, "
-               "they extrapolate. Losses are the fits' predictions, not measurements.</i></p>"]
+               "<p><i>Fits: valid near the models they were fitted on (70 M to a little over 16 B "
+               "parameters); beyond, they extrapolate. Losses are the fits' predictions, not "
+               "measurements.</i></p>"]
         return "".join(out)
 
     def _cluster_html(self, budget: float, tokens: float) -> str:
@@ -198,6 +199,7 @@ class ScalingPanel(QtWidgets.QWidget):
         if params.phase == "train":
             run = training.run(self.state.analysis(), tokens, mfu)
             lines.append(f"<p>At the roofline's step time for the training step in the Workload panel "
+                         "(it counts recomputation and leaves communication unoverlapped) "
                          f"({params.split.devices:,} devices, {run.roofline_mfu:.0%} utilisation): "
                          f"{run.seconds(False) / 86400:,.1f} days for {format_parameters(tokens)} "
                          "tokens.</p>")
