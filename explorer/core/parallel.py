@@ -26,7 +26,12 @@ sends are 2(n−1)/n × message for a ring all-reduce over n devices (in 2(n−1
 (n−1)/n × message for an all-to-all (n−1 steps) and the message for a send (one step);
 the link rate is per direction (a ring sends and receives at once); the base is NCCL's
 6.6 µs per collective (``NCCL_BASE_LATENCY_S``) and the step latency the link's own
-(catalogue). TP and EP groups use the node link (NVLink, Infinity Fabric; a server
+(catalogue). Two simplifications, stated: the latencies are those of NCCL's LL protocol
+(the one it picks for small messages) while the rate is the link's full one (LL reaches
+about a quarter of it; large messages use the Simple protocol, 8.4 µs base and a few µs a
+step), so large transfers come out optimistic; and a ring over several nodes pays the
+network's step latency on every step, where NCCL's model charges it only on the steps
+that cross nodes, so small cross-node collectives come out pessimistic. TP and EP groups use the node link (NVLink, Infinity Fabric; a server
 without one: PCIe); PP and DP groups use it too when every device of the job fits in one
 node group, else the network (a server with PCIe only is taken to hold up to 8 devices,
 as common PCIe servers do). Communication is not overlapped with compute: the times
