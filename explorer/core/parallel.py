@@ -31,7 +31,8 @@ the link rate is per direction (a ring sends and receives at once); the base is 
 about a quarter of it; large messages use the Simple protocol, 8.4 µs base and a few µs a
 step), so large transfers come out optimistic; and a ring over several nodes pays the
 network's step latency on every step, where NCCL's model charges it only on the steps
-that cross nodes, so small cross-node collectives come out pessimistic. TP and EP groups use the node link (NVLink, Infinity Fabric; a server
+that cross nodes, so small cross-node collectives come out pessimistic.
+TP and EP groups use the node link (NVLink, Infinity Fabric; a server
 without one: PCIe); PP and DP groups use it too when every device of the job fits in one
 node group, else the network (a server with PCIe only is taken to hold up to 8 devices,
 as common PCIe servers do). Communication is not overlapped with compute: the times
