@@ -260,3 +260,10 @@ def test_communication_ops_sit_on_or_under_their_link_roof(catalog, models):
             assert a.performance[i] <= a.intensity[i] * 450e9
     ops = [m for m in chart.markers if m.kind == "op" and m.name in ("attn_all_reduce", "mlp_all_reduce")]
     assert len(ops) == 2 and all("communication" in m.tooltip for m in ops)
+
+
+def test_with_several_devices_the_link_roof_names_its_device(catalog, models):
+    doc = Document(catalog, models, Session(hardware=("h100-sxm", "b200"), model="llama-3-70b",
+                                            params=WorkloadParams(context=4096, tp=8)))
+    chart = build_chart(doc, Page.slide(1600, 900))
+    assert [t.text for t in chart.texts if t.kind == "link"] == ["H100 SXM: NVLink 4 450 GB/s per direction"]

@@ -244,7 +244,8 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
     track, points = workload_marks(chart, doc, theme)
-    ceilings = [*measured_ceilings(chart, doc, theme), *link_roofs(chart, doc, theme)]
+    ceilings = [*measured_ceilings(chart, doc, theme),
+                *link_roofs(chart, doc, theme, _named(devices, options))]
     markers = [*ridge_marks, *measured_marks(chart, measured, theme), *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),

@@ -223,10 +223,11 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
     return markers, requests
 
 
-def link_roofs(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
+def link_roofs(chart: Chart, doc, theme, multi: bool = False) -> list[tuple[Line, Text]]:
     """A roof for each link the workload's communication ops cross (a step spread over
     devices): bytes/s of the link per direction, slanted like a memory roof, up to the
-    binding compute roof; each with its label ("NVLink 4 450 GB/s per direction"). A
+    binding compute roof; each with its label ("NVLink 4 450 GB/s per direction", after the
+    primary device's name when several are shown: the links are the primary's). A
     communication op's point sits on or below it: its time adds the link's latency."""
     a = doc.analysis()
     crossed = {link.name: link for link in a.links if link is not None}
@@ -241,7 +242,8 @@ def link_roofs(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
         if start >= end:
             continue
         ends = ((chart.x_px(start), chart.y_px(start * rate)), (chart.x_px(end), chart.y_px(end * rate)))
-        words = f"{link.name} {format_si(rate, 'B/s')} per direction"
+        owner = f"{a.hardware.label}: " if multi else ""
+        words = f"{owner}{link.name} {format_si(rate, 'B/s')} per direction"
         published = "both directions together" if link.direction == "both" else "each direction"
         tooltip = (f"{a.hardware.name}: {link.name}, {format_si(link.bandwidth_bytes_per_s, 'B/s')} "
                    f"published ({published}); a ring sends and receives at once: {format_si(rate, 'B/s')}\n"
