@@ -260,6 +260,7 @@ def test_communication_ops_sit_on_or_under_their_link_roof(catalog, models):
             assert a.performance[i] <= a.intensity[i] * 450e9
     ops = [m for m in chart.markers if m.kind == "op" and m.name in ("attn_all_reduce", "mlp_all_reduce")]
     assert len(ops) == 2 and all("communication" in m.tooltip for m in ops)
+    assert "sends 28.7 kB over NVLink 4: 15 µs latency + 63.7 ns transfer" in ops[0].tooltip
 
 
 def test_with_several_devices_the_link_roof_names_its_device(catalog, models):

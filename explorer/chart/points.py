@@ -29,9 +29,15 @@ class OpInfo:
     time_s: float
     share: float
     bound: str
+    link: str = ""  # a communication op: what it sends, over which link, latency and transfer
 
     def tooltip(self) -> str:
         repeat = f" (×{self.count} layers)" if self.count > 1 else ""
+        if self.link:
+            return "\n".join([
+                f"{self.name}{repeat}, communication: {self.share:.1%} of the step", self.link,
+                f"predicted time: {format_time(self.time_s)} each, {self.share:.1%} of the step",
+            ])
         return "\n".join([
             f"{self.name}{repeat}, {ROLE_GROUP.get(self.role, 'elementwise')}: {self.share:.1%} of the step",
             f"FLOPs: {format_si(self.flops, 'FLOP')}   bytes: {format_si(self.bytes, 'B')}",
@@ -48,10 +54,16 @@ def op_infos(analysis: Analysis) -> list[OpInfo]:
     for i, o in enumerate(analysis.ops):
         if analysis.flops[i] <= 0:
             continue
+        link, note = analysis.links[i], ""
+        if link is not None:
+            sent = float(analysis.bytes[i])
+            transfer = sent / link.per_direction_bytes_per_s
+            latency = analysis.time_s[i] - transfer
+            note = (f"sends {format_si(sent, 'B')} over {link.name}: {format_time(latency)} latency + "
+                    f"{format_time(transfer)} transfer")
         out.append(OpInfo(o.name, o.role, o.count, int(analysis.flops[i]), int(analysis.bytes[i]),
                           float(analysis.intensity[i]), float(analysis.performance[i]),
-                          float(analysis.time_s[i]), float(share[i]),
-                          str(bounds[i])))
+                          float(analysis.time_s[i]), float(share[i]), str(bounds[i]), note))
     return out
 
 
