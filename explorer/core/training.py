@@ -123,10 +123,12 @@ def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
     full_layer = s * h * (10 + 24 / t)
     if params.attention == "naive":
         full_layer += 5 * model.heads * s * s / t
-    in_flight = local if split.pp == 1 else min(split.pp, local)
+    in_flight = local if split.pp == 1 else min(split.pp, local)  # sequences whose activations are kept
+    micro = local if split.pp == 1 else 1  # sequences of the micro-batch being recomputed
     layers = len(parallel.stage_layers(model.layers, split.pp)[0])
-    per_sequence = 2 * s * h * layers + full_layer if params.recompute else full_layer * layers
-    return int(per_sequence * scale * in_flight)
+    if params.recompute:  # each layer's input kept; one layer's full set while it is recomputed
+        return int((2 * s * h * layers * in_flight + full_layer * micro) * scale)
+    return int(full_layer * layers * in_flight * scale)
 
 
 def pipeline_factor(params, split, batch):

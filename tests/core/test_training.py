@@ -112,3 +112,13 @@ def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
 def test_training_refuses_what_it_does_not_model(kwargs, message):
     with pytest.raises(WorkloadError, match=message):
         WorkloadParams(**kwargs)
+
+
+def test_a_pipeline_stage_keeps_its_micro_batches_inputs_and_recomputes_one_layer(models, h100):
+    m = models["llama-3-70b"]  # 80 layers, d 8192
+    s, h = 1024, 8192
+    a = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4, recompute=True), h100)
+    # 1F1B: the first stage (20 layers) holds min(pp, 8) = 4 one-sequence micro-batches
+    assert a.totals.activation_bytes == 2 * s * h * 20 * 4 + s * h * (10 + 24 / 8)
+    kept = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4), h100).totals.activation_bytes
+    assert kept == s * h * (10 + 3) * 20 * 4
