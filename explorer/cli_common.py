@@ -99,15 +99,9 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
                         help="prefill computes only the score pairs a causal mask keeps (about half)")
     from explorer.core import parallel
 
-    for flag, maximum, words in (
-            ("--tp", parallel.MAX_TP, "tensor parallel: devices of one node sharing every layer"),
-            ("--pp", parallel.MAX_PP, "pipeline parallel: stages of consecutive layers"),
-            ("--dp", parallel.MAX_DP, "data parallel: replicas, each with 1/dp of the batch "
-                                      "(training: gradients all-reduced)"),
-            ("--ep", parallel.MAX_EP, "expert parallel (mixture of experts): devices sharing the experts, "
-                                      "each with 1/ep of the batch through attention")):
-        parser.add_argument(flag, type=count_type(maximum), default=1, metavar="N",
-                            help=words + " (default 1)")
+    for degree in parallel.DEGREES:
+        parser.add_argument(f"--{degree.name}", type=count_type(degree.maximum), default=1, metavar="N",
+                            help=f"{degree.long}: {degree.help} (default 1)")
     parser.add_argument("--recompute", action="store_true",
                         help="training: recompute activations in the backward pass (keeps only layer inputs)")
     parser.add_argument("--routing", choices=ROUTINGS, default="uniform",

@@ -179,19 +179,15 @@ class Analysis:
     counts: NDArray  # occurrences (layers) of each op
     totals: Totals
     notes: tuple[str, ...] = field(default=())
+    links: tuple = ()  # the link each op crosses (None for ops on one device)
 
     @property
     def intensity(self) -> NDArray:
         return self.flops / self.bytes
 
-    @cached_property
-    def links(self) -> tuple:
-        """The link each op crosses (None for ops on one device)."""
-        return tuple(_links(self.ops, self.hardware, self.params))
-
     @property
     def communicating(self) -> NDArray:
-        return np.array([o.unit == op.LINK for o in self.ops], dtype=bool)
+        return np.array([link is not None for link in self.links], dtype=bool)
 
     @property
     def memory_bound(self) -> NDArray:
@@ -266,7 +262,7 @@ class Analysis:
 def _once_per_step(ops) -> NDArray:
     """Ops a training step runs once, after its pipeline drains (the optimizer, the gradient
     all-reduces), rather than for each micro-batch of each stage."""
-    return np.array([o.name in training.ONCE_PER_STEP for o in ops], dtype=bool)
+    return np.array([o.once_per_step for o in ops], dtype=bool)
 
 
 def _links(ops, hardware: Hardware, params: WorkloadParams) -> list:
@@ -275,6 +271,23 @@ def _links(ops, hardware: Hardware, params: WorkloadParams) -> list:
         return parallel.resolve_links(ops, hardware, params.split)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None
+
+
+def _timed_links(links: list, ops, times: NDArray, moved: NDArray) -> NDArray:
+    """Put each communication op's link time (latency + bytes / rate) into ``times`` (rows
+    per op, scalars or per batch); the mask of the ops that communicate."""
+    talking = np.array([link is not None for link in links], dtype=bool)
+    for i in np.flatnonzero(talking):
+        times[i] = parallel.link_seconds(links[i], float(ops[i].steps), moved[i])
+    return talking
+
+
+def _state_bytes(model: ModelSpec, params: WorkloadParams) -> int:
+    """Training's gradients and optimizer state on the busiest device (0 at inference)."""
+    if params.phase != "train":
+        return 0
+    return parallel.device_parameters(model, params.split) * (
+        training.state_bytes_per_parameter(params) - params.weight_bytes)
 
 
 def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
@@ -292,11 +305,6 @@ def _memory(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
     if split.pp > 1:  # the longest stage's layers
         kv = kv * len(parallel.stage_layers(model.layers, split.pp)[0]) // model.layers
     return weights, kv
-
-
-def _sequences_per_device(params: WorkloadParams, batch):
-    """Sequences whose KV cache one device holds: its share of the batch."""
-    return batch // params.split.batch_share
 
 
 def _items_per_step(model: ModelSpec, params: WorkloadParams, batch):
@@ -331,11 +339,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         model, params, roofs.matrix, roofs.vector)
     bandwidth = roofs.bandwidth_bytes_per_s
     links = _links(ops, hardware, params)
-    talking = np.array([link is not None for link in links], dtype=bool)
-    time_s = np.maximum(arithmetic_s, np.where(talking, 0, moved) / bandwidth)
-    for i, link in enumerate(links):
-        if link is not None:
-            time_s[i] = parallel.link_seconds(link, ops[i].steps, float(moved[i]))
+    time_s = np.maximum(arithmetic_s, moved / bandwidth)
+    talking = _timed_links(links, ops, time_s, moved.astype(float))
     link_counts = np.where(talking, counts, 0)
     # The ops cover every stage's layers: one device does a stage's share (1/pp) and the
     # pipeline's factor applies; the optimizer and gradient all-reduces run once a step.
@@ -349,12 +354,10 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     transformer = isinstance(model, TransformerSpec)
     items = _items_per_step(model, params, params.batch)
     weight_bytes, kv_per_sequence = _memory(model, params)
-    kv_cache = _sequences_per_device(params, params.batch) * kv_per_sequence
+    kv_cache = params.batch // params.split.batch_share * kv_per_sequence  # the device's sequences
     kv_per_token = kv_per_sequence // params.kv_tokens  # an average where windows cap the cache
-    state = 0
+    state = _state_bytes(model, params)
     if params.phase == "train":
-        state = parallel.device_parameters(model, params.split) * (
-            training.state_bytes_per_parameter(params) - params.weight_bytes)
         activations = training.activation_bytes(model, params, params.split, list(ops))
     else:
         activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
@@ -397,7 +400,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
                      f"{hardware.name} has {format_bytes(budget)} to give "
                      f"({params.memory_fraction:.0%} of {format_bytes(hardware.usable_memory_bytes)} usable)")
     return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
-                    totals, tuple(notes))
+                    totals, tuple(notes), tuple(links))
 
 
 @dataclass(frozen=True)
@@ -428,10 +431,7 @@ def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hard
     activations grow linearly with the batch."""
     weight_bytes, kv_per_sequence = _memory(model, params)
     share = params.split.batch_share
-    if params.phase == "train":
-        weight_bytes += parallel.device_parameters(model, params.split) * (
-            training.state_bytes_per_parameter(params) - params.weight_bytes)
-    free = memory_budget(hardware, params) - weight_bytes
+    free = memory_budget(hardware, params) - weight_bytes - _state_bytes(model, params)
     if free < 0:
         return 0
     per_sequence = kv_per_sequence + _activations_per_sequence(model, params)  # per device sequence
@@ -492,26 +492,22 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     ops, counts, flops, moved, arithmetic = _sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
                                                          roofs.vector)
     times = np.maximum(arithmetic, moved / bandwidth)
-    talking = np.zeros(len(ops), dtype=bool)
-    for i, link in enumerate(_links(ops, hardware, params)):
-        if link is not None:
-            times[i] = parallel.link_seconds(link, float(ops[i].steps), moved[i])
-            talking[i] = True
+    talking = _timed_links(_links(ops, hardware, params), ops, times, moved)
     once = _once_per_step(ops)
     factor = training.pipeline_factor(params, params.split, b)  # per batch
 
     def step(weights, values):  # pipelined ops scaled by ``factor``, once-per-step ops whole
         return np.where(once, 0, weights) @ values * factor + np.where(once, weights, 0) @ values
 
-    def share(weights, values):  # a stage's share of the pipelined ops, the rest whole
+    def stage_share(weights, values):  # a stage's share of the pipelined ops, the rest whole
         return np.where(once, 0, weights) @ values / params.pp + np.where(once, weights, 0) @ values
 
     total_time = step(counts, times)
     compute_time_s = step(counts, arithmetic)
     memory_counts = np.where(talking, 0, counts)
     memory_time_s = step(memory_counts, moved) / bandwidth
-    total_flops = share(counts, flops)
-    total_bytes = share(memory_counts, moved)
+    total_flops = stage_share(counts, flops)
+    total_bytes = stage_share(memory_counts, moved)
     items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,

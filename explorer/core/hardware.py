@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from explorer.core.units import PRECISIONS
 
@@ -91,8 +91,6 @@ class Link:
         used = devices - 1
         if not self.mesh or used >= self.mesh:
             return self
-        from dataclasses import replace
-
         return replace(self, name=f"{self.name} ({used} of its {self.mesh} links)",
                        bandwidth_bytes_per_s=self.bandwidth_bytes_per_s * used / self.mesh)
 

@@ -78,6 +78,9 @@ class Op:
     # those one device sends, its ``flops`` the additions of a reduction.
     link: str = ""
     steps: Size = 0
+    # Run once a training step, after the pipeline drains (the optimizer, gradient
+    # all-reduces), rather than for each micro-batch of each stage.
+    once_per_step: bool = False
 
     @property
     def count(self) -> int:

@@ -53,14 +53,35 @@ from explorer.core.models import TransformerSpec
 # NCCL's base latency of a ring collective with the LL protocol (baseLat[Ring][LL] in
 # src/graph/tuning.cc at b6475625, the source of every link's step latency here).
 NCCL_BASE_LATENCY_S = 6.6e-6
-NCCL_SOURCE = ("https://github.com/NVIDIA/nccl/blob/b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2/"
-               "src/graph/tuning.cc")
 PCIE_SERVER = 8  # devices a server without a node link is taken to hold
 MAX_TP = 64
 MAX_PP = 512
 MAX_DP = 1 << 16
 MAX_EP = 64
 EXPERT_OPS = ("expert_up", "expert_activation", "expert_down")
+
+
+@dataclass(frozen=True)
+class Degree:
+    """One way of spreading a step: its parameter, short and long names, limit and meaning."""
+
+    name: str  # the WorkloadParams field and session key ("tp")
+    short: str  # "TP"
+    long: str  # "tensor parallel"
+    maximum: int
+    help: str
+
+
+DEGREES = (
+    Degree("tp", "TP", "tensor parallel", MAX_TP,
+           "devices of one node sharing every layer (two all-reduces per layer)"),
+    Degree("pp", "PP", "pipeline", MAX_PP, "stages of consecutive layers (a send between stages)"),
+    Degree("dp", "DP", "data parallel", MAX_DP,
+           "replicas, each with 1/dp of the batch (training: gradients all-reduced once a step)"),
+    Degree("ep", "EP", "expert parallel", MAX_EP,
+           "mixture of experts: devices sharing the experts, each with 1/ep of the batch through "
+           "attention (two all-to-alls per layer)"),
+)
 
 
 class ParallelError(ValueError):
@@ -103,6 +124,10 @@ class Split:
     def devices(self) -> int:
         return self.tp * self.pp * self.dp * self.ep
 
+    def used(self) -> list[tuple[Degree, int]]:
+        """The degrees above 1, with their values."""
+        return [(d, getattr(self, d.name)) for d in DEGREES if getattr(self, d.name) > 1]
+
     @property
     def batch_share(self) -> int:
         """The batch is divided by this: each data-parallel replica (and, with expert parallel,
@@ -144,8 +169,9 @@ def expert_shard(m: TransformerSpec, ep: int) -> TransformerSpec:
     return replace(m, experts=m.experts // ep, experts_per_token=m.experts_per_token / ep)
 
 
-def check_split(model, split: Split, batch: int) -> None:
-    """Refuse a split the model cannot take (raises ParallelError naming the fix)."""
+def check_split(model, split: Split) -> None:
+    """Refuse a split the model cannot take (raises ParallelError naming the fix); the batch's
+    split is checked with the workload's parameters."""
     if (split.tp > 1 or split.pp > 1 or split.ep > 1) and not isinstance(model, TransformerSpec):
         raise ParallelError("tensor, pipeline and expert parallel split a transformer's layers; "
                             f"{model.name} can only be split by data parallel")
@@ -158,10 +184,6 @@ def check_split(model, split: Split, batch: int) -> None:
                                 f"at most {model.layers} pipeline stages")
         tensor_shard(model, split.tp)
         expert_shard(model, split.ep)
-    if batch % split.batch_share:
-        share = split.batch_share
-        raise ParallelError(f"a batch of {batch:,} does not split evenly over {share} "
-                            f"{'replicas' if split.ep == 1 else 'devices'}: use a multiple of {share}")
 
 
 def stage_layers(layers: int, pp: int) -> list[tuple[int, ...]]:

@@ -79,7 +79,7 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
         each = parallel.NCCL_BASE_LATENCY_S + float(o.steps) * link.latency_s
         if not latency_only:
             each += float(o.bytes) / link.per_direction_bytes_per_s
-        total += o.count * each * (1.0 if o.name in training.ONCE_PER_STEP else factor)
+        total += o.count * each * (1.0 if o.once_per_step else factor)
     return total
 
 

@@ -99,9 +99,7 @@ def split_lines(a: Analysis) -> list[str]:
     p = a.params
     if p.split.devices == 1:
         return []
-    parts = [f"{label} {value}" for label, value in (("tensor parallel", p.tp), ("pipeline", p.pp),
-                                                     ("data parallel", p.dp), ("expert parallel", p.ep))
-             if value > 1]
+    parts = [f"{degree.long} {value}" for degree, value in p.split.used()]
     links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s) for x in a.links if x is not None})
     crossing = "; ".join(f"{name} {format_si(rate, 'B/s')} per direction, {latency * 1e6:.1f} µs a step"
                          for name, rate, latency in links)
@@ -247,8 +245,7 @@ def split_words(params) -> str:
     split = params.split
     if split.devices == 1:
         return ""
-    parts = [f"{name} {value}" for name, value in (("TP", split.tp), ("PP", split.pp), ("DP", split.dp),
-                                                    ("EP", split.ep)) if value > 1]
+    parts = [f"{degree.short} {value}" for degree, value in split.used()]
     return f"{' × '.join(parts)} ({split.devices:,} devices)"
 
 

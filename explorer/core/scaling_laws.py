@@ -4,8 +4,8 @@ parameter and token) that minimises it.
 
 The parametric fit of Hoffmann et al. 2022 ("Chinchilla"), L(N, D) = E + A/N^α + B/D^β,
 with two sets of constants, each cited: the paper's Approach 3, and the replication by
-Besiroglu et al. 2024, who refit data reconstructed from the paper's plots and found the original constants
-inconsistent with its other two approaches. Both are fits, valid near the range of models
+Besiroglu et al. 2024, who refit data reconstructed from the paper's plots and found the
+original constants inconsistent with its other two approaches. Both are fits, valid near the range of models
 they were fitted on; "about 20 tokens per parameter" is a rule of thumb, approximate.
 """
 

@@ -197,9 +197,7 @@ class Session:
             out["weight_group"] = p.weight_group
         if p.weight_scale != "fp16":
             out["weight_scale"] = p.weight_scale
-        for name in ("tp", "pp", "dp", "ep"):
-            if getattr(p, name) != 1:
-                out[name] = getattr(p, name)
+        out.update({degree.name: value for degree, value in p.split.used()})
         if p.recompute:
             out["recompute"] = True
         if self.custom_layers:
@@ -288,11 +286,8 @@ def _read_params(fields: Fields) -> WorkloadParams:
         causal=fields.flag("causal"),
         weight_group=bounded("weight_group", 1 << 16, 128),
         weight_scale=fields.text("weight_scale", required=False, choices=SCALE_DTYPES, default="fp16"),
-        tp=bounded("tp", parallel.MAX_TP, 1),
-        pp=bounded("pp", parallel.MAX_PP, 1),
-        dp=bounded("dp", parallel.MAX_DP, 1),
-        ep=bounded("ep", parallel.MAX_EP, 1),
         recompute=fields.flag("recompute"),
+        **{d.name: bounded(d.name, d.maximum, 1) for d in parallel.DEGREES},
     )
     if not 0.05 <= kwargs["memory_fraction"] <= 1:
         raise fields.error("memory_fraction",

@@ -13,7 +13,7 @@ Conventions:
   recomputation; a pipeline's sends run twice (activations forward, gradients back: a
   recomputed stage starts from the inputs it kept);
 - the optimizer and the gradient all-reduces run once a step, after the pipeline drains
-  (``ONCE_PER_STEP``): outside the pipeline's bubble, whole on every device. Gradients of
+  (``Op.once_per_step``): outside the pipeline's bubble, whole on every device. Gradients of
   weights every data-parallel replica holds are summed over dp devices; with expert
   parallel, the weights every device of the group holds (attention, shared layers) over
   dp × ep, each device's experts over dp;
@@ -93,7 +93,7 @@ def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
     parameters = parallel.device_parameters(model, split)
     out.append(op.Op("optimizer", "optimizer", op.VECTOR, ADAM_FLOPS_PER_PARAMETER * parameters,
                      optimizer_bytes_per_parameter(params) * parameters, (),
-                     f"Adam(W) over {parameters:,} parameters, once a step", weight_bytes=0))
+                     f"Adam(W) over {parameters:,} parameters, once a step", once_per_step=True))
     # Weights every data-parallel replica holds, and with expert parallel every device of the
     # group too (attention, shared layers): summed over dp × ep; the experts over dp.
     experts = parallel.expert_parameters(model, split) if split.ep > 1 else 0
@@ -106,11 +106,8 @@ def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
             out.append(op.Op(name, "all_reduce", op.LINK, (group - 1) * count // group,
                              parallel.ring_all_reduce_bytes(count * params.act_bytes, group), (),
                              f"{what}, summed over {group} devices (ring), once a step", link=link,
-                             steps=parallel.collective_steps("all_reduce", group)))
+                             steps=parallel.collective_steps("all_reduce", group), once_per_step=True))
     return out
-
-
-ONCE_PER_STEP = ("optimizer", "grad_all_reduce", "expert_grad_all_reduce")  # after the pipeline drains
 
 
 def activation_bytes(model, params, split, forward: list[op.Op]) -> int:

@@ -115,9 +115,8 @@ class WorkloadParams:
         _check_count("batch", self.batch, MAX_BATCH)
         _check_count("seq", self.seq, MAX_TOKENS)
         _check_count("context", self.context, MAX_TOKENS)
-        for name, maximum in (("tp", parallel.MAX_TP), ("pp", parallel.MAX_PP), ("dp", parallel.MAX_DP),
-                              ("ep", parallel.MAX_EP)):
-            _check_count(name, getattr(self, name), maximum)
+        for degree in parallel.DEGREES:
+            _check_count(degree.name, getattr(self, degree.name), degree.maximum)
         if not isinstance(self.recompute, bool):
             raise WorkloadError(f"recompute must be true or false, got {brief(self.recompute)}")
         if self.phase == "train":
@@ -194,7 +193,7 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
     if split.devices == 1 and params.phase != "train":
         return _model_ops(model, params, batch)
     try:
-        parallel.check_split(model, split, params.batch)
+        parallel.check_split(model, split)
         return _device_ops(model, params, split, batch)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None

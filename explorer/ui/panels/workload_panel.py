@@ -100,19 +100,12 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.recompute = QtWidgets.QCheckBox("recompute activations")
         self.recompute.setToolTip("Training: keep only each layer's input and recompute the rest in the "
                                   "backward pass (one more forward: ×4 instead of ×3 the forward's work)")
-        degrees = (("tp", parallel.MAX_TP, "Tensor parallel: devices of one node sharing every layer "
-                                           "(two all-reduces per layer)"),
-                   ("pp", parallel.MAX_PP, "Pipeline parallel: stages of consecutive layers (a send "
-                                           "between stages)"),
-                   ("dp", parallel.MAX_DP, "Data parallel: replicas, each with 1/dp of the batch "
-                                           "(training: a gradient all-reduce per step)"),
-                   ("ep", parallel.MAX_EP, "Expert parallel (mixture of experts): devices sharing the "
-                                           "experts, each with 1/ep of the batch (two all-to-alls per "
-                                           "layer)"))
-        self.degrees = {name: _spin(maximum, words) for name, maximum, words in degrees}
+        self.degrees = {}
         split_row = self._split_row = QtWidgets.QHBoxLayout()
-        for name, box in self.degrees.items():
-            split_row.addWidget(QtWidgets.QLabel(name.upper()))
+        for degree in parallel.DEGREES:
+            tip = f"{degree.long.capitalize()}: {degree.help}"
+            box = self.degrees[degree.name] = _spin(degree.maximum, tip)
+            split_row.addWidget(QtWidgets.QLabel(degree.short))
             split_row.addWidget(box, 1)
         self.memory_share.setRange(5, 100)
         self.memory_share.setSuffix(" %")
