@@ -261,7 +261,9 @@ def step_summary(a: Analysis) -> str:
     and its memory against the budget."""
     t, p = a.totals, a.params
     fit = "fits in" if t.fits_in_memory else "does NOT fit in"
-    memory = "weights, KV cache, activations" if t.kv_bytes_per_token else "weights, activations"
+    memory = ", ".join(name for name, held in (("weights", True), ("optimizer state", t.state_bytes),
+                                               ("KV cache", t.kv_bytes_per_token), ("activations", True))
+                       if held)
     return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
             f"{t.bound}-bound; "

@@ -122,3 +122,12 @@ def test_a_pipeline_stage_keeps_its_micro_batches_inputs_and_recomputes_one_laye
     assert a.totals.activation_bytes == 2 * s * h * 20 * 4 + s * h * (10 + 24 / 8)
     kept = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4), h100).totals.activation_bytes
     assert kept == s * h * (10 + 3) * 20 * 4
+
+
+def test_the_status_line_names_the_optimizer_state_it_counts(models, h100):
+    from explorer.core.report import step_summary
+
+    a = analyze(models["llama-2-7b"], WorkloadParams(phase="train", batch=8, seq=1024, dp=8), h100)
+    line = step_summary(a)
+    assert "weights, optimizer state, activations" in line
+    assert f"{a.totals.memory_required_bytes / 2**30:.3g} GiB" in line
