@@ -26,11 +26,11 @@ from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
 from explorer.kernels.journal import Journal, journal_folders, open_journal, recover_all
 from explorer.kernels.reference import Reference, reference_for
-from explorer.kernels.results import Point, Results
+from explorer.kernels.results import Point, Results, new_results_name
 from explorer.kernels.runner import Progress, drive, results_of, run
 from explorer.kernels.suites import SUITES, UnknownSuiteError, resolve
 from explorer.kernels.timing import CancelToken
-from explorer.paths import user_data_dir
+from explorer.paths import user_file
 from explorer.texttable import format_table
 
 EXIT_CANCELLED = 130
@@ -140,10 +140,9 @@ def _check_out(path: str) -> str | None:
 def _save(results: Results, path: str | None, err: TextIO) -> str | None:
     """Save ``results`` to ``path``; when that fails, to the data folder or the temporary
     folder, saying why. Returns where they went (None: nowhere)."""
-    stamp = results.created.replace(":", "").replace("-", "")[:15] or "run"
+    name = new_results_name("bench", results.created)
     targets = [path] if path else []
-    fallbacks = [user_data_dir() / "results" / f"bench-{stamp}.json",
-                 Path(tempfile.gettempdir()) / f"roofline-bench-{stamp}.json"]
+    fallbacks = [user_file("results", name), Path(tempfile.gettempdir()) / f"roofline-{name}"]
     for target in [*targets, *fallbacks]:
         try:
             Path(target).parent.mkdir(parents=True, exist_ok=True)

@@ -27,3 +27,21 @@ def no_hang(seconds: float):
         signal.signal(signal.SIGPROF, previous)
     if fired:  # the alarm came inside a callback that swallowed it (a garbage collector hook)
         raise Hang(f"took more than {seconds} s of CPU time")
+
+
+@contextmanager
+def no_block(seconds: float = 10.0):
+    """Fail when the block waits ``seconds`` of wall time: a read that blocks forever (a
+    FIFO with no writer) spends no CPU time, so ``no_hang`` cannot see it. A detector for
+    a wait that never ends, set far above any real wait, not a timing assertion."""
+
+    def stop(*_):
+        raise Hang(f"blocked for {seconds} s (a read that never returns?)")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -17,26 +17,11 @@ from typing import Any
 import yaml
 
 from explorer.core import units
+from explorer.core.errors import DataFileError
+from explorer.core.reading import MAX_FILE_BYTES, read_text
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _URL = re.compile(r"^https?://\S+$")
-
-
-class DataFileError(ValueError):
-    """A data file that cannot be used, with the place of the mistake."""
-
-    def __init__(self, file: str | Path, message: str, entry: str | None = None,
-                 field: str | None = None) -> None:
-        self.file = str(file)
-        self.entry = entry
-        self.field = field
-        self.reason = message
-        where = [self.file]
-        if entry is not None:
-            where.append(f"entry '{entry}'")
-        if field is not None:
-            where.append(f"field '{field}'")
-        super().__init__(": ".join([*where, message]))
 
 
 # LibYAML's parser where PyYAML was built with it (ten times faster at start-up), with the
@@ -44,8 +29,21 @@ class DataFileError(ValueError):
 _SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _StrictLoader(_SafeBase):
-    """A safe loader that rejects a mapping key written twice (YAML would keep the last)."""
+class _BoundedLoader(_SafeBase):
+    """A safe loader that refuses a document whose aliases expand it past ``MAX_VALUES`` or
+    make it contain itself (checked on the composed nodes, before any value is built)."""
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return self.construct_document(node)
+
+
+class _StrictLoader(_BoundedLoader):
+    """A bounded loader that also rejects a mapping key written twice (YAML would keep the
+    last)."""
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
@@ -90,50 +88,82 @@ def _check_seal(path: Path, text: str) -> None:
                                   "use an earlier copy")
 
 
-MAX_FILE_BYTES = 4 << 20  # a data file, session or workload: the largest shipped is 40 KB
-MAX_ALIASES = 100  # YAML aliases (``*name``): a few are handy, thousands are an expansion bomb
+# A 4 MB file holds at most about two million values written out; aliases (``*name``) can
+# make a few lines stand for billions (an expansion bomb) or for a value holding itself.
+MAX_VALUES = 2_000_000
 
 
-def read_text_limited(path: Path, limit: int = MAX_FILE_BYTES) -> str:
-    """A file's text, refused before it is read when it is larger than ``limit``."""
-    size = path.stat().st_size
-    with open(path, "rb") as handle:
-        data = handle.read(limit + 1)  # a pipe or a growing file reports no true size
-    if size > limit or len(data) > limit:
-        raise DataFileError(path, f"is {max(size, len(data)) / 2**20:.1f} MB or more; files over "
-                                  f"{limit >> 20} MB are refused (is it the right file?)")
-    return data.decode("utf-8")
+class ExpansionError(yaml.YAMLError):
+    """A document that its aliases make too large, or make contain itself."""
 
 
-def _check_aliases(path: Path, text: str) -> None:
-    if "&" not in text:  # no anchor, no alias
-        return
-    aliases = sum(isinstance(t, yaml.AliasToken) for t in yaml.scan(text, Loader=_SafeBase))
-    if aliases > MAX_ALIASES:
-        raise DataFileError(path, f"uses {aliases} YAML aliases; at most {MAX_ALIASES} are read")
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Count the values ``root`` stands for with every alias followed (an alias is the
+    node it names, shared in the graph), without building them: a cycle or a count over
+    ``MAX_VALUES`` is refused before anything is constructed."""
+    counted: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the path from the root: an alias to one is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            open_nodes.discard(id(node))
+            total = 1 + sum(counted[id(child)] for child in _children(node))
+            if total > MAX_VALUES:
+                raise ExpansionError(f"its aliases expand it to more than {MAX_VALUES:,} values "
+                                     "(an expansion bomb?); write the values out instead")
+            counted[id(node)] = total
+            continue
+        if id(node) in counted:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                mark = child.start_mark
+                raise ExpansionError(f"an alias on line {mark.line + 1} refers to a value that "
+                                     "contains it (a value cannot hold itself)")
+            if id(child) not in counted:
+                stack.append((child, False))
 
 
 def load_yaml(path: str | Path, text: str | None = None) -> Any:
     """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys,
-    a file the app wrote that was cut short (see ``sealed``), files over ``MAX_FILE_BYTES``,
-    alias bombs and nesting too deep to read."""
+    a file the app wrote that was cut short (see ``sealed``), files over ``MAX_FILE_BYTES``
+    or not regular (``reading``), alias bombs, values that hold themselves and nesting too
+    deep to read."""
     path = Path(path)
+    if text is None:
+        text = read_text(path)
+    elif len(text) > MAX_FILE_BYTES:
+        raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
+    _check_seal(path, text)
     try:
-        if text is None:
-            text = read_text_limited(path)
-        elif len(text) > MAX_FILE_BYTES:
-            raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
-        _check_seal(path, text)
-        _check_aliases(path, text)
         return yaml.load(text, Loader=_StrictLoader)
     except RecursionError:
         raise DataFileError(path, "nests too deeply to read") from None
-    except OSError as exc:
-        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise DataFileError(path, "is not UTF-8 text") from exc
+    except ExpansionError as exc:
+        raise DataFileError(path, str(exc)) from None
     except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an integer too long to convert
         raise DataFileError(path, f"is not valid YAML: {exc}".replace("\n", " ")) from exc
+
+
+def peek_yaml(path: str | Path) -> Any:
+    """A user file's content read as leniently as is safe (duplicate keys allowed, for
+    naming what a broken file meant to define), or None when it cannot be read at all.
+    Bounded like ``load_yaml``: size, regular files only, alias expansion."""
+    try:
+        return yaml.load(read_text(path), Loader=_BoundedLoader)
+    except (DataFileError, yaml.YAMLError, ValueError, RecursionError):
+        return None
 
 
 class Fields:

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from explorer.core.datafile import DataFileError
+from explorer.core.datafile import DataFileError, peek_yaml
 
 PLURALS = {"device": "devices", "scene": "scenes", "results file": "results files",
            "autosaved session": "autosaved sessions"}
@@ -67,14 +65,11 @@ def ids_in(path: Path, list_key: str) -> tuple[str, ...]:
     """The ids a file means to define, read as leniently as possible (for a broken file:
     its entries' ``id`` fields if the YAML parses at all), plus the file's stem."""
     ids: list[str] = []
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        entries = data.get(list_key) if isinstance(data, dict) else None
-        for entry in entries if isinstance(entries, list) else ():
-            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-                ids.append(entry["id"])
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, RecursionError):
-        pass
+    data = peek_yaml(path)  # bounded like every read: a refused file is not read again in full
+    entries = data.get(list_key) if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            ids.append(entry["id"])
     if path.stem not in ids:
         ids.append(path.stem)
     return tuple(ids)

@@ -17,13 +17,16 @@ import json
 import os
 import secrets
 import socket
+import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from explorer.core.datafile import DataFileError
 from explorer.core.processes import recorded_alive, this_process
-from explorer.kernels.results import Point, Results, parse_json, read_point, results_from
+from explorer.core.reading import open_regular, read_text
+from explorer.kernels.results import MAX_RESULTS_BYTES, Point, Results, parse_json, read_point, results_from
 from explorer.kernels.runner import results_of
 from explorer.kernels.suites import resolve
 from explorer.paths import user_file
@@ -110,20 +113,20 @@ def open_journal(folders: list[Path], backend, suites, reference) -> Journal | N
 def recover(path: str | Path) -> Results:
     """The results an interrupted run's journal holds (raises DataFileError when even its
     first line cannot be read)."""
-    path = Path(path)
+    return _recovered(read_text(path, MAX_RESULTS_BYTES), Path(path))
+
+
+def _recovered(text: str, path: Path) -> Results:
+    lines = text.splitlines()
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as exc:
-        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    try:
-        header = parse_json(lines[0])["run"]
-    except (IndexError, ValueError, KeyError, TypeError) as exc:
+        header = parse_json(lines[0], path)["run"]
+    except (IndexError, DataFileError, KeyError, TypeError) as exc:
         raise DataFileError(path, "does not start with a run's description") from exc
     points, lost = [], 0
     for number, line in enumerate(lines[1:], start=2):
         try:
-            points.append(read_point(parse_json(line), path, f"line {number}"))
-        except (ValueError, DataFileError):
+            points.append(read_point(parse_json(line, path), path, f"line {number}"))
+        except DataFileError:
             lost += 1  # a line the crash cut short
     note = RECOVERED_NOTE + (f" ({lost} unreadable line{'s' * (lost != 1)} dropped)" if lost else "")
     data = {**header, "points": [p.to_dict() for p in points], "cancelled": True,
@@ -145,48 +148,80 @@ def _lock(handle, blocking: bool = True) -> bool:
     return True
 
 
-def _writer_alive(path: Path) -> bool:
-    """Whether the process writing ``path`` still runs: it holds the journal's lock, or it
-    runs on another host or is another user's (neither can be told from here: left alone)."""
+@contextlib.contextmanager
+def _claimed(path: Path) -> Iterator[str | None]:
+    """The text of an interrupted run's journal, held under its lock while the block runs
+    (None: its writer still runs, another process is recovering it, or it is gone). The
+    lock makes recovery happen once across processes: whoever takes it second finds the
+    journal's name no longer leads to the file it opened."""
+    with contextlib.ExitStack() as held:
+        yield _claim(path, held)
+
+
+def _claim(path: Path, held: contextlib.ExitStack) -> str | None:
     try:
+        handle = held.enter_context(open_regular(path))
+        info = os.fstat(handle.fileno())
         getuid = getattr(os, "getuid", None)  # (Windows has no file owners to compare)
-        if getuid is not None and path.stat().st_uid != getuid():
+        if getuid is not None and info.st_uid != getuid():
+            return None  # another user's run: not ours to take
+        if not _lock(handle, blocking=False):
+            return None  # its writer (or another recovery) holds it
+        now = os.stat(path)
+        if (now.st_ino, now.st_dev) != (info.st_ino, info.st_dev):
+            return None  # recovered and removed while this process waited
+        text = handle.read(MAX_RESULTS_BYTES + 1).decode("utf-8", errors="replace")
+    except (OSError, DataFileError):
+        return None  # gone, or not a file: nothing to recover here
+    return None if _writer_alive(text) else text
+
+
+def _writer_alive(text: str) -> bool:
+    """Whether the run a journal's first line names still runs, as far as a lock cannot
+    tell: it runs on another host (left alone), or its process is alive (systems without
+    file locks)."""
+    try:
+        record = json.loads(text.split("\n", 1)[0])
+        if record.get("host", socket.gethostname()) != socket.gethostname():
             return True
-        with open(path, encoding="utf-8") as handle:
-            if not _lock(handle, blocking=False):
-                return True
-            record = parse_json(handle.readline())
-            if record.get("host", socket.gethostname()) != socket.gethostname():
-                return True
-            return recorded_alive(record.get("process"))
-    except (OSError, ValueError, AttributeError):
+        return recorded_alive(record.get("process"))
+    except (ValueError, AttributeError, RecursionError):
         return False
+
+
+def _journals(folder: Path) -> list[Path]:
+    return sorted(folder.glob(f".run-*{SUFFIX}")) if folder.is_dir() else []
 
 
 def leftovers(folder: str | Path) -> list[Path]:
     """Journals in ``folder`` whose run was interrupted (their writer is not running)."""
-    folder = Path(folder)
-    found = sorted(folder.glob(f".run-*{SUFFIX}")) if folder.is_dir() else []
-    return [path for path in found if not _writer_alive(path)]
+    found = []
+    for path in _journals(Path(folder)):
+        with _claimed(path) as text:
+            if text is not None:
+                found.append(path)
+    return found
 
 
 def recover_all(*folders: str | Path) -> list[tuple[Path, Results]]:
-    """Turn every interrupted run's journal in ``folders`` into a results file beside it;
-    returns the files written and their results. A journal that cannot be read or whose
-    results cannot be written stays where it is, for the next try."""
+    """Turn every interrupted run's journal in ``folders`` into a results file beside it
+    (as private as the journal was); returns the files written and their results. Each
+    journal is recovered once, whichever processes look at once. A journal that cannot be
+    read or whose results cannot be written stays where it is, for the next try."""
     recovered = []
-    for journal in (path for folder in dict.fromkeys(map(Path, folders)) for path in leftovers(folder)):
-        try:
-            results = recover(journal)
-            if not results.points:  # stopped before its first point: nothing to keep
-                with contextlib.suppress(OSError):
-                    journal.unlink(missing_ok=True)
+    for journal in (path for folder in dict.fromkeys(map(Path, folders)) for path in _journals(folder)):
+        with _claimed(journal) as text:
+            if text is None:
                 continue
-            target = journal.with_name(journal.name.removeprefix(".").removesuffix(SUFFIX)
-                                       + "-recovered.json")
-            results.save(target)
-            journal.unlink(missing_ok=True)
-        except (DataFileError, OSError):
-            continue  # left for the next try; the rest is recovered
-        recovered.append((target, results))
+            try:
+                results = _recovered(text, journal)
+                target = journal.with_name(journal.name.removeprefix(".").removesuffix(SUFFIX)
+                                           + "-recovered.json")
+                if results.points:  # (stopped before its first point: nothing to keep)
+                    results.save(target, mode=stat.S_IMODE(journal.stat().st_mode))
+                journal.unlink(missing_ok=True)  # while still locked: nobody recovers it again
+            except (DataFileError, OSError):
+                continue  # left for the next try; the rest is recovered
+            if results.points:
+                recovered.append((target, results))
     return recovered

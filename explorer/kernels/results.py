@@ -6,14 +6,17 @@ field is reported with the file, the point and the field.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
+import os
+import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from explorer.core.atomic import write_text_atomic
-from explorer.core.datafile import DataFileError, Fields, brief, check_schema, read_text_limited
+from explorer.core.datafile import DataFileError, Fields, brief, check_schema, read_text
 
 SCHEMA = 2  # 2: foreign load and contention per point (schema 1 files still read)
 MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
@@ -146,9 +149,19 @@ class Results:
             },
         }
 
-    def save(self, path: str | Path) -> None:
-        """Write atomically: a crash mid-write leaves the previous file intact."""
-        write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n")
+    def save(self, path: str | Path, mode: int | None = None) -> None:
+        """Write atomically: a crash mid-write leaves the previous file intact. A new file
+        gets ``mode`` (default: the umask's); a replaced one keeps its own."""
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1) + "\n", mode)
+
+
+def new_results_name(kind: str, created: str = "") -> str:
+    """A results file's name no other run takes, even one started in the same second:
+    ``bench-20261201-154500-4242-1a2b3c.json`` (the run's time, this process, a random part)."""
+    stamp = created.replace(":", "").replace("-", "").replace("T", "-")[:15]
+    if not stamp:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"{kind}-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.json"
 
 
 def _size_map(fields: Fields, name: str) -> dict[str, int]:
@@ -224,17 +237,7 @@ def _optional_text(fields: Fields, name: str) -> str | None:
 def load_results(path: str | Path) -> Results:
     """Read and validate a results file (raises DataFileError naming file, point and field)."""
     path = Path(path)
-    try:
-        data = parse_json(read_text_limited(path, MAX_RESULTS_BYTES))
-    except RecursionError:
-        raise DataFileError(path, "nests too deeply to read") from None
-    except OSError as exc:
-        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataFileError(path, f"is not valid JSON: {exc}") from exc
-    except DuplicateKey as exc:
-        raise DataFileError(path, str(exc)) from exc
-    return results_from(data, path)
+    return results_from(parse_json(read_text(path, MAX_RESULTS_BYTES), path), path)
 
 
 class DuplicateKey(ValueError):
@@ -250,9 +253,18 @@ def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse_json(text: str) -> Any:
-    """JSON as strictly as the YAML files are read: a key written twice is refused."""
-    return json.loads(text, object_pairs_hook=_refuse_duplicates)
+def parse_json(text: str, path: str | Path) -> Any:
+    """JSON as strictly as the YAML files are read: a key written twice is refused; anything
+    JSON cannot read (bad syntax, nesting too deep, an integer of thousands of digits) is a
+    DataFileError naming ``path``."""
+    try:
+        return json.loads(text, object_pairs_hook=_refuse_duplicates)
+    except RecursionError:
+        raise DataFileError(path, "nests too deeply to read") from None
+    except DuplicateKey as exc:
+        raise DataFileError(path, str(exc)) from None
+    except ValueError as exc:  # JSONDecodeError, and int() refusing a number too long to convert
+        raise DataFileError(path, f"is not valid JSON: {exc}") from None
 
 
 def read_point(raw: Any, path: str | Path, entry: str) -> Point:

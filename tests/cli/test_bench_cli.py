@@ -136,3 +136,31 @@ def test_a_second_ctrl_c_or_sigterm_stops_at_once_and_keeps_what_was_measured(tm
     else:
         assert process.returncode == 143, err
         assert "stopped; keeping what was measured" in err and "stopped at once" in " ".join(saved.notes)
+
+
+def test_a_data_folder_that_is_a_file_still_saves_to_out(tmp_path, monkeypatch):
+    """The data folder's place holds a regular file: --out is tried first and works; without
+    --out the run lands in the temporary folder, and no traceback either way."""
+    blocker = tmp_path / "data"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(blocker))
+    wanted = tmp_path / "r.json"
+    code, _, err = run("bench", "--suite", "smoke", "stream", "--out", str(wanted))
+    assert code == 0 and "Traceback" not in err
+    assert len(load_results(wanted).points) >= 1
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    code, _, err = run("bench", "--suite", "smoke", "stream")
+    assert code == 0 and "Not a directory" in err
+    assert len(load_results(next(tmp_path.glob("roofline-bench-*.json"))).points) >= 1
+
+
+def test_two_runs_saved_in_the_same_second_keep_both_files(tmp_path, monkeypatch):
+    from explorer.bench_cli import _save
+    from explorer.kernels.results import Results
+
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    run_ = Results(machine={"cpu": "x"}, timer="perf_counter", preset="smoke", suites=("stream",),
+                   points=(), created="2026-12-01T15:45:00+00:00")
+    first, second = _save(run_, None, io.StringIO()), _save(run_, None, io.StringIO())
+    assert first != second and os.path.exists(first) and os.path.exists(second)
+    assert os.path.basename(first).startswith(f"bench-20261201-154500-{os.getpid()}-")

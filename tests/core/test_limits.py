@@ -5,7 +5,7 @@ files, file size, YAML aliases and nesting."""
 import pytest
 
 from explorer.core import custom
-from explorer.core.datafile import MAX_ALIASES, MAX_FILE_BYTES, DataFileError
+from explorer.core.datafile import MAX_FILE_BYTES, MAX_VALUES, DataFileError
 from explorer.core.session import MAX_RESULTS_FILES, Session, load_session
 from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams
 from explorer.document import Document
@@ -59,7 +59,7 @@ def test_an_alias_bomb_and_deep_nesting_are_refused(tmp_path):
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 12)]
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(DataFileError, match=f"uses 110 YAML aliases; at most {MAX_ALIASES}"):
+    with no_hang(5.0), pytest.raises(DataFileError, match=f"expand it to more than {MAX_VALUES:,} values"):
         load_session(path)
     path.write_text("schema: " + "[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(DataFileError, match="exceeded maximum nesting depth"):  # LibYAML refuses it
@@ -87,15 +87,46 @@ def test_the_largest_accepted_stack_analyses_without_hanging(catalog, models):
     assert len(layers) == 10
 
 
-def test_an_error_about_a_structure_built_of_aliases_stays_short(tmp_path, catalog, models):
-    """90 aliases (under the limit) nested nine deep expand to a billion items: the message
-    that names the value shows a few of them, at once."""
+def test_aliases_under_any_count_limit_that_expand_a_model_config_are_refused(tmp_path, catalog, models):
+    """80 aliases eight levels deep inside a session's model config (1.4 GB once serialised)
+    and a value that holds itself are refused when the file is read, naming the file."""
     lines = ["a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
-    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    path = tmp_path / "s.yaml"
+    path.write_text("\n".join(["schema: 1", "hardware: [h100-sxm]",
+                               "workload:", "  model: config", "  model_config:",
+                               *("    " + line for line in lines)]) + "\n")
+    with no_hang(5.0), pytest.raises(DataFileError, match="expand it to more than") as caught:
+        load_session(path, set(catalog), set(models))
+    assert caught.value.file == str(path)
+    path.write_text("schema: 1\nhardware: [h100-sxm]\n"
+                    "workload: {model: config, model_config: {loop: &r [*r]}}\n")
+    with no_hang(5.0), pytest.raises(DataFileError, match="an alias on line 3 refers to a value "
+                                                          "that contains it"):
+        load_session(path, set(catalog), set(models))
+    mapping = tmp_path / "m.yaml"  # a mapping that holds itself, through a merge key too
+    mapping.write_text("a: &m {b: *m}\n")
+    with pytest.raises(DataFileError, match="refers to a value that contains it"):
+        load_session(mapping)
+
+
+def test_shared_aliases_that_stay_small_still_load(tmp_path):
+    from explorer.core.datafile import load_yaml
+    path = tmp_path / "ok.yaml"
+    path.write_text("base: &b {x: 1, y: [1, 2]}\none: *b\ntwo: {<<: *b, z: 3}\n")
+    assert load_yaml(path) == {"base": {"x": 1, "y": [1, 2]}, "one": {"x": 1, "y": [1, 2]},
+                               "two": {"x": 1, "y": [1, 2], "z": 3}}
+
+
+def test_an_error_about_a_structure_built_of_aliases_stays_short(tmp_path, catalog, models):
+    """A structure built of aliases that stays under the expansion limit is named briefly
+    in a message: a few of its items, at once."""
+    lines = ["a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 5)]
     path = tmp_path / "s.yaml"
     path.write_text("\n".join(["schema: 1", "hardware: [h100-sxm]", "anchors:",
                                *("  " + line for line in lines),
-                               "workload: {model: custom, layers: [{kind: norm, d: *a9}]}"]) + "\n")
+                               "workload: {model: custom, layers: [{kind: norm, d: *a4}]}"]) + "\n")
     with no_hang(5.0), pytest.raises(DataFileError) as caught:
         load_session(path, set(catalog), set(models))
     assert "d must be a whole number >= 1, got [[[[...], [...]," in str(caught.value)

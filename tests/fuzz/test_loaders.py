@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from explorer.core.catalog import load_hardware_file
 from explorer.core.datafile import DataFileError
@@ -29,7 +30,7 @@ from explorer.document import Document
 from explorer.kernels.results import Point, Results, load_results
 from explorer.paths import resource_path
 from tests.core.test_hf_config import MIXTRAL_8X7B
-from tests.timeouts import no_hang
+from tests.timeouts import no_block, no_hang
 
 from .mutate import mutated
 
@@ -112,7 +113,7 @@ def cases(catalog, models, tmp_path_factory):
 def check(load, path: Path) -> None:
     """The loader's own outcome only: a value, or a DataFileError naming the file."""
     try:
-        with no_hang(LIMIT_S):
+        with no_hang(LIMIT_S), no_block():
             load(path)
     except DataFileError as exc:
         assert str(path) in str(exc)
@@ -158,3 +159,70 @@ def test_files_cut_short_load_or_are_refused(name, cases, tmp_path):
     for end in ends:
         path.write_bytes(data[:end])
         check(load, path)
+
+
+def _special(kind: str, path: Path) -> None:
+    """Put a file that is not a regular file (or leads nowhere) at ``path``."""
+    import os
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind in ("device", "endless"):
+        path.symlink_to("/dev/null" if kind == "device" else "/dev/zero")
+    elif kind == "symlink loop":
+        path.symlink_to(path)
+    elif kind == "dangling symlink":
+        path.symlink_to(path.with_name("gone"))
+
+
+SPECIAL = {"fifo": "is a named pipe (FIFO)", "folder": "is a folder", "device": "is a character device",
+           "endless": "is a character device", "symlink loop": "Too many levels of symbolic links",
+           "dangling symlink": "No such file or directory"}
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+@pytest.mark.parametrize("name", NAMES)
+def test_special_files_are_refused_by_name_at_once(name, kind, cases, tmp_path):
+    """A FIFO would block an open() forever and /dev/zero never ends: every loader refuses
+    what is not a regular file, naming it, without waiting or reading."""
+    _, kind_of_file, load = cases[name]
+    path = tmp_path / f"special.{kind_of_file}"
+    _special(kind, path)
+    with no_block(), no_hang(LIMIT_S), pytest.raises(DataFileError) as caught:
+        load(path)
+    assert caught.value.file == str(path) and SPECIAL[kind] in caught.value.reason
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bytes_that_are_not_utf8_are_refused_with_the_file(name, cases, tmp_path):
+    text, kind, load = cases[name]
+    data = text.encode("utf-8")
+    path = tmp_path / f"bytes.{kind}"
+
+    @FUZZ
+    @given(st.integers(0, len(data)), st.binary(min_size=1, max_size=8))
+    def run(at, inserted):
+        path.write_bytes(data[:at] + inserted + data[at:])
+        check(load, path)
+
+    run()
+    path.write_bytes(b"\xff\xfe" + data)  # UTF-16's mark: no UTF-8 file starts so
+    with pytest.raises(DataFileError, match="is not UTF-8 text") as caught:
+        load(path)
+    assert caught.value.file == str(path)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("model_config", "results")])
+def test_an_alias_bomb_under_any_count_limit_is_refused(name, cases, tmp_path):
+    """Eight levels of ten aliases each (80 aliases, 10^9 values once expanded), added to a
+    valid file: refused on reading, before anything is built."""
+    text, _, load = cases[name]
+    lines = ["bomb0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"bomb{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    sealed = text.endswith("# end\n")  # the bomb goes before the seal of a file the app wrote
+    body = text.removesuffix("# end\n")
+    path.write_text(body.rstrip("\n") + "\n" + "\n".join(lines) + "\n" + "# end\n" * sealed)
+    with no_hang(LIMIT_S), pytest.raises(DataFileError, match="aliases expand it to more than"):
+        load(path)

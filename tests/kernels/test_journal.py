@@ -7,13 +7,15 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from explorer.core.datafile import DataFileError
-from explorer.kernels.journal import RECOVERED_NOTE, Journal, leftovers, recover, recover_all
+from explorer.kernels.journal import RECOVERED_NOTE, SUFFIX, Journal, leftovers, recover, recover_all
 from explorer.kernels.results import Point, Results, load_results
+from tests.timeouts import no_block
 
 
 def point(n: int) -> Point:
@@ -168,3 +170,46 @@ def test_a_journal_that_cannot_be_removed_does_not_stop_the_others(tmp_path, mon
     recovered = recover_all(tmp_path)
     assert [len(results.points) for _, results in recovered] == [1]
     assert first.path.exists() and not second.path.exists()
+
+
+RECOVER_ONCE = """
+import sys, time
+from explorer.kernels.journal import recover_all
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # both start at the same moment
+print(len(recover_all(sys.argv[1])))
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_recovering_at_once_recover_each_journal_once(tmp_path):
+    journals = [Journal(tmp_path, RUN) for _ in range(12)]
+    for journal in journals:
+        journal.add(point(1))
+        orphan(journal)
+    start = str(time.time() + 1.5)
+    processes = [subprocess.Popen([sys.executable, "-c", RECOVER_ONCE, str(tmp_path), start],
+                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    counts = [int(p.communicate(timeout=60)[0]) for p in processes]
+    assert sum(counts) == 12  # each reported by exactly one process
+    assert len(list(tmp_path.glob("run-*-recovered.json"))) == 12
+    assert not list(tmp_path.glob(f".run-*{SUFFIX}"))
+
+
+def test_a_recovered_file_is_as_private_as_its_journal(tmp_path):
+    journal = Journal(tmp_path, RUN)
+    journal.add(point(1))
+    orphan(journal)
+    [(path, _)] = recover_all(tmp_path)
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_special_files_named_like_journals_are_left_alone_at_once(tmp_path):
+    fifo = tmp_path / f".run-fifo{SUFFIX}"
+    os.mkfifo(fifo)
+    (tmp_path / f".run-folder{SUFFIX}").mkdir()
+    (tmp_path / f".run-zero{SUFFIX}").symlink_to("/dev/zero")
+    (tmp_path / f".run-loop{SUFFIX}").symlink_to(tmp_path / f".run-loop{SUFFIX}")
+    with no_block():
+        assert recover_all(tmp_path) == [] and leftovers(tmp_path) == []
+    with pytest.raises(DataFileError, match="is a named pipe"):
+        recover(fifo)

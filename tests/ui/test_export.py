@@ -245,9 +245,9 @@ def test_pdf_looks_like_the_png(qtbot, catalog, models, tmp_path):
 def test_a_failed_export_says_why_and_leaves_no_file(chart, tmp_path, monkeypatch, suffix):
     """A full disk: the error carries the system's reason, and neither the target nor a
     temporary file is left behind (an empty file would pass for a chart)."""
-    import builtins
+    import os
 
-    real_open = builtins.open
+    real_fdopen = os.fdopen
 
     class FullDisk:
         def __init__(self, handle):
@@ -259,14 +259,17 @@ def test_a_failed_export_says_why_and_leaves_no_file(chart, tmp_path, monkeypatc
         def __exit__(self, *exc):
             self.handle.close()
 
+        def fileno(self):
+            return self.handle.fileno()
+
         def write(self, data):
             raise OSError(28, "No space left on device")
 
-    def open_full(file, mode="r", *args, **kwargs):
-        handle = real_open(file, mode, *args, **kwargs)
-        return FullDisk(handle) if "w" in mode and str(file).endswith(".tmp") else handle
+    def fdopen_full(descriptor, mode="r", *args, **kwargs):
+        handle = real_fdopen(descriptor, mode, *args, **kwargs)
+        return FullDisk(handle) if "w" in mode else handle
 
-    monkeypatch.setattr(builtins, "open", open_full)
+    monkeypatch.setattr(os, "fdopen", fdopen_full)
     with pytest.raises(OSError, match="No space left on device"):
         export_chart(chart, tmp_path / f"c.{suffix}")
     assert list(tmp_path.iterdir()) == []

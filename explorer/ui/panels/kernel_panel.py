@@ -13,7 +13,7 @@ from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
 from explorer.kernels.cases import PRESETS
 from explorer.kernels.journal import journal_folders, recover_all
-from explorer.kernels.results import Point
+from explorer.kernels.results import Point, new_results_name
 from explorer.kernels.suites import SUITES
 from explorer.paths import user_file, user_path
 from explorer.runs import KERNELS, Jobs, gpu_job
@@ -206,7 +206,7 @@ class KernelPanel(QtWidgets.QWidget):
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         journal = self.runs.journals.pop(KERNELS, None)  # the points on disk while it ran
         try:
-            path = user_path("results", f"run-{stamp}.json")
+            path = user_path("results", new_results_name("run", results.created))
             results.save(path)
             if journal is not None:
                 journal.discard()
