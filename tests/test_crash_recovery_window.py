@@ -121,3 +121,42 @@ def test_a_kill_during_a_kernel_run_keeps_the_points_measured(tmp_path):
     assert int(ready[2]) == 1 and int(ready[3]) >= measured  # one results file, every point
     assert len(list((tmp_path / "results").glob("run-*-recovered.json"))) == 1
     assert not list((tmp_path / "results").glob(".run-*"))
+
+
+def test_a_kill_right_after_a_restore_loses_nothing(tmp_path):
+    """The restoring window's own autosave holds the session before the crashed one's goes:
+    killed 0.3 s after restoring (before its first timed autosave), the next start still
+    offers the same session."""
+    saved = edited_and_killed(tmp_path)
+    restoring = App(tmp_path, ANSWER="yes")
+    assert int(restoring.wait_for("ready")[1]) == saved
+    time.sleep(0.3)
+    restoring.kill()
+    [autosave] = autosaves(tmp_path)  # the restoring window's, fsynced before the swap
+    assert autosaved_batch(autosave) == saved
+    again = App(tmp_path, ANSWER="yes", CLOSE_AFTER="0.5")
+    again.finish()
+    assert again.said("asked") and int(again.wait_for("ready")[1]) == saved
+    assert autosaves(tmp_path) == [] and not list((tmp_path / "autosave").glob("*.lock"))
+
+
+def test_locks_and_temporaries_of_gone_instances_are_removed_at_start(tmp_path):
+    """A crashed window's lock with no session beside it, and a save's temporary file whose
+    writer was killed, go at the next start; a live writer's temporary and a crashed
+    session's lock stay."""
+    folder = tmp_path / "autosave"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    lone_lock = folder / f"{dead}-aaaaaa.lock"
+    lone_lock.write_text(f'{{"pid": {dead}, "start": null}}')
+    stale = folder / f".{dead}-aaaaaa.yaml.{dead}-0123abcd.tmp"
+    stale.write_text("half")
+    live = folder / f".x.yaml.{os.getpid()}-0123abcd.tmp"
+    live.write_text("half")
+    for path in (stale, live):
+        os.utime(path, (time.time() - 600, time.time() - 600))
+    app = App(tmp_path, ANSWER="no", CLOSE_AFTER="0.5")
+    app.finish()
+    assert not lone_lock.exists() and not stale.exists()
+    assert live.exists()  # its writer (this test) still runs

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -217,7 +218,7 @@ class Session:
         if self.precisions:
             out["precisions"] = list(self.precisions)
         if self.results:
-            out["results"] = list(self.results)
+            out["results"] = list(self.results)  # (``save`` writes those beside it relative)
         if self.measured_roofs:
             out["measured_roofs"] = True
         if self.selected_op:
@@ -225,8 +226,28 @@ class Session:
         return out
 
     def save(self, path: str | Path) -> None:
-        """Write atomically: a crash mid-write leaves the previous file intact."""
-        write_text_atomic(path, sealed("session", yaml.safe_dump(self.to_dict(), sort_keys=False)))
+        """Write atomically: a crash mid-write leaves the previous file intact. Results
+        files in the session's folder (or below it) are written relative to it, so the
+        folder can move as a whole."""
+        data = self.to_dict()
+        if self.results:
+            data["results"] = [_relative_to(entry, Path(path).parent) for entry in self.results]
+        write_text_atomic(path, sealed("session", yaml.safe_dump(data, sort_keys=False)))
+
+
+def _relative_to(entry: str, folder: Path) -> str:
+    """``entry`` relative to ``folder`` when it lies in it, else as it is."""
+    folder = Path(os.path.abspath(folder))
+    target = Path(os.path.abspath(entry))
+    return target.relative_to(folder).as_posix() if target.is_relative_to(folder) else entry
+
+
+def resolved_results(entries: tuple[str, ...], folder: Path) -> tuple[str, ...]:
+    """A session's ``results:`` entries as paths: relative ones are read from the session
+    file's folder, not from wherever the app was started."""
+    folder = Path(os.path.abspath(folder))
+    return tuple(entry if Path(entry).is_absolute() else os.path.normpath(folder / entry)
+                 for entry in entries)
 
 
 def model_choice(spec) -> dict[str, str]:
@@ -346,6 +367,8 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     check_schema(top, version, SCHEMA)
     session = read_session(top, hardware_ids, model_ids)
     top.finish()
+    if session.results:
+        session = replace(session, results=resolved_results(session.results, Path(path).parent))
     return session
 
 

@@ -367,6 +367,9 @@ class Document:
         skipped = []
         for path in session.results:
             try:
+                if not path.lower().endswith(".json"):
+                    raise DataFileError(path, "is not a results file: a session shows measurement "
+                                              "files (.json) only")
                 self._results[path] = load_results(path)
             except DataFileError as exc:
                 skipped.append(Skipped("results file", exc))

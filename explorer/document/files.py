@@ -8,8 +8,12 @@ changes continue, so at most ``MAX_INTERVAL_S`` plus one tick of work is ever lo
 exit deletes both files. On start, an instance whose lock names a process that is no longer
 running has crashed: its autosave is offered, and nothing of it is touched until the user
 has answered; a declined one is kept as ``declined-<id>.yaml`` until the next clean exit.
-Every write is atomic (``core.atomic``), so two instances never see each other's
-half-written files.
+A restored one is removed only once this instance's own autosave holds it on disk (if that
+cannot be written, at this instance's clean exit), so a crash right after a restore loses
+nothing. Locks and temporary files of instances that are gone and left no session are
+removed at start-up. Every write is atomic and every read bounded (``core.atomic``,
+``core.reading``): two instances never see each other's half-written files, and nothing put
+in the folder (a pipe, a huge file) can stop the app.
 """
 
 from __future__ import annotations
@@ -23,11 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.core.atomic import write_text_atomic
+from explorer.core.atomic import remove_stale, write_text_atomic
+from explorer.core.datafile import DataFileError
 from explorer.core.processes import recorded_alive, this_process
+from explorer.core.reading import read_text
 from explorer.core.session import Session
 from explorer.paths import user_file
 
+LOCK_BYTES = 4096  # a lock holds a process id and a start time
 DEBOUNCE_S = 1.0
 MAX_INTERVAL_S = 4.0  # with a tick every second: at most 5 s of work lost
 MAX_RECENT = 8
@@ -49,6 +56,7 @@ class Recovery:
     def __init__(self, folder: str | Path | None = None) -> None:
         self.folder = Path(folder) if folder is not None else user_file("autosave")
         self.instance = f"{os.getpid()}-{secrets.token_hex(3)}"
+        self._adopted: list[Crashed] = []  # restored, removed once this instance's copy is safe
 
     @property
     def autosave_path(self) -> Path:
@@ -66,9 +74,10 @@ class Recovery:
     def crashed(self) -> list[Crashed]:
         """Other instances that stopped without closing and left a session, newest first."""
         found = []
+        adopted = {c.instance for c in self._adopted}
         for autosave in self.folder.glob("*.yaml") if self.folder.is_dir() else ():
             instance = autosave.stem
-            if instance == self.instance or instance.startswith("declined-"):
+            if instance in (self.instance, *adopted) or instance.startswith("declined-"):
                 continue
             lock = self.folder / f"{instance}.lock"
             if lock.exists() and self._alive(lock):
@@ -79,9 +88,21 @@ class Recovery:
     @staticmethod
     def _alive(lock: Path) -> bool:
         try:
-            return recorded_alive(json.loads(lock.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+            return recorded_alive(json.loads(read_text(lock, LOCK_BYTES)))
+        except (DataFileError, ValueError, RecursionError):
             return False  # an unreadable lock belongs to no running instance
+
+    def tidy(self) -> list[Path]:
+        """Remove what gone instances left that holds no session: a lock without an
+        autosave beside it, and half-written temporary files. Returns what was removed."""
+        removed = remove_stale(self.folder)
+        for lock in self.folder.glob("*.lock") if self.folder.is_dir() else ():
+            orphan = lock.stem != self.instance and not lock.with_suffix(".yaml").exists()
+            if orphan and not self._alive(lock):
+                with contextlib.suppress(OSError):
+                    lock.unlink()
+                    removed.append(lock)
+        return removed
 
     def save(self, session: Session) -> None:
         session.save(self.autosave_path)
@@ -91,10 +112,23 @@ class Recovery:
         with contextlib.suppress(OSError):
             self.autosave_path.unlink(missing_ok=True)
 
-    def restored(self, crashed: Crashed) -> None:
-        """The user took ``crashed``'s session: its files go (this instance saves it now)."""
-        crashed.autosave.unlink(missing_ok=True)
-        (self.folder / f"{crashed.instance}.lock").unlink(missing_ok=True)
+    def restored(self, crashed: Crashed, session: Session) -> str | None:
+        """The user took ``crashed``'s session: this instance's autosave takes it over (on
+        disk, flushed) before ``crashed``'s files go. Where that write fails they stay until
+        this instance exits cleanly, and the system's reason is returned."""
+        self._adopted.append(crashed)
+        try:
+            self.save(session)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        self._forget(crashed)
+        return None
+
+    def _forget(self, crashed: Crashed) -> None:
+        for path in (crashed.autosave, self.folder / f"{crashed.instance}.lock"):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        self._adopted.remove(crashed)
 
     def declined(self, crashed: Crashed) -> None:
         """The user said no: keep the session aside until this instance exits cleanly."""
@@ -104,6 +138,8 @@ class Recovery:
     def release(self) -> None:
         """A clean exit: this instance's files and any declined sessions go (a folder that
         cannot be read or written has none to remove)."""
+        for crashed in list(self._adopted):
+            self._forget(crashed)
         declined = self.folder.glob("declined-*.yaml") if self.folder.is_dir() else ()
         for path in (self.autosave_path, self.lock_path, *declined):
             with contextlib.suppress(OSError):
@@ -159,8 +195,8 @@ class RecentFiles:
 
     def list(self) -> list[str]:
         try:
-            value = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            value = json.loads(read_text(self.path, 64 << 10))
+        except (DataFileError, ValueError, RecursionError):
             return []
         return [v for v in value if isinstance(v, str)][: self.limit] if isinstance(value, list) else []
 

@@ -15,9 +15,14 @@ MAX_ROWS = 4
 
 
 def move_aside(path: Path) -> Path:
-    """Rename ``path`` to ``<name>.broken-<time>`` beside it; returns the new path."""
+    """Rename ``path`` to ``<name>.broken-<time>`` beside it (``-2``, ``-3``… when that name
+    is taken: an earlier copy is never replaced); returns the new path."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.broken-{stamp}")
+    number = 1
+    while target.exists() or target.is_symlink():
+        number += 1
+        target = path.with_name(f"{path.name}.broken-{stamp}-{number}")
     path.rename(target)
     return target
 

@@ -127,6 +127,7 @@ class SessionFiles:
             self.recovery.claim()
         except OSError as exc:  # a read-only data folder: say so until it is solved
             self.save_banner.show_problem(f"cannot write {self.recovery.folder}: {exc.strerror or exc}")
+        self.recovery.tidy()  # locks and half-written files of instances that left no session
         self.kernel_panel.recover_interrupted()  # measurements first: they never wait for an answer
         for crashed in self.recovery.crashed():
             try:
@@ -145,7 +146,10 @@ class SessionFiles:
                 self.state.replace_session(session, "Restored the autosaved session")
                 self.session_path = None
                 self._update_title(clean=False)
-                self.recovery.restored(crashed)
-                self.autosaver.changed()
+                # The crashed instance's copy goes only once this one's is on disk: a kill
+                # right after the restore still leaves the session to offer.
+                if problem := self.recovery.restored(crashed, self.state.session):
+                    self.save_banner.show_problem(problem)
+                    self.autosaver.changed()
                 return
             self.recovery.declined(crashed)
