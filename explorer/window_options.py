@@ -17,16 +17,22 @@ COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export"
 DESCRIPTION = "Roofline Explorer: why deep learning runs on GPUs. Without a command, opens the window."
 
 
+MAX_SIDE = 8192
+MAX_PIXELS = 7680 * 4320  # 8K UHD: a screenshot's image alone is 130 MB at this size
+
+
 def size(text: str) -> tuple[int, int]:
-    """``--size``: WIDTHxHEIGHT, within what a window can be."""
+    """``--size``: WIDTHxHEIGHT, within what a window can be and a screenshot can hold."""
     try:
         width, height = (int(part) for part in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
     if width < 200 or height < 150:
         raise argparse.ArgumentTypeError(f"{text} is too small: at least 200x150")
-    if width > 16384 or height > 16384:
-        raise argparse.ArgumentTypeError(f"{text} is too large: at most 16384x16384")
+    if width > MAX_SIDE or height > MAX_SIDE or width * height > MAX_PIXELS:
+        raise argparse.ArgumentTypeError(
+            f"{text} is too large: at most {MAX_SIDE} pixels a side and {MAX_PIXELS / 1e6:.1f} million "
+            f"pixels in all (8K, 7680x4320)")
     return width, height
 
 

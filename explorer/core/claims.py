@@ -293,6 +293,9 @@ class OpsBound(Claim):
         names = self.ops()
         if not names:
             return f"{self.state.model.name} has no ops for {self.select!r}"
+        known = {o.name for o in self.state.analysis().ops}
+        if missing := [n for n in names if n not in known]:
+            return f"{self.state.model.name} has no op {missing[0]!r} ({self.state.describe()})"
         hits = [n for n in names if is_compute_bound(self.state, n) == (self.bound == "compute")]
         share = len(hits) / len(names)
         if (share > 0.5) if self.most else (share == 1):

@@ -5,7 +5,9 @@ Every model folder on the Hugging Face Hub has a ``config.json`` naming its arch
 decoder block (``TransformerSpec``):
 
 - ``LlamaForCausalLM`` (Llama 2, 3, 3.1, 3.2), ``MistralForCausalLM`` (a sliding window
-  on every layer when ``sliding_window`` is set), ``Qwen2ForCausalLM`` (biases on Q, K, V),
+  on every layer when ``sliding_window`` is set), ``Qwen2ForCausalLM`` (biases on Q, K,
+  V; with ``use_sliding_window`` the layers from ``max_window_layers`` on are windowed, as
+  in every Qwen family),
   ``Phi3ForCausalLM`` (fused QKV and gate/up projections: the same weights),
   ``GemmaForCausalLM`` / ``Gemma2ForCausalLM`` (``head_dim`` ≠ hidden / heads, tied
   embeddings; Gemma 2 normalises before and after attention and MLP and alternates a
@@ -31,7 +33,7 @@ import json
 import re
 from pathlib import Path
 
-from explorer.core.datafile import DataFileError, brief, read_text_limited
+from explorer.core.datafile import DataFileError, brief, read_text
 from explorer.core.models import TransformerSpec
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
@@ -40,6 +42,7 @@ SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
             "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
             "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV3ForCausalLM")
+QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
 NOT_YET = {"DeepseekV2ForCausalLM": "its routing groups and expert layout are not modelled yet"}
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
                "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
@@ -94,11 +97,7 @@ class _Reader:
 def read_config_file(path: str | Path) -> TransformerSpec:
     """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field."""
     path = Path(path)
-    try:
-        text = read_text_limited(path)
-    except OSError as exc:
-        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from None
-    return spec_from_config_text(text, str(path))
+    return spec_from_config_text(read_text(path), str(path))
 
 
 def chosen_model(models, ident: str | None, config_path: str | None = None):
@@ -165,7 +164,7 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     layers = r.integer("num_hidden_layers")
     heads = r.integer("num_attention_heads")
     kv_heads = r.integer("num_key_value_heads", default=heads)
-    head_dim = r.integer("head_dim", default=0, minimum=0)
+    head_dim = r.integer("head_dim", default=0)  # null: the usual width; 0 is no width at all
     if head_dim * heads == d:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
@@ -178,6 +177,11 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     elif family == "Gemma2ForCausalLM":
         window = r.integer("sliding_window", default=4096)
         window_layers = tuple(range(0, layers, 2))  # even layers local, odd global (HF Gemma2)
+    elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
+        # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
+        window = r.integer("sliding_window")
+        first = r.integer("max_window_layers", default=28, minimum=0)
+        window_layers = tuple(range(min(first, layers), layers))
     fields = dict(
         d_model=d, layers=layers, heads=heads, kv_heads=kv_heads,
         mlp_width=r.integer("intermediate_size", default=0 if moe else None, minimum=0),

@@ -98,6 +98,7 @@ scenes:
     assert code == 2 and "2 problem(s)" in out
     assert f"{bad}: scene 'mine', step 1: bound: the step is memory-bound, not compute-bound" in err
     assert f"{bad}: scene 'mine', step 2: 'twice as' states a speed comparison that no claim backs" in err
+
     broken = tmp_path / "broken.yaml"
     broken.write_text(good.read_text().replace("{step/time}", "{step/speed}", 1))
     code, _, err = run("scenes", "check", str(broken))
@@ -121,3 +122,20 @@ def test_lab_json_time_per_stage():
     assert code == 0 and stage["stage"] == 6 and stage["device"]["parts"]["what_if"] == ""
     assert stage["device"]["memory"]["bandwidth_bytes_per_s"] == 2039e9
     assert "from batch 213 on" in stage["text"] and stage["time_s"] > 0
+
+
+def test_scenes_check_names_an_op_the_model_lacks_as_a_failed_claim(tmp_path):
+    scene = tmp_path / "ops.yaml"
+    scene.write_text("""schema: 1
+scenes:
+- id: ops
+  title: Ops
+  start: {hardware: [h100-sxm], workload: {model: llama-3-8b, batch: 1}}
+  steps:
+  - caption: "Decode reads the weights."
+    check: {memory_bound: [down_proj, no_such_op], compute_bound: [role:nothing]}
+""")
+    code, out, err = run("scenes", "check", str(scene))
+    assert code == 2 and "2 problem(s)" in out and "Traceback" not in err
+    assert f"{scene}: scene 'ops', step 1: bound: Llama 3 8B has no op 'no_such_op' (" in err
+    assert f"{scene}: scene 'ops', step 1: bound: Llama 3 8B has no ops for 'role:nothing'" in err

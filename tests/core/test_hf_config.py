@@ -134,6 +134,7 @@ def test_the_file_is_read_and_kept_as_canonical_json(tmp_path):
     ({"hidden_act": "tanh"}, "hidden_act", "is not one of"),
     ({"tie_word_embeddings": "no"}, "tie_word_embeddings", "must be true or false"),
     ({"vocab_size": 1 << 40}, "vocab_size", "must be between"),
+    ({"head_dim": 0}, "head_dim", "must be between 1"),  # not "absent": a width of nothing
 ])
 def test_what_cannot_be_read_is_refused_naming_the_field(change, field, words):
     config = {**LLAMA_3_8B, **change}
@@ -198,6 +199,30 @@ def test_a_sliding_window_caps_attention_and_the_kv_cache():
     full = _op(gemma, WorkloadParams(context=8192), "attn_score")
     assert local.layers == tuple(range(0, 42, 2)) and full.layers == tuple(range(1, 42, 2))
     assert local.flops * 2 == full.flops  # 4,096 of 8,192 tokens
+
+
+def test_qwen2_s_sliding_window_follows_use_sliding_window():
+    """HF Qwen2Config: the window applies only with use_sliding_window, and then to the
+    layers from max_window_layers on; Qwen2.5 ships it off (131,072 and false)."""
+    off = spec_from_config(QWEN25_7B, "qwen/config.json")
+    assert off.sliding_window == 0 and off.window_layers == ()
+    on = spec_from_config({**QWEN25_7B, "use_sliding_window": True, "sliding_window": 4096,
+                           "max_window_layers": 20}, "qwen/config.json")
+    assert on.sliding_window == 4096 and on.window_layers == tuple(range(20, 28))
+    per_layer = 2 * 4 * 128
+    assert on.kv_cache_values(8192) == per_layer * (20 * 8192 + 8 * 4096)
+    with pytest.raises(DataFileError, match="must be true or false") as caught:
+        spec_from_config({**QWEN25_7B, "use_sliding_window": "yes"}, "qwen/config.json")
+    assert caught.value.field == "use_sliding_window"
+
+
+def test_a_context_past_the_trained_one_is_noted_in_every_phase():
+    spec = spec_from_config({**MISTRAL_7B, "max_position_embeddings": 1024}, "m/config.json")
+    for params in (WorkloadParams(phase="decode", context=4096), WorkloadParams(phase="prefill", seq=2048),
+                   WorkloadParams(phase="train", seq=2048)):
+        notes = analyze(spec, params, _device()).notes
+        assert any(f"{params.kv_tokens:,} tokens exceed" in n and "trained context of 1,024" in n
+                   for n in notes), notes
 
 
 DEEPSEEK_V3 = {"architectures": ["DeepseekV3ForCausalLM"], "first_k_dense_replace": 3, "hidden_act": "silu",
