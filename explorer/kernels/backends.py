@@ -31,6 +31,42 @@ def _software(name: str, device_kind: str) -> dict[str, Any]:
             "numpy": np.__version__, "platform": platform.platform()}
 
 
+def bfloat16(cp):
+    """The bf16 array type: ``cupy.bfloat16`` where a CuPy has it, else ``ml_dtypes.bfloat16``
+    (CuPy 14 has no bfloat16 of its own; its bf16 arrays use the ml_dtypes type). Raises
+    KeyError with the reason when neither exists."""
+    bf16 = getattr(cp, "bfloat16", None)
+    if bf16 is not None:
+        return bf16
+    try:
+        import ml_dtypes
+    except ImportError:
+        ml_dtypes = None
+    bf16 = getattr(ml_dtypes, "bfloat16", None)
+    if bf16 is None:
+        raise KeyError("bf16: neither this CuPy nor ml_dtypes provides bfloat16 "
+                       "(pip install ml_dtypes)")
+    return bf16
+
+
+# CuPy's compile errors, matched by name so that nothing here imports CuPy:
+# cupy.cuda.compiler.CompileException (NVRTC or nvcc; its text is the compiler's log) and
+# cupy_backends.cuda.libs.nvrtc.NVRTCError.
+COMPILE_ERRORS = ("CompileException", "NVRTCError")
+
+
+def describe_failure(exc: BaseException) -> str | None:
+    """What a case's failure was when it is the kernel's own and not the device's: "the
+    kernel did not compile: <the log's first error line>" for a compile error; None for
+    anything else (the caller describes it as it does every other exception)."""
+    if not any(cls.__name__ in COMPILE_ERRORS for cls in type(exc).__mro__):
+        return None
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    # nvcc's text starts with the command that failed; the log's error line says why.
+    first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    return f"the kernel did not compile: {first[:300]}" if first else "the kernel did not compile"
+
+
 class BackendUnavailable(RuntimeError):
     """A backend that cannot run here; the message says why and what to do."""
 
@@ -129,10 +165,7 @@ class CupyBackend:
         cp = self.xp
         table = {"fp64": cp.float64, "fp32": cp.float32, "fp16": cp.float16}
         if name == "bf16":
-            bf16 = getattr(cp, "bfloat16", None)
-            if bf16 is None:
-                raise KeyError("bf16: this CuPy version has no bfloat16 arrays")
-            return bf16
+            return bfloat16(cp)
         return table[name]
 
     def random(self, shape, dtype: str):
@@ -161,13 +194,16 @@ class CupyBackend:
         self.xp.get_default_memory_pool().free_all_blocks()
 
     def healthy(self) -> bool:
-        """Whether the GPU still runs a kernel after a case failed: an illegal access or a
-        lost device breaks the context for every later case (the run stops, keeping what
-        it measured); an out-of-memory case does not."""
+        """Whether the GPU still answers after a case failed: an illegal access or a lost
+        device breaks the context for every later call (the run stops, keeping what it
+        measured); an out-of-memory case does not. Runtime calls only: a kernel launched
+        here would need a compile, and a compile that fails (no CUDA headers, an NVRTC
+        error) is that case's fault, not a dead device."""
         try:
             with self.device:
-                self.xp.arange(4).sum().item()
-                self.xp.cuda.runtime.deviceSynchronize()
+                runtime = self.xp.cuda.runtime
+                runtime.deviceSynchronize()  # returns a sticky error of the context
+                runtime.memGetInfo()
         except Exception:
             return False
         return True

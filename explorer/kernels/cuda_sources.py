@@ -74,13 +74,15 @@ def template_name(dtype: str, k: int) -> str:
     return INTENSITY_KERNELS[dtype].format(k=k)
 
 
-_modules: dict[str, object] = {}
+# Keyed by (device, precision): a RawModule is loaded into the context of the device that
+# was current when it was built, and a kernel from it cannot launch on another device.
+_modules: dict[tuple[int, str], object] = {}
 
 
 def module(cp, dtype: str | None = None):
-    """The compiled module: the plain kernels, or the intensity chains of ``dtype`` (every
-    chain length at once). CuPy also caches the binaries on disk."""
-    key = dtype or "plain"
+    """The compiled module for the current device: the plain kernels, or the intensity
+    chains of ``dtype`` (every chain length at once). CuPy also caches the binaries on disk."""
+    key = (cp.cuda.runtime.getDevice(), dtype or "plain")
     if key not in _modules:
         if dtype is None:
             _modules[key] = cp.RawModule(code=SOURCE, options=("-std=c++17",))
