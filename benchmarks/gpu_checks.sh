@@ -1,27 +1,62 @@
 #!/usr/bin/env bash
-# Every GPU check in one run, for a machine with an NVIDIA GPU, CuPy, NumPy, PyYAML and
-# pytest (no Qt needed): the gpu-marked tests, the bench command, timer agreement with
-# cupyx.profiler.benchmark, and the GPU suite with its references. Logs and results go to
-# $OUT (or benchmarks/results). Each step has a time limit; the script exits non-zero if
-# any step failed, and says which.
+# Every GPU check in one command, for a machine with an NVIDIA GPU, CuPy (cupy-cuda12x or
+# cupy-cuda13x), NumPy, PyYAML and pytest (no Qt needed). Each step writes its log and
+# results straight into $OUT (or benchmarks/results) as it finishes, so a step killed by its
+# time limit, or the whole command killed, keeps what the steps before it wrote. The limits
+# add up to under 520 s; the steps write at most 8 files. The quick plan runs once (bench);
+# gpu_suite.py judges its points against the datasheet and adds the references. Exits non-zero if any step failed,
+# and says which.
+#
+#   benchmarks/gpu_checks.sh            run every step
+#   benchmarks/gpu_checks.sh --dry-run  print the plan: steps, limits, files; run nothing
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-benchmarks/results}
-mkdir -p "$out"
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 PYTHON=${PYTHON:-python3}
+LOAD_CHECK=${LOAD_CHECK:-}  # set to --no-load-check to read no foreign load (said in the results)
+# A per-test limit where pytest-timeout is installed (the test extra has it); without it the
+# step's own limit still holds, and the probe's log says the plugin is missing.
+PER_TEST=$("$PYTHON" -c "import pytest_timeout" 2>/dev/null && echo "--timeout=150")
+
+# name | seconds | files it writes (besides NAME.log) | command
+PLAN=(
+    "probe|30||$PYTHON benchmarks/gpu_probe.py"
+    "gpu-tests|175||$PYTHON -m pytest -v -m gpu -rs $PER_TEST -p no:cacheprovider tests/kernels"
+    "bench-quick|120|bench-quick.json|$PYTHON -m explorer bench --backend cupy --suite quick $LOAD_CHECK --out $out/bench-quick.json"
+    "timer-agreement|60||$PYTHON benchmarks/timer_agreement.py --gpu-only"
+    "gpu-references|120|gpu-references.json|$PYTHON benchmarks/gpu_suite.py --results $out/bench-quick.json --out $out/gpu-references.json"
+)
+
+if [ "${1:-}" = "--dry-run" ]; then
+    total=0
+    files=()
+    for entry in "${PLAN[@]}"; do
+        IFS='|' read -r name limit extra command <<< "$entry"
+        total=$((total + limit))
+        files+=("$name.log")
+        [ -n "$extra" ] && files+=("$extra")
+        printf '%-16s %4d s  %s\n' "$name" "$limit" "$command"
+    done
+    echo "total: $total s ($((total + 2 * ${#PLAN[@]})) s at worst: each step has 2 s to stop)"
+    echo "files (${#files[@]}) in $out: ${files[*]}"
+    exit 0
+fi
+
+mkdir -p "$out"
 failed=()
-step() {  # step NAME SECONDS COMMAND...
-    local name=$1 limit=$2
-    shift 2
-    echo "== $name"
-    timeout "$limit" "$@" 2>&1 | tee "$out/$name.log" || failed+=("$name")
-}
-step gpu-tests 240 "$PYTHON" -m pytest -q -m gpu -rs -p no:cacheprovider tests/kernels
-step bench-quick 150 "$PYTHON" -m explorer bench --backend cupy --suite quick --out "$out/bench-quick.json"
-step timer-agreement 90 "$PYTHON" benchmarks/timer_agreement.py --gpu-only
-step gpu-suite 240 "$PYTHON" benchmarks/gpu_suite.py --preset quick
-cp benchmarks/results/gpu-*.json "$out"/ 2>/dev/null
+for entry in "${PLAN[@]}"; do
+    IFS='|' read -r name limit _ command <<< "$entry"
+    echo "== $name (at most $limit s)"
+    # shellcheck disable=SC2086  # the command is split into words on purpose
+    timeout --kill-after=2 "$limit" $command > "$out/$name.log" 2>&1
+    status=$?
+    tail -n 25 "$out/$name.log"
+    if [ $status -ne 0 ]; then
+        [ $status -eq 124 ] && echo "($name ran past its $limit s limit)"
+        failed+=("$name")
+    fi
+done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "failed: ${failed[*]}"
     exit 1

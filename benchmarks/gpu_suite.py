@@ -9,9 +9,12 @@
   the device name, or ``--compare ID``).
 
 Writes ``benchmarks/results/gpu-<device>-<date>.json`` (a results file the app can load)
-and ``...-references.json`` (the ratios). Without CuPy or a GPU it says why and exits 0.
+and ``...-references.json`` (the ratios). With ``--results FILE`` it judges points already
+measured (``bench``'s) instead of running the preset again. Without CuPy or a GPU it says
+why and exits 0.
 
-    python benchmarks/gpu_suite.py [--preset full|quick] [--compare ID] [--rounds 9]
+    python benchmarks/gpu_suite.py [--preset full|quick] [--results FILE] [--out FILE]
+                                   [--compare ID] [--rounds 9] [--no-load-check]
 """
 
 from __future__ import annotations
@@ -21,16 +24,20 @@ import datetime as dt
 import json
 import re
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from common import describe, interleaved_ratio
 
+from explorer.core.atomic import write_text_atomic
 from explorer.core.catalog import load_catalog
+from explorer.core.datafile import DataFileError
 from explorer.kernels import cuda_sources, gpuinfo
 from explorer.kernels.backends import CupyBackend
 from explorer.kernels.reference import Reference, match_device
-from explorer.kernels.runner import drive, run
+from explorer.kernels.results import load_results
+from explorer.kernels.runner import OFF, drive, run
 from explorer.kernels.suites import gemm, stream
 from explorer.kernels.timing import TimingPlan, measure
 
@@ -45,21 +52,40 @@ def raw_launch(function, kernel: str, blocks: int, target, b, c, n4):
     return lambda: function((blocks,), (256,), (b, target, n4))
 
 
+@contextmanager
+def torch_fp32_mode(torch, allow_tf32: bool):
+    """PyTorch's fp32 products in TF32 or plain FP32, restored afterwards: the matmul
+    precision (where this PyTorch has it) and both legacy flags, cuBLAS and cuDNN, set
+    alike so no path is left in the other mode."""
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    get_precision = getattr(torch, "get_float32_matmul_precision", None)
+    previous = (get_precision() if get_precision else None, matmul.allow_tf32, cudnn.allow_tf32)
+    try:
+        if get_precision:
+            torch.set_float32_matmul_precision("high" if allow_tf32 else "highest")
+        matmul.allow_tf32 = cudnn.allow_tf32 = allow_tf32
+        yield
+    finally:
+        if previous[0] is not None:
+            torch.set_float32_matmul_precision(previous[0])
+        matmul.allow_tf32, cudnn.allow_tf32 = previous[1:]
+
+
 def torch_timer(torch, a, b, c, allow_tf32: bool):
     """Seconds per ``torch.matmul`` (CUDA events, median of 9 after 3 warm-ups)."""
 
     def seconds() -> float:
-        torch.backends.cuda.matmul.allow_tf32 = allow_tf32
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(3):
-            torch.matmul(a, b, out=c)
-        times = []
-        for _ in range(9):
-            start.record()
-            torch.matmul(a, b, out=c)
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) * 1e-3)
+        with torch_fp32_mode(torch, allow_tf32):
+            for _ in range(3):
+                torch.matmul(a, b, out=c)
+            times = []
+            for _ in range(9):
+                start.record()
+                torch.matmul(a, b, out=c)
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop) * 1e-3)
         return float(np.median(times))
 
     return seconds
@@ -133,6 +159,15 @@ def main() -> int:
     parser.add_argument("--preset", choices=("quick", "full"), default="full")
     parser.add_argument("--compare", metavar="ID")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--results", metavar="FILE.json",
+                        help="judge the points of a results file already measured (by `bench`) "
+                             "instead of running the preset again")
+    parser.add_argument("--out", metavar="FILE.json",
+                        help="where the references go (default benchmarks/results/gpu-<device>-"
+                             "<date>-references.json); rewritten after each group, so a killed "
+                             "run keeps the groups before")
+    parser.add_argument("--no-load-check", action="store_true",
+                        help="read no foreign load while the preset runs (said in its notes)")
     args = parser.parse_args()
     info = gpuinfo.detect_gpu(0)
     if isinstance(info, gpuinfo.Unavailable):
@@ -147,6 +182,37 @@ def main() -> int:
         return 2
     reference = Reference.from_hardware(hardware) if hardware else None
     print(f"{backend.label}; datasheet: {hardware.id if hardware else 'none matched'}")
+    stem = f"gpu-{re.sub(r'[^a-z0-9]+', '-', info.name.lower()).strip('-')}-{dt.date.today()}"
+    out = Path(args.out) if args.out else RESULTS / f"{stem}-references.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results = _suite_results(args, backend, reference, out.parent / f"{stem}.json")
+    fractions = _fractions(results, hardware, reference) if results and hardware else []
+    report = {"device": info.to_dict(), "datasheet": hardware.id if hardware else None,
+              "results": args.results, "references": {}, "fractions_of_datasheet": fractions}
+    write_text_atomic(out, json.dumps(report, indent=1) + "\n")  # the fractions first
+    for name, measure_references in (
+            ("bandwidth", lambda: bandwidth_references(backend, args.rounds)),
+            ("gemm", lambda: gemm_references(backend, args.rounds, 8192))):
+        try:
+            report["references"][name] = measure_references()
+        except Exception as exc:  # report the failure, keep what was measured
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            print(f"{name} references failed: {type(exc).__name__}: {first}")
+            report["references"][name] = {"error": f"{type(exc).__name__}: {first}"}
+        write_text_atomic(out, json.dumps(report, indent=1) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+def _suite_results(args, backend, reference, target: Path):
+    """The points to judge: a results file already measured, or a run of the preset (saved
+    to ``target`` before any reference runs: a failing reference must not lose it)."""
+    if args.results:
+        try:
+            return load_results(args.results)
+        except DataFileError as exc:
+            print(f"no points to judge: {exc}")
+            return None
 
     def progress(p):
         if p.point is not None:
@@ -155,45 +221,33 @@ def main() -> int:
                   f"{q.flops_per_s / 1e12:.2f} TFLOP/s, {q.bytes_per_s / 1e9:.1f} GB/s"
                   + (f"  [{q.suspect or q.check}]" if not q.trusted else ""), flush=True)
 
-    results = drive(run(backend, [args.preset], args.preset, reference=reference), progress)
-    fractions = []
-    if hardware:
-        for q in results.points:
-            peak = reference.flops_per_s.get(q.dtype)
-            fractions.append({"suite": q.suite, "kernel": q.kernel, "dtype": q.dtype,
-                              "param": q.param,
-                              "of_peak": q.flops_per_s / peak if peak and q.flops else None,
-                              "of_bandwidth": q.bytes_per_s / reference.bandwidth_bytes_per_s})
-        best_bw = results.best_bandwidth()
-        if best_bw:
-            print(f"best bandwidth {best_bw.value / 1e12:.2f} TB/s = "
-                  f"{best_bw.value / hardware.bandwidth_bytes_per_s:.2f} of the datasheet")
-        for dtype, ceiling in results.best_flops().items():
-            peak = reference.flops_per_s.get(dtype)
-            if peak:
-                print(f"best {dtype} {ceiling.value / 1e12:.1f} TFLOP/s = {ceiling.value / peak:.2f} "
-                      "of the datasheet")
+    results = drive(run(backend, [args.preset], args.preset, reference=reference,
+                        load=OFF if args.no_load_check else "auto"), progress)
     for note in results.notes:
         print(f"note: {note}")
-    # Save the suite before the references: a failing reference must not lose it.
-    RESULTS.mkdir(exist_ok=True)
-    stem = f"gpu-{re.sub(r'[^a-z0-9]+', '-', info.name.lower()).strip('-')}-{dt.date.today()}"
-    results.save(RESULTS / f"{stem}.json")
-    references = {}
-    for name, measure_references in (
-            ("bandwidth", lambda: bandwidth_references(backend, args.rounds)),
-            ("gemm", lambda: gemm_references(backend, args.rounds, 8192))):
-        try:
-            references[name] = measure_references()
-        except Exception as exc:  # report the failure, keep what was measured
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            print(f"{name} references failed: {type(exc).__name__}: {first}")
-            references[name] = {"error": f"{type(exc).__name__}: {first}"}
-    (RESULTS / f"{stem}-references.json").write_text(json.dumps(
-        {"device": info.to_dict(), "datasheet": hardware.id if hardware else None,
-         "references": references, "fractions_of_datasheet": fractions}, indent=1) + "\n")
-    print(f"wrote {RESULTS / stem}.json and -references.json")
-    return 0
+    results.save(target)
+    print(f"wrote {target}")
+    return results
+
+
+def _fractions(results, hardware, reference) -> list[dict]:
+    """Every point as a share of the datasheet's roof, and the best of each."""
+    fractions = []
+    for q in results.points:
+        peak = reference.flops_per_s.get(q.dtype)
+        fractions.append({"suite": q.suite, "kernel": q.kernel, "dtype": q.dtype, "param": q.param,
+                          "of_peak": q.flops_per_s / peak if peak and q.flops else None,
+                          "of_bandwidth": q.bytes_per_s / reference.bandwidth_bytes_per_s})
+    best_bw = results.best_bandwidth()
+    if best_bw:
+        print(f"best bandwidth {best_bw.value / 1e12:.2f} TB/s = "
+              f"{best_bw.value / hardware.bandwidth_bytes_per_s:.2f} of the datasheet")
+    for dtype, ceiling in results.best_flops().items():
+        peak = reference.flops_per_s.get(dtype)
+        if peak:
+            print(f"best {dtype} {ceiling.value / 1e12:.1f} TFLOP/s = {ceiling.value / peak:.2f} "
+                  "of the datasheet")
+    return fractions
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from explorer.kernels.cases import PRESETS
 from explorer.kernels.journal import Journal, journal_folders, open_journal, recover_all
 from explorer.kernels.reference import Reference, reference_for
 from explorer.kernels.results import Point, Results, new_results_name
-from explorer.kernels.runner import Progress, drive, results_of, run
+from explorer.kernels.runner import OFF, Progress, drive, results_of, run
 from explorer.kernels.suites import SUITES, UnknownSuiteError, resolve
 from explorer.kernels.timing import CancelToken
 from explorer.paths import user_file
@@ -54,6 +54,9 @@ def add_parser(sub) -> None:
     bench.add_argument("--json", action="store_true", help="print the results as JSON")
     bench.add_argument("--strict", action="store_true",
                        help="fail (exit 3) when a point stayed contended by other programs' load")
+    bench.add_argument("--no-load-check", action="store_true",
+                       help="do not read other programs' load around each case (no retries, no "
+                            "point marked contended); the results say it was not checked")
 
 
 class ProgressLine:
@@ -222,7 +225,9 @@ def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, o
     stopped = False
     try:
         suites, preset = resolve(args.suite, "quick")
-        results = drive(run(backend, args.suite, cancel=cancel, reference=reference), on_progress)
+        load = OFF if args.no_load_check else "auto"
+        results = drive(run(backend, args.suite, cancel=cancel, reference=reference, load=load),
+                        on_progress)
     except UnknownSuiteError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2

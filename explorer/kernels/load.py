@@ -8,12 +8,15 @@ the timed case and ``stop()`` after give the foreign load over that window:
   ``/proc/self/stat``, in cores (1.0: one core kept busy the whole time). The kernel counts
   in ticks of 10 ms, so a window under ``MIN_WINDOW_S`` is too short to tell (None).
 - GPU: other compute processes on the device through NVML (``nvidia-ml-py``, part of the
-  ``gpu`` extra); without NVML, no source. In a container NVML may list host process ids,
-  so our own process can count as another (a known limit).
+  ``gpu`` extra); without NVML, no source. In a container NVML lists host process ids, so
+  our own id is not among them: then one listed process is ours (a timed case runs inside
+  our context, so we are on the device), and the others are foreign. ``bench
+  --no-load-check`` reads no load at all and says so in the results.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -86,16 +89,41 @@ class NvmlLoad:
     def start(self):
         return None
 
-    def stop(self, token) -> Foreign | None:
-        nvml, handle = self._nvml, self._handle
-        try:  # compute processes only: a desktop's display server is always on a GPU that drives a screen
-            processes = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
-        except nvml.NVMLError:
+    def processes(self) -> list[int] | None:
+        """The ids NVML lists for the compute processes on the device (None: NVML failed).
+        Compute processes only: a desktop's display server is on every GPU with a screen."""
+        try:
+            return [p.pid for p in self._nvml.nvmlDeviceGetComputeRunningProcesses(self._handle)]
+        except self._nvml.NVMLError:
             return None
-        others = {p.pid for p in processes} - {os.getpid()}
-        return Foreign(float(len(others)), bool(others),
-                       f"{len(others)} other process(es) used the GPU while it ran" if others else
-                       "no other process on the GPU")
+
+    def stop(self, token) -> Foreign | None:
+        listed = self.processes()
+        if listed is None:
+            return None
+        count, detail = foreign_processes(listed, os.getpid())
+        return Foreign(float(count), count > 0, detail)
+
+    def close(self) -> None:
+        """NVML counts its users: each ``nvmlInit`` is matched by a shutdown."""
+        with contextlib.suppress(self._nvml.NVMLError):
+            self._nvml.nvmlShutdown()
+
+
+def foreign_processes(listed: list[int], own: int) -> tuple[int, str]:
+    """How many of the processes NVML ``listed`` on the device, while one of our timed cases
+    ran on it, belong to other programs, and a sentence saying so. Our id is listed when NVML
+    and we share a process namespace; in a container NVML lists host ids, ours is missing,
+    and one of the listed processes is us (our context holds the case's memory)."""
+    unique = set(listed)
+    if own in unique:
+        others, note = len(unique) - 1, ""
+    else:
+        others = max(0, len(unique) - 1)
+        note = " (NVML lists other process ids than ours, as in a container: one listed is ours)"
+    if not others:
+        return 0, "no other process on the GPU" + note
+    return others, f"{others} other process(es) used the GPU while it ran" + note
 
 
 def load_source(backend):

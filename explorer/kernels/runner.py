@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
+from explorer.kernels.backends import describe_failure
 from explorer.kernels.cases import Case, Skip
 from explorer.kernels.load import load_source
 from explorer.kernels.reference import Reference
@@ -59,6 +60,7 @@ def _out_of_memory(exc: BaseException) -> bool:
 # A case measured while other programs were busy is measured again, up to RETRIES times,
 # after waiting QUIET_WAIT_S for them; still contended, it is kept and marked.
 RETRIES, QUIET_WAIT_S = 2, 0.5
+OFF = "off"  # ``run(load=OFF)``: foreign load not read, at the user's request
 
 
 def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
@@ -67,9 +69,10 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         clock: Callable[[], float] = time.monotonic,
         load="auto") -> Generator[Progress, None, Results]:
     """``load``: where foreign load is read (``kernels.load``); "auto" picks the backend's
-    source, None reads none."""
+    source, None reads none, "off" reads none because the user asked (``--no-load-check``)."""
     cancel = cancel or CancelToken()
-    load = load_source(backend) if load == "auto" else load
+    asked_off = load == OFF
+    load = load_source(backend) if load == "auto" else (None if asked_off else load)
     suites, preset = resolve(suites, preset)
     timing = timing or TIMING.get(preset, TimingPlan())
     planned = plan_cases(backend, suites, preset)
@@ -116,7 +119,7 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         except Exception as exc:  # one broken or oversized case must not lose the run
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             reason = ("not enough memory for this size" if _out_of_memory(exc)
-                      else f"{type(exc).__name__}: {first_line[:300]}")
+                      else describe_failure(exc) or f"{type(exc).__name__}: {first_line[:300]}")
             skipped.append({"suite": case.suite, "kernel": case.kernel, "dtype": case.dtype,
                             "reason": reason})
             if not _healthy(backend):  # a fault that sticks (a lost device, a broken context)
@@ -150,7 +153,9 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
             cancelled = True
             break
     notes.extend(_comparisons(points))
-    notes.extend(_contention(points, load, backend))
+    notes.extend(_contention(points, load, backend, asked_off))
+    if load is not None and hasattr(load, "close"):
+        load.close()
     if preset == "smoke":
         notes.append("smoke preset: working sets are small enough to stay in caches; these are "
                      "not main-memory rates")
@@ -175,8 +180,11 @@ def _wait(seconds: float, cancel: CancelToken) -> None:
         time.sleep(min(0.05, max(0.0, end - time.monotonic())))
 
 
-def _contention(points: list[Point], load, backend) -> list[str]:
+def _contention(points: list[Point], load, backend, asked_off: bool = False) -> list[str]:
     """What the run's summary says about other programs' load."""
+    if asked_off:
+        return ["other programs' load was not checked (--no-load-check): no point is marked "
+                "contended, and a busy machine would go unnoticed"]
     if load is None:
         where = "NVML (pip install nvidia-ml-py)" if backend.device_kind == "gpu" else "/proc"
         return [f"other programs' load was not measured (no {where}): a busy machine would go unnoticed"]

@@ -128,3 +128,67 @@ def test_a_load_that_cannot_be_read_costs_no_measurement(numpy_backend):
 
     results = drive(run(numpy_backend, ["stream", "smoke"], load=Broken()))
     assert len(results.points) == 4 and all(p.foreign_load is None and p.trusted for p in results.points)
+
+
+class FakeNvml:
+    """pynvml's calls the load source makes, with a scripted process list."""
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, *pids: int) -> None:
+        self.pids, self.inits, self.shutdowns = list(pids), 0, 0
+
+    def nvmlInit(self):
+        self.inits += 1
+
+    def nvmlShutdown(self):
+        self.shutdowns += 1
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        return index
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle):
+        from types import SimpleNamespace
+        return [SimpleNamespace(pid=pid, usedGpuMemory=1 << 30) for pid in self.pids]
+
+
+def nvml_load(monkeypatch, *pids):
+    import sys
+
+    from explorer.kernels.load import NvmlLoad
+    fake = FakeNvml(*pids)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    return NvmlLoad(0), fake
+
+
+def test_nvml_counts_other_processes_and_not_ours(monkeypatch):
+    import os
+    load, _ = nvml_load(monkeypatch, os.getpid())
+    assert load.stop(load.start()) == Foreign(0.0, False, "no other process on the GPU")
+    load, _ = nvml_load(monkeypatch, os.getpid(), 4242)
+    foreign = load.stop(load.start())
+    assert foreign.cores == 1.0 and foreign.busy
+
+
+def test_in_a_container_one_listed_process_is_ours(monkeypatch):
+    """NVML lists host process ids there: ours is missing, and the one process it lists while
+    our case runs is us, not a foreign load (it once marked every GPU point contended)."""
+    import os
+    host_pid = os.getpid() + 100_000
+    load, _ = nvml_load(monkeypatch, host_pid)
+    foreign = load.stop(load.start())
+    assert not foreign.busy and foreign.cores == 0.0
+    assert "NVML lists other process ids than ours, as in a container" in foreign.detail
+    load, _ = nvml_load(monkeypatch, host_pid, host_pid + 1)
+    assert load.stop(load.start()).cores == 1.0
+
+
+def test_a_run_shuts_nvml_down_and_no_load_check_is_said(monkeypatch, numpy_backend):
+    import os
+    load, fake = nvml_load(monkeypatch, os.getpid())
+    drive(run(numpy_backend, ["stream", "smoke"], load=load), lambda p: None)
+    assert fake.shutdowns == fake.inits == 1
+    results = drive(run(numpy_backend, ["stream", "smoke"], load=runner.OFF), lambda p: None)
+    assert any("was not checked (--no-load-check)" in note for note in results.notes)
+    assert all(p.foreign_load is None and p.contended is None for p in results.points)

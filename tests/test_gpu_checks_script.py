@@ -1,0 +1,49 @@
+"""benchmarks/gpu_checks.sh must fit one command on a lent GPU machine: its plan (steps,
+limits, files) is checked here, without a GPU, and every command it runs must exist."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "gpu_checks.sh"
+
+
+def dry_run(out: Path) -> str:
+    return subprocess.run(["bash", str(SCRIPT), "--dry-run"], capture_output=True, text=True, check=True,
+                          env={**os.environ, "OUT": str(out), "PYTHON": sys.executable}).stdout
+
+
+def test_the_plan_fits_one_command_and_eight_files(tmp_path):
+    plan = dry_run(tmp_path / "out")
+    steps = re.findall(r"^(\S+)\s+(\d+) s  (.+)$", plan, re.M)
+    assert next(name for name, _, _ in steps) == "probe"  # versions and NVML's view first
+    total = sum(int(limit) for _, limit, _ in steps)
+    worst = total + 2 * len(steps)  # each step's limit, then at most 2 s to stop it
+    assert f"total: {total} s ({worst} s at worst" in plan and worst < 520
+    files = re.search(r"^files \((\d+)\) in (\S+): (.+)$", plan, re.M)
+    assert int(files.group(1)) <= 8 and files.group(2) == str(tmp_path / "out")
+    assert len(files.group(3).split()) == int(files.group(1))
+    assert not (tmp_path / "out").exists()  # a dry run writes nothing
+    quick = [command for _, _, command in steps if "quick" in command]
+    assert len([c for c in quick if "bench" in c and "--suite quick" in c]) == 1  # the plan runs once
+    assert "--results" in next(c for _, _, c in steps if "gpu_suite.py" in c)
+    assert "--timeout=150" in next(c for _, _, c in steps if "pytest" in c)
+
+
+def test_every_step_s_program_and_options_exist(tmp_path):
+    """Each step's command answers --help with the options the plan passes (a typo would
+    waste the one run on a GPU)."""
+    for _, _, command in re.findall(r"^(\S+)\s+(\d+) s  (.+)$", dry_run(tmp_path), re.M):
+        words = command.split()
+        if words[1:3] == ["-m", "pytest"]:
+            continue  # pytest-timeout's option: checked by importing the plugin below
+        program = words[1:3] if words[1] == "-m" else words[1:2]
+        help_text = subprocess.run([sys.executable, *program, *(["bench"] if "explorer" in program else []),
+                                    "--help"], capture_output=True, text=True, cwd=ROOT,
+                                   env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+        for option in (w.split("=")[0] for w in words if w.startswith("--")):
+            assert option in help_text, f"{command}: {option} is not an option"
+    import pytest_timeout  # noqa: F401  (the test extra installs it)
