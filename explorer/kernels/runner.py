@@ -141,7 +141,9 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                    if reference and case.suite not in CACHE_SUITES else None)  # caches: fast by design
         last = Point(
             suite=case.suite, kernel=case.kernel, dtype=case.dtype, size=dict(case.size),
-            param=dict(case.param), flops=case.flops, bytes=case.bytes,
+            # A GPU point says how many launches one pair of events timed (launch overhead).
+            param=(measured.with_launches(case.param) if backend.device_kind == "gpu"
+                   else dict(case.param)), flops=case.flops, bytes=case.bytes,
             time_median_s=measured.median_s, time_p20_s=measured.p20_s, time_p80_s=measured.p80_s,
             check=problem, suspect=suspect, convention=case.convention,
             dram_traffic=case.dram_traffic,

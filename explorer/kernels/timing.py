@@ -4,7 +4,15 @@ A kernel is a callable that launches the work once. ``Timer`` implementations
 measure one *timed region* of ``inner`` launches and return seconds per launch;
 ``measure`` repeats regions and summarises them. Launches too short to time
 alone are grouped so each region lasts at least ``min_region_s`` (launch
-overhead from Python is 10–50 µs on a GPU and a few µs on a CPU).
+overhead from Python is 10–50 µs on a GPU and a few µs on a CPU): one calibrating
+launch picks N = ⌈min_region_s / its time⌉, at most ``max_launches``, and every
+region then times N launches between one pair of marks (CUDA events on a GPU) and
+divides by N. A case's FLOPs and bytes stay those of one launch; the point states N
+as its ``launches_per_timing`` param (``with_launches``).
+
+N launches in one window hide the gaps between launches only while the device runs
+a launch for longer than Python takes to issue it; a launch made of many small calls
+that the device finishes sooner still times Python.
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+
+LAUNCHES_PARAM = "launches_per_timing"  # a point's param: launches between one pair of marks
 
 
 class Cancelled(Exception):
@@ -55,6 +65,11 @@ class Timing:
         p20, median, p80 = np.percentile(data, [20, 50, 80])
         return cls(float(median), float(p20), float(p80), int(data.size), inner)
 
+    def with_launches(self, param: dict[str, int]) -> dict[str, int]:
+        """A case's param with the launches timed per region added (``LAUNCHES_PARAM``), as a
+        point states it: its time is per launch, its FLOPs and bytes those of one launch."""
+        return {**param, LAUNCHES_PARAM: self.launches_per_region}
+
     @property
     def spread(self) -> float:
         """(p80 − p20) / median: the relative width of the middle of the distribution."""
@@ -87,6 +102,7 @@ class TimingPlan:
     max_regions: int = 30
     min_region_s: float = 1e-3
     target_s: float = 0.3  # total timed time per kernel before stopping early
+    max_launches: int = 1000  # launches per region at most (a probe that reads ~0 s asks for millions)
 
 
 def measure(kernel: Callable[[], object], timer: Timer, plan: TimingPlan,
@@ -96,10 +112,11 @@ def measure(kernel: Callable[[], object], timer: Timer, plan: TimingPlan,
     for _ in range(plan.warmup):
         cancel.check()
         kernel()
-    # One probe region decides how many launches make a region long enough.
+    # One probe region (a single calibrating launch) decides how many launches make a region
+    # long enough.
     cancel.check()
     probe = timer.region(kernel, 1)
-    inner = max(1, int(np.ceil(plan.min_region_s / max(probe, 1e-9))))
+    inner = launches_per_region(probe, plan)
     samples: list[float] = []
     spent = 0.0
     while len(samples) < plan.max_regions:
@@ -110,3 +127,10 @@ def measure(kernel: Callable[[], object], timer: Timer, plan: TimingPlan,
         if len(samples) >= plan.min_regions and spent >= plan.target_s:
             break
     return Timing.from_samples(samples, inner)
+
+
+def launches_per_region(probe_s: float, plan: TimingPlan) -> int:
+    """Launches that make one region last ``plan.min_region_s``, from one launch's time:
+    at least 1, at most ``plan.max_launches``."""
+    wanted = int(np.ceil(plan.min_region_s / max(probe_s, 1e-9)))
+    return max(1, min(plan.max_launches, wanted))

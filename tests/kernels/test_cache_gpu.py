@@ -18,9 +18,10 @@ def fake_gpu():
 
 
 def test_cases_are_sized_from_the_device():
-    l2, shared = cache.cases(fake_gpu(), "quick")
-    assert l2.kernel == "read L2" and l2.param == {"level": 2, "passes": 64}
-    assert l2.size["n"] * 4 == 25 << 20  # half the L2
+    *sweep, shared = cache.cases(fake_gpu(), "quick")
+    l2 = sweep[-1]
+    assert l2.kernel == "read L2" and l2.param == {"level": 2, "l2_eighths": 4, "passes": 64}
+    assert [c.size["n"] * 4 for c in sweep] == [50 << 17, 50 << 18, 25 << 20]  # 1/8, 1/4, 1/2
     assert l2.bytes == (25 << 20) * 64 and l2.flops == l2.bytes // 4  # one add per value read
     assert shared.param["level"] == 0 and shared.bytes == 4 * 132 * 32 * 1024 * 256
     assert not l2.dram_traffic and not shared.dram_traffic  # cache-resident by design

@@ -4,9 +4,14 @@ The score matrix is materialised, as in the workload engine's ``naive`` attentio
 FLOPs and bytes come from the same formulas (core/ops.py). On CuPy each head is a 2-D
 product: batched (3-D) fp16 ``cupy.matmul`` runs in FP32 and batched bf16 fails, so a
 loop over 2-D GEMMs is what reaches the matrix units. That loop costs Python time per
-head (about 10 µs a call), so the GPU lengths start where the GPU work dominates (1024
-tokens and up). The run checks by timing that fp16 is not slower than fp32 at the
-longest length.
+head (about 10 µs a call; the per-head views are made once, in ``_prepare``), so the GPU
+lengths start at 1024 tokens. A launch there is well under a millisecond of GPU work: the
+timer groups N launches between one pair of CUDA events (``timing.measure``: N from a
+calibrating launch, the point's ``launches_per_timing``) and divides by N; FLOPs and
+bytes are those of one launch. Grouping hides the gaps between launches only while the
+GPU work of a launch outlasts Python's issuing of its ~2 × heads + 6 calls; a point whose
+rate falls well below the longer lengths' still times Python. The run checks by timing
+that fp16 is not slower than fp32 at the longest length.
 """
 
 from __future__ import annotations
@@ -42,13 +47,18 @@ def _prepare(backend, dtype: str, heads: int, length: int, head_dim: int) -> Pre
         xp.divide(x, total, out=x)
 
     if backend.device_kind == "gpu":
+        # The 2-D operands of every head, made once: a view costs Python time per launch.
+        scores = [(q[h], k[h].T, s[h]) for h in range(heads)]
+        values = [(s[h], v[h], o[h]) for h in range(heads)]
+        matmul = xp.matmul
+
         def launch():
-            for h in range(heads):
-                xp.matmul(q[h], k[h].T, out=s[h])
+            for a, b, out in scores:
+                matmul(a, b, out=out)
             xp.multiply(s, scale, out=s)
             softmax_in_place(s)
-            for h in range(heads):
-                xp.matmul(s[h], v[h], out=o[h])
+            for a, b, out in values:
+                matmul(a, b, out=out)
     else:
         def launch():
             xp.matmul(q, k.transpose(0, 2, 1), out=s)

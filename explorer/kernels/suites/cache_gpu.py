@@ -1,9 +1,14 @@
 """GPU cache levels for the ``cache`` suite: L2 and shared memory, with CuPy raw kernels
 (CuPy's own element-wise kernels would time the launch and DRAM as much as the level).
 
-- L2: every thread reads its share of a buffer half the size of L2 over and over with
-  ``__ldcg`` (cached in L2, not L1), float4 at a time; after the first pass the buffer is
-  L2-resident. Bytes: the buffer times the passes (reads only).
+- L2: every thread reads its share of a buffer over and over with ``__ldcg`` (cached in
+  L2, not L1), float4 at a time; after the first pass the buffer is L2-resident. The buffer
+  is swept over 1/8, 1/4 and 1/2 of the L2 size the device reports (``gpu.l2_bytes``, from
+  the CUDA device attributes; never a catalogue's figure), one point each, stated by the
+  ``l2_eighths`` param (1, 2, 4): Hopper's L2 is two partitions, and half of it may already
+  spill to HBM. The level's roof is the plateau, the best trusted point of the sweep
+  (``Results.cache_bandwidths``). Bytes: the buffer times the passes (reads only); smaller
+  buffers get more passes, so every point reads the same bytes per launch.
 - Shared memory: each block fills a 32 KiB tile once, then reads it over and over through
   a volatile pointer (the compiler may not keep the values in registers). Bytes: blocks ×
   tile × passes.
@@ -14,12 +19,14 @@ design: never compared with the device's memory bandwidth."""
 
 from __future__ import annotations
 
-from explorer.kernels.cases import Case, Prepared
+from explorer.kernels.cases import Case, Prepared, Skip
 
 SUITE = "cache"
 THREADS = 256
 TILE_FLOATS = 8192  # 32 KiB of shared memory per block: under the 48 KiB every GPU gives a block
-CONVENTION_L2 = "reads from L2: the buffer (half the L2) times the passes"
+L2_EIGHTHS = (1, 2, 4)  # the L2 buffer sizes, in eighths of the device's L2: 1/8, 1/4, 1/2
+CONVENTION_L2 = ("reads from L2: the buffer (1/8, 1/4 or 1/2 of the L2, param l2_eighths) times "
+                 "the passes; the L2 roof is the best of the three")
 CONVENTION_SHARED = "reads from shared memory: blocks × 32 KiB × passes"
 
 SOURCE = r"""
@@ -96,19 +103,33 @@ def _prepare_shared(backend, blocks: int, passes: int) -> Prepared:
     return Prepared(launch, check, total.clear)
 
 
-def cases(backend, preset: str) -> list[Case]:
-    """An L2 case and a shared-memory case (smaller in the smoke preset)."""
-    gpu = backend.gpu
-    n4 = max(1024, gpu.l2_bytes // 2 // 16)  # float4 elements in half the L2
-    passes = 4 if preset == "smoke" else 64
-    l2_bytes = n4 * 16 * passes
-    blocks = 4 * gpu.sm_count
+def l2_cases(backend, preset: str) -> list[Case | Skip]:
+    """The L2 sweep: one case per buffer size in ``L2_EIGHTHS``, sized from the L2 the device
+    reports (``backend.gpu.l2_bytes``)."""
+    l2_size = backend.gpu.l2_bytes
+    if not l2_size or l2_size <= 0:
+        return [Skip(SUITE, "read L2", "fp32", "the device reports no L2 size: the buffers could "
+                                               "not be sized to stay in L2")]
+    base_passes = 4 if preset == "smoke" else 64  # passes over half the L2
+    out: list[Case | Skip] = []
+    for eighths in L2_EIGHTHS:
+        n4 = max(1024, l2_size * eighths // 8 // 16)  # float4 elements in eighths/8 of the L2
+        passes = base_passes * max(L2_EIGHTHS) // eighths  # the same bytes per launch at every size
+        moved = n4 * 16 * passes
+        out.append(Case(SUITE, "read L2", "fp32", {"n": 4 * n4}, moved // 4, moved,
+                        lambda n4=n4, passes=passes: _prepare_l2(backend, n4, passes), CONVENTION_L2,
+                        {"level": 2, "l2_eighths": eighths, "passes": passes}, dram_traffic=False))
+    return out
+
+
+def cases(backend, preset: str) -> list[Case | Skip]:
+    """The L2 sweep (1/8, 1/4 and 1/2 of the device's L2) and a shared-memory case (smaller
+    in the smoke preset)."""
+    blocks = 4 * backend.gpu.sm_count
     shared_passes = 16 if preset == "smoke" else 256
     shared_bytes = blocks * TILE_FLOATS * 4 * shared_passes
     return [
-        Case(SUITE, "read L2", "fp32", {"n": 4 * n4}, l2_bytes // 4, l2_bytes,
-             lambda: _prepare_l2(backend, n4, passes), CONVENTION_L2, {"level": 2, "passes": passes},
-             dram_traffic=False),
+        *l2_cases(backend, preset),
         Case(SUITE, "read shared", "fp32", {"n": TILE_FLOATS * blocks}, shared_bytes // 4, shared_bytes,
              lambda: _prepare_shared(backend, blocks, shared_passes), CONVENTION_SHARED,
              {"level": 0, "passes": shared_passes}, dram_traffic=False),  # 0: shared memory
