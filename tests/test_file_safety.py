@@ -106,7 +106,7 @@ def test_temporaries_of_killed_writes_go_and_live_ones_stay(tmp_path):
         path.write_text("half")
     for path in (killed, alive, mine):
         os.utime(path, (old, old))
-    write_text_atomic(tmp_path / "session.yaml", "whole")  # a write tidies its own file's
+    write_text_atomic(tmp_path / "session.yaml", "whole")  # the first write into a folder tidies it
     assert not killed.exists() and young.exists() and alive.exists() and mine.exists()
     os.utime(young, (old, old))
     assert remove_stale(tmp_path) == [young]
@@ -222,3 +222,56 @@ def test_a_results_file_with_an_integer_json_cannot_convert_is_skipped_and_named
                                      "results: [r.json]\n")
     [skipped] = Document(catalog, models).open_session(tmp_path / "s.yaml")
     assert skipped.describe().startswith("r.json: is not valid JSON: Exceeds the limit (4300 digits)")
+
+
+def test_a_read_only_file_is_refused_not_replaced(tmp_path, monkeypatch):
+    path = tmp_path / "s.yaml"
+    path.write_text("keep me")
+    path.chmod(0o444)
+    if os.access(path, os.W_OK):  # root may write anything: ask as a user would be answered
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if str(p) == str(path)
+                            else real_access(p, mode, *a, **k))
+    with pytest.raises(PermissionError, match="read-only") as caught:
+        write_text_atomic(path, "new")
+    assert caught.value.filename == str(path) and path.read_text() == "keep me"
+
+
+def test_errors_name_the_user_s_file_not_the_temporary(tmp_path):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OSError) as caught:
+        write_text_atomic(tmp_path / "folder", "x")  # a folder cannot be replaced by a file
+    assert caught.value.filename == str(tmp_path / "folder") and ".tmp" not in str(caught.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["folder"]
+
+
+def test_another_user_s_link_in_a_shared_folder_is_replaced_not_followed(tmp_path, monkeypatch):
+    """In /tmp anyone can plant a link at a name the app will write: it is never followed."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    link = tmp_path / "run-recovered.json"
+    link.symlink_to(victim)
+    real_lstat = os.lstat
+
+    class Foreign:  # the link's owner is someone else
+        def __init__(self, info):
+            self.st_mode, self.st_uid = info.st_mode, info.st_uid + 1
+
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: Foreign(real_lstat(p, *a, **k))
+                        if str(p) == str(link) else real_lstat(p, *a, **k))
+    write_text_atomic(link, "results")
+    assert victim.read_text() == "precious" and not link.is_symlink() and link.read_text() == "results"
+
+
+def test_results_beside_a_session_saved_through_a_link_are_found_again(tmp_path):
+    from tests.fuzz.test_loaders import _results_text
+    project = tmp_path / "proj"
+    (project / "runs").mkdir(parents=True)
+    (project / "runs" / "r.json").write_text(_results_text(tmp_path))
+    Session(model="gpt2").save(project / "s.yaml")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(project / "s.yaml")
+    Session(model="gpt2", results=(str(project / "runs" / "r.json"),)).save(link)
+    assert "- runs/r.json" in (project / "s.yaml").read_text()
+    for opened in (project / "s.yaml", link):
+        assert load_session(opened).results == (str(project / "runs" / "r.json"),)

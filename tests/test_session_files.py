@@ -101,3 +101,42 @@ def test_recent_files(tmp_path):
     assert recent.list() == [str(tmp_path / n) for n in ("d", "a", "c")]
     (tmp_path / "recent.json").write_text('{"not": "a list"}')
     assert recent.list() == []
+
+
+def _crashed_instance(folder) -> Recovery:
+    crashed = Recovery(folder)
+    crashed.claim()
+    crashed.save(Session(model="gpt2"))
+    crashed.lock_path.write_text(f'{{"pid": {dead_pid()}, "start": null}}')
+    return crashed
+
+
+def test_a_restore_whose_save_fails_keeps_the_crashed_copy_until_a_save_works(tmp_path, monkeypatch):
+    crashed = _crashed_instance(tmp_path)
+    me = Recovery(tmp_path)
+    me.claim()
+    (found,) = me.crashed()
+    real_save = Session.save
+    monkeypatch.setattr(Session, "save", lambda self, path: (_ for _ in ()).throw(
+        OSError(28, "No space left on device")))
+    assert me.restored(found, Session(model="gpt2")) == "No space left on device"
+    assert crashed.autosave_path.exists() and me.crashed() == []  # kept, not offered to itself
+    moving_to_a_file = tmp_path / "not-a-folder"
+    moving_to_a_file.write_text("")
+    monkeypatch.setattr(Session, "save", real_save)
+    with pytest.raises(OSError):
+        me.moved_to(moving_to_a_file, Session(model="gpt2"))
+    assert crashed.autosave_path.exists()  # the new folder failed: nothing released here
+    me.save(Session(model="gpt2"))  # the first autosave that works holds it now
+    assert not crashed.autosave_path.exists() and me.autosave_path.exists()
+
+
+def test_moving_recovery_to_another_folder_holds_the_session_there_first(tmp_path):
+    crashed = _crashed_instance(tmp_path / "old")
+    me = Recovery(tmp_path / "old")
+    me.claim()
+    (found,) = me.crashed()
+    me._adopted.append(found)  # restored, its own save not yet done
+    moved = me.moved_to(tmp_path / "new", Session(model="llama-3-8b"))
+    assert load_session(moved.autosave_path).model == "llama-3-8b"
+    assert not crashed.autosave_path.exists() and not me.lock_path.exists()

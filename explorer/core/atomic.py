@@ -4,10 +4,12 @@ leaves it empty, and the file stays the user's.
 The bytes go to a temporary file in the target's folder (a name no other process uses), are
 flushed to disk, and are renamed over the target in one step; the folder is then flushed
 too, so the rename survives a power cut. Writing through a symbolic link replaces the file
-it points to (in that file's folder) and keeps the link. Replacing a file keeps its
-permission bits (a private 0600 session stays private). A temporary file left by a process
-that was killed mid-write is removed by the next write to the same file, or by
-``remove_stale`` over a folder at start-up.
+it points to (in that file's folder) and keeps the link, when the link is the user's own
+(another user's link in a shared folder such as /tmp is replaced, never followed). A file the
+user may not write (read-only) is refused, not replaced. Replacing a file keeps its
+permission bits (a private 0600 session stays private); hard links to it keep the old text.
+A temporary file left by a process that was killed mid-write is removed by the first write
+into its folder, or by ``remove_stale`` over a folder at start-up.
 """
 
 from __future__ import annotations
@@ -37,9 +39,13 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
     the old file stays and no partial file is left). A new file gets ``mode`` (default: the
     umask's); a replaced one keeps its own. Returns ``path``."""
     path = Path(path)
-    target = _target(path)
+    target = target_of(path)
     kept = _mode_of(target)
-    remove_stale(target.parent, target.name)
+    if kept is not None and not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, "the file is read-only (not replaced)", str(path))
+    if target.parent not in _tidied:  # once per folder and process: a folder may be large
+        _tidied.add(target.parent)
+        remove_stale(target.parent)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
@@ -51,6 +57,9 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as exc:  # name the user's file, not the temporary one
+        tmp.unlink(missing_ok=True)
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -58,15 +67,30 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
     return path
 
 
-def _target(path: Path) -> Path:
-    """The file a write to ``path`` replaces: through every symbolic link to the file it
-    names (a link whose target does not exist yet creates that target)."""
-    if not path.is_symlink():
+def target_of(path: str | Path) -> Path:
+    """The file a write to ``path`` replaces: through every symbolic link the user owns to
+    the file it names (a link whose target does not exist yet creates that target)."""
+    path = Path(path)
+    if not _own_link(path):
         return path
     target = Path(os.path.realpath(path))
     if target.is_symlink():  # realpath gives up inside a loop of links
         raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
     return target
+
+
+_tidied: set[Path] = set()
+
+
+def _own_link(path: Path) -> bool:
+    """A symbolic link this user made (another user's, in a shared folder, is not followed:
+    it could point at any file of ours)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    getuid = getattr(os, "getuid", None)  # (Windows: no owners to compare)
+    return stat.S_ISLNK(info.st_mode) and (getuid is None or info.st_uid == getuid())
 
 
 def _mode_of(path: Path) -> int | None:

@@ -21,7 +21,7 @@ import yaml
 
 from explorer import defaults
 from explorer.core import parallel
-from explorer.core.atomic import write_text_atomic
+from explorer.core.atomic import target_of, write_text_atomic
 from explorer.core.custom import CustomSpec, Layer, read_layers
 from explorer.core.datafile import DataFileError, Fields, brief, check_schema, load_yaml, sealed
 from explorer.core.hardware import Hardware
@@ -230,8 +230,9 @@ class Session:
         files in the session's folder (or below it) are written relative to it, so the
         folder can move as a whole."""
         data = self.to_dict()
-        if self.results:
-            data["results"] = [_relative_to(entry, Path(path).parent) for entry in self.results]
+        if self.results:  # relative to where the file lands (through the user's own link)
+            folder = target_of(path).parent
+            data["results"] = [_relative_to(entry, folder) for entry in self.results]
         write_text_atomic(path, sealed("session", yaml.safe_dump(data, sort_keys=False)))
 
 
@@ -367,8 +368,9 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     check_schema(top, version, SCHEMA)
     session = read_session(top, hardware_ids, model_ids)
     top.finish()
-    if session.results:
-        session = replace(session, results=resolved_results(session.results, Path(path).parent))
+    if session.results:  # beside the file itself, when it was opened through a link
+        folder = Path(os.path.realpath(path)).parent
+        session = replace(session, results=resolved_results(session.results, folder))
     return session
 
 

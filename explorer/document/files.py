@@ -42,14 +42,11 @@ MAX_RECENT = 8
 
 @dataclass(frozen=True)
 class Crashed:
-    """An instance that did not close properly, and the session it last autosaved."""
+    """An instance that did not close properly, and the session it last autosaved (when)."""
 
     instance: str
     autosave: Path
-
-    @property
-    def saved_at(self) -> float:
-        return self.autosave.stat().st_mtime
+    saved_at: float
 
 
 class Recovery:
@@ -82,7 +79,10 @@ class Recovery:
             lock = self.folder / f"{instance}.lock"
             if lock.exists() and self._alive(lock):
                 continue
-            found.append(Crashed(instance, autosave))
+            try:
+                found.append(Crashed(instance, autosave, autosave.stat().st_mtime))
+            except OSError:
+                continue  # taken by another instance meanwhile
         return sorted(found, key=lambda c: c.saved_at, reverse=True)
 
     @staticmethod
@@ -105,7 +105,21 @@ class Recovery:
         return removed
 
     def save(self, session: Session) -> None:
+        """Autosave ``session`` (raises OSError); once it is on disk, the sessions this
+        instance restored are held by it, and their crashed copies go."""
         session.save(self.autosave_path)
+        for crashed in list(self._adopted):
+            self._forget(crashed)
+
+    def moved_to(self, folder: str | Path, session: Session) -> Recovery:
+        """This instance's recovery in ``folder`` from now on: claimed there and holding
+        ``session`` before anything here is released (raises OSError and changes nothing
+        when ``folder`` cannot take it)."""
+        moved = Recovery(folder)
+        moved.claim()
+        moved.save(session)
+        self.release()  # the restored sessions' crashed copies go only now
+        return moved
 
     def discard(self) -> None:
         """This instance's session holds nothing a crash could lose: no autosave of it."""
@@ -115,13 +129,13 @@ class Recovery:
     def restored(self, crashed: Crashed, session: Session) -> str | None:
         """The user took ``crashed``'s session: this instance's autosave takes it over (on
         disk, flushed) before ``crashed``'s files go. Where that write fails they stay until
-        this instance exits cleanly, and the system's reason is returned."""
+        this instance's first autosave that works (or its clean exit), and the system's
+        reason is returned."""
         self._adopted.append(crashed)
         try:
             self.save(session)
         except OSError as exc:
             return exc.strerror or str(exc)
-        self._forget(crashed)
         return None
 
     def _forget(self, crashed: Crashed) -> None:
@@ -131,9 +145,11 @@ class Recovery:
         self._adopted.remove(crashed)
 
     def declined(self, crashed: Crashed) -> None:
-        """The user said no: keep the session aside until this instance exits cleanly."""
-        crashed.autosave.replace(self.folder / f"declined-{crashed.instance}.yaml")
-        (self.folder / f"{crashed.instance}.lock").unlink(missing_ok=True)
+        """The user said no: keep the session aside until this instance exits cleanly (where
+        it cannot be moved, it stays, and is offered again at the next start)."""
+        with contextlib.suppress(OSError):
+            crashed.autosave.replace(self.folder / f"declined-{crashed.instance}.yaml")
+            (self.folder / f"{crashed.instance}.lock").unlink(missing_ok=True)
 
     def release(self) -> None:
         """A clean exit: this instance's files and any declined sessions go (a folder that

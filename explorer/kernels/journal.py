@@ -170,9 +170,12 @@ def _claim(path: Path, held: contextlib.ExitStack) -> str | None:
         now = os.stat(path)
         if (now.st_ino, now.st_dev) != (info.st_ino, info.st_dev):
             return None  # recovered and removed while this process waited
-        text = handle.read(MAX_RESULTS_BYTES + 1).decode("utf-8", errors="replace")
+        data = handle.read(MAX_RESULTS_BYTES + 1)
     except (OSError, DataFileError):
         return None  # gone, or not a file: nothing to recover here
+    if len(data) > MAX_RESULTS_BYTES:
+        return None  # more than any run writes: left whole where it is, never cut and removed
+    text = data.decode("utf-8", errors="replace")
     return None if _writer_alive(text) else text
 
 

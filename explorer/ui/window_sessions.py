@@ -12,7 +12,6 @@ from PySide6 import QtWidgets
 from explorer.core.datafile import DataFileError
 from explorer.core.session import Session, load_session
 from explorer.core.userfiles import Skipped
-from explorer.document.files import Recovery
 
 SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
@@ -106,16 +105,14 @@ class SessionFiles:
             self.save_banner.show_problem(getattr(exc, "strerror", None) or str(exc))
 
     def autosave_into(self, folder: str) -> None:
-        """Crash recovery in ``folder`` from now on (the data folder could not take it)."""
-        self.recovery.release()
-        self.recovery = Recovery(folder)
+        """Crash recovery in ``folder`` from now on (the data folder could not take it): the
+        old folder's files go only once ``folder`` holds the session."""
         try:
-            self.recovery.claim()
-            self.autosaver.changed()
-            self.autosaver.flush()
+            self.recovery = self.recovery.moved_to(folder, self.state.session)
         except OSError as exc:
             self.save_banner.show_problem(f"{folder}: {exc.strerror or exc}")
             return
+        self.autosaver.flush()  # nothing left due: the session was just saved there
         self.save_banner.solved()
         self.statusBar().showMessage(f"Autosaving into {folder}", 6000)
 

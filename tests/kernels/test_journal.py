@@ -213,3 +213,15 @@ def test_special_files_named_like_journals_are_left_alone_at_once(tmp_path):
         assert recover_all(tmp_path) == [] and leftovers(tmp_path) == []
     with pytest.raises(DataFileError, match="is a named pipe"):
         recover(fifo)
+
+
+def test_a_journal_larger_than_any_run_is_left_whole(tmp_path, monkeypatch):
+    from explorer.kernels import journal as journal_module
+    journal = Journal(tmp_path, RUN)
+    for n in range(1, 20):
+        journal.add(point(n))
+    orphan(journal)
+    monkeypatch.setattr(journal_module, "MAX_RESULTS_BYTES", 2000)  # the journal is larger
+    before = journal.path.read_bytes()
+    assert recover_all(tmp_path) == []
+    assert journal.path.read_bytes() == before and not list(tmp_path.glob("*-recovered.json"))
