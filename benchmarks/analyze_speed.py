@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from explorer.core.analysis import analyze, batch_sweep
-from explorer.core.catalog import load_catalog
-from explorer.core.models import load_models
-from explorer.core.workload import WorkloadParams
+from explorer.core.analysis.analysis import analyze, batch_sweep
+from explorer.core.hardware.catalog import load_catalog
+from explorer.core.model.presets import load_models
+from explorer.core.model.workload import WorkloadParams
 
 FRAME_S = 1 / 60
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]

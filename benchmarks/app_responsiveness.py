@@ -94,7 +94,7 @@ def drags_and_soak() -> None:
     from drag_latency import main as drag_latency
 
     from explorer import cli
-    from explorer.core.session import Session
+    from explorer.core.model.session import Session
     from explorer.ui.application import build_window
 
     drag_latency([])

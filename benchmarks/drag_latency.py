@@ -27,7 +27,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import cli
-from explorer.core.session import Session, WhatIf
+from explorer.core.model.session import Session, WhatIf
 from explorer.ui.application import build_window, settle
 from explorer.ui.chart import roofline_plot
 

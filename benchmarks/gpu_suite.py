@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 from common import describe, interleaved_ratio
 
-from explorer.core.atomic import write_text_atomic
-from explorer.core.catalog import load_catalog
-from explorer.core.datafile import DataFileError
+from explorer.core.files.atomic import write_text_atomic
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.catalog import load_catalog
 from explorer.kernels import cuda_sources, gpuinfo
 from explorer.kernels.backends import CupyBackend
 from explorer.kernels.reference import Reference, match_device

@@ -24,14 +24,14 @@ from explorer.cli_common import (
     share_from,
     workload_params,
 )
-from explorer.core import report
-from explorer.core.analysis import Analysis, analyze
-from explorer.core.datafile import DataFileError
-from explorer.core.device_sheet import device_sheet
-from explorer.core.models import load_models
-from explorer.core.registry import UnknownIdError
+from explorer.core.analysis import report
+from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.registry import UnknownIdError
+from explorer.core.hardware.device_sheet import device_sheet
+from explorer.core.model.presets import load_models
+from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
-from explorer.core.workload import WorkloadError
 from explorer.texttable import format_table
 from explorer.window_options import DESCRIPTION, add_window_arguments
 
@@ -174,7 +174,7 @@ def _print_hardware(hw, out: TextIO) -> None:
 # -- analyze ----------------------------------------------------------------------------------
 
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core import training
+    from explorer.core.model import training
 
     if (args.tokens is not None or args.mfu is not None) and args.phase != "train":
         print("roofline-explorer: error: --tokens and --mfu describe a training run: add --phase train",

@@ -58,7 +58,7 @@ share_type = share_from(0.05)  # the memory share a serving engine may fill
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     """The options that describe one step: shared by ``analyze`` and ``explain``."""
-    from explorer.core.workload import (
+    from explorer.core.model.workload import (
         ATTENTIONS,
         DEFAULT_MEMORY_FRACTION,
         MAX_BATCH,
@@ -97,7 +97,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
                                               f"may fill (default {DEFAULT_MEMORY_FRACTION}, vLLM's)")
     parser.add_argument("--causal", action="store_true",
                         help="prefill computes only the score pairs a causal mask keeps (about half)")
-    from explorer.core import parallel
+    from explorer.core.model import parallel
 
     for degree in parallel.DEGREES:
         parser.add_argument(f"--{degree.name}", type=count_type(degree.maximum), default=1, metavar="N",
@@ -123,13 +123,13 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
     """The model ``--model`` names in ``models`` (``default`` without it), or the one
     ``--model-config`` describes (a DataFileError naming the file and field when it cannot
     be read)."""
-    from explorer.core.hf_config import chosen_model
+    from explorer.core.model.hf_config import chosen_model
 
     return chosen_model(models, args.model or default, getattr(args, "model_config", None))
 
 
 def workload_params(args: argparse.Namespace):
-    from explorer.core.workload import WorkloadParams
+    from explorer.core.model.workload import WorkloadParams
 
     return WorkloadParams(phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
                           dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
@@ -141,7 +141,7 @@ def workload_params(args: argparse.Namespace):
 
 def warn_skipped(skipped, err) -> None:
     """Say once, on stderr, which of the user's files were skipped and why."""
-    from explorer.core.userfiles import notice
+    from explorer.core.files.userfiles import notice
 
     if skipped:
         for line in notice(skipped).splitlines():
@@ -151,7 +151,7 @@ def warn_skipped(skipped, err) -> None:
 def open_catalog(err):
     """The catalogue every command uses (bundled and the user's own devices); a broken
     user file is reported on ``err`` and skipped, and fails only a command that needs it."""
-    from explorer.core.catalog import open_catalogue
+    from explorer.core.hardware.catalog import open_catalogue
 
     catalog = open_catalogue()
     warn_skipped(catalog.skipped, err)

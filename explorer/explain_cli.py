@@ -29,8 +29,8 @@ from explorer.cli_common import (
     warn_skipped,
     workload_params,
 )
-from explorer.core.sentences import Explanation
 from explorer.core.units import format_bytes, format_si, format_time, rate_unit
+from explorer.core.words.sentences import Explanation
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 2, 2
 
@@ -130,8 +130,8 @@ def _explanation_dict(e: Explanation) -> dict:
 # -- explain ----------------------------------------------------------------------------------
 
 def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.explain import explain_state
-    from explorer.core.models import load_models
+    from explorer.core.model.presets import load_models
+    from explorer.core.words.explain import explain_state
 
     catalog = open_catalog(err)
     ids = [i.strip() for i in args.hardware.split(",") if i.strip()]
@@ -142,7 +142,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     params = workload_params(args)
     explanations = explain_state(model, params, devices, args.op)
     if args.op and not explanations[0].title.endswith(args.op):
-        from explorer.core.analysis import analyze
+        from explorer.core.analysis.analysis import analyze
 
         a = analyze(model, params, devices[0])
         names = [o.name for o, flops in zip(a.ops, a.flops, strict=True) if flops > 0]
@@ -152,7 +152,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                    "explanations": [_explanation_dict(e) for e in explanations]}, out, indent=1)
         out.write("\n")
     else:
-        from explorer.core.report import step_words
+        from explorer.core.analysis.report import step_words
 
         print(f"{model.name} on {', '.join(d.name for d in devices)}: {step_words(model, params)}, "
               f"{params.dtype}\n", file=out)
@@ -163,8 +163,8 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # -- scenes -----------------------------------------------------------------------------------
 
 def _scene_context(err: TextIO):
-    from explorer.core.models import load_models
-    from explorer.core.why import load_topics
+    from explorer.core.model.presets import load_models
+    from explorer.core.words.why import load_topics
 
     catalog, models = open_catalog(err), load_models()
     return catalog, models, {t.id for t in load_topics(catalog, models=models)}
@@ -178,7 +178,7 @@ def _state_dict(scene, index: int) -> dict:
 
 
 def _scenes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.scenes import open_scenes
+    from explorer.core.words.scenes import open_scenes
 
     catalog, models, topics = _scene_context(err)
     if args.scenes_command == "check":
@@ -219,9 +219,9 @@ def _scenes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _check_scenes(files, catalog, models, topics, out: TextIO, err: TextIO) -> int:
-    from explorer.core.datafile import DataFileError
-    from explorer.core.scenes import load_scene_file
-    from explorer.core.userfiles import yaml_files
+    from explorer.core.files.datafile import DataFileError
+    from explorer.core.files.userfiles import yaml_files
+    from explorer.core.words.scenes import load_scene_file
     from explorer.paths import resource_path, user_file
 
     paths = [Path(f) for f in files] or [*sorted(resource_path("scenes").glob("*.yaml")),
@@ -262,10 +262,10 @@ def _device_dict(lab) -> dict:
 
 
 def _lab(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.design_lab import STAGES, Lab
-    from explorer.core.littles_law import NoLatencyError
-    from explorer.core.models import load_models
+    from explorer.core.hardware.littles_law import NoLatencyError
+    from explorer.core.model.presets import load_models
     from explorer.core.units import BYTES, UnitError, parse_quantity
+    from explorer.core.words.design_lab import STAGES, Lab
 
     catalog, models = open_catalog(err), load_models()
     try:

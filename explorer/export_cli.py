@@ -72,7 +72,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def _jobs(args, catalog, models, err):
     """(session, path, title, subtitle) for every file to write."""
-    from explorer.core.session import Session, load_session, model_choice
+    from explorer.core.model.session import Session, load_session, model_choice
 
     if args.session:
         return [(load_session(args.session, catalog, models), Path(args.out), args.title,
@@ -85,7 +85,7 @@ def _jobs(args, catalog, models, err):
             catalog[ident]
         session = Session(hardware=hardware, **model_choice(model_of(args, models, defaults.MODEL)))
         return [(session, Path(args.out), args.title, args.subtitle)]
-    from explorer.core.scenes import open_scenes
+    from explorer.core.words.scenes import open_scenes
 
     scenes = open_scenes(catalog, models)
     warn_skipped(scenes.skipped, err)
@@ -110,7 +110,7 @@ def _jobs(args, catalog, models, err):
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.chart.slides import ExportOptions, format_of
-    from explorer.core.models import load_models
+    from explorer.core.model.presets import load_models
     from explorer.document import Document
 
     try:
@@ -149,7 +149,7 @@ def _writer(needs_qt: bool):
     """What writes a chart file: Qt only when a PNG or PDF is asked for (SVG needs none)."""
     if not needs_qt:
         from explorer.chart.slides import slide_svg
-        from explorer.core.atomic import write_text_atomic
+        from explorer.core.files.atomic import write_text_atomic
 
         return lambda doc, path, options: write_text_atomic(path, slide_svg(doc, options))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

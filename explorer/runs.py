@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6 import QtCore
 
-from explorer.core.catalog import Catalog
+from explorer.core.hardware.catalog import Catalog
 from explorer.kernels import gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
 from explorer.kernels.journal import Journal, journal_folders, open_journal

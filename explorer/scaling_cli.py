@@ -14,7 +14,7 @@ SHORT = {"hoffmann": "hoffmann-2022", "besiroglu": "besiroglu-2024"}
 
 
 def add_parser(sub) -> None:
-    from explorer.core.scaling_laws import FITS
+    from explorer.core.analysis.scaling_laws import FITS
 
     sc = sub.add_parser("scaling", help="compute-optimal model and data size for a training budget",
                         description="The model size N and token count D that minimise the fitted loss "
@@ -35,8 +35,13 @@ def add_parser(sub) -> None:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.analysis import op_roofs
-    from explorer.core.scaling_laws import FITS, FLOPS_PER_PARAMETER_TOKEN, rule_of_thumb, training_seconds
+    from explorer.core.analysis.analysis import op_roofs
+    from explorer.core.analysis.scaling_laws import (
+        FITS,
+        FLOPS_PER_PARAMETER_TOKEN,
+        rule_of_thumb,
+        training_seconds,
+    )
     from explorer.core.units import format_number, format_parameters, format_si
 
     budget = args.budget

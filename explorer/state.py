@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui
 
-from explorer.core.catalog import Catalog
-from explorer.core.models import ModelCatalog
-from explorer.core.session import Session
+from explorer.core.hardware.catalog import Catalog
+from explorer.core.model.presets import ModelCatalog
+from explorer.core.model.session import Session
 from explorer.document import Document, OpRef, RoofRef, Selection
 
 __all__ = ["AppState", "OpRef", "RoofRef", "Selection"]

@@ -19,8 +19,8 @@ os.environ["TMPDIR"] = os.path.join(os.environ["ROOFLINE_EXPLORER_TEST_ROOT"], "
 
 import pytest
 
-from explorer.core.catalog import load_catalog
-from explorer.core.models import load_models
+from explorer.core.hardware.catalog import load_catalog
+from explorer.core.model.presets import load_models
 
 os.makedirs(os.environ["TMPDIR"])
 try:  # a lent GPU machine may have pytest alone: its gpu-marked tests need no hypothesis

@@ -11,9 +11,9 @@ from explorer.chart.elements import Page, Text
 from explorer.chart.geometry import inside, overlap, square
 from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.chart.svg import chart_svg
-from explorer.core.design_lab import STAGES, Lab
-from explorer.core.session import Session
-from explorer.core.workload import WorkloadParams
+from explorer.core.model.session import Session
+from explorer.core.model.workload import WorkloadParams
+from explorer.core.words.design_lab import STAGES, Lab
 from explorer.document import Document
 
 PAGES = {  # the chart area of a window at 1024×768, 1366×768, 1920×1080; presentation; slides
@@ -47,7 +47,7 @@ def documents(catalog, models, scenes):
     for stage in range(len(STAGES)):
         at = replace(lab, stage=stage)
         devices = {hw.id: hw for hw in (at.cpu, at.gpu, at.device())}
-        from explorer.core.catalog import Catalog
+        from explorer.core.hardware.catalog import Catalog
 
         yield f"lab {stage}", Document(Catalog(devices.values()), models, at.session()), at.text()
     yield "four devices", Document(catalog, models, Session(hardware=FOUR)), ""
@@ -62,7 +62,7 @@ def documents(catalog, models, scenes):
 
 @pytest.fixture(scope="module")
 def scenes(catalog, models):
-    from explorer.core.scenes import load_default_scenes
+    from explorer.core.words.scenes import load_default_scenes
 
     return load_default_scenes(catalog, models)
 

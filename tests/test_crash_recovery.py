@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.session import load_session
+from explorer.core.model.session import load_session
 from explorer.document.files import Recovery
 
 EDITOR = r"""
 import sys, time
-from explorer.core.catalog import load_catalog
-from explorer.core.models import load_models
+from explorer.core.hardware.catalog import load_catalog
+from explorer.core.model.presets import load_models
 from explorer.document import Document
 from explorer.document.files import Autosaver, Recovery
 

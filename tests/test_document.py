@@ -3,9 +3,9 @@ No Qt: these run without a QApplication."""
 
 import pytest
 
-from explorer.core.registry import UnknownIdError
-from explorer.core.session import Session, WhatIf
-from explorer.core.workload import WorkloadError
+from explorer.core.files.registry import UnknownIdError
+from explorer.core.model.session import Session, WhatIf
+from explorer.core.model.workload import WorkloadError
 from explorer.document import Document, OpRef, RoofRef
 
 
@@ -147,7 +147,7 @@ def test_opening_a_session_skips_its_broken_measurements(doc, tmp_path):
 def test_a_new_catalogue_is_seen_at_once_by_devices_and_analyses(doc, catalog):
     """Devices and analyses are remembered per session and catalogue; replacing the
     catalogue (a custom device saved over a shown one) makes them new."""
-    from explorer.core.catalog import Catalog
+    from explorer.core.hardware.catalog import Catalog
 
     before = doc.analysis()
     assert doc.device("h100-sxm") is doc.device("h100-sxm")

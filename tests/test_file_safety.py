@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.atomic import STALE_AFTER_S, remove_stale, write_text_atomic
-from explorer.core.datafile import DataFileError
-from explorer.core.reading import MAX_FILE_BYTES, read_text
-from explorer.core.session import Session, load_session
-from explorer.core.userfiles import ids_in
+from explorer.core.files.atomic import STALE_AFTER_S, remove_stale, write_text_atomic
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.reading import MAX_FILE_BYTES, read_text
+from explorer.core.files.userfiles import ids_in
+from explorer.core.model.session import Session, load_session
 from explorer.document import Document
 from explorer.document.files import RecentFiles, Recovery
 from tests.cli.test_cli import run

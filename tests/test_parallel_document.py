@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core.datafile import DataFileError
-from explorer.core.session import Session
-from explorer.core.workload import WorkloadParams
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.session import Session
+from explorer.core.model.workload import WorkloadParams
 from explorer.document import Document
 
 
@@ -48,7 +48,7 @@ def test_a_session_file_with_an_impossible_split_is_refused(doc, tmp_path, catal
 
 
 def test_a_split_training_session_survives_saving(tmp_path, catalog, models):
-    from explorer.core.session import load_session
+    from explorer.core.model.session import load_session
 
     params = WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute=True)
     session = Session(hardware=("h100-sxm",), model="llama-3-70b", params=params)

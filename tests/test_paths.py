@@ -47,7 +47,7 @@ def test_installed_wheel_finds_its_packaged_resources(tmp_path):
         assert "explorer/resources/models/llama-3.yaml" in names
         archive.extractall(site)
     # Run from a folder outside the repository with only the unpacked wheel on the path.
-    code = ("import explorer, explorer.paths as p; from explorer.core.catalog import load_catalog;"
+    code = ("import explorer, explorer.paths as p; from explorer.core.hardware.catalog import load_catalog;"
             "print(explorer.__file__); print(p.resources_dir()); print(len(load_catalog()))")
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop(paths.ENV_OVERRIDE, None)

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from explorer.core.processes import running
-from explorer.core.session import Session, load_session
+from explorer.core.files.processes import running
+from explorer.core.model.session import Session, load_session
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 
 

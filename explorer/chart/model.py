@@ -24,10 +24,10 @@ from explorer.chart.roofs import (
     roof_text,
 )
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
-from explorer.core.analysis import op_roofs
-from explorer.core.hardware import Hardware
-from explorer.core.report import step_words
-from explorer.core.roofline import Ceilings, Roof
+from explorer.core.analysis.analysis import op_roofs
+from explorer.core.analysis.report import step_words
+from explorer.core.analysis.roofline import Ceilings, Roof
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_si
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"

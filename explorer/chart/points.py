@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
 from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
-from explorer.core.analysis import Analysis
-from explorer.core.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_number, format_si, format_time, rate_unit
 from explorer.kernels.results import Point, cache_label
 

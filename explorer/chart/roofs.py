@@ -11,8 +11,8 @@ from functools import lru_cache
 
 from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
 from explorer.chart.layout import Request, Spots
-from explorer.core.hardware import Hardware
-from explorer.core.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_number, format_si, rate_unit
 from explorer.document import RoofRef
 

@@ -23,16 +23,17 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from explorer.core.analysis import Analysis, BatchSweep, analyze, batch_sweep
-from explorer.core.catalog import Catalog
-from explorer.core.custom import Layer
-from explorer.core.datafile import DataFileError
-from explorer.core.hardware import Hardware
-from explorer.core.hf_config import CONFIG_MODEL
-from explorer.core.models import ModelCatalog, ModelSpec
-from explorer.core.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
-from explorer.core.userfiles import Skipped
-from explorer.core.workload import WorkloadError, WorkloadParams
+from explorer.core.analysis.analysis import Analysis, BatchSweep, analyze, batch_sweep
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.userfiles import Skipped
+from explorer.core.hardware.catalog import Catalog
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.custom import Layer
+from explorer.core.model.hf_config import CONFIG_MODEL
+from explorer.core.model.models import ModelSpec
+from explorer.core.model.presets import ModelCatalog
+from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.document.history import History, Step
 from explorer.document.selection import OpRef, RoofRef, Selection
 from explorer.kernels.results import Point, Results, load_results

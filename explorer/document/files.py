@@ -27,11 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.core.atomic import remove_stale, write_text_atomic
-from explorer.core.datafile import DataFileError
-from explorer.core.processes import recorded_alive, this_process
-from explorer.core.reading import read_text
-from explorer.core.session import Session
+from explorer.core.files.atomic import remove_stale, write_text_atomic
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.processes import recorded_alive, this_process
+from explorer.core.files.reading import read_text
+from explorer.core.model.session import Session
 from explorer.paths import user_file
 
 LOCK_BYTES = 4096  # a lock holds a process id and a start time

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explorer.core.session import Session
+from explorer.core.model.session import Session
 
 
 @dataclass(frozen=True)

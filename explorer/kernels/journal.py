@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from explorer.core.datafile import DataFileError
-from explorer.core.processes import recorded_alive, this_process
-from explorer.core.reading import open_regular, read_text
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.processes import recorded_alive, this_process
+from explorer.core.files.reading import open_regular, read_text
 from explorer.kernels.results import MAX_RESULTS_BYTES, Point, Results, parse_json, read_point, results_from
 from explorer.kernels.runner import results_of
 from explorer.kernels.suites import resolve

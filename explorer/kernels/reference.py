@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from explorer.core.hardware import Hardware
+from explorer.core.hardware.hardware import Hardware
 
 # A measurement may exceed a datasheet figure by rounding and clock boost; beyond this it
 # is suspect.

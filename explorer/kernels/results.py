@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.core.atomic import write_text_atomic
-from explorer.core.datafile import DataFileError, Fields, brief, check_schema, read_text
+from explorer.core.files.atomic import write_text_atomic
+from explorer.core.files.datafile import DataFileError, Fields, brief, check_schema, read_text
 
 SCHEMA = 2  # 2: foreign load and contention per point (schema 1 files still read)
 MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB

@@ -10,13 +10,13 @@ import traceback
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.atomic import write_bytes_atomic
-from explorer.core.catalog import open_catalogue
-from explorer.core.datafile import DataFileError
-from explorer.core.hf_config import chosen_model
-from explorer.core.models import load_models
-from explorer.core.registry import UnknownIdError
-from explorer.core.session import Session, model_choice
+from explorer.core.files.atomic import write_bytes_atomic
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.registry import UnknownIdError
+from explorer.core.hardware.catalog import open_catalogue
+from explorer.core.model.hf_config import chosen_model
+from explorer.core.model.presets import load_models
+from explorer.core.model.session import Session, model_choice
 from explorer.paths import resource_path, user_file
 from explorer.state import AppState
 from explorer.ui.chart.export import png_bytes

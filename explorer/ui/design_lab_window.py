@@ -11,11 +11,11 @@ from dataclasses import replace
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import defaults
-from explorer.core.catalog import Catalog
-from explorer.core.datafile import DataFileError
-from explorer.core.design_lab import BATCHING, OVERLAP, STAGES, Lab
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.catalog import Catalog
 from explorer.core.units import format_bytes, format_si
-from explorer.core.why import load_topics, render
+from explorer.core.words.design_lab import BATCHING, OVERLAP, STAGES, Lab
+from explorer.core.words.why import load_topics, render
 from explorer.kernels.suites.parallelism import in_flight_bytes
 from explorer.state import AppState
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption

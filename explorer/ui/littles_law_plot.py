@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from explorer.chart import palette
-from explorer.core.littles_law import bytes_in_flight_needed, effective_bandwidth
+from explorer.core.hardware.littles_law import bytes_in_flight_needed, effective_bandwidth
 from explorer.core.units import format_bytes, format_si
 from explorer.ui.chart.axes import SiLogAxis, fixed_plot
 

@@ -10,9 +10,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import __version__, defaults
 from explorer.about import version_text
-from explorer.core.datafile import DataFileError
-from explorer.core.report import step_summary
-from explorer.core.session import load_workload, save_workload
+from explorer.core.analysis.report import step_summary
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.session import load_workload, save_workload
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState

@@ -1,7 +1,7 @@
 """Opening a Hugging Face ``config.json`` in the window: File › Open model config…, or a
 config.json dropped anywhere on the window (a session file dropped opens as a session).
 A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself is
-``explorer.core.hf_config``."""
+``explorer.core.model.hf_config``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.datafile import DataFileError
-from explorer.core.hf_config import read_config_file
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.hf_config import read_config_file
 
 CONFIG_FILTER = "Model configs (*.json);;All files (*)"
 SESSION_SUFFIXES = (".yaml", ".yml")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.userfiles import Skipped, notice
+from explorer.core.files.userfiles import Skipped, notice
 
 MAX_ROWS = 4
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from PySide6 import QtCore
 
-from explorer.core.datafile import DataFileError
-from explorer.core.scenes import Scene, SceneCatalog, open_scenes
-from explorer.core.session import Session
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.session import Session
+from explorer.core.words.scenes import Scene, SceneCatalog, open_scenes
 from explorer.state import AppState
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from PySide6 import QtWidgets
 
-from explorer.core.datafile import DataFileError
-from explorer.core.session import Session, load_session
-from explorer.core.userfiles import Skipped
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.userfiles import Skipped
+from explorer.core.model.session import Session, load_session
 
 SESSION_FILTER = "Sessions (*.yaml *.yml)"
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from explorer.core.hf_config import CONFIG_MODEL, read_config_file
-from explorer.core.session import Session, load_session, load_workload, save_workload
-from explorer.core.workload import WorkloadParams
+from explorer.core.model.hf_config import CONFIG_MODEL, read_config_file
+from explorer.core.model.session import Session, load_session, load_workload, save_workload
+from explorer.core.model.workload import WorkloadParams
 from tests.core.test_hf_config import MIXTRAL_8X7B, QWEN25_7B
 
 from .test_cli import run
@@ -71,7 +71,7 @@ def test_sessions_and_workload_files_carry_the_config(mixtral, tmp_path, catalog
 
 
 def test_a_session_with_a_broken_config_names_the_field(tmp_path, catalog, models):
-    from explorer.core.datafile import DataFileError
+    from explorer.core.files.datafile import DataFileError
 
     session_file = tmp_path / "s.yaml"
     Session(model=CONFIG_MODEL, model_config=json.dumps(MIXTRAL_8X7B, sort_keys=True)).save(session_file)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from explorer.core import training
+from explorer.core.model import training
 
 from .test_cli import run
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from explorer.core.scaling_laws import BESIROGLU, HOFFMANN, rule_of_thumb
+from explorer.core.analysis.scaling_laws import BESIROGLU, HOFFMANN, rule_of_thumb
 
 from .test_cli import run
 

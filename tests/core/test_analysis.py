@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.core.analysis import analyze, batch_sweep, default_batches, max_batch_that_fits
-from explorer.core.workload import WorkloadParams
+from explorer.core.analysis.analysis import analyze, batch_sweep, default_batches, max_batch_that_fits
+from explorer.core.model.workload import WorkloadParams
 
 
 def test_batch_1_decode_time_is_weights_over_bandwidth(models, catalog):

@@ -6,10 +6,10 @@ import re
 import pytest
 import yaml
 
-from explorer.core.catalog import load_catalog, load_hardware_file
-from explorer.core.datafile import DataFileError
-from explorer.core.hardware import evaluate_formula
-from explorer.core.registry import UnknownIdError
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.registry import UnknownIdError
+from explorer.core.hardware.catalog import load_catalog, load_hardware_file
+from explorer.core.hardware.hardware import evaluate_formula
 
 GPUS = ["t4", "v100-sxm2", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h200-sxm", "b200", "l4",
         "rtx-4090", "mi300x", "apple-m2-max", "apple-m3-max"]
@@ -159,8 +159,8 @@ def test_usable_memory_is_what_the_device_reports(catalog):
         assert memory.usable_bytes == mib * 2**20 < memory.capacity_bytes or ident == "a100-80gb-sxm"
         assert memory.usable_provenance.url.startswith("https://") and memory.usable_provenance.note
     assert catalog["mi300x"].usable_memory_bytes == 192 * 2**30  # no source found: nominal
-    from explorer.core.catalog import hardware_to_dict, read_hardware_entry
-    from explorer.core.datafile import Fields
+    from explorer.core.files.datafile import Fields
+    from explorer.core.hardware.catalog import hardware_to_dict, read_hardware_entry
 
     t4 = catalog["t4"]
     assert read_hardware_entry(Fields(hardware_to_dict(t4), "t4.yaml", "t4")) == t4

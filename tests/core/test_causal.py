@@ -3,10 +3,10 @@
 
 import pytest
 
-from explorer.core.blocks import causal_pairs
-from explorer.core.hf_config import spec_from_config
-from explorer.core.session import Session, load_session
-from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.blocks import causal_pairs
+from explorer.core.model.hf_config import spec_from_config
+from explorer.core.model.session import Session, load_session
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 from tests.core.test_hf_config import MISTRAL_7B
 
 

@@ -5,9 +5,10 @@ import itertools
 
 import pytest
 
-from explorer.core.analysis import analyze, max_batch_that_fits
-from explorer.core.batch_claims import Crossing, LevelsOff, MaxBatch
-from explorer.core.claims import (
+from explorer.core.analysis.analysis import analyze, max_batch_that_fits
+from explorer.core.model.workload import WorkloadParams
+from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
+from explorer.core.words.claims import (
     Bound,
     Faster,
     Fits,
@@ -18,9 +19,8 @@ from explorer.core.claims import (
     faster,
     throughput,
 )
-from explorer.core.explain import explain_state
-from explorer.core.sentences import Explanation, unbacked, verify
-from explorer.core.workload import WorkloadParams
+from explorer.core.words.explain import explain_state
+from explorer.core.words.sentences import Explanation, unbacked, verify
 
 
 @pytest.fixture

@@ -2,11 +2,11 @@
 
 import pytest
 
-from explorer.core.analysis import analyze
-from explorer.core.custom import CustomSpec, Layer
-from explorer.core.datafile import DataFileError
-from explorer.core.session import load_workload
-from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.analysis.analysis import analyze
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.custom import CustomSpec, Layer
+from explorer.core.model.session import load_workload
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 
 def llama2_7b_as_a_stack(layers: int = 32) -> CustomSpec:

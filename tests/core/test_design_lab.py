@@ -5,7 +5,9 @@ from dataclasses import replace
 
 import pytest
 
-from explorer.core.design_lab import (
+from explorer.core.hardware.littles_law import NoLatencyError
+from explorer.core.model.session import WhatIf
+from explorer.core.words.design_lab import (
     BATCHING,
     CORES,
     HBM,
@@ -17,8 +19,6 @@ from explorer.core.design_lab import (
     Lab,
     like_for_like,
 )
-from explorer.core.littles_law import NoLatencyError
-from explorer.core.session import WhatIf
 
 
 @pytest.fixture

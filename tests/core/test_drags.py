@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from explorer.core.analysis import batch_sweep
-from explorer.core.drags import batch_at, clamp_scale, drag_start, dragged_roof
-from explorer.core.session import WHAT_IF_RANGE, WhatIf
-from explorer.core.workload import WorkloadParams
+from explorer.core.analysis.analysis import batch_sweep
+from explorer.core.analysis.drags import batch_at, clamp_scale, drag_start, dragged_roof
+from explorer.core.model.session import WHAT_IF_RANGE, WhatIf
+from explorer.core.model.workload import WorkloadParams
 
 
 def test_a_decade_up_is_ten_times_and_scales_stay_in_range():

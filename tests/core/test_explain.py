@@ -4,8 +4,10 @@ import re
 
 import pytest
 
-from explorer.core.analysis import analyze, batch_sweep
-from explorer.core.explain import (
+from explorer.core.analysis.analysis import analyze, batch_sweep
+from explorer.core.model.workload import WorkloadParams
+from explorer.core.units import format_time
+from explorer.core.words.explain import (
     batch_crossing,
     binding_roof,
     compare_devices,
@@ -16,8 +18,6 @@ from explorer.core.explain import (
     memory_fit,
     op_crossing_batch,
 )
-from explorer.core.units import format_time
-from explorer.core.workload import WorkloadParams
 
 
 def test_binding_roof_quotes_the_analysis(models, catalog):
@@ -123,7 +123,7 @@ def test_explain_workload_lists_what_applies(models, catalog):
 
 
 def test_why_topics_fill_their_numbers_from_the_catalogue(catalog):
-    from explorer.core.why import load_topics, render
+    from explorer.core.words.why import load_topics, render
 
     topics = {t.id: t for t in load_topics(catalog)}
     assert set(topics) == {"simple-cores", "latency-hiding", "hbm", "tensor-cores", "mixed-precision",
@@ -139,7 +139,7 @@ def test_why_topics_fill_their_numbers_from_the_catalogue(catalog):
 
 
 def test_why_paragraphs_compare_like_with_like(catalog):
-    from explorer.core.why import explain_topic, load_topics
+    from explorer.core.words.why import explain_topic, load_topics
 
     topics = {t.id: explain_topic(t, catalog) for t in load_topics(catalog)}
     for e in topics.values():
@@ -158,8 +158,8 @@ def test_why_paragraphs_compare_like_with_like(catalog):
 
 
 def test_a_broken_placeholder_is_caught_at_load(tmp_path, catalog):
-    from explorer.core.datafile import DataFileError
-    from explorer.core.why import load_topics
+    from explorer.core.files.datafile import DataFileError
+    from explorer.core.words.why import load_topics
 
     path = tmp_path / "why.yaml"
     path.write_text("schema: 1\ntopics:\n- {id: x, title: X, text: 'peak {h100-sxm/peak-fp4}'}\n")
@@ -199,7 +199,7 @@ def test_a_selected_op_is_explained_with_its_own_numbers(models, catalog):
 
 
 def explained(models, catalog, devices, model="llama-3-8b", **params):
-    from explorer.core.explain import explain_state
+    from explorer.core.words.explain import explain_state
 
     out = {e.title: e for e in explain_state(models[model], WorkloadParams(**params),
                                              [catalog[d] for d in devices])}

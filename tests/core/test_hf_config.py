@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from explorer.core import ops
-from explorer.core.analysis import analyze
-from explorer.core.datafile import DataFileError
-from explorer.core.hf_config import read_config_file, spec_from_config
-from explorer.core.workload import WorkloadParams, build_ops
+from explorer.core.analysis.analysis import analyze
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model import ops
+from explorer.core.model.hf_config import read_config_file, spec_from_config
+from explorer.core.model.workload import WorkloadParams, build_ops
 
 LLAMA_3_8B = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "hidden_act": "silu",
               "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 8192,
@@ -108,7 +108,7 @@ def test_a_config_gives_the_same_model_as_the_preset(models):
 
 
 def _device():
-    from explorer.core.catalog import load_catalog
+    from explorer.core.hardware.catalog import load_catalog
 
     return load_catalog()["h100-sxm"]
 

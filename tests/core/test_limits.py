@@ -4,10 +4,10 @@ files, file size, YAML aliases and nesting."""
 
 import pytest
 
-from explorer.core import custom
-from explorer.core.datafile import MAX_FILE_BYTES, MAX_VALUES, DataFileError
-from explorer.core.session import MAX_RESULTS_FILES, Session, load_session
-from explorer.core.workload import MAX_BATCH, WorkloadError, WorkloadParams
+from explorer.core.files.datafile import MAX_FILE_BYTES, MAX_VALUES, DataFileError
+from explorer.core.model import custom
+from explorer.core.model.session import MAX_RESULTS_FILES, Session, load_session
+from explorer.core.model.workload import MAX_BATCH, WorkloadError, WorkloadParams
 from explorer.document import Document
 from explorer.kernels.results import load_results
 from tests.timeouts import no_hang
@@ -111,7 +111,7 @@ def test_aliases_under_any_count_limit_that_expand_a_model_config_are_refused(tm
 
 
 def test_shared_aliases_that_stay_small_still_load(tmp_path):
-    from explorer.core.datafile import load_yaml
+    from explorer.core.files.datafile import load_yaml
     path = tmp_path / "ok.yaml"
     path.write_text("base: &b {x: 1, y: [1, 2]}\none: *b\ntwo: {<<: *b, z: 3}\n")
     assert load_yaml(path) == {"base": {"x": 1, "y": [1, 2]}, "one": {"x": 1, "y": [1, 2]},

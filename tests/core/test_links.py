@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core.catalog import hardware_to_dict, load_catalog, read_hardware_entry
-from explorer.core.datafile import DataFileError, Fields
+from explorer.core.files.datafile import DataFileError, Fields
+from explorer.core.hardware.catalog import hardware_to_dict, load_catalog, read_hardware_entry
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +101,9 @@ def test_hardware_show_gives_each_link_with_its_sources():
 
 
 def test_a_mesh_gives_a_small_group_only_its_own_links(catalog):
-    from explorer.core.analysis import analyze
-    from explorer.core.models import load_models
-    from explorer.core.workload import WorkloadParams
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.model.presets import load_models
+    from explorer.core.model.workload import WorkloadParams
 
     fabric = catalog["mi300x"].link("node")
     assert fabric.mesh == 7

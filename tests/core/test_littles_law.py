@@ -3,14 +3,14 @@
 import pytest
 import yaml
 
-from explorer.core.datafile import DataFileError
-from explorer.core.littles_law import (
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.littles_law import (
     NoLatencyError,
     bytes_in_flight_needed,
     effective_bandwidth,
     latency_of,
 )
-from explorer.core.session import Session, WhatIf, load_session
+from explorer.core.model.session import Session, WhatIf, load_session
 
 A100_PEAK, A100_LATENCY = 2039e9, 406e-9  # datasheet; gpu-benches pointer chase
 

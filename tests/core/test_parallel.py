@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.core import parallel
-from explorer.core.analysis import analyze, batch_sweep
-from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.analysis.analysis import analyze, batch_sweep
+from explorer.core.model import parallel
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 
 def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_message():
@@ -163,7 +163,7 @@ def test_one_devices_step_stays_under_its_roof(models, catalog, kwargs):
 
 
 def test_explain_says_what_communication_costs_and_its_claims_hold(models, catalog):
-    from explorer.core.explain import explain_workload
+    from explorer.core.words.explain import explain_workload
 
     a = analyze(models["llama-3-70b"], WorkloadParams(context=4096, tp=8), catalog["b200"])
     found = {e.title: e for e in explain_workload(a)}

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer.core import roofline
+from explorer.core.analysis import roofline
 
 positive = st.floats(min_value=1e-6, max_value=1e18, allow_nan=False, allow_infinity=False)
 

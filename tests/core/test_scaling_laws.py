@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from explorer.core.scaling_laws import (
+from explorer.core.analysis.scaling_laws import (
     BESIROGLU,
     FITS,
     HOFFMANN,
@@ -61,7 +61,7 @@ def test_rule_of_thumb_and_training_time():
 
 
 def test_the_panel_says_why_the_fits_differ_with_their_numbers():
-    from explorer.core.scaling_laws import why_they_differ
+    from explorer.core.analysis.scaling_laws import why_they_differ
 
     text = why_they_differ(5.76e23)
     assert "N ∝ C^0.45" in text and "N ∝ C^0.51" in text  # 0.28/0.62, 0.3658/0.7136
@@ -70,7 +70,7 @@ def test_the_panel_says_why_the_fits_differ_with_their_numbers():
 
 
 def test_a_model_on_the_isoflop_curve_is_worse_than_the_optimum():
-    from explorer.core.scaling_laws import BESIROGLU, Placement
+    from explorer.core.analysis.scaling_laws import BESIROGLU, Placement
 
     chinchilla = Placement(BESIROGLU, 5.76e23, 70e9)
     assert chinchilla.tokens == pytest.approx(5.76e23 / 6 / 70e9)

@@ -2,10 +2,10 @@
 
 import pytest
 
-from explorer.core.analysis import analyze
-from explorer.core.datafile import DataFileError
-from explorer.core.scenes import load_scenes
-from explorer.core.why import load_topics
+from explorer.core.analysis.analysis import analyze
+from explorer.core.files.datafile import DataFileError
+from explorer.core.words.scenes import load_scenes
+from explorer.core.words.why import load_topics
 
 REQUIRED = {"cpu-vs-gpu", "decode-batching", "kv-cache-limit", "quadratic-attention", "tensor-cores",
             "bandwidth-parallelism", "cnn-vs-transformer", "mixture-of-experts"}
@@ -62,7 +62,7 @@ def test_kv_cache_claims(scenes, catalog, models):
 def test_mixture_of_experts_claims(scenes, catalog, models):
     """At batch 1 Mixtral (46.7 B) reads about the weights of a dense 13 B model and
     decodes about as fast; at batch 64 its tokens touch every expert and it is slower."""
-    from explorer.core.workload import WorkloadParams
+    from explorer.core.model.workload import WorkloadParams
 
     def dense(batch):
         return analyze(models["llama-2-13b"], WorkloadParams(batch=batch, context=1024), catalog["h200-sxm"])

@@ -3,9 +3,9 @@
 import pytest
 import yaml
 
-from explorer.core.datafile import DataFileError
-from explorer.core.session import Session, WhatIf, load_session
-from explorer.core.workload import WorkloadParams
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.session import Session, WhatIf, load_session
+from explorer.core.model.workload import WorkloadParams
 
 
 def test_what_if_scales_roofs_and_marks_them(catalog):
@@ -83,7 +83,7 @@ def test_broken_sessions_name_the_field(tmp_path, catalog, models, text, field, 
 
 
 def test_a_custom_stack_round_trips(tmp_path, catalog, models):
-    from explorer.core.custom import Layer
+    from explorer.core.model.custom import Layer
 
     layers = (Layer("attention", (("d_model", 1024), ("heads", 16), ("kv_heads", 4)), 12),
               Layer("mlp", (("d_model", 1024), ("width", 4096), ("gated", False),
@@ -106,8 +106,8 @@ def test_a_bandwidth_only_what_if_round_trips(tmp_path, catalog, models):
 
 
 def test_an_error_names_a_value_without_echoing_the_whole_file(catalog, models, tmp_path):
-    from explorer.core.datafile import DataFileError
-    from explorer.core.session import load_session
+    from explorer.core.files.datafile import DataFileError
+    from explorer.core.model.session import load_session
 
     path = tmp_path / "huge.yaml"
     path.write_text("x" * 50_000 + "\n")
@@ -118,8 +118,8 @@ def test_an_error_names_a_value_without_echoing_the_whole_file(catalog, models, 
 
 
 def test_a_huge_selected_op_is_refused_with_a_short_message(catalog, models, tmp_path):
-    from explorer.core.datafile import DataFileError
-    from explorer.core.session import load_session
+    from explorer.core.files.datafile import DataFileError
+    from explorer.core.model.session import load_session
 
     path = tmp_path / "s.yaml"
     huge = "q" * 100_000

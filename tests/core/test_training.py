@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core import training
-from explorer.core.analysis import analyze, max_batch_that_fits
-from explorer.core.catalog import load_catalog
-from explorer.core.models import load_models
-from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.analysis.analysis import analyze, max_batch_that_fits
+from explorer.core.hardware.catalog import load_catalog
+from explorer.core.model import training
+from explorer.core.model.presets import load_models
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,7 @@ def test_a_pipeline_stage_keeps_its_micro_batches_inputs_and_recomputes_one_laye
 
 
 def test_the_status_line_names_the_optimizer_state_it_counts(models, h100):
-    from explorer.core.report import step_summary
+    from explorer.core.analysis.report import step_summary
 
     a = analyze(models["llama-2-7b"], WorkloadParams(phase="train", batch=8, seq=1024, dp=8), h100)
     line = step_summary(a)

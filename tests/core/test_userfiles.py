@@ -4,10 +4,10 @@ user's device with a bundled id replaces the bundled one."""
 import pytest
 import yaml
 
-from explorer.core.catalog import hardware_to_dict, load_catalog, open_catalogue
-from explorer.core.datafile import DataFileError
-from explorer.core.scenes import open_scenes
-from explorer.core.userfiles import UnusableEntryError, notice
+from explorer.core.files.datafile import DataFileError
+from explorer.core.files.userfiles import UnusableEntryError, notice
+from explorer.core.hardware.catalog import hardware_to_dict, load_catalog, open_catalogue
+from explorer.core.words.scenes import open_scenes
 
 BROKEN_UNIT = "33.5 QFLOP/s"
 
@@ -112,7 +112,7 @@ def test_user_scenes_load_one_by_one(tmp_path, catalog, models):
 def test_the_device_editor_s_starting_text_loads_back_for_every_device(catalog):
     """Duplicate and edit starts from this YAML: for every catalogue device it must pass the
     loader and give back the same device (so an unchanged save never writes a broken file)."""
-    from explorer.core.catalog import load_hardware_file
+    from explorer.core.hardware.catalog import load_hardware_file
 
     for hw in catalog.values():
         text = yaml.safe_dump({"schema": 1, "devices": [hardware_to_dict(hw)]}, sort_keys=False,

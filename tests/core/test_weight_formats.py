@@ -3,9 +3,9 @@ to the compute precision, which sets the peak they run at."""
 
 import pytest
 
-from explorer.core.analysis import analyze
-from explorer.core.session import Session, load_session
-from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.analysis.analysis import analyze
+from explorer.core.model.session import Session, load_session
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 
 @pytest.mark.parametrize(("params", "bits"), [

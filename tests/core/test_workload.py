@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.core import ops
-from explorer.core.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model import ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 
 def by_name(op_list):
@@ -51,7 +51,7 @@ def test_attention_over_a_kv_cache_naive(models):
 def test_fused_attention_softmax_runs_on_vector_units(models, catalog):
     # Llama 3 8B prefill of 8192 tokens on an H100, one layer's fused score op:
     # products 2·32·8192²·128 FLOPs at 989.4 TFLOP/s plus softmax 5·32·8192² at 66.9 TFLOP/s.
-    from explorer.core.analysis import analyze
+    from explorer.core.analysis.analysis import analyze
 
     a = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=8192), catalog["h100-sxm"])
     i = next(i for i, o in enumerate(a.ops) if o.name == "attn_score")
@@ -63,7 +63,7 @@ def test_fused_attention_softmax_runs_on_vector_units(models, catalog):
 def test_naive_attention_score_matrix_is_live_memory(models, catalog):
     # The naive form holds a batch × heads × seq × seq score matrix: 32 × 8192² × 2 bytes
     # = 4 GiB per layer for one 8k prompt, twice that while softmax reads S and writes P.
-    from explorer.core.analysis import analyze
+    from explorer.core.analysis.analysis import analyze
 
     base = dict(phase="prefill", seq=8192)
     naive = analyze(models["llama-3-8b"], WorkloadParams(**base, attention="naive"), catalog["h100-sxm"])

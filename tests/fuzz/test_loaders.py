@@ -18,14 +18,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.core.catalog import load_hardware_file
-from explorer.core.datafile import DataFileError
-from explorer.core.hf_config import CONFIG_MODEL, read_config_file
-from explorer.core.models import load_model_file
-from explorer.core.scenes import load_scene_file
-from explorer.core.session import Session, load_session, load_workload, save_workload
-from explorer.core.why import load_topics
-from explorer.core.workload import WorkloadError, WorkloadParams
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.catalog import load_hardware_file
+from explorer.core.model.hf_config import CONFIG_MODEL, read_config_file
+from explorer.core.model.presets import load_model_file
+from explorer.core.model.session import Session, load_session, load_workload, save_workload
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.words.scenes import load_scene_file
+from explorer.core.words.why import load_topics
 from explorer.document import Document
 from explorer.kernels.results import Point, Results, load_results
 from explorer.paths import resource_path
@@ -38,8 +38,8 @@ LIMIT_S = 1.0
 
 
 def _session_text(tmp: Path) -> str:
-    from explorer.core.custom import Layer
-    from explorer.core.session import WhatIf
+    from explorer.core.model.custom import Layer
+    from explorer.core.model.session import WhatIf
 
     session = Session(hardware=("h100-sxm", "epyc-9654"), model="custom",
                       params=WorkloadParams(phase="prefill", batch=4, seq=256),

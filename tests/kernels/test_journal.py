@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.datafile import DataFileError
+from explorer.core.files.datafile import DataFileError
 from explorer.kernels.journal import RECOVERED_NOTE, SUFFIX, Journal, leftovers, recover, recover_all
 from explorer.kernels.results import Point, Results, load_results
 from tests.timeouts import no_block

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from explorer.core.datafile import DataFileError
+from explorer.core.files.datafile import DataFileError
 from explorer.kernels.results import Point, Results, load_results
 
 

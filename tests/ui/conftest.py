@@ -6,7 +6,7 @@ import pytest
 from PySide6 import QtCore
 
 from explorer import cli
-from explorer.core.session import Session
+from explorer.core.model.session import Session
 from explorer.state import AppState
 
 

@@ -5,7 +5,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtTest import QTest
 
-from explorer.core.design_lab import LAB_ID
+from explorer.core.words.design_lab import LAB_ID
 from explorer.ui.design_lab_window import bytes_slider, slider_bytes
 from tests.kernels.test_results import point, results
 

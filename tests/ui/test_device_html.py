@@ -1,4 +1,4 @@
-from explorer.core.session import WhatIf
+from explorer.core.model.session import WhatIf
 from explorer.ui.panels.device_html import device_card
 
 

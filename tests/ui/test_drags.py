@@ -111,7 +111,7 @@ def test_batch_from_track_is_clamped_to_what_fits(window):
 
 
 def test_the_datasheet_roof_stays_visible_under_a_what_if(window):
-    from explorer.core.session import WhatIf
+    from explorer.core.model.session import WhatIf
 
     state = window.state
     state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=2.0))

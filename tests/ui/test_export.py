@@ -142,7 +142,7 @@ def test_a_scene_step_exports_with_its_caption(tmp_path, qtbot):
 
 
 def test_all_scenes_make_a_deck(tmp_path, qtbot, catalog, models):
-    from explorer.core.scenes import load_default_scenes
+    from explorer.core.words.scenes import load_default_scenes
 
     code, out, err = export("--all-scenes", "--out-dir", str(tmp_path / "deck"), "--format", "svg")
     assert code == 0, err
@@ -194,7 +194,7 @@ def grey(image: QtGui.QImage, width: int = 400):
 
 
 def four_devices(catalog, models):
-    from explorer.core.session import Session
+    from explorer.core.model.session import Session
     from explorer.document import Document
 
     return Document(catalog, models, Session(hardware=("h100-sxm", "mi300x", "epyc-9654", "rtx-4090")))

@@ -7,7 +7,7 @@ import json
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.hf_config import CONFIG_MODEL
+from explorer.core.model.hf_config import CONFIG_MODEL
 from tests.core.test_hf_config import MIXTRAL_8X7B
 
 

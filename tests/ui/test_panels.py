@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.session import Session
+from explorer.core.model.session import Session
 from explorer.kernels.journal import recover
 from explorer.kernels.runner import Progress
 from explorer.paths import user_file
@@ -273,7 +273,7 @@ def test_an_unavailable_gpu_says_why(window, qtbot):
 
 
 def test_workload_files_round_trip_and_broken_ones_are_refused(window, tmp_path, monkeypatch):
-    from explorer.core.session import save_workload
+    from explorer.core.model.session import save_workload
 
     state = window.state
     state.set_workload("llama-2-13b", state.params.__class__(phase="prefill", batch=3, seq=256),
@@ -342,7 +342,7 @@ def test_layer_editor_builds_a_custom_stack(window, qtbot, monkeypatch):
 
 
 def test_explain_panel_follows_the_state(window):
-    from explorer.core.explain import compare_devices
+    from explorer.core.words.explain import compare_devices
 
     panel, state = window.explain_panel, window.state
     assert "memory-bound" in panel.text.toPlainText()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.core.scaling_laws import BESIROGLU, HOFFMANN, Placement
+from explorer.core.analysis.scaling_laws import BESIROGLU, HOFFMANN, Placement
 from explorer.ui.panels.scaling_panel import ScalingPanel
 
 

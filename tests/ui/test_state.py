@@ -2,7 +2,7 @@
 
 from PySide6 import QtWidgets
 
-from explorer.core.session import WhatIf
+from explorer.core.model.session import WhatIf
 
 
 def test_notifications_become_signals(state, qtbot):

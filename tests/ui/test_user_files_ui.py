@@ -130,7 +130,7 @@ def test_restoring_a_crashed_session_keeps_it_and_touches_nothing_before_the_ans
     """The crashed instance's autosave is offered; while the question is open, this window's
     own autosave may run without touching it; Yes restores it and keeps it out of the recent
     files."""
-    from explorer.core.session import Session
+    from explorer.core.model.session import Session
     from explorer.document.files import Recovery
 
     crashed = Recovery()
@@ -182,7 +182,7 @@ def test_a_data_folder_that_cannot_be_written_shows_a_banner_until_solved(window
 def test_html_in_a_device_name_is_shown_as_text(window):
     from dataclasses import replace
 
-    from explorer.core.catalog import Catalog
+    from explorer.core.hardware.catalog import Catalog
 
     catalog = window.state.catalog
     mine = replace(catalog["h100-sxm"], id="h100-mine", name='<img src="x.png"><a href="y">H100</a>')

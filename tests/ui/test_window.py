@@ -12,9 +12,9 @@ from explorer.chart import hits
 from explorer.chart.geometry import overlap
 from explorer.chart.model import build_chart, tick_label
 from explorer.chart.points import op_infos
-from explorer.core.analysis import analyze
-from explorer.core.report import step_summary
-from explorer.core.workload import WorkloadParams
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.report import step_summary
+from explorer.core.model.workload import WorkloadParams
 from explorer.ui.application import run_window, save_screenshot
 from explorer.ui.chart import coords
 from explorer.ui.chart.axes import SiLogAxis
@@ -128,7 +128,7 @@ def test_no_label_collides_in_the_window(window, size):
 def test_toolbar_undo_keeps_its_label_and_help_lists_every_shortcut(window):
     from PySide6 import QtWidgets
 
-    from explorer.core.session import WhatIf
+    from explorer.core.model.session import WhatIf
     from explorer.ui.shortcuts_dialog import menu_shortcuts, shortcuts_html
 
     bar = window.findChild(QtWidgets.QToolBar, "toolbar-main")

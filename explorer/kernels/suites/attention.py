@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core import ops
+from explorer.core.model import ops
 from explorer.kernels.cases import TOLERANCE, Case, Prepared, within
 
 SUITE = "attention"

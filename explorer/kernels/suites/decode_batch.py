@@ -7,7 +7,7 @@ intensity is B·d / (2·B + d) FLOP/byte in 16-bit (B / (1 + 2B/d)).
 
 from __future__ import annotations
 
-from explorer.core import ops
+from explorer.core.model import ops
 from explorer.kernels.cases import Case, Skip, square_side_beyond_cache
 from explorer.kernels.suites import gemm
 

@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui
 
 from explorer.chart.elements import Chart
 from explorer.chart.slides import ASPECTS, FORMATS, THEMES, ExportOptions, format_of, slide_chart, slide_svg
-from explorer.core.atomic import write_bytes_atomic, write_text_atomic
+from explorer.core.files.atomic import write_bytes_atomic, write_text_atomic
 from explorer.ui.chart.painter import paint
 
 __all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "render_image"]

@@ -20,8 +20,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer.chart import hits, palette
 from explorer.chart.elements import Chart, Line, Page
 from explorer.chart.model import ChartOptions, build_chart, style_slots
-from explorer.core import drags
-from explorer.core.roofline import COMPUTE
+from explorer.core.analysis import drags
+from explorer.core.analysis.roofline import COMPUTE
 from explorer.state import AppState, RoofRef
 from explorer.ui.chart.painter import LAYERS, paint
 from explorer.ui.chart.still import StillContent

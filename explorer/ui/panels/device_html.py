@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-from explorer.core.device_sheet import Cell, device_sheet
-from explorer.core.hardware import Hardware, Provenance
+from explorer.core.hardware.device_sheet import Cell, device_sheet
+from explorer.core.hardware.hardware import Hardware, Provenance
 
 
 def _mark(cell: Cell) -> str:

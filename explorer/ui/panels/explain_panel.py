@@ -7,9 +7,9 @@ from html import escape
 
 from PySide6 import QtWidgets
 
-from explorer.core.datafile import DataFileError
-from explorer.core.explain import explain_state
-from explorer.core.why import load_topics, render
+from explorer.core.files.datafile import DataFileError
+from explorer.core.words.explain import explain_state
+from explorer.core.words.why import load_topics, render
 from explorer.state import AppState
 from explorer.ui.follow import Follower
 

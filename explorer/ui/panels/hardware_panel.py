@@ -6,9 +6,9 @@ from __future__ import annotations
 import yaml
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.atomic import write_text_atomic
-from explorer.core.catalog import hardware_to_dict, load_hardware_file, open_catalogue
-from explorer.core.datafile import DataFileError
+from explorer.core.files.atomic import write_text_atomic
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.units import format_si
 from explorer.kernels import gpuinfo
 from explorer.kernels.cpuinfo import describe_cpu

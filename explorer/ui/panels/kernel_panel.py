@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.datafile import DataFileError
+from explorer.core.files.datafile import DataFileError
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
 from explorer.kernels.cases import PRESETS

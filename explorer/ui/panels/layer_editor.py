@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtGui, QtWidgets
 
-from explorer.core.custom import LAYER_FIELDS, LAYER_KINDS, CustomSpec, Layer
+from explorer.core.model.custom import LAYER_FIELDS, LAYER_KINDS, CustomSpec, Layer
 from explorer.core.units import format_count
 
 STARTER = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer.core.analysis import Totals
+from explorer.core.analysis.analysis import Totals
 from explorer.core.units import format_bytes
 
 # Shades of the text colour, not the chart's colours (those mean op groups there).

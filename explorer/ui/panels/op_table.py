@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui
 
 from explorer.chart.palette import ROLE_GROUP
-from explorer.core.analysis import Analysis
+from explorer.core.analysis.analysis import Analysis
 from explorer.core.units import format_count, format_number, format_si, format_time
 
 COLUMNS = ("op", "share", "time each", "bound", "FLOP/B", "count", "FLOPs", "bytes", "group")

@@ -11,9 +11,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from explorer.chart.palette import OKABE_ITO
-from explorer.core import parallel, training
-from explorer.core.analysis import op_roofs
-from explorer.core.scaling_laws import (
+from explorer.core.analysis.analysis import op_roofs
+from explorer.core.analysis.scaling_laws import (
     BESIROGLU,
     FLOPS_PER_PARAMETER_TOKEN,
     HOFFMANN,
@@ -23,6 +22,7 @@ from explorer.core.scaling_laws import (
     training_seconds,
     why_they_differ,
 )
+from explorer.core.model import parallel, training
 from explorer.core.units import format_parameters, format_si
 from explorer.state import AppState
 from explorer.ui.chart.axes import SiLogAxis, fixed_plot

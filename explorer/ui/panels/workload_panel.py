@@ -6,13 +6,12 @@ from html import escape
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core import parallel
-from explorer.core.hf_config import CONFIG_MODEL
-from explorer.core.models import TransformerSpec
-from explorer.core.report import parameter_words
-from explorer.core.session import CUSTOM, config_spec
-from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
-from explorer.core.workload import (
+from explorer.core.analysis.report import parameter_words
+from explorer.core.model import parallel
+from explorer.core.model.hf_config import CONFIG_MODEL
+from explorer.core.model.models import TransformerSpec
+from explorer.core.model.session import CUSTOM, config_spec
+from explorer.core.model.workload import (
     ATTENTIONS,
     MAX_BATCH,
     MAX_TOKENS,
@@ -23,6 +22,7 @@ from explorer.core.workload import (
     WORKLOAD_DTYPES,
     WorkloadError,
 )
+from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
 from explorer.state import AppState
 from explorer.ui.follow import Follower
 from explorer.ui.panels.layer_editor import LayerStackEditor

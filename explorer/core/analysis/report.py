@@ -1,0 +1,272 @@
+"""Plain-data views (dicts of JSON types) of hardware and analyses, for the CLI and files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explorer.core.analysis.analysis import Analysis
+from explorer.core.hardware.hardware import Hardware, Provenance
+from explorer.core.model.training import MFU_SOURCES
+from explorer.core.units import format_bytes, format_parameters, format_si, format_time
+
+
+def _provenance(p: Provenance) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": p.url, "derived": p.derived}
+    if p.formula:
+        out["formula"] = p.formula
+    if p.note:
+        out["note"] = p.note
+    return out
+
+
+def hardware_summary(hw: Hardware) -> dict[str, Any]:
+    """A device in one line: what ``hardware list --json`` prints."""
+    best = max(hw.peaks, key=lambda p: p.flops_per_s)
+    return {
+        "id": hw.id,
+        "name": hw.name,
+        "vendor": hw.vendor,
+        "kind": hw.kind,
+        "year": hw.year,
+        "best_peak": {"precision": best.precision, "unit": best.unit,
+                      "flops_per_s": best.flops_per_s},
+        "bandwidth": hw.bandwidth_bytes_per_s,
+        "memory_bytes": hw.memory_capacity_bytes,
+    }
+
+
+def hardware_detail(hw: Hardware) -> dict[str, Any]:
+    """Everything the catalogue says about a device, with the source of every number."""
+    specs = hw.specs
+    return {
+        **hardware_summary(hw),
+        "specs": {
+            "cores": specs.cores,
+            "core_label": specs.core_label,
+            "matrix_unit": specs.matrix_unit,
+            "base_clock_hz": specs.base_clock_hz,
+            "boost_clock_hz": specs.boost_clock_hz,
+            "tdp_w": specs.tdp_w,
+            **_provenance(specs.provenance),
+        },
+        "peaks": [
+            {"precision": p.precision, "unit": p.unit, "flops_per_s": p.flops_per_s,
+             "clock_hz": p.clock_hz, "ridge": p.flops_per_s / hw.bandwidth_bytes_per_s,
+             **_provenance(p.provenance)}
+            for p in hw.peaks
+        ],
+        "memory": [
+            {"level": m.name, "main": m.main, "capacity_bytes": m.capacity_bytes,
+             "bandwidth_bytes_per_s": m.bandwidth_bytes_per_s, **_provenance(m.provenance),
+             **({"latency_s": m.latency_s, "latency": _provenance(m.latency_provenance)}
+                if m.latency_s is not None and m.latency_provenance else {}),
+             **({"usable_bytes": m.usable_bytes, "usable": _provenance(m.usable_provenance)}
+                if m.usable_bytes is not None and m.usable_provenance else {})}
+            for m in hw.memory
+        ],
+        "links": [_link(x) for x in hw.links],
+        "sources": dict(hw.sources),
+        "notes": hw.notes,
+    }
+
+
+def _link(link) -> dict[str, Any]:
+    return {"name": link.name, "tier": link.tier, "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+            "direction": link.direction, "per_direction_bytes_per_s": link.per_direction_bytes_per_s,
+            "group": link.group or None, "latency_s": link.latency_s, **_provenance(link.provenance),
+            "latency": _provenance(link.latency_provenance) if link.latency_provenance else None}
+
+
+def run_dict(run) -> dict[str, Any]:
+    """A training run (``training.Run``) for JSON: at the stated utilisation and at the
+    roofline's step time."""
+    return {
+        "tokens": run.tokens, "devices": run.devices, "tokens_per_step": run.tokens_per_step,
+        "steps": run.steps, "model_flops_per_step": run.model_flops_per_step,
+        "peak_flops_per_s": run.peak_flops_per_s, "tdp_w": run.tdp_w,
+        "at_mfu": {"mfu": run.mfu, "step_s": run.mfu_step_s, "seconds": run.seconds(),
+                   "device_hours": run.device_hours(), "energy_j_upper_bound": run.energy_j()},
+        "at_roofline": {"mfu": run.roofline_mfu, "step_s": run.roofline_step_s, "seconds": run.seconds(False),
+                        "device_hours": run.device_hours(False), "energy_j_upper_bound": run.energy_j(False)},
+        "mfu_default_sources": list(MFU_SOURCES),
+        "energy_note": "every device at its TDP for the whole run: an upper bound on the devices' own "
+                       "energy (host, network and cooling not counted)",
+    }
+
+
+def split_lines(a: Analysis) -> list[str]:
+    """How the step is spread, in words (nothing on one device)."""
+    p = a.params
+    if p.split.devices == 1:
+        return []
+    parts = [f"{degree.long} {value}" for degree, value in p.split.used()]
+    links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s) for x in a.links if x is not None})
+    crossing = "; ".join(f"{name} {format_si(rate, 'B/s')} per direction, {latency * 1e6:.1f} µs a step"
+                         for name, rate, latency in links)
+    return [f"{p.split.devices:,} devices: {', '.join(parts)}; the ops below are one device's"
+            + (f"; links: {crossing}" if crossing else "")]
+
+
+def run_lines(run) -> list[str]:
+    """A training run in words: the time at the stated utilisation and at the roofline."""
+    energy = run.energy_j()
+    return [
+        "",
+        f"training on {run.tokens:.3g} tokens: {run.steps:,.0f} steps of {run.tokens_per_step:,} tokens, "
+        f"{run.model_flops_per_step * run.steps:.3g} FLOP (forward + backward)",
+        f"  at {run.mfu:.0%} model-FLOPs utilisation (stated default 40%): "
+        f"{format_time(run.mfu_step_s)} a step, {run.seconds() / 86400:,.1f} days on "
+        f"{run.devices:,} devices, {run.device_hours():,.0f} device-hours"
+        + (f", at most {energy / 3.6e9:,.0f} MWh of GPU energy (every device at its TDP; host, network "
+           f"and cooling not counted)" if energy else ""),
+        f"  at the roofline's step time ({run.roofline_mfu:.0%} utilisation; it counts recomputation and "
+        f"does not overlap communication): "
+        f"{run.seconds(False) / 86400:,.1f} days, {run.device_hours(False):,.0f} device-hours",
+    ]
+
+
+def analysis_dict(a: Analysis, run=None) -> dict[str, Any]:
+    """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds. On
+    several devices, the ops and totals are one device's (``workload.devices``)."""
+    p, t, rows = a.params, a.totals, a.rows
+    links = a.links
+    peak = a.roofs.matrix
+    bandwidth = a.roofs.bandwidth_bytes_per_s
+    model_id = a.model.id
+    return {
+        "hardware": {
+            "id": a.hardware.id,
+            "name": a.hardware.name,
+            "peak_flops": peak.flops_per_s,
+            "peak": peak.label,
+            "vector_peak_flops": a.roofs.vector.flops_per_s,
+            "bandwidth": bandwidth,
+            "ridge": peak.flops_per_s / bandwidth,
+            "memory_bytes": a.hardware.memory_capacity_bytes,
+            "links": [_link(x) for x in a.hardware.links],
+        },
+        "workload": {
+            "model": model_id,
+            "phase": p.phase,
+            "batch": p.batch,
+            "seq": p.seq,
+            "context": p.context,
+            "dtype": p.dtype,
+            "weight_dtype": p.weight_dtype or p.dtype,
+            "kv_dtype": p.kv_dtype or p.dtype,
+            "attention": p.attention,
+            "memory_fraction": p.memory_fraction,
+            "routing": p.routing,
+            "causal": p.causal,
+            "tp": p.tp, "pp": p.pp, "dp": p.dp, "ep": p.ep,
+            "devices": p.split.devices,
+            "recompute": p.recompute,
+            "parameters": a.model.parameter_count(),
+            "active_parameters": a.model.parameter_count(active=True),
+        },
+        "ops": [
+            {
+                "name": rows.names[i],
+                "role": rows.roles[i],
+                "layer": int(rows.layers[i]) if rows.layers[i] >= 0 else None,
+                "unit": rows.units[i],
+                "flops": int(rows.flops[i]),
+                "bytes": int(rows.bytes[i]),
+                "intensity": float(rows.intensity[i]),
+                "time_s": float(rows.time_s[i]),
+                "bound": str(rows.bounds[i]),
+            }
+            for i in range(len(rows))
+        ],
+        "communication": [
+            {"name": o.name, "role": o.role, "count": o.count, "link": links[i].name, "tier": links[i].tier,
+             "bytes_sent": int(a.bytes[i]), "steps": int(o.steps), "time_s": float(a.time_s[i]),
+             "latency_s": float(a.time_s[i] - a.bytes[i] / links[i].per_direction_bytes_per_s),
+             "detail": o.detail}
+            for i, o in enumerate(a.ops) if links[i] is not None
+        ],
+        "totals": {
+            "flops": t.flops,
+            "bytes": t.bytes,
+            "intensity": t.intensity,
+            "time_s": t.time_s,
+            "compute_time_s": t.compute_time_s,
+            "memory_time_s": t.memory_time_s,
+            "items_per_step": t.items_per_step,
+            "item_unit": t.item_unit,
+            "tokens_per_s": t.tokens_per_s,
+            "weight_bytes": t.weight_bytes,
+            "kv_bytes_per_token": t.kv_bytes_per_token,
+            "kv_cache_bytes": t.kv_cache_bytes,
+            "activation_bytes": t.activation_bytes,
+            "memory_required_bytes": t.memory_required_bytes,
+            "memory_usable_bytes": t.memory_usable_bytes,
+            "memory_budget_bytes": t.memory_budget_bytes,
+            "fits_in_memory": t.fits_in_memory,
+            "state_bytes": t.state_bytes,
+            "link_bytes": t.link_bytes,
+            "link_time_s": t.link_time_s,
+            "bound": t.bound,
+            "per_device": t.devices > 1,
+        },
+        **({"training": run_dict(run)} if run is not None else {}),
+        "notes": list(a.notes),
+    }
+
+
+def parameter_words(model) -> str:
+    """"8.03 B parameters"; a mixture of experts: "46.7 B parameters, 12.9 B active per token
+    (2 of 8 experts; all resident in memory)"."""
+    words = f"{format_parameters(model.parameter_count())} parameters"
+    if getattr(model, "moe", False):
+        words += (f", {format_parameters(model.parameter_count(active=True))} active per token "
+                  f"({model.experts_per_token} of {model.experts} experts; all resident in memory)")
+    return words
+
+
+def _step_words(model, params) -> str:
+    """What one step is on one device, in words: "decode, batch 8, context 1,024", "prefill, batch 1,
+    2,048-token prompts", or for a CNN (which has no phases) "forward pass, batch 64,
+    224×224 images"."""
+    p = params
+    if model.item_unit != "tokens":
+        size = getattr(model, "image_size", None)
+        return f"forward pass, batch {p.batch:,}" + (f", {size}×{size} images" if size else "")
+    if p.phase == "prefill":
+        return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts"
+    if p.phase == "train":
+        return (f"training step, batch {p.batch:,} × {p.seq:,} tokens"
+                + (", activations recomputed" if p.recompute else ""))
+    return f"decode, batch {p.batch:,}, context {p.context:,}"
+
+
+def split_words(params) -> str:
+    """"TP 8 × PP 4 × DP 2 (64 devices)"; "" on one device."""
+    split = params.split
+    if split.devices == 1:
+        return ""
+    parts = [f"{degree.short} {value}" for degree, value in split.used()]
+    return f"{' × '.join(parts)} ({split.devices:,} devices)"
+
+
+def step_words(model, params) -> str:
+    """What one step is, in words, with how it is spread: "decode, batch 8, context 1,024,
+    TP 8 (8 devices)"."""
+    spread = split_words(params)
+    return _step_words(model, params) + (f", {spread}" if spread else "")
+
+
+def step_summary(a: Analysis) -> str:
+    """The step in one line, for the status bar: what runs, its time, throughput and bound,
+    and its memory against the budget."""
+    t, p = a.totals, a.params
+    fit = "fits in" if t.fits_in_memory else "does NOT fit in"
+    memory = ", ".join(name for name, held in (("weights", True), ("optimizer state", t.state_bytes),
+                                               ("KV cache", t.kv_bytes_per_token), ("activations", True))
+                       if held)
+    return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
+            f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
+            f"{t.bound}-bound; "
+            f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
+            f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "
+            f"{format_bytes(t.memory_usable_bytes)} usable)")

@@ -1,0 +1,370 @@
+"""Reading YAML data files strictly: safe loading, no duplicate keys, errors that point home.
+
+Every data file (hardware, model presets, later sessions and scenes) goes through
+here, so every mistake is reported the same way: which file, which entry, which
+field, and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import reprlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from explorer.core import units
+from explorer.core.files.errors import DataFileError
+from explorer.core.files.reading import MAX_FILE_BYTES, read_text
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_URL = re.compile(r"^https?://\S+$")
+
+
+# LibYAML's parser where PyYAML was built with it (ten times faster at start-up), with the
+# same safe constructor either way.
+_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _BoundedLoader(_SafeBase):
+    """A safe loader that refuses a document whose aliases expand it past ``MAX_VALUES`` or
+    make it contain itself (checked on the composed nodes, before any value is built)."""
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return self.construct_document(node)
+
+
+class _StrictLoader(_BoundedLoader):
+    """A bounded loader that also rejects a mapping key written twice (YAML would keep the
+    last)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, str | int | float | bool) and key is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key must be plain text, got {type(key).__name__}",
+                key_node.start_mark)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                f"duplicate key {key!r} (first on line {seen[key]}, again on line {line})",
+                key_node.start_mark,
+            )
+        seen[key] = line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+SEAL_START = "# Roofline Explorer "
+SEAL_END = "# end"
+
+
+def sealed(kind: str, text: str) -> str:
+    """``text`` between a first line naming the app and a last line ``# end``: a file the
+    app wrote that lost its end (copied halfway, cut by a full disk) is refused on load
+    instead of read with changed values (``seq: 512`` cut to ``seq: 5``)."""
+    return (f"{SEAL_START}{kind}, written by the app. A file that does not end with "
+            f"the line '{SEAL_END}' was cut short.\n{text.rstrip()}\n{SEAL_END}\n")
+
+
+def _check_seal(path: Path, text: str) -> None:
+    if text.startswith(SEAL_START) and text.rstrip().rsplit("\n", 1)[-1].strip() != SEAL_END:
+        raise DataFileError(path, f"was cut short: the app wrote it with '{SEAL_END}' as its last line, "
+                                  "and that line is missing (a copy or a disk that stopped halfway); "
+                                  "use an earlier copy")
+
+
+# A 4 MB file holds at most about two million values written out; aliases (``*name``) can
+# make a few lines stand for billions (an expansion bomb) or for a value holding itself.
+MAX_VALUES = 2_000_000
+
+
+class ExpansionError(yaml.YAMLError):
+    """A document that its aliases make too large, or make contain itself."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return []
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Count the values ``root`` stands for with every alias followed (an alias is the
+    node it names, shared in the graph), without building them: a cycle or a count over
+    ``MAX_VALUES`` is refused before anything is constructed."""
+    counted: dict[int, int] = {}
+    open_nodes: set[int] = set()  # on the path from the root: an alias to one is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            open_nodes.discard(id(node))
+            total = 1 + sum(counted[id(child)] for child in _children(node))
+            if total > MAX_VALUES:
+                raise ExpansionError(f"its aliases expand it to more than {MAX_VALUES:,} values "
+                                     "(an expansion bomb?); write the values out instead")
+            counted[id(node)] = total
+            continue
+        if id(node) in counted:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                mark = child.start_mark
+                raise ExpansionError(f"an alias on line {mark.line + 1} refers to a value that "
+                                     "contains it (a value cannot hold itself)")
+            if id(child) not in counted:
+                stack.append((child, False))
+
+
+def load_yaml(path: str | Path, text: str | None = None) -> Any:
+    """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys,
+    a file the app wrote that was cut short (see ``sealed``), files over ``MAX_FILE_BYTES``
+    or not regular (``reading``), alias bombs, values that hold themselves and nesting too
+    deep to read."""
+    path = Path(path)
+    if text is None:
+        text = read_text(path)
+    elif len(text) > MAX_FILE_BYTES:
+        raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
+    _check_seal(path, text)
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except RecursionError:
+        raise DataFileError(path, "nests too deeply to read") from None
+    except ExpansionError as exc:
+        raise DataFileError(path, str(exc)) from None
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an integer too long to convert
+        raise DataFileError(path, f"is not valid YAML: {exc}".replace("\n", " ")) from exc
+
+
+def peek_yaml(path: str | Path) -> Any:
+    """A user file's content read as leniently as is safe (duplicate keys allowed, for
+    naming what a broken file meant to define), or None when it cannot be read at all.
+    Bounded like ``load_yaml``: size, regular files only, alias expansion."""
+    try:
+        return yaml.load(read_text(path), Loader=_BoundedLoader)
+    except (DataFileError, yaml.YAMLError, ValueError, RecursionError):
+        return None
+
+
+class Fields:
+    """One mapping of a data file, read field by field.
+
+    Each accessor removes the field it reads; ``finish()`` then reports any field
+    left over as unknown, so a typo never passes silently.
+    """
+
+    def __init__(self, data: Any, file: str | Path, entry: str | None, prefix: str = "") -> None:
+        self.file = str(file)
+        self.entry = entry
+        self.prefix = prefix
+        if not isinstance(data, dict):
+            where = prefix.rstrip(".") or None
+            raise DataFileError(self.file, f"expected a mapping of fields, got {_kind(data)}",
+                                entry, where)
+        self._data = dict(data)
+        self._known: list[str] = []
+
+    # -- errors ---------------------------------------------------------------------------
+    def error(self, name: object, message: str) -> DataFileError:
+        return DataFileError(self.file, message, self.entry, f"{self.prefix}{name}")
+
+    def child(self, data: Any, name: str) -> Fields:
+        return Fields(data, self.file, self.entry, f"{self.prefix}{name}.")
+
+    # -- accessors ------------------------------------------------------------------------
+    def _take(self, name: str, required: bool) -> Any:
+        self._known.append(name)
+        if name not in self._data or self._data[name] is None:
+            if required:
+                raise self.error(name, "is missing")
+            self._data.pop(name, None)
+            return None
+        return self._data.pop(name)
+
+    def has(self, name: str) -> bool:
+        return self._data.get(name) is not None
+
+    def raw(self, name: str, required: bool = True) -> Any:
+        return self._take(name, required)
+
+    def text(self, name: str, required: bool = True, choices: Iterable[str] | None = None,
+             default: str | None = None) -> str | None:
+        value = self._take(name, required)
+        if value is None:
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(name, f"expected non-empty text, got {_kind(value)}")
+        if choices is not None:
+            allowed = tuple(choices)
+            if value not in allowed:
+                raise self.error(name, f"expected one of {', '.join(allowed)}; got {brief(value)}")
+        return value
+
+    def identifier(self, name: str) -> str:
+        value = self.text(name)
+        if not _ID.match(value):
+            raise self.error(name, f"{brief(value)} is not a valid id: use lower-case letters, "
+                                   "digits, '-', '.' and '_'")
+        return value
+
+    def url(self, name: str) -> str:
+        value = self.text(name)
+        if not _URL.match(value):
+            raise self.error(name, f"expected an http(s) URL, got {brief(value)}")
+        return value
+
+    def flag(self, name: str, default: bool = False) -> bool:
+        value = self._take(name, required=False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(name, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def integer(self, name: str, required: bool = True, minimum: int = 1,
+                default: int | None = None, maximum: int | None = None) -> int | None:
+        value = self._take(name, required)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(name, f"expected a whole number, got {_kind(value)}")
+        if value < minimum:
+            qualifier = "positive" if minimum == 1 else f">= {minimum}"
+            raise self.error(name, f"must be {qualifier}, got {brief(value)}")
+        if maximum is not None and value > maximum:
+            raise self.error(name, f"must be at most {maximum:,}, got {brief(value)}")
+        return value
+
+    def number(self, name: str, required: bool = True, default: float | None = None) -> float | None:
+        value = self._take(name, required)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(name, f"expected a number, got {_kind(value)}")
+        return self._positive_finite(name, float(value))
+
+    def quantity(self, name: str, dimension: units.Dimension,
+                 required: bool = True) -> float | None:
+        value = self._take(name, required)
+        if value is None:
+            return None
+        try:
+            parsed = units.parse_quantity(value, dimension)
+        except units.UnitError as exc:
+            raise self.error(name, str(exc)) from None
+        return self._positive_finite(name, parsed)
+
+    def items(self, name: str, required: bool = True) -> list[Any]:
+        value = self._take(name, required)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not value:
+            raise self.error(name, f"expected a non-empty list, got {_kind(value)}")
+        return value
+
+    def mapping(self, name: str, required: bool = True) -> dict[Any, Any]:
+        value = self._take(name, required)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not value:
+            raise self.error(name, f"expected a non-empty mapping, got {_kind(value)}")
+        return value
+
+    def finish(self) -> None:
+        """Reject every field not read by an accessor."""
+        if self._data:
+            name = sorted(map(str, self._data))[0]
+            known = ", ".join(sorted(set(self._known)))
+            raise self.error(name, f"is not a known field (known fields: {known})")
+
+    def _positive_finite(self, name: str, value: float) -> float:
+        if not math.isfinite(value):
+            raise self.error(name, f"must be a finite number, got {value}")
+        if value <= 0:
+            raise self.error(name, f"must be positive, got {value:g}")
+        return value
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlong = 3, 60, 60, 60
+_BRIEF.maxlist = _BRIEF.maxdict = _BRIEF.maxtuple = _BRIEF.maxset = 6
+
+
+def brief(value: Any, limit: int = 60) -> str:
+    """A short ``repr`` of ``value``: an error message names the value, it does not echo a
+    whole file (a session that is one long line, a symlink to a big file) nor expand a
+    structure built of aliases (reprlib stops after a few items and levels)."""
+    text = _BRIEF.repr(value) if isinstance(value, list | dict | tuple | set) else repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 1]}… ({len(text):,} characters)"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, str):
+        return f"text {brief(value)}"
+    if isinstance(value, int | float):
+        return f"the number {brief(value)}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def check_schema(top: Fields, version: int, schema: int) -> None:
+    """Refuse a file of another schema, saying whether a newer or an older app wrote it."""
+    if version > schema:
+        raise top.error("schema", f"was written by a newer version of the app (schema {version}); "
+                                  f"this version reads schema {schema}: update Roofline Explorer")
+    if version != schema:
+        raise top.error("schema", f"uses schema {version}, which this version no longer reads "
+                                  f"(it reads schema {schema})")
+
+
+def read_entries(path: str | Path, list_key: str, schema: int,
+                 read_entry: Callable[[Fields], Any], text: str | None = None) -> list[Any]:
+    """Load a file of the form ``{schema: N, <list_key>: [entry, ...]}`` with one reader per entry.
+
+    Entries must carry an ``id``; ids must be unique within the file.
+    """
+    data = load_yaml(path, text)
+    top = Fields(data, path, None)
+    version = top.integer("schema")
+    check_schema(top, version, schema)
+    raw_entries = top.items(list_key)
+    top.finish()
+    entries: list[Any] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_entries):
+        label = raw.get("id") if isinstance(raw, dict) and isinstance(raw.get("id"), str) else None
+        fields = Fields(raw, path, label or f"#{index + 1}")
+        entry = read_entry(fields)
+        fields.finish()
+        if entry.id in seen:
+            raise DataFileError(path, "this id is used twice in the file", entry.id, "id")
+        seen.add(entry.id)
+        entries.append(entry)
+    return entries

@@ -1,0 +1,224 @@
+"""Custom workloads: a stack of layers the user builds, costed like the presets.
+
+Each layer has a kind and its sizes, and may repeat. Token counts follow the step's
+parameters as for transformers (prefill: batch × seq tokens attending over seq; decode:
+batch tokens attending over context); a conv2d layer processes ``batch`` images.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from explorer.core.files.datafile import Fields, brief
+from explorer.core.model import blocks
+from explorer.core.model import ops as op
+
+# Per kind: field name → (default, kind of value, help). Kinds: "count" (a whole number
+# ≥ 1), "flag", or a tuple of choices.
+LAYER_FIELDS: dict[str, dict[str, tuple]] = {
+    "linear": {"d_in": (4096, "count", "input features"), "d_out": (4096, "count", "output features"),
+               "bias": (False, "flag", "adds a bias"),
+               "role": ("fc1", ("fc1", "fc2", "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj",
+                                "gate_proj", "up_proj", "down_proj", "lm_head"), "role of the product")},
+    "attention": {"d_model": (4096, "count", "model width"), "heads": (32, "count", "query heads"),
+                  "kv_heads": (32, "count", "key/value heads (fewer: grouped-query attention)")},
+    "mlp": {"d_model": (4096, "count", "model width"), "width": (11008, "count", "hidden width"),
+            "gated": (True, "flag", "gate × up (SwiGLU) instead of one hidden layer"),
+            "activation": ("silu", ("silu", "gelu"), "activation function")},
+    "norm": {"d": (4096, "count", "features"), "kind": ("rmsnorm", ("rmsnorm", "layernorm"), "norm")},
+    "softmax": {"width": (4096, "count", "values per row (one row per token)")},
+    "elementwise": {"width": (4096, "count", "values per token"),
+                    "flops_per_element": (1, "count", "FLOPs per value"),
+                    "inputs": (2, "count", "input tensors (1: activation, 2: residual add)"),
+                    "role": ("residual", ("residual", "activation"), "role")},
+    "conv2d": {"image": (56, "count", "input height and width"), "c_in": (64, "count", "input channels"),
+               "c_out": (64, "count", "output channels"), "kernel": (3, "count", "kernel size"),
+               "stride": (1, "count", "stride")},
+    "embedding": {"vocab": (32000, "count", "vocabulary"), "d": (4096, "count", "width")},
+}
+LAYER_KINDS = tuple(LAYER_FIELDS)
+
+
+@dataclass(frozen=True)
+class Layer:
+    kind: str
+    values: tuple[tuple[str, object], ...] = ()
+    repeat: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kind not in LAYER_FIELDS:
+            raise ValueError(f"unknown layer kind {self.kind!r}: choose {', '.join(LAYER_KINDS)}")
+        if isinstance(self.repeat, bool) or not isinstance(self.repeat, int) or self.repeat < 1:
+            raise ValueError(f"repeat must be a whole number >= 1, got {brief(self.repeat)}")
+        if self.repeat > MAX_REPEAT:
+            raise ValueError(f"repeat must be at most {MAX_REPEAT:,}, got {brief(self.repeat)}")
+        known = LAYER_FIELDS[self.kind]
+        for name, value in self.values:
+            if name not in known:
+                raise ValueError(f"{self.kind} has no field {name!r} (it has {', '.join(known)})")
+            _check(name, value, known[name][1])
+        if self.kind == "attention" and self.get("d_model") % self.get("heads"):
+            raise ValueError(f"d_model {self.get('d_model')} is not divisible by {self.get('heads')} heads")
+        if self.kind == "attention" and self.get("heads") % self.get("kv_heads"):
+            raise ValueError(f"{self.get('heads')} heads cannot be shared by {self.get('kv_heads')} KV heads")
+
+    def get(self, name: str):
+        return dict(self.values).get(name, LAYER_FIELDS[self.kind][name][0])
+
+    def with_value(self, name: str, value) -> Layer:
+        others = tuple((k, v) for k, v in self.values if k != name)
+        return Layer(self.kind, (*others, (name, value)), self.repeat)
+
+    def describe(self) -> str:
+        sizes = ", ".join(f"{k} {self.get(k)}" for k in LAYER_FIELDS[self.kind]
+                          if LAYER_FIELDS[self.kind][k][1] == "count")
+        return f"{self.kind} ({sizes})" + (f" ×{self.repeat}" if self.repeat > 1 else "")
+
+
+# Limits a stack is checked against when it loads, so its analysis takes milliseconds: the
+# largest models have about 130 layers and widths below a million.
+MAX_COUNT = 1 << 24  # a width, a vocabulary, channels…
+MAX_REPEAT = 10_000  # copies of one entry (the layer editor's limit too)
+MAX_ENTRIES = 1_000  # entries in one stack
+MAX_LAYERS = 100_000  # layers in one stack, counting repeats
+
+
+def _check(name: str, value, kind) -> None:
+    if kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {brief(value)}")
+        if value > MAX_COUNT:
+            raise ValueError(f"{name} must be at most {MAX_COUNT:,}, got {brief(value)}")
+    elif kind == "flag":
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be true or false, got {brief(value)}")
+    elif value not in kind:
+        raise ValueError(f"{name} must be one of {', '.join(kind)}, got {brief(value)}")
+
+
+@dataclass(frozen=True)
+class CustomSpec:
+    layers: tuple[Layer, ...] = field(default_factory=tuple)
+    name: str = "Custom stack"
+    id: str = "custom"
+    origin: str = ""
+    architecture: str = "custom"
+
+    def parameter_count(self, active: bool = False) -> int:
+        """Every weight (a custom stack has no experts: every token uses all of them)."""
+        return sum(_weights(layer) * layer.repeat for layer in self.layers)
+
+    def kv_values_per_token(self) -> int:
+        return sum(2 * layer.get("kv_heads") * (layer.get("d_model") // layer.get("heads")) * layer.repeat
+                   for layer in self.layers if layer.kind == "attention")
+
+    def kv_cache_values(self, tokens: int) -> int:
+        return tokens * self.kv_values_per_token()
+
+    @property
+    def item_unit(self) -> str:
+        """A stack of convolutions processes images; anything else, tokens."""
+        if self.layers and all(layer.kind == "conv2d" for layer in self.layers):
+            return "images"
+        return "tokens"
+
+    def to_list(self) -> list[dict]:
+        out = []
+        for layer in self.layers:
+            entry = {"kind": layer.kind, **dict(layer.values)}
+            if layer.repeat > 1:
+                entry["repeat"] = layer.repeat
+            out.append(entry)
+        return out
+
+
+def _weights(layer: Layer) -> int:
+    g = layer.get
+    if layer.kind == "linear":
+        return g("d_in") * g("d_out") + (g("d_out") if g("bias") else 0)
+    if layer.kind == "attention":
+        d, head = g("d_model"), g("d_model") // g("heads")
+        return 2 * d * d + 2 * d * g("kv_heads") * head
+    if layer.kind == "mlp":
+        return (3 if g("gated") else 2) * g("d_model") * g("width")
+    if layer.kind == "norm":
+        return (2 if g("kind") == "layernorm" else 1) * g("d")
+    if layer.kind == "conv2d":
+        return g("c_out") * g("c_in") * g("kernel") ** 2
+    if layer.kind == "embedding":
+        return g("vocab") * g("d")
+    return 0
+
+
+def read_layers(fields: Fields, name: str = "layers") -> tuple[Layer, ...]:
+    """Layers from a data file, errors naming the layer and field."""
+    out = []
+    entries = fields.items(name)
+    if len(entries) > MAX_ENTRIES:
+        raise fields.error(name, f"has {len(entries):,} entries; a stack holds at most {MAX_ENTRIES:,} "
+                                 "(use repeat for identical layers)")
+    total = 0
+    for index, raw in enumerate(entries):
+        item = fields.child(raw, f"{name}[{index}]")
+        kind = item.text("kind", choices=LAYER_KINDS)
+        repeat = item.integer("repeat", required=False, default=1, maximum=MAX_REPEAT)
+        total += repeat
+        if total > MAX_LAYERS:
+            raise item.error("repeat", f"brings the stack to {total:,} layers; at most {MAX_LAYERS:,}")
+        values = []
+        for key, (_default, value_kind, _help) in LAYER_FIELDS[kind].items():
+            if not item.has(key):
+                continue
+            value = item.raw(key)
+            try:
+                _check(key, value, value_kind)
+            except ValueError as exc:
+                raise item.error(key, str(exc)) from None
+            values.append((key, value))
+        item.finish()
+        try:
+            out.append(Layer(kind, tuple(values), repeat))
+        except ValueError as exc:
+            raise item.error("kind", str(exc)) from None
+    return tuple(out)
+
+
+def custom_ops(spec: CustomSpec, p, batch) -> list[op.Op]:
+    """The ops of one step through the stack (``p``: WorkloadParams)."""
+    ab, wb = p.act_bytes, p.weight_bytes
+    n = batch * p.query_tokens
+    out: list[op.Op] = []
+    start = 0
+    for index, layer in enumerate(spec.layers):
+        layers = tuple(range(start, start + layer.repeat))
+        start += layer.repeat
+        g = layer.get
+
+        def add(name, role, unit, cost, detail="", vector_flops=0, layers=layers, index=index):
+            out.append(op.Op.of(f"L{index}.{name}", role, unit, cost, layers, detail, vector_flops))
+
+        if layer.kind == "linear":
+            add(g("role"), g("role"), op.MATRIX, op.linear(n, g("d_in"), g("d_out"), ab, wb, g("bias")),
+                f"{g('d_in')} → {g('d_out')}")
+        elif layer.kind in ("attention", "mlp"):
+            d = g("d_model")
+            parts = (blocks.attention(p, batch, d, g("heads"), g("kv_heads"), d // g("heads"))
+                     if layer.kind == "attention" else
+                     blocks.mlp(p, n, d, g("width"), g("gated"), g("activation")))
+            for part in parts:
+                add(part.name, part.role, part.unit, part.cost, part.detail, part.vector_flops)
+        elif layer.kind == "norm":
+            add("norm", "norm", op.VECTOR, op.norm(n, g("d"), g("kind"), ab, wb), g("kind"))
+        elif layer.kind == "softmax":
+            add("softmax", "attn_softmax", op.VECTOR, op.attention_softmax(1, 1, n, g("width"), ab))
+        elif layer.kind == "elementwise":
+            add(g("role"), g("role"), op.VECTOR,
+                op.elementwise(n * g("width"), g("flops_per_element"), g("inputs"), ab))
+        elif layer.kind == "conv2d":
+            k, size = g("kernel"), g("image")
+            cost = op.conv2d(batch, size, size, g("c_in"), g("c_out"), k, g("stride"), k // 2, ab, wb)
+            add("conv", "conv", op.MATRIX, cost, f"{k}×{k}/{g('stride')}, {g('c_in')} → {g('c_out')}")
+        elif layer.kind == "embedding":
+            rows = n * g("d")
+            add("embedding", "embedding", op.VECTOR, op.Cost(0, rows * wb + rows * ab, rows * wb))
+    return out

@@ -1,0 +1,267 @@
+"""A Hugging Face ``config.json`` as a model: the file only, nothing is downloaded.
+
+Every model folder on the Hugging Face Hub has a ``config.json`` naming its architecture
+(``architectures``) and its shape. The families read here, and what each adds to a plain
+decoder block (``TransformerSpec``):
+
+- ``LlamaForCausalLM`` (Llama 2, 3, 3.1, 3.2), ``MistralForCausalLM`` (a sliding window
+  on every layer when ``sliding_window`` is set), ``Qwen2ForCausalLM`` (biases on Q, K,
+  V; with ``use_sliding_window`` the layers from ``max_window_layers`` on are windowed, as
+  in every Qwen family),
+  ``Phi3ForCausalLM`` (fused QKV and gate/up projections: the same weights),
+  ``GemmaForCausalLM`` / ``Gemma2ForCausalLM`` (``head_dim`` ≠ hidden / heads, tied
+  embeddings; Gemma 2 normalises before and after attention and MLP and alternates a
+  4,096-token window with global attention, the even layers windowed),
+  ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
+- mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
+  ``Qwen2MoeForCausalLM`` (routed experts plus a gated shared expert, Q/K/V biases),
+  ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key),
+  ``DeepseekV3ForCausalLM`` (multi-head latent attention, a shared expert, the first three
+  layers dense, a bias on the router's scores).
+
+Anything else, or a field missing or of the wrong kind, is refused with the file and the
+field named: nothing is half-read.
+
+The parameter counts these give match the published ones (tests/core/test_hf_config.py:
+Mistral 7B 7.24 B, Mixtral 8×7B 46.7 B total and 12.9 B active, Qwen2.5 7B 7.62 B, Gemma 2
+9B 9.24 B, Qwen3-30B-A3B 30.5 B and 3.3 B active, DeepSeek-V3 671 B and 37 B active…).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from explorer.core.files.datafile import DataFileError, brief, read_text
+from explorer.core.model.models import TransformerSpec
+
+CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
+SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
+
+FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
+            "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
+            "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV3ForCausalLM")
+QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
+NOT_YET = {"DeepseekV2ForCausalLM": "its routing groups and expert layout are not modelled yet"}
+ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
+               "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
+LIMIT = 1 << 24  # any one dimension; far beyond real models (checked before any product)
+# Counts a step is built from layer by layer or expert by expert: 10× the largest published
+# (126 layers in Llama 3.1 405B; 256 routed experts in DeepSeek-V3), so analysis stays quick.
+LIMITS = {"num_hidden_layers": 1_000, "n_layer": 1_000, "num_local_experts": 10_000, "num_experts": 10_000,
+          "num_attention_heads": 10_000, "n_head": 10_000}
+
+
+class _Reader:
+    def __init__(self, config: dict, origin: str) -> None:
+        self.config, self.origin = config, origin
+
+    def error(self, field: str | None, message: str) -> DataFileError:
+        return DataFileError(self.origin, message, field=field)
+
+    def has(self, key: str) -> bool:
+        return self.config.get(key) is not None
+
+    def integer(self, *keys: str, default: int | None = None, minimum: int = 1) -> int:
+        """The first of ``keys`` present, a whole number from ``minimum`` to ``LIMIT``."""
+        for key in keys:
+            if self.has(key):
+                value = self.config[key]
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise self.error(key, f"must be a whole number, got {brief(value)}")
+                limit = LIMITS.get(key, LIMIT)
+                if not minimum <= value <= limit:
+                    raise self.error(key, f"must be between {minimum} and {limit:,}, got {value:,}")
+                return value
+        if default is None:
+            raise self.error(keys[0], "is missing")
+        return default
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.config.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {brief(value)}")
+        return value
+
+    def activation(self, *keys: str) -> str:
+        for key in keys:
+            if self.has(key):
+                value = self.config[key]
+                if not isinstance(value, str) or value not in ACTIVATIONS:
+                    raise self.error(key, f"activation {brief(value)} is not one of {', '.join(ACTIVATIONS)}")
+                return ACTIVATIONS[value]
+        raise self.error(keys[0], "is missing")
+
+
+def read_config_file(path: str | Path) -> TransformerSpec:
+    """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field."""
+    path = Path(path)
+    return spec_from_config_text(read_text(path), str(path))
+
+
+def chosen_model(models, ident: str | None, config_path: str | None = None):
+    """The preset ``ident`` in ``models`` (an UnknownIdError names close matches), or, given
+    ``config_path``, the model that config.json describes (a DataFileError names the file
+    and field)."""
+    return read_config_file(config_path) if config_path else models[ident]
+
+
+def spec_from_config_text(text: str, origin: str) -> TransformerSpec:
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise DataFileError(origin, f"is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise DataFileError(origin, "is nested too deeply to be a model configuration") from None
+    if not isinstance(config, dict):
+        raise DataFileError(origin, "must hold a JSON object (a Hugging Face config.json)")
+    return spec_from_config(config, origin)
+
+
+def spec_from_config(config: dict, origin: str) -> TransformerSpec:
+    r = _Reader(config, origin)
+    architectures = config.get("architectures")
+    if not isinstance(architectures, list) or not architectures or not isinstance(architectures[0], str):
+        raise r.error("architectures", "is missing: a config.json names its model class there "
+                                       "(e.g. [\"LlamaForCausalLM\"])")
+    family = architectures[0]
+    if family in NOT_YET:
+        raise r.error("architectures", f"{family} cannot be read yet: {NOT_YET[family]}")
+    if family not in FAMILIES:
+        raise r.error("architectures", f"{brief(family)} is not a family this app reads "
+                                       f"(it reads {', '.join(FAMILIES)})")
+    spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
+    _check(r, spec)
+    return spec
+
+
+def _name(r: _Reader, family: str) -> str:
+    """A name from the file: its folder (a Hub download keeps the repository's name), else
+    the family."""
+    raw = r.config.get("_name_or_path")
+    if isinstance(raw, str) and raw.strip():
+        return raw.strip().rstrip("/").rsplit("/", 1)[-1][:80]
+    folder = Path(r.origin).parent.name
+    return folder[:80] if folder and r.origin.endswith(".json") else family
+
+
+def _ident(name: str) -> str:
+    return "hf-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model")
+
+
+def _common(r: _Reader, family: str) -> dict:
+    name = _name(r, family)
+    # The name goes with the content (a session holds the content, not the file's folder).
+    kept = r.config if isinstance(r.config.get("_name_or_path"), str) else {**r.config, "_name_or_path": name}
+    canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"))
+    return {"id": _ident(name), "name": name, "source": SOURCE, "published_parameters": 0,
+            "parameters_source": SOURCE, "origin": r.origin, "config": canonical}
+
+
+def _decoder(r: _Reader, family: str) -> TransformerSpec:
+    d = r.integer("hidden_size")
+    layers = r.integer("num_hidden_layers")
+    heads = r.integer("num_attention_heads")
+    kv_heads = r.integer("num_key_value_heads", default=heads)
+    head_dim = r.integer("head_dim", default=0)  # null: the usual width; 0 is no width at all
+    if head_dim * heads == d:
+        head_dim = 0  # the usual width: nothing to override
+    gemma = family.startswith("Gemma")
+    moe = family in ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
+                     "DeepseekV3ForCausalLM")
+    window = 0
+    window_layers: tuple[int, ...] = ()
+    if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
+        window, window_layers = r.integer("sliding_window"), tuple(range(layers))
+    elif family == "Gemma2ForCausalLM":
+        window = r.integer("sliding_window", default=4096)
+        window_layers = tuple(range(0, layers, 2))  # even layers local, odd global (HF Gemma2)
+    elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
+        # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
+        window = r.integer("sliding_window")
+        first = r.integer("max_window_layers", default=28, minimum=0)
+        window_layers = tuple(range(min(first, layers), layers))
+    fields = dict(
+        d_model=d, layers=layers, heads=heads, kv_heads=kv_heads,
+        mlp_width=r.integer("intermediate_size", default=0 if moe else None, minimum=0),
+        gated_mlp=True,
+        activation=r.activation("hidden_activation", "hidden_act") if gemma else r.activation("hidden_act"),
+        norm="rmsnorm",
+        vocab=r.integer("vocab_size"),
+        tied_embeddings=r.flag("tie_word_embeddings", default=gemma),
+        bias=False,
+        fused_qkv=family == "Phi3ForCausalLM",
+        positions="rope",
+        max_context=r.integer("max_position_embeddings"),
+        head_dim_value=head_dim,
+        qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
+        or (family == "LlamaForCausalLM" and r.flag("attention_bias", default=False)),
+        qk_norm=family == "Qwen3MoeForCausalLM",
+        norms_per_layer=4 if family == "Gemma2ForCausalLM" else 2,
+        sliding_window=window,
+        window_layers=window_layers,
+        **_experts(r, family),
+    )
+    return TransformerSpec(**_common(r, family), **fields)
+
+
+def _experts(r: _Reader, family: str) -> dict:
+    if family == "DeepseekV3ForCausalLM":
+        every = r.integer("moe_layer_freq", default=1)
+        if every != 1:
+            raise r.error("moe_layer_freq", "only configurations with an MoE MLP in every layer after "
+                                            "the first dense ones are read")
+        return {"experts": r.integer("n_routed_experts"),
+                "experts_per_token": r.integer("num_experts_per_tok"),
+                "expert_width": r.integer("moe_intermediate_size"),
+                "shared_width": r.integer("n_shared_experts", default=0, minimum=0)
+                * r.integer("moe_intermediate_size"),
+                "dense_layers": r.integer("first_k_dense_replace", default=0, minimum=0),
+                "router_bias": r.config.get("topk_method") == "noaux_tc",
+                "q_lora_rank": r.integer("q_lora_rank", default=0, minimum=0),
+                "kv_lora_rank": r.integer("kv_lora_rank"),
+                "qk_nope_head_dim": r.integer("qk_nope_head_dim"),
+                "qk_rope_head_dim": r.integer("qk_rope_head_dim"),
+                "v_head_dim": r.integer("v_head_dim")}
+    if family == "MixtralForCausalLM":
+        return {"experts": r.integer("num_local_experts"),
+                "experts_per_token": r.integer("num_experts_per_tok"),
+                "expert_width": r.integer("intermediate_size")}
+    if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
+        every = r.integer("decoder_sparse_step", default=1)
+        if every != 1 or r.config.get("mlp_only_layers"):
+            raise r.error("decoder_sparse_step",
+                          "only configurations with an MoE MLP in every layer are read")
+        shared = r.integer("shared_expert_intermediate_size", default=0, minimum=0)
+        return {"experts": r.integer("num_experts"),
+                "experts_per_token": r.integer("num_experts_per_tok"),
+                "expert_width": r.integer("moe_intermediate_size"), "shared_width": shared,
+                "shared_gate": shared > 0}
+    return {}
+
+
+def _gpt2(r: _Reader) -> TransformerSpec:
+    d = r.integer("n_embd", "hidden_size")
+    return TransformerSpec(
+        **_common(r, "GPT2LMHeadModel"),
+        d_model=d, layers=r.integer("n_layer", "num_hidden_layers"), heads=r.integer("n_head"),
+        kv_heads=r.integer("n_head"), mlp_width=r.integer("n_inner", default=4 * d), gated_mlp=False,
+        activation=r.activation("activation_function"), norm="layernorm", vocab=r.integer("vocab_size"),
+        tied_embeddings=r.flag("tie_word_embeddings", default=True), bias=True, fused_qkv=True,
+        positions="learned", max_context=r.integer("n_positions", "n_ctx"),
+    )
+
+
+def _check(r: _Reader, spec: TransformerSpec) -> None:
+    if not spec.head_dim_value and spec.d_model % spec.heads:
+        raise r.error("num_attention_heads", f"hidden_size {spec.d_model} is not divisible by "
+                                             f"{spec.heads} heads")
+    if spec.heads % spec.kv_heads:
+        raise r.error("num_key_value_heads", f"{spec.heads} heads cannot be shared evenly by "
+                                             f"{spec.kv_heads} KV heads")
+    if spec.moe and spec.experts_per_token > spec.experts:
+        raise r.error("num_experts_per_tok", f"{spec.experts_per_token} experts per token but only "
+                                             f"{spec.experts} experts")
+    if not spec.moe and not spec.mlp_width:
+        raise r.error("intermediate_size", "is missing")

@@ -1,0 +1,319 @@
+"""Spreading a transformer's step over devices: the share of the model and of the batch each
+device holds, and the communication ops the schemes add.
+
+Schemes (``WorkloadParams.tp``, ``pp``, ``dp``, ``ep``), as Megatron-LM and the serving
+engines split a decoder:
+- tensor parallel (TP, within a node): each device holds 1/tp of every layer's heads, of
+  its MLP width (and of each expert's) and of the vocabulary; norms and residual adds run
+  whole on every device. Key/value heads are split too, or copied to every device when
+  there are fewer of them than devices. Two all-reduces per layer (after attention and
+  after the MLP) sum the partial outputs: message = tokens × d_model × activation bytes;
+- pipeline parallel (PP): each device holds ceil(layers/pp) consecutive layers; one batch
+  passes the stages in turn, one point-to-point send of its activations at each boundary
+  (message = tokens × d_model × activation bytes);
+- data parallel (DP): each device (group) takes 1/dp of the batch; in training the
+  gradients are all-reduced once per step (message = the device's gradients);
+- expert parallel (EP, mixture of experts, within a node): each device holds 1/ep of
+  the routed experts and takes 1/ep of the batch through attention (data-parallel
+  attention, as DeepSeek-V3 is served); its experts process the tokens routed to them
+  from the whole group, which an all-to-all sends there (dispatch) and back (combine):
+  message = tokens × experts per token × d_model × activation bytes. Needs tp = 1.
+
+Communication time, the α–β model of the collective's ring algorithm (Thakur, Rabenseifner
+and Gropp 2005, https://doi.org/10.1177/1094342005051521) with NCCL's latencies:
+time = base + steps × step latency + bytes sent / link rate, where the bytes one device
+sends are 2(n−1)/n × message for a ring all-reduce over n devices (in 2(n−1) steps),
+(n−1)/n × message for an all-to-all (n−1 steps) and the message for a send (one step);
+the link rate is per direction (a ring sends and receives at once); the base is NCCL's
+6.6 µs per collective (``NCCL_BASE_LATENCY_S``) and the step latency the link's own
+(catalogue). Two simplifications, stated: the latencies are those of NCCL's LL protocol
+(the one it picks for small messages) while the rate is the link's full one (LL reaches
+about a quarter of it; large messages use the Simple protocol, 8.4 µs base and a few µs a
+step), so large transfers come out optimistic; and a ring over several nodes pays the
+network's step latency on every step, where NCCL's model charges it only on the steps
+that cross nodes, so small cross-node collectives come out pessimistic.
+TP and EP groups use the node link (NVLink, Infinity Fabric; a server
+without one: PCIe); PP and DP groups use it too when every device of the job fits in one
+node group, else the network (a server with PCIe only is taken to hold up to 8 devices,
+as common PCIe servers do). Communication is not overlapped with compute: the times
+add up (an upper bound where a framework overlaps the gradient all-reduce with backward).
+Left out: the vocabulary-parallel embedding's and LM head's own collectives (once per
+step), sequence parallelism, ZeRO sharding of optimizer state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from explorer.core.hardware.hardware import Hardware, Link
+from explorer.core.model import ops as op
+from explorer.core.model.models import TransformerSpec
+
+# NCCL's base latency of a ring collective with the LL protocol (baseLat[Ring][LL] in
+# src/graph/tuning.cc at b6475625, the source of every link's step latency here).
+NCCL_BASE_LATENCY_S = 6.6e-6
+PCIE_SERVER = 8  # devices a server without a node link is taken to hold
+MAX_TP = 64
+MAX_PP = 512
+MAX_DP = 1 << 16
+MAX_EP = 64
+EXPERT_OPS = ("expert_up", "expert_activation", "expert_down")
+
+
+@dataclass(frozen=True)
+class Degree:
+    """One way of spreading a step: its parameter, short and long names, limit and meaning."""
+
+    name: str  # the WorkloadParams field and session key ("tp")
+    short: str  # "TP"
+    long: str  # "tensor parallel"
+    maximum: int
+    help: str
+
+
+DEGREES = (
+    Degree("tp", "TP", "tensor parallel", MAX_TP,
+           "devices of one node sharing every layer (two all-reduces per layer)"),
+    Degree("pp", "PP", "pipeline", MAX_PP, "stages of consecutive layers (a send between stages)"),
+    Degree("dp", "DP", "data parallel", MAX_DP,
+           "replicas, each with 1/dp of the batch (training: gradients all-reduced once a step)"),
+    Degree("ep", "EP", "expert parallel", MAX_EP,
+           "mixture of experts: devices sharing the experts, each with 1/ep of the batch through "
+           "attention (two all-to-alls per layer)"),
+)
+
+
+class ParallelError(ValueError):
+    """A split the model or the device cannot take; the message says which and what to do."""
+
+
+def ring_all_reduce_bytes(message, devices: int):
+    """Bytes each device sends in a ring all-reduce of ``message`` bytes over ``devices``:
+    2(n−1)/n × message (a reduce-scatter, then an all-gather, each n−1 steps)."""
+    return 2 * (devices - 1) * message / devices
+
+
+def all_to_all_bytes(message, devices: int):
+    """Bytes each device sends in an all-to-all where it holds ``message`` bytes bound
+    evenly for every device of the group: the (n−1)/n of them bound for the others."""
+    return (devices - 1) * message / devices
+
+
+def collective_steps(role: str, devices: int) -> int:
+    """Transfer steps one after another, each paying the link's latency."""
+    return {"all_reduce": 2 * (devices - 1), "all_to_all": devices - 1, "send_recv": 1}[role]
+
+
+def link_seconds(link: Link, steps, bytes_sent):
+    """base + steps × step latency + bytes / per-direction rate (scalars or arrays)."""
+    assert link.latency_s is not None  # the catalogue requires it
+    return NCCL_BASE_LATENCY_S + steps * link.latency_s + bytes_sent / link.per_direction_bytes_per_s
+
+
+@dataclass(frozen=True)
+class Split:
+    """How a step is spread: the degrees and what follows from them."""
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp * self.dp * self.ep
+
+    def used(self) -> list[tuple[Degree, int]]:
+        """The degrees above 1, with their values."""
+        return [(d, getattr(self, d.name)) for d in DEGREES if getattr(self, d.name) > 1]
+
+    @property
+    def batch_share(self) -> int:
+        """The batch is divided by this: each data-parallel replica (and, with expert parallel,
+        each device's attention) takes 1/batch_share of the sequences."""
+        return self.dp * self.ep
+
+
+def tensor_shard(m: TransformerSpec, tp: int) -> TransformerSpec:
+    """The part of every layer one of ``tp`` devices holds, as a model of its own: 1/tp of
+    the heads, of the MLP and expert widths, of the vocabulary (rounded up)."""
+    if tp == 1:
+        return m
+    if m.heads % tp:
+        raise ParallelError(f"{m.name} has {m.heads} attention heads, which {tp} devices cannot share "
+                            f"evenly: choose a tensor-parallel degree that divides {m.heads}")
+    if m.kv_heads >= tp and m.kv_heads % tp:
+        raise ParallelError(f"{m.name} has {m.kv_heads} key/value heads, which {tp} devices cannot share "
+                            "evenly: choose a tensor-parallel degree that divides them")
+    widths = {"mlp_width": m.mlp_width, "expert_width": m.expert_width, "shared_width": m.shared_width}
+    for name, width in widths.items():
+        if width % tp:
+            raise ParallelError(f"{m.name}'s {name.replace('_', ' ')} {width:,} does not divide into {tp} "
+                                "equal parts: choose another tensor-parallel degree")
+    return replace(m, heads=m.heads // tp, kv_heads=max(1, m.kv_heads // tp), head_dim_value=m.head_dim,
+                   vocab=math.ceil(m.vocab / tp), **{k: v // tp for k, v in widths.items()})
+
+
+def expert_shard(m: TransformerSpec, ep: int) -> TransformerSpec:
+    """The routed experts one of ``ep`` devices holds: E/ep of them, each taking k/ep of a
+    token's picks on average (so the expected experts touched and the pairs computed are
+    the device's share under uniform routing)."""
+    if ep == 1:
+        return m
+    if not m.moe:
+        raise ParallelError(f"{m.name} is not a mixture of experts: expert parallel needs routed experts")
+    if m.experts % ep:
+        raise ParallelError(f"{m.name} has {m.experts} routed experts, which {ep} devices cannot share "
+                            f"evenly: choose an expert-parallel degree that divides {m.experts}")
+    return replace(m, experts=m.experts // ep, experts_per_token=m.experts_per_token / ep)
+
+
+def check_split(model, split: Split) -> None:
+    """Refuse a split the model cannot take (raises ParallelError naming the fix); the batch's
+    split is checked with the workload's parameters."""
+    if (split.tp > 1 or split.pp > 1 or split.ep > 1) and not isinstance(model, TransformerSpec):
+        raise ParallelError("tensor, pipeline and expert parallel split a transformer's layers; "
+                            f"{model.name} can only be split by data parallel")
+    if split.ep > 1 and split.tp > 1:
+        raise ParallelError("expert parallel here runs with data-parallel attention: "
+                            "set tensor parallel to 1")
+    if isinstance(model, TransformerSpec):
+        if split.pp > model.layers:
+            raise ParallelError(f"{model.name} has {model.layers} layers: "
+                                f"at most {model.layers} pipeline stages")
+        tensor_shard(model, split.tp)
+        expert_shard(model, split.ep)
+
+
+def stage_layers(layers: int, pp: int) -> list[tuple[int, ...]]:
+    """Consecutive layers of each pipeline stage, the first stages one longer where they do
+    not divide evenly."""
+    size, extra = divmod(layers, pp)
+    out, start = [], 0
+    for stage in range(pp):
+        end = start + size + (1 if stage < extra else 0)
+        out.append(tuple(range(start, end)))
+        start = end
+    return out
+
+
+def device_parameters(model, split: Split) -> int:
+    """Parameters the busiest device holds: its tensor and expert share of the layers of
+    its pipeline stage, with the embedding (first stage) or the final norm and LM head
+    (last stage), whichever stage holds more."""
+    if not isinstance(model, TransformerSpec):
+        return model.parameter_count()
+    shard = expert_shard(tensor_shard(model, split.tp), split.ep)
+    router_rest = 0
+    if split.ep > 1:  # every device routes its own tokens over all the experts
+        router_rest = model.d_model * (model.experts - shard.experts) * (2 if model.router_bias else 1)
+    ends = shard.parameter_count() - sum(shard.layer_parameters(i) for i in range(model.layers))
+    embedding = shard.embedding_parameters()
+    stages = stage_layers(model.layers, split.pp)
+
+    def stage_total(index: int, layers: tuple[int, ...]) -> int:
+        own = sum(shard.layer_parameters(i) + (router_rest if shard.moe_layer(i) else 0) for i in layers)
+        if split.pp == 1:
+            return own + ends
+        return own + (embedding if index == 0 else 0) + (ends - embedding if index == len(stages) - 1 else 0)
+
+    return max(stage_total(i, layers) for i, layers in enumerate(stages))
+
+
+def expert_parameters(model, split: Split) -> int:
+    """The routed experts' weights on the busiest device (its stage's MoE layers, its E/ep
+    experts, its 1/tp of each): those only its expert-parallel group holds."""
+    if not isinstance(model, TransformerSpec) or not model.moe:
+        return 0
+    shard = expert_shard(tensor_shard(model, split.tp), split.ep)
+    stages = stage_layers(model.layers, split.pp)
+    layers = max(sum(1 for i in stage if model.moe_layer(i)) for stage in stages)
+    return layers * shard.experts * shard.expert_parameters()
+
+
+def group_link(hardware: Hardware, tier: str, devices: int, what: str) -> Link:
+    """The link a group of ``devices`` crosses on ``hardware`` (raises ParallelError)."""
+    if tier == "network":
+        link = hardware.link("network")
+        if link is None:
+            raise ParallelError(f"{devices} devices need more than one server, and {hardware.name} lists no "
+                                "network link: choose fewer devices or another device")
+        return link
+    node = hardware.link("node")
+    if node is not None:
+        if devices > node.group:
+            raise ParallelError(f"{what} over {devices} devices spans more than one {hardware.label} node "
+                                f"of {node.group}: use at most {node.group}")
+        return node
+    host = hardware.link("host")
+    if host is None:
+        raise ParallelError(f"{hardware.name} lists no link to other devices: set the parallel degrees to 1 "
+                            "or choose a device with NVLink, Infinity Fabric or PCIe")
+    return host
+
+
+def communication_ops(model, params, split: Split, local_batch) -> dict[str, list[op.Op]]:
+    """The communication ops of one forward pass, by the op they follow: "attn_residual"
+    and "mlp_residual" (TP all-reduces, EP all-to-alls) and "end" (PP sends)."""
+    out: dict[str, list[op.Op]] = {"attn_residual": [], "mlp_residual": [], "end": []}
+    if not isinstance(model, TransformerSpec):
+        return out
+    ab, d = params.act_bytes, model.d_model
+    tokens = local_batch * params.query_tokens
+    message = tokens * d * ab
+    every = tuple(range(model.layers))
+    if split.tp > 1:
+        n = split.tp
+        for where, name in (("attn_residual", "attn_all_reduce"), ("mlp_residual", "mlp_all_reduce")):
+            out[where].append(op.Op(name, "all_reduce", op.LINK, (n - 1) * tokens * d // n,
+                                    ring_all_reduce_bytes(message, n), every,
+                                    f"sum of {n} partial outputs, ring over {n} devices",
+                                    link="node", steps=collective_steps("all_reduce", n)))
+    if split.ep > 1:
+        n = split.ep
+        routed = tuple(i for i in every if model.moe_layer(i))
+        sent = all_to_all_bytes(message * model.experts_per_token, n)
+        for name, what in (("moe_dispatch", "tokens to their experts"),
+                           ("moe_combine", "expert outputs back")):
+            out["mlp_residual"].append(op.Op(name, "all_to_all", op.LINK, 0, sent, routed,
+                                             f"all-to-all over {n} devices: {what}", link="node",
+                                             steps=collective_steps("all_to_all", n)))
+    if split.pp > 1:
+        boundaries = tuple(stage[-1] for stage in stage_layers(model.layers, split.pp)[:-1])
+        out["end"].append(op.Op("stage_send", "send_recv", op.LINK, 0, message, boundaries,
+                                f"activations to the next of {split.pp} pipeline stages",
+                                link="pipeline", steps=1))
+    return out
+
+
+def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
+    """The link each op crosses on ``hardware`` (None for ops that do not communicate)."""
+    whole_job_in_node = False
+    node = hardware.link("node")
+    if node is not None:
+        whole_job_in_node = split.devices <= node.group
+    out = []
+    for o in ops:
+        if o.unit != op.LINK:
+            out.append(None)
+            continue
+        group = GROUPS[o.link](split)
+        if o.link == "node":
+            what = "tensor parallel" if o.role == "all_reduce" else "expert parallel"
+            out.append(group_link(hardware, "node", split.tp * split.ep, what).for_group(group))
+        else:  # pipeline sends and gradient all-reduces: inside a node when the job fits in one
+            inside = whole_job_in_node or (node is None and split.devices <= PCIE_SERVER)
+            tier = "node" if inside else "network"
+            link = group_link(hardware, tier, group if tier == "node" else split.devices, o.role)
+            out.append(link.for_group(group))
+    return out
+
+
+# The devices taking part in one collective, by the group an op's ``link`` names.
+GROUPS = {
+    "node": lambda s: s.tp * s.ep,  # tensor or expert parallel, within a node
+    "pipeline": lambda s: 2,  # a send joins two neighbouring stages
+    "data": lambda s: s.dp,  # gradients of weights every data-parallel replica holds
+    "data-expert": lambda s: s.dp * s.ep,  # gradients of weights every device holds (EP copies them)
+}

@@ -1,0 +1,426 @@
+"""What the user is looking at, as one immutable value: a ``Session``.
+
+Devices shown (up to four), what-if changes to their roofs, the workload, the
+precisions whose roofs are drawn, loaded measurement files, and the selected op. The app
+keeps a Session and replaces it on every change (undo restores an earlier one), and saves
+it as YAML, validated on load like every other data file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+from explorer import defaults
+from explorer.core.files.atomic import target_of, write_text_atomic
+from explorer.core.files.datafile import DataFileError, Fields, brief, check_schema, load_yaml, sealed
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
+from explorer.core.model import parallel
+from explorer.core.model.custom import CustomSpec, Layer, read_layers
+from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config, spec_from_config_text
+from explorer.core.model.workload import (
+    ATTENTIONS,
+    DEFAULT_MEMORY_FRACTION,
+    MAX_BATCH,
+    MAX_TOKENS,
+    PHASES,
+    ROUTINGS,
+    SCALE_DTYPES,
+    WEIGHT_FORMATS,
+    WORKLOAD_DTYPES,
+    WorkloadError,
+    WorkloadParams,
+)
+from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
+
+SCHEMA = 1
+MAX_DEVICES = 4
+MAX_RESULTS_FILES = 32  # measurement files shown at once
+CUSTOM = "custom"  # the model id of the user's own layer stack
+WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 either way
+
+
+def _check_scale(name: str, value: float) -> None:
+    low, high = WHAT_IF_RANGE
+    if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} must be between {low:g} and {high:g}, got {brief(value)}")
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Scale factors applied to one device's roofs: its main-memory bandwidth, and each
+    compute peak by label (``"bf16 matrix"``)."""
+
+    bandwidth_scale: float = 1.0
+    peak_scales: tuple[tuple[str, float], ...] = ()
+    # Little's law: main-memory bandwidth capped at in_flight / latency (None: no cap).
+    in_flight_bytes: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_scale("bandwidth_scale", self.bandwidth_scale)
+        if self.in_flight_bytes is not None:
+            if not (math.isfinite(self.in_flight_bytes) and self.in_flight_bytes >= 1):
+                raise ValueError(f"bytes in flight must be at least 1, got {self.in_flight_bytes!r}")
+            object.__setattr__(self, "in_flight_bytes", float(self.in_flight_bytes))
+        for label, value in self.peak_scales:
+            _check_scale(f"peak_scale of {label}", value)
+        # Plain floats (a drag hands NumPy scalars), so the session saves as YAML.
+        object.__setattr__(self, "bandwidth_scale", float(self.bandwidth_scale))
+        object.__setattr__(self, "peak_scales", tuple((str(k), float(v)) for k, v in self.peak_scales))
+
+    @property
+    def active(self) -> bool:
+        return (self.bandwidth_scale != 1.0 or any(v != 1.0 for _, v in self.peak_scales)
+                or self.in_flight_bytes is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.bandwidth_scale != 1.0:
+            out["bandwidth_scale"] = self.bandwidth_scale
+        if self.peak_scales:
+            out["peak_scale"] = dict(self.peak_scales)
+        if self.in_flight_bytes is not None:
+            out["in_flight"] = f"{self.in_flight_bytes:.17g} B"
+        return out
+
+    def peak_scale(self, label: str) -> float:
+        return dict(self.peak_scales).get(label, 1.0)
+
+    def with_peak_scale(self, label: str, factor: float) -> WhatIf:
+        others = tuple((k, v) for k, v in self.peak_scales if k != label)
+        return replace(self, peak_scales=others + (((label, factor),) if factor != 1.0 else ()))
+
+    def _main(self, level, what_if):
+        bandwidth, provenance = level.bandwidth_bytes_per_s, level.provenance
+        if self.bandwidth_scale != 1.0:
+            bandwidth *= self.bandwidth_scale
+            provenance = what_if(provenance)
+        if self.in_flight_bytes is not None and level.latency_s is not None:
+            limit = float(effective_bandwidth(bandwidth, level.latency_s, self.in_flight_bytes))
+            if limit < bandwidth:
+                bandwidth = limit
+                provenance = what_if(provenance, (
+                    f"Little's law: {format_bytes(self.in_flight_bytes)} in flight / "
+                    f"{format_time(level.latency_s)} latency"))
+        if provenance is level.provenance:  # nothing moved
+            return level
+        return replace(level, bandwidth_bytes_per_s=bandwidth, provenance=provenance)
+
+    def apply(self, hardware: Hardware) -> Hardware:
+        """The device with its roofs scaled; a scaled number is marked derived ("what-if")."""
+        if not self.active:
+            return hardware
+        if self.in_flight_bytes is not None:
+            latency_of(hardware)  # a clear error for a device without a measured latency
+
+        def what_if(provenance, formula="what-if: dragged on the chart"):
+            return replace(provenance, derived=True, formula=formula, what_if=True)
+
+        memory = tuple(self._main(m, what_if) if m.main else m for m in hardware.memory)
+        peaks = tuple(
+            replace(p, flops_per_s=p.flops_per_s * self.peak_scale(p.label),
+                    provenance=what_if(p.provenance))
+            if self.peak_scale(p.label) != 1.0 else p for p in hardware.peaks)
+        return replace(hardware, memory=memory, peaks=peaks)
+
+
+@dataclass(frozen=True)
+class Session:
+    hardware: tuple[str, ...] = (defaults.DEVICE,)
+    model: str = defaults.MODEL
+    params: WorkloadParams = field(default_factory=WorkloadParams)
+    what_ifs: tuple[tuple[str, WhatIf], ...] = ()
+    precisions: tuple[str, ...] = ()  # roofs drawn; empty: the workload's precision and fp32
+    results: tuple[str, ...] = ()  # measurement files shown on the chart
+    measured_roofs: bool = False  # draw roofs from the best measured rates
+    selected_op: str | None = None
+    custom_layers: tuple[Layer, ...] = ()  # the stack used when model is "custom"
+    model_config: str = ""  # a Hugging Face config.json (canonical JSON) when model is "config"
+
+    def __post_init__(self) -> None:
+        if not self.hardware:
+            raise ValueError("a session shows at least one device")
+        if len(self.hardware) > MAX_DEVICES:
+            raise ValueError(f"at most {MAX_DEVICES} devices can be overlaid, got {len(self.hardware)}")
+        if len(self.results) > MAX_RESULTS_FILES:
+            raise ValueError(f"at most {MAX_RESULTS_FILES} results files can be shown, "
+                             f"got {len(self.results)}")
+        if len(set(self.hardware)) != len(self.hardware):
+            raise ValueError("a device is listed twice")
+        if self.model == CONFIG_MODEL and not self.model_config:
+            raise ValueError("the model read from a config.json needs the file's content")
+
+    @property
+    def model_spec(self):
+        """The custom stack or the model read from a config.json, when the session uses one
+        (else None: a preset)."""
+        if self.model == CONFIG_MODEL:
+            return config_spec(self.model_config)
+        return CustomSpec(self.custom_layers) if self.model == CUSTOM else None
+
+    @property
+    def primary(self) -> str:
+        """The device the workload's numbers (table, totals) are computed for."""
+        return self.hardware[0]
+
+    def what_if(self, ident: str) -> WhatIf:
+        return dict(self.what_ifs).get(ident, WhatIf())
+
+    def with_what_if(self, ident: str, what_if: WhatIf) -> Session:
+        others = tuple((k, v) for k, v in self.what_ifs if k != ident)
+        return replace(self, what_ifs=others + (((ident, what_if),) if what_if.active else ()))
+
+    # -- files ---------------------------------------------------------------------------------
+    def workload_dict(self) -> dict[str, Any]:
+        p = self.params
+        out: dict[str, Any] = {"model": self.model, "phase": p.phase, "batch": p.batch, "seq": p.seq,
+                               "context": p.context, "dtype": p.dtype, "attention": p.attention}
+        if p.weight_dtype:
+            out["weight_dtype"] = p.weight_dtype
+        if p.kv_dtype:
+            out["kv_dtype"] = p.kv_dtype
+        if p.memory_fraction != DEFAULT_MEMORY_FRACTION:
+            out["memory_fraction"] = p.memory_fraction
+        if p.routing != "uniform":
+            out["routing"] = p.routing
+        if p.causal:
+            out["causal"] = True
+        if p.weight_group != 128:
+            out["weight_group"] = p.weight_group
+        if p.weight_scale != "fp16":
+            out["weight_scale"] = p.weight_scale
+        out.update({degree.name: value for degree, value in p.split.used()})
+        if p.recompute:
+            out["recompute"] = True
+        if self.custom_layers:
+            out["layers"] = CustomSpec(self.custom_layers).to_list()
+        if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere
+            out["model_config"] = json.loads(self.model_config)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "hardware": list(self.hardware),
+            "workload": self.workload_dict(),
+        }
+        if self.what_ifs:
+            out["what_if"] = {k: v.to_dict() for k, v in self.what_ifs}
+        if self.precisions:
+            out["precisions"] = list(self.precisions)
+        if self.results:
+            out["results"] = list(self.results)  # (``save`` writes those beside it relative)
+        if self.measured_roofs:
+            out["measured_roofs"] = True
+        if self.selected_op:
+            out["selected_op"] = self.selected_op
+        return out
+
+    def save(self, path: str | Path) -> None:
+        """Write atomically: a crash mid-write leaves the previous file intact. Results
+        files in the session's folder (or below it) are written relative to it, so the
+        folder can move as a whole."""
+        data = self.to_dict()
+        if self.results:  # relative to where the file lands (through the user's own link)
+            folder = target_of(path).parent
+            data["results"] = [_relative_to(entry, folder) for entry in self.results]
+        write_text_atomic(path, sealed("session", yaml.safe_dump(data, sort_keys=False)))
+
+
+def _relative_to(entry: str, folder: Path) -> str:
+    """``entry`` relative to ``folder`` when it lies in it, else as it is."""
+    folder = Path(os.path.abspath(folder))
+    target = Path(os.path.abspath(entry))
+    return target.relative_to(folder).as_posix() if target.is_relative_to(folder) else entry
+
+
+def resolved_results(entries: tuple[str, ...], folder: Path) -> tuple[str, ...]:
+    """A session's ``results:`` entries as paths: relative ones are read from the session
+    file's folder, not from wherever the app was started."""
+    folder = Path(os.path.abspath(folder))
+    return tuple(entry if Path(entry).is_absolute() else os.path.normpath(folder / entry)
+                 for entry in entries)
+
+
+def model_choice(spec) -> dict[str, str]:
+    """The session fields that name the model ``spec``: its id, or, for a model read from a
+    config.json, the file's content (a session carries it, not a path)."""
+    config = getattr(spec, "config", "")
+    return {"model": CONFIG_MODEL, "model_config": config} if config else {"model": spec.id}
+
+
+@lru_cache(maxsize=8)
+def config_spec(text: str):
+    return spec_from_config_text(text, "the session's model config")
+
+
+class Workload(NamedTuple):
+    """A workload file's (or a session's) model and parameters."""
+
+    model: str
+    params: WorkloadParams
+    layers: tuple[Layer, ...] = ()  # a custom stack's
+    config: str = ""  # a config.json's content (canonical JSON)
+
+
+def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
+    value = fields.raw(name, required=required)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise fields.error(name, "expected a list of ids")
+    if known is not None:
+        for ident in value:
+            if ident not in known:
+                broken = next((s for s in getattr(known, "skipped", ()) if ident in s.ids), None)
+                raise fields.error(name, f"unknown id {ident!r}" if broken is None else
+                                   f"your {broken.what} {ident!r} could not be loaded ({broken.describe()})")
+    return tuple(value)
+
+
+def _read_params(fields: Fields) -> WorkloadParams:
+    def bounded(name: str, maximum: int, default: int) -> int:
+        value = fields.integer(name, required=False, default=default)
+        if value > maximum:
+            raise fields.error(name, f"must be at most {maximum:,}, got {value:,}")
+        return value
+
+    kwargs = dict(
+        phase=fields.text("phase", required=False, choices=PHASES, default="decode"),
+        batch=bounded("batch", MAX_BATCH, 1),
+        seq=bounded("seq", MAX_TOKENS, 512),
+        context=bounded("context", MAX_TOKENS, 1024),
+        dtype=fields.text("dtype", required=False, choices=WORKLOAD_DTYPES, default="bf16"),
+        weight_dtype=fields.text("weight_dtype", required=False, choices=WORKLOAD_DTYPES + WEIGHT_FORMATS),
+        kv_dtype=fields.text("kv_dtype", required=False, choices=WORKLOAD_DTYPES),
+        attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
+        memory_fraction=fields.number("memory_fraction", required=False, default=DEFAULT_MEMORY_FRACTION),
+        routing=fields.text("routing", required=False, choices=ROUTINGS, default="uniform"),
+        causal=fields.flag("causal"),
+        weight_group=bounded("weight_group", 1 << 16, 128),
+        weight_scale=fields.text("weight_scale", required=False, choices=SCALE_DTYPES, default="fp16"),
+        recompute=fields.flag("recompute"),
+        **{d.name: bounded(d.name, d.maximum, 1) for d in parallel.DEGREES},
+    )
+    if not 0.05 <= kwargs["memory_fraction"] <= 1:
+        raise fields.error("memory_fraction",
+                           f"must be a share between 0.05 and 1, got {kwargs['memory_fraction']}")
+    try:
+        return WorkloadParams(**kwargs)
+    except WorkloadError as exc:
+        raise fields.error("workload", str(exc)) from None
+
+
+def save_workload(path: str | Path, session: Session) -> None:
+    """Save only the workload (model and parameters) of ``session``."""
+    write_text_atomic(path, sealed("workload", yaml.safe_dump(
+        {"schema": SCHEMA, "workload": session.workload_dict()}, sort_keys=False)))
+
+
+def _read_workload(top: Fields, model_ids) -> Workload:
+    workload = top.child(top.mapping("workload"), "workload")
+    model = workload.text("model")
+    if model_ids is not None and model not in model_ids and model not in (CUSTOM, CONFIG_MODEL):
+        raise workload.error("model", f"unknown model {model!r}")
+    params = _read_params(workload)
+    layers = read_layers(workload) if workload.has("layers") else ()
+    if model == CUSTOM and not layers:
+        raise workload.error("layers", "is missing (the custom model needs its layers)")
+    config = ""
+    if model == CONFIG_MODEL:
+        raw = workload.mapping("model_config")
+        try:
+            config = spec_from_config(raw, "model_config").config
+        except DataFileError as exc:
+            where = f"model_config.{exc.field}" if exc.field else "model_config"
+            raise workload.error(where, exc.reason) from None
+    workload.finish()
+    return Workload(model, params, layers, config)
+
+
+def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> Workload:
+    """Read a workload file (model, parameters, a custom stack's layers or a config.json's
+    content), validated like a session."""
+    top = Fields(load_yaml(path, text), path, None)
+    version = top.integer("schema")
+    check_schema(top, version, SCHEMA)
+    workload = _read_workload(top, model_ids)
+    top.finish()
+    return workload
+
+
+def load_session(path: str | Path, hardware_ids=None, model_ids=None,
+                 text: str | None = None) -> Session:
+    """Read and validate a session file. ``hardware_ids`` and ``model_ids`` (when given)
+    are the ids that exist, so a session naming a deleted device fails with its name."""
+    data = load_yaml(path, text)
+    top = Fields(data, path, None)
+    version = top.integer("schema")
+    check_schema(top, version, SCHEMA)
+    session = read_session(top, hardware_ids, model_ids)
+    top.finish()
+    if session.results:  # beside the file itself, when it was opened through a link
+        folder = Path(os.path.realpath(path)).parent
+        session = replace(session, results=resolved_results(session.results, folder))
+    return session
+
+
+def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[tuple[str, WhatIf], ...]:
+    """What-ifs by device. ``hardware_ids``: the known ids, or the catalogue itself (a
+    mapping), which also lets a Little's-law cap be checked against the device."""
+    what_ifs = []
+    for ident, raw in fields.mapping(name, required=False).items():
+        if hardware_ids is not None and ident not in hardware_ids:
+            raise fields.error(f"{name}.{ident}", f"unknown device {ident!r}")
+        entry = fields.child(raw, f"{name}.{ident}")
+        bandwidth = entry.number("bandwidth_scale", required=False, default=1.0)
+        peaks = entry.mapping("peak_scale", required=False)
+        if not all(isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+                   for k, v in peaks.items()):
+            raise entry.error("peak_scale", "expected roof labels mapped to numbers, "
+                                            "like {bf16 matrix: 2.0}")
+        in_flight = entry.quantity("in_flight", BYTES, required=False)
+        try:
+            what_if = WhatIf(bandwidth, tuple(peaks.items()), in_flight)
+        except ValueError as exc:
+            raise entry.error("peak_scale" if peaks else "bandwidth_scale", str(exc)) from None
+        if in_flight is not None and isinstance(hardware_ids, Mapping):
+            try:
+                latency_of(hardware_ids[ident])
+            except NoLatencyError as exc:
+                raise entry.error("in_flight", str(exc)) from None
+        what_ifs.append((str(ident), what_if))
+        entry.finish()
+    return tuple(what_ifs)
+
+
+MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not a choice
+
+
+def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
+    """A session from the fields of a mapping (a session file's, or a scene's start)."""
+    hardware = read_ids(top, "hardware", hardware_ids)
+    model, params, layers, config = _read_workload(top, model_ids)
+    what_ifs = read_what_ifs(top, hardware_ids)
+    precisions = read_ids(top, "precisions", set(PRECISIONS), required=False)
+    results = read_ids(top, "results", None, required=False)
+    measured_roofs = top.flag("measured_roofs")
+    selected = top.text("selected_op", required=False)
+    if selected is not None and len(selected) > MAX_OP_NAME:
+        raise top.error("selected_op", f"expected an op's name (at most {MAX_OP_NAME} characters), "
+                                       f"got {len(selected):,} characters")
+    try:
+        return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
+                       precisions=precisions, results=results, measured_roofs=measured_roofs,
+                       selected_op=selected, custom_layers=layers, model_config=config)
+    except ValueError as exc:
+        raise top.error("results" if len(results) > MAX_RESULTS_FILES else "hardware", str(exc)) from None

@@ -1,0 +1,397 @@
+"""Workload parameters and the op lists of a model under them.
+
+``build_ops(model, params)`` turns a model description and a step's parameters
+into a list of ``Op``. A transformer's per-layer ops are listed once with the
+layers they repeat in, so the same list costs the whole model (multiply by the
+layer count) and expands into one row per layer for tables.
+
+Conventions beyond ops.py:
+- prefill: each of ``batch`` sequences processes ``seq`` prompt tokens and
+  attends over them; the LM head runs for the last position only (what a
+  server needs to sample the first new token);
+- decode: each sequence produces one token attending over ``context`` cached
+  tokens (the KV cache holds ``context`` tokens per sequence);
+- train: each of ``batch`` sequences of ``seq`` tokens goes forward (every position
+  through the LM head), backward and through the optimizer (``explorer.core.model.training``);
+- ``tp``, ``pp``, ``dp``, ``ep`` spread the step over devices (``explorer.core.model.parallel``):
+  the ops are then those of one device, with the communication ops added, and ``batch``
+  is the whole job's;
+- attention FLOPs count the full score matrix unless ``causal`` is set: then a prefill
+  counts only the query-key pairs a causal mask keeps (t(t+1)/2 of t², capped by a sliding
+  window), as kernels that skip masked tiles do; the bytes stay (every key and value is
+  still read; a naive kernel still writes the whole score matrix);
+- rotary position embeddings are not costed (an elementwise op on Q and K,
+  well under 1 % of a layer's bytes);
+- a CNN step is one forward pass over ``batch`` images (``seq``, ``context`` and
+  ``phase`` do not apply).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from explorer.core.files.datafile import brief
+from explorer.core.model import blocks, parallel, training
+from explorer.core.model import ops as op
+from explorer.core.model.custom import CustomSpec, custom_ops
+from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
+from explorer.core.units import DTYPE_BYTES
+
+PHASES = ("prefill", "decode", "train")
+# Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
+# compute (they need no arithmetic of their own on the device). Each group of values
+# shares a scale, which is read with them:
+# - int4, fp4: 4-bit values, a scale of ``weight_scale`` per ``weight_group`` values (GPTQ,
+#   AWQ: 128 values, an fp16 scale, +1/32 of the 4-bit bytes);
+# - nvfp4: 4-bit (E2M1) values, an fp8 (E4M3) scale per 16 (NVIDIA Blackwell; the one
+#   fp32 scale per tensor is left out), 4.5 bits a value;
+# - mxfp4: 4-bit (E2M1) values, an 8-bit (E8M0) scale per 32 (OCP Microscaling), 4.25 bits.
+WEIGHT_FORMATS = ("int4", "fp4", "nvfp4", "mxfp4")
+BLOCK_FORMATS = {"nvfp4": (16, 8), "mxfp4": (32, 8)}  # values per scale, bits of the scale
+SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8")
+ATTENTIONS = ("naive", "fused")
+# How a mixture of experts' tokens pick experts, for the weights a step reads: uniformly
+# at random and independently (the expected number of distinct experts touched), or the
+# worst case, every expert.
+ROUTINGS = ("uniform", "all")
+WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
+# Upper bounds on the parameters (far beyond any real step). Counts that still overflow
+# 64-bit integers are reported by the analysis as a clear error.
+MAX_BATCH = 1 << 20
+MAX_TOKENS = 1 << 22
+# The share of a device's usable memory a serving engine fills with weights, KV cache and
+# activations (the rest: CUDA context, allocator, workspaces). 0.9 is vLLM's default
+# gpu_memory_utilization through 2025 (vllm/config/cache.py at c1d86421:
+# https://github.com/vllm-project/vllm/blob/c1d86421174a87056edc90a41dc9942391509e84/vllm/config/cache.py);
+# newer releases default to 0.92.
+DEFAULT_MEMORY_FRACTION = 0.9
+
+
+class WorkloadError(ValueError):
+    """Workload parameters that cannot describe a step; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class WorkloadParams:
+    """One inference step: who runs (batch), how much (seq or context), at which precision.
+
+    ``dtype`` is the precision of activations and of the arithmetic; ``weight_dtype``
+    and ``kv_dtype`` default to it (set them for weight-only or KV-cache quantisation).
+    ``memory_fraction`` is the share of the device's usable memory the step may fill.
+    """
+
+    phase: str = "decode"
+    batch: int = 1
+    seq: int = 512
+    context: int = 1024
+    dtype: str = "bf16"
+    weight_dtype: str | None = None
+    kv_dtype: str | None = None
+    attention: str = "fused"
+    memory_fraction: float = DEFAULT_MEMORY_FRACTION
+    routing: str = "uniform"
+    causal: bool = False  # prefill skips the masked half of the score matrix (FLOPs only)
+    weight_group: int = 128  # int4 / fp4 weights: values sharing one scale
+    weight_scale: str = "fp16"  # int4 / fp4 weights: the scales' precision
+    tp: int = 1  # tensor parallel: devices sharing every layer
+    pp: int = 1  # pipeline parallel: stages of consecutive layers
+    dp: int = 1  # data parallel: replicas, each with 1/dp of the batch
+    ep: int = 1  # expert parallel: devices sharing the routed experts
+    recompute: bool = False  # training: activations recomputed in the backward pass
+
+    def __post_init__(self) -> None:
+        _check_choice("phase", self.phase, PHASES)
+        _check_choice("attention", self.attention, ATTENTIONS)
+        _check_choice("routing", self.routing, ROUTINGS)
+        if not isinstance(self.causal, bool):
+            raise WorkloadError(f"causal must be true or false, got {brief(self.causal)}")
+        _check_choice("dtype", self.dtype, WORKLOAD_DTYPES)
+        if self.weight_dtype is not None:
+            _check_choice("weight_dtype", self.weight_dtype, WORKLOAD_DTYPES + WEIGHT_FORMATS)
+        if self.kv_dtype is not None:
+            _check_choice("kv_dtype", self.kv_dtype, WORKLOAD_DTYPES)
+        _check_count("weight_group", self.weight_group, 1 << 16)
+        _check_choice("weight_scale", self.weight_scale, SCALE_DTYPES)
+        _check_count("batch", self.batch, MAX_BATCH)
+        _check_count("seq", self.seq, MAX_TOKENS)
+        _check_count("context", self.context, MAX_TOKENS)
+        for degree in parallel.DEGREES:
+            _check_count(degree.name, getattr(self, degree.name), degree.maximum)
+        if not isinstance(self.recompute, bool):
+            raise WorkloadError(f"recompute must be true or false, got {brief(self.recompute)}")
+        if self.phase == "train":
+            if self.dtype not in training.TRAINING_DTYPES:
+                raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
+                                    f"{self.dtype} (lower precisions are for inference here)")
+            if self.weight_dtype not in (None, self.dtype) or self.kv_dtype not in (None, self.dtype):
+                raise WorkloadError("training keeps weights in the compute precision and has no KV cache: "
+                                    "leave weight_dtype and kv_dtype unset")
+        elif self.recompute:
+            raise WorkloadError("recompute applies to training (phase train)")
+        if self.batch % self.split.batch_share:
+            share = self.split.batch_share
+            raise WorkloadError(f"a batch of {self.batch:,} does not split evenly over {share} "
+                                f"{'data-parallel replicas' if self.ep == 1 else 'devices'}: "
+                                f"use a multiple of {share}")
+        fraction = self.memory_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0.05 <= fraction <= 1:
+            raise WorkloadError(f"memory_fraction must be a share between 0.05 and 1, got {fraction!r}")
+        object.__setattr__(self, "memory_fraction", float(fraction))
+
+    @property
+    def act_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes per stored weight, with its share of the group scales for 4-bit formats
+        (int4 in groups of 128 with fp16 scales: 0.515625)."""
+        dtype = self.weight_dtype or self.dtype
+        if dtype not in WEIGHT_FORMATS:
+            return DTYPE_BYTES[dtype]
+        group, scale_bits = BLOCK_FORMATS.get(dtype, (self.weight_group, 8 * DTYPE_BYTES[self.weight_scale]))
+        return (4 + scale_bits / group) / 8
+
+    @property
+    def kv_bytes(self) -> int:
+        return DTYPE_BYTES[self.kv_dtype or self.dtype]
+
+    @property
+    def query_tokens(self) -> int:
+        """Tokens each sequence processes in this step."""
+        return 1 if self.phase == "decode" else self.seq
+
+    @property
+    def kv_tokens(self) -> int:
+        """Tokens each sequence attends over (and holds in its KV cache)."""
+        return self.context if self.phase == "decode" else self.seq
+
+    @property
+    def split(self) -> parallel.Split:
+        return parallel.Split(self.tp, self.pp, self.dp, self.ep)
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise WorkloadError(f"{name} must be one of {', '.join(choices)}; got {brief(value)}")
+
+
+def _check_count(name: str, value: object, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WorkloadError(f"{name} must be a whole number, got {brief(value)}")
+    if value < 1:
+        raise WorkloadError(f"{name} must be at least 1, got {value}")
+    if value > maximum:
+        raise WorkloadError(f"{name} must be at most {maximum:,}, got {value:,}")
+
+
+def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.Op]:
+    """The ops of one step (on one device, when the step is spread over several). ``batch``
+    overrides ``params.batch`` (a NumPy array for sweeps)."""
+    batch = params.batch if batch is None else batch
+    split = params.split
+    if split.devices == 1 and params.phase != "train":
+        return _model_ops(model, params, batch)
+    try:
+        parallel.check_split(model, split)
+        return _device_ops(model, params, split, batch)
+    except parallel.ParallelError as error:
+        raise WorkloadError(str(error)) from None
+
+
+def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split, batch) -> list[op.Op]:
+    """One device's ops: its share of the model and the batch, the communication between
+    devices, and in training the backward pass and the optimizer."""
+    local = batch // split.batch_share if isinstance(batch, int) else batch / split.batch_share
+    shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
+    ops = _model_ops(shard, params, local)
+    if split.ep > 1:  # the experts see every token the group routes to them
+        group = _model_ops(parallel.expert_shard(shard, split.ep), params, local * split.ep)
+        experts = {o.name: o for o in group if o.name in parallel.EXPERT_OPS}
+        ops = [experts.get(o.name, o) for o in ops]
+    comm = parallel.communication_ops(model, params, split, local)
+    out: list[op.Op] = []
+    for o in ops:
+        out.extend(comm.get(o.name, []))
+        out.append(o)
+    out.extend(comm["end"])
+    return training.training_ops(out, model, params, split) if params.phase == "train" else out
+
+
+def _model_ops(model: ModelSpec, params: WorkloadParams, batch) -> list[op.Op]:
+    if isinstance(model, TransformerSpec):
+        return _transformer_ops(model, params, batch)
+    if isinstance(model, CnnSpec):
+        return _cnn_ops(model, params, batch)
+    if isinstance(model, VitSpec):
+        return _vit_ops(model, params, batch)
+    if isinstance(model, CustomSpec):
+        if not model.layers:
+            raise WorkloadError("the custom stack has no layers: add one in the layer editor")
+        return custom_ops(model, params, batch)
+    raise TypeError(f"no op builder for {type(model).__name__}")
+
+
+def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op]:
+    ab, wb = p.act_bytes, p.weight_bytes
+    n = batch * p.query_tokens
+    d, f = m.d_model, m.mlp_width
+    every = tuple(range(m.layers))
+    out: list[op.Op] = []
+
+    def add(name, role, unit, cost, layers=every, detail="", vector_flops=0):
+        out.append(op.Op.of(name, role, unit, cost, layers, detail, vector_flops))
+
+    def layer_norm(name):
+        add(name, "norm", op.VECTOR, op.norm(n, d, m.norm, ab, wb), detail=m.norm)
+
+    def block(parts, layers=every, prefix=""):
+        for part in parts:
+            add(prefix + part.name, part.role, part.unit, part.cost, layers, part.detail, part.vector_flops)
+
+    def split(test):  # the layers where ``test`` holds, and the others
+        return tuple(i for i in every if test(i)), tuple(i for i in every if not test(i))
+
+    windowed, full = split(m.windowed)
+    routed, dense = split(m.moe_layer)
+    layer_norm("attn_norm")
+    if m.mla:
+        block(blocks.latent_attention(p, batch, m))
+    else:
+        projections = blocks.attention_projections(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias,
+                                                   m.fused_qkv, m.qkv_bias, m.qk_norm)
+        block(projections[:-1])
+        if full:
+            block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim), full)
+        if windowed:  # a sliding window: its own ops where some layers attend over everything
+            block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim, m.sliding_window),
+                  windowed, "local_" if full else "")
+        block(projections[-1:])
+    if m.norms_per_layer == 4:
+        layer_norm("post_attn_norm")
+    add("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
+    layer_norm("mlp_norm")
+    if dense:
+        block(blocks.mlp(p, n, d, f, m.gated_mlp, m.activation, m.bias), dense)
+    if routed:
+        block(blocks.moe(p, n, d, m.experts, m.experts_per_token, m.expert_width, m.activation,
+                         m.shared_width, m.shared_gate, m.router_bias), routed)
+    if m.norms_per_layer == 4:
+        layer_norm("post_mlp_norm")
+    add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
+
+    # Model-level ops, listed around the layers. A lookup reads one table row per token
+    # (two with learned positions, then added: one FLOP per element).
+    rows = 2 if m.positions == "learned" else 1
+    embedding = op.Op.of("embedding", "embedding", op.VECTOR,
+                         op.Cost((rows - 1) * n * d, rows * n * d * wb + n * d * ab, rows * n * d * wb),
+                         (), "token rows" + (" + position rows" if rows == 2 else ""))
+    # Only the rows that produce logits go through the final norm and the LM head: the
+    # last position of each sequence in prefill, the one new token in decode, every
+    # position in training.
+    logits_rows = batch * p.seq if p.phase == "train" else batch
+    final_norm = op.Op.of("final_norm", "norm", op.VECTOR, op.norm(logits_rows, d, m.norm, ab, wb),
+                          (), m.norm)
+    lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),
+                       (), f"{d} → {m.vocab}" + (" (tied to embedding)" if m.tied_embeddings else ""))
+    return [embedding, *out, final_norm, lm_head]
+
+
+def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
+    """One forward pass over ``batch`` images: every token attends over all of the image's
+    tokens (an encoder: no mask, no KV cache; keys and values stay activations)."""
+    tokens = m.tokens
+    step = replace(p, phase="prefill", seq=tokens, kv_dtype=None, causal=False)
+    ab, wb = step.act_bytes, step.weight_bytes
+    n = batch * tokens
+    d, f = m.d_model, m.mlp_width
+    every = tuple(range(m.layers))
+    grid = m.image_size // m.patch
+    size = m.image_size
+    patches = op.conv2d(batch, size, size, m.in_channels, d, m.patch, m.patch, 0, ab, wb, bias=True)
+    out = [op.Op.of("patch_embed", "conv", op.MATRIX, patches, (),
+                    f"{m.patch}×{m.patch}/{m.patch}, {m.in_channels} → {d}: {grid}×{grid} patches")]
+    added, table = op.elementwise(n * d, 1, 2, ab), (tokens + 1) * d * wb  # the class token, the positions
+    out.append(op.Op.of("positions", "embedding", op.VECTOR, op.Cost(added.flops, added.bytes + table, table),
+                        (), f"class token + learned positions, {tokens} tokens"))
+
+    def add(part):
+        out.append(op.Op.of(part.name, part.role, part.unit, part.cost, every, part.detail,
+                            part.vector_flops))
+
+    def layer_norm(name):
+        out.append(op.Op.of(name, "norm", op.VECTOR, op.norm(n, d, "layernorm", ab, wb), every, "layernorm"))
+
+    layer_norm("attn_norm")
+    for part in blocks.attention(step, batch, d, m.heads, m.heads, d // m.heads, bias=True, fused_qkv=True):
+        add(part)
+    out.append(op.Op.of("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab), every))
+    layer_norm("mlp_norm")
+    for part in blocks.mlp(step, n, d, f, gated=False, activation="gelu", bias=True):
+        add(part)
+    out.append(op.Op.of("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab), every))
+    out.append(op.Op.of("final_norm", "norm", op.VECTOR, op.norm(n, d, "layernorm", ab, wb), (), "layernorm"))
+    out.append(op.Op.of("head", "lm_head", op.MATRIX, op.linear(batch, d, m.classes, ab, wb, bias=True), (),
+                        f"class token {d} → {m.classes}"))
+    return out
+
+
+def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
+    ab, wb = p.act_bytes, p.weight_bytes
+    out: list[op.Op] = []
+
+    def conv(name, layer, size, c_in, c_out, kernel, stride):
+        padding = kernel // 2
+        cost = op.conv2d(batch, size, size, c_in, c_out, kernel, stride, padding, ab, wb)
+        layers = () if layer is None else (layer,)
+        out.append(op.Op.of(name, "conv", op.MATRIX, cost, layers,
+                            f"{kernel}×{kernel}/{stride}, {c_in} → {c_out}, {size}×{size} in"))
+        return op.conv2d_output(size, kernel, stride, padding)
+
+    def pointwise(name, role, layer, size, channels, flops_per_element, inputs):
+        elements = batch * size * size * channels
+        params_bytes = 2 * channels * wb if role == "norm" else 0  # batch norm scale and shift
+        cost = op.elementwise(elements, flops_per_element, inputs, ab)
+        layers = () if layer is None else (layer,)
+        out.append(op.Op.of(name, role, op.VECTOR,
+                            op.Cost(cost.flops, cost.bytes + params_bytes, params_bytes), layers,
+                            f"{channels} × {size}×{size}"))
+
+    size = conv("stem.conv", None, m.image_size, m.in_channels, m.stem_channels,
+                m.stem_kernel, m.stem_stride)
+    pointwise("stem.bn", "norm", None, size, m.stem_channels, 2, 1)
+    pointwise("stem.relu", "activation", None, size, m.stem_channels, 1, 1)
+    pool = op.pool2d(batch, size, size, m.stem_channels, m.pool_kernel, m.pool_stride,
+                     m.pool_kernel // 2, ab)
+    out.append(op.Op.of("stem.maxpool", "pool", op.VECTOR, pool, (),
+                        f"{m.pool_kernel}×{m.pool_kernel} max"))
+    size = op.conv2d_output(size, m.pool_kernel, m.pool_stride, m.pool_kernel // 2)
+
+    c_in, block_index = m.stem_channels, 0
+    for stage_index, stage in enumerate(m.stages):
+        width, c_out = stage.width, stage.width * m.expansion
+        for block in range(stage.blocks):
+            stride = stage.stride if block == 0 else 1
+            prefix = f"stage{stage_index + 1}.{block}"
+            b = block_index
+            conv(f"{prefix}.conv1", b, size, c_in, width, 1, 1)
+            pointwise(f"{prefix}.bn1", "norm", b, size, width, 2, 1)
+            pointwise(f"{prefix}.relu1", "activation", b, size, width, 1, 1)
+            out_size = conv(f"{prefix}.conv2", b, size, width, width, 3, stride)
+            pointwise(f"{prefix}.bn2", "norm", b, out_size, width, 2, 1)
+            pointwise(f"{prefix}.relu2", "activation", b, out_size, width, 1, 1)
+            conv(f"{prefix}.conv3", b, out_size, width, c_out, 1, 1)
+            pointwise(f"{prefix}.bn3", "norm", b, out_size, c_out, 2, 1)
+            if block == 0:
+                conv(f"{prefix}.downsample", b, size, c_in, c_out, 1, stride)
+                pointwise(f"{prefix}.downsample_bn", "norm", b, out_size, c_out, 2, 1)
+            pointwise(f"{prefix}.residual", "residual", b, out_size, c_out, 1, 2)
+            pointwise(f"{prefix}.relu3", "activation", b, out_size, c_out, 1, 1)
+            size, c_in, block_index = out_size, c_out, block_index + 1
+
+    avg = op.pool2d(batch, size, size, c_in, size, 1, 0, ab)
+    out.append(op.Op.of("avgpool", "pool", op.VECTOR, avg, (), f"global average, {size}×{size}"))
+    fc = op.linear(batch, c_in, m.classes, ab, wb, bias=True)
+    # The classifier is the network's one fully connected layer: role fc1.
+    out.append(op.Op.of("fc", "fc1", op.MATRIX, fc, (), f"{c_in} → {m.classes}"))
+    return out

@@ -1,0 +1,421 @@
+"""Explanations in words, generated from the analysis: every number in the text comes from
+``core`` for the state shown, never typed into prose.
+
+Each function returns an ``Explanation``: a title, the text, the claims it makes (checked
+against an independent recomputation by ``claims.verify``) and its numbers by name.
+``explain_state`` is what the Explain panel and ``roofline-explorer explain`` show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from explorer.core.analysis.analysis import Analysis, memory_budget
+from explorer.core.analysis.batching import crossing_batch, levels_off_batch
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
+from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
+from explorer.core.words.claims import (
+    Bound,
+    Fits,
+    Quantity,
+    Ridge,
+    State,
+    faster,
+    step_time,
+    throughput,
+    times,
+)
+from explorer.core.words.parallel_claims import communication_seconds
+from explorer.core.words.sentences import Explanation
+
+__all__ = ["Explanation", "explain_state"]
+
+LOWER_PRECISION = {"fp32": "bf16", "bf16": "fp8", "fp16": "fp8"}
+LEVELS_OFF = 0.95  # throughput has "levelled off" at this share of its value at the largest batch
+
+
+def state_of(a: Analysis) -> State:
+    return State(a.model, a.params, a.hardware)
+
+
+def _decode_of_tokens(a: Analysis) -> bool:
+    return a.params.phase == "decode" and a.model.item_unit == "tokens"
+
+
+def _unfit(state: State) -> tuple:
+    """The claim behind "if it fit": the step does not fit (nothing when it does)."""
+    return () if state.analysis().totals.fits_in_memory else (Fits(state, False),)
+
+
+def converted(a: Analysis) -> str:
+    """"The A100 has no fp8 arithmetic: ..." when the step's precision is not the one its
+    products run in (empty otherwise)."""
+    matrix = a.roofs.matrix
+    if matrix.precision == a.params.dtype:
+        return ""
+    return (f"The {a.hardware.name} has no {a.params.dtype} arithmetic: values are converted to "
+            f"{matrix.precision} and multiplied on its {matrix.label} units. ")
+
+
+def binding_roof(a: Analysis) -> Explanation:
+    """What the step takes, which roof binds it, and how much of the other it uses."""
+    t, hw, state = a.totals, a.hardware, state_of(a)
+    peak = a.roofs.matrix
+    achieved = t.flops / t.time_s
+    utilisation = achieved / peak.flops_per_s
+    bandwidth_use = t.bytes / t.time_s / a.roofs.bandwidth_bytes_per_s
+    bound = Bound.of(state)
+    time = step_time(state)
+    # The step's time is the sum over ops of each op's slower side; the two sums below are
+    # what all its traffic and all its arithmetic would take on their own.
+    traffic = f"moving its {format_si(t.bytes, 'B')} takes {format_time(t.memory_time_s)} in all"
+    arithmetic = f"its arithmetic takes {format_time(t.compute_time_s)}"
+    claims = [time, bound]
+    if bound.bound == "communication":
+        talk = Quantity("communication time", t.link_time_s, format_time(t.link_time_s),
+                        lambda: communication_seconds(state), rel=1e-9)
+        latency = communication_seconds(state, latency_only=True) / t.link_time_s
+        claims.append(talk)
+        share = f"{latency:.1%}" if latency > 0.99 else format_share(latency)
+        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: its messages "
+                f"between the {t.devices:,} devices take {talk.phrase}, {share} of it the links' "
+                f"latency, longer than moving its bytes ({format_time(t.memory_time_s)}) or its "
+                f"arithmetic ({format_time(t.compute_time_s)}).")
+    elif bound.bound == "memory":
+        only = "only " if t.compute_time_s < t.memory_time_s / 2 else ""
+        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {traffic}, "
+                f"its arithmetic {only}{format_time(t.compute_time_s)}. It uses "
+                f"{format_share(utilisation)} of the {peak.label} peak "
+                f"({format_si(achieved, rate_unit(peak.precision))} of "
+                f"{format_si(peak.flops_per_s, rate_unit(peak.precision))}) and "
+                f"{format_share(bandwidth_use)} of the memory bandwidth.")
+    else:
+        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {arithmetic} "
+                f"in all, moving its bytes {format_time(t.memory_time_s)}. It reaches "
+                f"{format_share(utilisation)} of the {peak.label} peak.")
+    if t.link_bytes:
+        if bound.bound != "communication":
+            text += f" Its messages between the {t.devices:,} devices take {format_time(t.link_time_s)}."
+        text += " Communication is not overlapped with the other ops here: their times add up."
+    elif t.time_s > 1.05 * max(t.memory_time_s, t.compute_time_s):
+        text += (" Each op waits for the longer of its arithmetic and its traffic, so the step "
+                 "takes more than either sum.")
+    text += f" {converted(a)}".rstrip()
+    if not t.fits_in_memory:
+        fits = Fits(state, False)
+        claims.append(fits)
+        text += f" These times assume it fit: it {fits.phrase} (see Memory)."
+    return Explanation("What limits the step", text, tuple(claims), {
+        "memory_time_s": t.memory_time_s, "compute_time_s": t.compute_time_s,
+        "utilisation": utilisation, "bandwidth_use": bandwidth_use, "time_s": t.time_s})
+
+
+def _budget_words(hardware: Hardware, params: WorkloadParams) -> str:
+    """"the 64.8 GiB a serving engine may use (90% of 72 GiB usable)"; in training "the
+    64.8 GiB it may use"."""
+    usable = hardware.usable_memory_bytes
+    nominal = hardware.memory_capacity_bytes
+    reported = "" if usable == nominal else f" of {format_bytes(nominal)} nominal"
+    who = "the step" if params.phase == "train" else "a serving engine"
+    return (f"the {format_bytes(memory_budget(hardware, params))} {who} may use "
+            f"({params.memory_fraction:.0%} of {format_bytes(usable)} usable{reported})")
+
+
+def batch_crossing(a: Analysis) -> Explanation | None:
+    """How throughput grows with the batch and where it levels off, and the exact batch at
+    which decode turns compute-bound."""
+    if not _decode_of_tokens(a):
+        return None
+    state = state_of(a)
+    top = MaxBatch(state, MaxBatch.largest(state))
+    if top.batch < 1:
+        t = a.totals
+        budget = _budget_words(a.hardware, a.params)
+        if t.weight_bytes > t.memory_budget_bytes:
+            text = f"The weights alone ({format_bytes(t.weight_bytes)}) {top.phrase} in {budget}."
+        else:
+            one = state.at(batch=1).analysis().totals
+            text = (f"Not even one sequence fits: the weights ({format_bytes(t.weight_bytes)}) "
+                    f"leave {format_bytes(t.memory_budget_bytes - t.weight_bytes)} of {budget}, and "
+                    f"one sequence's KV cache and activations at a context of {a.params.context:,} "
+                    f"need {format_bytes(one.kv_cache_bytes + one.activation_bytes)}; they {top.phrase}.")
+        return Explanation("Batching", text, (top,), {"max_batch": 0})
+    if top.batch == 1:
+        first = throughput(state.at(batch=1))
+        text = (f"Only one sequence fits at a context of {a.params.context:,} ({first.phrase}; "
+                f"a second would not fit): batching cannot help until memory is freed, with a "
+                f"shorter context or a lower KV-cache precision.")
+        return Explanation("Batching", text, (top, first), {"max_batch": 1})
+    crossing = Crossing(state, crossing_batch(a.model, a.params, a.hardware))
+    knee = LevelsOff(state, levels_off_batch(a.model, a.params, a.hardware, top.batch, LEVELS_OFF),
+                     top.batch, LEVELS_OFF)
+    first, last = throughput(state.at(batch=1)), throughput(state.at(batch=top.batch))
+    claims = [top, crossing, first, last]
+    numbers = {"max_batch": top.batch, "tokens_per_s_batch_1": first.per_s,
+               "tokens_per_s_max_batch": last.per_s, "levels_off_batch": knee.batch}
+    text = (f"Every sequence in a batch reuses the same weights, so throughput grows with the batch, "
+            f"from {first.phrase} at batch 1 to {last.phrase} at batch {top.phrase}, the largest that "
+            f"fits at a context of {a.params.context:,}.")
+    if crossing.batch is None:
+        apart = "Apart from its communication, the step" if a.totals.link_bytes else "The step"
+        text += (f" {apart} stays {crossing.phrase} all the way: each sequence reads its own KV "
+                 f"cache, and that traffic grows in proportion to the batch.")
+    else:
+        numbers["crossing_batch"] = crossing.batch
+        text += (f" From batch {crossing.phrase} on the step is compute-bound: its arithmetic grows "
+                 f"in proportion to the batch.")
+    if knee.batch < top.batch:
+        claims.append(knee)
+        text += (f" Throughput levels off: batch {knee.phrase} already reaches {knee.share:.0%} of "
+                 f"the throughput at batch {top.phrase}, and a larger batch mostly makes each step longer.")
+    return Explanation("Batching", text, tuple(claims), numbers)
+
+
+def _halved(params: WorkloadParams, lower: str) -> str:
+    """What a lower ``dtype`` halves: every value, or the activations and cache when the
+    weights (or the cache) are stored apart."""
+    if params.weight_dtype is None and params.kv_dtype is None:
+        return "every value takes"
+    kept = [f"the {what} stay {dtype}" for what, dtype in (("weights", params.weight_dtype),
+                                                           ("KV cache", params.kv_dtype)) if dtype]
+    moved = ["the activations"] + [what for what, dtype in (("the weights", params.weight_dtype),
+                                                            ("the KV cache", params.kv_dtype)) if not dtype]
+    return f"{' and '.join(moved)} take ({', '.join(kept)})" if kept else f"{' and '.join(moved)} take"
+
+
+def _roof_change(a: Analysis, then, lower: str) -> tuple[str, list]:
+    """The sentence on the arithmetic: unsupported, a roof that rises (split into the
+    units' gain and the precision's where the chip has TF32), or one that falls."""
+    hw, now = a.hardware, a.roofs.matrix
+    claims: list = []
+    rise = then.flops_per_s / now.flops_per_s
+
+    def ratio(name, value, first, second) -> Quantity:
+        claim = Quantity(name, value, times(value),
+                         lambda: hw.peak(*first).flops_per_s / hw.peak(*second).flops_per_s)
+        claims.append(claim)
+        return claim
+
+    if then.precision != lower:
+        text = (f"The {hw.name} has no {lower} arithmetic: its products would be converted to "
+                f"{then.precision} and run on its {then.label} units")
+        if rise > 1:
+            up = ratio("roof after / roof now", rise, (then.precision, then.unit), (now.precision, now.unit))
+            text += (f", whose roof is {up.phrase} the {now.label} roof this step runs under "
+                     f"({then.precision} itself would get that too)")
+        return text + ".", claims
+    if rise > 1 and now.unit == "vector" and then.unit == "matrix":
+        up = ratio("roof after / roof now", rise, (then.precision, then.unit), (now.precision, now.unit))
+        text = (f"Its products would move from the {now.label} units to the {then.label} units, "
+                f"a roof {up.phrase} higher")
+        tf32 = hw.peak("tf32", "matrix")
+        if now.precision == "fp32" and tf32 is not None:
+            units = ratio("tf32 matrix / fp32 vector", tf32.flops_per_s / now.flops_per_s, ("tf32", "matrix"),
+                          (now.precision, now.unit))
+            bits = ratio(f"{then.label} / tf32 matrix", then.flops_per_s / tf32.flops_per_s,
+                         (then.precision, then.unit), ("tf32", "matrix"))
+            text += (f": {units.phrase} from the matrix units themselves (TF32 on them shows it) and "
+                     f"{bits.phrase} from the lower precision")
+        return text + ".", claims
+    if rise > 1:
+        up = ratio("roof after / roof now", rise, (then.precision, then.unit), (now.precision, now.unit))
+        return f"Its {then.unit} roof rises {up.phrase} ({now.label} to {then.label}).", claims
+    if rise < 1:
+        return f"Its compute roof is lower in {lower} ({then.label}, not {now.label}).", claims
+    return f"Its compute roof stays the same ({then.label}).", claims
+
+
+def lower_precision(a: Analysis) -> Explanation | None:
+    """What the next lower precision would do; says so when the device cannot compute in
+    it, when the gain is only the halved bytes, or when the step would get slower."""
+    lower = LOWER_PRECISION.get(a.params.dtype)
+    if lower is None:
+        return None
+    state = state_of(a)
+    other = state.at(dtype=lower)
+    after = other.analysis()
+    change = faster(state, other)
+    roof, claims = _roof_change(a, after.roofs.matrix, lower)
+    step = "If it fit, the step" if not a.totals.fits_in_memory else "The step"
+    text = (f"In {lower} {_halved(a.params, lower)} half the bytes. {roof} {step} would take "
+            f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)}: {change.phrase}")
+    memory_bound = [x.totals.bound == "memory" for x in (a, after)]
+    if change.word == "faster" and all(memory_bound):
+        bound = Bound(other, "memory")
+        claims.append(bound)
+        text += f", all of it from moving fewer bytes (the step stays {bound.phrase})"
+    return Explanation("Lower precision", text + ".", (change, *claims),
+                       {"speedup": change.factor, "time_s": after.totals.time_s}, _unfit(state))
+
+
+def fused_attention(a: Analysis) -> Explanation | None:
+    if a.params.attention != "naive" or a.model.item_unit != "tokens":
+        return None
+    state = state_of(a)
+    fused = state.at(attention="fused")
+    change = faster(state, fused)
+    saved = a.totals.bytes - fused.analysis().totals.bytes
+    return Explanation("Fused attention", (
+        f"Naive attention writes the score matrix to memory and reads it back: "
+        f"{format_si(saved, 'B')} more per step than a fused kernel that keeps it on chip. "
+        f"{'Fused' if a.totals.fits_in_memory else 'Fused, if it fit'}, the step would take "
+        f"{format_time(fused.analysis().totals.time_s)} instead of "
+        f"{format_time(a.totals.time_s)}, {change.phrase}. (A fused kernel is counted at its "
+        f"compulsory traffic, each input read once and the output written once: a lower bound, "
+        f"as FlashAttention reads K and V again for every tile of queries.)"),
+        (change,), {"bytes_saved": float(saved), "speedup": change.factor,
+                    "time_s": fused.analysis().totals.time_s}, _unfit(state))
+
+
+def op_crossing_batch(a: Analysis, name: str) -> int | None:
+    """The exact smallest batch that fits at which op ``name`` is compute-bound in decode;
+    None if it stays memory-bound."""
+    return crossing_batch(a.model, a.params, a.hardware, op=name)
+
+
+def explain_op(a: Analysis, name: str) -> Explanation | None:
+    """Which roof binds one op, by how much, and what would move it."""
+    i = next((i for i, o in enumerate(a.ops) if o.name == name), None)
+    if i is None or a.flops[i] == 0:
+        return None
+    o, state = a.ops[i], state_of(a)
+    bandwidth = a.roofs.bandwidth_bytes_per_s
+    memory_t, compute_t = float(a.bytes[i] / bandwidth), float(a.flops[i] / a.peaks[i])
+    intensity = float(a.intensity[i])
+    roof = a.roofs.vector if o.unit == "vector" else a.roofs.matrix
+    blended = o.vector_flops > 0 and o.unit != "vector"
+    # The op's own break-even intensity: its peak over the bandwidth (a blend of the matrix
+    # and vector peaks for fused attention, whose softmax runs on the vector units).
+    balance = float(a.peaks[i]) / bandwidth
+    bound = Bound(state, "memory" if memory_t > compute_t else "compute", o.name)
+    claims: list = [bound]
+    numbers = {"memory_time_s": memory_t, "compute_time_s": compute_t, "intensity": intensity,
+               "ridge": balance, "utilisation": float(a.flops[i] / a.time_s[i] / a.peaks[i])}
+    if blended:
+        where = (f"its products run under the {a.roofs.matrix.label} roof and its softmax under the "
+                 f"{a.roofs.vector.label} roof, so it breaks even at {format_number(balance)} FLOP/byte")
+    else:
+        ridge = Ridge(a.hardware, roof.label, roof.flops_per_s / bandwidth)
+        claims.append(ridge)
+        where = f"it runs under the {roof.label} roof, whose ridge is at {ridge.phrase}"
+    if bound.bound == "memory":
+        text = (f"{o.name} is {bound.phrase}: moving its {format_si(a.bytes[i], 'B')} takes "
+                f"{format_time(memory_t)}, its arithmetic {format_time(compute_t)}. At "
+                f"{format_number(intensity)} FLOP/byte {where}: it sits {times(balance / intensity)} "
+                f"left of it and uses {format_share(numbers['utilisation'])} of the compute it could.")
+        if _decode_of_tokens(a):
+            crossing = Crossing(state, op_crossing_batch(a, name), o.name)
+            claims.append(crossing)
+            if crossing.batch is not None:
+                numbers["crossing_batch"] = crossing.batch
+                text += f" From a batch of {crossing.phrase} on it would be compute-bound."
+            else:
+                text += (f" No batch that fits makes it compute-bound: it stays {crossing.phrase}, as its "
+                         f"bytes grow with the batch (each sequence reads its own data).")
+    else:
+        remedy = ("a lower precision, or matrix units with a higher peak" if o.unit != "vector"
+                  else "vector units with a higher peak (its arithmetic does not run on matrix units)")
+        text = (f"{o.name} is {bound.phrase}: its arithmetic takes {format_time(compute_t)}, moving "
+                f"its bytes {format_time(memory_t)}. At {format_number(intensity)} FLOP/byte {where}: "
+                f"it sits {times(intensity / balance)} right of it, so only a higher compute roof "
+                f"would speed it up: {remedy}.")
+    return Explanation(f"Selected: {o.name}", text, tuple(claims), numbers)
+
+
+def memory_fit(a: Analysis) -> Explanation:
+    t, state = a.totals, state_of(a)
+    parts = f"weights {format_bytes(t.weight_bytes)}"
+    if t.state_bytes:
+        parts += f", gradients and Adam's state {format_bytes(t.state_bytes)}"
+    if t.kv_bytes_per_token:
+        parts += (f", KV cache {format_bytes(t.kv_cache_bytes)} ({format_bytes(t.kv_bytes_per_token)} "
+                  f"per token, {format_share(t.kv_cache_bytes / t.memory_budget_bytes)} of the budget)")
+    fits = Fits(state, t.fits_in_memory)
+    kept = " kept for the backward pass" if a.params.phase == "train" else ""
+    where = f" on each of its {t.devices:,} devices" if t.devices > 1 else ""
+    return Explanation("Memory", (
+        f"Resident during the step{where}: {parts}, activations{kept} {format_bytes(t.activation_bytes)}. "
+        f"Together {format_bytes(t.memory_required_bytes)} of {_budget_words(a.hardware, a.params)}: "
+        f"it {fits.phrase}."), (fits,),
+        {"required_bytes": float(t.memory_required_bytes), "budget_bytes": t.memory_budget_bytes,
+         "capacity_bytes": t.memory_capacity_bytes})
+
+
+def explain_workload(a: Analysis) -> list[Explanation]:
+    out = [binding_roof(a)]
+    for extra in (batch_crossing, lower_precision, fused_attention):
+        try:
+            found = extra(a)
+        except WorkloadError:
+            found = None
+        if found is not None:
+            out.append(found)
+    out.append(memory_fit(a))
+    context = [n for n in a.notes if "trained context" in n]
+    if context:
+        out.append(Explanation("Note", f"{context[0][0].upper()}{context[0][1:]}: the model was not "
+                                       "trained for this, though the costs are computed all the same."))
+    return out
+
+
+def compare_devices(model, params: WorkloadParams, slow: Hardware, fast: Hardware) -> Explanation:
+    """How much faster ``fast`` runs the step than ``slow``, split into what its bandwidth
+    buys (``slow`` with ``fast``'s bandwidth) and what its compute buys on top. The two
+    factors multiply to the whole ratio. Each device is named once, then by its kind."""
+    before, after = State(model, params, slow), State(model, params, fast)
+    main = slow.main_memory
+    with_bandwidth = replace(slow, memory=tuple(
+        replace(m, bandwidth_bytes_per_s=fast.bandwidth_bytes_per_s) if m is main else m
+        for m in slow.memory))
+    middle = State(model, params, with_bandwidth)
+    whole, from_bandwidth, from_compute = faster(before, after), faster(before, middle), faster(middle, after)
+    ratio = fast.bandwidth_bytes_per_s / slow.bandwidth_bytes_per_s
+    bandwidth = Quantity("bandwidth ratio", ratio, times(ratio),
+                         lambda: fast.main_memory.bandwidth_bytes_per_s
+                         / slow.main_memory.bandwidth_bytes_per_s)
+    # Named once each; then "the GPU" and "the CPU" (or the names, for two of a kind).
+    one, other = (f"the {h.kind.upper()}" if slow.kind != fast.kind else f"the {h.name}"
+                  for h in (fast, slow))
+    unfit = [(name, st.analysis().totals) for name, st in ((one, after), (other, before))
+             if not st.analysis().totals.fits_in_memory]
+    lead = "If it fit, the" if unfit else "The"
+    text = (f"{lead} {fast.name} would run this step {whole.phrase} than the {slow.name} " if unfit
+            else f"The {fast.name} runs this step {whole.phrase} than the {slow.name} ")
+    text += (f"({format_time(after.analysis().totals.time_s)} against "
+             f"{format_time(before.analysis().totals.time_s)}). Its memory bandwidth is "
+             f"{bandwidth.phrase} {other}'s: with that bandwidth alone {other} would be "
+             f"{from_bandwidth.phrase}")
+    if from_compute.word == "unchanged":
+        text += f", and {one}'s arithmetic makes it {from_compute.phrase}: no compute roof binds this step."
+    else:
+        text += f"; {one}'s arithmetic makes it {from_compute.phrase} than that."
+    fits = [Fits(st, False) for st in (after, before) if not st.analysis().totals.fits_in_memory]
+    for name, t in unfit:
+        text += (f" It does not fit on {name}: {format_bytes(t.memory_required_bytes)} against a "
+                 f"{format_bytes(t.memory_budget_bytes)} budget.")
+    claims = (whole, bandwidth, from_bandwidth, from_compute, *fits)
+    return Explanation("CPU and GPU" if slow.kind != fast.kind else "Two devices", text, claims, {
+        "ratio": whole.factor, "from_bandwidth": from_bandwidth.factor, "from_compute": from_compute.factor,
+        "bandwidth_ratio": ratio, "time_slow_s": before.analysis().totals.time_s,
+        "time_fast_s": after.analysis().totals.time_s})
+
+
+def explain_state(model, params: WorkloadParams, devices: list[Hardware],
+                  selected_op: str | None = None) -> list[Explanation]:
+    """The Explain panel's paragraphs for a state: the selected op, what limits the step on
+    the primary device (the first), CPU against GPU when both are shown, batching, lower
+    precision, fused attention, memory."""
+    from explorer.core.analysis.analysis import analyze
+
+    a = analyze(model, params, devices[0])
+    out = explain_workload(a)
+    cpu = next((d for d in devices if d.kind == "cpu"), None)
+    gpu = next((d for d in devices if d.kind == "gpu"), None)
+    if cpu and gpu:
+        out.insert(1, compare_devices(model, params, cpu, gpu))
+    op = explain_op(a, selected_op) if selected_op else None
+    if op is not None:
+        out.insert(0, op)
+    return out

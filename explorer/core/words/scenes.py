@@ -1,0 +1,297 @@
+"""Guided scenes: a starting state and ordered steps, each a change of state and a caption.
+
+A scene file (resources/scenes/*.yaml) names catalogue devices and models by id, never
+copies of their numbers: a caption writes ``{a100-80gb-sxm/latency}`` and the
+catalogue fills it in, or ``{step/crossing}`` and the analysis of the step shown fills it
+in (``placeholders`` lists every field); each filled number is a claim that
+``roofline-explorer scenes check`` recomputes. What the prose says in its own words
+("the step waits for memory") is declared under ``check`` and checked the same way:
+
+    check:
+      bound: memory                   # the whole step, on the primary device
+      compute_bound: [down_proj]      # ops by name; role:conv = all convolutions,
+      memory_bound: [most:role:norm]  # most:... = more than half of them
+      fits: true                      # weights, KV cache and activations fit
+      vs_previous: faster             # the step against the previous step: faster, slower, unchanged
+
+Steps apply cumulatively: the state at step k is the start with steps 1..k applied. A
+step may change the devices, the workload parameters, what-ifs, the roofs drawn, the
+selected op, and the "why" topic shown beside the chart::
+
+    schema: 1
+    scenes:
+    - id: cpu-vs-gpu
+      title: CPU vs GPU
+      start: {hardware: [xeon-platinum-8480], workload: {model: llama-3-8b}}
+      steps:
+      - caption: One CPU socket running a decoder.
+      - caption: The same step on a GPU.
+        hardware: [xeon-platinum-8480, h100-sxm]
+        topic: hbm
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.files.registry import Registry
+from explorer.core.files.userfiles import load_each, yaml_files
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.session import (
+    MAX_DEVICES,
+    Session,
+    WhatIf,
+    read_ids,
+    read_session,
+    read_what_ifs,
+)
+from explorer.core.model.workload import ATTENTIONS, PHASES, WEIGHT_FORMATS, WORKLOAD_DTYPES, WorkloadError
+from explorer.core.units import BYTES, PRECISIONS
+from explorer.core.words.claims import (
+    Bound,
+    Claim,
+    Direction,
+    Fits,
+    OpsBound,
+    State,
+)
+from explorer.core.words.placeholders import Context, fill_with_claims
+from explorer.core.words.sentences import Explanation
+from explorer.paths import resource_path
+
+SCHEMA = 1
+PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES + WEIGHT_FORMATS,
+              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
+COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep")
+FLAG_KEYS = ("causal", "recompute")
+BOUNDS = ("memory", "compute", "communication")
+DIRECTIONS = ("faster", "slower", "unchanged")
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a step's caption says in its own words, to be checked against the analysis."""
+
+    bound: str | None = None
+    compute_bound: tuple[str, ...] = ()
+    memory_bound: tuple[str, ...] = ()
+    fits: bool | None = None
+    vs_previous: str | None = None
+
+    def claims(self, state: State, previous: State | None) -> list[Claim]:
+        out: list[Claim] = []
+        if self.bound:
+            out.append(Bound(state, self.bound))
+        for bound, selections in (("compute", self.compute_bound), ("memory", self.memory_bound)):
+            for select in selections:
+                most = select.startswith("most:")
+                out.append(OpsBound(state, select.removeprefix("most:"), bound, most))
+        if self.fits is not None:
+            out.append(Fits(state, self.fits))
+        if self.vs_previous and previous is not None:
+            out.append(Direction(previous, state, self.vs_previous))
+        return out
+
+
+@dataclass(frozen=True)
+class Step:
+    caption: str
+    hardware: tuple[str, ...] | None = None
+    model: str | None = None
+    params: tuple[tuple[str, object], ...] = ()
+    what_ifs: tuple[tuple[str, WhatIf], ...] | None = None  # replaces all what-ifs when given
+    precisions: tuple[str, ...] | None = None
+    select: str | None = None
+    topic: str | None = None
+    in_flight_bytes: float | None = None  # Little's-law cap on the primary device's memory
+    check: Check = Check()
+
+    def apply(self, session: Session) -> Session:
+        changes: dict = {}
+        if self.hardware is not None:
+            changes["hardware"] = self.hardware
+        if self.model is not None:
+            changes["model"] = self.model
+        if self.params:
+            changes["params"] = replace(session.params, **dict(self.params))
+        if self.what_ifs is not None:
+            changes["what_ifs"] = self.what_ifs
+        if self.in_flight_bytes is not None:
+            base = replace(session, **changes)
+            primary = base.primary
+            changes["what_ifs"] = base.with_what_if(primary, replace(
+                base.what_if(primary), in_flight_bytes=self.in_flight_bytes)).what_ifs
+        if self.precisions is not None:
+            changes["precisions"] = self.precisions
+        if self.select is not None or self.model is not None:
+            changes["selected_op"] = self.select
+        return replace(session, **changes)
+
+
+@dataclass(frozen=True)
+class Scene:
+    id: str
+    title: str
+    summary: str
+    start: Session
+    steps: tuple[Step, ...]
+    origin: str = ""
+
+    def session_at(self, step: int) -> Session:
+        """The state after steps 0 … ``step`` (step 0 is the first caption)."""
+        if not 0 <= step < len(self.steps):
+            raise IndexError(f"scene {self.id!r} has steps 1 to {len(self.steps)}, not {step + 1}")
+        session = self.start
+        for s in self.steps[: step + 1]:
+            session = s.apply(session)
+        return session
+
+    def state_at(self, step: int, catalog, models) -> State:
+        """The step on its primary device, what-ifs applied: what its claims are about."""
+        session = self.session_at(step)
+        hardware = session.what_if(session.primary).apply(catalog[session.primary])
+        return State(models[session.model], session.params, hardware)
+
+    def explain_step(self, step: int, catalog, models) -> Explanation:
+        """The caption of ``step`` with its ``{…}`` numbers filled in, the claims behind
+        them, and the claims its ``check`` declares."""
+        state = self.state_at(step, catalog, models)
+        previous = self.state_at(step - 1, catalog, models) if step > 0 else None
+        text, claims = fill_with_claims(self.steps[step].caption, Context(catalog, models, state, previous))
+        return Explanation(f"{self.title}, step {step + 1}", text, tuple(claims), {},
+                           tuple(self.steps[step].check.claims(state, previous)))
+
+    def caption_at(self, step: int, catalog, models) -> str:
+        """The caption of ``step`` with its ``{…}`` numbers filled in."""
+        return self.explain_step(step, catalog, models).text
+
+    def topic_at(self, step: int) -> str | None:
+        """The last topic named up to ``step``."""
+        return next((s.topic for s in reversed(self.steps[: step + 1]) if s.topic), None)
+
+
+class SceneReader:
+    """Validates scene files against the catalogue, the known models and topics."""
+
+    def __init__(self, catalog: Mapping[str, Hardware], models: Mapping, topic_ids) -> None:
+        self.catalog, self.models, self.topic_ids = catalog, models, set(topic_ids)
+        self.model_ids = set(models)
+
+    def __call__(self, fields: Fields) -> Scene:
+        ident = fields.identifier("id")
+        title = fields.text("title")
+        summary = fields.text("summary", required=False, default="")
+        start_fields = fields.child(fields.mapping("start"), "start")
+        start = read_session(start_fields, self.catalog, self.model_ids)
+        start_fields.finish()
+        steps = []
+        for index, raw in enumerate(fields.items("steps")):
+            step_fields = fields.child(raw, f"steps[{index}]")
+            steps.append(self._step(step_fields))
+            step_fields.finish()
+        scene = Scene(ident, title, summary, start, tuple(steps), fields.file)
+        for index in range(len(steps)):  # every step must lead to a valid state
+            try:
+                for ident, what_if in scene.session_at(index).what_ifs:
+                    what_if.apply(self.catalog[ident])
+                scene.explain_step(index, self.catalog, self.models)
+            except KeyError as exc:
+                raise fields.error(f"steps[{index}].caption", f"cannot fill in: {exc.args[0]}") from None
+            except (ValueError, WorkloadError) as exc:
+                raise fields.error(f"steps[{index}]", str(exc)) from None
+        return scene
+
+    def _step(self, f: Fields) -> Step:
+        hardware = read_ids(f, "hardware", self.catalog, required=False) or None
+        if hardware and len(hardware) > MAX_DEVICES:
+            raise f.error("hardware", f"at most {MAX_DEVICES} devices can be overlaid")
+        model = f.text("model", required=False)
+        if model is not None and model not in self.model_ids:
+            raise f.error("model", f"unknown model {model!r}")
+        params = [(key, f.text(key, choices=choices)) for key, choices in PARAM_KEYS.items() if f.has(key)]
+        params += [(key, f.integer(key)) for key in COUNT_KEYS if f.has(key)]
+        params += [(key, f.flag(key)) for key in FLAG_KEYS if f.has(key)]
+        what_ifs = read_what_ifs(f, self.catalog) if f.has("what_if") else None
+        if f.flag("reset_what_if"):
+            what_ifs = ()
+        precisions = read_ids(f, "precisions", set(PRECISIONS), required=False) or None
+        topic = f.text("topic", required=False)
+        if topic is not None and topic not in self.topic_ids:
+            raise f.error("topic", f"unknown topic {topic!r} (known: {', '.join(sorted(self.topic_ids))})")
+        caption = f.text("caption")
+        check = self._check(f.child(f.mapping("check"), "check")) if f.has("check") else Check()
+        return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
+                    what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
+                    topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False),
+                    check=check)
+
+    @staticmethod
+    def _check(f: Fields) -> Check:
+        def selections(name: str) -> tuple[str, ...]:
+            value = f.raw(name, required=False)
+            if value is None:
+                return ()
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise f.error(name, "expected a list of op names, role:ROLE or most:role:ROLE")
+            return tuple(value)
+
+        fits = f.raw("fits", required=False)
+        if fits is not None and not isinstance(fits, bool):
+            raise f.error("fits", "expected true or false")
+        check = Check(bound=f.text("bound", required=False, choices=BOUNDS),
+                      compute_bound=selections("compute_bound"), memory_bound=selections("memory_bound"),
+                      fits=fits, vs_previous=f.text("vs_previous", required=False, choices=DIRECTIONS))
+        f.finish()
+        return check
+
+
+class SceneCatalog(Registry[Scene]):
+    def __init__(self, scenes, skipped=()) -> None:
+        super().__init__("scene", scenes, skipped)
+
+
+def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping) -> SceneCatalog:
+    """The scenes shipped in resources/scenes, checked against the shipped "why" topics."""
+    return load_scenes(catalog, models, _topic_ids(catalog, models))
+
+
+def _topic_ids(catalog, models) -> set[str]:
+    from explorer.core.words.why import load_topics
+
+    return {t.id for t in load_topics(catalog, models=models)}
+
+
+def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
+                user_directory: str | Path | None = None) -> SceneCatalog:
+    """The shipped scenes and the user's own (the data folder's ``scenes/``, or
+    ``user_directory``), one file at a time: a broken user file is skipped and listed in
+    ``skipped``; a user's scene with a shipped id replaces the shipped one."""
+    topics = _topic_ids(catalog, models)
+    shipped = load_scenes(catalog, models, topics)
+    if user_directory is None:
+        from explorer.paths import user_file
+
+        user_directory = user_file("scenes")
+    mine, skipped = load_each(yaml_files(user_directory),
+                              lambda path: load_scene_file(path, catalog, models, topics), "scene", "scenes")
+    by_id = {scene.id: scene for scene in mine}
+    scenes = [by_id.pop(scene.id, scene) for scene in shipped.values()] + list(by_id.values())
+    return SceneCatalog(scenes, skipped)
+
+
+def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
+                directory: str | Path | None = None) -> SceneCatalog:
+    directory = Path(directory) if directory is not None else resource_path("scenes")
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise DataFileError(directory, "holds no scene files (*.yaml)")
+    return SceneCatalog(scene for path in files
+                        for scene in load_scene_file(path, catalog, models, topic_ids))
+
+
+def load_scene_file(path: str | Path, catalog: Mapping[str, Hardware], models: Mapping,
+                    topic_ids) -> list[Scene]:
+    return read_entries(path, "scenes", SCHEMA, SceneReader(catalog, models, topic_ids))

@@ -1,0 +1,63 @@
+"""The "why" paragraphs: our own words on the ideas the app shows, with every number
+filled in from the hardware catalogue when the text is read (resources/explain/why.yaml):
+``{h100-sxm/bandwidth}`` becomes "3.35 TB/s" (see ``placeholders`` for every field).
+Scene captions use the same placeholders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.words.placeholders import Context, fill, fill_with_claims
+from explorer.core.words.sentences import Explanation
+from explorer.paths import resource_path
+
+__all__ = ["Topic", "explain_topic", "fill", "load_topics", "render"]
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Topic:
+    id: str
+    title: str
+    text: str  # with placeholders
+    origin: str = ""
+
+
+def explain_topic(topic: Topic, catalog, models=None) -> Explanation:
+    """The paragraph with its numbers filled in, and the claims behind them. ``models``
+    default to the shipped presets (placeholders such as ``{faster:…}`` analyse one)."""
+    text, claims = fill_with_claims(topic.text, Context(catalog, models or _shipped_models()))
+    return Explanation(topic.title, text, tuple(claims))
+
+
+def render(topic: Topic, catalog, models=None) -> str:
+    return fill(topic.text, catalog, models or _shipped_models())
+
+
+def _read_topic(fields: Fields) -> Topic:
+    return Topic(id=fields.identifier("id"), title=fields.text("title"), text=fields.text("text"),
+                 origin=fields.file)
+
+
+def load_topics(catalog, path: str | Path | None = None, models=None) -> list[Topic]:
+    """The topics, checked: every placeholder must resolve against ``catalog`` (and
+    ``models``, for placeholders that analyse a model)."""
+    path = Path(path) if path else resource_path("explain", "why.yaml")
+    topics = read_entries(path, "topics", SCHEMA, _read_topic)
+    for topic in topics:
+        try:
+            render(topic, catalog, models)
+        except KeyError as exc:
+            raise DataFileError(path, f"cannot fill in: {exc.args[0]}", topic.id, "text") from None
+    return topics
+
+
+@cache
+def _shipped_models():
+    from explorer.core.model.presets import load_models
+
+    return load_models()
