@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
+    params = sub.add_parser("params", help="the workload parameters: kinds, defaults, limits, flags",
+                            description="Every workload parameter: its session key, command-line flag, "
+                                        "kind, default, limits, unit, when it applies and what it means.")
+    params.add_argument("--json", action="store_true", help="print JSON")
+    params.add_argument("--markdown", action="store_true",
+                        help="print the Markdown table the README's reference holds")
     explain_cli.add_parsers(sub)
     bench_cli.add_parser(sub)
     export_cli.add_parser(sub)
@@ -91,6 +97,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _hardware(args, out, err)
         if args.command == "analyze":
             return _analyze(args, out, err)
+        if args.command == "params":
+            return _params(args, out)
         if args.command in ("explain", "scenes", "lab"):
             return explain_cli.command(args, out, err)
         if args.command == "bench":
@@ -119,6 +127,24 @@ def run_to_stdout(args: argparse.Namespace) -> int:
         # Python would complain again when flushing stdout at exit: point it at devnull.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+
+
+# -- params -----------------------------------------------------------------------------------
+
+def _params(args: argparse.Namespace, out: TextIO) -> int:
+    from explorer.core.model.parameters import PARAMETERS, reference_table
+
+    if args.json:
+        json.dump([p.to_dict() for p in PARAMETERS], out, indent=1)
+        out.write("\n")
+    elif args.markdown:
+        print(reference_table(), file=out)
+    else:
+        rows = [(p.name, p.flag, p.kind.value, p.shown_default, p.limits, p.unit or "-", p.applies)
+                for p in PARAMETERS]
+        print(format_table(("session key", "flag", "kind", "default", "limits", "unit", "applies to"),
+                           rows), file=out)
+    return EXIT_OK
 
 
 # -- hardware ---------------------------------------------------------------------------------

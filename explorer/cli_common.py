@@ -53,60 +53,25 @@ def share_from(minimum: float):
     return parse
 
 
-share_type = share_from(0.05)  # the memory share a serving engine may fill
 
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options that describe one step: shared by ``analyze`` and ``explain``."""
-    from explorer.core.model.workload import (
-        ATTENTIONS,
-        DEFAULT_MEMORY_FRACTION,
-        MAX_BATCH,
-        MAX_TOKENS,
-        PHASES,
-        ROUTINGS,
-        SCALE_DTYPES,
-        WEIGHT_FORMATS,
-        WORKLOAD_DTYPES,
-    )
+    """The options that describe one step, one per row of the parameter table: shared by
+    ``analyze``, ``explain`` and the window."""
+    from explorer.core.model.parameters import PARAMETERS, Kind
 
-    parser.add_argument("--batch", type=count_type(MAX_BATCH), default=1,
-                        help="sequences (or images) per step")
-    parser.add_argument("--seq", type=count_type(MAX_TOKENS), default=512,
-                        help="tokens per sequence (prefill: the prompt; train: the sequence)")
-    parser.add_argument("--context", type=count_type(MAX_TOKENS), default=1024,
-                        help="cached tokens each new token attends over (decode)")
-    parser.add_argument("--phase", choices=PHASES, default="decode",
-                        help="prefill (a prompt), decode (one token per sequence) or train (forward, "
-                             "backward and the optimizer over --seq tokens per sequence)")
-    parser.add_argument("--dtype", choices=WORKLOAD_DTYPES, default="bf16",
-                        help="precision of activations and arithmetic")
-    parser.add_argument("--weight-dtype", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS, default=None,
-                        help="precision of stored weights (default: --dtype); int4, fp4, nvfp4 and mxfp4 "
-                             "are dequantised to --dtype to compute, their group scales read with them")
-    parser.add_argument("--weight-group", type=count_type(1 << 16), default=128, metavar="N",
-                        help="int4 / fp4 weights: values sharing one scale (default 128)")
-    parser.add_argument("--weight-scale", choices=SCALE_DTYPES, default="fp16",
-                        help="int4 / fp4 weights: the scales' precision (default fp16)")
-    parser.add_argument("--kv-dtype", choices=WORKLOAD_DTYPES, default=None,
-                        help="precision of the KV cache (default: --dtype)")
-    parser.add_argument("--attention", choices=ATTENTIONS, default="fused",
-                        help="naive writes the score matrix to memory; fused keeps it on chip")
-    parser.add_argument("--memory-fraction", type=share_type, default=DEFAULT_MEMORY_FRACTION,
-                        metavar="SHARE", help="share of the device's usable memory a serving engine "
-                                              f"may fill (default {DEFAULT_MEMORY_FRACTION}, vLLM's)")
-    parser.add_argument("--causal", action="store_true",
-                        help="prefill computes only the score pairs a causal mask keeps (about half)")
-    from explorer.core.model import parallel
-
-    for degree in parallel.DEGREES:
-        parser.add_argument(f"--{degree.name}", type=count_type(degree.maximum), default=1, metavar="N",
-                            help=f"{degree.long}: {degree.help} (default 1)")
-    parser.add_argument("--recompute", action="store_true",
-                        help="training: recompute activations in the backward pass (keeps only layer inputs)")
-    parser.add_argument("--routing", choices=ROUTINGS, default="uniform",
-                        help="mixture of experts: the weights a step reads are those of the experts its "
-                             "tokens touch if they pick uniformly (expected count), or all experts")
+    for p in PARAMETERS:
+        default = "" if p.default is None or p.kind is Kind.FLAG else f" (default {p.default})"
+        if p.kind is Kind.FLAG:
+            parser.add_argument(p.flag, action="store_true", help=p.help)
+        elif p.kind is Kind.CHOICE:
+            parser.add_argument(p.flag, choices=p.choices, default=p.default, help=p.help + default)
+        elif p.kind is Kind.COUNT:
+            parser.add_argument(p.flag, type=count_type(int(p.maximum)), default=p.default,
+                                metavar="N", help=p.help + default)
+        else:
+            parser.add_argument(p.flag, type=share_from(p.minimum), default=p.default, metavar="SHARE",
+                                help=p.help + default)
 
 
 MODEL_CONFIG_HELP = "a Hugging Face config.json instead of --model (read offline: the file only)"
@@ -129,14 +94,10 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
 
 
 def workload_params(args: argparse.Namespace):
+    from explorer.core.model.parameters import PARAMETERS
     from explorer.core.model.workload import WorkloadParams
 
-    return WorkloadParams(phase=args.phase, batch=args.batch, seq=args.seq, context=args.context,
-                          dtype=args.dtype, weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
-                          attention=args.attention, memory_fraction=args.memory_fraction,
-                          routing=args.routing, causal=args.causal, weight_group=args.weight_group,
-                          weight_scale=args.weight_scale, tp=args.tp, pp=args.pp, dp=args.dp, ep=args.ep,
-                          recompute=args.recompute)
+    return WorkloadParams(**{p.name: getattr(args, p.name) for p in PARAMETERS})
 
 
 def warn_skipped(skipped, err) -> None:

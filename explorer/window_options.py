@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from explorer import defaults
 
-COMMANDS = ("hardware", "analyze", "explain", "scenes", "lab", "bench", "export", "scaling")
+COMMANDS = ("hardware", "analyze", "params", "explain", "scenes", "lab", "bench", "export", "scaling")
 DESCRIPTION = "Roofline Explorer: why deep learning runs on GPUs. Without a command, opens the window."
 
 

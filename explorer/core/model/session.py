@@ -24,22 +24,10 @@ from explorer.core.files.atomic import target_of, write_text_atomic
 from explorer.core.files.datafile import DataFileError, Fields, brief, check_schema, load_yaml, sealed
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
-from explorer.core.model import parallel
 from explorer.core.model.custom import CustomSpec, Layer, read_layers
 from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config, spec_from_config_text
-from explorer.core.model.workload import (
-    ATTENTIONS,
-    DEFAULT_MEMORY_FRACTION,
-    MAX_BATCH,
-    MAX_TOKENS,
-    PHASES,
-    ROUTINGS,
-    SCALE_DTYPES,
-    WEIGHT_FORMATS,
-    WORKLOAD_DTYPES,
-    WorkloadError,
-    WorkloadParams,
-)
+from explorer.core.model.parameters import PARAMETERS, Kind, Parameter, saved
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 
 SCHEMA = 1
@@ -181,26 +169,11 @@ class Session:
 
     # -- files ---------------------------------------------------------------------------------
     def workload_dict(self) -> dict[str, Any]:
-        p = self.params
-        out: dict[str, Any] = {"model": self.model, "phase": p.phase, "batch": p.batch, "seq": p.seq,
-                               "context": p.context, "dtype": p.dtype, "attention": p.attention}
-        if p.weight_dtype:
-            out["weight_dtype"] = p.weight_dtype
-        if p.kv_dtype:
-            out["kv_dtype"] = p.kv_dtype
-        if p.memory_fraction != DEFAULT_MEMORY_FRACTION:
-            out["memory_fraction"] = p.memory_fraction
-        if p.routing != "uniform":
-            out["routing"] = p.routing
-        if p.causal:
-            out["causal"] = True
-        if p.weight_group != 128:
-            out["weight_group"] = p.weight_group
-        if p.weight_scale != "fp16":
-            out["weight_scale"] = p.weight_scale
-        out.update({degree.name: value for degree, value in p.split.used()})
-        if p.recompute:
-            out["recompute"] = True
+        out: dict[str, Any] = {"model": self.model}
+        for parameter in PARAMETERS:  # the table's order; defaults left out
+            value = getattr(self.params, parameter.name)
+            if value is not None and saved(parameter, value):
+                out[parameter.name] = value
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
         if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere
@@ -287,33 +260,27 @@ def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[s
     return tuple(value)
 
 
-def _read_params(fields: Fields) -> WorkloadParams:
-    def bounded(name: str, maximum: int, default: int) -> int:
-        value = fields.integer(name, required=False, default=default)
-        if value > maximum:
-            raise fields.error(name, f"must be at most {maximum:,}, got {value:,}")
+def _read_param(fields: Fields, parameter: Parameter) -> Any:
+    """One parameter's value from a session's workload (its default when absent)."""
+    name, kind = parameter.name, parameter.kind
+    if kind is Kind.CHOICE:
+        return fields.text(name, required=False, choices=parameter.choices, default=parameter.default)
+    if kind is Kind.FLAG:
+        return fields.flag(name, default=parameter.default)
+    if kind is Kind.COUNT:
+        value = fields.integer(name, required=False, default=parameter.default)
+        if value > parameter.maximum:
+            raise fields.error(name, f"must be at most {int(parameter.maximum):,}, got {value:,}")
         return value
+    value = fields.number(name, required=False, default=parameter.default)
+    if not parameter.minimum <= value <= parameter.maximum:
+        raise fields.error(name, f"must be a share between {parameter.minimum:g} and "
+                                 f"{parameter.maximum:g}, got {value}")
+    return value
 
-    kwargs = dict(
-        phase=fields.text("phase", required=False, choices=PHASES, default="decode"),
-        batch=bounded("batch", MAX_BATCH, 1),
-        seq=bounded("seq", MAX_TOKENS, 512),
-        context=bounded("context", MAX_TOKENS, 1024),
-        dtype=fields.text("dtype", required=False, choices=WORKLOAD_DTYPES, default="bf16"),
-        weight_dtype=fields.text("weight_dtype", required=False, choices=WORKLOAD_DTYPES + WEIGHT_FORMATS),
-        kv_dtype=fields.text("kv_dtype", required=False, choices=WORKLOAD_DTYPES),
-        attention=fields.text("attention", required=False, choices=ATTENTIONS, default="fused"),
-        memory_fraction=fields.number("memory_fraction", required=False, default=DEFAULT_MEMORY_FRACTION),
-        routing=fields.text("routing", required=False, choices=ROUTINGS, default="uniform"),
-        causal=fields.flag("causal"),
-        weight_group=bounded("weight_group", 1 << 16, 128),
-        weight_scale=fields.text("weight_scale", required=False, choices=SCALE_DTYPES, default="fp16"),
-        recompute=fields.flag("recompute"),
-        **{d.name: bounded(d.name, d.maximum, 1) for d in parallel.DEGREES},
-    )
-    if not 0.05 <= kwargs["memory_fraction"] <= 1:
-        raise fields.error("memory_fraction",
-                           f"must be a share between 0.05 and 1, got {kwargs['memory_fraction']}")
+
+def _read_params(fields: Fields) -> WorkloadParams:
+    kwargs = {parameter.name: _read_param(fields, parameter) for parameter in PARAMETERS}
     try:
         return WorkloadParams(**kwargs)
     except WorkloadError as exc:

@@ -30,41 +30,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from explorer.core.files.datafile import brief
 from explorer.core.model import blocks, parallel, training
 from explorer.core.model import ops as op
 from explorer.core.model.custom import CustomSpec, custom_ops
 from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
+from explorer.core.model.parameters import (  # noqa: F401  (re-exported: the callers' one import)
+    ATTENTIONS,
+    DEFAULT_MEMORY_FRACTION,
+    MAX_BATCH,
+    MAX_TOKENS,
+    PARAMETERS,
+    PHASES,
+    ROUTINGS,
+    SCALE_DTYPES,
+    WEIGHT_FORMATS,
+    WORKLOAD_DTYPES,
+    Kind,
+    ParameterError,
+    check,
+)
 from explorer.core.units import DTYPE_BYTES
 
-PHASES = ("prefill", "decode", "train")
-# Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
-# compute (they need no arithmetic of their own on the device). Each group of values
-# shares a scale, which is read with them:
-# - int4, fp4: 4-bit values, a scale of ``weight_scale`` per ``weight_group`` values (GPTQ,
-#   AWQ: 128 values, an fp16 scale, +1/32 of the 4-bit bytes);
-# - nvfp4: 4-bit (E2M1) values, an fp8 (E4M3) scale per 16 (NVIDIA Blackwell; the one
-#   fp32 scale per tensor is left out), 4.5 bits a value;
-# - mxfp4: 4-bit (E2M1) values, an 8-bit (E8M0) scale per 32 (OCP Microscaling), 4.25 bits.
-WEIGHT_FORMATS = ("int4", "fp4", "nvfp4", "mxfp4")
 BLOCK_FORMATS = {"nvfp4": (16, 8), "mxfp4": (32, 8)}  # values per scale, bits of the scale
-SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8")
-ATTENTIONS = ("naive", "fused")
-# How a mixture of experts' tokens pick experts, for the weights a step reads: uniformly
-# at random and independently (the expected number of distinct experts touched), or the
-# worst case, every expert.
-ROUTINGS = ("uniform", "all")
-WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
-# Upper bounds on the parameters (far beyond any real step). Counts that still overflow
-# 64-bit integers are reported by the analysis as a clear error.
-MAX_BATCH = 1 << 20
-MAX_TOKENS = 1 << 22
-# The share of a device's usable memory a serving engine fills with weights, KV cache and
-# activations (the rest: CUDA context, allocator, workspaces). 0.9 is vLLM's default
-# gpu_memory_utilization through 2025 (vllm/config/cache.py at c1d86421:
-# https://github.com/vllm-project/vllm/blob/c1d86421174a87056edc90a41dc9942391509e84/vllm/config/cache.py);
-# newer releases default to 0.92.
-DEFAULT_MEMORY_FRACTION = 0.9
 
 
 class WorkloadError(ValueError):
@@ -100,25 +87,13 @@ class WorkloadParams:
     recompute: bool = False  # training: activations recomputed in the backward pass
 
     def __post_init__(self) -> None:
-        _check_choice("phase", self.phase, PHASES)
-        _check_choice("attention", self.attention, ATTENTIONS)
-        _check_choice("routing", self.routing, ROUTINGS)
-        if not isinstance(self.causal, bool):
-            raise WorkloadError(f"causal must be true or false, got {brief(self.causal)}")
-        _check_choice("dtype", self.dtype, WORKLOAD_DTYPES)
-        if self.weight_dtype is not None:
-            _check_choice("weight_dtype", self.weight_dtype, WORKLOAD_DTYPES + WEIGHT_FORMATS)
-        if self.kv_dtype is not None:
-            _check_choice("kv_dtype", self.kv_dtype, WORKLOAD_DTYPES)
-        _check_count("weight_group", self.weight_group, 1 << 16)
-        _check_choice("weight_scale", self.weight_scale, SCALE_DTYPES)
-        _check_count("batch", self.batch, MAX_BATCH)
-        _check_count("seq", self.seq, MAX_TOKENS)
-        _check_count("context", self.context, MAX_TOKENS)
-        for degree in parallel.DEGREES:
-            _check_count(degree.name, getattr(self, degree.name), degree.maximum)
-        if not isinstance(self.recompute, bool):
-            raise WorkloadError(f"recompute must be true or false, got {brief(self.recompute)}")
+        for parameter in PARAMETERS:  # each value within its row's kind and limits
+            try:
+                value = check(parameter, getattr(self, parameter.name))
+            except ParameterError as exc:
+                raise WorkloadError(str(exc)) from None
+            if parameter.kind is Kind.SHARE:
+                object.__setattr__(self, parameter.name, value)
         if self.phase == "train":
             if self.dtype not in training.TRAINING_DTYPES:
                 raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
@@ -133,10 +108,6 @@ class WorkloadParams:
             raise WorkloadError(f"a batch of {self.batch:,} does not split evenly over {share} "
                                 f"{'data-parallel replicas' if self.ep == 1 else 'devices'}: "
                                 f"use a multiple of {share}")
-        fraction = self.memory_fraction
-        if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0.05 <= fraction <= 1:
-            raise WorkloadError(f"memory_fraction must be a share between 0.05 and 1, got {fraction!r}")
-        object.__setattr__(self, "memory_fraction", float(fraction))
 
     @property
     def act_bytes(self) -> int:
@@ -169,20 +140,6 @@ class WorkloadParams:
     @property
     def split(self) -> parallel.Split:
         return parallel.Split(self.tp, self.pp, self.dp, self.ep)
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise WorkloadError(f"{name} must be one of {', '.join(choices)}; got {brief(value)}")
-
-
-def _check_count(name: str, value: object, maximum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise WorkloadError(f"{name} must be a whole number, got {brief(value)}")
-    if value < 1:
-        raise WorkloadError(f"{name} must be at least 1, got {value}")
-    if value > maximum:
-        raise WorkloadError(f"{name} must be at most {maximum:,}, got {value:,}")
 
 
 def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.Op]:

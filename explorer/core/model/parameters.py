@@ -1,0 +1,204 @@
+"""The workload's parameters, declared once.
+
+Each row says what a parameter is (kind, default, limits, unit), how people see it (label,
+help, when it applies) and where it lives (the ``WorkloadParams`` field and session key,
+and the command-line flag). Validation (``WorkloadParams``), the session reader and writer,
+the commands' options (``analyze``, ``explain``, ``export``, ``lab``) and
+``roofline-explorer params`` loop over ``PARAMETERS``: a new parameter is one row here plus
+its maths. The README's parameter reference is printed from this table (a test checks it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from explorer.core.model.parallel import DEGREES
+
+PHASES = ("prefill", "decode", "train")
+WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
+# Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
+# compute (they need no arithmetic of their own on the device). Each group of values
+# shares a scale, which is read with them:
+# - int4, fp4: 4-bit values, a scale of ``weight_scale`` per ``weight_group`` values (GPTQ,
+#   AWQ: 128 values, an fp16 scale, +1/32 of the 4-bit bytes);
+# - nvfp4: 4-bit (E2M1) values, an fp8 (E4M3) scale per 16 (NVIDIA Blackwell; the one
+#   fp32 scale per tensor is left out), 4.5 bits a value;
+# - mxfp4: 4-bit (E2M1) values, an 8-bit (E8M0) scale per 32 (OCP Microscaling), 4.25 bits.
+WEIGHT_FORMATS = ("int4", "fp4", "nvfp4", "mxfp4")
+SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8")
+ATTENTIONS = ("naive", "fused")
+# How a mixture of experts' tokens pick experts, for the weights a step reads: uniformly
+# at random and independently (the expected number of distinct experts touched), or the
+# worst case, every expert.
+ROUTINGS = ("uniform", "all")
+# Upper bounds on the parameters (far beyond any real step). Counts that still overflow
+# 64-bit integers are reported by the analysis as a clear error.
+MAX_BATCH = 1 << 20
+MAX_TOKENS = 1 << 22
+MAX_WEIGHT_GROUP = 1 << 16
+# The share of a device's usable memory a serving engine fills with weights, KV cache and
+# activations (the rest: CUDA context, allocator, workspaces). 0.9 is vLLM's default
+# gpu_memory_utilization through 2025 (vllm/config/cache.py at c1d86421:
+# https://github.com/vllm-project/vllm/blob/c1d86421174a87056edc90a41dc9942391509e84/vllm/config/cache.py);
+# newer releases default to 0.92.
+DEFAULT_MEMORY_FRACTION = 0.9
+MIN_MEMORY_FRACTION = 0.05
+
+
+class Kind(Enum):
+    """What values a parameter takes."""
+
+    COUNT = "count"  # a whole number from 1 to its maximum
+    SHARE = "share"  # a fraction from its minimum to 1
+    CHOICE = "choice"  # one of its choices
+    FLAG = "flag"  # true or false
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One workload parameter. ``name`` is the ``WorkloadParams`` field and the session key;
+    a default of None means "as another parameter" (said in ``help``). ``always_saved``
+    parameters are written to every session; the others only when not at their default."""
+
+    name: str
+    kind: Kind
+    default: Any
+    label: str
+    help: str
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    minimum: float = 1
+    maximum: float = 1
+    applies: str = "always"
+    always_saved: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def shown_default(self) -> str:
+        """"decode", "512", "false", "as dtype" (None: as another parameter)."""
+        if self.default is None:
+            return "as dtype"
+        return str(self.default).lower() if isinstance(self.default, bool) else str(self.default)
+
+    @property
+    def limits(self) -> str:
+        """"1 to 1,048,576", "0.05 to 1", "one of prefill, decode, train", "true or false"."""
+        if self.kind is Kind.COUNT:
+            return f"1 to {int(self.maximum):,}"
+        if self.kind is Kind.SHARE:
+            return f"{self.minimum:g} to {self.maximum:g}"
+        if self.kind is Kind.CHOICE:
+            return "one of " + ", ".join(self.choices)
+        return "true or false"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind.value, "default": self.default, "limits": self.limits,
+                "unit": self.unit, "flag": self.flag, "session_key": self.name, "applies": self.applies,
+                "label": self.label, "help": self.help}
+
+
+def _degree(degree) -> Parameter:
+    return Parameter(degree.name, Kind.COUNT, 1, f"{degree.short} ({degree.long})",
+                     f"{degree.long}: {degree.help}", unit="devices", maximum=degree.maximum,
+                     applies="a transformer (models spread over devices)")
+
+
+# In the order a session file lists them.
+PARAMETERS = (
+    Parameter("phase", Kind.CHOICE, "decode", "Phase",
+              "prefill (a prompt), decode (one token per sequence) or train (forward, backward and "
+              "the optimizer over seq tokens per sequence)", choices=PHASES, always_saved=True,
+              applies="a language model (a CNN or ViT runs one forward pass)"),
+    Parameter("batch", Kind.COUNT, 1, "Batch", "sequences (or images) per step", unit="sequences",
+              maximum=MAX_BATCH, always_saved=True),
+    Parameter("seq", Kind.COUNT, 512, "Prompt / sequence",
+              "tokens per sequence (prefill: the prompt; train: the sequence)", unit="tokens",
+              maximum=MAX_TOKENS, always_saved=True, applies="phase prefill or train"),
+    Parameter("context", Kind.COUNT, 1024, "KV context", "cached tokens each new token attends over",
+              unit="tokens", maximum=MAX_TOKENS, always_saved=True, applies="phase decode"),
+    Parameter("dtype", Kind.CHOICE, "bf16", "Precision", "precision of activations and arithmetic",
+              choices=WORKLOAD_DTYPES, always_saved=True),
+    Parameter("attention", Kind.CHOICE, "fused", "Attention",
+              "naive writes the score matrix to memory; fused keeps it on chip", choices=ATTENTIONS,
+              always_saved=True, applies="a transformer"),
+    Parameter("weight_dtype", Kind.CHOICE, None, "Weights",
+              "precision of stored weights (default: dtype); int4, fp4, nvfp4 and mxfp4 are "
+              "dequantised to dtype to compute, their group scales read with them",
+              choices=WORKLOAD_DTYPES + WEIGHT_FORMATS, applies="inference (not phase train)"),
+    Parameter("kv_dtype", Kind.CHOICE, None, "KV cache", "precision of the KV cache (default: dtype)",
+              choices=WORKLOAD_DTYPES, applies="inference with a KV cache (not phase train)"),
+    Parameter("memory_fraction", Kind.SHARE, DEFAULT_MEMORY_FRACTION, "Memory share",
+              f"share of the device's usable memory a serving engine may fill (default "
+              f"{DEFAULT_MEMORY_FRACTION}, vLLM's)", unit="share", minimum=MIN_MEMORY_FRACTION),
+    Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
+              "mixture of experts: the weights a step reads are those of the experts its tokens touch "
+              "if they pick uniformly (expected count), or all experts", choices=ROUTINGS,
+              applies="a mixture of experts"),
+    Parameter("causal", Kind.FLAG, False, "Causal mask",
+              "prefill computes only the score pairs a causal mask keeps (about half)",
+              applies="phase prefill or train"),
+    Parameter("weight_group", Kind.COUNT, 128, "Weight group",
+              "int4 / fp4 weights: values sharing one scale", unit="values", maximum=MAX_WEIGHT_GROUP,
+              applies="weight_dtype int4 or fp4"),
+    Parameter("weight_scale", Kind.CHOICE, "fp16", "Weight scale",
+              "int4 / fp4 weights: the scales' precision", choices=SCALE_DTYPES,
+              applies="weight_dtype int4 or fp4"),
+    *(_degree(d) for d in DEGREES),
+    Parameter("recompute", Kind.FLAG, False, "Recompute",
+              "training: recompute activations in the backward pass (keeps only layer inputs)",
+              applies="phase train"),
+)
+BY_NAME = {p.name: p for p in PARAMETERS}
+
+
+class ParameterError(ValueError):
+    """A value a parameter cannot take; the message names the parameter and its limits."""
+
+
+def check(parameter: Parameter, value: Any) -> Any:
+    """``value`` if ``parameter`` can take it (a share as a float), else ParameterError."""
+    from explorer.core.files.datafile import brief
+
+    name = parameter.name
+    if value is None and parameter.default is None:
+        return None
+    if parameter.kind is Kind.CHOICE:
+        if value not in parameter.choices:
+            raise ParameterError(f"{name} must be one of {', '.join(parameter.choices)}; got {brief(value)}")
+    elif parameter.kind is Kind.FLAG:
+        if not isinstance(value, bool):
+            raise ParameterError(f"{name} must be true or false, got {brief(value)}")
+    elif parameter.kind is Kind.COUNT:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterError(f"{name} must be a whole number, got {brief(value)}")
+        if value < 1:
+            raise ParameterError(f"{name} must be at least 1, got {value}")
+        if value > parameter.maximum:
+            raise ParameterError(f"{name} must be at most {int(parameter.maximum):,}, got {value:,}")
+    else:
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not parameter.minimum <= value <= parameter.maximum:
+            raise ParameterError(f"{name} must be a share between {parameter.minimum:g} and "
+                                 f"{parameter.maximum:g}, got {value!r}")
+        return float(value)
+    return value
+
+
+def saved(parameter: Parameter, value: Any) -> bool:
+    """Whether a session file writes ``value`` of ``parameter`` (defaults are left out)."""
+    return parameter.always_saved or value != parameter.default
+
+
+def reference_table() -> str:
+    """The parameters as a Markdown table (the README's reference is this text)."""
+    rows = ["| session key | flag | kind | default | limits | unit | applies to | meaning |",
+            "|---|---|---|---|---|---|---|---|"]
+    for p in PARAMETERS:
+        rows.append(f"| `{p.name}` | `{p.flag}` | {p.kind.value} | {p.shown_default} | {p.limits} | "
+                    f"{p.unit or '–'} | {p.applies} | {p.help} |")
+    return "\n".join(rows)

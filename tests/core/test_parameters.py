@@ -1,0 +1,88 @@
+"""One table of workload parameters drives validation, sessions, the flags and the README:
+a loop over the table checks each of them for every row."""
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+from explorer.core.model.parameters import PARAMETERS, Kind, reference_table
+from explorer.core.model.session import Session, load_session
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def other_value(p):
+    """A valid value of ``p`` that is not its default."""
+    if p.kind is Kind.FLAG:
+        return True
+    if p.kind is Kind.CHOICE:
+        return next(c for c in p.choices if c != p.default)
+    if p.kind is Kind.COUNT:
+        return 2
+    return 0.5
+
+
+def valid_params(p, value) -> WorkloadParams:
+    """WorkloadParams with ``p`` set to ``value`` and what that value needs to be valid."""
+    needs = {"recompute": {"phase": "train"}, "weight_dtype": {}, "kv_dtype": {},
+             "dp": {"batch": 2}, "ep": {"batch": 2}}.get(p.name, {})
+    if p.name == "phase" and value == "train":
+        needs = {}
+    return WorkloadParams(**{**needs, p.name: value})
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(cli.parse_args(list(argv)), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("p", PARAMETERS, ids=lambda p: p.name)
+def test_every_row_is_a_field_with_its_default(p):
+    assert getattr(WorkloadParams(), p.name) == p.default
+
+
+@pytest.mark.parametrize("p", PARAMETERS, ids=lambda p: p.name)
+def test_every_row_round_trips_through_a_session_file(p, tmp_path):
+    params = valid_params(p, other_value(p))
+    Session(model="llama-3-8b", params=params).save(tmp_path / "s.yaml")
+    text = (tmp_path / "s.yaml").read_text()
+    assert re.search(rf"^  {p.name}: ", text, re.M)  # written under its session key
+    assert load_session(tmp_path / "s.yaml").params == params
+
+
+@pytest.mark.parametrize("p", PARAMETERS, ids=lambda p: p.name)
+def test_every_row_s_flag_is_accepted_by_analyze(p):
+    params = valid_params(p, other_value(p))
+    model = "mixtral-8x7b" if p.name in ("ep", "routing") else "llama-3-70b"  # experts to spread
+    argv = ["analyze", "--hardware", "h100-sxm", "--model", model, "--json"]
+    for q in PARAMETERS:
+        value = getattr(params, q.name)
+        if value == q.default or value is None:
+            continue
+        argv += [q.flag] if q.kind is Kind.FLAG else [q.flag, str(value)]
+    code, out, err = run(*argv)
+    assert code == 0, err
+    assert json.loads(out)["ops"]
+
+
+@pytest.mark.parametrize("p", [p for p in PARAMETERS if p.kind is not Kind.FLAG], ids=lambda p: p.name)
+def test_every_row_refuses_what_its_limits_exclude(p):
+    bad = {Kind.CHOICE: "nope", Kind.COUNT: int(p.maximum) + 1, Kind.SHARE: 1.5}[p.kind]
+    with pytest.raises(WorkloadError, match=p.name):
+        WorkloadParams(**{p.name: bad})
+
+
+def test_params_json_lists_every_row_and_the_readme_holds_the_table():
+    code, out, _ = run("params", "--json")
+    rows = json.loads(out)
+    assert code == 0 and [r["name"] for r in rows] == [p.name for p in PARAMETERS]
+    assert all(r["session_key"] == r["name"] and r["flag"].startswith("--") for r in rows)
+    text = README.read_text()
+    block = text.split("<!-- parameters: start -->\n")[1].split("\n<!-- parameters: end -->")[0]
+    assert block == reference_table(), "README's parameter table is stale: paste `params --markdown`"
