@@ -94,10 +94,9 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
 
 
 def workload_params(args: argparse.Namespace):
-    from explorer.core.model.parameters import PARAMETERS
     from explorer.core.model.workload import WorkloadParams
 
-    return WorkloadParams(**{p.name: getattr(args, p.name) for p in PARAMETERS})
+    return WorkloadParams.from_options(args)
 
 
 def warn_skipped(skipped, err) -> None:

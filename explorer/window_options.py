@@ -50,20 +50,47 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+MAX_WINDOW_DEVICES = 4  # devices overlaid on one chart (a session's limit)
+
+
+def devices(text: str) -> tuple[str, ...]:
+    """``--hardware``: one device id or several, comma-separated, the first primary."""
+    ids = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not ids:
+        raise argparse.ArgumentTypeError("expected device ids such as h100-sxm or h100-sxm,mi300x")
+    if len(ids) > MAX_WINDOW_DEVICES:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WINDOW_DEVICES} devices share a chart, "
+                                         f"got {len(ids)}")
+    return ids
+
+
 def add_window_arguments(parser: argparse.ArgumentParser) -> None:
+    """The window's options: what it shows (the same choices as ``analyze``: devices, model,
+    every workload parameter), how (theme, presentation, a scene's step) and a screenshot."""
+    from explorer.cli_common import add_workload_arguments
+
     parser.add_argument("--version", action=_Version)
     parser.add_argument("--screenshot", metavar="PATH",
                         help="render the window offscreen to a PNG file and exit")
     parser.add_argument("--size", type=size, default=None, metavar="WxH",
                         help="window size, e.g. 1366x768 (default: fit the screen)")
-    parser.add_argument("--hardware", default=defaults.DEVICE, metavar="ID",
-                        help=f"device shown in the window (default {defaults.DEVICE})")
+    parser.add_argument("--hardware", type=devices, default=(defaults.DEVICE,), metavar="ID[,ID…]",
+                        help=f"devices shown in the window, comma-separated, the first primary "
+                             f"(default {defaults.DEVICE})")
     model = parser.add_mutually_exclusive_group()
     model.add_argument("--model", default=defaults.MODEL, metavar="ID",
                        help=f"model shown in the window (default {defaults.MODEL})")
     model.add_argument("--model-config", metavar="PATH",
                        help="a Hugging Face config.json: its model shown in the window (read offline)")
     parser.add_argument("--session", metavar="FILE", help="open a saved session in the window")
+    add_workload_arguments(parser)
+    parser.add_argument("--theme", choices=tuple(defaults.THEMES), default=None,
+                        help="the window's colours (default: as last chosen)")
+    parser.add_argument("--presentation", action="store_true",
+                        help="open in presentation mode: full screen, large text (Esc leaves)")
+    parser.add_argument("--scene", metavar="ID", help="open on a guided scene (see: scenes list)")
+    parser.add_argument("--step", type=int, default=None, metavar="N",
+                        help="the scene's step, from 1 (default 1)")
 
 
 def names_a_command(argv: Sequence[str]) -> bool:

@@ -17,6 +17,7 @@ from explorer.core.hardware.catalog import open_catalogue
 from explorer.core.model.hf_config import chosen_model
 from explorer.core.model.presets import load_models
 from explorer.core.model.session import Session, model_choice
+from explorer.core.model.workload import WorkloadParams
 from explorer.paths import resource_path, user_file
 from explorer.state import AppState
 from explorer.ui.chart.export import png_bytes
@@ -51,9 +52,12 @@ def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
     if getattr(args, "session", None):
         state = AppState(catalog, models)
         return state, state.open_session(args.session)
-    catalog[args.hardware]  # unknown ids fail here, with close matches
+    ids = tuple(args.hardware.split(",")) if isinstance(args.hardware, str) else tuple(args.hardware)
+    for ident in ids:
+        catalog[ident]  # unknown ids fail here, with close matches
     spec = chosen_model(models, args.model, getattr(args, "model_config", None))
-    return AppState(catalog, models, Session(hardware=(args.hardware,), **model_choice(spec))), []
+    session = Session(hardware=ids, params=WorkloadParams.from_options(args), **model_choice(spec))
+    return AppState(catalog, models, session), []
 
 
 def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = None) -> MainWindow:
@@ -62,7 +66,21 @@ def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = N
     window.notice.add(skipped)
     if args.size:
         window.resize(*args.size)
+    if getattr(args, "theme", None):
+        window.set_theme(args.theme)
+    if getattr(args, "scene", None):
+        scene = window.player.scenes[args.scene]  # an unknown id names the close ones
+        step = 1 if getattr(args, "step", None) is None else args.step
+        if not 1 <= step <= len(scene.steps):
+            raise UsageError(f"the scene {args.scene} has steps 1 to {len(scene.steps)}, not {step}")
+        window.player.start(args.scene, step - 1)
+    if getattr(args, "presentation", False):
+        window.presentation.enter(full_screen=not args.size)
     return window
+
+
+class UsageError(ValueError):
+    """Command-line choices the window cannot show (a scene's step that does not exist)."""
 
 
 # Qt's offscreen platform (screenshots, CI) warns of what it cannot do to a window; nothing
@@ -87,13 +105,13 @@ def run_window(args: argparse.Namespace) -> int:
         settings = QtCore.QSettings(str(user_file("screenshot.ini")), QtCore.QSettings.Format.IniFormat) \
             if args.screenshot else None
         window = build_window(args, settings)
-    except (DataFileError, UnknownIdError, FileNotFoundError) as exc:
+    except (DataFileError, UnknownIdError, FileNotFoundError, ValueError) as exc:
         if args.screenshot:
             print(f"roofline-explorer: error: {exc}", file=sys.stderr)
         else:
             QtWidgets.QMessageBox.critical(None, "Roofline Explorer cannot start", str(exc))
         # The same statuses as the headless commands: 2 for bad input, 1 for broken data.
-        return 2 if isinstance(exc, UnknownIdError) else 1
+        return 1 if isinstance(exc, DataFileError | FileNotFoundError) else 2
     if args.screenshot:
         code = save_screenshot(window, args.screenshot)
         window.runs.shutdown()

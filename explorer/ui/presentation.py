@@ -37,7 +37,9 @@ class Presentation(QtCore.QObject):
     def toggle(self) -> None:
         self.leave() if self.active else self.enter()
 
-    def enter(self) -> None:
+    def enter(self, full_screen: bool = True) -> None:
+        """Large text, no menus or toolbars, the clicker's keys; full screen unless the
+        window keeps a size it was given (``--size`` on the command line)."""
         if self.active:
             return
         w = self.window
@@ -60,7 +62,8 @@ class Presentation(QtCore.QObject):
         self.active = True
         for shortcut in self._shortcuts:
             shortcut.setEnabled(True)
-        w.showFullScreen()
+        if full_screen:
+            w.showFullScreen()
         self.chart.setFocus()
         self.sig_toggled.emit(True)
 

@@ -29,6 +29,7 @@ Conventions beyond ops.py:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from explorer.core.model import blocks, parallel, training
 from explorer.core.model import ops as op
@@ -108,6 +109,12 @@ class WorkloadParams:
             raise WorkloadError(f"a batch of {self.batch:,} does not split evenly over {share} "
                                 f"{'data-parallel replicas' if self.ep == 1 else 'devices'}: "
                                 f"use a multiple of {share}")
+
+    @classmethod
+    def from_options(cls, options: Any) -> WorkloadParams:
+        """The parameters an object's attributes name, one per row of the parameter table
+        (parsed command-line options); a missing attribute takes its row's default."""
+        return cls(**{p.name: getattr(options, p.name, p.default) for p in PARAMETERS})
 
     @property
     def act_bytes(self) -> int:

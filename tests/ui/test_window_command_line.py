@@ -1,0 +1,58 @@
+"""The window opens from the command line in any state ``analyze`` accepts, plus a theme,
+presentation mode and a scene's step: a lecturer opens a deck, and every picture in the
+README can be made again from one command."""
+
+import pytest
+
+from explorer import window_options
+from explorer.chart.model import default_title
+from explorer.core.model.parameters import PARAMETERS, Kind
+from explorer.ui.application import UsageError, build_window, run_window
+
+from .conftest import window_args
+from .test_user_files_ui import open_window
+
+
+def test_every_workload_parameter_is_a_window_option():
+    for p in PARAMETERS:
+        other = next((c for c in p.choices if c != p.default), None) if p.choices else 2
+        argv = [p.flag] if p.kind is Kind.FLAG else [p.flag, str(other if p.kind is not Kind.SHARE else 0.5)]
+        args = window_options.parse(argv)
+        assert getattr(args, p.name) != p.default, p.name
+
+
+def test_the_window_shows_what_analyze_would(qtbot, settings):
+    argv = ["--hardware", "h100-sxm,mi300x", "--model", "llama-3-70b", "--phase", "prefill",
+            "--batch", "8", "--tp", "2", "--theme", "dark"]
+    window = open_window(qtbot, settings, **{k: v for k, v in vars(window_options.parse(argv)).items()
+                                             if k not in ("command", "size")})
+    session = window.state.session
+    assert session.hardware == ("h100-sxm", "mi300x") and session.model == "llama-3-70b"
+    assert (session.params.phase, session.params.batch, session.params.tp) == ("prefill", 8, 2)
+    assert window.chart.theme.name == "dark"
+    assert "TP 2 (2 devices)" in default_title(window.state)  # the chart says how the step is spread
+    window.runs.shutdown()
+
+
+def test_a_scene_step_and_presentation_mode(qtbot, settings):
+    window = open_window(qtbot, settings, scene="decode-batching", step=2, presentation=True)
+    assert window.player.scene.id == "decode-batching" and window.player.step == 1
+    assert window.state.session.params.batch == 8  # the scene's second step
+    assert window.presentation.active and window.size().width() == 1366  # the size it was given
+    window.presentation.leave()
+    window.runs.shutdown()
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ({"scene": "decode-batching", "step": 9}, "the scene decode-batching has steps 1 to 4, not 9"),
+    ({"recompute": True}, "recompute applies to training (phase train)"),
+    ({"hardware": ("h100-sxm", "nope")}, "nope"),
+])
+def test_choices_the_window_cannot_show_are_refused_by_name(tmp_path, capsys, args, words):
+    code = run_window(window_args(screenshot=str(tmp_path / "w.png"), **args))
+    assert code == 2 and words in capsys.readouterr().err and not (tmp_path / "w.png").exists()
+
+
+def test_a_scene_step_out_of_range_raises_before_the_window_shows(settings):
+    with pytest.raises(UsageError):
+        build_window(window_args(scene="cpu-vs-gpu", step=0, size=(800, 600)), settings)
