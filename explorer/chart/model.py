@@ -26,7 +26,7 @@ from explorer.chart.roofs import (
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
 from explorer.core.analysis.analysis import op_roofs
 from explorer.core.analysis.report import step_words
-from explorer.core.analysis.roofline import Ceilings, Roof
+from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_si
 
@@ -111,7 +111,7 @@ def _room_for_labels(x_range, plot: Rect, devices: list[Shown], page: Page, mult
             for roof in merged(shown.ceilings).compute:
                 ridge = roof.value / shown.ceilings.bandwidth[0].value
                 flat = plot.width * math.log10(high / max(ridge, low)) / math.log10(high / low)
-                short |= flat < text_width(roof_text(shown, roof, "compute", multi), page.text) + 16
+                short |= flat < text_width(roof_text(shown, roof, COMPUTE, multi), page.text) + 16
         if not short:
             break
         high *= 10 ** 0.5
@@ -250,7 +250,7 @@ def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, e
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),
     # then the ridge's.
-    by_height = sorted(labelled, key=lambda item: (item[0].ref.kind != "compute",
+    by_height = sorted(labelled, key=lambda item: (item[0].ref.kind != COMPUTE,
                                                    min(y for _, y in item[0].points)))
     requests = [*(request for _, request in by_height), *ridge_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]

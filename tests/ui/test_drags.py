@@ -152,3 +152,22 @@ def test_a_drag_paints_what_a_full_paint_paints(window):
     mouse.release(plot, start)
     difference = abs(_pixels(dragged) - _pixels(full)).max(axis=2)
     assert (difference > 8).sum() <= 0.001 * difference.size
+
+
+def test_a_device_called_batch_gets_its_roof_dragged_not_the_batch(qtbot, settings, tmp_path, monkeypatch,
+                                                                    catalog):
+    """A drag's pending change is typed, not a (name, value) pair: a user's device whose id is
+    "batch" once had its roof drag taken for a batch drag."""
+    from tests.core.test_userfiles import write_device
+
+    from .test_user_files_ui import open_window
+
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    write_device(tmp_path / "hardware", catalog, "batch", source="h100-sxm")
+    window = open_window(qtbot, settings, hardware=("batch",))
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    mouse.drag(plot, start, QtCore.QPointF(start.x(), start.y() - 60))
+    assert window.state.session.what_if("batch").bandwidth_scale > 1.5
+    assert window.state.params.batch == 1
+    window.runs.shutdown()

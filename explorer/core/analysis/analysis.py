@@ -134,7 +134,7 @@ class Totals:
         return self.flops / self.bytes
 
     @property
-    def bound(self) -> str:
+    def bound(self) -> roofline.BoundKind:
         """"communication" when the step's communication takes longer than its memory
         traffic and its arithmetic; else "memory" when moving its bytes takes longer than
         its arithmetic; else "compute" (the sums over its ops)."""

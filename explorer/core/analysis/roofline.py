@@ -16,15 +16,24 @@ thousands of points, roofs or devices is one call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from explorer.core.hardware.hardware import Hardware
 
-MEMORY = "memory"
-COMPUTE = "compute"
-COMMUNICATION = "communication"  # an op or step limited by the links between devices
+
+class BoundKind(StrEnum):
+    """What limits an op or a step (also a roof's kind: compute roofs and memory roofs). A
+    StrEnum: it prints, compares and is written to JSON as its word."""
+
+    MEMORY = "memory"
+    COMPUTE = "compute"
+    COMMUNICATION = "communication"  # an op or step limited by the links between devices
+
+
+MEMORY, COMPUTE, COMMUNICATION = BoundKind.MEMORY, BoundKind.COMPUTE, BoundKind.COMMUNICATION
 
 
 def attainable(intensity: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike) -> NDArray:

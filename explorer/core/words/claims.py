@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from explorer.core.analysis.analysis import Analysis, analyze
-from explorer.core.analysis.roofline import COMMUNICATION, Ceilings
+from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY, BoundKind, Ceilings
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams
@@ -70,7 +70,7 @@ def is_compute_bound(state: State, op: str | None = None) -> bool:
     return float(a.flops[i] / a.peaks[i]) >= float(a.bytes[i] / a.roofs.bandwidth_bytes_per_s)
 
 
-def recomputed_bound(state: State, op: str | None = None) -> str:
+def recomputed_bound(state: State, op: str | None = None) -> BoundKind:
     """"communication" for an op that crosses a link, or a step whose communication ops take
     longer than its arithmetic and its memory traffic (summed here from the ops); else
     "compute" or "memory" as ``is_compute_bound`` finds."""
@@ -86,7 +86,7 @@ def recomputed_bound(state: State, op: str | None = None) -> str:
                   if link is None]
         if talking > max(sum(x for x, _ in others), sum(y for _, y in others)):
             return COMMUNICATION
-    return "compute" if is_compute_bound(state, op) else "memory"
+    return COMPUTE if is_compute_bound(state, op) else MEMORY
 
 
 def times(factor: float) -> str:
@@ -124,7 +124,7 @@ class Bound(Claim):
     """The step (or one op) is memory- or compute-bound."""
 
     state: State
-    bound: str  # "memory" | "compute" | "communication"
+    bound: BoundKind
     op: str | None = None
     kind = "bound"
 
@@ -296,7 +296,7 @@ class OpsBound(Claim):
         known = {o.name for o in self.state.analysis().ops}
         if missing := [n for n in names if n not in known]:
             return f"{self.state.model.name} has no op {missing[0]!r} ({self.state.describe()})"
-        hits = [n for n in names if is_compute_bound(self.state, n) == (self.bound == "compute")]
+        hits = [n for n in names if is_compute_bound(self.state, n) == (self.bound == COMPUTE)]
         share = len(hits) / len(names)
         if (share > 0.5) if self.most else (share == 1):
             return None

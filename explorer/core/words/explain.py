@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from explorer.core.analysis.analysis import Analysis, memory_budget
 from explorer.core.analysis.batching import crossing_batch, levels_off_batch
+from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
@@ -73,7 +74,7 @@ def binding_roof(a: Analysis) -> Explanation:
     traffic = f"moving its {format_si(t.bytes, 'B')} takes {format_time(t.memory_time_s)} in all"
     arithmetic = f"its arithmetic takes {format_time(t.compute_time_s)}"
     claims = [time, bound]
-    if bound.bound == "communication":
+    if bound.bound == COMMUNICATION:
         talk = Quantity("communication time", t.link_time_s, format_time(t.link_time_s),
                         lambda: communication_seconds(state), rel=1e-9)
         latency = communication_seconds(state, latency_only=True) / t.link_time_s
@@ -83,7 +84,7 @@ def binding_roof(a: Analysis) -> Explanation:
                 f"between the {t.devices:,} devices take {talk.phrase}, {share} of it the links' "
                 f"latency, longer than moving its bytes ({format_time(t.memory_time_s)}) or its "
                 f"arithmetic ({format_time(t.compute_time_s)}).")
-    elif bound.bound == "memory":
+    elif bound.bound == MEMORY:
         only = "only " if t.compute_time_s < t.memory_time_s / 2 else ""
         text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {traffic}, "
                 f"its arithmetic {only}{format_time(t.compute_time_s)}. It uses "
@@ -96,7 +97,7 @@ def binding_roof(a: Analysis) -> Explanation:
                 f"in all, moving its bytes {format_time(t.memory_time_s)}. It reaches "
                 f"{format_share(utilisation)} of the {peak.label} peak.")
     if t.link_bytes:
-        if bound.bound != "communication":
+        if bound.bound != COMMUNICATION:
             text += f" Its messages between the {t.devices:,} devices take {format_time(t.link_time_s)}."
         text += " Communication is not overlapped with the other ops here: their times add up."
     elif t.time_s > 1.05 * max(t.memory_time_s, t.compute_time_s):
@@ -241,9 +242,9 @@ def lower_precision(a: Analysis) -> Explanation | None:
     step = "If it fit, the step" if not a.totals.fits_in_memory else "The step"
     text = (f"In {lower} {_halved(a.params, lower)} half the bytes. {roof} {step} would take "
             f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)}: {change.phrase}")
-    memory_bound = [x.totals.bound == "memory" for x in (a, after)]
+    memory_bound = [x.totals.bound == MEMORY for x in (a, after)]
     if change.word == "faster" and all(memory_bound):
-        bound = Bound(other, "memory")
+        bound = Bound(other, MEMORY)
         claims.append(bound)
         text += f", all of it from moving fewer bytes (the step stays {bound.phrase})"
     return Explanation("Lower precision", text + ".", (change, *claims),
@@ -289,7 +290,7 @@ def explain_op(a: Analysis, name: str) -> Explanation | None:
     # The op's own break-even intensity: its peak over the bandwidth (a blend of the matrix
     # and vector peaks for fused attention, whose softmax runs on the vector units).
     balance = float(a.peaks[i]) / bandwidth
-    bound = Bound(state, "memory" if memory_t > compute_t else "compute", o.name)
+    bound = Bound(state, MEMORY if memory_t > compute_t else COMPUTE, o.name)
     claims: list = [bound]
     numbers = {"memory_time_s": memory_t, "compute_time_s": compute_t, "intensity": intensity,
                "ridge": balance, "utilisation": float(a.flops[i] / a.time_s[i] / a.peaks[i])}
@@ -300,7 +301,7 @@ def explain_op(a: Analysis, name: str) -> Explanation | None:
         ridge = Ridge(a.hardware, roof.label, roof.flops_per_s / bandwidth)
         claims.append(ridge)
         where = f"it runs under the {roof.label} roof, whose ridge is at {ridge.phrase}"
-    if bound.bound == "memory":
+    if bound.bound == MEMORY:
         text = (f"{o.name} is {bound.phrase}: moving its {format_si(a.bytes[i], 'B')} takes "
                 f"{format_time(memory_t)}, its arithmetic {format_time(compute_t)}. At "
                 f"{format_number(intensity)} FLOP/byte {where}: it sits {times(balance / intensity)} "

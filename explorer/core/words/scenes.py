@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
@@ -67,7 +68,7 @@ PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOA
               "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
 COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep")
 FLAG_KEYS = ("causal", "recompute")
-BOUNDS = ("memory", "compute", "communication")
+BOUNDS = tuple(BoundKind)
 DIRECTIONS = ("faster", "slower", "unchanged")
 
 
@@ -85,7 +86,7 @@ class Check:
         out: list[Claim] = []
         if self.bound:
             out.append(Bound(state, self.bound))
-        for bound, selections in (("compute", self.compute_bound), ("memory", self.memory_bound)):
+        for bound, selections in ((COMPUTE, self.compute_bound), (MEMORY, self.memory_bound)):
             for select in selections:
                 most = select.startswith("most:")
                 out.append(OpsBound(state, select.removeprefix("most:"), bound, most))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -34,9 +35,32 @@ KEY_MARGIN = 4.0  # pixels around the key's box in its cached pixmap (strokes re
 ZOOM_STEP = 1.25  # one wheel notch
 
 
+class DragKind(Enum):
+    """What a press on the chart drags: the step's star (the batch), a roof, or the view."""
+
+    STAR = "star"
+    ROOF = "roof"
+    PAN = "pan"
+
+
+@dataclass(frozen=True)
+class BatchChange:
+    """A star drag's pending change: the batch it reached."""
+
+    batch: int
+
+
+@dataclass(frozen=True)
+class RoofChange:
+    """A roof drag's pending change: the device's new what-if."""
+
+    device: str
+    what_if: object
+
+
 @dataclass
 class _Drag:
-    kind: str  # "roof" | "star" | "pan"
+    kind: DragKind
     start: QtCore.QPointF
     ref: RoofRef | None = None
     base: object = None  # the what-if a roof drag starts from
@@ -120,7 +144,7 @@ class RooflinePlot(QtWidgets.QWidget):
             return
         painter = QtGui.QPainter(self)
         try:
-            if self._drag is not None and self._drag.kind != "pan" and self._hover is None:
+            if self._drag is not None and self._drag.kind is not DragKind.PAN and self._hover is None:
                 layers = ("frame", "key") if self.chart.key is not None else ("frame",)
                 underlay_id = tuple(self._cached(layer).cacheKey() for layer in layers)
                 self._still.paint(painter, self.chart, self.devicePixelRatioF(), self._underlay, underlay_id)
@@ -218,7 +242,7 @@ class RooflinePlot(QtWidgets.QWidget):
         pos = event.position()
         under = hits.markers_at(self.chart, (pos.x(), pos.y()), ("step", "op"))
         if under and under[0].kind == "step":
-            self._drag = _Drag("star", pos, chart=self.chart)
+            self._drag = _Drag(DragKind.STAR, pos, chart=self.chart)
             self.state.begin_gesture("Drag the batch")
             return
         if under:
@@ -231,11 +255,11 @@ class RooflinePlot(QtWidgets.QWidget):
             self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[ref.device].name}")
             base = drags.drag_start(self.state.session.what_if(ref.device), ref.kind,
                                     self.state.device(ref.device), self.state.catalog[ref.device])
-            self._drag = _Drag("roof", pos, ref, base, chart=self.chart)
+            self._drag = _Drag(DragKind.ROOF, pos, ref, base, chart=self.chart)
         elif roof is not None:
             self.state.select(roof.ref)
         else:
-            self._drag = _Drag("pan", pos, ranges=self._ranges, chart=self.chart)
+            self._drag = _Drag(DragKind.PAN, pos, ranges=self._ranges, chart=self.chart)
 
     def mouseMoveEvent(self, event: QtGui.QMouseEvent) -> None:
         if self.chart is None:
@@ -243,11 +267,11 @@ class RooflinePlot(QtWidgets.QWidget):
         pos, drag = event.position(), self._drag
         if drag is None:
             self._hover_at(pos)
-        elif drag.kind == "star":
+        elif drag.kind is DragKind.STAR:
             x, _ = hits.value_at(drag.chart, (pos.x(), pos.y()))
-            self._later(("batch", self.batch_at(math.log10(x))))
-        elif drag.kind == "roof":
-            self._later((drag.ref.device, self._what_if(drag, pos)))
+            self._later(BatchChange(self.batch_at(math.log10(x))))
+        elif drag.kind is DragKind.ROOF:
+            self._later(RoofChange(drag.ref.device, self._what_if(drag, pos)))
         else:
             self._pan(drag, pos)
 
@@ -257,12 +281,12 @@ class RooflinePlot(QtWidgets.QWidget):
             return
         self._timer.stop()
         pos = event.position()
-        if drag.kind == "star":
+        if drag.kind is DragKind.STAR:
             x, _ = hits.value_at(drag.chart, (pos.x(), pos.y()))
-            self._pending = ("batch", self.batch_at(math.log10(x)))
-        elif drag.kind == "roof":
-            self._pending = (drag.ref.device, self._what_if(drag, pos))
-        if drag.kind != "pan":
+            self._pending = BatchChange(self.batch_at(math.log10(x)))
+        elif drag.kind is DragKind.ROOF:
+            self._pending = RoofChange(drag.ref.device, self._what_if(drag, pos))
+        if drag.kind is not DragKind.PAN:
             self._apply_pending()
             self.state.end_gesture()
             self.redraw(fit=False)  # the full label layout (a drag reuses the last one's places)
@@ -337,17 +361,17 @@ class RooflinePlot(QtWidgets.QWidget):
         if self._pending is None:
             return
         pending, self._pending = self._pending, None
-        if pending[0] == "batch":
-            self.state.set_params(batch=pending[1])
+        if isinstance(pending, BatchChange):  # a device may be called anything, even "batch"
+            self.state.set_params(batch=pending.batch)
         else:
-            self.state.set_what_if(*pending)
+            self.state.set_what_if(pending.device, pending.what_if)
 
     def cancel_drag(self) -> bool:
         """Cancel a drag in progress (Esc, a right click); False when there is none."""
         drag, self._drag = self._drag, None
         self._timer.stop()
         self._pending = None
-        if drag is not None and drag.kind == "pan":
+        if drag is not None and drag.kind is DragKind.PAN:
             self._ranges = drag.ranges
             self.redraw(fit=False)
             return True

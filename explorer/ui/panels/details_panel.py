@@ -7,6 +7,7 @@ from html import escape
 from PySide6 import QtWidgets
 
 from explorer.chart.roofs import roof_tooltip
+from explorer.core.analysis.roofline import COMPUTE, MEMORY
 from explorer.core.units import format_count, format_si, format_time
 from explorer.state import AppState, RoofRef
 from explorer.ui.follow import Follower
@@ -63,7 +64,7 @@ class DetailsPanel(QtWidgets.QTextBrowser):
             return self._link_html(a, index)
         flops, moved, time_s = int(a.flops[index]), int(a.bytes[index]), float(a.time_s[index])
         peak = float(a.peaks[index])
-        bound = "memory" if a.memory_bound[index] else "compute"
+        bound = MEMORY if a.memory_bound[index] else COMPUTE
         compute_s, memory_s = flops / peak, moved / a.roofs.bandwidth_bytes_per_s
         rows = [
             *_head_rows(o),

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui
 
 from explorer.chart.palette import ROLE_GROUP
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.roofline import MEMORY
 from explorer.core.units import format_count, format_number, format_si, format_time
 
 COLUMNS = ("op", "share", "time each", "bound", "FLOP/B", "count", "FLOPs", "bytes", "group")
@@ -58,7 +59,7 @@ class OpTableModel(QtCore.QAbstractTableModel):
         column = COLUMNS[index.column()]
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and column in NUMBERS:
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        if role == QtCore.Qt.ItemDataRole.ForegroundRole and column == "bound" and value == "memory":
+        if role == QtCore.Qt.ItemDataRole.ForegroundRole and column == "bound" and value == MEMORY:
             return QtGui.QGuiApplication.palette().color(QtGui.QPalette.ColorRole.Link)  # themed
         if role != QtCore.Qt.ItemDataRole.DisplayRole:
             return None
