@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui
 from explorer.core.hardware.catalog import Catalog
 from explorer.core.model.presets import ModelCatalog
 from explorer.core.model.session import Session
-from explorer.document import Document, OpRef, RoofRef, Selection
+from explorer.document import Document, OpRef, RoofRef, Selection, Topic
 
 __all__ = ["AppState", "OpRef", "RoofRef", "Selection"]
 
@@ -28,7 +28,7 @@ class UndoHistory(QtCore.QObject):
         super().__init__(parent)
         self._document = document
         self._clean = document.is_clean
-        document.subscribe("history", self._on_history)
+        document.subscribe(Topic.HISTORY, self._on_history)
 
     def undo(self) -> None:
         self._document.undo()
@@ -90,12 +90,13 @@ class AppState(QtCore.QObject, Document):
                  parent: QtCore.QObject | None = None) -> None:
         # PySide6 passes the keywords QObject does not take on to Document.__init__.
         super().__init__(parent=parent, catalog=catalog, models=models, session=session)
-        for topic, signal in (("hardware", self.sig_hardware_changed),
-                              ("workload", self.sig_workload_changed),
-                              ("precisions", self.sig_precisions_changed),
-                              ("results", self.sig_results_changed),
-                              ("selection", self.sig_selection_changed), ("live", self.sig_live_changed),
-                              ("session", self.sig_session_changed), ("message", self.sig_message),
-                              ("catalog", self.sig_catalog_changed)):
+        for topic, signal in ((Topic.HARDWARE, self.sig_hardware_changed),
+                              (Topic.WORKLOAD, self.sig_workload_changed),
+                              (Topic.PRECISIONS, self.sig_precisions_changed),
+                              (Topic.RESULTS, self.sig_results_changed),
+                              (Topic.SELECTION, self.sig_selection_changed),
+                              (Topic.LIVE, self.sig_live_changed),
+                              (Topic.SESSION, self.sig_session_changed), (Topic.MESSAGE, self.sig_message),
+                              (Topic.CATALOG, self.sig_catalog_changed)):
             self.subscribe(topic, signal.emit)
         self.undo_stack = UndoHistory(self, self)

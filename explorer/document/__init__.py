@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
@@ -38,10 +39,25 @@ from explorer.document.history import History, Step
 from explorer.document.selection import OpRef, RoofRef, Selection
 from explorer.kernels.results import Point, Results, load_results
 
-__all__ = ["TOPICS", "Document", "OpRef", "RoofRef", "Selection"]
+__all__ = ["TOPICS", "Document", "OpRef", "RoofRef", "Selection", "Topic"]
 
-TOPICS = ("hardware", "workload", "precisions", "results", "selection", "live", "catalog",
-          "session", "message", "history")
+
+class Topic(StrEnum):
+    """What a notification is about; listeners subscribe to one topic each."""
+
+    HARDWARE = "hardware"  # devices shown, their order, or what-ifs
+    WORKLOAD = "workload"  # model or parameters
+    PRECISIONS = "precisions"
+    RESULTS = "results"  # measurement files shown
+    SELECTION = "selection"  # the new selection: an op, a roof or nothing
+    LIVE = "live"  # points of the kernel run in progress
+    CATALOG = "catalog"  # devices were added
+    SESSION = "session"  # anything above (for saving and autosave)
+    MESSAGE = "message"  # what the last action did
+    HISTORY = "history"  # undo history: a step, or a gesture began, ended or was cancelled
+
+
+TOPICS = tuple(Topic)
 
 
 @lru_cache(maxsize=128)
@@ -69,14 +85,15 @@ class Document:
         self._listeners: dict[str, list[Callable]] = defaultdict(list)
 
     # -- listeners -------------------------------------------------------------------------------
-    def subscribe(self, topic: str, callback: Callable) -> Callable[[], None]:
+    def subscribe(self, topic: Topic | str, callback: Callable) -> Callable[[], None]:
         """Call ``callback`` on every ``topic`` notification; returns the unsubscribe function."""
         if topic not in TOPICS:
             raise ValueError(f"unknown topic {topic!r} (known: {', '.join(TOPICS)})")
+        topic = Topic(topic)
         self._listeners[topic].append(callback)
         return lambda: self._listeners[topic].remove(callback)
 
-    def _emit(self, topic: str, *args) -> None:
+    def _emit(self, topic: Topic, *args) -> None:
         for callback in list(self._listeners[topic]):
             callback(*args)
 
@@ -165,18 +182,18 @@ class Document:
         if self.can_undo:
             self.history.index -= 1
             self._apply(self.history.steps[self.history.index].before)
-            self._emit("history")
+            self._emit(Topic.HISTORY)
 
     def redo(self) -> None:
         if self.can_redo:
             self.history.index += 1
             self._apply(self.history.steps[self.history.index - 1].after)
-            self._emit("history")
+            self._emit(Topic.HISTORY)
 
     def set_clean(self) -> None:
         """The session as it is now is saved (a later change makes it dirty)."""
         self.history.clean = self.history.index
-        self._emit("history")
+        self._emit(Topic.HISTORY)
 
     # -- changing --------------------------------------------------------------------------------
     def _refused(self, after: Session) -> str:
@@ -201,7 +218,7 @@ class Document:
             return
         refused = self._refused(after)
         if refused:  # nothing changes: the panels show the session as it was, the reason is said
-            self._emit("message", f"{text}: not done: {refused}")
+            self._emit(Topic.MESSAGE, f"{text}: not done: {refused}")
             for topic in ("workload", "hardware"):
                 self._emit(topic)
             return
@@ -210,30 +227,30 @@ class Document:
         else:
             self.history.push(Step(self._session, after, text))
             self._apply(after)
-            self._emit("history")
-        self._emit("message", text)
+            self._emit(Topic.HISTORY)
+        self._emit(Topic.MESSAGE, text)
 
     def _apply(self, after: Session, catalog_changed: bool = False, results_changed: bool = False) -> None:
         """Install ``after`` and notify each topic whose part changed, once."""
         before, self._session = self._session, after
         if catalog_changed:
-            self._emit("catalog")
+            self._emit(Topic.CATALOG)
         if catalog_changed or before.hardware != after.hardware or before.what_ifs != after.what_ifs:
             if self._roof is not None and self._roof.device not in after.hardware:
                 self._roof = None
-            self._emit("hardware")
+            self._emit(Topic.HARDWARE)
         if before.model != after.model or before.params != after.params:
-            self._emit("workload")
+            self._emit(Topic.WORKLOAD)
         if before.precisions != after.precisions:
-            self._emit("precisions")
+            self._emit(Topic.PRECISIONS)
         if (results_changed or before.results != after.results
                 or before.measured_roofs != after.measured_roofs):
-            self._emit("results")
+            self._emit(Topic.RESULTS)
         if before.selected_op != after.selected_op:
             if after.selected_op:
                 self._roof = None
-            self._emit("selection", self.selection)
-        self._emit("session")
+            self._emit(Topic.SELECTION, self.selection)
+        self._emit(Topic.SESSION)
 
     def set_catalog(self, catalog: Catalog) -> None:
         """Replace the device catalogue (after a custom device is saved); shown devices
@@ -241,18 +258,18 @@ class Document:
         for ident in self._session.hardware:
             catalog[ident]
         self.catalog = catalog
-        self._emit("catalog")
-        self._emit("hardware")
+        self._emit(Topic.CATALOG)
+        self._emit(Topic.HARDWARE)
 
     def set_devices(self, idents) -> None:
         idents = tuple(dict.fromkeys(idents))
         for ident in idents:
             self.catalog[ident]  # raises UnknownIdError for a bad id
         if not idents:
-            self._emit("message", "at least one device stays on the chart")
+            self._emit(Topic.MESSAGE, "at least one device stays on the chart")
             return
         if len(idents) > MAX_DEVICES:
-            self._emit("message", f"at most {MAX_DEVICES} devices can be overlaid: untick one first")
+            self._emit(Topic.MESSAGE, f"at most {MAX_DEVICES} devices can be overlaid: untick one first")
             return
         self._change(replace(self._session, hardware=idents), f"Show {', '.join(idents)}")
 
@@ -270,12 +287,12 @@ class Document:
     def set_model(self, ident: str) -> None:
         if ident == CUSTOM:
             if not self._session.custom_layers:
-                self._emit("message", "The custom stack is empty: build it in the layer editor")
+                self._emit(Topic.MESSAGE, "The custom stack is empty: build it in the layer editor")
                 return
             name = "the custom stack"
         elif ident == CONFIG_MODEL:
             if not self._session.model_config:
-                self._emit("message", "No model config is open: File › Open model config…")
+                self._emit(Topic.MESSAGE, "No model config is open: File › Open model config…")
                 return
             name = config_spec(self._session.model_config).name
         else:
@@ -331,7 +348,7 @@ class Document:
         if isinstance(selection, RoofRef):
             self._roof = selection
             if self._session.selected_op is None:
-                self._emit("selection", selection)
+                self._emit(Topic.SELECTION, selection)
             else:
                 self._apply(replace(self._session, selected_op=None))
             return
@@ -340,7 +357,7 @@ class Document:
         if name != self._session.selected_op:
             self._apply(replace(self._session, selected_op=name))
         else:
-            self._emit("selection", self.selection)
+            self._emit(Topic.SELECTION, self.selection)
 
     def select_op(self, name: str | None) -> None:
         """Select the op called ``name`` (None: nothing)."""
@@ -360,7 +377,7 @@ class Document:
             self._change(replace(self._session, results=(*self._session.results, name)),
                          f"Show measurements from {name}")
         else:
-            self._emit("results")
+            self._emit(Topic.RESULTS)
 
     def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
         """Load the measurement files ``session`` shows, one by one: a broken one is
@@ -390,7 +407,7 @@ class Document:
     def set_live_points(self, points: list[Point]) -> None:
         """Points of a run in progress (not part of the session until saved)."""
         self._live = list(points)
-        self._emit("live")
+        self._emit(Topic.LIVE)
 
     def set_measured_roofs(self, shown: bool) -> None:
         self._change(replace(self._session, measured_roofs=shown),
@@ -423,15 +440,15 @@ class Document:
         self.cancel_gesture()
         self.history.clear()
         self._apply(session, **changed)
-        self._emit("history")
-        self._emit("message", text)
+        self._emit(Topic.HISTORY)
+        self._emit(Topic.MESSAGE, text)
 
     # -- gestures --------------------------------------------------------------------------------
     def begin_gesture(self, text: str) -> None:
         """Start a gesture: changes apply live and become one history step at the end."""
         if self._gesture is None:
             self._gesture = (self._session, text)
-            self._emit("history")  # no undo in the middle of a drag
+            self._emit(Topic.HISTORY)  # no undo in the middle of a drag
 
     def end_gesture(self) -> None:
         if self._gesture is None:
@@ -440,8 +457,8 @@ class Document:
         self._gesture = None
         if self._session != before:
             self.history.push(Step(before, self._session, text))
-            self._emit("message", text)
-        self._emit("history")
+            self._emit(Topic.MESSAGE, text)
+        self._emit(Topic.HISTORY)
 
     def cancel_gesture(self) -> None:
         if self._gesture is None:
@@ -449,5 +466,5 @@ class Document:
         before, text = self._gesture
         self._gesture = None
         self._apply(before)
-        self._emit("history")
-        self._emit("message", f"{text}: cancelled")
+        self._emit(Topic.HISTORY)
+        self._emit(Topic.MESSAGE, f"{text}: cancelled")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.core.hardware.hardware import CPU, GPU
 from explorer.kernels import gpuinfo
 from explorer.kernels.cpuinfo import CpuInfo, describe_cpu
 from explorer.kernels.timing import CpuTimer, Timer
@@ -73,7 +74,7 @@ class BackendUnavailable(RuntimeError):
 
 class NumpyBackend:
     name = "numpy"
-    device_kind = "cpu"
+    device_kind = CPU
 
     def __init__(self, cpu: CpuInfo | None = None, seed: int = 12345) -> None:
         self.xp = np
@@ -146,7 +147,7 @@ class CudaEventTimer:
 
 class CupyBackend:
     name = "cupy"
-    device_kind = "gpu"
+    device_kind = GPU
 
     def __init__(self, device: int = 0, seed: int = 12345) -> None:
         info = gpuinfo.detect_gpu(device)

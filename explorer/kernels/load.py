@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.core.hardware.hardware import GPU
+
 MIN_WINDOW_S = 0.1
 CPU_THRESHOLD_CORES = 0.1  # more foreign load than this marks a point contended
 
@@ -128,7 +130,7 @@ def foreign_processes(listed: list[int], own: int) -> tuple[int, str]:
 
 def load_source(backend):
     """The foreign-load source for ``backend`` (None where none can be read here)."""
-    if backend.device_kind == "gpu":
+    if backend.device_kind == GPU:
         try:
             return NvmlLoad(backend.device.id, getattr(backend.device, "pci_bus_id", None))
         except Exception:  # nvidia-ml-py missing, or NVML cannot start: no source, said in notes

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.hardware import GPU, Hardware
 
 # A measurement may exceed a datasheet figure by rounding and clock boost; beyond this it
 # is suspect.
@@ -49,7 +49,7 @@ def reference_for(backend, catalog, compare: str | None = None) -> tuple[Referen
     ``compare`` device, else the GPU's own catalogue entry, else the CPU's derived peaks."""
     if compare:
         return Reference.from_hardware(catalog[compare]), None
-    if backend.device_kind == "gpu":
+    if backend.device_kind == GPU:
         match = match_device(backend.gpu.name, catalog)
         if match:
             return Reference.from_hardware(match), None
@@ -71,7 +71,7 @@ def match_device(name: str, catalog) -> Hardware | None:
     # Another form factor of the same chip has other clocks, power and memory: no match.
     form_factors = {"pcie", "nvl"} & words
     for hw in catalog.values():
-        if hw.kind != "gpu":
+        if hw.kind != GPU:
             continue
         keys = [t for t in _tokens(hw.id) if t not in ("sxm", "apple")]
         if form_factors - set(_tokens(hw.id)):

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
+from explorer.core.hardware.hardware import GPU
 from explorer.kernels.backends import describe_failure
 from explorer.kernels.cases import Case, Skip
 from explorer.kernels.load import load_source
@@ -142,7 +143,7 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         last = Point(
             suite=case.suite, kernel=case.kernel, dtype=case.dtype, size=dict(case.size),
             # A GPU point says how many launches one pair of events timed (launch overhead).
-            param=(measured.with_launches(case.param) if backend.device_kind == "gpu"
+            param=(measured.with_launches(case.param) if backend.device_kind == GPU
                    else dict(case.param)), flops=case.flops, bytes=case.bytes,
             time_median_s=measured.median_s, time_p20_s=measured.p20_s, time_p80_s=measured.p80_s,
             check=problem, suspect=suspect, convention=case.convention,
@@ -188,13 +189,13 @@ def _contention(points: list[Point], load, backend, asked_off: bool = False) -> 
         return ["other programs' load was not checked (--no-load-check): no point is marked "
                 "contended, and a busy machine would go unnoticed"]
     if load is None:
-        where = "NVML (pip install nvidia-ml-py)" if backend.device_kind == "gpu" else "/proc"
+        where = "NVML (pip install nvidia-ml-py)" if backend.device_kind == GPU else "/proc"
         return [f"other programs' load was not measured (no {where}): a busy machine would go unnoticed"]
     contended = [p for p in points if p.contended]
     if not contended:
         return []
     worst = max(p.foreign_load or 0.0 for p in contended)
-    unit = "processes" if backend.device_kind == "gpu" else "cores"
+    unit = "processes" if backend.device_kind == GPU else "cores"
     return [f"{len(contended)} of {len(points)} points were measured while other programs were busy "
             f"(up to {worst:.2f} {unit}), after {RETRIES} retries: they are marked contended and "
             "never used as ceilings"]

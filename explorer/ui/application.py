@@ -67,7 +67,7 @@ def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = N
     if args.size:
         window.resize(*args.size)
     if getattr(args, "theme", None):
-        window.set_theme(args.theme)
+        window.set_theme(args.theme, remember=False)  # this run's: a screenshot leaves no trace
     if getattr(args, "scene", None):
         scene = window.player.scenes[args.scene]  # an unknown id names the close ones
         step = 1 if getattr(args, "step", None) is None else args.step

@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer import defaults
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.catalog import Catalog
+from explorer.core.hardware.hardware import CPU, GPU
 from explorer.core.units import format_bytes, format_si
 from explorer.core.words.design_lab import BATCHING, OVERLAP, STAGES, Lab
 from explorer.core.words.why import load_topics, render
@@ -37,7 +38,7 @@ def bytes_slider(value: float) -> int:
 
 def lab_gpus(catalog) -> list:
     """GPUs the lab can end at: those with a measured memory latency."""
-    return [hw for hw in catalog.values() if hw.kind == "gpu" and hw.main_memory.latency_s]
+    return [hw for hw in catalog.values() if hw.kind == GPU and hw.main_memory.latency_s]
 
 
 class DesignLabWindow(QtWidgets.QMainWindow):
@@ -46,7 +47,7 @@ class DesignLabWindow(QtWidgets.QMainWindow):
         self.setWindowTitle("From CPU to GPU — Roofline Explorer design lab")
         self.main_state = main_state
         catalog, models = main_state.catalog, main_state.models
-        cpus = [hw for hw in catalog.values() if hw.kind == "cpu"]
+        cpus = [hw for hw in catalog.values() if hw.kind == CPU]
         gpus = lab_gpus(catalog)
         if not cpus or not gpus:
             raise ValueError("the design lab needs a CPU and a GPU with a measured memory latency "

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from PySide6 import QtCore
 
+from explorer.document import Topic
+
 GESTURE_INTERVAL_MS = 500
 
 
@@ -28,7 +30,8 @@ class Follower(QtCore.QObject):
         self._timer.timeout.connect(self._catch_up)
         for signal in signals:
             signal.connect(self.changed)
-        unsubscribe = state.subscribe("history", self._on_history)  # a gesture began, ended, was cancelled
+        # a gesture began, ended or was cancelled
+        unsubscribe = state.subscribe(Topic.HISTORY, self._on_history)
         self.destroyed.connect(lambda *_: unsubscribe())  # the state may outlive the panel
 
     def changed(self, *_args) -> None:

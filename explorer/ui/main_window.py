@@ -336,8 +336,9 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         self.design_lab.raise_()
         self.design_lab.activateWindow()
 
-    def set_theme(self, name: str) -> None:
-        """The window's colours: light, dark or high contrast (remembered between runs)."""
+    def set_theme(self, name: str, remember: bool = True) -> None:
+        """The window's colours: light, dark or high contrast (remembered between runs when
+        chosen in the window; ``--theme`` on the command line is for that run only)."""
         if name not in defaults.THEMES:
             name = defaults.THEME
         self.chart.set_theme(name)
@@ -345,7 +346,8 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         self.caption_bar.set_theme(self.chart.theme)
         for action in self.theme_group.actions():
             action.setChecked(action.data() == name)
-        self.settings.setValue("theme", name)
+        if remember:
+            self.settings.setValue("theme", name)
 
     # -- state -----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:

@@ -30,6 +30,7 @@ def test_the_window_shows_what_analyze_would(qtbot, settings):
     assert session.hardware == ("h100-sxm", "mi300x") and session.model == "llama-3-70b"
     assert (session.params.phase, session.params.batch, session.params.tp) == ("prefill", 8, 2)
     assert window.chart.theme.name == "dark"
+    assert settings.value("theme") != "dark"  # the command line's choice is this run's only
     assert "TP 2 (2 devices)" in default_title(window.state)  # the chart says how the step is spread
     window.runs.shutdown()
 

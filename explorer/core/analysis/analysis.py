@@ -333,6 +333,15 @@ def _op_terms(model: ModelSpec, params: WorkloadParams, matrix: ComputePeak, vec
     return ops, flops, moved, counts, arithmetic_s, peaks, total_flops, total_bytes
 
 
+def step_total(counts, values, once, factor):
+    """A step's total of per-op ``values`` (one per op, or ops × batches) each weighted by its
+    count: the pipelined ops scaled by the pipeline's ``factor`` (a number, or one per batch),
+    the once-a-step ops (optimizer, gradient all-reduce) whole. The one formula behind a
+    step's time, its compute, memory and link times, for one batch and for the sweep."""
+    pipelined, whole = np.where(once, 0, counts), np.where(once, counts, 0)
+    return pipelined @ values * factor + whole @ values
+
+
 def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
     """Cost one step of ``model`` under ``params`` on ``hardware``."""
     roofs = op_roofs(hardware, params.dtype)
@@ -346,7 +355,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     # The ops cover every stage's layers: one device does a stage's share (1/pp) and the
     # pipeline's factor applies; the optimizer and gradient all-reduces run once a step.
     once = _once_per_step(ops)
-    scale = np.where(once, 1.0, training.pipeline_factor(params, params.split, params.batch))
+    factor = training.pipeline_factor(params, params.split, params.batch)
 
     def shared(values) -> int:  # exact integers: a stage's share of the pipelined ops, the rest whole
         pipelined = sum(int(v) for v, o in zip(values, once, strict=True) if not o)
@@ -364,14 +373,14 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
     required = weight_bytes + state + kv_cache + activations
     budget = memory_budget(hardware, params)
-    total_time = float(np.sum(counts * time_s * scale))
+    total_time = float(step_total(counts, time_s, once, factor))
     memory_counts = counts - link_counts
     totals = Totals(
         flops=shared([int(f) * int(c) for f, c in zip(flops, counts, strict=True)]),
         bytes=shared([int(b) * int(c) for b, c in zip(moved, memory_counts, strict=True)]),
         time_s=total_time,
-        compute_time_s=float(np.sum(counts * arithmetic_s * scale)),
-        memory_time_s=float(np.sum(memory_counts * moved * scale)) / bandwidth,
+        compute_time_s=float(step_total(counts, arithmetic_s, once, factor)),
+        memory_time_s=float(step_total(memory_counts, moved, once, factor)) / bandwidth,
         items_per_step=items,
         item_unit=model.item_unit,
         tokens_per_s=items / total_time,
@@ -386,7 +395,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         fits_in_memory=required <= budget,
         devices=params.split.devices,
         link_bytes=shared([int(b) * int(c) for b, c in zip(moved, link_counts, strict=True)]),
-        link_time_s=float(np.sum(link_counts * time_s * scale)),
+        link_time_s=float(step_total(link_counts, time_s, once, factor)),
         state_bytes=state,
     )
     notes = list(roofs.notes)
@@ -497,18 +506,12 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     once = _once_per_step(ops)
     factor = training.pipeline_factor(params, params.split, b)  # per batch
 
-    def step(weights, values):  # pipelined ops scaled by ``factor``, once-per-step ops whole
-        return np.where(once, 0, weights) @ values * factor + np.where(once, weights, 0) @ values
-
-    def stage_share(weights, values):  # a stage's share of the pipelined ops, the rest whole
-        return np.where(once, 0, weights) @ values / params.pp + np.where(once, weights, 0) @ values
-
-    total_time = step(counts, times)
-    compute_time_s = step(counts, arithmetic)
+    total_time = step_total(counts, times, once, factor)
+    compute_time_s = step_total(counts, arithmetic, once, factor)
     memory_counts = np.where(talking, 0, counts)
-    memory_time_s = step(memory_counts, moved) / bandwidth
-    total_flops = stage_share(counts, flops)
-    total_bytes = stage_share(memory_counts, moved)
+    memory_time_s = step_total(memory_counts, moved, once, factor) / bandwidth
+    total_flops = step_total(counts, flops, once, 1 / params.pp)  # a stage's share, the rest whole
+    total_bytes = step_total(memory_counts, moved, once, 1 / params.pp)
     items = _items_per_step(model, params, b)
     return BatchSweep(
         batch=batch,

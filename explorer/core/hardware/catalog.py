@@ -277,7 +277,7 @@ def hardware_to_dict(hw: Hardware) -> dict:
                          latency_source=keys[link.latency_provenance.url],
                          latency_note=link.latency_provenance.note)
         links.append(entry)
-    out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": hw.kind, "year": hw.year,
+    out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": str(hw.kind), "year": hw.year,
            "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}
     if hw.notes:
         out["notes"] = hw.notes

@@ -9,10 +9,20 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from explorer.core.units import PRECISIONS
 
-KINDS = ("cpu", "gpu")
+
+class DeviceKind(StrEnum):
+    """A CPU or a GPU: the catalogue's ``kind`` and a kernel backend's ``device_kind``."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+
+
+CPU, GPU = DeviceKind.CPU, DeviceKind.GPU
+KINDS = tuple(DeviceKind)
 UNITS = ("vector", "matrix")
 # Where a link leads: "node", GPU to GPU inside one server (NVLink, Infinity Fabric);
 # "network", from a GPU to other servers (InfiniBand, Ethernet); "host", the GPU's PCIe
@@ -118,7 +128,7 @@ class Hardware:
     id: str
     name: str
     vendor: str
-    kind: str
+    kind: DeviceKind
     year: int
     specs: Specs
     peaks: tuple[ComputePeak, ...]

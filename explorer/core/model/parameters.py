@@ -60,7 +60,9 @@ class Kind(Enum):
 class Parameter:
     """One workload parameter. ``name`` is the ``WorkloadParams`` field and the session key;
     a default of None means "as another parameter" (said in ``help``). ``always_saved``
-    parameters are written to every session; the others only when not at their default."""
+    parameters are written to every session; the others only when not at their default.
+    In the window's workload panel a parameter is a row called ``label`` (a check box
+    captioned ``caption``), or shares the row ``row`` with its neighbours, each captioned."""
 
     name: str
     kind: Kind
@@ -73,6 +75,8 @@ class Parameter:
     maximum: float = 1
     applies: str = "always"
     always_saved: bool = False
+    row: str = ""
+    caption: str = ""
 
     @property
     def flag(self) -> str:
@@ -104,54 +108,62 @@ class Parameter:
 
 def _degree(degree) -> Parameter:
     return Parameter(degree.name, Kind.COUNT, 1, f"{degree.short} ({degree.long})",
-                     f"{degree.long}: {degree.help}", unit="devices", maximum=degree.maximum,
-                     applies="a transformer (models spread over devices)")
+                     f"{degree.long.capitalize()}: {degree.help}", unit="devices", maximum=degree.maximum,
+                     applies="a transformer (models spread over devices)", row="Devices",
+                     caption=degree.short)
 
 
-# In the order a session file lists them.
+# In the order the workload panel shows them and a session file lists them.
 PARAMETERS = (
     Parameter("phase", Kind.CHOICE, "decode", "Phase",
-              "prefill (a prompt), decode (one token per sequence) or train (forward, backward and "
-              "the optimizer over seq tokens per sequence)", choices=PHASES, always_saved=True,
+              "prefill: process the prompt; decode: one new token per sequence; train: forward, "
+              "backward and the optimizer over whole sequences", choices=PHASES, always_saved=True,
               applies="a language model (a CNN or ViT runs one forward pass)"),
-    Parameter("batch", Kind.COUNT, 1, "Batch", "sequences (or images) per step", unit="sequences",
+    Parameter("batch", Kind.COUNT, 1, "Batch", "Sequences (or images) per step", unit="sequences",
               maximum=MAX_BATCH, always_saved=True),
-    Parameter("seq", Kind.COUNT, 512, "Prompt / sequence",
-              "tokens per sequence (prefill: the prompt; train: the sequence)", unit="tokens",
+    Parameter("seq", Kind.COUNT, 512, "Prompt tokens",
+              "Tokens per sequence (prefill: the prompt; train: the sequence)", unit="tokens",
               maximum=MAX_TOKENS, always_saved=True, applies="phase prefill or train"),
-    Parameter("context", Kind.COUNT, 1024, "KV context", "cached tokens each new token attends over",
+    Parameter("context", Kind.COUNT, 1024, "Context", "Cached tokens each new token attends over (decode)",
               unit="tokens", maximum=MAX_TOKENS, always_saved=True, applies="phase decode"),
-    Parameter("dtype", Kind.CHOICE, "bf16", "Precision", "precision of activations and arithmetic",
+    Parameter("dtype", Kind.CHOICE, "bf16", "Precision", "Precision of activations and arithmetic",
               choices=WORKLOAD_DTYPES, always_saved=True),
+    Parameter("weight_dtype", Kind.CHOICE, None, "Weights",
+              "Precision of stored weights (default: the compute precision). int4, fp4, nvfp4 and "
+              "mxfp4 are dequantised to the compute precision (they run at its peak); their group "
+              "scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
+              applies="inference (not phase train)"),
+    Parameter("weight_group", Kind.COUNT, 128, "Weight group",
+              "int4 / fp4 weights: values sharing one scale (GPTQ and AWQ use 128; nvfp4 and mxfp4 "
+              "have fixed blocks of 16 and 32)", unit="values", maximum=MAX_WEIGHT_GROUP,
+              applies="weight_dtype int4 or fp4", row="Weight scales", caption="group"),
+    Parameter("weight_scale", Kind.CHOICE, "fp16", "Weight scale",
+              "int4 / fp4 weights: the precision of the group scales", choices=SCALE_DTYPES,
+              applies="weight_dtype int4 or fp4", row="Weight scales", caption="scale"),
+    Parameter("kv_dtype", Kind.CHOICE, None, "KV cache",
+              "Precision of the KV cache (default: the compute precision)", choices=WORKLOAD_DTYPES,
+              applies="inference with a KV cache (not phase train)"),
     Parameter("attention", Kind.CHOICE, "fused", "Attention",
               "naive writes the score matrix to memory; fused keeps it on chip", choices=ATTENTIONS,
               always_saved=True, applies="a transformer"),
-    Parameter("weight_dtype", Kind.CHOICE, None, "Weights",
-              "precision of stored weights (default: dtype); int4, fp4, nvfp4 and mxfp4 are "
-              "dequantised to dtype to compute, their group scales read with them",
-              choices=WORKLOAD_DTYPES + WEIGHT_FORMATS, applies="inference (not phase train)"),
-    Parameter("kv_dtype", Kind.CHOICE, None, "KV cache", "precision of the KV cache (default: dtype)",
-              choices=WORKLOAD_DTYPES, applies="inference with a KV cache (not phase train)"),
-    Parameter("memory_fraction", Kind.SHARE, DEFAULT_MEMORY_FRACTION, "Memory share",
-              f"share of the device's usable memory a serving engine may fill (default "
-              f"{DEFAULT_MEMORY_FRACTION}, vLLM's)", unit="share", minimum=MIN_MEMORY_FRACTION),
-    Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
-              "mixture of experts: the weights a step reads are those of the experts its tokens touch "
-              "if they pick uniformly (expected count), or all experts", choices=ROUTINGS,
-              applies="a mixture of experts"),
     Parameter("causal", Kind.FLAG, False, "Causal mask",
-              "prefill computes only the score pairs a causal mask keeps (about half)",
-              applies="phase prefill or train"),
-    Parameter("weight_group", Kind.COUNT, 128, "Weight group",
-              "int4 / fp4 weights: values sharing one scale", unit="values", maximum=MAX_WEIGHT_GROUP,
-              applies="weight_dtype int4 or fp4"),
-    Parameter("weight_scale", Kind.CHOICE, "fp16", "Weight scale",
-              "int4 / fp4 weights: the scales' precision", choices=SCALE_DTYPES,
-              applies="weight_dtype int4 or fp4"),
+              "Prefill with a causal mask: compute only the query-key pairs the mask keeps (t(t+1)/2 "
+              "of t²), as kernels that skip masked tiles do. Bytes stay: every key and value is still "
+              "read", applies="phase prefill or train", caption="skip masked scores"),
     *(_degree(d) for d in DEGREES),
-    Parameter("recompute", Kind.FLAG, False, "Recompute",
-              "training: recompute activations in the backward pass (keeps only layer inputs)",
-              applies="phase train"),
+    Parameter("recompute", Kind.FLAG, False, "Training",
+              "Training: keep only each layer's input and recompute the rest in the backward pass "
+              "(one more forward: ×4 instead of ×3 the forward's work)", applies="phase train",
+              caption="recompute activations"),
+    Parameter("memory_fraction", Kind.SHARE, DEFAULT_MEMORY_FRACTION, "Memory share",
+              "Share of the device's usable memory a serving engine may fill with weights, KV cache "
+              f"and activations (vLLM's gpu_memory_utilization; {DEFAULT_MEMORY_FRACTION:.0%} is its "
+              "default). \"Fits\" and the largest batch use it", unit="share",
+              minimum=MIN_MEMORY_FRACTION),
+    Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
+              "Mixture of experts: the expert weights a step reads. uniform: the experts its tokens "
+              "touch if each picks its experts uniformly at random, E·(1 − (1 − k/E)^tokens); all: "
+              "every expert (the worst case)", choices=ROUTINGS, applies="a mixture of experts"),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.batching import crossing_batch
-from explorer.core.hardware.hardware import ComputePeak, Hardware, evaluate_formula, vector_lanes
+from explorer.core.hardware.hardware import CPU, GPU, ComputePeak, Hardware, evaluate_formula, vector_lanes
 from explorer.core.hardware.littles_law import bytes_in_flight_needed, latency_of
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.session import Session, WhatIf, model_choice
@@ -91,7 +91,7 @@ class Lab:
     batch: int = DEFAULT_BATCH
 
     def __post_init__(self) -> None:
-        if self.cpu.kind != "cpu" or self.gpu.kind != "gpu":
+        if self.cpu.kind != CPU or self.gpu.kind != GPU:
             raise ValueError("the lab goes from a CPU to a GPU")
         latency_of(self.gpu)  # NoLatencyError names a GPU without a measured latency
         if not 0 <= self.stage < len(STAGES):

@@ -13,7 +13,7 @@ from dataclasses import replace
 from explorer.core.analysis.analysis import Analysis, memory_budget
 from explorer.core.analysis.batching import crossing_batch, levels_off_batch
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
-from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
@@ -412,8 +412,8 @@ def explain_state(model, params: WorkloadParams, devices: list[Hardware],
 
     a = analyze(model, params, devices[0])
     out = explain_workload(a)
-    cpu = next((d for d in devices if d.kind == "cpu"), None)
-    gpu = next((d for d in devices if d.kind == "gpu"), None)
+    cpu = next((d for d in devices if d.kind == CPU), None)
+    gpu = next((d for d in devices if d.kind == GPU), None)
     if cpu and gpu:
         out.insert(1, compare_devices(model, params, cpu, gpu))
     op = explain_op(a, selected_op) if selected_op else None

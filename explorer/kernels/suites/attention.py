@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.core.hardware.hardware import GPU
 from explorer.core.model import ops
 from explorer.kernels.cases import TOLERANCE, Case, Prepared, within
 
@@ -46,7 +47,7 @@ def _prepare(backend, dtype: str, heads: int, length: int, head_dim: int) -> Pre
         total = x.sum(axis=-1, keepdims=True)
         xp.divide(x, total, out=x)
 
-    if backend.device_kind == "gpu":
+    if backend.device_kind == GPU:
         # The 2-D operands of every head, made once: a view costs Python time per launch.
         scores = [(q[h], k[h].T, s[h]) for h in range(heads)]
         values = [(s[h], v[h], o[h]) for h in range(heads)]
@@ -84,7 +85,7 @@ def cost(heads: int, length: int, head_dim: int, itemsize: int) -> tuple[int, in
 
 
 def cases(backend, preset: str) -> list[Case]:
-    gpu = backend.device_kind == "gpu"
+    gpu = backend.device_kind == GPU
     dtypes = ("fp32", "fp16") if gpu else ("fp32",)
     heads, head_dim = (32, 128) if gpu else (8, 64)
     if preset == "smoke":

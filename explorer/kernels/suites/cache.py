@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.core.hardware.hardware import GPU
 from explorer.kernels.cases import Case, OnThreads, Prepared, Skip, threads_for, within
 from explorer.kernels.suites import cache_gpu
 
@@ -52,7 +53,7 @@ def passes_for(n: int) -> int:
 
 
 def cases(backend, preset: str) -> list[Case | Skip]:
-    if backend.device_kind == "gpu":
+    if backend.device_kind == GPU:
         return cache_gpu.cases(backend, preset)
     cpu = backend.cpu
     levels = sorted({c.level for c in cpu.caches if c.kind != "Instruction" and c.level >= 2})

@@ -7,6 +7,7 @@ intensity is B·d / (2·B + d) FLOP/byte in 16-bit (B / (1 + 2B/d)).
 
 from __future__ import annotations
 
+from explorer.core.hardware.hardware import GPU
 from explorer.core.model import ops
 from explorer.kernels.cases import Case, Skip, square_side_beyond_cache
 from explorer.kernels.suites import gemm
@@ -15,7 +16,7 @@ SUITE = "decode-batch"
 
 
 def cases(backend, preset: str) -> list[Case | Skip]:
-    gpu = backend.device_kind == "gpu"
+    gpu = backend.device_kind == GPU
     dtype = "fp16" if gpu else "fp32"  # NumPy has no half-precision BLAS
     itemsize = gemm.ITEMSIZE[dtype]
     # The weight matrix must not fit in a cache, or batch 1 would not be memory-bound.

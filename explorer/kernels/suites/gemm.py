@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from explorer.core.hardware.hardware import CPU, GPU
 from explorer.kernels.cases import TOLERANCE, Case, Prepared, Skip, square_side_beyond_cache, within
 
 SUITE = "gemm"
@@ -51,7 +52,7 @@ def _prepare(backend, dtype: str, m: int, n: int, k: int) -> Prepared:
     storage = "fp32" if dtype == "tf32" else dtype
     a, b = backend.random((m, k), storage), backend.random((k, n), storage)
     c = xp.empty((m, n), dtype=a.dtype)
-    if backend.device_kind == "gpu" and storage == "fp32":
+    if backend.device_kind == GPU and storage == "fp32":
         def launch():
             with fp32_compute(xp, tf32=dtype == "tf32"):
                 xp.matmul(a, b, out=c)
@@ -63,7 +64,7 @@ def _prepare(backend, dtype: str, m: int, n: int, k: int) -> Prepared:
 
 def supported(backend, dtype: str) -> str | None:
     """None if ``backend`` can run ``dtype`` products, else the reason it cannot."""
-    if backend.device_kind == "cpu":
+    if backend.device_kind == CPU:
         return {
             "tf32": "TF32 is a GPU matrix-unit mode",
             "fp16": "NumPy has no half-precision BLAS (its fp16 matmul is a slow loop)",
@@ -88,7 +89,7 @@ def supported(backend, dtype: str) -> str | None:
 
 
 def cases(backend, preset: str) -> list[Case | Skip]:
-    gpu = backend.device_kind == "gpu"
+    gpu = backend.device_kind == GPU
     # Skinny products stream a matrix too large for the caches: memory-bound by design.
     if preset == "smoke":
         square, skinny, dtypes = 128, (4, 256), ("fp64", "fp32")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.core.hardware.hardware import GPU
 from explorer.kernels import cuda_sources
 from explorer.kernels.cases import Case, Prepared, sample_indices, within
 
@@ -49,7 +50,7 @@ def _prepare(backend, dtype: str, n: int, k: int) -> Prepared:
     idx = sample_indices(n)
     start = backend.to_host(x[idx]).astype(np.float64)
     launches = [0]
-    if backend.device_kind == "gpu":
+    if backend.device_kind == GPU:
         kernel = cuda_sources.module(xp, dtype).get_function(cuda_sources.template_name(dtype, k))
         count = n // 2 if dtype == "fp16" else n
         threads = 256
@@ -82,7 +83,7 @@ def _prepare(backend, dtype: str, n: int, k: int) -> Prepared:
 
 
 def cases(backend, preset: str) -> list[Case]:
-    gpu = backend.device_kind == "gpu"
+    gpu = backend.device_kind == GPU
     if preset == "smoke":
         dtypes, ks, working_set = ("fp32",), (1, 4), 2 << 20
     elif preset == "quick":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.core.hardware.hardware import CPU, GPU
 from explorer.core.model import ops
 from explorer.kernels.cases import (
     TOLERANCE,
@@ -72,7 +73,7 @@ def _prepare(backend, kernel: str, dtype: str, rows: int, cols: int) -> Prepared
 
     body = {"softmax": softmax, "layernorm": layernorm, "gelu": gelu}[kernel]
     # Rows are independent: the CPU splits them over its cores; a GPU runs them as one part.
-    parts = split(rows, threads_for(backend)) if backend.device_kind == "cpu" else [(0, rows)]
+    parts = split(rows, threads_for(backend)) if backend.device_kind == CPU else [(0, rows)]
     launch = OnThreads(body, [(x[lo:hi], y[lo:hi]) for lo, hi in parts], "memory-ops")
 
     rows_checked = sample_indices(rows, 4)
@@ -97,7 +98,7 @@ def cost(kernel: str, rows: int, cols: int, itemsize: int) -> ops.Cost:
 
 
 def cases(backend, preset: str) -> list[Case]:
-    gpu = backend.device_kind == "gpu"
+    gpu = backend.device_kind == GPU
     dtype = "fp32"
     if preset == "smoke":
         shapes = {"softmax": (64, 512), "layernorm": (64, 512), "gelu": (64, 512)}

@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from explorer.core.hardware.hardware import GPU
 from explorer.kernels import cuda_sources
 from explorer.kernels.cases import Case, OnThreads, Prepared, sample_indices, split, within
 
@@ -42,7 +43,7 @@ def _prepare_cpu(backend, n: int, threads: int) -> Prepared:
 
 
 def cases(backend, preset: str) -> list[Case]:
-    gpu = backend.device_kind == "gpu"
+    gpu = backend.device_kind == GPU
     working_set = backend.streaming_bytes() if preset != "smoke" else 2 << 20
     n = working_set // 2 // 4 // 4 * 4  # two fp32 arrays, a multiple of 4 elements
     out = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.core.hardware.hardware import CPU, GPU
 from explorer.kernels.cases import (
     TOLERANCE,
     Case,
@@ -47,7 +48,7 @@ def _prepare(backend, kernel: str, dtype: str, n: int) -> Prepared:
     xp = backend.xp
     a, b, c = (backend.random(n, dtype) for _ in range(3))
     q = backend.scalar(Q, dtype)  # by value: not read from memory per element
-    if backend.device_kind == "gpu":
+    if backend.device_kind == GPU:
         k = _kernels_gpu(xp)
         launches = {
             "copy": lambda: k["copy"](a, c),
@@ -128,7 +129,7 @@ def cases(backend, preset: str) -> list[Case]:
     working_set = backend.streaming_bytes() if preset != "smoke" else 3 << 20
     n = working_set // (3 * itemsize)
     names = ["triad"] if preset == "quick" else list(KERNELS)
-    param = {"threads": threads_for(backend)} if backend.device_kind == "cpu" else {}
+    param = {"threads": threads_for(backend)} if backend.device_kind == CPU else {}
     convention = CONVENTION + (f"; {param['threads']} threads, cache-sized blocks" if param else "")
     out = []
     for name in names:

@@ -10,18 +10,9 @@ from explorer.core.analysis.report import parameter_words
 from explorer.core.model import parallel
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import TransformerSpec
+from explorer.core.model.parameters import PARAMETERS, Kind, Parameter
 from explorer.core.model.session import CUSTOM, config_spec
-from explorer.core.model.workload import (
-    ATTENTIONS,
-    MAX_BATCH,
-    MAX_TOKENS,
-    PHASES,
-    ROUTINGS,
-    SCALE_DTYPES,
-    WEIGHT_FORMATS,
-    WORKLOAD_DTYPES,
-    WorkloadError,
-)
+from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
 from explorer.state import AppState
 from explorer.ui.follow import Follower
@@ -49,6 +40,55 @@ def _combo(items, tooltip: str) -> QtWidgets.QComboBox:
     return box
 
 
+# The editor of each kind of parameter: made from its row of the table, set from a value,
+# read back as a value, and the signal it changes by. A share is shown in percent; a choice
+# whose default is "as another parameter" (None) offers SAME first.
+def _editor(p: Parameter) -> QtWidgets.QWidget:
+    if p.kind is Kind.COUNT:
+        return _spin(int(p.maximum), p.help)
+    if p.kind is Kind.SHARE:
+        box = _spin(100, p.help)
+        box.setRange(round(p.minimum * 100), round(p.maximum * 100))
+        box.setSuffix(" %")
+        return box
+    if p.kind is Kind.CHOICE:
+        return _combo(((SAME,) if p.default is None else ()) + p.choices, p.help)
+    box = QtWidgets.QCheckBox(p.caption)
+    box.setToolTip(p.help)
+    return box
+
+
+def _show(p: Parameter, editor: QtWidgets.QWidget, value) -> None:
+    if p.kind is Kind.COUNT:
+        editor.setValue(value)
+    elif p.kind is Kind.SHARE:
+        editor.setValue(round(value * 100))
+    elif p.kind is Kind.CHOICE:
+        editor.setCurrentText(SAME if value is None else value)
+    else:
+        editor.setChecked(value)
+
+
+def _read(p: Parameter, editor: QtWidgets.QWidget):
+    if p.kind is Kind.COUNT:
+        return editor.value()
+    if p.kind is Kind.SHARE:
+        return editor.value() / 100
+    if p.kind is Kind.CHOICE:
+        return None if editor.currentText() == SAME else editor.currentText()
+    return editor.isChecked()
+
+
+def _changed(p: Parameter, editor: QtWidgets.QWidget):
+    if p.kind in (Kind.COUNT, Kind.SHARE):
+        return editor.valueChanged
+    return editor.currentTextChanged if p.kind is Kind.CHOICE else editor.toggled
+
+
+# Attribute names the panel has always had for a parameter's editor.
+ATTRIBUTES = {"memory_fraction": "memory_share"}
+
+
 class WorkloadPanel(QtWidgets.QWidget):
     def __init__(self, state: AppState, parent=None) -> None:
         super().__init__(parent)
@@ -64,67 +104,9 @@ class WorkloadPanel(QtWidgets.QWidget):
         model_row = QtWidgets.QHBoxLayout()
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(self.edit_layers)
-        self.phase = _combo(PHASES, "prefill: process the prompt; decode: one new token per sequence; "
-                                    "train: forward, backward and the optimizer over whole sequences")
-        self.batch = _spin(MAX_BATCH, "Sequences (or images) per step")
-        self.seq = _spin(MAX_TOKENS, "Prompt tokens per sequence (prefill)")
-        self.context = _spin(MAX_TOKENS, "Cached tokens each new token attends over (decode)")
-        self.dtype = _combo(WORKLOAD_DTYPES, "Precision of activations and arithmetic")
-        self.weight_dtype = _combo((SAME, *WORKLOAD_DTYPES, *WEIGHT_FORMATS),
-                                   "Precision of stored weights. int4, fp4, nvfp4 and mxfp4 are "
-                                   "dequantised to the compute precision (they run at its peak); "
-                                   "their group scales are read with them")
-        self.weight_group = _spin(1 << 16, "int4 / fp4 weights: values sharing one scale (GPTQ and "
-                                           "AWQ use 128; nvfp4 and mxfp4 have fixed blocks of 16 and 32)")
-        self.weight_scale = _combo(SCALE_DTYPES, "int4 / fp4 weights: the precision of the group scales")
-        group_row = self._group_row = QtWidgets.QHBoxLayout()
-        group_row.addWidget(QtWidgets.QLabel("group"))
-        group_row.addWidget(self.weight_group, 1)
-        group_row.addWidget(QtWidgets.QLabel("scale"))
-        group_row.addWidget(self.weight_scale, 1)
-        self.kv_dtype = _combo((SAME, *WORKLOAD_DTYPES), "Precision of the KV cache")
-        self.attention = _combo(ATTENTIONS, "naive writes the score matrix to memory; fused keeps "
-                                            "it on chip")
-        self.memory_share = _spin(100, "Share of the device's usable memory a serving engine may fill "
-                                       "with weights, KV cache and activations (vLLM's "
-                                       "gpu_memory_utilization; 90% is its default). \"Fits\" and the "
-                                       "largest batch use it.")
-        self.routing = _combo(ROUTINGS, "Mixture of experts: the expert weights a step reads. uniform: "
-                                        "the experts its tokens touch if each picks its experts "
-                                        "uniformly at random, E·(1 − (1 − k/E)^tokens); all: every "
-                                        "expert (the worst case)")
-        self.causal = QtWidgets.QCheckBox("skip masked scores")
-        self.causal.setToolTip("Prefill with a causal mask: compute only the query-key pairs the mask "
-                               "keeps (t(t+1)/2 of t²), as kernels that skip masked tiles do. Bytes "
-                               "stay: every key and value is still read.")
-        self.recompute = QtWidgets.QCheckBox("recompute activations")
-        self.recompute.setToolTip("Training: keep only each layer's input and recompute the rest in the "
-                                  "backward pass (one more forward: ×4 instead of ×3 the forward's work)")
-        self.degrees = {}
-        split_row = self._split_row = QtWidgets.QHBoxLayout()
-        for degree in parallel.DEGREES:
-            tip = f"{degree.long.capitalize()}: {degree.help}"
-            box = self.degrees[degree.name] = _spin(degree.maximum, tip)
-            split_row.addWidget(QtWidgets.QLabel(degree.short))
-            split_row.addWidget(box, 1)
-        self.memory_share.setRange(5, 100)
-        self.memory_share.setSuffix(" %")
         form = self._form = QtWidgets.QFormLayout()
         form.addRow("Model", model_row)
-        form.addRow("Phase", self.phase)
-        form.addRow("Batch", self.batch)
-        form.addRow("Prompt tokens", self.seq)
-        form.addRow("Context", self.context)
-        form.addRow("Precision", self.dtype)
-        form.addRow("Weights", self.weight_dtype)
-        form.addRow("Weight scales", group_row)
-        form.addRow("KV cache", self.kv_dtype)
-        form.addRow("Attention", self.attention)
-        form.addRow("Causal mask", self.causal)
-        form.addRow("Devices", split_row)
-        form.addRow("Training", self.recompute)
-        form.addRow("Memory share", self.memory_share)
-        form.addRow("Expert weights", self.routing)
+        self._build_parameter_rows(form)
         self.table_model = OpTableModel(self)
         self.proxy = QtCore.QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.table_model)
@@ -149,27 +131,35 @@ class WorkloadPanel(QtWidgets.QWidget):
         layout.addWidget(self.totals)
         layout.addWidget(self.memory)
         layout.addWidget(self.notes)
-        self._editors = {
-            "phase": self.phase, "batch": self.batch, "seq": self.seq, "context": self.context,
-            "dtype": self.dtype, "weight_dtype": self.weight_dtype, "kv_dtype": self.kv_dtype,
-            "attention": self.attention, "routing": self.routing, "weight_group": self.weight_group,
-            "weight_scale": self.weight_scale, **self.degrees,
-        }
         self.model_box.currentIndexChanged.connect(self._on_model_chosen)
         self.edit_layers.clicked.connect(self.open_layer_editor)
-        for name, widget in self._editors.items():
-            if isinstance(widget, QtWidgets.QSpinBox):
-                widget.valueChanged.connect(lambda value, name=name: self._set(name, value))
-            else:
-                widget.currentTextChanged.connect(lambda text, name=name: self._set(name, text))
-        self.memory_share.valueChanged.connect(lambda value: self._set("memory_fraction", value / 100))
-        self.causal.toggled.connect(lambda on: self._set("causal", on))
-        self.recompute.toggled.connect(lambda on: self._set("recompute", on))
+        for p in PARAMETERS:
+            editor = self.editors[p.name]
+            _changed(p, editor).connect(lambda *_, p=p, editor=editor: self._set(p.name, _read(p, editor)))
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
         self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
                                   self.refresh, self)
         state.sig_selection_changed.connect(lambda _selection: self._select_row(state.session.selected_op))
         self.refresh()
+
+    def _build_parameter_rows(self, form: QtWidgets.QFormLayout) -> None:
+        """One editor per row of the parameter table, in its order: a row of the form each,
+        or several in one row (``Parameter.row``), each with its caption."""
+        self.editors: dict[str, QtWidgets.QWidget] = {}
+        self._rows: dict[str, QtWidgets.QHBoxLayout] = {}
+        for p in PARAMETERS:
+            editor = self.editors[p.name] = _editor(p)
+            setattr(self, ATTRIBUTES.get(p.name, p.name), editor)
+            if not p.row:
+                form.addRow(p.label, editor)
+                continue
+            if p.row not in self._rows:
+                self._rows[p.row] = QtWidgets.QHBoxLayout()
+                form.addRow(p.row, self._rows[p.row])
+            self._rows[p.row].addWidget(QtWidgets.QLabel(p.caption))
+            self._rows[p.row].addWidget(editor, 1)
+        self.degrees = {d.name: self.editors[d.name] for d in parallel.DEGREES}
+        self._group_row = self._rows["Weight scales"]
 
     def _show_config_item(self) -> None:
         """The model of an open config.json, as the last item of the model box."""
@@ -212,27 +202,13 @@ class WorkloadPanel(QtWidgets.QWidget):
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
         p, model = self.state.params, self.state.model
-        widgets = [self.model_box, self.memory_share, self.causal, self.recompute, *self._editors.values()]
+        widgets = [self.model_box, *self.editors.values()]
         for w in widgets:
             w.blockSignals(True)
         self._show_config_item()
         self.model_box.setCurrentIndex(self.model_box.findData(self.state.session.model))
-        self.phase.setCurrentText(p.phase)
-        self.batch.setValue(p.batch)
-        self.seq.setValue(p.seq)
-        self.context.setValue(p.context)
-        self.dtype.setCurrentText(p.dtype)
-        self.weight_dtype.setCurrentText(p.weight_dtype or SAME)
-        self.kv_dtype.setCurrentText(p.kv_dtype or SAME)
-        self.attention.setCurrentText(p.attention)
-        self.memory_share.setValue(round(p.memory_fraction * 100))
-        self.routing.setCurrentText(p.routing)
-        self.weight_group.setValue(p.weight_group)
-        self.weight_scale.setCurrentText(p.weight_scale)
-        self.causal.setChecked(p.causal)
-        self.recompute.setChecked(p.recompute)
-        for name, box in self.degrees.items():
-            box.setValue(getattr(p, name))
+        for parameter in PARAMETERS:
+            _show(parameter, self.editors[parameter.name], getattr(p, parameter.name))
         for w in widgets:
             w.blockSignals(False)
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
