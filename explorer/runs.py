@@ -1,8 +1,8 @@
 """Jobs: everything that runs off the GUI thread (kernel runs, GPU detection), in one place.
 
 A job has a name (``kernels``, ``gpu-0``) and runs a plain function on a worker thread:
-``work(token, emit)`` checks ``token`` between steps (cancel) and calls ``emit("started",
-label)`` or ``emit("progress", report)``; what it returns is the result. Reports reach the
+``work(token, emit)`` checks ``token`` between steps (cancel) and calls ``emit(Report.STARTED,
+label)`` or ``emit(Report.PROGRESS, report)``; what it returns is the result. Reports reach the
 GUI through signals carrying the job's name. Starting a job cancels the running one of that
 name (or, with ``restart=False``, lets the running one finish and shares its result), and
 reports of a replaced run are dropped here, so listeners never see a stale one.
@@ -17,6 +17,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 from PySide6 import QtCore
@@ -28,6 +29,16 @@ from explorer.kernels.journal import Journal, journal_folders, open_journal
 from explorer.kernels.reference import reference_for
 from explorer.kernels.runner import drive, run
 from explorer.kernels.timing import CancelToken
+
+
+class Report(StrEnum):
+    """What a job reports to the GUI thread (the payload that comes with it)."""
+
+    STARTED = "started"  # what runs, for a person ("NumPy on …")
+    PROGRESS = "progress"  # a progress report
+    JOURNAL = "journal"  # the run's journal (kernel runs)
+    FINISHED = "finished"  # the result
+    FAILED = "failed"  # a message for a person
 
 log = logging.getLogger(__name__)
 
@@ -75,17 +86,17 @@ class Jobs(QtCore.QObject):
         generation = self._current[job] = next(self._generations)
         token = CancelToken()
 
-        def emit(kind: str, payload: Any) -> None:
+        def emit(kind: Report, payload: Any) -> None:
             self._report.emit(job, generation, kind, payload)
 
         def target() -> None:
             try:
-                emit("finished", work(token, emit))
+                emit(Report.FINISHED, work(token, emit))
             except JobError as exc:
-                emit("failed", str(exc))
+                emit(Report.FAILED, str(exc))
             except Exception as exc:  # a GPU error mid-run: report it, keep the app
                 log.exception("%s failed", job)
-                emit("failed", f"It stopped with an error: {type(exc).__name__}: {exc}")
+                emit(Report.FAILED, f"It stopped with an error: {type(exc).__name__}: {exc}")
 
         thread = threading.Thread(target=target, name=f"explorer-{job}-{generation}", daemon=True)
         self._threads[job] = (thread, token)
@@ -94,13 +105,13 @@ class Jobs(QtCore.QObject):
     def _deliver(self, job: str, generation: int, kind: str, payload: Any) -> None:
         if self._current.get(job) != generation:
             return  # a replaced run's late report
-        if kind == "journal":
+        if kind == Report.JOURNAL:
             self.journals[job] = payload
             return
-        if kind == "finished":
+        if kind == Report.FINISHED:
             self.results[job] = payload
-        {"started": self.sig_started, "progress": self.sig_progress, "finished": self.sig_finished,
-         "failed": self.sig_failed}[kind].emit(job, payload)
+        {Report.STARTED: self.sig_started, Report.PROGRESS: self.sig_progress,
+         Report.FINISHED: self.sig_finished, Report.FAILED: self.sig_failed}[Report(kind)].emit(job, payload)
 
     def cancel(self, job: str | None = None) -> None:
         """Cancel ``job`` (every job when None) between its steps."""
@@ -127,14 +138,14 @@ class Jobs(QtCore.QObject):
             except BackendUnavailable as exc:
                 raise JobError(f"The {backend} backend cannot run here: {exc}") from None
             reference, note = reference_for(opened, catalog, compare)
-            emit("started", opened.label + (f" ({note})" if note else ""))
+            emit(Report.STARTED, opened.label + (f" ({note})" if note else ""))
             journal = open_journal(journal_folders(), opened, suites, reference)
-            emit("journal", journal)
+            emit(Report.JOURNAL, journal)
 
             def on_progress(progress) -> None:
                 if progress.point is not None and journal is not None:
                     journal.add(progress.point)
-                emit("progress", progress)
+                emit(Report.PROGRESS, progress)
 
             try:
                 return drive(run(opened, list(suites), cancel=token, reference=reference), on_progress)

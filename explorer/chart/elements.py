@@ -5,15 +5,41 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 
 from explorer.chart.geometry import Point, Rect, quad
 from explorer.chart.text import ASCENT, LINE_HEIGHT, text_width
 from explorer.document import RoofRef
 
+
+class ElementKind(StrEnum):
+    """What a line, marker or text of the chart shows; outputs draw, hit-test and layer by it."""
+
+    GRID = "grid"
+    AXIS = "axis"
+    TICK = "tick"
+    TITLE = "title"
+    SUBTITLE = "subtitle"
+    NOTE = "note"
+    ROOF = "roof"  # a roof (line) or its label (text)
+    ORIGINAL = "original"  # a roof's datasheet line under a what-if
+    TRACK = "track"  # the step's batch track
+    MEASURED_ROOF = "measured-roof"
+    LINK = "link"  # a link's roof (communication)
+    RIDGE = "ridge"
+    OP = "op"
+    STEP = "step"
+    MEASURED = "measured"
+    SELECTION = "selection"
+    KEY = "key"
+    KEY_LIVE = "key-live"  # key entries that change while a drag moves the chart
+
+
 # The order kinds are drawn in, back to front (every output draws in this order).
-LINE_ORDER = ("grid", "axis", "original", "track", "measured-roof", "link", "roof", "key", "key-live")
-MARKER_ORDER = ("ridge", "measured", "op", "selection", "step", "key", "key-live")
+E = ElementKind
+LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.MEASURED_ROOF, E.LINK, E.ROOF, E.KEY, E.KEY_LIVE)
+MARKER_ORDER = (E.RIDGE, E.MEASURED, E.OP, E.SELECTION, E.STEP, E.KEY, E.KEY_LIVE)
 
 # Chart text and titles as shares of the page height, for a picture projected in a room.
 TEXT_SHARE, TITLE_SHARE = 0.021, 0.032
@@ -54,7 +80,7 @@ class Stroke:
 class Line:
     points: tuple[Point, ...]
     stroke: Stroke
-    kind: str  # roof | original | track | measured-roof | link | grid | axis | key
+    kind: ElementKind  # roof, original, track, measured-roof, link, grid, axis, key
     ref: RoofRef | None = None
     tooltip: str = ""
 
@@ -66,7 +92,7 @@ class Marker:
     size: float  # across, in pixels
     stroke: Stroke | None
     fill: str | None
-    kind: str  # op | step | measured | ridge | selection | key
+    kind: ElementKind  # op, step, measured, ridge, selection, key
     name: str = ""
     tooltip: str = ""
     fill_opacity: float = 1.0
@@ -81,7 +107,7 @@ class Text:
     origin: Point
     size: float
     colour: str
-    kind: str  # title | subtitle | tick | axis | roof | ridge | measured | link | key | note
+    kind: ElementKind  # title, subtitle, tick, axis, roof, ridge, measured, link, key, note
     angle: float = 0.0
     dx: float = 0.0
     dy: float = 0.0

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import math
 
-from explorer.chart.elements import Chart, Line, Marker, Text
+from explorer.chart.elements import Chart, ElementKind, Line, Marker, Text
 from explorer.chart.geometry import Point, nearest, overlap, square
 
 GRAB_PX = 6.0  # how close the pointer must be to grab a line or a point
 
 
-def markers_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("step", "op", "measured", "ridge"),
+MARKERS_HIT = (ElementKind.STEP, ElementKind.OP, ElementKind.MEASURED, ElementKind.RIDGE)
+TEXTS_HIT = (ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.LINK)
+ROOF_LINES = (ElementKind.ROOF, ElementKind.MEASURED_ROOF, ElementKind.LINK, ElementKind.ORIGINAL)
+
+
+def markers_at(chart: Chart, point: Point, kinds: tuple[ElementKind, ...] = MARKERS_HIT,
                reach: float = GRAB_PX / 2) -> list[Marker]:
     """Markers of ``kinds`` under ``point``, the topmost first (the star over the ops)."""
     x, y = point
@@ -26,7 +31,7 @@ def _distance(point: Point, a: Point, b: Point) -> float:
     return math.hypot(point[0] - x, point[1] - y)
 
 
-def line_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("roof",),
+def line_at(chart: Chart, point: Point, kinds: tuple[ElementKind, ...] = (ElementKind.ROOF,),
             reach: float = GRAB_PX) -> Line | None:
     """The line of ``kinds`` nearest to ``point`` within ``reach`` pixels (and its width)."""
     best, best_d = None, math.inf
@@ -40,7 +45,7 @@ def line_at(chart: Chart, point: Point, kinds: tuple[str, ...] = ("roof",),
 
 
 def text_at(chart: Chart, point: Point,
-            kinds: tuple[str, ...] = ("roof", "ridge", "measured", "link")) -> Text | None:
+            kinds: tuple[ElementKind, ...] = TEXTS_HIT) -> Text | None:
     """The label of ``kinds`` under ``point``."""
     spot = square(point, 0.5)
     return next((t for t in chart.texts if t.kind in kinds and overlap(t.corners, spot)), None)
@@ -70,12 +75,12 @@ def tooltip_at(chart: Chart, point: Point) -> str:
         return f"{tips[0]}\n\nAlso here ({len(others)}):\n" + "\n".join(others)
     if tips:
         return "\n\n".join(tips)
-    line = line_at(chart, point, ("roof", "measured-roof", "link", "original"))
+    line = line_at(chart, point, ROOF_LINES)
     if line is not None and line.tooltip:
         return line.tooltip
     text = text_at(chart, point)
     if text is not None:
         owner = next((ln for ln in chart.lines
-                      if text.ref is not None and ln.ref == text.ref and ln.kind == "roof"), None)
+                      if text.ref is not None and ln.ref == text.ref and ln.kind == ElementKind.ROOF), None)
         return owner.tooltip if owner is not None else text.tooltip
     return ""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from explorer.chart import palette
-from explorer.chart.elements import Line, Marker, Stroke, Text
+from explorer.chart.elements import ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.text import BOLD, text_width, wrap
 
 
@@ -21,7 +21,7 @@ class Entry:
     dash: tuple[float, ...] = ()
     fill: str | None = None
     bold: bool = False
-    live: bool = False  # changes while a drag moves the chart (the labels with no room): kind "key-live"
+    live: bool = False  # changes while a drag moves the chart (the labels with no room): KEY_LIVE
 
 
 def entry_width(entry: Entry, size: float) -> float:
@@ -75,10 +75,10 @@ def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float
     rows = [r for e in entries for r in fitted(e, size, right - left)]
     for index, entry in enumerate(rows):
         if y + 2 * row > bottom and index < len(rows) - 1:
-            texts.append(Text("…", (left, y), size, foreground, "key"))
+            texts.append(Text("…", (left, y), size, foreground, ElementKind.KEY))
             break
         middle = y + row / 2
-        kind = "key-live" if entry.live else "key"
+        kind = ElementKind.KEY_LIVE if entry.live else ElementKind.KEY
         if entry.swatch == "line":
             stroke = Stroke(entry.colour, 2.4 * scale, tuple(d * 2.4 * scale for d in entry.dash))
             lines.append(Line(((left, middle), (left + 1.8 * size, middle)), stroke, kind))

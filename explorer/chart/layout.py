@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from explorer.chart.elements import Line, Marker, Text
+from explorer.chart.elements import ElementKind, Line, Marker, Text
 from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, nearest, overlap, square
 
-IGNORED_LINES = ("grid", "track", "axis")  # labels may sit over these
+IGNORED_LINES = (ElementKind.GRID, ElementKind.TRACK, ElementKind.AXIS)  # labels may sit over these
 
 
 class Spots(Sequence):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from explorer.chart import palette
-from explorer.chart.elements import Chart, Line, Page, Stroke, Text
+from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, fitted, key_width, workload_entries
 from explorer.chart.layout import place
@@ -137,11 +137,11 @@ def _frame(doc, page: Page, options: ChartOptions, theme, entries: list[Entry]):
     y = pad
     width = page.width - 2 * pad
     for line in _lines(options.title or default_title(doc), page.title, width, 2):
-        texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, "title",
+        texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, ElementKind.TITLE,
                           dx=-text_width(line, page.title) / 2))
         y += LINE_HEIGHT * page.title
     for line in _lines(options.subtitle or "", 0.95 * page.text, width, 4):
-        texts.append(Text(line, (page.width / 2, y), 0.95 * page.text, theme.foreground, "subtitle",
+        texts.append(Text(line, (page.width / 2, y), 0.95 * page.text, theme.foreground, ElementKind.SUBTITLE,
                           dx=-text_width(line, 0.95 * page.text) / 2))
         y += LINE_HEIGHT * 0.95 * page.text
     # The key takes at most 30 % of the width (longer entries are shortened with "…").
@@ -172,28 +172,29 @@ def _axes(chart: Chart, theme) -> tuple[tuple[Line, ...], tuple[Text, ...]]:
     size = page.text
     grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
     axis = Stroke(theme.axis, 1.2 * page.lines)
-    lines = [Line(((plot.left, plot.bottom), (plot.right, plot.bottom)), axis, "axis"),
-             Line(((plot.left, plot.top), (plot.left, plot.bottom)), axis, "axis")]
+    lines = [Line(((plot.left, plot.bottom), (plot.right, plot.bottom)), axis, ElementKind.AXIS),
+             Line(((plot.left, plot.top), (plot.left, plot.bottom)), axis, ElementKind.AXIS)]
     texts = []
     for value in _decades(*chart.x_range, plot.width, 3.5 * size):
         x = chart.x_px(value)
-        lines.append(Line(((x, plot.top), (x, plot.bottom)), grid, "grid"))
+        lines.append(Line(((x, plot.top), (x, plot.bottom)), grid, ElementKind.GRID))
         label = tick_label(value)
-        texts.append(Text(label, (x, plot.bottom + 0.3 * size), size, theme.foreground, "tick",
+        texts.append(Text(label, (x, plot.bottom + 0.3 * size), size, theme.foreground, ElementKind.TICK,
                           dx=-text_width(label, size) / 2))
     x_ticks = list(texts)
     for value in _decades(*chart.y_range, plot.height, 2.2 * size):
         y = chart.y_px(value)
-        lines.append(Line(((plot.left, y), (plot.right, y)), grid, "grid"))
+        lines.append(Line(((plot.left, y), (plot.right, y)), grid, ElementKind.GRID))
         label = tick_label(value)
-        tick = Text(label, (plot.left - 0.4 * size, y), size, theme.foreground, "tick",
+        tick = Text(label, (plot.left - 0.4 * size, y), size, theme.foreground, ElementKind.TICK,
                     dx=-text_width(label, size), dy=-0.58 * size)
         if not any(overlap(tick.corners, other.corners) for other in x_ticks):  # the bottom corner
             texts.append(tick)
     title = X_TITLE if text_width(X_TITLE, size) < plot.width else "Intensity (FLOP/byte)"
     texts.append(Text(title, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
-                      theme.foreground, "axis", dx=-text_width(title, size) / 2))
-    texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground, "axis",
+                      theme.foreground, ElementKind.AXIS, dx=-text_width(title, size) / 2))
+    texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground,
+                      ElementKind.AXIS,
                       angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
     return tuple(lines), tuple(texts)
 
@@ -281,8 +282,8 @@ def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:
     text would take more than two rows of a key column ``width`` wide or be cut: a number
     must never be cut, and every unlabelled roof must find a row."""
     def entry(words: str) -> Entry:
-        return Entry(words, "marker" if text.kind == "ridge" else "line", text.colour,
-                     "diamond" if text.kind == "ridge" else "", fill=theme.background, live=True)
+        return Entry(words, "marker" if text.kind == ElementKind.RIDGE else "line", text.colour,
+                     "diamond" if text.kind == ElementKind.RIDGE else "", fill=theme.background, live=True)
 
     full = entry(text.text)
     if width is None or ": " not in text.text:
@@ -312,7 +313,7 @@ def _empty_corner(chart: Chart, rows: list[Entry], lines, markers, texts) -> Rec
         corners = box.grow(pad).corners()
         if left < plot.left or top < plot.top:
             continue
-        if any(line.kind not in ("grid", "axis") and any(crosses(corners, a, b)
+        if any(line.kind not in (ElementKind.GRID, ElementKind.AXIS) and any(crosses(corners, a, b)
                for a, b in zip(line.points, line.points[1:], strict=False)) for line in lines):
             continue
         if any(overlap(corners, square(m.center, m.size / 2)) for m in markers):

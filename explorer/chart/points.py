@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
@@ -100,16 +100,18 @@ def workload_marks(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
     if sweep.batch.size > 1:
         rates = sweep.flops / sweep.time_s
         points = tuple((chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True))
-        lines.append(Line(points, Stroke(theme.track, 1.5 * scale, (1.5 * scale, 3 * scale)), "track"))
+        dotted = Stroke(theme.track, 1.5 * scale, (1.5 * scale, 3 * scale))
+        lines.append(Line(points, dotted, ElementKind.TRACK))
     for info in op_infos(a):
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)
         markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale,
-                              Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background, "op",
+                              Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background,
+                              ElementKind.OP,
                               info.name, info.tooltip(), fill_opacity=0.6))
         if info.name == doc.session.selected_op:
             markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
-                                  "selection", info.name))
+                                  ElementKind.SELECTION, info.name))
     # The star on top, its fill see-through: the ops it sits on stay visible.
     t = a.totals
     star = (chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s))
@@ -117,7 +119,7 @@ def workload_marks(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
                f"{format_time(t.time_s)}, {format_number(t.tokens_per_s)} {t.item_unit}/s\n"
                "drag sideways to change the batch (along the dotted track)")
     markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
-                          "step", "step", tooltip, fill_opacity=0.35))
+                          ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=0.35))
     return lines, markers
 
 
@@ -130,7 +132,8 @@ def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> li
                   else SUITE_SHAPES.get(p.suite, "circle"))
         out.append(Marker((chart.x_px(p.intensity), chart.y_px(p.flops_per_s)), symbol, 11 * scale,
                           Stroke(theme.suspect if doubtful else theme.foreground, 1.0 * scale),
-                          theme.suspect if doubtful else theme.measured, "measured", f"{p.suite}/{p.kernel}",
+                          theme.suspect if doubtful else theme.measured, ElementKind.MEASURED,
+                          f"{p.suite}/{p.kernel}",
                           measured_tooltip(p, source)))
     return out
 
@@ -167,8 +170,9 @@ def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
             ends = ((chart.x_px(segment.x[0]), chart.y_px(segment.y[0])),
                     (chart.x_px(segment.x[1]), chart.y_px(segment.y[1])))
             tooltip = f"{words}: best trusted median rate in {path}"
-            line = Line(ends, stroke, "measured-roof", tooltip=tooltip)
-            out.append((line, Text(prefix + words, ends[0], chart.page.text, theme.measured, "measured",
+            line = Line(ends, stroke, ElementKind.MEASURED_ROOF, tooltip=tooltip)
+            out.append((line, Text(prefix + words, ends[0], chart.page.text, theme.measured,
+                                   ElementKind.MEASURED,
                                    tooltip=tooltip)))
     return out
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from explorer.chart.elements import Chart, Line, Marker, Stroke, Text
+from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.layout import Request, Spots
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.hardware.hardware import Hardware
@@ -114,7 +114,7 @@ def _device_roof_lines(chart: Chart, theme, shown: Shown, multi: bool) -> tuple[
         points = _page_points(chart, segment)
         if points and now.get(segment.roof.label, segment.roof.value) != segment.roof.value:
             stroke = Stroke(theme.track, 1.4 * scale, (2.0 * scale, 3.0 * scale))
-            lines.append(Line(points, stroke, "original",
+            lines.append(Line(points, stroke, ElementKind.ORIGINAL,
                               RoofRef(shown.hardware.id, segment.kind, segment.roof.label),
                               f"datasheet value of {segment.roof.label} (before the what-if)"))
     for segment in ceilings.segments(x_low, x_high):
@@ -123,7 +123,7 @@ def _device_roof_lines(chart: Chart, theme, shown: Shown, multi: bool) -> tuple[
             continue
         main = segment.roof is ceilings.compute[0] or segment.roof is ceilings.bandwidth[0]
         ref = RoofRef(shown.hardware.id, segment.kind, datasheet_label(segment.roof.label))
-        line = Line(points, _stroke(theme, shown, segment.roof, main, scale), "roof", ref,
+        line = Line(points, _stroke(theme, shown, segment.roof, main, scale), ElementKind.ROOF, ref,
                     roof_tooltip(shown.hardware, ref))
         lines.append(line)
         labelled.append((line, _roof_request(chart, line, shown, segment.roof, multi)))
@@ -137,7 +137,8 @@ def _roof_request(chart: Chart, line: Line, shown: Shown, roof: Roof, multi: boo
     texts = dict.fromkeys(roof_text(shown, roof, line.ref.kind, named) for named in (multi, False))
     candidates = Spots([])
     for words in texts:
-        text = Text(words, line.points[0], chart.page.text, line.stroke.colour, "roof", ref=line.ref)
+        text = Text(words, line.points[0], chart.page.text, line.stroke.colour, ElementKind.ROOF,
+                    ref=line.ref)
         candidates += line_label(chart, line, text).candidates
     return Request(candidates, line)
 
@@ -206,7 +207,8 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
         tooltip = (f"{shown.hardware.name}: ridge {format_number(ridge)} FLOP/byte ({shown.binding.label} "
                    f"peak / main-memory bandwidth)")
         marker = Marker(center, shown.symbol, size,
-                        Stroke(colour, 1.6 * chart.page.lines), theme.background, "ridge", shown.hardware.id,
+                        Stroke(colour, 1.6 * chart.page.lines), theme.background, ElementKind.RIDGE,
+                        shown.hardware.id,
                         tooltip)
         markers.append(marker)
         if index:
@@ -214,7 +216,7 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
         badge = " (what-if)" if shown.hardware.id in what_if else ""
         whose = f"{shown.hardware.label} " if len(devices) > 1 else ""  # several ridges: say whose
         text = Text(f"{whose}ridge {format_number(ridge)} FLOP/byte{badge}", center, chart.page.text,
-                    colour, "ridge", tooltip=tooltip)
+                    colour, ElementKind.RIDGE, tooltip=tooltip)
         gap = size / 2 + 3
         candidates = Spots([(text, (center[0] + dx * gap, center[1] + dy * gap), 0.0, align, side, 0.0)
                             for dx, dy, align, side in ((-1, -1, "end", "above"), (1, 1, "start", "below"),
@@ -249,6 +251,7 @@ def link_roofs(chart: Chart, doc, theme, multi: bool = False) -> list[tuple[Line
                    f"published ({published}); a ring sends and receives at once: {format_si(rate, 'B/s')}\n"
                    f"plus {link.latency_s * 1e6:.1f} µs a transfer step ({link.latency_provenance.note})\n"
                    f"source: {link.provenance.url}")
-        line = Line(ends, Stroke(colour, 2.0 * unit, (2.0 * unit, 2.5 * unit)), "link", tooltip=tooltip)
-        out.append((line, Text(words, ends[0], chart.page.text, colour, "link", tooltip=tooltip)))
+        dashed = Stroke(colour, 2.0 * unit, (2.0 * unit, 2.5 * unit))
+        line = Line(ends, dashed, ElementKind.LINK, tooltip=tooltip)
+        out.append((line, Text(words, ends[0], chart.page.text, colour, ElementKind.LINK, tooltip=tooltip)))
     return out

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from PySide6 import QtCore, QtGui
 
-from explorer.chart.elements import LINE_ORDER, MARKER_ORDER, Chart, Line, Marker, Stroke, Text
+from explorer.chart.elements import LINE_ORDER, MARKER_ORDER, Chart, ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.svg import shape
 
 FONT = "DejaVu Sans"
@@ -34,7 +34,8 @@ def _colour(name: str, opacity: float) -> QtGui.QColor:
 def draw_line(painter: QtGui.QPainter, line: Line) -> None:
     painter.setPen(_pen(line.stroke))
     painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-    straight = line.kind in ("grid", "axis")  # across or up: no antialiasing needed (and 10× faster)
+    # across or up: no antialiasing needed (and 10× faster)
+    straight = line.kind in (ElementKind.GRID, ElementKind.AXIS)
     if straight:
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
     if len(line.points) == 2:  # a roof: drawLine takes a third of drawPolyline's time, same pixels
@@ -85,8 +86,8 @@ def draw_text(painter: QtGui.QPainter, text: Text) -> None:
 # (background, grid, axes, ticks) and the "key"; the "content" layer is the rest, painted
 # on every move (the title too: it names the batch a star drag changes).
 LAYERS = {
-    "frame": (("grid", "axis"), (), ("tick", "axis")),
-    "key": (("key",), ("key",), ("key",)),
+    "frame": ((ElementKind.GRID, ElementKind.AXIS), (), (ElementKind.TICK, ElementKind.AXIS)),
+    "key": ((ElementKind.KEY,), (ElementKind.KEY,), (ElementKind.KEY,)),
 }
 
 
@@ -106,7 +107,9 @@ def layer_of(chart: Chart, layer: str) -> Chart:
                    texts=tuple(e for e in chart.texts if _in_layer(layer, 2, e.kind)))
 
 
-DATA = ("original", "track", "measured-roof", "link", "roof", "ridge", "measured", "op", "selection", "step")
+DATA = (ElementKind.ORIGINAL, ElementKind.TRACK, ElementKind.MEASURED_ROOF, ElementKind.LINK,
+        ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.OP, ElementKind.SELECTION,
+        ElementKind.STEP)
 
 
 def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: bool = False,

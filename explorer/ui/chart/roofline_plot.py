@@ -19,7 +19,7 @@ from enum import Enum
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.chart import hits, palette
-from explorer.chart.elements import Chart, Line, Page
+from explorer.chart.elements import Chart, ElementKind, Line, Page
 from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.core.analysis import drags
 from explorer.core.analysis.roofline import COMPUTE
@@ -132,7 +132,7 @@ class RooflinePlot(QtWidgets.QWidget):
         self.update()
 
     def title(self) -> str:
-        return " ".join(t.text for t in self.chart.texts_of("title")) if self.chart else ""
+        return " ".join(t.text for t in self.chart.texts_of(ElementKind.TITLE)) if self.chart else ""
 
     def fit_view(self) -> None:
         """Fit the ranges to everything shown again (after a zoom or pan)."""
@@ -205,7 +205,7 @@ class RooflinePlot(QtWidgets.QWidget):
 
     # -- pointer ---------------------------------------------------------------------------------
     def _movable(self, line: Line | None) -> bool:
-        if line is None or line.kind != "roof" or line.ref is None:
+        if line is None or line.kind != ElementKind.ROOF or line.ref is None:
             return False
         main = self.state.device(line.ref.device).main_memory.name
         return line.ref.kind == COMPUTE or line.ref.label == main
@@ -214,8 +214,8 @@ class RooflinePlot(QtWidgets.QWidget):
         point = (pos.x(), pos.y())
         line = hits.line_at(self.chart, point)
         if line is None:  # its label grabs it too
-            text = hits.text_at(self.chart, point, ("roof",))
-            line = next((ln for ln in self.chart.lines if text is not None and ln.kind == "roof"
+            text = hits.text_at(self.chart, point, (ElementKind.ROOF,))
+            line = next((ln for ln in self.chart.lines if text is not None and ln.kind == ElementKind.ROOF
                          and ln.ref == text.ref), None)
         return line
 
@@ -240,8 +240,8 @@ class RooflinePlot(QtWidgets.QWidget):
         if event.button() != QtCore.Qt.MouseButton.LeftButton:
             return super().mousePressEvent(event)
         pos = event.position()
-        under = hits.markers_at(self.chart, (pos.x(), pos.y()), ("step", "op"))
-        if under and under[0].kind == "step":
+        under = hits.markers_at(self.chart, (pos.x(), pos.y()), (ElementKind.STEP, ElementKind.OP))
+        if under and under[0].kind == ElementKind.STEP:
             self._drag = _Drag(DragKind.STAR, pos, chart=self.chart)
             self.state.begin_gesture("Drag the batch")
             return
@@ -320,9 +320,9 @@ class RooflinePlot(QtWidgets.QWidget):
         roof = None if under else self._roof_at(pos)
         top = under[0].kind if under else None
         shape = QtCore.Qt.CursorShape
-        if top == "step":
+        if top == ElementKind.STEP:
             self.setCursor(shape.SizeHorCursor)
-        elif top == "op":
+        elif top == ElementKind.OP:
             self.setCursor(shape.PointingHandCursor)
         elif self._movable(roof):
             self.setCursor(shape.SizeVerCursor)
