@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from explorer.core.analysis.analysis import analyze, batch_sweep
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.hardware.catalog import load_catalog
 from explorer.core.model.presets import load_models
 from explorer.core.model.workload import WorkloadParams

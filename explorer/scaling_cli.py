@@ -35,13 +35,13 @@ def add_parser(sub) -> None:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.analysis.analysis import op_roofs
     from explorer.core.analysis.scaling_laws import (
         FITS,
         FLOPS_PER_PARAMETER_TOKEN,
         rule_of_thumb,
         training_seconds,
     )
+    from explorer.core.analysis.terms import op_roofs
     from explorer.core.units import format_number, format_parameters, format_si
 
     budget = args.budget

@@ -24,9 +24,9 @@ from explorer.chart.roofs import (
     roof_text,
 )
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
-from explorer.core.analysis.analysis import op_roofs
 from explorer.core.analysis.report import step_words
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.analysis.terms import op_roofs
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_si
 

@@ -24,7 +24,8 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from explorer.core.analysis.analysis import Analysis, BatchSweep, analyze, batch_sweep
+from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.sweep import BatchSweep, batch_sweep
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.hardware.catalog import Catalog

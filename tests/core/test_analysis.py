@@ -5,7 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.core.analysis.analysis import analyze, batch_sweep, default_batches, max_batch_that_fits
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.memory import max_batch_that_fits
+from explorer.core.analysis.sweep import batch_sweep, default_batches
 from explorer.core.model.workload import WorkloadParams
 
 

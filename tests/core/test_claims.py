@@ -5,7 +5,8 @@ import itertools
 
 import pytest
 
-from explorer.core.analysis.analysis import analyze, max_batch_that_fits
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.memory import max_batch_that_fits
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
 from explorer.core.words.claims import (

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from explorer.core.analysis.analysis import batch_sweep
 from explorer.core.analysis.drags import batch_at, clamp_scale, drag_start, dragged_roof
+from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.model.session import WHAT_IF_RANGE, WhatIf
 from explorer.core.model.workload import WorkloadParams
 

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from explorer.core.analysis.analysis import analyze, batch_sweep
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import format_time
 from explorer.core.words.explain import (

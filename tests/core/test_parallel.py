@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.core.analysis.analysis import analyze, batch_sweep
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.model import parallel
 from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 

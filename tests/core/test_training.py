@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.core.analysis.analysis import analyze, max_batch_that_fits
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.memory import max_batch_that_fits
 from explorer.core.hardware.catalog import load_catalog
 from explorer.core.model import training
 from explorer.core.model.presets import load_models

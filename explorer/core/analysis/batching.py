@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from explorer.core.analysis.analysis import batch_sweep, compute_time, max_batch_that_fits, op_roofs
+from explorer.core.analysis.memory import max_batch_that_fits
+from explorer.core.analysis.sweep import batch_sweep
+from explorer.core.analysis.terms import compute_time, op_roofs
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams, build_ops

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from explorer.core.analysis.analysis import BatchSweep
 from explorer.core.analysis.roofline import COMPUTE
+from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.session import WHAT_IF_RANGE, WhatIf
 

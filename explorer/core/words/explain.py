@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from explorer.core.analysis.analysis import Analysis, memory_budget
+from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.batching import crossing_batch, levels_off_batch
+from explorer.core.analysis.memory import memory_budget
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams

@@ -17,13 +17,13 @@ import math
 
 import numpy as np
 
-from explorer.core.analysis.analysis import op_roofs
 from explorer.core.analysis.scaling_laws import (
     FITS,
     FLOPS_PER_PARAMETER_TOKEN,
     rule_of_thumb,
     training_seconds,
 )
+from explorer.core.analysis.terms import op_roofs
 from explorer.core.model import parallel, training
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share, format_time
 from explorer.core.words.claims import Quantity, State

@@ -11,7 +11,6 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from explorer.chart.palette import OKABE_ITO
-from explorer.core.analysis.analysis import op_roofs
 from explorer.core.analysis.scaling_laws import (
     BESIROGLU,
     FLOPS_PER_PARAMETER_TOKEN,
@@ -22,6 +21,7 @@ from explorer.core.analysis.scaling_laws import (
     training_seconds,
     why_they_differ,
 )
+from explorer.core.analysis.terms import op_roofs
 from explorer.core.model import parallel, training
 from explorer.core.units import format_parameters, format_si
 from explorer.state import AppState

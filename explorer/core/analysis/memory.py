@@ -1,0 +1,68 @@
+"""What a step holds in a device's memory: weights, training's gradients and optimizer state,
+the KV cache and activations; the budget it may fill, and the largest batch that fits."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model import ops as op
+from explorer.core.model import parallel, training
+from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.workload import MAX_BATCH, WorkloadParams, build_ops
+
+
+def state_bytes(model: ModelSpec, params: WorkloadParams) -> int:
+    """Training's gradients and optimizer state on the busiest device (0 at inference)."""
+    if params.phase != "train":
+        return 0
+    return parallel.device_parameters(model, params.split) * (
+        training.state_bytes_per_parameter(params) - params.weight_bytes)
+
+
+def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
+    """(weight bytes, KV-cache bytes of one sequence of ``params.kv_tokens`` tokens) on the
+    busiest device. Layers with a sliding window cache at most the window's tokens; training
+    keeps no cache."""
+    split = params.split
+    weights = parallel.device_parameters(model, split) * params.weight_bytes
+    if params.phase == "train":
+        return weights, 0
+    if split.devices == 1:
+        return weights, model.kv_cache_values(params.kv_tokens) * params.kv_bytes
+    shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
+    kv = shard.kv_cache_values(params.kv_tokens) * params.kv_bytes
+    if split.pp > 1:  # the longest stage's layers
+        kv = kv * len(parallel.stage_layers(model.layers, split.pp)[0]) // model.layers
+    return weights, kv
+
+
+def memory_budget(hardware: Hardware, params: WorkloadParams) -> float:
+    """Bytes the step may occupy: the usable memory times the serving engine's share."""
+    return hardware.usable_memory_bytes * params.memory_fraction
+
+
+def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
+    """Largest batch whose weights (with training's state), KV cache and activations fit in
+    the memory budget (at most MAX_BATCH), a multiple of the batch's split. KV cache and
+    activations grow linearly with the batch."""
+    weight_bytes, kv_per_sequence = weights_and_kv(model, params)
+    share = params.split.batch_share
+    free = memory_budget(hardware, params) - weight_bytes - state_bytes(model, params)
+    if free < 0:
+        return 0
+    per_sequence = kv_per_sequence + activations_per_sequence(model, params)  # per device sequence
+    return int(min(MAX_BATCH, free // per_sequence * share))
+
+
+@lru_cache(maxsize=32)  # the same for every move of a roof drag
+def activations_per_sequence(model: ModelSpec, params: WorkloadParams) -> int:
+    """The activations one device holds for each sequence of its share of the batch: the
+    largest op's at inference, those kept for the backward pass in training."""
+    share = params.split.batch_share
+    one = replace(params, batch=share)  # one sequence on each device
+    ops = build_ops(model, one)
+    if params.phase == "train":
+        return training.activation_bytes(model, one, one.split, ops)
+    return max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)

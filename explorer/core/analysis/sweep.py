@@ -1,0 +1,107 @@
+"""A step's numbers over a series of batch sizes, in one vectorised evaluation: the batch
+track the chart draws and the star a drag moves along."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+from explorer.core.analysis.memory import max_batch_that_fits
+from explorer.core.analysis.terms import (
+    OpRoofs,
+    compute_time,
+    items_per_step,
+    links_of,
+    once_per_step,
+    op_roofs,
+    step_total,
+    timed_links,
+)
+from explorer.core.hardware.hardware import ComputePeak, Hardware
+from explorer.core.model import training
+from explorer.core.model.models import ModelSpec
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+
+
+@dataclass(frozen=True)
+class BatchSweep:
+    """Whole-step numbers for a series of batch sizes (other parameters fixed)."""
+
+    batch: NDArray
+    time_s: NDArray
+    tokens_per_s: NDArray
+    flops: NDArray
+    bytes: NDArray
+    memory_bound: NDArray  # the step's total memory time exceeds its total compute time
+    max_batch: int  # largest batch that fits in memory (0: the weights alone do not)
+
+    @property
+    def intensity(self) -> NDArray:
+        return self.flops / self.bytes
+
+
+def default_batches(max_batch: int) -> list[int]:
+    """Powers of two from 1 up to ``max_batch``, ending at ``max_batch`` itself."""
+    out = [1 << k for k in range(max_batch.bit_length()) if 1 << k <= max_batch]
+    if out and out[-1] != max_batch:
+        out.append(max_batch)
+    return out
+
+
+@lru_cache(maxsize=32)  # a drag of a device's bandwidth sweeps the same ops on every move
+def sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ...], matrix: ComputePeak,
+                 vector: ComputePeak) -> tuple[NDArray, ...]:
+    """The ops; each op's count, and per op (rows) and batch (columns) its FLOPs, bytes and
+    seconds of arithmetic at the ``matrix`` and ``vector`` peaks."""
+    b = np.asarray(batches, dtype=float)
+    roofs = OpRoofs(matrix, vector, 0.0)
+    ops = build_ops(model, params, batch=b)
+    rows = [[np.broadcast_to(np.asarray(value, dtype=float), b.shape) for value in
+             (o.flops, o.bytes, compute_time(o, roofs))] for o in ops]
+    flops, moved, arithmetic = (np.array([row[i] for row in rows]).reshape(len(rows), b.size)
+                                for i in range(3))
+    counts = np.array([float(o.count) for o in ops])
+    for array in (counts, flops, moved, arithmetic):
+        array.flags.writeable = False  # shared by every sweep that hits the cache
+    return tuple(ops), counts, flops, moved, arithmetic
+
+
+def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
+                batches=None) -> BatchSweep:
+    """Time per step and throughput versus batch, in one vectorised evaluation."""
+    limit = max_batch_that_fits(model, params, hardware)
+    share = params.split.batch_share  # a batch splits evenly over the replicas
+    if batches is None:
+        batches = [b * share for b in default_batches(limit // share)]
+    batch = np.asarray(batches, dtype=np.int64)
+    if batch.size and batch.min() < 1:
+        raise WorkloadError(f"batch sizes must be at least 1, got {batch.min()}")
+    roofs = op_roofs(hardware, params.dtype)
+    bandwidth = roofs.bandwidth_bytes_per_s
+    b = batch.astype(float)
+    ops, counts, flops, moved, arithmetic = sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
+                                                         roofs.vector)
+    times = np.maximum(arithmetic, moved / bandwidth)
+    talking = timed_links(links_of(ops, hardware, params), ops, times, moved)
+    once = once_per_step(ops)
+    factor = training.pipeline_factor(params, params.split, b)  # per batch
+
+    total_time = step_total(counts, times, once, factor)
+    compute_time_s = step_total(counts, arithmetic, once, factor)
+    memory_counts = np.where(talking, 0, counts)
+    memory_time_s = step_total(memory_counts, moved, once, factor) / bandwidth
+    total_flops = step_total(counts, flops, once, 1 / params.pp)  # a stage's share, the rest whole
+    total_bytes = step_total(memory_counts, moved, once, 1 / params.pp)
+    items = items_per_step(model, params, b)
+    return BatchSweep(
+        batch=batch,
+        time_s=total_time,
+        tokens_per_s=items / total_time,
+        flops=total_flops,
+        bytes=total_bytes,
+        memory_bound=memory_time_s > compute_time_s,
+        max_batch=limit,
+    )
