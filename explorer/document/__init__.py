@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,28 +36,12 @@ from explorer.core.model.presets import ModelCatalog
 from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.document.history import History, Step
+from explorer.document.measurements import Measurements
 from explorer.document.selection import OpRef, RoofRef, Selection
-from explorer.kernels.results import Point, Results, load_results
+from explorer.document.topics import TOPICS, Notifier, Topic
+from explorer.kernels.results import Point, Results
 
 __all__ = ["TOPICS", "Document", "OpRef", "RoofRef", "Selection", "Topic"]
-
-
-class Topic(StrEnum):
-    """What a notification is about; listeners subscribe to one topic each."""
-
-    HARDWARE = "hardware"  # devices shown, their order, or what-ifs
-    WORKLOAD = "workload"  # model or parameters
-    PRECISIONS = "precisions"
-    RESULTS = "results"  # measurement files shown
-    SELECTION = "selection"  # the new selection: an op, a roof or nothing
-    LIVE = "live"  # points of the kernel run in progress
-    CATALOG = "catalog"  # devices were added
-    SESSION = "session"  # anything above (for saving and autosave)
-    MESSAGE = "message"  # what the last action did
-    HISTORY = "history"  # undo history: a step, or a gesture began, ended or was cancelled
-
-
-TOPICS = tuple(Topic)
 
 
 @lru_cache(maxsize=128)
@@ -71,7 +54,7 @@ def _sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Batc
     return batch_sweep(model, params, hardware)
 
 
-class Document:
+class Document(Notifier, Measurements):
     def __init__(self, catalog: Catalog, models: ModelCatalog, session: Session | None = None) -> None:
         self.catalog = catalog
         self.models = models
@@ -84,19 +67,6 @@ class Document:
         self._live: list[Point] = []
         self.history = History()
         self._listeners: dict[str, list[Callable]] = defaultdict(list)
-
-    # -- listeners -------------------------------------------------------------------------------
-    def subscribe(self, topic: Topic | str, callback: Callable) -> Callable[[], None]:
-        """Call ``callback`` on every ``topic`` notification; returns the unsubscribe function."""
-        if topic not in TOPICS:
-            raise ValueError(f"unknown topic {topic!r} (known: {', '.join(TOPICS)})")
-        topic = Topic(topic)
-        self._listeners[topic].append(callback)
-        return lambda: self._listeners[topic].remove(callback)
-
-    def _emit(self, topic: Topic, *args) -> None:
-        for callback in list(self._listeners[topic]):
-            callback(*args)
 
     # -- reading ---------------------------------------------------------------------------------
     @property
@@ -364,36 +334,6 @@ class Document:
         """Select the op called ``name`` (None: nothing)."""
         self.select(OpRef(name) if name else None)
 
-    def add_results(self, path: str) -> Results:
-        """Load a results file (raises DataFileError) and show it."""
-        results = load_results(path)
-        self.keep_results(path, results)
-        return results
-
-    def keep_results(self, name: str, results: Results) -> None:
-        """Show ``results`` already in memory under ``name`` (a run just saved, or one that
-        could not be written and lives in this session only)."""
-        self._results[name] = results
-        if name not in self._session.results:
-            self._change(replace(self._session, results=(*self._session.results, name)),
-                         f"Show measurements from {name}")
-        else:
-            self._emit(Topic.RESULTS)
-
-    def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
-        """Load the measurement files ``session`` shows, one by one: a broken one is
-        skipped (returned, and dropped from the session) and the rest are kept."""
-        skipped = []
-        for path in session.results:
-            try:
-                if not path.lower().endswith(".json"):
-                    raise DataFileError(path, "is not a results file: a session shows measurement "
-                                              "files (.json) only")
-                self._results[path] = load_results(path)
-            except DataFileError as exc:
-                skipped.append(Skipped("results file", exc))
-        return replace(session, results=tuple(p for p in session.results if p in self._results)), skipped
-
     def open_session(self, path: str | Path) -> list[Skipped]:
         """Show the session saved in ``path``, with a fresh history. A broken session file
         raises DataFileError and changes nothing; its broken measurement files are
@@ -404,19 +344,6 @@ class Document:
             raise DataFileError(path, refused, field="workload")
         self.replace_session(session, f"Opened {Path(path).name}")
         return skipped
-
-    def set_live_points(self, points: list[Point]) -> None:
-        """Points of a run in progress (not part of the session until saved)."""
-        self._live = list(points)
-        self._emit(Topic.LIVE)
-
-    def set_measured_roofs(self, shown: bool) -> None:
-        self._change(replace(self._session, measured_roofs=shown),
-                     "Show measured roofs" if shown else "Hide measured roofs")
-
-    def remove_results(self, path: str) -> None:
-        self._change(replace(self._session, results=tuple(p for p in self._session.results if p != path)),
-                     "Hide measurements")
 
     def reset(self, catalog: Catalog, session: Session, text: str,
               results: dict[str, Results] | None = None) -> None:

@@ -11,8 +11,6 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer import __version__, defaults
 from explorer.about import version_text
 from explorer.core.analysis.report import step_summary
-from explorer.core.files.datafile import DataFileError
-from explorer.core.model.session import load_workload, save_workload
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
@@ -263,32 +261,6 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
             action.setChecked(precision in shown)
             action.toggled.connect(lambda on, p=precision, shown=shown: self.state.set_precisions(
                 tuple(q for q in PRECISIONS if (q in shown and q != p) or (q == p and on)) or ("fp32",)))
-
-    def open_workload_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open workload", str(Path.home()),
-                                                        "Workloads (*.yaml *.yml)")
-        if path:
-            self.open_workload(path)
-
-    def open_workload(self, path: str | Path) -> bool:
-        try:
-            workload = load_workload(path, set(self.state.models))
-        except DataFileError as exc:
-            QtWidgets.QMessageBox.critical(self, "Cannot open workload", str(exc))
-            return False
-        self.state.set_workload(workload.model, workload.params, f"Workload from {Path(path).name}",
-                                workload.layers, workload.config)
-        return True
-
-    def save_workload_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save workload",
-                                                        str(Path.home() / "workload.yaml"),
-                                                        "Workloads (*.yaml *.yml)")
-        if path:
-            try:
-                save_workload(path, self.state.session)
-            except OSError as exc:
-                QtWidgets.QMessageBox.critical(self, "Cannot save workload", f"{path}: {exc.strerror or exc}")
 
     def export_dialog(self) -> None:
         start = (self.session_path.with_suffix(".png") if self.session_path

@@ -1,5 +1,5 @@
-"""The window's session files: New, Open, Save, Save as, Open recent, autosave and the
-offer to restore after a crash. A part of ``MainWindow`` (a mixin), kept apart so the window
+"""The window's session files: New, Open, Save, Save as, Open recent, workload files,
+autosave and the offer to restore after a crash. A part of ``MainWindow`` (a mixin), kept apart so the window
 stays readable; the files themselves are ``explorer.document.files``."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from PySide6 import QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
-from explorer.core.model.session import Session, load_session
+from explorer.core.model.session import Session, load_session, load_workload, save_workload
 
 SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
@@ -89,6 +89,33 @@ class SessionFiles:
             self.recent_menu.addAction("(none)").setEnabled(False)
         for path in files:
             self.recent_menu.addAction(path, lambda path=path: self.open_session(path))
+
+    # -- workloads (the model and its parameters alone) --------------------------------------
+    def open_workload_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open workload", str(Path.home()),
+                                                        "Workloads (*.yaml *.yml)")
+        if path:
+            self.open_workload(path)
+
+    def open_workload(self, path: str | Path) -> bool:
+        try:
+            workload = load_workload(path, set(self.state.models))
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot open workload", str(exc))
+            return False
+        self.state.set_workload(workload.model, workload.params, f"Workload from {Path(path).name}",
+                                workload.layers, workload.config)
+        return True
+
+    def save_workload_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save workload",
+                                                        str(Path.home() / "workload.yaml"),
+                                                        "Workloads (*.yaml *.yml)")
+        if path:
+            try:
+                save_workload(path, self.state.session)
+            except OSError as exc:
+                QtWidgets.QMessageBox.critical(self, "Cannot save workload", f"{path}: {exc.strerror or exc}")
 
     # -- autosave and restore --------------------------------------------------------------------
     def _write_autosave(self) -> None:
