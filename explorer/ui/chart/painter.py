@@ -4,6 +4,7 @@ and the window's labels and key all go through ``paint``, as the SVG writer does
 from __future__ import annotations
 
 from dataclasses import replace
+from enum import StrEnum
 from functools import lru_cache
 
 from PySide6 import QtCore, QtGui
@@ -85,17 +86,26 @@ def draw_text(painter: QtGui.QPainter, text: Text) -> None:
 # What a drag leaves as it is, and the window paints once into cached pixmaps: the "frame"
 # (background, grid, axes, ticks) and the "key"; the "content" layer is the rest, painted
 # on every move (the title too: it names the batch a star drag changes).
+class Layer(StrEnum):
+    """What one paint covers: everything, the frame, the key, or the content (the rest)."""
+
+    ALL = "all"
+    FRAME = "frame"
+    KEY = "key"
+    CONTENT = "content"
+
+
 LAYERS = {
-    "frame": ((ElementKind.GRID, ElementKind.AXIS), (), (ElementKind.TICK, ElementKind.AXIS)),
-    "key": ((ElementKind.KEY,), (ElementKind.KEY,), (ElementKind.KEY,)),
+    Layer.FRAME: ((ElementKind.GRID, ElementKind.AXIS), (), (ElementKind.TICK, ElementKind.AXIS)),
+    Layer.KEY: ((ElementKind.KEY,), (ElementKind.KEY,), (ElementKind.KEY,)),
 }
 
 
-def _in_layer(layer: str, part: int, kind: str) -> bool:
+def _in_layer(layer: Layer, part: int, kind: ElementKind) -> bool:
     """Whether an element of ``kind`` (``part`` 0 lines, 1 markers, 2 texts) is in ``layer``."""
-    if layer == "all":
+    if layer == Layer.ALL:
         return True
-    if layer == "content":
+    if layer == Layer.CONTENT:
         return not any(kind in kinds[part] for kinds in LAYERS.values())
     return kind in LAYERS[layer][part]
 
@@ -113,14 +123,14 @@ DATA = (ElementKind.ORIGINAL, ElementKind.TRACK, ElementKind.MEASURED_ROOF, Elem
 
 
 def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: bool = False,
-          emphasis: Line | None = None, layer: str = "all") -> None:
+          emphasis: Line | None = None, layer: Layer = Layer.ALL) -> None:
     """Draw ``chart`` in page coordinates. ``clip``: data (roofs, points) is cut at the plot's
     edges (a zoomed window; an export is fitted and needs none). ``emphasis``: a line drawn
     wider (the roof under the pointer). ``layer``: "all", or one of ``LAYERS`` or
     "content" (the rest)."""
     painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing)
-    if background and layer in ("all", "frame"):
+    if background and layer in (Layer.ALL, Layer.FRAME):
         page = QtCore.QRectF(0, 0, chart.page.width, chart.page.height)
         painter.fillRect(page, QtGui.QColor(chart.background))
     plot = chart.plot

@@ -24,7 +24,7 @@ from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.core.analysis import drags
 from explorer.core.analysis.roofline import COMPUTE
 from explorer.state import AppState, RoofRef
-from explorer.ui.chart.painter import LAYERS, paint
+from explorer.ui.chart.painter import LAYERS, Layer, paint
 from explorer.ui.chart.still import StillContent
 
 # A drag's moves are coalesced, not rate-limited: a move only records where the pointer is,
@@ -145,29 +145,29 @@ class RooflinePlot(QtWidgets.QWidget):
         painter = QtGui.QPainter(self)
         try:
             if self._drag is not None and self._drag.kind is not DragKind.PAN and self._hover is None:
-                layers = ("frame", "key") if self.chart.key is not None else ("frame",)
+                layers = (Layer.FRAME, Layer.KEY) if self.chart.key is not None else (Layer.FRAME,)
                 underlay_id = tuple(self._cached(layer).cacheKey() for layer in layers)
                 self._still.paint(painter, self.chart, self.devicePixelRatioF(), self._underlay, underlay_id)
             else:
                 self._still.reset()
                 self._underlay(painter)
-                paint(painter, self.chart, clip=True, emphasis=self._hover, layer="content")
+                paint(painter, self.chart, clip=True, emphasis=self._hover, layer=Layer.CONTENT)
         finally:
             painter.end()
 
     def _underlay(self, painter: QtGui.QPainter) -> None:
         """The frame and the key, from their cached pixmaps."""
-        painter.drawPixmap(0, 0, self._cached("frame"))
+        painter.drawPixmap(0, 0, self._cached(Layer.FRAME))
         if self.chart.key is not None:
             key = self.chart.key.grow(KEY_MARGIN)
-            painter.drawPixmap(QtCore.QPointF(key.left, key.top), self._cached("key"))
+            painter.drawPixmap(QtCore.QPointF(key.left, key.top), self._cached(Layer.KEY))
 
-    def _cached(self, layer: str) -> QtGui.QPixmap:
+    def _cached(self, layer: Layer) -> QtGui.QPixmap:
         """The ``layer`` (``painter.LAYERS``: the frame, the key) drawn once for as long as it
         stays the same: a drag repaints only the content on top of them."""
         chart, ratio = self.chart, self.devicePixelRatioF()
         lines, markers, texts = LAYERS[layer]
-        area = chart.key.grow(KEY_MARGIN) if layer == "key" else None
+        area = chart.key.grow(KEY_MARGIN) if layer == Layer.KEY else None
         key = (chart.page, chart.plot, chart.x_range, chart.y_range, chart.background, ratio, area,
                tuple(ln for ln in chart.lines if ln.kind in lines),
                tuple(m for m in chart.markers if m.kind in markers),
