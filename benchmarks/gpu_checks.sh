@@ -53,7 +53,7 @@ for entry in "${PLAN[@]}"; do
     status=$?
     tail -n 25 "$out/$name.log"
     if [ $status -ne 0 ]; then
-        [ $status -eq 124 ] && echo "($name ran past its $limit s limit)"
+        { [ $status -eq 124 ] || [ $status -eq 137 ]; } && echo "($name ran past its $limit s limit)"
         failed+=("$name")
     fi
 done

@@ -14,6 +14,7 @@ Exits 1 when CuPy or a GPU is missing (it says which), 0 otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -63,10 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no GPU to probe: {type(exc).__name__}: {exc}")
         return 1
     nvml = handle = None
+    started = False
     try:
         import pynvml as nvml
 
         nvml.nvmlInit()
+        started = True
         properties = runtime.getDeviceProperties(args.device)
         bus = properties.get("pciBusID")
         print(f"NVML driver {nvml.nvmlSystemGetDriverVersion()}; NVML {nvml.nvmlSystemGetNVMLVersion()}")
@@ -79,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     def listed() -> list[int]:
         if handle is None:
             return []
-        return [p.pid for p in nvml.nvmlDeviceGetComputeRunningProcesses(handle)]
+        try:
+            return [p.pid for p in nvml.nvmlDeviceGetComputeRunningProcesses(handle)]
+        except nvml.NVMLError as exc:
+            print(f"NVML cannot list the processes: {exc}")
+            return []
 
     print(f"our pid {os.getpid()}; ids in each pid namespace (NSpid) {_namespace_ids()}")
     before = listed()
@@ -92,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{sorted(set(after) - set(before))}")
     count, detail = foreign_processes(after, os.getpid())
     print(f"foreign: {count} ({detail})")
-    if nvml is not None:
-        nvml.nvmlShutdown()
+    if started:
+        with contextlib.suppress(nvml.NVMLError):
+            nvml.nvmlShutdown()
     return 0
 
 

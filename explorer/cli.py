@@ -41,7 +41,9 @@ EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="roofline-explorer", description=DESCRIPTION)
+    # No abbreviations at the top: the window's options would make a subcommand's short
+    # forms ambiguous (export --w, bench --d).
+    parser = argparse.ArgumentParser(prog="roofline-explorer", description=DESCRIPTION, allow_abbrev=False)
     add_window_arguments(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

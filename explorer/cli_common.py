@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 
 def count_type(maximum: int):
@@ -62,6 +63,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
 
     for p in PARAMETERS:
         default = "" if p.default is None or p.kind is Kind.FLAG else f" (default {p.default})"
+        p = replace(p, help=p.help.replace("%", "%%"))  # argparse formats help with %
         if p.kind is Kind.FLAG:
             parser.add_argument(p.flag, action="store_true", help=p.help)
         elif p.kind is Kind.CHOICE:

@@ -100,7 +100,7 @@ def names_a_command(argv: Sequence[str]) -> bool:
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The window's options (``command`` is None), for an ``argv`` naming no command."""
-    parser = argparse.ArgumentParser(prog="roofline-explorer", description=DESCRIPTION)
+    parser = argparse.ArgumentParser(prog="roofline-explorer", description=DESCRIPTION, allow_abbrev=False)
     add_window_arguments(parser)
     args = parser.parse_args(argv)
     args.command = None

@@ -47,3 +47,76 @@ def test_every_step_s_program_and_options_exist(tmp_path):
         for option in (w.split("=")[0] for w in words if w.startswith("--")):
             assert option in help_text, f"{command}: {option} is not an option"
     import pytest_timeout  # noqa: F401  (the test extra installs it)
+
+
+class _FakeRuntime:
+    def driverGetVersion(self):
+        return 13000
+
+    def runtimeGetVersion(self):
+        return 13000
+
+    def getDeviceCount(self):
+        return 1
+
+    def getDeviceProperties(self, device):
+        return {"name": b"Fake GPU", "pciBusID": 1, "l2CacheSize": 50 << 20}
+
+
+def _fake_cupy():
+    import contextlib
+    import types
+
+    class Array:
+        def sum(self):
+            return self
+
+        def item(self):
+            return 0.0
+
+    cuda = types.SimpleNamespace(runtime=_FakeRuntime(), Device=lambda n: contextlib.nullcontext())
+    return types.SimpleNamespace(__version__="14.2.0", cuda=cuda, float32="float32",
+                                 zeros=lambda *a, **k: Array())
+
+
+def _fake_nvml(fail_init: bool, pids=()):
+    import types
+
+    class NVMLError(Exception):
+        pass
+
+    state = {"shutdowns": 0}
+
+    def init():
+        if fail_init:
+            raise NVMLError("Driver Not Loaded")
+
+    def shutdown():
+        if fail_init:
+            raise NVMLError("Uninitialized")
+        state["shutdowns"] += 1
+
+    return types.SimpleNamespace(
+        __version__="13.0", NVMLError=NVMLError, nvmlInit=init, nvmlShutdown=shutdown, state=state,
+        nvmlSystemGetDriverVersion=lambda: "580.0", nvmlSystemGetNVMLVersion=lambda: "13.580",
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetComputeRunningProcesses=lambda h: [types.SimpleNamespace(pid=p) for p in pids])
+
+
+def test_the_probe_reports_nvml_s_view_and_survives_nvml_failing(monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import gpu_probe
+    finally:
+        sys.path.pop(0)
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    nvml = _fake_nvml(fail_init=False, pids=(4242,))
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    assert gpu_probe.main([]) == 0
+    out = capsys.readouterr().out
+    assert f"our pid {os.getpid()}" in out and "NVML compute processes with our context:   [4242]" in out
+    assert "ours listed: False" in out and "foreign: 0 (no other process on the GPU (NVML lists" in out
+    assert nvml.state["shutdowns"] == 1
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml(fail_init=True))
+    assert gpu_probe.main([]) == 0  # NVML that cannot start is said, not a failed step
+    assert "NVML not usable: NVMLError: Driver Not Loaded" in capsys.readouterr().out

@@ -118,8 +118,8 @@ def foreign_processes(listed: list[int], own: int) -> tuple[int, str]:
     and we share a process namespace; in a container NVML lists host ids, ours is missing,
     and one of the listed processes is us (our context holds the case's memory)."""
     unique = set(listed)
-    if own in unique:
-        others, note = len(unique) - 1, ""
+    if own in unique or not unique:  # (nothing listed: no other process either)
+        others, note = max(0, len(unique) - 1), ""
     else:
         others = max(0, len(unique) - 1)
         note = " (NVML lists other process ids than ours, as in a container: one listed is ours)"

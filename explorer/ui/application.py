@@ -69,10 +69,15 @@ def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = N
     if getattr(args, "theme", None):
         window.set_theme(args.theme, remember=False)  # this run's: a screenshot leaves no trace
     if getattr(args, "scene", None):
-        scene = window.player.scenes[args.scene]  # an unknown id names the close ones
-        step = 1 if getattr(args, "step", None) is None else args.step
-        if not 1 <= step <= len(scene.steps):
-            raise UsageError(f"the scene {args.scene} has steps 1 to {len(scene.steps)}, not {step}")
+        try:
+            scene = window.player.scenes[args.scene]  # an unknown id names the close ones
+            step = 1 if getattr(args, "step", None) is None else args.step
+            if not 1 <= step <= len(scene.steps):
+                raise UsageError(f"the scene {args.scene} has steps 1 to {len(scene.steps)}, not {step}")
+        except (UnknownIdError, UsageError):
+            window.runs.shutdown()  # nothing is left running behind the refusal
+            window.deleteLater()
+            raise
         window.player.start(args.scene, step - 1)
     if getattr(args, "presentation", False):
         window.presentation.enter(full_screen=not args.size)

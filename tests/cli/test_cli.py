@@ -195,3 +195,26 @@ def test_opening_the_window_builds_no_command_parser():
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] (800, 600)"
+
+
+def test_every_command_s_help_prints(capsys):
+    """argparse formats help with %: a help text holding "90%" once broke every --help."""
+    parser = cli.build_parser()
+    commands = [None, *window_options.COMMANDS]
+    for command in commands:
+        argv = ["--help"] if command is None else [command, "--help"]
+        with pytest.raises(SystemExit) as stop:
+            parser.parse_args(argv)
+        assert stop.value.code == 0, command
+        assert "usage: roofline-explorer" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        window_options.parse(["--help"])
+    assert "--memory-fraction" in capsys.readouterr().out
+
+
+def test_a_command_s_short_options_are_not_taken_for_the_window_s():
+    """The window's options live on the top-level parser too; a subcommand's abbreviations
+    (export --w, bench --d) must still mean its own options."""
+    args = cli.parse_args(["export", "--scene", "decode-batching", "--out", "a.png", "--w", "800"])
+    assert args.width == 800
+    assert cli.parse_args(["bench", "--d", "1"]).device == 1

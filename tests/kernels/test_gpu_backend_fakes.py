@@ -37,7 +37,10 @@ class CUDARuntimeError(RuntimeError):
 
 def fake_cupy(**extra) -> SimpleNamespace:
     """A CuPy 14 stand-in: float types, no ``bfloat16`` unless given."""
-    return SimpleNamespace(float16="f2", float32="f4", float64="f8", **extra)
+    def zeros(*_args, **_kwargs):  # an array that sums, of any type
+        return SimpleNamespace(sum=lambda: 0)
+
+    return SimpleNamespace(float16="f2", float32="f4", float64="f8", zeros=zeros, **extra)
 
 
 def backend_on(cp) -> CupyBackend:
@@ -232,3 +235,19 @@ def test_an_older_torch_without_the_precision_setting_gets_both_flags(gpu_suite)
     with gpu_suite.torch_fp32_mode(torch, allow_tf32=True):
         assert mode() == (None, True, True)
     assert mode() == (None, False, True)
+
+
+def test_bf16_whose_arrays_fail_is_skipped_with_the_reason():
+    """CuPy 14 has the type through ml_dtypes but its arrays need NumPy >= 2.1.2: a GEMM case
+    that cannot make one is skipped saying why, not run into a failure."""
+    import types
+
+    from explorer.kernels.suites import gemm
+
+    def zeros(*_args, **_kwargs):
+        raise TypeError("bfloat16 needs NumPy 2.1.2")
+
+    backend = types.SimpleNamespace(device_kind="gpu", xp=types.SimpleNamespace(zeros=zeros),
+                                    dtype=lambda name: "bfloat16")
+    reason = gemm.supported(backend, "bf16")
+    assert reason == "bf16 arrays do not work here: TypeError: bfloat16 needs NumPy 2.1.2"

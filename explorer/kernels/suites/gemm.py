@@ -72,9 +72,13 @@ def supported(backend, dtype: str) -> str | None:
         }.get(dtype)
     if dtype == "bf16":
         try:
-            backend.dtype("bf16")
+            bf16 = backend.dtype("bf16")
         except KeyError as exc:
             return str(exc)
+        try:  # the type may exist and arrays of it still fail (CuPy 14 needs NumPy >= 2.1.2)
+            backend.xp.zeros(2, dtype=bf16).sum()
+        except Exception as exc:
+            return f"bf16 arrays do not work here: {type(exc).__name__}: {exc}"
     if dtype == "tf32":
         try:
             from cupy._core import _routines_linalg as linalg
