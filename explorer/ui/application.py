@@ -15,6 +15,7 @@ from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.catalog import open_catalogue
 from explorer.core.model.hf_config import chosen_model
+from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.presets import load_models
 from explorer.core.model.session import Session, model_choice
 from explorer.core.model.workload import WorkloadParams
@@ -47,6 +48,7 @@ def _install_excepthook() -> None:
 def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
     """The state for the command-line choices (raises DataFileError / UnknownIdError), and
     the user's files it had to skip."""
+    _check_choices(args)
     catalog = open_catalogue()  # a broken file of the user's is skipped, not fatal
     models = load_models()
     if getattr(args, "session", None):
@@ -58,6 +60,18 @@ def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
     spec = chosen_model(models, args.model, getattr(args, "model_config", None))
     session = Session(hardware=ids, params=WorkloadParams.from_options(args), **model_choice(spec))
     return AppState(catalog, models, session), []
+
+
+def _check_choices(args: argparse.Namespace) -> None:
+    """Refuse options that would be ignored: a step with no scene, and workload options
+    beside a session (it holds its own)."""
+    if getattr(args, "step", None) is not None and not getattr(args, "scene", None):
+        raise UsageError("--step chooses a step of --scene ID: name the scene too")
+    if getattr(args, "session", None):
+        given = [p.flag for p in PARAMETERS if getattr(args, p.name, p.default) != p.default]
+        if given:
+            raise UsageError(f"{', '.join(given)} would be ignored: --session opens the workload the "
+                             "session holds (open it, then change the workload in the window)")
 
 
 def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = None) -> MainWindow:

@@ -57,3 +57,12 @@ def test_choices_the_window_cannot_show_are_refused_by_name(tmp_path, capsys, ar
 def test_a_scene_step_out_of_range_raises_before_the_window_shows(settings):
     with pytest.raises(UsageError):
         build_window(window_args(scene="cpu-vs-gpu", step=0, size=(800, 600)), settings)
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ({"step": 2}, "--step chooses a step of --scene ID: name the scene too"),
+    ({"session": "s.yaml", "batch": 8, "tp": 2}, "--batch, --tp would be ignored: --session opens"),
+])
+def test_options_that_would_be_ignored_are_refused(tmp_path, capsys, args, words):
+    code = run_window(window_args(screenshot=str(tmp_path / "w.png"), **args))
+    assert code == 2 and words in capsys.readouterr().err
