@@ -6,6 +6,7 @@ from typing import Any
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.hardware.hardware import Hardware, Provenance
+from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.training import MFU_SOURCES
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
 
@@ -128,90 +129,61 @@ def run_lines(run) -> list[str]:
 def analysis_dict(a: Analysis, run=None) -> dict[str, Any]:
     """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds. On
     several devices, the ops and totals are one device's (``workload.devices``)."""
-    p, t, rows = a.params, a.totals, a.rows
-    links = a.links
-    peak = a.roofs.matrix
-    bandwidth = a.roofs.bandwidth_bytes_per_s
-    model_id = a.model.id
     return {
-        "hardware": {
-            "id": a.hardware.id,
-            "name": a.hardware.name,
-            "peak_flops": peak.flops_per_s,
-            "peak": peak.label,
-            "vector_peak_flops": a.roofs.vector.flops_per_s,
-            "bandwidth": bandwidth,
-            "ridge": peak.flops_per_s / bandwidth,
-            "memory_bytes": a.hardware.memory_capacity_bytes,
-            "links": [_link(x) for x in a.hardware.links],
-        },
-        "workload": {
-            "model": model_id,
-            "phase": p.phase,
-            "batch": p.batch,
-            "seq": p.seq,
-            "context": p.context,
-            "dtype": p.dtype,
-            "weight_dtype": p.weight_dtype or p.dtype,
-            "kv_dtype": p.kv_dtype or p.dtype,
-            "attention": p.attention,
-            "memory_fraction": p.memory_fraction,
-            "routing": p.routing,
-            "causal": p.causal,
-            "tp": p.tp, "pp": p.pp, "dp": p.dp, "ep": p.ep,
-            "devices": p.split.devices,
-            "recompute": p.recompute,
-            "parameters": a.model.parameter_count(),
-            "active_parameters": a.model.parameter_count(active=True),
-        },
-        "ops": [
-            {
-                "name": rows.names[i],
-                "role": rows.roles[i],
-                "layer": int(rows.layers[i]) if rows.layers[i] >= 0 else None,
-                "unit": rows.units[i],
-                "flops": int(rows.flops[i]),
-                "bytes": int(rows.bytes[i]),
-                "intensity": float(rows.intensity[i]),
-                "time_s": float(rows.time_s[i]),
-                "bound": str(rows.bounds[i]),
-            }
-            for i in range(len(rows))
-        ],
-        "communication": [
-            {"name": o.name, "role": o.role, "count": o.count, "link": links[i].name, "tier": links[i].tier,
-             "bytes_sent": int(a.bytes[i]), "steps": int(o.steps), "time_s": float(a.time_s[i]),
-             "latency_s": float(a.time_s[i] - a.bytes[i] / links[i].per_direction_bytes_per_s),
-             "detail": o.detail}
-            for i, o in enumerate(a.ops) if links[i] is not None
-        ],
-        "totals": {
-            "flops": t.flops,
-            "bytes": t.bytes,
-            "intensity": t.intensity,
-            "time_s": t.time_s,
-            "compute_time_s": t.compute_time_s,
-            "memory_time_s": t.memory_time_s,
-            "items_per_step": t.items_per_step,
-            "item_unit": t.item_unit,
-            "tokens_per_s": t.tokens_per_s,
-            "weight_bytes": t.weight_bytes,
-            "kv_bytes_per_token": t.kv_bytes_per_token,
-            "kv_cache_bytes": t.kv_cache_bytes,
-            "activation_bytes": t.activation_bytes,
-            "memory_required_bytes": t.memory_required_bytes,
-            "memory_usable_bytes": t.memory_usable_bytes,
-            "memory_budget_bytes": t.memory_budget_bytes,
-            "fits_in_memory": t.fits_in_memory,
-            "state_bytes": t.state_bytes,
-            "link_bytes": t.link_bytes,
-            "link_time_s": t.link_time_s,
-            "bound": t.bound,
-            "per_device": t.devices > 1,
-        },
+        "hardware": _hardware_dict(a),
+        "workload": _workload_dict(a),
+        "ops": _op_dicts(a),
+        "communication": _communication_dicts(a),
+        "totals": _totals_dict(a.totals),
         **({"training": run_dict(run)} if run is not None else {}),
         "notes": list(a.notes),
     }
+
+
+def _hardware_dict(a: Analysis) -> dict[str, Any]:
+    peak, bandwidth = a.roofs.matrix, a.roofs.bandwidth_bytes_per_s
+    return {"id": a.hardware.id, "name": a.hardware.name, "peak_flops": peak.flops_per_s, "peak": peak.label,
+            "vector_peak_flops": a.roofs.vector.flops_per_s, "bandwidth": bandwidth,
+            "ridge": peak.flops_per_s / bandwidth, "memory_bytes": a.hardware.memory_capacity_bytes,
+            "links": [_link(x) for x in a.hardware.links]}
+
+
+def _workload_dict(a: Analysis) -> dict[str, Any]:
+    """Every parameter of the table (a precision "as dtype" shown as the one it takes), the
+    devices the step is spread over, and the model's parameter counts."""
+    p = a.params
+    values = {q.name: getattr(p, q.name) for q in PARAMETERS}
+    values.update(weight_dtype=p.weight_dtype or p.dtype, kv_dtype=p.kv_dtype or p.dtype)
+    return {"model": a.model.id, **values, "devices": p.split.devices,
+            "parameters": a.model.parameter_count(),
+            "active_parameters": a.model.parameter_count(active=True)}
+
+
+def _op_dicts(a: Analysis) -> list[dict[str, Any]]:
+    rows = a.rows
+    return [{"name": rows.names[i], "role": rows.roles[i],
+             "layer": int(rows.layers[i]) if rows.layers[i] >= 0 else None, "unit": rows.units[i],
+             "flops": int(rows.flops[i]), "bytes": int(rows.bytes[i]), "intensity": float(rows.intensity[i]),
+             "time_s": float(rows.time_s[i]), "bound": str(rows.bounds[i])} for i in range(len(rows))]
+
+
+def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
+    links = a.links
+    return [{"name": o.name, "role": o.role, "count": o.count, "link": links[i].name, "tier": links[i].tier,
+             "bytes_sent": int(a.bytes[i]), "steps": int(o.steps), "time_s": float(a.time_s[i]),
+             "latency_s": float(a.time_s[i] - a.bytes[i] / links[i].per_direction_bytes_per_s),
+             "detail": o.detail}
+            for i, o in enumerate(a.ops) if links[i] is not None]
+
+
+TOTALS = ("flops", "bytes", "intensity", "time_s", "compute_time_s", "memory_time_s", "items_per_step",
+          "item_unit", "tokens_per_s", "weight_bytes", "kv_bytes_per_token", "kv_cache_bytes",
+          "activation_bytes", "memory_required_bytes", "memory_usable_bytes", "memory_budget_bytes",
+          "fits_in_memory", "state_bytes", "link_bytes", "link_time_s", "bound")
+
+
+def _totals_dict(t) -> dict[str, Any]:
+    return {**{name: getattr(t, name) for name in TOTALS}, "per_device": t.devices > 1}
 
 
 def parameter_words(model) -> str:
