@@ -136,12 +136,17 @@ def gemm_references(backend, rounds: int, size: int) -> list[dict]:
         try:  # one precision that fails keeps the ratios the others measured
             row = _gemm_reference(backend, torch, dtype, torch_dtype, size, rounds)
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            print(f"GEMM {dtype} reference failed: {type(exc).__name__}: {first}")
-            row = {"dtype": dtype, "size": size, "error": f"{type(exc).__name__}: {first}"}
+            print(f"GEMM {dtype} reference failed: {_failure(exc)}")
+            row = {"dtype": dtype, "size": size, "error": _failure(exc)}
         if row is not None:
             out.append(row)
     return out
+
+
+def _failure(exc: Exception) -> str:
+    """"TypeName: the message's first line", for a reference that failed."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _gemm_reference(backend, torch, dtype: str, torch_dtype, size: int, rounds: int) -> dict | None:
@@ -210,9 +215,8 @@ def main() -> int:
         try:
             report["references"][name] = measure_references()
         except Exception as exc:  # report the failure, keep what was measured
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            print(f"{name} references failed: {type(exc).__name__}: {first}")
-            report["references"][name] = {"error": f"{type(exc).__name__}: {first}"}
+            print(f"{name} references failed: {_failure(exc)}")
+            report["references"][name] = {"error": _failure(exc)}
         write_text_atomic(out, json.dumps(report, indent=1) + "\n")
     print(f"wrote {out}")
     return 0

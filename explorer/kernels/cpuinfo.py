@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from explorer.core.files.errors import DataFileError
+from explorer.core.files.reading import read_bytes
+
 SIMD_FLAGS = ("sse2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile", "neon", "asimd", "sve")
 
@@ -82,9 +85,9 @@ class CpuInfo:
 
 
 def _read(path: str | Path) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    try:  # the one reader: /proc/cpuinfo of a many-core machine is some hundred KB
+        return read_bytes(path, 4 << 20).decode("utf-8", errors="replace")
+    except DataFileError:
         return None
 
 

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.core.files.errors import DataFileError
+from explorer.core.files.reading import read_text
 from explorer.core.hardware.hardware import GPU
 
 MIN_WINDOW_S = 0.1
@@ -38,6 +40,11 @@ class Foreign:
     detail: str
 
 
+def _text(path: Path) -> str:
+    """A /proc file through the one reader (a /proc/stat of many cores is tens of KB)."""
+    return read_text(path, 1 << 20)
+
+
 class ProcStatLoad:
     """Foreign CPU load from /proc (Linux)."""
 
@@ -48,18 +55,18 @@ class ProcStatLoad:
     @staticmethod
     def available(root: Path = Path("/proc")) -> bool:
         try:
-            (root / "stat").read_text()
-            (root / "self" / "stat").read_text()
-        except OSError:
+            _text(root / "stat")
+            _text(root / "self" / "stat")
+        except DataFileError:
             return False
         return True
 
     def _sample(self) -> tuple[int, int, int]:
         """(busy ticks of all CPUs, all ticks of all CPUs, our own busy ticks)."""
-        fields = [int(v) for v in (self.root / "stat").read_text().splitlines()[0].split()[1:]]
+        fields = [int(v) for v in _text(self.root / "stat").splitlines()[0].split()[1:]]
         idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
         total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
-        own = (self.root / "self" / "stat").read_text().rsplit(")", 1)[1].split()
+        own = _text(self.root / "self" / "stat").rsplit(")", 1)[1].split()
         return total - idle, total, int(own[11]) + int(own[12])  # utime + stime: every thread
 
     def start(self):

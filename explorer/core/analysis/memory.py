@@ -10,7 +10,8 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, training
 from explorer.core.model.models import ModelSpec, TransformerSpec
-from explorer.core.model.workload import MAX_BATCH, WorkloadParams, build_ops
+from explorer.core.model.parameters import MAX_BATCH
+from explorer.core.model.workload import WorkloadParams, build_ops
 
 
 def state_bytes(model: ModelSpec, params: WorkloadParams) -> int:

@@ -29,9 +29,9 @@ _URL = re.compile(r"^https?://\S+$")
 _SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _BoundedLoader(_SafeBase):
-    """A safe loader that refuses a document whose aliases expand it past ``MAX_VALUES`` or
-    make it contain itself (checked on the composed nodes, before any value is built)."""
+class _Bounded:
+    """Refuses a document whose aliases expand it past ``MAX_VALUES`` or make it contain
+    itself (checked on the composed nodes, before any value is built)."""
 
     def get_single_data(self) -> Any:
         node = self.get_single_node()
@@ -41,9 +41,24 @@ class _BoundedLoader(_SafeBase):
         return self.construct_document(node)
 
 
-class _StrictLoader(_BoundedLoader):
-    """A bounded loader that also rejects a mapping key written twice (YAML would keep the
-    last)."""
+class _StrictLoader(_SafeBase):
+    """A safe loader that rejects a mapping key written twice (YAML would keep the last)."""
+
+
+class _StrictBoundedLoader(_Bounded, _StrictLoader):
+    pass
+
+
+class _BoundedLoader(_Bounded, _SafeBase):
+    pass
+
+
+def _loader(text: str, strict: bool = True):
+    """The loader for ``text``: an alias is written ``*name``, so a text without a ``*``
+    cannot expand and is not walked a second time (the catalogue loads at start-up)."""
+    if "*" in text:
+        return _StrictBoundedLoader if strict else _BoundedLoader
+    return _StrictLoader if strict else _SafeBase
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
@@ -147,7 +162,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Any:
         raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
     _check_seal(path, text)
     try:
-        return yaml.load(text, Loader=_StrictLoader)
+        return yaml.load(text, Loader=_loader(text))
     except RecursionError:
         raise DataFileError(path, "nests too deeply to read") from None
     except ExpansionError as exc:
@@ -161,7 +176,8 @@ def peek_yaml(path: str | Path) -> Any:
     naming what a broken file meant to define), or None when it cannot be read at all.
     Bounded like ``load_yaml``: size, regular files only, alias expansion."""
     try:
-        return yaml.load(read_text(path), Loader=_BoundedLoader)
+        text = read_text(path)
+        return yaml.load(text, Loader=_loader(text, strict=False))
     except (DataFileError, yaml.YAMLError, ValueError, RecursionError):
         return None
 

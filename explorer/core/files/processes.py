@@ -5,15 +5,17 @@ one's, even when the process id has been reused."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from explorer.core.files.errors import DataFileError
+from explorer.core.files.reading import read_text
 
 
 def process_start(pid: int) -> str | None:
     """When process ``pid`` started (Linux: its start time in clock ticks since boot), so a
     reused process id is not taken for the instance that wrote a lock; None elsewhere."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        stat = read_text(f"/proc/{pid}/stat", 64 << 10)
+    except DataFileError:
         return None
     return stat.rsplit(")", 1)[-1].split()[19]  # field 22, after the command in parentheses
 

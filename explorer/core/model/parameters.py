@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from explorer.core.files.datafile import brief
 from explorer.core.model.parallel import DEGREES
 
 PHASES = ("prefill", "decode", "train")
@@ -174,8 +175,6 @@ class ParameterError(ValueError):
 
 def check(parameter: Parameter, value: Any) -> Any:
     """``value`` if ``parameter`` can take it (a share as a float), else ParameterError."""
-    from explorer.core.files.datafile import brief
-
     name = parameter.name
     if value is None and parameter.default is None:
         return None

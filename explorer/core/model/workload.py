@@ -35,17 +35,11 @@ from explorer.core.model import blocks, parallel, training
 from explorer.core.model import ops as op
 from explorer.core.model.custom import CustomSpec, custom_ops
 from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
-from explorer.core.model.parameters import (  # noqa: F401  (re-exported: the callers' one import)
-    ATTENTIONS,
+from explorer.core.model.parameters import (
     DEFAULT_MEMORY_FRACTION,
-    MAX_BATCH,
-    MAX_TOKENS,
+    MAX_BATCH,  # noqa: F401  (re-exported: a step's limit, where the workload is imported)
     PARAMETERS,
-    PHASES,
-    ROUTINGS,
-    SCALE_DTYPES,
     WEIGHT_FORMATS,
-    WORKLOAD_DTYPES,
     Kind,
     ParameterError,
     check,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.core.analysis.memory import max_batch_that_fits
-from explorer.core.model.workload import MAX_BATCH
+from explorer.core.model.parameters import MAX_BATCH
 from explorer.core.words.claims import Claim, State, is_compute_bound
 
 

@@ -41,6 +41,7 @@ from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.parameters import ATTENTIONS, PHASES, WEIGHT_FORMATS, WORKLOAD_DTYPES
 from explorer.core.model.session import (
     MAX_DEVICES,
     Session,
@@ -49,7 +50,7 @@ from explorer.core.model.session import (
     read_session,
     read_what_ifs,
 )
-from explorer.core.model.workload import ATTENTIONS, PHASES, WEIGHT_FORMATS, WORKLOAD_DTYPES, WorkloadError
+from explorer.core.model.workload import WorkloadError
 from explorer.core.units import BYTES, PRECISIONS
 from explorer.core.words.claims import (
     Bound,
