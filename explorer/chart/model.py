@@ -1,6 +1,7 @@
-"""Building the chart for a document and a page: the frame (title, axes, the key's column),
-the ranges, the roofs and ridges, the workload's points, measurements, and every label
-placed so none collides (``layout``). ``build_chart`` is what every output draws."""
+"""Building the chart for a snapshot of the document and a page: the frame (title, axes,
+the key's column), the ranges, the roofs and ridges, the workload's points, measurements,
+and every label placed so none collides (``layout``). ``draw_chart`` is what every output
+draws; ``build_chart`` takes the snapshot of a document first."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from explorer.chart.roofs import (
     roof_lines,
     roof_text,
 )
+from explorer.chart.snapshot import Snapshot, Source
 from explorer.chart.text import LINE_HEIGHT, text_width, wrap
 from explorer.core.analysis.report import step_words
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
@@ -61,13 +63,13 @@ def style_slots(previous: dict[str, int], shown: tuple[str, ...]) -> dict[str, i
     return slots
 
 
-def _devices(doc, slots: dict[str, int]) -> list[Shown]:
-    session = doc.session
+def _devices(shot: Snapshot, slots: dict[str, int]) -> list[Shown]:
+    session = shot.session
     out = []
-    for ident in session.hardware:
-        hw = doc.device(ident)
+    for device in shot.devices:
+        hw = device.hardware
         ceilings, matrix = _ceilings(hw, session.params.dtype, session.precisions)
-        out.append(Shown(hw, doc.catalog[ident], ceilings, slots.get(ident, 0), matrix))
+        out.append(Shown(hw, device.datasheet, ceilings, slots.get(hw.id, 0), matrix))
     return out
 
 
@@ -86,9 +88,9 @@ def _roof_of(peak) -> Roof:
     return Roof(peak.label, peak.flops_per_s, peak.provenance.derived)
 
 
-def _ranges(doc, devices: list[Shown], measured) -> tuple[tuple[float, float], tuple[float, float]]:
+def _ranges(shot: Snapshot, devices: list[Shown], measured) -> tuple[tuple[float, float], ...]:
     """Decades that hold every op, measured point and ridge (x), every roof and point (y)."""
-    a = doc.analysis()
+    a = shot.analysis
     xs = [float(v) for v, f in zip(a.intensity, a.flops, strict=True) if f > 0]
     ys = [float(v) for v, f in zip(a.performance, a.flops, strict=True) if f > 0]
     xs += [p.intensity for _, p in measured]
@@ -118,9 +120,11 @@ def _room_for_labels(x_range, plot: Rect, devices: list[Shown], page: Page, mult
     return low, high
 
 
-def default_title(doc) -> str:
-    names = " vs ".join(doc.device(i).label for i in doc.session.hardware)
-    a = doc.analysis()
+def default_title(shot: Snapshot | Source) -> str:
+    """"Llama 3 8B on H100 SXM vs MI300X: decode, batch 1 …, bf16"."""
+    shot = shot if isinstance(shot, Snapshot) else Snapshot.of(shot)
+    names = " vs ".join(d.hardware.label for d in shot.devices)
+    a = shot.analysis
     return f"{a.model.name} on {names}: {step_words(a.model, a.params)}, {a.params.dtype}"
 
 
@@ -130,13 +134,13 @@ def _decades(low: float, high: float, length: float, room: float) -> list[float]
     return [10.0 ** e for e in range(first, last + 1, step)]
 
 
-def _frame(doc, page: Page, options: ChartOptions, theme, entries: list[Entry]):
+def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: list[Entry]):
     """The title, subtitle and key column, and the plot rectangle they leave."""
     pad = 0.6 * page.text
     texts = []
     y = pad
     width = page.width - 2 * pad
-    for line in _lines(options.title or default_title(doc), page.title, width, 2):
+    for line in _lines(options.title or default_title(shot), page.title, width, 2):
         texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, ElementKind.TITLE,
                           dx=-text_width(line, page.title) / 2))
         y += LINE_HEIGHT * page.title
@@ -199,7 +203,7 @@ def _axes(chart: Chart, theme) -> tuple[tuple[Line, ...], tuple[Text, ...]]:
     return tuple(lines), tuple(texts)
 
 
-def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
+def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[Entry]:
     entries = [Entry("Devices", "heading", bold=True)]
     for shown in devices:
         moved = " (what-if)" if shown.hardware != shown.datasheet else ""
@@ -207,7 +211,7 @@ def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
                              shown.dash))
     if any(s.hardware != s.datasheet for s in devices):
         entries.append(Entry("datasheet value (before a what-if)", "line", theme.track, "", (1.4, 2.1)))
-    a = doc.analysis()
+    a = shot.analysis
     groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
     suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
@@ -215,38 +219,42 @@ def _key_entries(doc, devices: list[Shown], theme, measured) -> list[Entry]:
                                       any(p.contended and not p.suspect for _, p in measured))
 
 
-def build_chart(doc, page: Page, options: ChartOptions | None = None) -> Chart:
-    """The chart of ``doc`` (a Document: session, devices, analysis, results) on ``page``.
-    The key goes into an empty corner of the plot where it covers nothing (below the compute
-    roofs on the right, or above the bandwidth roofs on the left), else into a column of
-    its own beside the plot."""
+def build_chart(doc: Source, page: Page, options: ChartOptions | None = None) -> Chart:
+    """The chart of ``doc`` (a Document) on ``page``: ``draw_chart`` of its snapshot."""
+    return draw_chart(Snapshot.of(doc), page, options)
+
+
+def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) -> Chart:
+    """The chart of ``shot`` on ``page``. The key goes into an empty corner of the plot
+    where it covers nothing (below the compute roofs on the right, or above the bandwidth
+    roofs on the left), else into a column of its own beside the plot."""
     options = options or ChartOptions()
     theme = palette.THEMES[options.theme]
-    devices = _devices(doc, style_slots(options.slots, doc.session.hardware))
-    measured = measured_points(doc, options.suites)
-    entries = _key_entries(doc, devices, theme, measured) if options.key else []
+    devices = _devices(shot, style_slots(options.slots, shot.session.hardware))
+    measured = measured_points(shot, options.suites)
+    entries = _key_entries(shot, devices, theme, measured) if options.key else []
     if options.key_beside:  # a drag keeps the key where it was: one layout instead of two
-        return _compose(doc, page, options, theme, devices, measured, entries, beside=True)
-    inside = _compose(doc, page, options, theme, devices, measured, entries, beside=False)
-    return inside or _compose(doc, page, options, theme, devices, measured, entries, beside=True)
+        return _compose(shot, page, options, theme, devices, measured, entries, beside=True)
+    inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
+    return inside or _compose(shot, page, options, theme, devices, measured, entries, beside=True)
 
 
-def _compose(doc, page: Page, options: ChartOptions, theme, devices, measured, entries,
+def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, measured, entries,
              beside: bool) -> Chart | None:
-    plot, frame_texts = _frame(doc, page, options, theme, entries if beside else [])
+    plot, frame_texts = _frame(shot, page, options, theme, entries if beside else [])
     if options.ranges:
         x_range, y_range = options.ranges
     else:
-        x_range, y_range = _ranges(doc, devices, measured)
+        x_range, y_range = _ranges(shot, devices, measured)
         x_range = _room_for_labels(x_range, plot, devices, page, _named(devices, options))
     chart = Chart(page, plot, x_range, y_range, theme.background, theme.foreground)
     axis_lines, axis_texts = _axes(chart, theme)
     roof_items, labelled = roof_lines(chart, theme, devices, _named(devices, options))
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
-    track, points = workload_marks(chart, doc, theme)
-    ceilings = [*measured_ceilings(chart, doc, theme),
-                *link_roofs(chart, doc, theme, _named(devices, options))]
+    track, points = workload_marks(chart, shot, theme)
+    ceilings = [*measured_ceilings(chart, shot, theme),
+                *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
     markers = [*ridge_marks, *measured_marks(chart, measured, theme), *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
+from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.units import format_number, format_si, format_time, rate_unit
@@ -81,20 +82,20 @@ def measured_tooltip(p: Point, source: str) -> str:
     return "\n".join(lines)
 
 
-def measured_points(doc, suites) -> list[tuple[str, Point]]:
+def measured_points(shot: Snapshot, suites) -> list[tuple[str, Point]]:
     """(source, point) for every measured point that can be placed: a checked result with
     arithmetic, of the chosen suites (None: all)."""
-    sources = [(path, list(results.points)) for path, results in doc.results()]
-    if doc.live_points:
-        sources.append(("the run in progress", doc.live_points))
+    sources = [(path, list(results.points)) for path, results in shot.results]
+    if shot.live_points:
+        sources.append(("the run in progress", list(shot.live_points)))
     return [(source, p) for source, points in sources for p in points
             if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
 
 
-def workload_marks(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
+def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], list[Marker]]:
     """The batch track (dotted), the ops (hollow, area by their share of the time), the
     selection, and the whole-step star over them, see-through."""
-    a, sweep = doc.analysis(), doc.sweep()
+    a, sweep = shot.analysis, shot.sweep
     scale = chart.page.lines
     lines, markers = [], []
     if sweep.batch.size > 1:
@@ -109,7 +110,7 @@ def workload_marks(chart: Chart, doc, theme) -> tuple[list[Line], list[Marker]]:
                               Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background,
                               ElementKind.OP,
                               info.name, info.tooltip(), fill_opacity=0.6))
-        if info.name == doc.session.selected_op:
+        if info.name == shot.session.selected_op:
             markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
                                   ElementKind.SELECTION, info.name))
     # The star on top, its fill see-through: the ops it sits on stay visible.
@@ -138,13 +139,13 @@ def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> li
     return out
 
 
-def measured_ceilings(chart: Chart, doc, theme) -> list[tuple[Line, Text]]:
+def measured_ceilings(chart: Chart, shot: Snapshot, theme) -> list[tuple[Line, Text]]:
     """Roofs at the best trusted measured bandwidth and FLOP/s of each results file (when
     the session draws them), each with its label: "measured triad 11.0 GB/s"; a measured
     cache level adds its own bandwidth roof ("L2 measured 59.9 GB/s")."""
-    if not doc.session.measured_roofs:
+    if not shot.session.measured_roofs:
         return []
-    files = doc.results()
+    files = shot.results
     out = []
     for path, results in files:
         bandwidth, flops = results.best_bandwidth(), results.best_flops()

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.layout import Request, Spots
+from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_number, format_si, rate_unit
@@ -225,13 +226,12 @@ def ridges(chart: Chart, theme, devices: list[Shown], what_if: set[str]) -> tupl
     return markers, requests
 
 
-def link_roofs(chart: Chart, doc, theme, multi: bool = False) -> list[tuple[Line, Text]]:
+def link_roofs(chart: Chart, a: Analysis, theme, multi: bool = False) -> list[tuple[Line, Text]]:
     """A roof for each link the workload's communication ops cross (a step spread over
     devices): bytes/s of the link per direction, slanted like a memory roof, up to the
     binding compute roof; each with its label ("NVLink 4 450 GB/s per direction", after the
     primary device's name when several are shown: the links are the primary's). A
     communication op's point sits on or below it: its time adds the link's latency."""
-    a = doc.analysis()
     crossed = {link.name: link for link in a.links if link is not None}
     out = []
     unit = chart.page.lines * theme.pen_factor

@@ -9,6 +9,7 @@ from pathlib import Path
 from explorer import defaults
 from explorer.chart.elements import Chart, Page
 from explorer.chart.model import ChartOptions, build_chart
+from explorer.chart.snapshot import Source
 from explorer.chart.svg import chart_svg
 
 FORMATS = ("png", "svg", "pdf")
@@ -64,9 +65,9 @@ def format_of(path: str | Path) -> str:
     return suffix
 
 
-def slide_chart(doc, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
+def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
     return build_chart(doc, options.page, options.chart_options(slots))
 
 
-def slide_svg(doc, options: ExportOptions, slots: dict[str, int] | None = None) -> str:
+def slide_svg(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> str:
     return chart_svg(slide_chart(doc, options, slots), options.transparent, options.title or "Roofline chart")

@@ -1,0 +1,57 @@
+"""What a chart shows, read from the document once: the session (workload, precisions,
+selection, whether measured roofs are drawn), each shown device with its what-ifs and its
+datasheet, the analysis and batch sweep on the primary device, the measurement files
+shown and the points of a run in progress.
+
+Every function that describes the chart takes this one typed value, never the live
+document: a chart is a function of a snapshot, so what it draws cannot change half-way
+through a frame and a test can build one without a window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.sweep import BatchSweep
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.session import Session
+from explorer.kernels.results import Point, Results
+
+
+class Source(Protocol):
+    """What a snapshot is read from (a ``Document``)."""
+
+    session: Session
+    catalog: object
+    live_points: list[Point]
+
+    def device(self, ident: str) -> Hardware: ...
+    def analysis(self) -> Analysis: ...
+    def sweep(self) -> BatchSweep: ...
+    def results(self) -> list[tuple[str, Results]]: ...
+
+
+@dataclass(frozen=True)
+class Device:
+    """A shown device: as drawn (what-ifs applied) and as its datasheet gives it."""
+
+    hardware: Hardware
+    datasheet: Hardware
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    session: Session
+    devices: tuple[Device, ...]  # in the session's order; the first is the primary
+    analysis: Analysis  # on the primary device
+    sweep: BatchSweep  # the batch track on the primary device
+    results: tuple[tuple[str, Results], ...]  # (path, results) of each file shown
+    live_points: tuple[Point, ...]  # of a run in progress
+
+    @classmethod
+    def of(cls, doc: Source) -> Snapshot:
+        session = doc.session
+        return cls(session,
+                   tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
+                   doc.analysis(), doc.sweep(), tuple(doc.results()), tuple(doc.live_points))
