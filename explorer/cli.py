@@ -224,15 +224,21 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
-    p, t, c = a.params, a.totals, a.roofs
-    hw, model = a.hardware, a.model
-    shape = report.step_words(model, p)
+    print("\n".join(_header_lines(a)), file=out)
+    print(format_table(["op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time", "bound"],
+                       _op_table_rows(a, every_layer), right=(2, 3, 4, 5, 6)), file=out)
+    print("\n".join(_summary_lines(a)), file=out)
+
+
+def _header_lines(a: Analysis) -> list[str]:
+    """The model, device, workload, split and the roofs the ops run under."""
+    p, c = a.params, a.roofs
     precision = p.dtype + (f", weights {p.weight_dtype}" if p.weight_dtype else "") \
         + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
-    header = [
-        f"{model.name} on {hw.name}",
-        f"{report.parameter_words(model)}",
-        f"{shape}; {precision}; {p.attention} attention",
+    return [
+        f"{a.model.name} on {a.hardware.name}",
+        f"{report.parameter_words(a.model)}",
+        f"{report.step_words(a.model, p)}; {precision}; {p.attention} attention",
         *report.split_lines(a),
         f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
         f"({c.matrix.label}) for matrix ops, "
@@ -241,24 +247,25 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         f"ridge {c.matrix.flops_per_s / c.bandwidth_bytes_per_s:.0f} FLOP/byte",
         "",
     ]
-    print("\n".join(header), file=out)
-    rows = []
+
+
+def _op_table_rows(a: Analysis, every_layer: bool) -> list[list[str]]:
+    """One row per op (its count of layers beside it), or per op per layer."""
     if every_layer:
         r = a.rows
-        for i in range(len(r)):
-            rows.append([r.names[i], r.roles[i], "", format_count(r.flops[i]),
-                         format_si(r.bytes[i], "B"), format_number(r.intensity[i]),
-                         format_time(r.time_s[i]), r.bounds[i]])
-    else:
-        bounds = a.bounds
-        for i, o in enumerate(a.ops):
-            rows.append([o.name, o.role, f"×{o.count}" if o.layers else "",
-                         format_count(a.flops[i]), format_si(a.bytes[i], "B"),
-                         format_number(a.flops[i] / a.bytes[i]), format_time(a.time_s[i]),
-                         bounds[i]])
-    print(format_table(["op", "role", "count", "FLOPs", "bytes", "FLOP/B", "time", "bound"],
-                       rows, right=(2, 3, 4, 5, 6)), file=out)
-    unit = t.item_unit
+        return [[r.names[i], r.roles[i], "", format_count(r.flops[i]), format_si(r.bytes[i], "B"),
+                 format_number(r.intensity[i]), format_time(r.time_s[i]), r.bounds[i]]
+                for i in range(len(r))]
+    bounds = a.bounds
+    return [[o.name, o.role, f"×{o.count}" if o.layers else "", format_count(a.flops[i]),
+             format_si(a.bytes[i], "B"), format_number(a.flops[i] / a.bytes[i]), format_time(a.time_s[i]),
+             bounds[i]]
+            for i, o in enumerate(a.ops)]
+
+
+def _summary_lines(a: Analysis) -> list[str]:
+    """The step's totals: work, time, memory use and whether it fits, and the notes."""
+    p, t = a.params, a.totals
     fit = "fits" if t.fits_in_memory else "DOES NOT FIT"
     summary = [
         "",
@@ -270,7 +277,7 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
         f"(compute alone {format_time(t.compute_time_s)}, memory alone "
         f"{format_time(t.memory_time_s)}"
         + (f", communication {format_time(t.link_time_s)}" if t.link_bytes else "")
-        + f"), {t.bound}-bound; {t.tokens_per_s:,.0f} {unit}/s"
+        + f"), {t.bound}-bound; {t.tokens_per_s:,.0f} {t.item_unit}/s"
         + (f" over {t.devices:,} devices" if t.devices > 1 else ""),
         f"memory{' per device' if t.devices > 1 else ''}: weights {format_bytes(t.weight_bytes, 4)}"
         + (f" + gradients and optimizer state {format_bytes(t.state_bytes, 4)}" if t.state_bytes else "")
@@ -282,5 +289,4 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
           f"{format_bytes(t.memory_usable_bytes, 4)} usable, {format_bytes(t.memory_capacity_bytes, 4)} "
           f"nominal): {fit}",
     ]
-    summary += [f"note: {n}" for n in a.notes]
-    print("\n".join(summary), file=out)
+    return summary + [f"note: {n}" for n in a.notes]

@@ -233,18 +233,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         pipelined = sum(int(v) for v, o in zip(values, once, strict=True) if not o)
         return pipelined // params.pp + sum(int(v) for v, o in zip(values, once, strict=True) if o)
 
-    transformer = isinstance(model, TransformerSpec)
     items = items_per_step(model, params, params.batch)
-    weight_bytes, kv_per_sequence = weights_and_kv(model, params)
-    kv_cache = params.batch // params.split.batch_share * kv_per_sequence  # the device's sequences
-    kv_per_token = kv_per_sequence // params.kv_tokens  # an average where windows cap the cache
-    state = state_bytes(model, params)
-    if params.phase == "train":
-        activations = training.activation_bytes(model, params, params.split, list(ops))
-    else:
-        activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
-    required = weight_bytes + state + kv_cache + activations
-    budget = memory_budget(hardware, params)
     total_time = float(step_total(counts, time_s, once, factor))
     memory_counts = counts - link_counts
     totals = Totals(
@@ -256,8 +245,29 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         items_per_step=items,
         item_unit=model.item_unit,
         tokens_per_s=items / total_time,
+        devices=params.split.devices,
+        link_bytes=shared([int(b) * int(c) for b, c in zip(moved, link_counts, strict=True)]),
+        link_time_s=float(step_total(link_counts, time_s, once, factor)),
+        **_memory_use(model, params, hardware, ops),
+    )
+    return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
+                    totals, _notes(model, params, hardware, roofs, totals), tuple(links))
+
+
+def _memory_use(model: ModelSpec, params: WorkloadParams, hardware: Hardware, ops) -> dict:
+    """The ``Totals`` fields of memory: what the step keeps resident, the budget, whether it fits."""
+    weight_bytes, kv_per_sequence = weights_and_kv(model, params)
+    kv_cache = params.batch // params.split.batch_share * kv_per_sequence  # the device's sequences
+    state = state_bytes(model, params)
+    if params.phase == "train":
+        activations = training.activation_bytes(model, params, params.split, list(ops))
+    else:
+        activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
+    required = weight_bytes + state + kv_cache + activations
+    budget = memory_budget(hardware, params)
+    return dict(
         weight_bytes=weight_bytes,
-        kv_bytes_per_token=kv_per_token,
+        kv_bytes_per_token=kv_per_sequence // params.kv_tokens,  # an average where windows cap the cache
         kv_cache_bytes=kv_cache,
         activation_bytes=activations,
         memory_required_bytes=required,
@@ -265,21 +275,23 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         memory_usable_bytes=hardware.usable_memory_bytes,
         memory_budget_bytes=budget,
         fits_in_memory=required <= budget,
-        devices=params.split.devices,
-        link_bytes=shared([int(b) * int(c) for b, c in zip(moved, link_counts, strict=True)]),
-        link_time_s=float(step_total(link_counts, time_s, once, factor)),
         state_bytes=state,
     )
+
+
+def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: OpRoofs,
+           totals: Totals) -> tuple[str, ...]:
+    """What the user should know about the figures: a precision converted, a context past
+    the trained one, a step that does not fit."""
     notes = list(roofs.notes)
-    if transformer and params.kv_tokens > model.max_context:
+    if isinstance(model, TransformerSpec) and params.kv_tokens > model.max_context:
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")
     if not totals.fits_in_memory:
         what = ("weights, gradients, optimizer state and activations" if params.phase == "train"
                 else "weights, KV cache and activations")
         per_device = " per device" if params.split.devices > 1 else ""
-        notes.append(f"{what} need {format_bytes(required)}{per_device} but "
-                     f"{hardware.name} has {format_bytes(budget)} to give "
+        notes.append(f"{what} need {format_bytes(totals.memory_required_bytes)}{per_device} but "
+                     f"{hardware.name} has {format_bytes(totals.memory_budget_bytes)} to give "
                      f"({params.memory_fraction:.0%} of {format_bytes(hardware.usable_memory_bytes)} usable)")
-    return Analysis(model, params, hardware, roofs, ops, flops, moved, peaks, time_s, counts,
-                    totals, tuple(notes), tuple(links))
+    return tuple(notes)

@@ -237,9 +237,16 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     if m.norms_per_layer == 4:
         layer_norm("post_mlp_norm")
     add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
+    embedding, final_norm, lm_head = _model_level_ops(m, p, batch)
+    return [embedding, *out, final_norm, lm_head]
 
-    # Model-level ops, listed around the layers. A lookup reads one table row per token
-    # (two with learned positions, then added: one FLOP per element).
+
+def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch) -> tuple[op.Op, op.Op, op.Op]:
+    """The ops listed around the layers: the embedding lookup, the final norm, the LM head.
+    A lookup reads one table row per token (two with learned positions, then added: one
+    FLOP per element)."""
+    ab, wb = p.act_bytes, p.weight_bytes
+    n, d = batch * p.query_tokens, m.d_model
     rows = 2 if m.positions == "learned" else 1
     embedding = op.Op.of("embedding", "embedding", op.VECTOR,
                          op.Cost((rows - 1) * n * d, rows * n * d * wb + n * d * ab, rows * n * d * wb),
@@ -252,7 +259,7 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
                           (), m.norm)
     lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),
                        (), f"{d} → {m.vocab}" + (" (tied to embedding)" if m.tied_embeddings else ""))
-    return [embedding, *out, final_norm, lm_head]
+    return embedding, final_norm, lm_head
 
 
 def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
