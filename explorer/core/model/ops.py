@@ -18,21 +18,59 @@ a gate multiply 1, ReLU 1, an add 1, batch norm at inference 2 (scale, shift).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 # A number or a NumPy array of numbers; kept loose so both flow through the formulas.
 Size = Any
 
-MATRIX = "matrix"  # runs on matrix units where the device has them (GEMMs, convolutions)
-VECTOR = "vector"  # runs on vector units (norms, softmax, elementwise, lookups)
-LINK = "link"  # moves data between devices over an interconnect (``explorer.core.model.parallel``)
 
-ROLES = (
-    "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "gate_proj", "up_proj", "down_proj",
-    "fc1", "fc2", "attn_score", "attn_softmax", "attn_value", "norm", "residual", "activation",
-    "embedding", "lm_head", "conv", "pool", "router", "expert_up", "expert_down", "shared_up",
-    "shared_down", "optimizer", "all_reduce", "all_to_all", "send_recv",
-)
+class Unit(StrEnum):
+    """The units an op runs on."""
+
+    MATRIX = "matrix"  # matrix units where the device has them (GEMMs, convolutions)
+    VECTOR = "vector"  # vector units (norms, softmax, elementwise, lookups)
+    LINK = "link"  # an interconnect between devices (``explorer.core.model.parallel``)
+
+
+MATRIX, VECTOR, LINK = Unit.MATRIX, Unit.VECTOR, Unit.LINK
+
+
+class Role(StrEnum):
+    """What an op does in its model (its group on the chart, its row in the tables)."""
+
+    Q_PROJ = "q_proj"
+    K_PROJ = "k_proj"
+    V_PROJ = "v_proj"
+    O_PROJ = "o_proj"
+    QKV_PROJ = "qkv_proj"
+    GATE_PROJ = "gate_proj"
+    UP_PROJ = "up_proj"
+    DOWN_PROJ = "down_proj"
+    FC1 = "fc1"
+    FC2 = "fc2"
+    ATTN_SCORE = "attn_score"
+    ATTN_SOFTMAX = "attn_softmax"
+    ATTN_VALUE = "attn_value"
+    NORM = "norm"
+    RESIDUAL = "residual"
+    ACTIVATION = "activation"
+    EMBEDDING = "embedding"
+    LM_HEAD = "lm_head"
+    CONV = "conv"
+    POOL = "pool"
+    ROUTER = "router"
+    EXPERT_UP = "expert_up"
+    EXPERT_DOWN = "expert_down"
+    SHARED_UP = "shared_up"
+    SHARED_DOWN = "shared_down"
+    OPTIMIZER = "optimizer"
+    ALL_REDUCE = "all_reduce"
+    ALL_TO_ALL = "all_to_all"
+    SEND_RECV = "send_recv"
+
+
+ROLES = tuple(Role)
 
 NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4, "batchnorm": 2}
 ACTIVATION_FLOPS_PER_ELEMENT = {"gelu": 8, "silu": 4, "relu": 1}
@@ -64,8 +102,8 @@ class Op:
     """
 
     name: str
-    role: str
-    unit: str
+    role: Role
+    unit: Unit
     flops: Size
     bytes: Size
     layers: tuple[int, ...] = ()
@@ -82,6 +120,10 @@ class Op:
     # all-reduces), rather than for each micro-batch of each stage.
     once_per_step: bool = False
 
+    def __post_init__(self) -> None:  # a role or unit given by its name (a custom stack's) is checked here
+        object.__setattr__(self, "role", Role(self.role))
+        object.__setattr__(self, "unit", Unit(self.unit))
+
     @property
     def count(self) -> int:
         return max(1, len(self.layers))
@@ -92,7 +134,7 @@ class Op:
         return self.bytes - self.weight_bytes - self.cache_bytes
 
     @classmethod
-    def of(cls, name: str, role: str, unit: str, cost: Cost, layers: tuple[int, ...] = (),
+    def of(cls, name: str, role: Role | str, unit: Unit | str, cost: Cost, layers: tuple[int, ...] = (),
            detail: str = "", vector_flops: Size = 0) -> Op:
         return cls(name, role, unit, cost.flops, cost.bytes, layers, detail, cost.weights,
                    cost.cache, vector_flops)

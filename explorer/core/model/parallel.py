@@ -100,9 +100,10 @@ def all_to_all_bytes(message, devices: int):
     return (devices - 1) * message / devices
 
 
-def collective_steps(role: str, devices: int) -> int:
+def collective_steps(role: op.Role, devices: int) -> int:
     """Transfer steps one after another, each paying the link's latency."""
-    return {"all_reduce": 2 * (devices - 1), "all_to_all": devices - 1, "send_recv": 1}[role]
+    steps = {op.Role.ALL_REDUCE: 2 * (devices - 1), op.Role.ALL_TO_ALL: devices - 1, op.Role.SEND_RECV: 1}
+    return steps[role]
 
 
 def link_seconds(link: Link, steps, bytes_sent):
@@ -266,22 +267,22 @@ def communication_ops(model, params, split: Split, local_batch) -> dict[str, lis
     if split.tp > 1:
         n = split.tp
         for where, name in (("attn_residual", "attn_all_reduce"), ("mlp_residual", "mlp_all_reduce")):
-            out[where].append(op.Op(name, "all_reduce", op.LINK, (n - 1) * tokens * d // n,
+            out[where].append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, (n - 1) * tokens * d // n,
                                     ring_all_reduce_bytes(message, n), every,
                                     f"sum of {n} partial outputs, ring over {n} devices",
-                                    link="node", steps=collective_steps("all_reduce", n)))
+                                    link="node", steps=collective_steps(op.Role.ALL_REDUCE, n)))
     if split.ep > 1:
         n = split.ep
         routed = tuple(i for i in every if model.moe_layer(i))
         sent = all_to_all_bytes(message * model.experts_per_token, n)
         for name, what in (("moe_dispatch", "tokens to their experts"),
                            ("moe_combine", "expert outputs back")):
-            out["mlp_residual"].append(op.Op(name, "all_to_all", op.LINK, 0, sent, routed,
+            out["mlp_residual"].append(op.Op(name, op.Role.ALL_TO_ALL, op.LINK, 0, sent, routed,
                                              f"all-to-all over {n} devices: {what}", link="node",
-                                             steps=collective_steps("all_to_all", n)))
+                                             steps=collective_steps(op.Role.ALL_TO_ALL, n)))
     if split.pp > 1:
         boundaries = tuple(stage[-1] for stage in stage_layers(model.layers, split.pp)[:-1])
-        out["end"].append(op.Op("stage_send", "send_recv", op.LINK, 0, message, boundaries,
+        out["end"].append(op.Op("stage_send", op.Role.SEND_RECV, op.LINK, 0, message, boundaries,
                                 f"activations to the next of {split.pp} pipeline stages",
                                 link="pipeline", steps=1))
     return out
@@ -300,7 +301,7 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
             continue
         group = GROUPS[o.link](split)
         if o.link == "node":
-            what = "tensor parallel" if o.role == "all_reduce" else "expert parallel"
+            what = "tensor parallel" if o.role == op.Role.ALL_REDUCE else "expert parallel"
             out.append(group_link(hardware, "node", split.tp * split.ep, what).for_group(group))
         else:  # pipeline sends and gradient all-reduces: inside a node when the job fits in one
             inside = whole_job_in_node or (node is None and split.devices <= PCIE_SERVER)

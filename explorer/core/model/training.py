@@ -86,12 +86,12 @@ def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
     for o in forward:
         if o.unit != op.LINK:
             out.append(_scaled(o, work, f"forward + backward (2×){recompute}: ×{work}"))
-        elif o.role == "send_recv":  # a recomputed stage starts from the inputs it kept: no new send
+        elif o.role == op.Role.SEND_RECV:  # a recomputed stage starts from the inputs it kept: no new send
             out.append(_scaled(o, 2, "forward activations, backward gradients: ×2"))
         else:
             out.append(_scaled(o, work - 1, f"forward + backward{recompute}: ×{work - 1}"))
     parameters = parallel.device_parameters(model, split)
-    out.append(op.Op("optimizer", "optimizer", op.VECTOR, ADAM_FLOPS_PER_PARAMETER * parameters,
+    out.append(op.Op("optimizer", op.Role.OPTIMIZER, op.VECTOR, ADAM_FLOPS_PER_PARAMETER * parameters,
                      optimizer_bytes_per_parameter(params) * parameters, (),
                      f"Adam(W) over {parameters:,} parameters, once a step", once_per_step=True))
     # Weights every data-parallel replica holds, and with expert parallel every device of the
@@ -103,10 +103,10 @@ def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
              "gradients of the weights every replica holds"),
             ("expert_grad_all_reduce", experts, split.dp, "data", "gradients of this device's experts")):
         if group > 1 and count:
-            out.append(op.Op(name, "all_reduce", op.LINK, (group - 1) * count // group,
+            out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, (group - 1) * count // group,
                              parallel.ring_all_reduce_bytes(count * params.act_bytes, group), (),
                              f"{what}, summed over {group} devices (ring), once a step", link=link,
-                             steps=parallel.collective_steps("all_reduce", group), once_per_step=True))
+                             steps=parallel.collective_steps(op.Role.ALL_REDUCE, group), once_per_step=True))
     return out
 
 

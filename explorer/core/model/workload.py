@@ -315,7 +315,7 @@ def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
 
     def pointwise(name, role, layer, size, channels, flops_per_element, inputs):
         elements = batch * size * size * channels
-        params_bytes = 2 * channels * wb if role == "norm" else 0  # batch norm scale and shift
+        params_bytes = 2 * channels * wb if role == op.Role.NORM else 0  # batch norm scale and shift
         cost = op.elementwise(elements, flops_per_element, inputs, ab)
         layers = () if layer is None else (layer,)
         out.append(op.Op.of(name, role, op.VECTOR,

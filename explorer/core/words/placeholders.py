@@ -47,6 +47,7 @@ from explorer.core.hardware.littles_law import (
     effective_bandwidth,
     latency_of,
 )
+from explorer.core.model.ops import Role
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import (
     BYTES,
@@ -291,7 +292,7 @@ def _message_bytes(state, o) -> float:
     """What a tensor-parallel all-reduce sends, from the ring formula: 2(n−1)/n of the
     step's activations (tokens × d_model × bytes); other ops, their bytes as costed."""
     p, m = state.params, state.model
-    if o.role != "all_reduce" or p.tp == 1 or o.name == "grad_all_reduce":
+    if o.role != Role.ALL_REDUCE or p.tp == 1 or o.name == "grad_all_reduce":
         return float(o.bytes)
     message = p.batch // p.split.batch_share * p.query_tokens * m.d_model * p.act_bytes
     return 2 * (p.tp - 1) / p.tp * message
