@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from explorer.core.hardware.hardware import GPU
 from explorer.kernels.backends import describe_failure
@@ -78,10 +80,8 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
     timing = timing or TIMING.get(preset, TimingPlan())
     planned = plan_cases(backend, suites, preset)
     cases = [c for c in planned if isinstance(c, Case)]
-    skipped = [{"suite": s.suite, "kernel": s.kernel, "dtype": s.dtype, "reason": s.reason}
-               for s in planned if isinstance(s, Skip)]
-    points: list[Point] = []
-    notes: list[str] = []
+    state = _RunState(backend, load, timing, cancel, reference,
+                      skipped=[_skip_entry(s, s.reason) for s in planned if isinstance(s, Skip)])
     if cases:
         backend.warm_up()  # clocks up, context and libraries loaded before the first timing
     start = clock()
@@ -93,68 +93,11 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         if cancel.cancelled:
             cancelled = True
             break
-        prepared, foreign = None, None
-        try:
-            with backend.activate():  # the chosen GPU is per thread; this may be a worker thread
-                prepared = case.prepare()
-            stop_after = False  # a cancel while waiting keeps the point already measured
-            for attempt in range(RETRIES + 1):
-                token = _read_load(load.start) if load else None
-                with backend.activate():
-                    measured = measure(prepared.launch, backend.timer, timing, cancel)
-                foreign = _read_load(load.stop, token) if load else None
-                if foreign is None or not foreign.busy or attempt == RETRIES:
-                    break
-                yield Progress(index, len(cases), f"{case.label}: waiting for a quiet moment "
-                               f"({foreign.detail})", clock() - start, None)
-                try:
-                    _wait(QUIET_WAIT_S, cancel)
-                except Cancelled:
-                    stop_after = True
-                    break
-            with backend.activate():
-                problem = prepared.check()
-        except Cancelled:
-            cancelled = True
+        waiting = functools.partial(_waiting, index, len(cases), case.label, clock, start)
+        last, cancelled = yield from _run_case(state, case, waiting)
+        if cancelled:
             break
-        except Exception as exc:  # one broken or oversized case must not lose the run
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            reason = ("not enough memory for this size" if _out_of_memory(exc)
-                      else describe_failure(exc) or f"{type(exc).__name__}: {first_line[:300]}")
-            skipped.append({"suite": case.suite, "kernel": case.kernel, "dtype": case.dtype,
-                            "reason": reason})
-            if not _healthy(backend):  # a fault that sticks (a lost device, a broken context)
-                cancelled = True
-                notes.append(f"the run stopped at {case.label}: the device no longer works ({reason}); "
-                             f"the {len(points)} points measured before are kept")
-                break
-            continue
-        finally:  # freeing after a fault may fault too (a lost device): the run still ends
-            if prepared is not None:
-                with contextlib.suppress(Exception):
-                    prepared.close()
-            del prepared
-            with contextlib.suppress(Exception):
-                _release(backend)
-        rate_flops = case.flops / measured.median_s
-        rate_bytes = case.bytes / measured.median_s
-        suspect = (reference.suspect(case.dtype, rate_flops, rate_bytes)
-                   if reference and case.suite not in CACHE_SUITES else None)  # caches: fast by design
-        last = Point(
-            suite=case.suite, kernel=case.kernel, dtype=case.dtype, size=dict(case.size),
-            # A GPU point says how many launches one pair of events timed (launch overhead).
-            param=(measured.with_launches(case.param) if backend.device_kind == GPU
-                   else dict(case.param)), flops=case.flops, bytes=case.bytes,
-            time_median_s=measured.median_s, time_p20_s=measured.p20_s, time_p80_s=measured.p80_s,
-            check=problem, suspect=suspect, convention=case.convention,
-            dram_traffic=case.dram_traffic,
-            foreign_load=foreign.cores if foreign else None,
-            contended=foreign.detail if foreign and foreign.busy else None,
-        )
-        points.append(last)
-        if stop_after:
-            cancelled = True
-            break
+    points, notes = state.points, state.notes
     notes.extend(_comparisons(points))
     notes.extend(_contention(points, load, backend, asked_off))
     if load is not None and hasattr(load, "close"):
@@ -163,7 +106,110 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         notes.append("smoke preset: working sets are small enough to stay in caches; these are "
                      "not main-memory rates")
     yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
-    return results_of(backend, suites, preset, points, reference, cancelled, skipped, notes)
+    return results_of(backend, suites, preset, points, reference, cancelled, state.skipped, notes)
+
+
+@dataclass
+class _RunState:
+    """What the cases of one run share, and what they have gathered so far."""
+
+    backend: Any
+    load: Any  # a ``kernels.load`` source, or None
+    timing: TimingPlan
+    cancel: CancelToken
+    reference: Reference | None
+    skipped: list[dict] = field(default_factory=list)
+    points: list[Point] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _run_case(state: _RunState, case: Case,
+              waiting: Callable[[str], Progress]) -> Generator[Progress, None, tuple[Point | None, bool]]:
+    """Prepare, measure and check one case, then free it whatever happened. Returns its point
+    (None when it failed or was cancelled) and whether the run stops here."""
+    backend, prepared = state.backend, None
+    try:
+        with backend.activate():  # the chosen GPU is per thread; this may be a worker thread
+            prepared = case.prepare()
+        measured, foreign, stop_after = yield from _measure_quietly(state, prepared, waiting)
+        with backend.activate():
+            problem = prepared.check()
+    except Cancelled:
+        return None, True
+    except Exception as exc:  # one broken or oversized case must not lose the run
+        reason = _failure_reason(exc)
+        state.skipped.append(_skip_entry(case, reason))
+        if not _healthy(backend):  # a fault that sticks (a lost device, a broken context)
+            state.notes.append(f"the run stopped at {case.label}: the device no longer works ({reason}); "
+                               f"the {len(state.points)} points measured before are kept")
+            return None, True
+        return None, False
+    finally:  # freeing after a fault may fault too (a lost device): the run still ends
+        if prepared is not None:
+            with contextlib.suppress(Exception):
+                prepared.close()
+        del prepared
+        with contextlib.suppress(Exception):
+            _release(backend)
+    point = _point(state, case, measured, foreign, problem)
+    state.points.append(point)
+    return point, stop_after
+
+
+def _measure_quietly(state: _RunState, prepared,
+                     waiting: Callable[[str], Progress]) -> Generator[Progress, None, tuple]:
+    """Time a prepared case, again after a quiet moment while other programs are busy (RETRIES
+    times at most). Returns (measurement, foreign load, stop): a cancel while waiting keeps
+    the point already measured and stops the run after it."""
+    for attempt in range(RETRIES + 1):
+        token = _read_load(state.load.start) if state.load else None
+        with state.backend.activate():
+            measured = measure(prepared.launch, state.backend.timer, state.timing, state.cancel)
+        foreign = _read_load(state.load.stop, token) if state.load else None
+        if foreign is None or not foreign.busy or attempt == RETRIES:
+            break
+        yield waiting(foreign.detail)
+        try:
+            _wait(QUIET_WAIT_S, state.cancel)
+        except Cancelled:
+            return measured, foreign, True
+    return measured, foreign, False
+
+
+def _waiting(index: int, total: int, label: str, clock: Callable[[], float], start: float,
+             detail: str) -> Progress:
+    """The progress report while a case waits for other programs to quieten."""
+    return Progress(index, total, f"{label}: waiting for a quiet moment ({detail})", clock() - start, None)
+
+
+def _point(state: _RunState, case: Case, measured, foreign, problem) -> Point:
+    """A measured case's point, flagged against the reference and other programs' load."""
+    rate_flops = case.flops / measured.median_s
+    rate_bytes = case.bytes / measured.median_s
+    suspect = (state.reference.suspect(case.dtype, rate_flops, rate_bytes)
+               if state.reference and case.suite not in CACHE_SUITES else None)  # caches: fast by design
+    return Point(
+        suite=case.suite, kernel=case.kernel, dtype=case.dtype, size=dict(case.size),
+        # A GPU point says how many launches one pair of events timed (launch overhead).
+        param=(measured.with_launches(case.param) if state.backend.device_kind == GPU
+               else dict(case.param)), flops=case.flops, bytes=case.bytes,
+        time_median_s=measured.median_s, time_p20_s=measured.p20_s, time_p80_s=measured.p80_s,
+        check=problem, suspect=suspect, convention=case.convention,
+        dram_traffic=case.dram_traffic,
+        foreign_load=foreign.cores if foreign else None,
+        contended=foreign.detail if foreign and foreign.busy else None,
+    )
+
+
+def _failure_reason(exc: Exception) -> str:
+    """Why a case that raised is skipped, in a line."""
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return ("not enough memory for this size" if _out_of_memory(exc)
+            else describe_failure(exc) or f"{type(exc).__name__}: {first_line[:300]}")
+
+
+def _skip_entry(item: Case | Skip, reason: str) -> dict:
+    return {"suite": item.suite, "kernel": item.kernel, "dtype": item.dtype, "reason": reason}
 
 
 def _read_load(read, *args):

@@ -45,9 +45,34 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         self.settings = settings or QtCore.QSettings()
         self.session_path: Path | None = None
         self.runs = Jobs(lambda: state.catalog, self)
-        self.chart = RooflinePlot(state, self)
+        self._build_centre()
+        self._build_docks()
+        self._build_status_bar()
+        self._start_autosave()
+        self._build_actions()
+        self._build_menus()
+        self._build_toolbar()
+        self.caption_bar.sig_previous.connect(self.player.previous)
+        self.caption_bar.sig_next.connect(self.player.next)
+        self.caption_bar.sig_stop.connect(self.player.stop)
+        self.player.sig_changed.connect(self._on_scene_changed)
+        self.set_theme(str(self.settings.value("theme", "light")))
+        self._on_scene_changed()
+        self._connect_messages()
+        self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
+        self._follower = Follower(state, (state.sig_session_changed,), self._on_session_changed, self)
+        state.undo_stack.cleanChanged.connect(self._update_title)
+        self.runs.sig_started.connect(lambda _job, label: self.backend_label.setText(f"Kernel lab: {label}"))
+        self.resize(1366, 768)
+        self._restore_layout()
+        self._update_title()
+        self._on_session_changed()
+
+    def _build_centre(self) -> None:
+        """The chart with the scene's caption below it and the banners above it."""
+        self.chart = RooflinePlot(self.state, self)
         self.caption_bar = CaptionBar()
-        self.player = ScenePlayer(state, parent=self)
+        self.player = ScenePlayer(self.state, parent=self)
         central = chart_with_caption(self.chart, self.caption_bar)
         self.notice = NoticeBar()  # the user's files that could not be loaded
         central.layout().insertWidget(0, self.notice)
@@ -56,6 +81,10 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         self.setCentralWidget(central)
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.presentation.sig_toggled.connect(self.notice.set_presenting)
+
+    def _build_docks(self) -> None:
+        """The panels, docked: hardware and details on the left, the rest tabbed on the right."""
+        state = self.state
         self.hardware_panel = HardwarePanel(state, self.runs)
         self.workload_panel = WorkloadPanel(state)
         self.kernel_panel = KernelPanel(state, self.runs)
@@ -77,39 +106,31 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         self.tabifyDockWidget(self.docks["explain"], self.docks["scaling"])
         self.docks["workload"].raise_()
         self._docks_sized = False  # sized to the window when first shown (unless restored)
+
+    def _build_status_bar(self) -> None:
         self.summary_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)  # user names
         self.summary_label.setToolTip("The workload on the primary device (predicted)")
         self.backend_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)
         self.statusBar().addWidget(self.summary_label, 1)
         self.statusBar().addPermanentWidget(self.backend_label)
+
+    def _start_autosave(self) -> None:
+        """Recent files, crash recovery and the autosaver, which looks every tick whether a save
+        is due."""
         self.recent = RecentFiles()
         self.recovery = Recovery()
-        self.unchanged_session = state.session
+        self.unchanged_session = self.state.session
         self.autosaver = Autosaver(self._write_autosave)
         self._autosave_timer = QtCore.QTimer(self, interval=AUTOSAVE_TICK_MS)
         self._autosave_timer.timeout.connect(self._autosave_tick)
         self._autosave_timer.start()
-        self._build_actions()
-        self._build_menus()
-        self._build_toolbar()
-        self.caption_bar.sig_previous.connect(self.player.previous)
-        self.caption_bar.sig_next.connect(self.player.next)
-        self.caption_bar.sig_stop.connect(self.player.stop)
-        self.player.sig_changed.connect(self._on_scene_changed)
-        self.set_theme(str(self.settings.value("theme", "light")))
-        self._on_scene_changed()
-        state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+
+    def _connect_messages(self) -> None:
+        """What the state and the banners say goes to the status bar or to a save dialog."""
+        self.state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.notice.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.save_banner.sig_save_as.connect(self.save_session_as)
         self.save_banner.sig_other_folder.connect(self.autosave_into)
-        self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
-        self._follower = Follower(state, (state.sig_session_changed,), self._on_session_changed, self)
-        state.undo_stack.cleanChanged.connect(self._update_title)
-        self.runs.sig_started.connect(lambda _job, label: self.backend_label.setText(f"Kernel lab: {label}"))
-        self.resize(1366, 768)
-        self._restore_layout()
-        self._update_title()
-        self._on_session_changed()
 
     def _dock(self, title: str, widget: QtWidgets.QWidget, area) -> QtWidgets.QDockWidget:
         dock = QtWidgets.QDockWidget(title, self)
@@ -175,6 +196,22 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
+        self._build_file_menu(bar)
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.act_undo)
+        edit.addAction(self.act_redo)
+        edit.addSeparator()
+        edit.addAction(self.act_find)
+        self._build_view_menu(bar)
+        self._build_scenes_menu(bar)
+        kernels = bar.addMenu("&Kernels")
+        kernels.addAction(self.act_run)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self._action("&Keyboard and mouse…", lambda: ShortcutsDialog(self).exec(), "F1",
+                                         "Every shortcut and what the chart does with the mouse"))
+        help_menu.addAction(self._action("&About Roofline Explorer", self._about))
+
+    def _build_file_menu(self, bar: QtWidgets.QMenuBar) -> None:
         file_menu = bar.addMenu("&File")
         for action in (self.act_new, self.act_open):
             file_menu.addAction(action)
@@ -191,11 +228,8 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         file_menu.addAction(self.act_copy)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
-        edit = bar.addMenu("&Edit")
-        edit.addAction(self.act_undo)
-        edit.addAction(self.act_redo)
-        edit.addSeparator()
-        edit.addAction(self.act_find)
+
+    def _build_view_menu(self, bar: QtWidgets.QMenuBar) -> None:
         view = bar.addMenu("&View")
         view.addAction(self.act_fit)
         view.addAction(self.act_reset)
@@ -213,6 +247,10 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
             action.setData(name)
             self.theme_group.addAction(action)
         view.addAction(self.act_present)
+
+    def _build_scenes_menu(self, bar: QtWidgets.QMenuBar) -> None:
+        """Every scene (a broken scenes file says so, disabled, rather than leaving the menu
+        silently short), the design lab and the stepping actions."""
         scenes = bar.addMenu("&Scenes")
         for scene in self.player.scenes.values():
             action = scenes.addAction(scene.title, lambda ident=scene.id: self.player.start(ident))
@@ -229,12 +267,6 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
         scenes.addSeparator()
         for action in (self.act_previous, self.act_next, self.act_stop_scene):
             scenes.addAction(action)
-        kernels = bar.addMenu("&Kernels")
-        kernels.addAction(self.act_run)
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self._action("&Keyboard and mouse…", lambda: ShortcutsDialog(self).exec(), "F1",
-                                         "Every shortcut and what the chart does with the mouse"))
-        help_menu.addAction(self._action("&About Roofline Explorer", self._about))
 
     def _build_toolbar(self) -> None:
         undo, redo = fixed_twin(self.act_undo, "Undo", self), fixed_twin(self.act_redo, "Redo", self)

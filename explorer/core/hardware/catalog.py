@@ -222,10 +222,8 @@ def _quantity(value: float, unit: str, binary: bool = False) -> str:
     return f"{value!r} {unit}"
 
 
-def hardware_to_dict(hw: Hardware) -> dict:
-    """The catalogue entry of ``hw``, as ``read_hardware_entry`` reads it back."""
-    keys = {url: key for key, url in hw.sources}
-    s = hw.specs
+def _specs_dict(s: Specs, keys: Mapping[str, str]) -> dict:
+    """The ``specs`` mapping: the optional figures only where the device has them."""
     specs = {"cores": s.cores, "core_label": s.core_label,
              "boost_clock": _quantity(s.boost_clock_hz, "Hz")}
     if s.base_clock_hz:
@@ -237,48 +235,63 @@ def hardware_to_dict(hw: Hardware) -> dict:
     if s.matrix_unit:
         specs["matrix_unit"] = s.matrix_unit
     specs.update(_provenance_dict(s.provenance, keys))
-    compute = []
-    for p in hw.peaks:
-        entry = {"precision": p.precision, "unit": p.unit,
-                 "peak": _quantity(p.flops_per_s, "OP/s" if p.precision.startswith("int") else "FLOP/s")}
-        if p.clock_hz:
-            entry["clock"] = _quantity(p.clock_hz, "Hz")
-        compute.append({**entry, **_provenance_dict(p.provenance, keys)})
-    memory = []
-    for m in hw.memory:
-        entry = {"level": m.name}
-        if m.main:
-            entry["main"] = True
-        if m.capacity_bytes:
-            entry["capacity"] = _quantity(m.capacity_bytes, "B", binary=True)
-        if m.bandwidth_bytes_per_s:
-            entry["bandwidth"] = _quantity(m.bandwidth_bytes_per_s, "B/s")
-        entry.update(_provenance_dict(m.provenance, keys))
-        if m.latency_s is not None and m.latency_provenance is not None:
-            entry.update(latency=f"{m.latency_s * 1e9:.10g} ns",
-                         latency_source=keys[m.latency_provenance.url],
-                         latency_note=m.latency_provenance.note)
-        if m.usable_bytes is not None and m.usable_provenance is not None:
-            entry.update(usable=_quantity(m.usable_bytes, "B", binary=True),
-                         usable_source=keys[m.usable_provenance.url],
-                         usable_note=m.usable_provenance.note)
-        memory.append(entry)
-    links = []
-    for link in hw.links:
-        entry = {"name": link.name, "tier": link.tier,
-                 "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
-        if link.group:
-            entry["group"] = link.group
-        if link.mesh:
-            entry["mesh"] = link.mesh
-        entry.update(_provenance_dict(link.provenance, keys))
-        if link.latency_s is not None and link.latency_provenance is not None:
-            entry.update(latency=f"{link.latency_s * 1e6:.10g} us",
-                         latency_source=keys[link.latency_provenance.url],
-                         latency_note=link.latency_provenance.note)
-        links.append(entry)
+    return specs
+
+
+def _peak_dict(p: ComputePeak, keys: Mapping[str, str]) -> dict:
+    """One ``compute`` entry; integer peaks count operations, not FLOPs."""
+    entry = {"precision": p.precision, "unit": p.unit,
+             "peak": _quantity(p.flops_per_s, "OP/s" if p.precision.startswith("int") else "FLOP/s")}
+    if p.clock_hz:
+        entry["clock"] = _quantity(p.clock_hz, "Hz")
+    return {**entry, **_provenance_dict(p.provenance, keys)}
+
+
+def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict:
+    """One ``memory`` entry; a measured latency or usable size only with its source and note."""
+    entry = {"level": m.name}
+    if m.main:
+        entry["main"] = True
+    if m.capacity_bytes:
+        entry["capacity"] = _quantity(m.capacity_bytes, "B", binary=True)
+    if m.bandwidth_bytes_per_s:
+        entry["bandwidth"] = _quantity(m.bandwidth_bytes_per_s, "B/s")
+    entry.update(_provenance_dict(m.provenance, keys))
+    if m.latency_s is not None and m.latency_provenance is not None:
+        entry.update(latency=f"{m.latency_s * 1e9:.10g} ns",
+                     latency_source=keys[m.latency_provenance.url],
+                     latency_note=m.latency_provenance.note)
+    if m.usable_bytes is not None and m.usable_provenance is not None:
+        entry.update(usable=_quantity(m.usable_bytes, "B", binary=True),
+                     usable_source=keys[m.usable_provenance.url],
+                     usable_note=m.usable_provenance.note)
+    return entry
+
+
+def _link_dict(link: Link, keys: Mapping[str, str]) -> dict:
+    """One ``links`` entry; its latency per transfer step in microseconds."""
+    entry = {"name": link.name, "tier": link.tier,
+             "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
+    if link.group:
+        entry["group"] = link.group
+    if link.mesh:
+        entry["mesh"] = link.mesh
+    entry.update(_provenance_dict(link.provenance, keys))
+    if link.latency_s is not None and link.latency_provenance is not None:
+        entry.update(latency=f"{link.latency_s * 1e6:.10g} us",
+                     latency_source=keys[link.latency_provenance.url],
+                     latency_note=link.latency_provenance.note)
+    return entry
+
+
+def hardware_to_dict(hw: Hardware) -> dict:
+    """The catalogue entry of ``hw``, as ``read_hardware_entry`` reads it back."""
+    keys = {url: key for key, url in hw.sources}
     out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": str(hw.kind), "year": hw.year,
-           "sources": dict(hw.sources), "specs": specs, "compute": compute, "memory": memory}
+           "sources": dict(hw.sources), "specs": _specs_dict(hw.specs, keys),
+           "compute": [_peak_dict(p, keys) for p in hw.peaks],
+           "memory": [_memory_dict(m, keys) for m in hw.memory]}
+    links = [_link_dict(link, keys) for link in hw.links]
     if hw.notes:
         out["notes"] = hw.notes
     if hw.short_name:

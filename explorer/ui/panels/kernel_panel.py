@@ -26,6 +26,18 @@ class KernelPanel(QtWidgets.QWidget):
     def __init__(self, state: AppState, runs: Jobs, parent=None) -> None:
         super().__init__(parent)
         self.state, self.runs = state, runs
+        self._build_choices()
+        suites_box = self._build_suites_box()
+        self._build_run_widgets()
+        self._build_file_widgets()
+        self._lay_out(suites_box)
+        self._live: list[Point] = []
+        self._connect()
+        self._on_backend_changed()
+        self._sync_files()
+
+    def _build_choices(self) -> None:
+        """Where the kernels run and at which sizes."""
         self.backend = QtWidgets.QComboBox()
         self.backend.addItem("NumPy (CPU)", "numpy")
         self.backend.addItem("CuPy (GPU)", "cupy")
@@ -36,6 +48,9 @@ class KernelPanel(QtWidgets.QWidget):
         self.preset.addItems(list(PRESETS))
         self.preset.setCurrentText("quick")
         self.preset.setToolTip("smoke: seconds, cache-sized; quick: about a minute; full: everything")
+
+    def _build_suites_box(self) -> QtWidgets.QGroupBox:
+        """A check box per suite, two to a row, each with its docstring's first line as tooltip."""
         self.suites = {}
         suites_box = QtWidgets.QGroupBox("Suites")
         grid = QtWidgets.QGridLayout(suites_box)
@@ -44,6 +59,10 @@ class KernelPanel(QtWidgets.QWidget):
             box.setToolTip((SUITES[name].__doc__ or "").strip().splitlines()[0])
             self.suites[name] = box
             grid.addWidget(box, i // 2, i % 2)
+        return suites_box
+
+    def _build_run_widgets(self) -> None:
+        """Run and cancel, the progress of a run and its points as they arrive."""
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setToolTip("Run the chosen suites (Ctrl+R)")
         self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)
@@ -55,6 +74,9 @@ class KernelPanel(QtWidgets.QWidget):
         self.table.setHorizontalHeaderLabels(RESULT_COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+
+    def _build_file_widgets(self) -> None:
+        """The results shown on the chart: measured ceilings, loading, saving, the list of files."""
         self.measured_roofs = QtWidgets.QCheckBox("Draw measured ceilings")
         self.measured_roofs.setToolTip("Roofs at the best trusted measured bandwidth and FLOP/s "
                                        "(dash-dot, orange)")
@@ -64,6 +86,8 @@ class KernelPanel(QtWidgets.QWidget):
         self.files = QtWidgets.QListWidget()
         self.files.setToolTip("Results shown on the chart; Delete removes the selected one")
         self.files.setMaximumHeight(70)
+
+    def _lay_out(self, suites_box: QtWidgets.QGroupBox) -> None:
         top = QtWidgets.QFormLayout()
         backend_row = QtWidgets.QHBoxLayout()
         backend_row.addWidget(self.backend, 1)
@@ -90,7 +114,8 @@ class KernelPanel(QtWidgets.QWidget):
         layout.addWidget(self.measured_roofs)
         layout.addLayout(files_row)
         layout.addWidget(self.files)
-        self._live: list[Point] = []
+
+    def _connect(self) -> None:
         self.run_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(lambda: self.runs.cancel(KERNELS))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
@@ -98,13 +123,11 @@ class KernelPanel(QtWidgets.QWidget):
         self.load_button.clicked.connect(self._on_load_clicked)
         self.save_button.clicked.connect(self._on_save_clicked)
         self.files.installEventFilter(self)
-        runs.sig_started.connect(self._on_started)
-        runs.sig_progress.connect(self._on_progress)
-        runs.sig_finished.connect(self._on_finished)
-        runs.sig_failed.connect(self._on_failed)
-        state.sig_results_changed.connect(self._sync_files)
-        self._on_backend_changed()
-        self._sync_files()
+        self.runs.sig_started.connect(self._on_started)
+        self.runs.sig_progress.connect(self._on_progress)
+        self.runs.sig_finished.connect(self._on_finished)
+        self.runs.sig_failed.connect(self._on_failed)
+        self.state.sig_results_changed.connect(self._sync_files)
 
     # -- backend ---------------------------------------------------------------------------------
     def _on_backend_changed(self) -> None:

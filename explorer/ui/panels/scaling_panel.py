@@ -38,6 +38,23 @@ class ScalingPanel(QtWidgets.QWidget):
     def __init__(self, state: AppState, parent=None) -> None:
         super().__init__(parent)
         self.state = state
+        form = self._build_inputs()
+        self._build_plot()
+        self.text = QtWidgets.QTextBrowser()
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(form)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.text, 1)
+        self.budget.editingFinished.connect(self.refresh)
+        self.devices.valueChanged.connect(self.refresh)
+        self.mfu.valueChanged.connect(self.refresh)
+        self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
+                                  self._follow_state, self)
+        self._follow_state()
+
+    def _build_inputs(self) -> QtWidgets.QFormLayout:
+        """The budget, and the cluster that spends it: devices and their utilisation."""
         self.budget = QtWidgets.QLineEdit(f"{DEFAULT_BUDGET:.3g}")
         self.budget.setToolTip("Training compute C in FLOPs (C ≈ 6 × parameters × tokens), e.g. 5.76e23, "
                                f"between {BUDGET_RANGE[0]:.0e} and {BUDGET_RANGE[1]:.0e}")
@@ -60,6 +77,11 @@ class ScalingPanel(QtWidgets.QWidget):
         row.addWidget(QtWidgets.QLabel("at MFU"))
         row.addWidget(self.mfu)
         form.addRow("Devices", row)
+        return form
+
+    def _build_plot(self) -> None:
+        """Per fit: the budget's isoFLOP curve, its neighbours' (faint), the compute-optimal
+        frontier, the optimum (star) and the workload's model (ring); the rule of thumb's line."""
         self.plot = pg.PlotWidget(background="w", axisItems={"bottom": SiLogAxis("bottom")})
         self.plot.setLogMode(x=True, y=False)
         item = self.plot.getPlotItem()
@@ -85,18 +107,6 @@ class ScalingPanel(QtWidgets.QWidget):
         self.rule = pg.InfiniteLine(angle=90, pen=pg.mkPen("#767676", width=1.5,
                                                            style=QtCore.Qt.PenStyle.DashLine))
         item.addItem(self.rule)
-        self.text = QtWidgets.QTextBrowser()
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(form)
-        layout.addWidget(self.plot, 1)
-        layout.addWidget(self.text, 1)
-        self.budget.editingFinished.connect(self.refresh)
-        self.devices.valueChanged.connect(self.refresh)
-        self.mfu.valueChanged.connect(self.refresh)
-        self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
-                                  self._follow_state, self)
-        self._follow_state()
 
     def _follow_state(self, *_args) -> None:
         """A training step spread over devices sets the cluster's size."""
