@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import bench_cli, defaults, explain_cli, export_cli, scaling_cli
+from explorer import bench_cli, defaults, explain_cli, export_cli, scaling_cli, validate_cli
 from explorer.cli_common import (
     add_model_arguments,
     add_workload_arguments,
@@ -26,6 +26,7 @@ from explorer.cli_common import (
 )
 from explorer.core.analysis import report
 from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.device_sheet import device_sheet
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_cli.add_parser(sub)
     export_cli.add_parser(sub)
     scaling_cli.add_parser(sub)
+    validate_cli.add_parser(sub)
     return parser
 
 
@@ -109,6 +111,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return export_cli.command(args, out, err)
         if args.command == "scaling":
             return scaling_cli.command(args, out, err)
+        if args.command == "validate":
+            return validate_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE
@@ -263,6 +267,18 @@ def _op_table_rows(a: Analysis, every_layer: bool) -> list[list[str]]:
             for i, o in enumerate(a.ops)]
 
 
+def _expected_lines(a: Analysis) -> list[str]:
+    """The expected time beside the bound, and where it goes."""
+    e = expected_for(a)
+    if e is None:
+        return [f"(times: {report.expected_words(a, e)})"]
+    parts = ", ".join(f"{name} {format_time(seconds)}" for name, seconds in e.parts.items() if seconds > 0)
+    lines = [f"{report.expected_words(a, e)}, of the {e.efficiency.name} family: {parts}"]
+    if a.params.phase == "train":
+        lines.append(f"the expected time implies {report.expected_mfu(a, e):.0%} model-FLOPs utilisation")
+    return lines
+
+
 def _summary_lines(a: Analysis) -> list[str]:
     """The step's totals: work, time, memory use and whether it fits, and the notes."""
     p, t = a.params, a.totals
@@ -273,12 +289,13 @@ def _summary_lines(a: Analysis) -> list[str]:
         f"{format_si(t.bytes, 'B')} moved to and from memory, "
         f"intensity {format_number(t.intensity)} FLOP/byte"
         + (f"; {format_si(t.link_bytes, 'B')} sent over links" if t.link_bytes else ""),
-        f"predicted time per step {format_time(t.time_s)} "
+        f"bound per step at datasheet peaks {format_time(t.time_s)} "
         f"(compute alone {format_time(t.compute_time_s)}, memory alone "
         f"{format_time(t.memory_time_s)}"
         + (f", communication {format_time(t.link_time_s)}" if t.link_bytes else "")
         + f"), {t.bound}-bound; {t.tokens_per_s:,.0f} {t.item_unit}/s"
         + (f" over {t.devices:,} devices" if t.devices > 1 else ""),
+        *_expected_lines(a),
         f"memory{' per device' if t.devices > 1 else ''}: weights {format_bytes(t.weight_bytes, 4)}"
         + (f" + gradients and optimizer state {format_bytes(t.state_bytes, 4)}" if t.state_bytes else "")
         + (f" + KV cache {format_bytes(t.kv_cache_bytes, 4)} "

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.hardware.hardware import Hardware, Provenance
 from explorer.core.model.parameters import PARAMETERS
-from explorer.core.model.training import MFU_SOURCES
+from explorer.core.model.training import MFU_SOURCES, passes
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
 
 
@@ -128,16 +129,50 @@ def run_lines(run) -> list[str]:
 
 def analysis_dict(a: Analysis, run=None) -> dict[str, Any]:
     """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds. On
-    several devices, the ops and totals are one device's (``workload.devices``)."""
+    several devices, the ops and totals are one device's (``workload.devices``).
+    ``totals.time_s`` is the roofline bound, ``totals.expected_time_s`` the expected time
+    (None: the bound alone was asked for, or no efficiency is published for the device)."""
+    e = expected_for(a)
     return {
         "hardware": _hardware_dict(a),
         "workload": _workload_dict(a),
         "ops": _op_dicts(a),
         "communication": _communication_dicts(a),
-        "totals": _totals_dict(a.totals),
+        "totals": {**_totals_dict(a.totals), "expected_time_s": None if e is None else e.time_s},
+        "efficiency": efficiency_dict(a, e),
         **({"training": run_dict(run)} if run is not None else {}),
         "notes": list(a.notes),
     }
+
+
+def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
+    """Which efficiency the expected time uses, each factor with its source, and where the
+    expected time goes (seconds by class of op)."""
+    out: dict[str, Any] = {"asked": a.params.efficiency, "note": missing_efficiency(a)}
+    if e is None:
+        return out
+    family = e.efficiency
+    out.update(family=family.id, name=family.name, expected_over_bound=e.ratio, parts_s=dict(e.parts),
+               factors={name: {"value": f.value, "source": f.source, "note": f.note}
+                        for name, f in family.factors.items()})
+    if a.params.phase == "train":
+        out["expected_mfu"] = expected_mfu(a, e)
+    return out
+
+
+def expected_mfu(a: Analysis, e: Expected) -> float:
+    """The model-FLOPs utilisation the expected time implies: the step's model FLOPs
+    (recomputation left out) over the expected time at the matrix peak."""
+    model_flops = a.totals.flops * 3 / passes(a.params)
+    return model_flops / (e.time_s * a.roofs.matrix.flops_per_s)
+
+
+def expected_words(a: Analysis, e: Expected | None) -> str:
+    """"expected 6.31 ms with published efficiency (1.40× the bound)", or what stands in
+    for it."""
+    if e is None:
+        return missing_efficiency(a) or "the bound alone (efficiency: bound)"
+    return f"expected {format_time(e.time_s)} with published efficiency ({e.ratio:.2f}× the bound)"
 
 
 def _hardware_dict(a: Analysis) -> dict[str, Any]:
@@ -236,8 +271,10 @@ def step_summary(a: Analysis) -> str:
     memory = ", ".join(name for name, held in (("weights", True), ("optimizer state", t.state_bytes),
                                                ("KV cache", t.kv_bytes_per_token), ("activations", True))
                        if held)
-    return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: predicted "
-            f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
+    e = expected_for(a)
+    expected = f" ({expected_words(a, e)})" if e is not None else ""
+    return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: bound at datasheet peaks "
+            f"{format_time(t.time_s)} per step{expected}, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
             f"{t.bound}-bound; "
             f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
             f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "

@@ -34,6 +34,9 @@ ATTENTIONS = ("naive", "fused")
 # at random and independently (the expected number of distinct experts touched), or the
 # worst case, every expert.
 ROUTINGS = ("uniform", "all")
+# What times a step is given: its roofline bound alone, or beside it the time expected from
+# the efficiency real kernels reach on the device's family (explorer.core.hardware.efficiency).
+EFFICIENCIES = ("published", "bound")
 # Upper bounds on the parameters (far beyond any real step). Counts that still overflow
 # 64-bit integers are reported by the analysis as a clear error.
 MAX_BATCH = 1 << 20
@@ -165,6 +168,10 @@ PARAMETERS = (
               "Mixture of experts: the expert weights a step reads. uniform: the experts its tokens "
               "touch if each picks its experts uniformly at random, E·(1 − (1 − k/E)^tokens); all: "
               "every expert (the worst case)", choices=ROUTINGS, applies="a mixture of experts"),
+    Parameter("efficiency", Kind.CHOICE, "published", "Times",
+              "bound: the roofline bound alone (every op at the datasheet's peaks); published: beside "
+              "it, the expected time at the efficiency kernels were measured to reach on the device's "
+              "family (resources/efficiency; none published for some devices)", choices=EFFICIENCIES),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 

@@ -80,6 +80,7 @@ class WorkloadParams:
     dp: int = 1  # data parallel: replicas, each with 1/dp of the batch
     ep: int = 1  # expert parallel: devices sharing the routed experts
     recompute: bool = False  # training: activations recomputed in the backward pass
+    efficiency: str = "published"  # the times given: the bound alone, or an expected time beside it
 
     def __post_init__(self) -> None:
         for parameter in PARAMETERS:  # each value within its row's kind and limits

@@ -6,7 +6,8 @@ from html import escape
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.analysis.report import parameter_words
+from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.report import expected_words, parameter_words
 from explorer.core.model import parallel
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import TransformerSpec
@@ -236,7 +237,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         unit = t.item_unit
         self.totals.setText(
             f"{escape(model.name)}: {escape(parameter_words(model))}.<br>"
-            f"<b>On {escape(analysis.hardware.name)}</b>: {format_time(t.time_s)} per step, "
+            f"<b>On {escape(analysis.hardware.name)}</b>: {format_time(t.time_s)} per step at datasheet "
+            f"peaks ({escape(expected_words(analysis, expected_for(analysis)))}), "
             f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "
             f"{format_time(t.memory_time_s)}"

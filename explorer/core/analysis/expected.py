@@ -1,0 +1,139 @@
+"""The expected time of a step: its ops at the shares of the roofs real kernels reach.
+
+The bound (``analysis``) runs every op at the datasheet's peak and bandwidth. The expected
+time runs each at what kernels of its class reach (``hardware.efficiency``):
+
+- a matrix product of M rows: arithmetic at the matrix peak × gemm, its rows padded to
+  whole tiles of gemm_tile rows; its bytes at bandwidth × gemm_bandwidth; the slower of
+  the two. M is the product's rows:
+  its FLOPs over twice its weights (2·M·K·N FLOPs, K·N weights);
+- attention in decode: its bytes (the KV cache) at bandwidth × decode_attention; on a
+  prompt (prefill, training): its products at the matrix peak × prefill_attention;
+- other ops (norms, activations, residual adds, lookups, the optimizer): their bytes at
+  bandwidth × bandwidth, their arithmetic at the vector peak;
+- communication: the link's latency as in the bound, the bytes at its rate × link;
+- arithmetic on the vector units keeps the fp32 vector peak (no factor is published for
+  them; in a fused attention it is the softmax's);
+- every kernel adds kernel_us (each op of each layer is one kernel, once per pass in
+  training), and the step adds step_ms.
+
+The pieces add up like the bound's (``terms.step_total``: a pipeline's bubble scales the
+pipelined ops, the once-a-step ops count whole), so bound ≤ expected whenever every share
+is at most 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.terms import once_per_step, step_total
+from explorer.core.hardware.efficiency import Efficiency, efficiency_for, published
+from explorer.core.model import ops as op
+from explorer.core.model import parallel, training
+
+ATTENTION_ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_SOFTMAX, op.Role.ATTN_VALUE})
+
+
+class OpClass:
+    """The classes an op's expected time is worked out by (names for tables and JSON)."""
+
+    GEMM = "matrix products"
+    ATTENTION = "attention"
+    MEMORY = "memory-bound kernels"
+    LINK = "communication"
+    KERNELS = "kernel overheads"
+    STEP = "step overhead"
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A step's expected time and where it goes (seconds, one device)."""
+
+    efficiency: Efficiency
+    op_time_s: NDArray  # per occurrence of each op, kernel overhead included
+    time_s: float  # the step's
+    bound_s: float  # the step's roofline bound, for comparison
+    parts: dict[str, float]  # seconds of the step by ``OpClass``
+
+    @property
+    def ratio(self) -> float:
+        """Expected over bound (≥ 1)."""
+        return self.time_s / self.bound_s
+
+
+def _rows(o: op.Op, flops: float, weight_bytes_per_value: float) -> float:
+    """A product's rows M from its FLOPs and weights (2·M·K·N FLOPs over K·N weights)."""
+    weights = float(o.weight_bytes) / weight_bytes_per_value
+    return flops / (2 * weights) if weights > 0 else math.inf
+
+
+def _op_class(o: op.Op) -> str:
+    if o.unit == op.LINK:
+        return OpClass.LINK
+    if o.role in ATTENTION_ROLES:
+        return OpClass.ATTENTION
+    return OpClass.GEMM if o.unit == op.MATRIX else OpClass.MEMORY
+
+
+def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
+    """Seconds of one occurrence of op ``i``'s work (no kernel overhead)."""
+    o, flops, moved = a.ops[i], float(a.flops[i]), float(a.bytes[i])
+    matrix, vector = a.roofs.matrix.flops_per_s, a.roofs.vector.flops_per_s
+    bandwidth = a.roofs.bandwidth_bytes_per_s
+    kind = _op_class(o)
+    if kind == OpClass.LINK:
+        link = a.links[i]
+        return float(parallel.link_seconds(link, float(o.steps), moved / e.value("link")))
+    vector_s = float(o.vector_flops) / vector
+    if kind == OpClass.ATTENTION:
+        if a.params.phase == "decode":
+            return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention")))
+        if o.unit == op.VECTOR:  # a naive kernel's softmax, written out
+            return max(flops / vector, moved / (bandwidth * e.bandwidth))
+        arithmetic = (flops - float(o.vector_flops)) / (matrix * e.value("prefill_attention")) + vector_s
+        return max(arithmetic, moved / (bandwidth * e.bandwidth))
+    if kind == OpClass.GEMM:
+        share = e.gemm_share(_rows(o, flops, a.params.weight_bytes))
+        arithmetic = (flops - float(o.vector_flops)) / (matrix * share) + vector_s
+        return max(arithmetic, moved / (bandwidth * e.value("gemm_bandwidth")))
+    return max(flops / vector, moved / (bandwidth * e.bandwidth))
+
+
+def expected(a: Analysis, e: Efficiency) -> Expected:
+    """The expected time of ``a``'s step with the factors ``e``."""
+    kernels = training.passes(a.params) if a.params.phase == "train" else 1
+    kernel_s = e.value("kernel_us") * 1e-6 * kernels
+    work = np.array([_work_time(a, e, i) for i in range(len(a.ops))])
+    op_time = work + kernel_s
+    once = once_per_step(a.ops)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    classes = np.array([_op_class(o) for o in a.ops])
+    parts = {name: float(step_total(a.counts, np.where(classes == name, work, 0.0), once, factor))
+             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
+    parts[OpClass.KERNELS] = float(step_total(a.counts, np.full(len(a.ops), kernel_s), once, factor))
+    parts[OpClass.STEP] = e.value("step_ms") * 1e-3
+    total = float(step_total(a.counts, op_time, once, factor)) + parts[OpClass.STEP]
+    return Expected(e, op_time, total, a.totals.time_s, parts)
+
+
+def expected_for(a: Analysis) -> Expected | None:
+    """The expected time the workload's ``efficiency`` asks for (None: the bound alone, or
+    no efficiency published for the device: ``missing_efficiency`` says so)."""
+    if a.params.efficiency == "bound":
+        return None
+    family = efficiency_for(a.hardware, published())
+    return None if family is None else expected(a, family)
+
+
+def missing_efficiency(a: Analysis) -> str | None:
+    """Why ``a`` has no expected time though one was asked for (None: it has one, or the
+    bound alone was asked for)."""
+    if a.params.efficiency == "bound" or efficiency_for(a.hardware, published()) is not None:
+        return None
+    return (f"no efficiency is published for {a.hardware.name}'s family: its times are the "
+            "roofline bound alone")

@@ -1,0 +1,174 @@
+"""How close real kernels come to a device's roofs: the factors behind an expected time.
+
+A roofline time is a bound: every op at the datasheet's peak or bandwidth, nothing else.
+Real kernels stay below the roofs, and a step pays for more than its kernels' work. An
+``Efficiency`` names, for one device family, the few factors that say by how much, each
+with the measurement it comes from:
+
+- ``gemm``: the share of the matrix peak a large matrix product reaches;
+- ``gemm_tile``: the rows of the tiles a product is computed in: its M rows are padded
+  to a whole number of tiles, so a product of M rows reaches gemm × M / (tiles × gemm_tile)
+  (tile quantization: a decode step's few rows fill a small part of each tile);
+- ``gemm_bandwidth``: the share of main-memory bandwidth a product reaches while reading
+  its weights for few rows (decode: a memory-bound product);
+- ``bandwidth``: the share of main-memory bandwidth other streaming kernels reach (norms,
+  activations, residual adds, lookups, a prompt's attention reading its inputs);
+- ``decode_attention``: the share of bandwidth attention over a KV cache reaches in decode;
+- ``prefill_attention``: the share of the matrix peak fused attention reaches on a prompt;
+- ``link``: the share of a link's rate a collective reaches (its latency is the link's);
+- ``kernel_us``: microseconds each kernel costs beyond its work (launch, ramp-up and
+  tail: the device is partly idle between one kernel and the next);
+- ``step_ms``: milliseconds each step costs beyond its kernels (the serving engine's
+  scheduling, sampling and synchronisation with the host).
+
+The factors come from a file (``read_efficiencies``): the published ones bundled in
+``resources/efficiency``, a calibration of this machine, or the user's own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+from explorer.core.files.datafile import Fields, read_entries
+from explorer.core.hardware.hardware import DeviceKind, Hardware
+from explorer.paths import resource_path
+
+SCHEMA = 1
+
+
+class Source(StrEnum):
+    """Where the factors of an expected time come from (the ``efficiency`` parameter)."""
+
+    BOUND = "bound"  # none: the roofline bound alone
+    PUBLISHED = "published"  # measurements published for the device's family (bundled)
+
+
+@dataclass(frozen=True)
+class FactorSpec:
+    """One factor: its name, what it means, its unit and its limits."""
+
+    name: str
+    label: str
+    unit: str  # "share" (of a peak or a rate), "rows", "µs", "ms"
+    minimum: float
+    maximum: float
+
+    def check(self, value: float) -> str | None:
+        """Why ``value`` cannot be this factor (None: it can)."""
+        if not self.minimum <= value <= self.maximum:
+            return f"must be from {self.minimum:g} to {self.maximum:g} ({self.unit}), got {value:g}"
+        return None
+
+
+FACTORS = (
+    FactorSpec("gemm", "matrix products: share of the matrix peak", "share", 0.01, 1.0),
+    FactorSpec("gemm_tile", "rows of a product's tiles (its rows are padded to whole tiles)", "rows",
+               1, 1024),
+    FactorSpec("gemm_bandwidth", "memory-bound matrix products: share of main-memory bandwidth", "share",
+               0.01, 1.0),
+    FactorSpec("bandwidth", "other streaming kernels: share of main-memory bandwidth", "share", 0.01, 1.0),
+    FactorSpec("decode_attention", "decode attention: share of bandwidth reading the KV cache", "share",
+               0.01, 1.0),
+    FactorSpec("prefill_attention", "prompt attention (fused): share of the matrix peak", "share", 0.01, 1.0),
+    FactorSpec("link", "collectives: share of the link's rate", "share", 0.01, 1.0),
+    FactorSpec("kernel_us", "each kernel beyond its work (launch, ramp-up, tail)", "µs", 0.0, 1e4),
+    FactorSpec("step_ms", "each step beyond its kernels (scheduling, sampling, host)", "ms", 0.0, 1e4),
+)
+FACTOR_NAMES = tuple(f.name for f in FACTORS)
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A factor's value and the measurement it comes from."""
+
+    value: float
+    source: str  # the document (a URL) and where in it
+    note: str  # what was measured and how the value follows from it
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """The factors for one family of devices (``devices``: their catalogue ids; ``kind``:
+    every device of that kind the file lists no family for)."""
+
+    id: str
+    name: str
+    devices: tuple[str, ...]
+    kind: DeviceKind | None
+    factors: dict[str, Factor]
+    origin: str = ""  # the file
+
+    def __hash__(self) -> int:  # the factors' dict is never changed after reading
+        return hash((self.id, self.origin))
+
+    def value(self, name: str) -> float:
+        return self.factors[name].value
+
+    @property
+    def gemm(self) -> float:
+        return self.value("gemm")
+
+    @property
+    def bandwidth(self) -> float:
+        return self.value("bandwidth")
+
+    def gemm_share(self, rows: float) -> float:
+        """The share of the matrix peak a product of ``rows`` rows reaches: its rows padded
+        to whole tiles."""
+        tile = self.value("gemm_tile")
+        if not math.isfinite(rows):  # no weights to tell the rows by: a large product
+            return self.gemm
+        return self.gemm * rows / (math.ceil(rows / tile) * tile)
+
+    def covers(self, hardware: Hardware) -> bool:
+        return hardware.id in self.devices
+
+
+def _read_factor(fields: Fields, spec: FactorSpec) -> Factor:
+    entry = fields.child(fields.mapping(spec.name), spec.name)
+    raw = entry.raw("value")
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise entry.error("value", f"expected a number, got {type(raw).__name__}")
+    problem = spec.check(float(raw))
+    if problem:
+        raise entry.error("value", problem)
+    factor = Factor(float(raw), entry.text("source"), entry.text("note"))
+    entry.finish()
+    return factor
+
+
+def _read_efficiency(fields: Fields) -> Efficiency:
+    ident = fields.identifier("id")
+    name = fields.text("name")
+    devices = fields.raw("devices", required=False) or []
+    if not isinstance(devices, list) or not all(isinstance(d, str) and d for d in devices):
+        raise fields.error("devices", "expected a list of device ids")
+    kind = fields.text("kind", required=False, choices=[k.value for k in DeviceKind])
+    if not devices and kind is None:
+        raise fields.error("devices", "name the devices these factors are for, or a kind (gpu, cpu) "
+                                      "they are the fallback of")
+    factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS}
+    return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file)
+
+
+def read_efficiencies(path: str | Path, text: str | None = None) -> list[Efficiency]:
+    """The efficiency families of a file (``schema: 1``, ``efficiencies: [...]``)."""
+    return read_entries(path, "efficiencies", SCHEMA, _read_efficiency, text)
+
+
+@lru_cache(maxsize=1)
+def published() -> tuple[Efficiency, ...]:
+    """The bundled families, from published measurements (read once)."""
+    return tuple(read_efficiencies(resource_path("efficiency", "published.yaml")))
+
+
+def efficiency_for(hardware: Hardware, families) -> Efficiency | None:
+    """The family ``hardware`` belongs to, else the fallback for its kind (None: neither)."""
+    for family in families:
+        if family.covers(hardware):
+            return family
+    return next((f for f in families if f.kind == hardware.kind and not f.devices), None)

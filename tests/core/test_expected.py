@@ -1,0 +1,150 @@
+"""The expected time: its factors' file, the rules it adds ops up by (checked against the
+bound with factors chosen so the answer is known by hand), and what it says when a device
+has no published efficiency."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.expected import expected, expected_for, missing_efficiency
+from explorer.core.analysis.report import analysis_dict, step_summary
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.efficiency import (
+    FACTORS,
+    Efficiency,
+    Factor,
+    efficiency_for,
+    published,
+    read_efficiencies,
+)
+from explorer.core.model.workload import WorkloadParams
+
+
+def _efficiency(share=1.0, tile=1, kernel_us=0.0, step_ms=0.0) -> Efficiency:
+    values = {f.name: share for f in FACTORS}
+    values.update(gemm_tile=tile, kernel_us=kernel_us, step_ms=step_ms)
+    return Efficiency("test", "test", ("h100-sxm",), None,
+                      {name: Factor(v, "https://example.org", "a test value") for name, v in values.items()})
+
+
+def test_published_families_name_catalogue_devices_and_every_factor_has_a_source(catalog):
+    families = published()
+    assert {f.id for f in families} == {"a100", "h100", "h200", "mi300x"}
+    for family in families:
+        assert set(family.devices) <= set(catalog), family.id
+        for spec in FACTORS:
+            factor = family.factors[spec.name]
+            assert spec.check(factor.value) is None and factor.source.startswith("https://") and factor.note
+
+
+def test_a_device_takes_its_family_and_a_device_without_one_none(catalog):
+    assert efficiency_for(catalog["h100-sxm"], published()).id == "h100"
+    assert efficiency_for(catalog["a100-40gb-sxm"], published()).id == "a100"
+    assert efficiency_for(catalog["b200"], published()) is None
+    assert efficiency_for(catalog["xeon-platinum-8480"], published()) is None
+
+
+def test_rows_are_padded_to_whole_tiles():
+    e = _efficiency(share=0.8, tile=64)
+    assert e.gemm_share(1) == pytest.approx(0.8 / 64)
+    assert e.gemm_share(64) == pytest.approx(0.8)
+    assert e.gemm_share(65) == pytest.approx(0.8 * 65 / 128)
+    assert e.gemm_share(float("inf")) == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("kwargs", [dict(batch=1, context=2048), dict(batch=64, context=512),
+                                    dict(phase="prefill", seq=256, attention="naive")])
+def test_at_half_of_every_roof_and_no_overheads_a_step_takes_twice_its_bound(models, catalog, kwargs):
+    a = analyze(models["llama-3-8b"], WorkloadParams(**kwargs), catalog["h100-sxm"])
+    assert expected(a, _efficiency(share=0.5)).time_s == pytest.approx(2 * a.totals.time_s, rel=1e-9)
+
+
+def test_vector_arithmetic_keeps_the_vector_peak(models, catalog):
+    """No factor is published for vector units: a fused attention's softmax keeps its time,
+    so a long causal prompt, where it counts, takes a little under twice its bound."""
+    params = WorkloadParams(phase="prefill", seq=4096, causal=True)
+    a = analyze(models["llama-3-8b"], params, catalog["h100-sxm"])
+    i = [o.name for o in a.ops].index("attn_score")
+    softmax_s = float(a.ops[i].vector_flops) / a.roofs.vector.flops_per_s * a.ops[i].count
+    e = expected(a, _efficiency(share=0.5))
+    assert e.time_s == pytest.approx(2 * a.totals.time_s - softmax_s, rel=1e-9)
+
+
+def test_each_kernel_and_each_step_add_their_overhead(models, catalog):
+    a = analyze(models["llama-2-7b"], WorkloadParams(batch=4), catalog["a100-80gb-sxm"])
+    e = expected(a, _efficiency(kernel_us=3.0, step_ms=0.2))
+    kernels = int(a.counts.sum())  # each op of each layer is one kernel
+    assert kernels == 32 * 14 + 3  # 14 ops a layer; embedding, final norm, LM head
+    assert e.time_s - a.totals.time_s == pytest.approx(kernels * 3e-6 + 0.2e-3, rel=1e-9)
+    assert e.parts["kernel overheads"] == pytest.approx(kernels * 3e-6)
+
+
+def test_a_few_row_product_is_padded_but_stays_memory_bound(models, catalog):
+    """Decode at batch 1 on an H100: a 64-row tile does 64 times a row's work, still faster
+    than reading the weights, so the products take their bytes at gemm_bandwidth."""
+    a = analyze(models["llama-2-7b"], WorkloadParams(batch=1), catalog["h100-sxm"])
+    h100 = efficiency_for(catalog["h100-sxm"], published())
+    e = expected(a, replace(h100, factors={**h100.factors, "kernel_us": Factor(0.0, "-", "-"),
+                                           "step_ms": Factor(0.0, "-", "-")}))
+    i = [o.name for o in a.ops].index("q_proj")
+    assert e.op_time_s[i] == pytest.approx(float(a.bytes[i]) / (3.35e12 * h100.value("gemm_bandwidth")))
+
+
+def test_the_bound_never_exceeds_the_expected_time(models, catalog):
+    for ident in ("a100-80gb-sxm", "h100-sxm", "h200-sxm", "mi300x"):
+        for params in (WorkloadParams(batch=8, tp=2), WorkloadParams(phase="prefill", seq=4096, causal=True),
+                       WorkloadParams(phase="train", seq=2048, batch=8, tp=2, pp=2, dp=2)):
+            a = analyze(models["llama-3-70b"], params, catalog[ident])
+            e = expected_for(a)
+            assert e is not None and e.time_s >= a.totals.time_s, (ident, params)
+
+
+def test_the_bound_alone_or_no_published_family_is_said(models, catalog):
+    bound_only = analyze(models["gpt2"], WorkloadParams(efficiency="bound"), catalog["h100-sxm"])
+    assert expected_for(bound_only) is None and missing_efficiency(bound_only) is None
+    b200 = analyze(models["gpt2"], WorkloadParams(), catalog["b200"])
+    assert expected_for(b200) is None
+    assert "no efficiency is published for NVIDIA B200" in missing_efficiency(b200)
+    assert "expected" not in step_summary(b200) and "bound at datasheet peaks" in step_summary(b200)
+
+
+def test_json_keeps_the_bound_and_adds_the_expected_time_with_its_sources(models, catalog):
+    a = analyze(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"])
+    doc = analysis_dict(a)
+    e = expected_for(a)
+    assert doc["totals"]["time_s"] == a.totals.time_s
+    assert doc["totals"]["expected_time_s"] == e.time_s
+    assert doc["efficiency"]["family"] == "h100" and doc["efficiency"]["asked"] == "published"
+    assert sum(doc["efficiency"]["parts_s"].values()) == pytest.approx(e.time_s)
+    assert doc["efficiency"]["factors"]["bandwidth"]["source"].startswith("https://")
+    assert f"expected {e.time_s * 1e3:.3g} ms" in step_summary(a)
+
+
+def test_training_reports_the_utilisation_its_expected_time_implies(models, catalog):
+    a = analyze(models["llama-3-8b"], WorkloadParams(phase="train", seq=2048, batch=8), catalog["h100-sxm"])
+    doc = analysis_dict(a)
+    mfu = doc["efficiency"]["expected_mfu"]
+    flops = a.totals.flops  # forward and backward, no recomputation: all model FLOPs
+    assert mfu == pytest.approx(flops / (doc["totals"]["expected_time_s"] * 989.4e12), rel=1e-6)
+    assert 0.3 < mfu < 0.75  # published large runs: 0.35–0.55
+
+
+@pytest.mark.parametrize("text, message", [
+    ("schema: 1\nefficiencies:\n- {id: x, name: X, devices: [h100-sxm]}\n", "field 'gemm': is missing"),
+    ("schema: 1\nefficiencies:\n- {id: x, name: X}\n", "name the devices"),
+])
+def test_a_broken_efficiency_file_is_named(tmp_path, text, message):
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(DataFileError, match=message):
+        read_efficiencies(path)
+
+
+def test_a_share_above_one_is_refused(tmp_path):
+    text = Path(published()[0].origin).read_text(encoding="utf-8").replace("value: 0.82", "value: 1.5", 1)
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(DataFileError, match=r"field 'gemm.value': must be from 0.01 to 1"):
+        read_efficiencies(path)
