@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from explorer import defaults
 
-COMMANDS = ("hardware", "analyze", "params", "explain", "scenes", "lab", "bench", "export", "scaling")
+COMMANDS = ("hardware", "analyze", "params", "explain", "scenes", "lab", "bench", "export", "scaling",
+            "validate")
 DESCRIPTION = "Roofline Explorer: why deep learning runs on GPUs. Without a command, opens the window."
 
 
