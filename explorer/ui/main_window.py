@@ -30,14 +30,14 @@ from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
 from explorer.ui.save_banner import SaveBanner
 from explorer.ui.scene_player import ScenePlayer
-from explorer.ui.shortcuts_dialog import ShortcutsDialog
 from explorer.ui.toolbar import build_toolbar, fixed_twin
+from explorer.ui.window_menus import WindowMenus
 from explorer.ui.window_sessions import SessionFiles
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
 
 
-class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
+class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
     def __init__(self, state: AppState, settings: QtCore.QSettings | None = None) -> None:
         super().__init__()
         self.state = state
@@ -194,105 +194,10 @@ class MainWindow(SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
                                     "Turn a CPU into a GPU one design choice at a time")
         self.design_lab = None
 
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        self._build_file_menu(bar)
-        edit = bar.addMenu("&Edit")
-        edit.addAction(self.act_undo)
-        edit.addAction(self.act_redo)
-        edit.addSeparator()
-        edit.addAction(self.act_find)
-        self._build_view_menu(bar)
-        self._build_scenes_menu(bar)
-        kernels = bar.addMenu("&Kernels")
-        kernels.addAction(self.act_run)
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self._action("&Keyboard and mouse…", lambda: ShortcutsDialog(self).exec(), "F1",
-                                         "Every shortcut and what the chart does with the mouse"))
-        help_menu.addAction(self._action("&About Roofline Explorer", self._about))
-
-    def _build_file_menu(self, bar: QtWidgets.QMenuBar) -> None:
-        file_menu = bar.addMenu("&File")
-        for action in (self.act_new, self.act_open):
-            file_menu.addAction(action)
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        for action in (self.act_save, self.act_save_as):
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_open_workload)
-        file_menu.addAction(self.act_save_workload)
-        file_menu.addAction(self.act_open_config)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_export)
-        file_menu.addAction(self.act_copy)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-
-    def _build_view_menu(self, bar: QtWidgets.QMenuBar) -> None:
-        view = bar.addMenu("&View")
-        view.addAction(self.act_fit)
-        view.addAction(self.act_reset)
-        self.roofs_menu = view.addMenu("Compute &roofs")
-        self.roofs_menu.aboutToShow.connect(self._fill_roofs_menu)
-        view.addSeparator()
-        for dock in self.docks.values():
-            view.addAction(dock.toggleViewAction())
-        view.addSeparator()
-        self.theme_menu = view.addMenu("&Theme")
-        self.theme_group = QtGui.QActionGroup(self)
-        for name, text in defaults.THEMES.items():
-            action = self.theme_menu.addAction(text, lambda name=name: self.set_theme(name))
-            action.setCheckable(True)
-            action.setData(name)
-            self.theme_group.addAction(action)
-        view.addAction(self.act_present)
-
-    def _build_scenes_menu(self, bar: QtWidgets.QMenuBar) -> None:
-        """Every scene (a broken scenes file says so, disabled, rather than leaving the menu
-        silently short), the design lab and the stepping actions."""
-        scenes = bar.addMenu("&Scenes")
-        for scene in self.player.scenes.values():
-            action = scenes.addAction(scene.title, lambda ident=scene.id: self.player.start(ident))
-            action.setToolTip(scene.summary)
-            action.setStatusTip(scene.summary)
-        if self.player.error:
-            broken = scenes.addAction("Scenes could not be loaded (see the tooltip)")
-            broken.setEnabled(False)
-            broken.setToolTip(self.player.error)
-            broken.setStatusTip(self.player.error)
-        scenes.setToolTipsVisible(True)
-        scenes.addSeparator()
-        scenes.addAction(self.act_lab)
-        scenes.addSeparator()
-        for action in (self.act_previous, self.act_next, self.act_stop_scene):
-            scenes.addAction(action)
-
     def _build_toolbar(self) -> None:
         undo, redo = fixed_twin(self.act_undo, "Undo", self), fixed_twin(self.act_redo, "Redo", self)
         build_toolbar(self, [self.act_open, self.act_save, undo, redo, self.act_fit, self.act_reset,
                              self.act_run, self.act_present])
-
-    def _fill_roofs_menu(self) -> None:
-        """Which precisions' compute roofs are drawn: automatic (the workload's and fp32) or
-        a chosen set."""
-        from explorer.core.units import PRECISIONS
-
-        menu, chosen = self.roofs_menu, self.state.session.precisions
-        menu.clear()
-        auto = menu.addAction("Automatic: the workload's precision and fp32")
-        auto.setCheckable(True)
-        auto.setChecked(not chosen)
-        auto.triggered.connect(lambda: self.state.set_precisions(()))
-        menu.addSeparator()
-        shown = chosen or tuple(dict.fromkeys(
-            (self.state.analysis().roofs.matrix.precision, "fp32")))
-        for precision in PRECISIONS:
-            action = menu.addAction(precision)
-            action.setCheckable(True)
-            action.setChecked(precision in shown)
-            action.toggled.connect(lambda on, p=precision, shown=shown: self.state.set_precisions(
-                tuple(q for q in PRECISIONS if (q in shown and q != p) or (q == p and on)) or ("fp32",)))
 
     def export_dialog(self) -> None:
         start = (self.session_path.with_suffix(".png") if self.session_path
