@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from explorer.core.analysis.analysis import analyze
-from explorer.core.analysis.expected import expected, expected_for, missing_efficiency
+from explorer.core.analysis.expected import expected, expected_for, missing_efficiency, product_time
 from explorer.core.analysis.report import analysis_dict, step_summary
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.efficiency import (
@@ -24,7 +24,7 @@ from explorer.core.model.workload import WorkloadParams
 
 def _efficiency(share=1.0, tile=1, kernel_us=0.0, step_ms=0.0) -> Efficiency:
     values = {f.name: share for f in FACTORS}
-    values.update(gemm_tile=tile, kernel_us=kernel_us, step_ms=step_ms)
+    values.update(gemm_tile=tile, gemm_depth=0, gemm_overlap=1.0, kernel_us=kernel_us, step_ms=step_ms)
     return Efficiency("test", "test", ("h100-sxm",), None,
                       {name: Factor(v, "https://example.org", "a test value") for name, v in values.items()})
 
@@ -46,12 +46,22 @@ def test_a_device_takes_its_family_and_a_device_without_one_none(catalog):
     assert efficiency_for(catalog["xeon-platinum-8480"], published()) is None
 
 
-def test_rows_are_padded_to_whole_tiles():
+def test_rows_are_padded_to_whole_tiles_and_depth_spreads_a_tiles_fixed_work():
     e = _efficiency(share=0.8, tile=64)
-    assert e.gemm_share(1) == pytest.approx(0.8 / 64)
+    assert e.gemm_share(1) == pytest.approx(0.8)  # one row: a matrix-vector product, no tile
+    assert e.gemm_share(2) == pytest.approx(0.8 * 2 / 64)
     assert e.gemm_share(64) == pytest.approx(0.8)
     assert e.gemm_share(65) == pytest.approx(0.8 * 65 / 128)
     assert e.gemm_share(float("inf")) == pytest.approx(0.8)
+    deep = replace(e, factors={**e.factors, "gemm_depth": Factor(512.0, "-", "-")})
+    assert deep.gemm_share(64, 512) == pytest.approx(0.4) and deep.gemm_share(64, 0) == pytest.approx(0.8)
+
+
+def test_overlap_hides_the_shorter_of_memory_and_arithmetic():
+    e = _efficiency(share=1.0)
+    assert product_time(e, 2e12, 1e9, 1e6, 0, 1e15, 1e12) == pytest.approx(2e-3)  # the longer only
+    none = replace(e, factors={**e.factors, "gemm_overlap": Factor(0.0, "-", "-")})
+    assert product_time(none, 2e12, 1e9, 1e6, 0, 1e15, 1e12) == pytest.approx(3e-3)  # both
 
 
 @pytest.mark.parametrize("kwargs", [dict(batch=1, context=2048), dict(batch=64, context=512),
@@ -143,7 +153,7 @@ def test_a_broken_efficiency_file_is_named(tmp_path, text, message):
 
 
 def test_a_share_above_one_is_refused(tmp_path):
-    text = Path(published()[0].origin).read_text(encoding="utf-8").replace("value: 0.82", "value: 1.5", 1)
+    text = Path(published()[0].origin).read_text(encoding="utf-8").replace("value: 0.831", "value: 1.5", 1)
     path = tmp_path / "mine.yaml"
     path.write_text(text)
     with pytest.raises(DataFileError, match=r"field 'gemm.value': must be from 0.01 to 1"):

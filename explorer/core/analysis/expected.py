@@ -3,9 +3,10 @@
 The bound (``analysis``) runs every op at the datasheet's peak and bandwidth. The expected
 time runs each at what kernels of its class reach (``hardware.efficiency``):
 
-- a matrix product of M rows: arithmetic at the matrix peak × gemm, its rows padded to
-  whole tiles of gemm_tile rows; its bytes at bandwidth × gemm_bandwidth; the slower of
-  the two. M is the product's rows:
+- a matrix product of M rows and depth K: arithmetic at the matrix peak × gemm ×
+  K / (K + gemm_depth), its rows padded to whole tiles of gemm_tile rows; its bytes at
+  bandwidth × gemm_bandwidth; the slower of the two, plus the faster as far as it is not
+  hidden (1 − gemm_overlap); M is the product's rows:
   its FLOPs over twice its weights (2·M·K·N FLOPs, K·N weights);
 - attention in decode: its bytes (the KV cache) at bandwidth × decode_attention; on a
   prompt (prefill, training): its products at the matrix peak × prefill_attention;
@@ -32,7 +33,7 @@ from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.terms import once_per_step, step_total
-from explorer.core.hardware.efficiency import Efficiency, efficiency_for, published
+from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, training
 
@@ -72,6 +73,17 @@ def _rows(o: op.Op, flops: float, weight_bytes_per_value: float) -> float:
     return flops / (2 * weights) if weights > 0 else math.inf
 
 
+def product_time(e: Efficiency, flops: float, moved: float, rows: float, depth: float, peak: float,
+                 bandwidth: float) -> float:
+    """Seconds of a matrix product's work (no launch): its arithmetic at the share of
+    ``peak`` its rows and depth reach and its bytes at the share of ``bandwidth`` a product
+    reading its weights reaches, the shorter of the two hidden under the longer as far as
+    ``gemm_overlap`` says."""
+    arithmetic = flops / (peak * e.gemm_share(rows, depth))
+    memory = moved / (bandwidth * e.value("gemm_bandwidth"))
+    return max(arithmetic, memory) + (1 - e.value("gemm_overlap")) * min(arithmetic, memory)
+
+
 def _op_class(o: op.Op) -> str:
     if o.unit == op.LINK:
         return OpClass.LINK
@@ -98,9 +110,9 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
         arithmetic = (flops - float(o.vector_flops)) / (matrix * e.value("prefill_attention")) + vector_s
         return max(arithmetic, moved / (bandwidth * e.bandwidth))
     if kind == OpClass.GEMM:
-        share = e.gemm_share(_rows(o, flops, a.params.weight_bytes))
-        arithmetic = (flops - float(o.vector_flops)) / (matrix * share) + vector_s
-        return max(arithmetic, moved / (bandwidth * e.value("gemm_bandwidth")))
+        rows = _rows(o, flops, a.params.weight_bytes)
+        return product_time(e, flops - float(o.vector_flops), moved, rows, float(o.depth), matrix,
+                            bandwidth) + vector_s
     return max(flops / vector, moved / (bandwidth * e.bandwidth))
 
 
@@ -121,19 +133,27 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     return Expected(e, op_time, total, a.totals.time_s, parts)
 
 
+def _families(source: str) -> tuple[Efficiency, ...]:
+    return calibrated()[0] if source == Source.CALIBRATED else published()
+
+
 def expected_for(a: Analysis) -> Expected | None:
     """The expected time the workload's ``efficiency`` asks for (None: the bound alone, or
-    no efficiency published for the device: ``missing_efficiency`` says so)."""
-    if a.params.efficiency == "bound":
+    no efficiency of that source for the device: ``missing_efficiency`` says so)."""
+    if a.params.efficiency == Source.BOUND:
         return None
-    family = efficiency_for(a.hardware, published())
+    family = efficiency_for(a.hardware, _families(a.params.efficiency))
     return None if family is None else expected(a, family)
 
 
 def missing_efficiency(a: Analysis) -> str | None:
     """Why ``a`` has no expected time though one was asked for (None: it has one, or the
     bound alone was asked for)."""
-    if a.params.efficiency == "bound" or efficiency_for(a.hardware, published()) is not None:
+    source = a.params.efficiency
+    if source == Source.BOUND or efficiency_for(a.hardware, _families(source)) is not None:
         return None
+    if source == Source.CALIBRATED:
+        return (f"no calibration in the data folder covers {a.hardware.name}: run roofline-explorer "
+                "calibrate on it; its times are the roofline bound alone")
     return (f"no efficiency is published for {a.hardware.name}'s family: its times are the "
             "roofline bound alone")

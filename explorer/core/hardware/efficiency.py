@@ -5,12 +5,19 @@ Real kernels stay below the roofs, and a step pays for more than its kernels' wo
 ``Efficiency`` names, for one device family, the few factors that say by how much, each
 with the measurement it comes from:
 
-- ``gemm``: the share of the matrix peak a large matrix product reaches;
+- ``gemm``: the share of the matrix peak a large matrix product reaches (as K grows
+  without end);
+- ``gemm_depth``: the depth K0 over which a tile's fixed work (loading its first operands,
+  writing its results) costs as much as its main loop: a product of depth K reaches
+  K / (K + gemm_depth) of ``gemm``;
 - ``gemm_tile``: the rows of the tiles a product is computed in: its M rows are padded
   to a whole number of tiles, so a product of M rows reaches gemm × M / (tiles × gemm_tile)
   (tile quantization: a decode step's few rows fill a small part of each tile);
 - ``gemm_bandwidth``: the share of main-memory bandwidth a product reaches while reading
   its weights for few rows (decode: a memory-bound product);
+- ``gemm_overlap``: how much of a product's memory time hides under its arithmetic (or
+  the reverse): 1 adds the slower of the two only (a GPU kernel streams its operands while
+  it computes), 0 adds both (a CPU BLAS packs its operands before it computes);
 - ``bandwidth``: the share of main-memory bandwidth other streaming kernels reach (norms,
   activations, residual adds, lookups, a prompt's attention reading its inputs);
 - ``decode_attention``: the share of bandwidth attention over a KV cache reaches in decode;
@@ -33,7 +40,10 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
+
 from explorer.core.files.datafile import Fields, read_entries
+from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import DeviceKind, Hardware
 from explorer.paths import resource_path
 
@@ -45,6 +55,10 @@ class Source(StrEnum):
 
     BOUND = "bound"  # none: the roofline bound alone
     PUBLISHED = "published"  # measurements published for the device's family (bundled)
+    CALIBRATED = "calibrated"  # ``roofline-explorer calibrate`` on the device (the data folder)
+
+
+CALIBRATED_FOLDER = "efficiency"  # in the user's data folder
 
 
 @dataclass(frozen=True)
@@ -66,10 +80,14 @@ class FactorSpec:
 
 FACTORS = (
     FactorSpec("gemm", "matrix products: share of the matrix peak", "share", 0.01, 1.0),
+    FactorSpec("gemm_depth", "depth at which a product's tiles spend half their time outside the "
+               "main loop", "K", 0, 1e6),
     FactorSpec("gemm_tile", "rows of a product's tiles (its rows are padded to whole tiles)", "rows",
                1, 1024),
     FactorSpec("gemm_bandwidth", "memory-bound matrix products: share of main-memory bandwidth", "share",
                0.01, 1.0),
+    FactorSpec("gemm_overlap", "share of the shorter of a product's memory and arithmetic times hidden "
+               "under the longer", "share", 0.0, 1.0),
     FactorSpec("bandwidth", "other streaming kernels: share of main-memory bandwidth", "share", 0.01, 1.0),
     FactorSpec("decode_attention", "decode attention: share of bandwidth reading the KV cache", "share",
                0.01, 1.0),
@@ -101,6 +119,8 @@ class Efficiency:
     kind: DeviceKind | None
     factors: dict[str, Factor]
     origin: str = ""  # the file
+    measured: str = ""  # a calibration: when (ISO 8601), on what, with which backend
+    fit_error: float | None = None  # a calibration: RMS relative error of its product-time fit
 
     def __hash__(self) -> int:  # the factors' dict is never changed after reading
         return hash((self.id, self.origin))
@@ -116,13 +136,15 @@ class Efficiency:
     def bandwidth(self) -> float:
         return self.value("bandwidth")
 
-    def gemm_share(self, rows: float) -> float:
-        """The share of the matrix peak a product of ``rows`` rows reaches: its rows padded
-        to whole tiles."""
-        tile = self.value("gemm_tile")
-        if not math.isfinite(rows):  # no weights to tell the rows by: a large product
-            return self.gemm
-        return self.gemm * rows / (math.ceil(rows / tile) * tile)
+    def gemm_share(self, rows: float, depth: float = 0) -> float:
+        """The share of the matrix peak a product of ``rows`` rows and depth ``depth`` (0:
+        not known) reaches: its rows padded to whole tiles, its tiles' fixed work spread
+        over its depth."""
+        tile, fixed = self.value("gemm_tile"), self.value("gemm_depth")
+        share = self.gemm * (depth / (depth + fixed) if depth > 0 else 1.0)
+        if not math.isfinite(rows) or rows <= 1:  # a large product, or a matrix-vector one
+            return share  # (BLAS libraries run one row as a vector product: no tile to fill)
+        return share * rows / (math.ceil(rows / tile) * tile)
 
     def covers(self, hardware: Hardware) -> bool:
         return hardware.id in self.devices
@@ -152,7 +174,13 @@ def _read_efficiency(fields: Fields) -> Efficiency:
         raise fields.error("devices", "name the devices these factors are for, or a kind (gpu, cpu) "
                                       "they are the fallback of")
     factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS}
-    return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file)
+    measured = fields.text("measured", required=False) or ""
+    fit_error = fields.raw("fit_error", required=False)
+    if fit_error is not None and (isinstance(fit_error, bool) or not isinstance(fit_error, int | float)
+                                  or not 0 <= fit_error <= 10):
+        raise fields.error("fit_error", f"expected a relative error from 0 to 10, got {fit_error!r}")
+    return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file,
+                      measured, fit_error)
 
 
 def read_efficiencies(path: str | Path, text: str | None = None) -> list[Efficiency]:
@@ -164,6 +192,30 @@ def read_efficiencies(path: str | Path, text: str | None = None) -> list[Efficie
 def published() -> tuple[Efficiency, ...]:
     """The bundled families, from published measurements (read once)."""
     return tuple(read_efficiencies(resource_path("efficiency", "published.yaml")))
+
+
+def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...], list]:
+    """The calibrations in the data folder's ``efficiency/`` (or ``folder``), and the files
+    skipped as broken (``userfiles.Skipped``)."""
+    from explorer.paths import user_file
+
+    directory = user_file(CALIBRATED_FOLDER) if folder is None else folder
+    loaded, skipped = load_each(yaml_files(directory), read_efficiencies, "calibration", "efficiencies")
+    return tuple(loaded), skipped
+
+
+def to_text(e: Efficiency) -> str:
+    """``e`` as an efficiency file (``read_efficiencies`` reads it back)."""
+    entry: dict = {"id": e.id, "name": e.name}
+    entry.update({"devices": list(e.devices)} if e.devices else {"kind": str(e.kind)})
+    if e.measured:
+        entry["measured"] = e.measured
+    if e.fit_error is not None:
+        entry["fit_error"] = round(e.fit_error, 4)
+    for name, factor in e.factors.items():
+        entry[name] = {"value": round(factor.value, 6), "source": factor.source, "note": factor.note}
+    return yaml.safe_dump({"schema": SCHEMA, "efficiencies": [entry]}, sort_keys=False, allow_unicode=True,
+                          width=100)
 
 
 def efficiency_for(hardware: Hardware, families) -> Efficiency | None:

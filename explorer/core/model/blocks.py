@@ -136,13 +136,13 @@ def latent_attention(p, batch, m) -> list[Part]:
         absorb = op.linear(n * h, nope, rank, ab, 0)
         weights = h * nope * rank * wb
         parts.append(Part("k_up_absorbed", "q_proj", op.MATRIX,
-                          op.Cost(absorb.flops, absorb.bytes + weights, weights),
+                          absorb._replace(bytes=absorb.bytes + weights, weights=weights),
                           f"each head's query {nope} → {rank} (the key up-projection, absorbed)"))
         parts += attention_core(p, batch, h, 1, rank + rope, v_dim=rank, shared=True)
         out = op.linear(n * h, rank, v, ab, 0)
         weights = h * rank * v * wb
         parts.append(Part("v_up_absorbed", "o_proj", op.MATRIX,
-                          op.Cost(out.flops, out.bytes + weights, weights),
+                          out._replace(bytes=out.bytes + weights, weights=weights),
                           f"each head's output {rank} → {v} (the value up-projection, absorbed)"))
     else:
         parts.append(Part("kv_up", "v_proj", op.MATRIX,
@@ -183,7 +183,7 @@ def moe(p, n, d_model: int, experts: int, per_token: int, width: int, activation
 
     def routed(cost: op.Cost, weights_per_expert: int) -> op.Cost:
         weights = touched * weights_per_expert * wb
-        return op.Cost(cost.flops, cost.bytes - cost.weights + weights, weights)
+        return cost._replace(bytes=cost.bytes - cost.weights + weights, weights=weights)
 
     act = op.ACTIVATION_FLOPS_PER_ELEMENT[activation]
     touched_text = "all" if p.routing == "all" else "expected distinct (uniform routing)"

@@ -79,12 +79,14 @@ SOFTMAX_FLOPS_PER_ELEMENT = 5
 
 class Cost(NamedTuple):
     """FLOPs and bytes moved by one op. Of the bytes, ``weights`` are weights and ``cache``
-    is read from the KV cache; the rest are activations (inputs, outputs, scores)."""
+    is read from the KV cache; the rest are activations (inputs, outputs, scores). A matrix
+    product's ``depth`` is K, the length of each dot product (0: not a product of weights)."""
 
     flops: Size
     bytes: Size
     weights: Size = 0
     cache: Size = 0
+    depth: Size = 0
 
     @property
     def activations(self) -> Size:
@@ -119,6 +121,7 @@ class Op:
     # Run once a training step, after the pipeline drains (the optimizer, gradient
     # all-reduces), rather than for each micro-batch of each stage.
     once_per_step: bool = False
+    depth: Size = 0  # a product of weights: K, the length of its dot products (``Cost.depth``)
 
     def __post_init__(self) -> None:  # a role or unit given by its name (a custom stack's) is checked here
         object.__setattr__(self, "role", Role(self.role))
@@ -137,7 +140,7 @@ class Op:
     def of(cls, name: str, role: Role | str, unit: Unit | str, cost: Cost, layers: tuple[int, ...] = (),
            detail: str = "", vector_flops: Size = 0) -> Op:
         return cls(name, role, unit, cost.flops, cost.bytes, layers, detail, cost.weights,
-                   cost.cache, vector_flops)
+                   cost.cache, vector_flops, depth=cost.depth)
 
 
 def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: int, weight_bytes: int,
@@ -148,7 +151,8 @@ def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: int, weight_bytes: 
     weights = (d_in * d_out + (d_out if bias else 0)) * weight_bytes
     if bias:
         flops = flops + n_tokens * d_out
-    return Cost(flops, n_tokens * d_in * act_bytes + weights + n_tokens * d_out * out_bytes, weights)
+    return Cost(flops, n_tokens * d_in * act_bytes + weights + n_tokens * d_out * out_bytes, weights,
+                depth=d_in)
 
 
 def norm(n_tokens: Size, d: int, kind: str, act_bytes: int, weight_bytes: int) -> Cost:
@@ -215,7 +219,7 @@ def conv2d(batch: Size, height: int, width: int, c_in: int, c_out: int, kernel: 
     if bias:
         flops = flops + out_elements
     moved = batch * height * width * c_in * act_bytes + weights + out_elements * act_bytes
-    return Cost(flops, moved, weights)
+    return Cost(flops, moved, weights, depth=c_in * kernel * kernel)
 
 
 def pool2d(batch: Size, height: int, width: int, channels: int, kernel: int, stride: int,
