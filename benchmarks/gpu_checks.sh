@@ -4,8 +4,10 @@
 # results straight into $OUT (or benchmarks/results) as it finishes, so a step killed by its
 # time limit, or the whole command killed, keeps what the steps before it wrote. The limits
 # add up to under 520 s; the steps write at most 8 files. The quick plan runs once (bench);
-# gpu_suite.py judges its points against the datasheet and adds the references. Exits non-zero if any step failed,
-# and says which.
+# gpu_suite.py judges its points against the datasheet and adds the references; calibrate
+# fits the expected time's factors to the same run's shapes and streams and checks them on
+# its held-out shapes (the profile goes to /tmp: its table is in calibrate.log). Exits
+# non-zero if any step failed, and says which.
 #
 #   benchmarks/gpu_checks.sh            run every step
 #   benchmarks/gpu_checks.sh --dry-run  print the plan: steps, limits, files; run nothing
@@ -21,11 +23,12 @@ PER_TEST=$("$PYTHON" -c "import pytest_timeout" 2>/dev/null && echo "--timeout=1
 
 # name | seconds | files it writes (besides NAME.log) | command
 PLAN=(
-    "probe|30||$PYTHON benchmarks/gpu_probe.py"
+    "probe|25||$PYTHON benchmarks/gpu_probe.py"
     "gpu-tests|175||$PYTHON -m pytest -v -m gpu -rs $PER_TEST -p no:cacheprovider tests/kernels"
     "bench-quick|120|bench-quick.json|$PYTHON -m explorer bench --backend cupy --suite quick $LOAD_CHECK --out $out/bench-quick.json"
-    "timer-agreement|60||$PYTHON benchmarks/timer_agreement.py --gpu-only"
+    "timer-agreement|45||$PYTHON benchmarks/timer_agreement.py --gpu-only"
     "gpu-references|120|gpu-references.json|$PYTHON benchmarks/gpu_suite.py --results $out/bench-quick.json --out $out/gpu-references.json"
+    "calibrate|20||$PYTHON -m explorer calibrate --results $out/bench-quick.json --check --out /tmp/roofline-calibration.yaml"
 )
 
 if [ "${1:-}" = "--dry-run" ]; then

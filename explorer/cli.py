@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import bench_cli, defaults, explain_cli, export_cli, scaling_cli, validate_cli
+from explorer import bench_cli, calibrate_cli, defaults, explain_cli, export_cli, scaling_cli, validate_cli
 from explorer.cli_common import (
     add_model_arguments,
     add_workload_arguments,
@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_cli.add_parser(sub)
     scaling_cli.add_parser(sub)
     validate_cli.add_parser(sub)
+    calibrate_cli.add_parser(sub)
     return parser
 
 
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return scaling_cli.command(args, out, err)
         if args.command == "validate":
             return validate_cli.command(args, out, err)
+        if args.command == "calibrate":
+            return calibrate_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE
@@ -273,7 +276,7 @@ def _expected_lines(a: Analysis) -> list[str]:
     if e is None:
         return [f"(times: {report.expected_words(a, e)})"]
     parts = ", ".join(f"{name} {format_time(seconds)}" for name, seconds in e.parts.items() if seconds > 0)
-    lines = [f"{report.expected_words(a, e)}, of the {e.efficiency.name} family: {parts}"]
+    lines = [f"{report.expected_words(a, e)}, {e.efficiency.name}: {parts}"]
     if a.params.phase == "train":
         lines.append(f"the expected time implies {report.expected_mfu(a, e):.0%} model-FLOPs utilisation")
     return lines

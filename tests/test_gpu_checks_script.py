@@ -41,7 +41,8 @@ def test_every_step_s_program_and_options_exist(tmp_path):
         if words[1:3] == ["-m", "pytest"]:
             continue  # pytest-timeout's option: checked by importing the plugin below
         program = words[1:3] if words[1] == "-m" else words[1:2]
-        help_text = subprocess.run([sys.executable, *program, *(["bench"] if "explorer" in program else []),
+        command_word = [words[3]] if "explorer" in program else []  # the subcommand after -m explorer
+        help_text = subprocess.run([sys.executable, *program, *command_word,
                                     "--help"], capture_output=True, text=True, cwd=ROOT,
                                    env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
         for option in (w.split("=")[0] for w in words if w.startswith("--")):

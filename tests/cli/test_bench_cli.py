@@ -31,7 +31,7 @@ def test_smoke_bench_prints_a_summary_and_saves_results(tmp_path):
     assert "best sustained bandwidth" in out
     saved = load_results(path)
     assert {p.suite for p in saved.points} == {"stream", "cache", "intensity", "gemm", "decode-batch",
-                                               "attention", "parallelism", "memory-bound-ops"}
+                                               "attention", "parallelism", "memory-bound-ops", "shapes"}
 
 
 def test_bench_json(tmp_path):

@@ -14,7 +14,7 @@ def test_smoke_suite_end_to_end(numpy_backend):
     assert not results.cancelled
     suites = {p.suite for p in results.points}
     assert suites == {"stream", "cache", "intensity", "gemm", "decode-batch", "attention", "parallelism",
-                      "memory-bound-ops"}
+                      "memory-bound-ops", "shapes"}
     assert all(p.check is None for p in results.points)
     assert all(p.time_p20_s <= p.time_median_s <= p.time_p80_s for p in results.points)
     assert results.best_bandwidth() is not None and "fp32" in results.best_flops()

@@ -168,11 +168,12 @@ def expected_mfu(a: Analysis, e: Expected) -> float:
 
 
 def expected_words(a: Analysis, e: Expected | None) -> str:
-    """"expected 6.31 ms with published efficiency (1.40× the bound)", or what stands in
-    for it."""
+    """"expected 6.31 ms with published efficiency (1.40× the bound)" (or calibrated), or
+    what stands in for it."""
     if e is None:
         return missing_efficiency(a) or "the bound alone (efficiency: bound)"
-    return f"expected {format_time(e.time_s)} with published efficiency ({e.ratio:.2f}× the bound)"
+    return (f"expected {format_time(e.time_s)} with {a.params.efficiency} efficiency "
+            f"({e.ratio:.2f}× the bound)")
 
 
 def _hardware_dict(a: Analysis) -> dict[str, Any]:

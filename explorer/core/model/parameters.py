@@ -36,7 +36,7 @@ ATTENTIONS = ("naive", "fused")
 ROUTINGS = ("uniform", "all")
 # What times a step is given: its roofline bound alone, or beside it the time expected from
 # the efficiency real kernels reach on the device's family (explorer.core.hardware.efficiency).
-EFFICIENCIES = ("published", "bound")
+EFFICIENCIES = ("published", "calibrated", "bound")
 # Upper bounds on the parameters (far beyond any real step). Counts that still overflow
 # 64-bit integers are reported by the analysis as a clear error.
 MAX_BATCH = 1 << 20
@@ -171,7 +171,8 @@ PARAMETERS = (
     Parameter("efficiency", Kind.CHOICE, "published", "Times",
               "bound: the roofline bound alone (every op at the datasheet's peaks); published: beside "
               "it, the expected time at the efficiency kernels were measured to reach on the device's "
-              "family (resources/efficiency; none published for some devices)", choices=EFFICIENCIES),
+              "family (resources/efficiency; none published for some devices); calibrated: at the "
+              "efficiency `roofline-explorer calibrate` measured on the device", choices=EFFICIENCIES),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 

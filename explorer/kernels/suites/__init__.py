@@ -15,12 +15,13 @@ from explorer.kernels.suites import (
     intensity,
     memory_ops,
     parallelism,
+    shapes,
     stream,
 )
 
 SUITES = {
     module.SUITE: module
-    for module in (stream, cache, intensity, gemm, decode_batch, attention, parallelism, memory_ops)
+    for module in (stream, cache, intensity, gemm, decode_batch, attention, parallelism, memory_ops, shapes)
 }
 
 

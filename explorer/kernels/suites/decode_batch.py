@@ -32,7 +32,7 @@ def cases(backend, preset: str) -> list[Case | Skip]:
     for b in batches:
         cost = ops.linear(b, d, d, itemsize, itemsize)
         out.append(Case(SUITE, "linear", dtype, {"batch": b, "d": d}, cost.flops, cost.bytes,
-                        lambda b=b: gemm._prepare(backend, dtype, b, d, d),
+                        lambda b=b: gemm.prepare_product(backend, dtype, b, d, d),
                         "activations and weights read once, output written once",
                         {"batch": b}, dram_traffic=False))
     return out

@@ -47,7 +47,7 @@ def spot_check(backend, a, b, c, dtype: str, rows=(0, -1), cols=(0, -1)) -> str 
     return within(got, expected, TOLERANCE[dtype], f"{dtype} product")
 
 
-def _prepare(backend, dtype: str, m: int, n: int, k: int) -> Prepared:
+def prepare_product(backend, dtype: str, m: int, n: int, k: int) -> Prepared:
     xp = backend.xp
     storage = "fp32" if dtype == "tf32" else dtype
     a, b = backend.random((m, k), storage), backend.random((k, n), storage)
@@ -116,6 +116,6 @@ def cases(backend, preset: str) -> list[Case | Skip]:
         for kernel, m, n, k in shapes:
             out.append(Case(SUITE, kernel, dtype, {"m": m, "n": n, "k": k}, 2 * m * n * k,
                             (m * k + k * n + m * n) * size,
-                            lambda dtype=dtype, m=m, n=n, k=k: _prepare(backend, dtype, m, n, k),
+                            lambda dtype=dtype, m=m, n=n, k=k: prepare_product(backend, dtype, m, n, k),
                             "A and B read once, C written once", dram_traffic=False))
     return out

@@ -1,0 +1,179 @@
+"""Calibrating the expected time on this machine: the ``shapes`` and ``stream`` suites
+measured, the efficiency factors of matrix products fitted to them, and a device profile
+written that ``--efficiency calibrated`` uses.
+
+The fit takes the model the expected time uses (``expected.product_time``): a product's
+arithmetic at peak × gemm × K / (K + gemm_depth) with its rows padded to tiles of
+gemm_tile, or its bytes at bandwidth × gemm_bandwidth, whichever is slower, plus a launch.
+The launch is the tiny product's measured time; the other four are searched on a grid
+that minimises the squared log error over the rows and depth sweeps (the held-out shapes
+are left out, to check the fit). The peak is the device's (the catalogue's for a matched
+GPU, the derived one for a CPU); the bandwidth the catalogue's, or on a CPU, which has no
+datasheet figure here, the best stream rate of the same run (its share is then 1 by
+definition, and the profile says so).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from explorer.core.analysis.expected import product_time
+from explorer.core.hardware.efficiency import FACTORS, Efficiency, Factor, efficiency_for, published
+from explorer.core.hardware.hardware import GPU, DeviceKind
+from explorer.kernels.reference import match_device
+from explorer.kernels.results import Point, Results
+from explorer.kernels.suites.shapes import HELD_OUT, SUITE
+
+SUITES = (SUITE, "stream")
+TILES = (1, 2, 4, 8, 16, 32, 64, 128)
+DEPTHS = (0.0, *np.geomspace(4, 8192, 23).tolist())
+SHARES = np.linspace(0.01, 1.0, 100)
+OVERLAPS = (0.0, 0.25, 0.5, 0.75, 1.0)
+METHOD = "measured on this machine (roofline-explorer calibrate)"
+
+
+class CalibrationError(RuntimeError):
+    """A run that cannot be fitted; the message says what was missing."""
+
+
+@dataclass(frozen=True)
+class Roofs:
+    """What the shares are shares of, and where those figures come from."""
+
+    peak_flops: float
+    bandwidth: float
+    device: str  # the catalogue id (a matched device), else the machine's name
+    matched: bool  # the device is a catalogue entry
+    kind: DeviceKind
+    bandwidth_source: str
+
+
+def _products(results: Results, held_out: bool) -> list[Point]:
+    return [p for p in results.points if p.suite == SUITE and p.kernel != "launch" and p.trusted
+            and p.kernel.endswith(HELD_OUT) == held_out]
+
+
+def _efficiency(values: dict[str, float], notes: dict[str, str], ident: str, name: str, roofs: Roofs,
+                measured: str, error: float | None) -> Efficiency:
+    factors = {spec.name: Factor(float(values[spec.name]), METHOD, notes[spec.name]) for spec in FACTORS}
+    devices, kind = ((roofs.device,), None) if roofs.matched else ((), roofs.kind)
+    return Efficiency(ident, name, devices, kind, factors, "", measured, error)
+
+
+def _grid_fit(points: list[Point], roofs: Roofs, launch_s: float) -> tuple[dict[str, float], float]:
+    """gemm, gemm_depth, gemm_tile, gemm_bandwidth minimising the squared log error."""
+    m, n, k = (np.array([p.size[axis] for p in points], dtype=float) for axis in "mnk")
+    flops = 2 * m * n * k
+    moved = np.array([p.bytes for p in points], dtype=float)
+    measured = np.array([p.time_median_s for p in points])
+    best = (math.inf, None)
+    memory = moved / (roofs.bandwidth * SHARES[None, :, None])  # gemm_bandwidth × points
+    for tile, depth in itertools.product(TILES, DEPTHS):
+        padded = np.where(m <= 1, 1.0, m / (np.ceil(m / tile) * tile))  # one row: a vector product
+        reach = padded * (k / (k + depth) if depth else 1.0)
+        compute = flops / (roofs.peak_flops * SHARES[:, None, None] * reach)  # gemm × points
+        longer, shorter = np.maximum(compute, memory), np.minimum(compute, memory)
+        for overlap in OVERLAPS:
+            predicted = longer + (1 - overlap) * shorter + launch_s  # gemm × gemm_bandwidth × points
+            loss = (np.log(predicted / measured) ** 2).sum(axis=-1)
+            i, j = np.unravel_index(np.argmin(loss), loss.shape)
+            if loss[i, j] < best[0]:
+                best = (loss[i, j], {"gemm": SHARES[i], "gemm_depth": depth, "gemm_tile": tile,
+                                     "gemm_bandwidth": SHARES[j], "gemm_overlap": overlap})
+    values = best[1]
+    assert values is not None
+    error = math.sqrt(best[0] / len(points))  # RMS log error ≈ relative error
+    return values, error
+
+
+def fit(results: Results, roofs: Roofs, backend: str, measured: str = "") -> Efficiency:
+    """The profile of ``results`` (a run of ``SUITES`` on ``backend``) against ``roofs``."""
+    products = _products(results, held_out=False)
+    launches = [p for p in results.points if p.suite == SUITE and p.kernel == "launch" and p.trusted]
+    if len(products) < 6 or not launches:
+        raise CalibrationError("too few trusted matrix products to fit (a quiet machine and the "
+                               f"'{SUITE}' suite are needed): {len(products)} of at least 6, "
+                               f"{len(launches)} launch measurement")
+    stream = results.best_bandwidth()
+    if stream is None:
+        raise CalibrationError("no trusted stream measurement: the bandwidth share cannot be fitted")
+    launch_s = launches[0].time_median_s
+    values, error = _grid_fit(products, roofs, launch_s)
+    values.update(kernel_us=launch_s * 1e6, bandwidth=min(1.0, stream.value / roofs.bandwidth))
+    notes = {
+        "gemm": f"fitted to {len(products)} matrix products (rows 4–1024, depths 32–8192): "
+                f"RMS error {error:.0%}",
+        "gemm_depth": "fitted with gemm", "gemm_tile": "fitted with gemm (tiles of 1 to 128 rows tried)",
+        "gemm_overlap": "fitted with gemm",
+        "gemm_bandwidth": f"fitted with gemm, a share of {roofs.bandwidth_source}",
+        "bandwidth": f"best stream kernel ({stream.kernel}) over {roofs.bandwidth_source}",
+        "kernel_us": "median time of an 8 × 8 × 8 product: a launch and nothing else",
+    }
+    values, notes = _unmeasured(values, notes, roofs)
+    when = measured or datetime.now().astimezone().isoformat(timespec="seconds")
+    ident = "calibrated-" + re.sub(r"[^a-z0-9._-]+", "-", roofs.device.lower()).strip("-")[:48]
+    return _efficiency(values, notes, ident, f"{roofs.device}, calibrated {when[:10]}", roofs,
+                       f"{when}, {backend}", error)
+
+
+def roofs_for(results: Results, catalog) -> Roofs:
+    """The peak and bandwidth a calibration from ``results`` takes shares of (what the run
+    measured: its machine description and its products' precision)."""
+    products = _products(results, held_out=False)
+    if not products:
+        raise CalibrationError(f"the run has no trusted '{SUITE}' products: run the {SUITE} suite")
+    dtype, machine = products[0].dtype, results.machine
+    if machine.get("device_kind") == GPU:
+        name = machine.get("gpu", {}).get("name", "an unnamed GPU")
+        hw = match_device(name, catalog)
+        if hw is None or not hw.peak_flops(dtype):
+            raise CalibrationError(f"no catalogue entry with a {dtype} peak matches {name!r}: add the "
+                                   "device (Hardware › Duplicate and edit) so its roofs are known")
+        return Roofs(hw.peak_flops(dtype), hw.bandwidth_bytes_per_s, hw.id, True, DeviceKind.GPU,
+                     f"{hw.name}'s datasheet bandwidth")
+    cpu = machine.get("cpu", {})
+    peak = next((p["flops_per_s"] for p in cpu.get("derived_peaks", ()) if p["precision"] == dtype), None)
+    stream = results.best_bandwidth()
+    if not peak or stream is None:
+        raise CalibrationError(f"this CPU has no derived {dtype} peak or the run no trusted stream rate")
+    # No datasheet bandwidth for this CPU: the best stream rate of the same run.
+    return Roofs(peak, stream.value, cpu.get("model", "this CPU"), False, DeviceKind.CPU,
+                 "this run's best stream rate")
+
+
+def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
+    """Factors a calibration does not measure: the published family's where the device
+    has one, else stand-ins named as such."""
+    family = None
+    if roofs.matched:
+        from explorer.core.hardware.catalog import open_catalogue
+
+        family = efficiency_for(open_catalogue()[roofs.device], published())
+    for name, stand_in, why in (("decode_attention", values["bandwidth"], "the stream share is taken"),
+                                ("prefill_attention", values["gemm"], "the products' share is taken"),
+                                ("link", 1.0, "links run at their full rate"),
+                                ("step_ms", 0.0, "no engine's host work is added")):
+        if family is not None:
+            values[name] = family.value(name)
+            notes[name] = f"not calibrated: published for {family.name} ({family.factors[name].source})"
+        else:
+            values[name] = stand_in
+            notes[name] = f"not calibrated (no kernel of it runs here): {why}"
+    return values, notes
+
+
+def held_out_errors(results: Results, profile: Efficiency, roofs: Roofs) -> list[tuple[str, float]]:
+    """(label, predicted ÷ measured) for each held-out product of ``results``."""
+    out = []
+    for p in _products(results, held_out=True):
+        m, n, k = (p.size[axis] for axis in "mnk")
+        predicted = product_time(profile, 2 * m * n * k, p.bytes, m, k, roofs.peak_flops, roofs.bandwidth)
+        predicted += profile.value("kernel_us") * 1e-6
+        out.append((f"{m}×{n}×{k}", predicted / p.time_median_s))
+    return out
