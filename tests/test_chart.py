@@ -268,3 +268,28 @@ def test_with_several_devices_the_link_roof_names_its_device(catalog, models):
                                             params=WorkloadParams(context=4096, tp=8)))
     chart = build_chart(doc, Page.slide(1600, 900))
     assert [t.text for t in chart.texts if t.kind == "link"] == ["H100 SXM: NVLink 4 450 GB/s per direction"]
+
+
+def test_the_step_s_expected_time_is_drawn_below_its_bound_and_the_key_says_which(catalog, models):
+    """The bound's star at FLOPs ÷ bound time, a hollow star at FLOPs ÷ expected time (the
+    same intensity, lower), and the key names the efficiency; with the bound alone, neither."""
+    from explorer.chart.elements import ElementKind
+    from explorer.core.analysis.expected import expected_for
+
+    doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    [bound] = [m for m in chart.markers if m.kind == ElementKind.STEP]
+    [expected] = [m for m in chart.markers if m.kind == ElementKind.EXPECTED]
+    e = expected_for(doc.analysis())
+    t = doc.analysis().totals
+    assert expected.center[0] == pytest.approx(bound.center[0])
+    assert expected.center[1] == pytest.approx(chart.y_px(t.flops / e.time_s))
+    assert bound.center[1] == pytest.approx(chart.y_px(t.flops / t.time_s))
+    assert bound.center[1] < expected.center[1]  # lower on the page: fewer FLOP/s
+    assert expected.fill is None and f"{e.ratio:.2f}× the bound" in expected.tooltip
+    keys = [x.text for x in chart.texts if x.kind == ElementKind.KEY]
+    assert "whole step, bound" in keys and "expected: published efficiency" in keys
+    doc.set_params(efficiency="bound")
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    assert not [m for m in chart.markers if m.kind == ElementKind.EXPECTED]
+    assert "whole step" in [x.text for x in chart.texts if x.kind == ElementKind.KEY]

@@ -30,6 +30,7 @@ class ElementKind(StrEnum):
     RIDGE = "ridge"
     OP = "op"
     STEP = "step"
+    EXPECTED = "expected"  # the whole step at its expected time, and its drop from the bound
     MEASURED = "measured"
     SELECTION = "selection"
     KEY = "key"
@@ -38,8 +39,9 @@ class ElementKind(StrEnum):
 
 # The order kinds are drawn in, back to front (every output draws in this order).
 E = ElementKind
-LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.MEASURED_ROOF, E.LINK, E.ROOF, E.KEY, E.KEY_LIVE)
-MARKER_ORDER = (E.RIDGE, E.MEASURED, E.OP, E.SELECTION, E.STEP, E.KEY, E.KEY_LIVE)
+LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.EXPECTED, E.MEASURED_ROOF, E.LINK, E.ROOF, E.KEY,
+              E.KEY_LIVE)
+MARKER_ORDER = (E.RIDGE, E.MEASURED, E.OP, E.SELECTION, E.EXPECTED, E.STEP, E.KEY, E.KEY_LIVE)
 
 # Chart text and titles as shares of the page height, for a picture projected in a room.
 TEXT_SHARE, TITLE_SHARE = 0.021, 0.032

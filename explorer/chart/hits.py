@@ -12,7 +12,8 @@ from explorer.chart.geometry import Point, nearest, overlap, square
 GRAB_PX = 6.0  # how close the pointer must be to grab a line or a point
 
 
-MARKERS_HIT = (ElementKind.STEP, ElementKind.OP, ElementKind.MEASURED, ElementKind.RIDGE)
+MARKERS_HIT = (ElementKind.STEP, ElementKind.EXPECTED, ElementKind.OP, ElementKind.MEASURED,
+               ElementKind.RIDGE)
 TEXTS_HIT = (ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.LINK)
 ROOF_LINES = (ElementKind.ROOF, ElementKind.MEASURED_ROOF, ElementKind.LINK, ElementKind.ORIGINAL)
 

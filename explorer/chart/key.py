@@ -95,10 +95,15 @@ def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float
     return tuple(lines), tuple(markers), tuple(texts)
 
 
-def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
+def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme, expected: str | None = None,
                      contended: bool = False) -> list[Entry]:
-    out = [Entry("whole step", "marker", theme.foreground, "star", fill=theme.star),
-           Entry("Ops (area ∝ time)", "heading", bold=True)]
+    """The workload's rows of the key; ``expected``: what the expected time uses ("published
+    efficiency"; None: the bound alone is shown)."""
+    step = "whole step" if expected is None else "whole step, bound"
+    out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star)]
+    if expected is not None:
+        out.append(Entry(f"expected: {expected}", "marker", theme.foreground, "star"))
+    out.append(Entry("Ops (area ∝ time)", "heading", bold=True))
     out += [Entry(group, "marker", dict(theme.groups)[group], "circle", fill=theme.background)
             for group in groups]
     if suites:

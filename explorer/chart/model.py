@@ -95,6 +95,8 @@ def _ranges(shot: Snapshot, devices: list[Shown], measured) -> tuple[tuple[float
     ys = [float(v) for v, f in zip(a.performance, a.flops, strict=True) if f > 0]
     xs += [p.intensity for _, p in measured]
     ys += [p.flops_per_s for _, p in measured]
+    if shot.expected is not None:  # the step at its expected time sits below the bound's
+        ys.append(a.totals.flops / shot.expected.time_s)
     ridge = max(float(s.ceilings.ridges().max()) for s in devices)
     top = max(float(s.ceilings.compute_values.max()) for s in devices)
     low_x, high_x = min([*xs, 1.0]) / 3, max(max(xs, default=1.0) * 3, ridge * 10)
@@ -215,7 +217,8 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
     groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
     suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
-    return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme,
+    expected = None if shot.expected is None else f"{shot.session.params.efficiency} efficiency"
+    return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
                                       any(p.contended and not p.suspect for _, p in measured))
 
 

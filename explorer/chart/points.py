@@ -119,9 +119,31 @@ def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], lis
     tooltip = (f"whole step, batch {a.params.batch:,}: {format_number(t.intensity)} FLOP/byte, "
                f"{format_time(t.time_s)}, {format_number(t.tokens_per_s)} {t.item_unit}/s\n"
                "drag sideways to change the batch (along the dotted track)")
+    if shot.expected is not None:
+        line, marker = _expected_marks(chart, shot, theme, star)
+        lines.append(line)
+        markers.append(marker)
     markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
                           ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=0.35))
     return lines, markers
+
+
+def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[Line, Marker]:
+    """The whole step at its expected time (a hollow star below the bound's: same FLOPs and
+    bytes, more time) and a dotted drop from the bound to it."""
+    a, e = shot.analysis, shot.expected
+    assert e is not None
+    scale, t = chart.page.lines, a.totals
+    center = (star[0], chart.y_px(t.flops / e.time_s))
+    parts = ", ".join(f"{name} {format_time(s)}" for name, s in e.parts.items() if s > 0)
+    tooltip = (f"whole step, expected: {format_time(e.time_s)}, {e.ratio:.2f}× the bound, with "
+               f"{a.params.efficiency} efficiency ({e.efficiency.name})\n{parts}\n"
+               "real kernels reach a share of each roof: see How close are the predictions (README)")
+    dotted = Stroke(theme.foreground, 1.2 * scale, (1.5 * scale, 2.5 * scale), opacity=0.7)
+    line = Line((star, center), dotted, ElementKind.EXPECTED, tooltip=tooltip)
+    marker = Marker(center, "star", 20 * scale, Stroke(theme.foreground, 1.6 * scale), None,
+                    ElementKind.EXPECTED, ElementKind.EXPECTED, tooltip)
+    return line, marker
 
 
 def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> list[Marker]:

@@ -1,7 +1,7 @@
 """What a chart shows, read from the document once: the session (workload, precisions,
 selection, whether measured roofs are drawn), each shown device with its what-ifs and its
 datasheet, the analysis and batch sweep on the primary device, the measurement files
-shown and the points of a run in progress.
+shown, the points of a run in progress, and the step's expected time.
 
 Every function that describes the chart takes this one typed value, never the live
 document: a chart is a function of a snapshot, so what it draws cannot change half-way
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.session import Session
@@ -48,10 +49,12 @@ class Snapshot:
     sweep: BatchSweep  # the batch track on the primary device
     results: tuple[tuple[str, Results], ...]  # (path, results) of each file shown
     live_points: tuple[Point, ...]  # of a run in progress
+    expected: Expected | None = None  # the step's expected time (None: the bound alone)
 
     @classmethod
     def of(cls, doc: Source) -> Snapshot:
         session = doc.session
-        return cls(session,
-                   tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
-                   doc.analysis(), doc.sweep(), tuple(doc.results()), tuple(doc.live_points))
+        analysis = doc.analysis()
+        return cls(session, tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
+                   analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points),
+                   expected_for(analysis))
