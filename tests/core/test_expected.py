@@ -158,3 +158,19 @@ def test_a_share_above_one_is_refused(tmp_path):
     path.write_text(text)
     with pytest.raises(DataFileError, match=r"field 'gemm.value': must be from 0.01 to 1"):
         read_efficiencies(path)
+
+
+def test_scene_fields_state_the_expected_time_and_refuse_what_is_not_there(models, catalog):
+    from explorer.core.words import expected_claims
+    from explorer.core.words.claims import State
+
+    state = State(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"])
+    e = expected_for(state.analysis())
+    text, claim = expected_claims.step_field(state, "expected-share:kernels")
+    assert text == f"{e.parts['kernel overheads'] / e.time_s:.0%}" and claim.check() is None
+    assert expected_claims.step_field(state, "kernels")[0] == "451"
+    assert expected_claims.step_field(state, "efficiency:kernel_us")[0] == "3 µs"
+    with pytest.raises(KeyError, match="unknown class"):
+        expected_claims.step_field(state, "expected-share:nothing")
+    with pytest.raises(KeyError, match="no efficiency is published for NVIDIA B200"):
+        expected_claims.step_field(State(models["llama-3-8b"], WorkloadParams(), catalog["b200"]), "expected")

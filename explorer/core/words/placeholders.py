@@ -23,7 +23,9 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   weights-read (weight bytes the step reads), experts-touched ("7.2 of 8" per layer),
   vs-model:ID (the same step of model ID on the same device: "4% faster"); for a step
   spread over devices and training, ``parallel_claims``: devices, weights-per-device,
-  communication, communication-share, train-days:TOKENS
+  communication, communication-share, train-days:TOKENS; for the expected time,
+  ``expected_claims``: expected, expected-ratio, kernels, expected-share:CLASS,
+  efficiency:FACTOR
 ``{scaling:BUDGET/FIT/FIELD}``, ``{scaling:BUDGET/days:ID:DEVICES}``: ``parallel_claims``
 ``{op:NAME/FIELD}``: bound, intensity, crossing, bytes (a communication op's, per device)
 ``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of the
@@ -61,7 +63,7 @@ from explorer.core.units import (
     parse_quantity,
     rate_unit,
 )
-from explorer.core.words import parallel_claims
+from explorer.core.words import expected_claims, parallel_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
 from explorer.core.words.claims import (
     Bound,
@@ -220,6 +222,8 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
         claim = faster(other, state)
     elif field in parallel_claims.STEP_FIELDS or field.startswith("train-days:"):
         return parallel_claims.step_field(state, field)
+    elif expected_claims.handles(field):
+        return expected_claims.step_field(state, field)
     elif field == "vs-previous":
         if ctx.previous is None:
             raise KeyError("the first step has no previous step")
