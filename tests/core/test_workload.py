@@ -197,3 +197,20 @@ def test_every_op_costs_something_and_more_batch_costs_more(models, batch, conte
     for a, b in zip(one, two, strict=True):
         assert a.bytes > 0 and a.flops >= 0
         assert b.flops >= a.flops and b.bytes >= a.bytes
+
+
+def test_fp8_and_int8_products_keep_16_bit_activations_between_ops(models, catalog):
+    """Only the products run in 8 bits: the residual adds, norms and all-reduce messages move
+    bf16 activations, while the weights (and by default the KV cache) are 8-bit."""
+    from explorer.core.analysis.analysis import analyze
+
+    def ops_of(dtype):
+        a = analyze(models["llama-3-8b"], WorkloadParams(dtype=dtype, tp=2, batch=4), catalog["h100-sxm"])
+        return {o.name: (int(b), o) for o, b in zip(a.ops, a.bytes, strict=True)}
+
+    bf16, fp8 = ops_of("bf16"), ops_of("fp8")
+    for name in ("attn_residual", "attn_norm", "activation"):
+        assert fp8[name][0] == bf16[name][0] - (bf16[name][1].weight_bytes - fp8[name][1].weight_bytes), name
+    assert fp8["attn_all_reduce"][0] == bf16["attn_all_reduce"][0]
+    assert fp8["q_proj"][1].weight_bytes * 2 == bf16["q_proj"][1].weight_bytes
+    assert WorkloadParams(dtype="fp8").kv_bytes == 1 and WorkloadParams(dtype="int8").act_bytes == 2

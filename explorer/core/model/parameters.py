@@ -130,7 +130,9 @@ PARAMETERS = (
               maximum=MAX_TOKENS, always_saved=True, applies="phase prefill or train"),
     Parameter("context", Kind.COUNT, 1024, "Context", "Cached tokens each new token attends over (decode)",
               unit="tokens", maximum=MAX_TOKENS, always_saved=True, applies="phase decode"),
-    Parameter("dtype", Kind.CHOICE, "bf16", "Precision", "Precision of activations and arithmetic",
+    Parameter("dtype", Kind.CHOICE, "bf16", "Precision",
+              "Precision of the arithmetic and of activations (with fp8 and int8 only the matrix "
+              "products run in 8 bits: activations stay bf16 between ops)",
               choices=WORKLOAD_DTYPES, always_saved=True),
     Parameter("weight_dtype", Kind.CHOICE, None, "Weights",
               "Precision of stored weights (default: the compute precision). int4, fp4, nvfp4 and "

@@ -53,6 +53,11 @@ class WorkloadError(ValueError):
     """Workload parameters that cannot describe a step; the message names the parameter."""
 
 
+# Arithmetic precisions whose activations are stored at another one between ops.
+# https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html
+STORED_ACTIVATIONS = {"fp8": "bf16", "int8": "bf16"}
+
+
 @dataclass(frozen=True)
 class WorkloadParams:
     """One inference step: who runs (batch), how much (seq or context), at which precision.
@@ -113,7 +118,11 @@ class WorkloadParams:
 
     @property
     def act_bytes(self) -> int:
-        return DTYPE_BYTES[self.dtype]
+        """Bytes of an activation between ops. fp8 and int8 arithmetic keeps them at 16 bits:
+        only the matrix products run in 8 bits, each quantising its input on the fly, while
+        the residual stream, norms, softmax and the all-reduces stay in bf16 (NVIDIA's
+        Transformer Engine FP8 primer; TensorRT-LLM and vLLM serve FP8 models so)."""
+        return DTYPE_BYTES[STORED_ACTIVATIONS.get(self.dtype, self.dtype)]
 
     @property
     def weight_bytes(self) -> float:
