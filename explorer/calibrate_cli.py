@@ -38,27 +38,20 @@ def add_parser(sub) -> None:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.files.atomic import write_text_atomic
-    from explorer.core.hardware.efficiency import CALIBRATED_FOLDER, to_text
     from explorer.kernels import calibrate
     from explorer.kernels.results import load_results
-    from explorer.paths import user_path
 
     catalog = open_catalog(err)
     results = load_results(args.results) if args.results else _measure(args, err)
     if results is None:
         return EXIT_CANCELLED if args.results is None else 2
     try:
-        roofs = calibrate.roofs_for(results, catalog)
-        profile = calibrate.fit(results, roofs, results.machine.get("backend", args.backend))
+        done = calibrate.calibrate_and_write(results, catalog, Path(args.out) if args.out else None)
     except calibrate.CalibrationError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
-    path = Path(args.out) if args.out else user_path(CALIBRATED_FOLDER, f"{profile.id}.yaml")
-    write_text_atomic(path, to_text(profile))
-    held_out = calibrate.held_out_errors(results, profile, roofs)
-    _report(profile, roofs, held_out, path, out)
-    errors = [abs(ratio - 1) for _, ratio in held_out]
+    _report(done, calibrate.roofs_for(results, catalog), out)
+    errors = [abs(ratio - 1) for _, ratio in done.held_out]
     if args.check and (not errors or statistics.median(errors) > 0.15 or max(errors) > 0.4):
         print("roofline-explorer: the calibration does not predict its held-out products within "
               "15 % (median) and 40 % (each)", file=err)
@@ -89,14 +82,14 @@ def _measure(args: argparse.Namespace, err: TextIO):
         return None
 
 
-def _report(profile, roofs, held_out, path: Path, out: TextIO) -> None:
+def _report(done, roofs, out: TextIO) -> None:
+    profile, held_out, path = done.profile, done.held_out, done.path
     rows = [(name, f"{factor.value:.4g}", factor.note) for name, factor in profile.factors.items()]
     print(f"{profile.name}: shares of {roofs.peak_flops / 1e12:.3g} TFLOP/s and "
           f"{roofs.bandwidth / 1e9:.3g} GB/s ({roofs.bandwidth_source})", file=out)
     print(format_table(("factor", "value", "how"), rows), file=out)
     if held_out:
-        errors = [abs(ratio - 1) for _, ratio in held_out]
         shapes = ", ".join(f"{label} {ratio:.2f}" for label, ratio in held_out)
         print(f"held-out products, predicted ÷ measured: {shapes} (median error "
-              f"{statistics.median(errors):.0%})", file=out)
+              f"{done.median_error:.0%})", file=out)
     print(f"wrote {path}: use it with --efficiency calibrated", file=out)

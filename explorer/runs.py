@@ -23,8 +23,9 @@ from typing import Any
 from PySide6 import QtCore
 
 from explorer.core.hardware.catalog import Catalog
-from explorer.kernels import gpuinfo
+from explorer.kernels import calibrate, gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
+from explorer.kernels.calibrate import Calibration
 from explorer.kernels.journal import Journal, journal_folders, open_journal
 from explorer.kernels.reference import reference_for
 from explorer.kernels.runner import drive, run
@@ -152,6 +153,29 @@ class Jobs(QtCore.QObject):
             finally:
                 if journal is not None:
                     journal.close()
+
+        self.submit(KERNELS, work)
+
+    def calibrate(self, backend: str, device: int = 0, preset: str = "quick") -> None:
+        """Measure the calibration suites and fit, check and write this machine's profile
+        (as ``roofline-explorer calibrate``); the result is a ``Calibration``. Runs as the
+        ``kernels`` job: one measurement at a time."""
+        catalog = self.catalog()
+
+        def work(token: CancelToken, emit) -> Any:
+            try:
+                opened = open_backend(backend, device)
+            except BackendUnavailable as exc:
+                raise JobError(f"The {backend} backend cannot run here: {exc}") from None
+            emit(Report.STARTED, f"{opened.label}, calibrating")
+            results = drive(run(opened, list(calibrate.SUITES), preset, cancel=token),
+                            lambda progress: emit(Report.PROGRESS, progress))
+            if results.cancelled:
+                return Calibration(results)
+            try:
+                return calibrate.calibrate_and_write(results, catalog)
+            except calibrate.CalibrationError as exc:
+                raise JobError(f"The calibration could not be fitted: {exc}") from None
 
         self.submit(KERNELS, work)
 

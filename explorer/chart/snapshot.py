@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.expected import Expected, expected_for
+from explorer.core.analysis.expected import Expected
 from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.session import Session
@@ -29,6 +29,7 @@ class Source(Protocol):
 
     def device(self, ident: str) -> Hardware: ...
     def analysis(self) -> Analysis: ...
+    def expected(self) -> Expected | None: ...
     def sweep(self) -> BatchSweep: ...
     def results(self) -> list[tuple[str, Results]]: ...
 
@@ -56,5 +57,4 @@ class Snapshot:
         session = doc.session
         analysis = doc.analysis()
         return cls(session, tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
-                   analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points),
-                   expected_for(analysis))
+                   analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points), doc.expected())

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.analysis.sweep import BatchSweep, batch_sweep
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
@@ -110,6 +111,17 @@ class Document(Notifier, Measurements):
         ident = ident or self._session.primary
         return self._memo(("analysis", ident),
                           lambda: _analysis(self.model, self._session.params, self.device(ident)))
+
+    def expected(self, ident: str | None = None) -> Expected | None:
+        """The step's expected time on ``ident`` (the primary device by default), as the
+        workload's ``efficiency`` asks (None: the bound alone, or no efficiency there)."""
+        ident = ident or self._session.primary
+        return self._memo(("expected", ident), lambda: expected_for(self.analysis(ident)))
+
+    def efficiency_changed(self) -> None:
+        """A calibration was written: expected times are worked out again."""
+        self._memo_of = None
+        self._emit(Topic.WORKLOAD)
 
     def sweep(self, ident: str | None = None) -> BatchSweep:
         ident = ident or self._session.primary

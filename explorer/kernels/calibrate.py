@@ -18,17 +18,29 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import statistics
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 
 from explorer.core.analysis.expected import product_time
-from explorer.core.hardware.efficiency import FACTORS, Efficiency, Factor, efficiency_for, published
+from explorer.core.files.atomic import write_text_atomic
+from explorer.core.hardware.efficiency import (
+    CALIBRATED_FOLDER,
+    FACTORS,
+    Efficiency,
+    Factor,
+    efficiency_for,
+    published,
+    to_text,
+)
 from explorer.core.hardware.hardware import GPU, DeviceKind
 from explorer.kernels.reference import match_device
 from explorer.kernels.results import Point, Results
 from explorer.kernels.suites.shapes import HELD_OUT, SUITE
+from explorer.paths import user_path
 
 SUITES = (SUITE, "stream")
 TILES = (1, 2, 4, 8, 16, 32, 64, 128)
@@ -40,6 +52,22 @@ METHOD = "measured on this machine (roofline-explorer calibrate)"
 
 class CalibrationError(RuntimeError):
     """A run that cannot be fitted; the message says what was missing."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibration's run and, when it was fitted, its profile, where it was written and
+    how well it predicts the held-out products ((label, predicted ÷ measured) each)."""
+
+    results: Results
+    profile: Efficiency | None = None
+    path: Path | None = None
+    held_out: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def median_error(self) -> float | None:
+        errors = [abs(ratio - 1) for _, ratio in self.held_out]
+        return statistics.median(errors) if errors else None
 
 
 @dataclass(frozen=True)
@@ -166,6 +194,16 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
             values[name] = stand_in
             notes[name] = f"not calibrated (no kernel of it runs here): {why}"
     return values, notes
+
+
+def calibrate_and_write(results: Results, catalog, path: Path | None = None) -> Calibration:
+    """Fit ``results``, write the profile (to ``path``, else the data folder's
+    ``efficiency/``) and check it on the held-out products."""
+    roofs = roofs_for(results, catalog)
+    profile = fit(results, roofs, results.machine.get("backend", ""))
+    path = path or user_path(CALIBRATED_FOLDER, f"{profile.id}.yaml")
+    write_text_atomic(path, to_text(profile))
+    return Calibration(results, profile, path, tuple(held_out_errors(results, profile, roofs)))
 
 
 def held_out_errors(results: Results, profile: Efficiency, roofs: Roofs) -> list[tuple[str, float]]:

@@ -362,3 +362,25 @@ def test_op_table_leads_with_share_time_and_bound_and_names_groups(window):
     row = model.row_of("q_proj")
     assert model.data(model.index(row, headers.index("group"))) == "projection"  # not "q_proj" again
     assert model.data(model.index(row, headers.index("share"))) == "7.1%"
+
+
+def test_calibrate_in_the_kernel_lab_writes_a_profile_and_uses_it(window, qtbot):
+    """On a CPU device the calibration of this CPU applies: Times switch to calibrated (one
+    undo step) and the status line names the calibration; its run is kept like any other."""
+    from explorer.core.hardware.efficiency import calibrated
+
+    window.state.set_devices(["epyc-9654"])
+    panel = window.kernel_panel
+    panel.preset.setCurrentText("smoke")
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=60000,
+                          check_params_cb=lambda job, _r: job == "kernels") as finished:
+        panel.calibrate_button.click()
+    done = finished.args[1]
+    assert done.profile is not None and done.path.exists()
+    assert [p.id for p in calibrated()[0]] == [done.profile.id]
+    assert window.state.session.params.efficiency == "calibrated"
+    assert "Calibrated:" in panel.eta.text() and panel.run_button.isEnabled()
+    assert "with calibrated efficiency" in window.summary_label.text()
+    qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
+    window.state.undo()
+    assert window.state.session.params.efficiency == "published"

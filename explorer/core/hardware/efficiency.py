@@ -200,8 +200,22 @@ def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...]
     from explorer.paths import user_file
 
     directory = user_file(CALIBRATED_FOLDER) if folder is None else folder
-    loaded, skipped = load_each(yaml_files(directory), read_efficiencies, "calibration", "efficiencies")
-    return tuple(loaded), skipped
+    signature = []  # read again only when a file was added, removed or changed
+    for path in yaml_files(directory):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        signature.append((str(path), stat.st_mtime_ns, stat.st_size))
+    loaded, skipped = _read_calibrations(tuple(signature))
+    return loaded, list(skipped)
+
+
+@lru_cache(maxsize=8)
+def _read_calibrations(signature: tuple) -> tuple[tuple[Efficiency, ...], tuple]:
+    loaded, skipped = load_each([Path(path) for path, _, _ in signature], read_efficiencies, "calibration",
+                                "efficiencies")
+    return tuple(loaded), tuple(skipped)
 
 
 def to_text(e: Efficiency) -> str:

@@ -9,8 +9,10 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.efficiency import efficiency_for
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
+from explorer.kernels.calibrate import Calibration
 from explorer.kernels.cases import PRESETS
 from explorer.kernels.journal import journal_folders, recover_all
 from explorer.kernels.results import Point, new_results_name
@@ -65,6 +67,10 @@ class KernelPanel(QtWidgets.QWidget):
         """Run and cancel, the progress of a run and its points as they arrive."""
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setToolTip("Run the chosen suites (Ctrl+R)")
+        self.calibrate_button = QtWidgets.QPushButton("Calibrate")
+        self.calibrate_button.setToolTip(
+            "Measure this machine's matrix products and streams (the shapes and stream suites), fit the "
+            "shares of its roofs they reach and use them for the expected time (Times: calibrated)")
         self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)
         self.cancel_button.setToolTip("Stop after the current kernel launch")
         self.progress = QtWidgets.QProgressBar()
@@ -98,6 +104,7 @@ class KernelPanel(QtWidgets.QWidget):
         top.addRow("Sizes", self.preset)
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.run_button)
+        buttons.addWidget(self.calibrate_button)
         buttons.addWidget(self.cancel_button)
         files_row = QtWidgets.QHBoxLayout()
         files_row.addStretch(1)
@@ -117,6 +124,7 @@ class KernelPanel(QtWidgets.QWidget):
 
     def _connect(self) -> None:
         self.run_button.clicked.connect(self.start)
+        self.calibrate_button.clicked.connect(self.calibrate)
         self.cancel_button.clicked.connect(lambda: self.runs.cancel(KERNELS))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
@@ -133,7 +141,7 @@ class KernelPanel(QtWidgets.QWidget):
     def _on_backend_changed(self) -> None:
         if self.backend.currentData() == "numpy":
             self.availability.setText("NumPy runs on this machine's CPU.")
-            self.run_button.setEnabled(not self.runs.running(KERNELS))
+            self._set_runnable(not self.runs.running(KERNELS))
             self.device.setEnabled(False)
             return
         self.device.setEnabled(True)
@@ -142,7 +150,7 @@ class KernelPanel(QtWidgets.QWidget):
             self._on_gpu_checked(self.runs.results[job])
             return
         self.availability.setText("Looking for a GPU…")
-        self.run_button.setEnabled(False)
+        self._set_runnable(False)
         self.runs.detect_gpu(self.device.value())
 
     def _on_gpu_checked(self, info) -> None:
@@ -150,10 +158,14 @@ class KernelPanel(QtWidgets.QWidget):
             return
         if isinstance(info, gpuinfo.Unavailable):
             self.availability.setText(f"<span style='color:#D55E00'>Unavailable: {info.reason}</span>")
-            self.run_button.setEnabled(False)
+            self._set_runnable(False)
         else:
             self.availability.setText(f"{info.name}, CUDA {info.runtime_version}, CuPy {info.cupy_version}")
-            self.run_button.setEnabled(not self.runs.running(KERNELS))
+            self._set_runnable(not self.runs.running(KERNELS))
+
+    def _set_runnable(self, runnable: bool) -> None:
+        self.run_button.setEnabled(runnable)
+        self.calibrate_button.setEnabled(runnable)
 
     # -- running ---------------------------------------------------------------------------------
     def chosen_suites(self) -> list[str]:
@@ -164,15 +176,23 @@ class KernelPanel(QtWidgets.QWidget):
         if not suites:
             self.state.sig_message.emit("Choose at least one suite")
             return
+        self._starting()
+        self.runs.run_kernels(self.backend.currentData(), [*suites, self.preset.currentText()],
+                              self.device.value())
+
+    def calibrate(self) -> None:
+        """Measure and fit this machine's efficiency (``roofline-explorer calibrate``)."""
+        self._starting()
+        self.runs.calibrate(self.backend.currentData(), self.device.value(), self.preset.currentText())
+
+    def _starting(self) -> None:
         self.table.setRowCount(0)
         self._live = []
         self.state.set_live_points([])
         self.progress.setRange(0, 0)  # busy until the plan is known
         self.eta.setText("Starting…")
-        self.run_button.setEnabled(False)
+        self._set_runnable(False)
         self.cancel_button.setEnabled(True)
-        self.runs.run_kernels(self.backend.currentData(), [*suites, self.preset.currentText()],
-                              self.device.value())
 
     def _on_started(self, job: str, label: str) -> None:
         if job == KERNELS:
@@ -205,7 +225,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.table.scrollToBottom()
 
     def _finish_ui(self) -> None:
-        self.run_button.setEnabled(True)
+        self._set_runnable(True)
         self.cancel_button.setEnabled(False)
         self.progress.setRange(0, max(1, self.progress.maximum()))
 
@@ -216,11 +236,33 @@ class KernelPanel(QtWidgets.QWidget):
             return
         self._finish_ui()
         self.state.set_live_points([])
+        calibration = results if isinstance(results, Calibration) else None
+        results = calibration.results if calibration else results
         where = self._keep_run(results)
+        if calibration is not None and calibration.profile is not None:
+            self._use_calibration(calibration)
+            return
         status = "cancelled" if results.cancelled else "finished"
         self.eta.setText(f"Run {status}: {len(results.points)} points {where}")
         for note in results.notes:
             self.state.sig_message.emit(note)
+
+    def _use_calibration(self, done: Calibration) -> None:
+        """Show what the calibration found and use it (Times: calibrated; one undo step)."""
+        gemm = done.profile.value("gemm")
+        error = done.median_error
+        held = f", held-out products predicted within {error:.0%} (median)" if error is not None else ""
+        self.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}; saved to {done.path.name}")
+        self.state.efficiency_changed()
+        primary = self.state.primary
+        if efficiency_for(primary, (done.profile,)) is None:
+            self.state.sig_message.emit(f"Calibrated {done.profile.name}: it is for another device than "
+                                        f"{primary.name}; Times › calibrated uses it where it applies")
+            return
+        if self.state.session.params.efficiency != "calibrated":
+            self.state.set_params(efficiency="calibrated")
+        self.state.sig_message.emit(f"Calibrated {done.profile.name}: Times now use it "
+                                    "(Ctrl+Z: the previous)")
 
     def _keep_run(self, results) -> str:
         """Save a finished run in the data folder and show it; when that folder cannot be
