@@ -41,3 +41,17 @@ def test_cupy_is_never_imported_at_module_level():
     for path in PACKAGE.rglob("*.py"):
         roots = imported_roots(ast.parse(path.read_text()), top_level_only=True)
         assert "cupy" not in roots and "cupyx" not in roots, path
+
+
+def test_modules_and_functions_stay_small():
+    """DESIGN: a module over ~400 lines is a sign to split; no function over 60 lines (form
+    builders included: they loop over the parameter table)."""
+    long_modules, long_functions = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > 400:
+            long_modules.append(path.relative_to(PACKAGE))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60:
+                long_functions.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    assert not long_modules and not long_functions

@@ -20,22 +20,18 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
-from explorer.core.analysis.analysis import Analysis, analyze
-from explorer.core.analysis.expected import Expected, expected_for
-from explorer.core.analysis.sweep import BatchSweep, batch_sweep
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.hardware.catalog import Catalog
-from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.custom import Layer
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.presets import ModelCatalog
 from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.document.derived import Derived, cached_analysis
 from explorer.document.history import History, Step
 from explorer.document.measurements import Measurements
 from explorer.document.selection import OpRef, RoofRef, Selection
@@ -45,17 +41,7 @@ from explorer.kernels.results import Point, Results
 __all__ = ["TOPICS", "Document", "OpRef", "RoofRef", "Selection", "Topic"]
 
 
-@lru_cache(maxsize=128)
-def _analysis(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
-    return analyze(model, params, hardware)
-
-
-@lru_cache(maxsize=64)
-def _sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> BatchSweep:
-    return batch_sweep(model, params, hardware)
-
-
-class Document(Notifier, Measurements):
+class Document(Notifier, Measurements, Derived):
     def __init__(self, catalog: Catalog, models: ModelCatalog, session: Session | None = None) -> None:
         self.catalog = catalog
         self.models = models
@@ -81,55 +67,6 @@ class Document(Notifier, Measurements):
     @property
     def model(self) -> ModelSpec:
         return self._session.model_spec or self.models[self._session.model]
-
-    def _memo(self, key: tuple, make: Callable):
-        """``make()`` once per session and catalogue: both are replaced, never changed in
-        place, so their identity says when a result is stale (a drag asks for the same
-        device and analysis dozens of times per frame; hashing them for the shared caches
-        below costs more than the lookup saves)."""
-        memo_of = self._memo_of
-        if memo_of is None or memo_of[0] is not self._session or memo_of[1] is not self.catalog:
-            self._memo_of, self._memo_values = (self._session, self.catalog), {}
-        if key not in self._memo_values:
-            self._memo_values[key] = make()
-        return self._memo_values[key]
-
-    def device(self, ident: str) -> Hardware:
-        """A shown device with its what-ifs applied."""
-        return self._memo(("device", ident),
-                          lambda: self._session.what_if(ident).apply(self.catalog[ident]))
-
-    def devices(self) -> list[Hardware]:
-        return [self.device(ident) for ident in self._session.hardware]
-
-    @property
-    def primary(self) -> Hardware:
-        return self.device(self._session.primary)
-
-    def analysis(self, ident: str | None = None) -> Analysis:
-        """The workload costed on ``ident`` (the primary device by default)."""
-        ident = ident or self._session.primary
-        return self._memo(("analysis", ident),
-                          lambda: _analysis(self.model, self._session.params, self.device(ident)))
-
-    def expected(self, ident: str | None = None) -> Expected | None:
-        """The step's expected time on ``ident`` (the primary device by default), as the
-        workload's ``efficiency`` asks (None: the bound alone, or no efficiency there)."""
-        ident = ident or self._session.primary
-        return self._memo(("expected", ident), lambda: expected_for(self.analysis(ident)))
-
-    def efficiency_changed(self) -> None:
-        """A calibration was written: expected times are worked out again."""
-        self._memo_of = None
-        self._emit(Topic.WORKLOAD)
-
-    def sweep(self, ident: str | None = None) -> BatchSweep:
-        ident = ident or self._session.primary
-        # The sweep sets the batch itself: one per model, other parameters and device, so a
-        # drag along the batch track reuses it.
-        params = self._session.params
-        return self._memo(("sweep", ident), lambda: _sweep(
-            self.model, replace(params, batch=params.split.batch_share), self.device(ident)))
 
     def results(self) -> list[tuple[str, Results]]:
         return [(path, self._results[path]) for path in self._session.results if path in self._results]
@@ -191,7 +128,7 @@ class Document(Notifier, Measurements):
         model = after.model_spec or self.models[after.model]
         for ident in after.hardware:
             try:
-                _analysis(model, after.params, after.what_if(ident).apply(self.catalog[ident]))
+                cached_analysis(model, after.params, after.what_if(ident).apply(self.catalog[ident]))
             except WorkloadError as error:
                 return str(error)
         return ""

@@ -194,12 +194,7 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
     elif field == "budget":
         return format_bytes(t.memory_budget_bytes), None
     elif field == "kv-per-token":
-        def per_token() -> float:  # windows cap some layers' caches: an average over the context
-            p = state.params
-            return state.model.kv_cache_values(p.kv_tokens) * p.kv_bytes // p.kv_tokens
-
-        return format_bytes(t.kv_bytes_per_token), Quantity(
-            "KV cache per token", t.kv_bytes_per_token, format_bytes(t.kv_bytes_per_token), per_token)
+        return _kv_per_token(state)
     elif field in ("parameters", "active-parameters"):
         return format_parameters(state.model.parameter_count(active=field == "active-parameters")), None
     elif field == "weights-read":
@@ -231,6 +226,17 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
     else:
         raise KeyError(f"unknown field {field!r}")
     return claim.phrase, claim
+
+
+def _kv_per_token(state: State) -> tuple[str, Claim]:
+    t = state.analysis().totals
+
+    def per_token() -> float:  # windows cap some layers' caches: an average over the context
+        p = state.params
+        return state.model.kv_cache_values(p.kv_tokens) * p.kv_bytes // p.kv_tokens
+
+    text = format_bytes(t.kv_bytes_per_token)
+    return text, Quantity("KV cache per token", t.kv_bytes_per_token, text, per_token)
 
 
 def _touched(state) -> float:
