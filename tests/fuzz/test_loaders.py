@@ -18,8 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explorer.core.analysis.expected import expected
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.catalog import load_hardware_file
+from explorer.core.hardware.efficiency import read_efficiencies
 from explorer.core.model.hf_config import CONFIG_MODEL, read_config_file
 from explorer.core.model.presets import load_model_file
 from explorer.core.model.session import Session, load_session, load_workload, save_workload
@@ -83,6 +85,11 @@ def loaders(catalog, models, tmp: Path):
         _analyse_session(Session(model=CONFIG_MODEL, model_config=read_config_file(path).config), catalog,
                          models)
 
+    def efficiency(path):  # a user's or calibrated profile, then an expected time with it
+        for family in read_efficiencies(path):
+            a = Document(catalog, models, Session(hardware=("h100-sxm",))).analysis()
+            expected(a, family)
+
     def workload(path):
         model, params, layers, config = load_workload(path, set(models))
         _analyse_session(Session(model=model, params=params, custom_layers=layers, model_config=config),
@@ -99,10 +106,12 @@ def loaders(catalog, models, tmp: Path):
         "why": (resource_path("explain", "why.yaml").read_text(), "yaml",
                 lambda path: load_topics(catalog, path, models)),
         "model_config": (json.dumps(MIXTRAL_8X7B), "json", model_config),
+        "efficiency": (resource_path("efficiency", "published.yaml").read_text(), "yaml", efficiency),
     }
 
 
-NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why", "model_config"]
+NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why", "model_config",
+         "efficiency"]
 
 
 @pytest.fixture(scope="module")
