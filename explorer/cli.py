@@ -14,7 +14,16 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import bench_cli, calibrate_cli, defaults, explain_cli, export_cli, scaling_cli, validate_cli
+from explorer import (
+    bench_cli,
+    calibrate_cli,
+    defaults,
+    explain_cli,
+    export_cli,
+    profile_cli,
+    scaling_cli,
+    validate_cli,
+)
 from explorer.cli_common import (
     add_model_arguments,
     add_workload_arguments,
@@ -86,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaling_cli.add_parser(sub)
     validate_cli.add_parser(sub)
     calibrate_cli.add_parser(sub)
+    profile_cli.add_parser(sub)
     return parser
 
 
@@ -116,6 +126,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return validate_cli.command(args, out, err)
         if args.command == "calibrate":
             return calibrate_cli.command(args, out, err)
+        if args.command == "profile":
+            return profile_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE

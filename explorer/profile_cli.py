@@ -1,0 +1,74 @@
+"""``roofline-explorer profile FILE``: a profile of a real run (an Nsight Compute CSV
+export), one row per kernel (its launches summed; kernels under 1 % of the time folded
+into "other"): time, FLOPs, DRAM bytes, intensity, achieved FLOP/s and, against a
+device's roofs (``--hardware``), its bound and the share of the roof it reached."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TextIO
+
+from explorer.cli_common import open_catalog
+from explorer.texttable import format_table
+
+
+def add_parser(sub) -> None:
+    pr = sub.add_parser("profile", help="read a profile of a real run (Nsight Compute CSV)",
+                        description="Read an Nsight Compute CSV export (ncu --csv --page raw, or the "
+                                    "--page details / --metrics layout) and print each kernel's time, "
+                                    "FLOPs, DRAM bytes, intensity and achieved FLOP/s.")
+    pr.add_argument("file", metavar="FILE.csv")
+    pr.add_argument("--hardware", metavar="ID",
+                    help="judge each kernel against this device's roofs: its bound and the share of "
+                         "the roof it reached")
+    pr.add_argument("--json", action="store_true", help="print JSON")
+
+
+def judged(kernel, hardware) -> dict:
+    """The kernel against ``hardware``'s roofs at DRAM: the roof of its main precision
+    (vector units: these FLOPs are counted from SASS instructions, not tensor cores)."""
+    intensity = kernel.intensity("dram")
+    if hardware is None or intensity is None or not kernel.flops:
+        return {}
+    precision = max(kernel.flops, key=kernel.flops.get)
+    peak = hardware.vector_peak(precision)
+    if peak is None:
+        return {"note": f"{hardware.name} lists no {precision} peak"}
+    attainable = min(peak.flops_per_s, intensity * hardware.bandwidth_bytes_per_s)
+    bound = "memory" if intensity * hardware.bandwidth_bytes_per_s < peak.flops_per_s else "compute"
+    return {"roof": peak.label, "bound": bound, "share_of_roof": kernel.flops_per_s / attainable}
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from explorer.core.units import format_count, format_number, format_si, format_time
+    from explorer.profiles.ncu import read_ncu_csv
+
+    profile = read_ncu_csv(args.file)
+    hardware = open_catalog(err)[args.hardware] if args.hardware else None
+    kernels = profile.folded()
+    if args.json:
+        json.dump({"tool": profile.tool, "source": profile.source, "time_s": profile.time_s,
+                   "notes": list(profile.notes),
+                   "kernels": [{"name": k.name, "launches": k.launches, "time_s": k.time_s, "flops": k.flops,
+                                "bytes": k.bytes, "intensity_dram": k.intensity("dram"),
+                                "flops_per_s": k.flops_per_s, **judged(k, hardware)} for k in kernels]},
+                  out, indent=1)
+        out.write("\n")
+        return 0
+    rows = []
+    for k in kernels:
+        verdict = judged(k, hardware)
+        share = f"{verdict['share_of_roof']:.0%} of {verdict['bound']} roof" if "bound" in verdict else ""
+        intensity = k.intensity("dram")
+        rows.append((k.name[:60], f"×{k.launches}", format_time(k.time_s), f"{k.time_s / profile.time_s:.1%}",
+                     format_count(k.total_flops) if k.flops else "–", format_si(k.bytes.get("dram", 0), "B"),
+                     format_number(intensity) if intensity is not None else "–",
+                     format_si(k.flops_per_s, "FLOP/s") if k.flops else "–", share))
+    print(f"{profile.tool}: {profile.source}, {sum(k.launches for k in kernels):,} launches, "
+          f"{format_time(profile.time_s)} of kernels", file=out)
+    print(format_table(("kernel", "launches", "time", "share", "FLOPs", "DRAM", "FLOP/B", "achieved",
+                        "against the roof" if hardware else ""), rows, right=(1, 2, 3, 4, 5, 6, 7)), file=out)
+    for note in profile.notes:
+        print(f"note: {note}", file=out)
+    return 0

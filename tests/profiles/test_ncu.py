@@ -1,0 +1,188 @@
+"""Nsight Compute CSV exports in both layouts, written here with values known by
+construction: scaled units, thousands separators, ncu's progress lines and an
+application's output before the header, "n/a" cells; and every way a file can be wrong."""
+
+import csv
+import io
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explorer.core.files.datafile import DataFileError
+from explorer.profiles import ncu
+from explorer.profiles.profile import OTHER
+from tests.timeouts import no_block, no_hang
+
+PREFACE = ["==PROF== Connected to process 1234 (/usr/bin/python3)", "training step 1 of 1",
+           '==PROF== Profiling "triad_kernel" - 0: 0%....50%....100% - 9 passes']
+CONTEXT = ["Process ID", "Process Name", "Host Name"]
+# (ID, kernel, {metric: (unit, value as ncu prints it)}); the triad runs twice.
+LAUNCHES = [
+    ("0", "triad_kernel", {"gpu__time_duration.sum": ("usecond", "10.00"),
+                           "dram__bytes_read.sum": ("Kbyte", "2,000.00"),
+                           "dram__bytes_write.sum": ("Kbyte", "1,000.00"),
+                           "lts__t_bytes.sum": ("Mbyte", "3.50"),
+                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": ("inst", "1,000,000")}),
+    ("1", "hgemm_kernel", {"gpu__time_duration.sum": ("usecond", "2,500.00"),
+                           "dram__bytes.sum": ("Mbyte", "64.00"),
+                           "sm__sass_thread_inst_executed_op_hfma_pred_on.sum": ("Kinst", "1,000.00"),
+                           "sm__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", "10"),
+                           "sm__inst_executed_pipe_tensor.sum": ("inst", "5,000")}),
+    ("2", "triad_kernel", {"gpu__time_duration.sum": ("usecond", "12.00"),
+                           "dram__bytes_read.sum": ("Kbyte", "2,000.00"),
+                           "dram__bytes_write.sum": ("Kbyte", "1,000.00"),
+                           "lts__t_bytes.sum": ("Mbyte", "3.50"),
+                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": ("inst", "1,000,000")}),
+]
+
+
+def _csv(rows) -> str:
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def raw_page() -> str:
+    """--page raw: a column per metric, a units row (ncu scales a column's values to one unit)."""
+    metrics = list(dict.fromkeys(m for _, _, values in LAUNCHES for m in values))
+    units = {m: unit for _, _, values in LAUNCHES for m, (unit, _) in values.items()}
+    rows = [["ID", *CONTEXT, "Kernel Name", *metrics], ["", "", "", "", "", *(units[m] for m in metrics)]]
+    for ident, name, values in LAUNCHES:
+        cells = [values.get(m, ("", "n/a"))[1] for m in metrics]
+        rows.append([ident, "1234", "python3", "host", name, *cells])
+    return "\n".join(PREFACE) + "\n" + _csv(rows) + "==PROF== Disconnected from process 1234\n"
+
+
+def long_layout() -> str:
+    """--page details / --metrics: one row per metric of each launch, each with its unit."""
+    rows = [["ID", *CONTEXT, "Kernel Name", "Section Name", "Metric Name", "Metric Unit", "Metric Value"]]
+    for ident, name, values in LAUNCHES:
+        for metric, (unit, value) in values.items():
+            if metric == "gpu__time_duration.sum" and ident == "1":
+                unit, value = "msecond", "2.50"  # each row has its own unit here
+            section = "Command line profiler metrics"
+            rows.append([ident, "1234", "python3", "host", name, section, metric, unit, value])
+    return "\n".join(PREFACE) + "\n" + _csv(rows)
+
+
+@pytest.mark.parametrize("layout", [raw_page, long_layout])
+def test_each_layout_gives_the_counted_kernels(tmp_path, layout):
+    path = tmp_path / "profile.csv"
+    path.write_text(layout())
+    profile = ncu.read_ncu_csv(path)
+    triad, hgemm, again = profile.kernels
+    assert triad.name == again.name == "triad_kernel" and hgemm.name == "hgemm_kernel"
+    assert triad.time_s == pytest.approx(10e-6) and again.time_s == pytest.approx(12e-6)
+    assert triad.flops == {"fp32": 2_000_000}  # an FMA is 2 FLOPs
+    assert triad.bytes == {"dram": 3_000_000, "l2": 3_500_000}  # read + written; Kbyte and Mbyte are 10³, 10⁶
+    assert triad.intensity("dram") == pytest.approx(2 / 3) and triad.intensity("l1") is None
+    assert hgemm.time_s == pytest.approx(2.5e-3)
+    assert hgemm.flops == {"fp16": 1_000_000 * 4 + 10 * 2}  # packed pairs: fma 4, add 2
+    assert hgemm.bytes == {"dram": 64_000_000} and hgemm.tensor_instructions == 5_000
+    assert profile.notes[0].startswith("3 line(s) before the CSV header skipped")
+    assert "1 kernel(s) ran tensor-core instructions" in profile.notes[1]
+
+
+def test_both_layouts_read_the_same_launches(tmp_path):
+    (tmp_path / "raw.csv").write_text(raw_page())
+    (tmp_path / "long.csv").write_text(long_layout())
+    assert ncu.read_ncu_csv(tmp_path / "raw.csv").kernels == ncu.read_ncu_csv(tmp_path / "long.csv").kernels
+
+
+def test_launches_of_a_kernel_are_summed_and_small_ones_fold_into_other(tmp_path):
+    (tmp_path / "p.csv").write_text(raw_page())
+    profile = ncu.read_ncu_csv(tmp_path / "p.csv")
+    hgemm, triads = profile.folded(share=0.001)
+    assert hgemm.name == "hgemm_kernel" and triads.name == "triad_kernel" and triads.launches == 2
+    assert triads.time_s == pytest.approx(22e-6) and triads.flops == {"fp32": 4_000_000}
+    [_, other] = profile.folded()  # the triads are under 1 % of 2.522 ms
+    assert other.name == OTHER and other.launches == 2 and other.bytes["dram"] == 6_000_000
+    assert sum(k.time_s for k in profile.folded()) == pytest.approx(profile.time_s)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t.replace('"ID",', '"Id",'), "no Nsight Compute CSV header"),
+    (lambda t: t.replace('"Kernel Name"', '"Kernel"'), 'no "Kernel Name" column'),
+    (lambda t: t.replace('"10.00"', '"ten"'), "'ten' is not a number"),
+    (lambda t: t.replace('"10.00"', '"-10.00"'), "must be a finite number of at least 0"),
+    (lambda t: t.replace('"usecond"', '"fortnight"', 1), "a time in an unknown unit 'fortnight'"),
+    (lambda t: t.replace('"Kbyte"', '"Kbit"', 1), "an unknown unit 'Kbit'"),
+    (lambda t: t.replace('"10.00"', '"n/a"'), "gpu__time_duration.sum is missing"),
+    (lambda t: t.rsplit('"0","1234"', 1)[0] + '"0","1234"\n', "of the header's"),
+    (lambda t: t.replace('"2","1234"', '"0","1234"'), "repeats kernel ID 0"),
+])
+def test_a_broken_export_is_refused_naming_the_kernel_and_metric(tmp_path, change, message):
+    path = tmp_path / "p.csv"
+    path.write_text(change(raw_page()))
+    with pytest.raises(DataFileError, match=message) as info:
+        ncu.read_ncu_csv(path)
+    assert str(path) in str(info.value)
+
+
+def test_an_export_beyond_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(ncu, "MAX_PROFILE_BYTES", 100)
+    path = tmp_path / "p.csv"
+    path.write_text(raw_page())
+    with pytest.raises(DataFileError, match="files over 100 bytes are refused"):
+        ncu.read_ncu_csv(path)
+
+
+@settings(deadline=None, max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_mutated_exports_load_or_are_refused(tmp_path, data):
+    """Lines dropped, doubled or swapped, cells cut or replaced: a profile or a DataFileError
+    naming the file, within a second."""
+    rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
+    lines = (raw_page() if rng.random() < 0.5 else long_layout()).splitlines()
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(lines))
+        action = rng.choice(["drop", "double", "swap", "cut", "cell"])
+        if action == "drop":
+            del lines[i]
+        elif action == "double":
+            lines.insert(i, lines[i])
+        elif action == "swap":
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif action == "cut":
+            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
+        else:
+            lines[i] = lines[i].replace(rng.choice(['"10.00"', '"inst"', '"Kbyte"', '"1234"', '","']),
+                                        rng.choice(['""', '"1e400"', '"nan"', '"x"', '"-1"', '"', ',']), 1)
+        if not lines:
+            lines = [""]
+    path = tmp_path / "fuzzed.csv"
+    path.write_text("\n".join(lines))
+    try:
+        with no_hang(1.0), no_block():
+            ncu.read_ncu_csv(path)
+    except DataFileError as exc:
+        assert str(path) in str(exc)
+
+
+def test_the_profile_command_prints_each_kernel_against_the_device(tmp_path):
+    import json
+
+    from explorer import cli
+
+    path = tmp_path / "p.csv"
+    path.write_text(raw_page())
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(cli.parse_args(["profile", str(path), "--hardware", "h100-sxm", "--json"]), out, err) == 0
+    doc = json.loads(out.getvalue())
+    hgemm = doc["kernels"][0]
+    assert hgemm["name"] == "hgemm_kernel" and hgemm["flops"] == {"fp16": 4_000_020}
+    # 0.0625 FLOP/byte × 3.35 TB/s is far below the fp16 vector roof: memory-bound, and the
+    # share of that roof is the achieved rate over 0.0625 × 3.35 TB/s.
+    assert hgemm["bound"] == "memory"
+    assert hgemm["share_of_roof"] == pytest.approx(4_000_020 / 2.5e-3 / (4_000_020 / 64e6 * 3.35e12))
+    assert doc["kernels"][1]["name"] == OTHER and doc["kernels"][1]["launches"] == 2
+    out = io.StringIO()
+    assert cli.run(cli.parse_args(["profile", str(path)]), out, err) == 0
+    assert "3 launches" in out.getvalue() and "hgemm_kernel" in out.getvalue()
+    broken = tmp_path / "broken.csv"
+    broken.write_text("not a profile\n")
+    assert cli.run(cli.parse_args(["profile", str(broken)]), io.StringIO(), err) == 1
+    assert "no Nsight Compute CSV header" in err.getvalue()
