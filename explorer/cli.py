@@ -28,6 +28,7 @@ from explorer.cli_common import (
     add_model_arguments,
     add_workload_arguments,
     amount_type,
+    count_type,
     model_of,
     open_catalog,
     share_from,
@@ -80,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="training: tokens to train on (e.g. 1.4e12): the run's time, device-hours, energy")
     an.add_argument("--mfu", type=share_from(0.01), default=None, metavar="SHARE",
                     help="training: model-FLOPs utilisation for the run's time (default 0.4, stated)")
+    an.add_argument("--profile", metavar="FILE.csv",
+                    help="a profile of the same workload (Nsight Compute CSV): its kernels' time per "
+                         "class of op beside the bound and the expected time")
+    an.add_argument("--profile-steps", type=count_type(1 << 20), default=1, metavar="N",
+                    help="the steps the profile covers (its time is divided by N; default 1)")
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")
@@ -232,13 +238,19 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = analyze(model, workload_params(args), hardware)
     mfu = training.DEFAULT_MFU if args.mfu is None else args.mfu
     run = training.run(result, args.tokens, mfu) if args.tokens is not None else None
+    measured = profile_cli.compared(args.profile, result, args.profile_steps) if args.profile else None
     if args.json:
-        json.dump(report.analysis_dict(result, run), out, indent=1)
+        doc = report.analysis_dict(result, run)
+        if measured is not None:
+            doc["profile"] = profile_cli.comparison_dict(*measured)
+        json.dump(doc, out, indent=1)
         out.write("\n")
     else:
         _print_analysis(result, out, every_layer=args.all_ops)
         if run is not None:
             print("\n".join(report.run_lines(run)), file=out)
+        if measured is not None:
+            print("\n".join(profile_cli.comparison_lines(*measured)), file=out)
     return EXIT_OK
 
 

@@ -72,3 +72,53 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for note in profile.notes:
         print(f"note: {note}", file=out)
     return 0
+
+
+def compared(path: str, analysis, steps: int):
+    """(profile, comparison) of the profile at ``path`` with ``analysis`` (and its expected time)."""
+    from explorer.core.analysis.expected import expected_for
+    from explorer.profiles.matching import compare
+    from explorer.profiles.ncu import read_ncu_csv
+
+    profile = read_ncu_csv(path)
+    return profile, compare(profile, analysis, expected_for(analysis), steps)
+
+
+def _ratio(measured: float, predicted: float | None) -> float | None:
+    return measured / predicted if predicted else None
+
+
+def comparison_dict(profile, comparison) -> dict:
+    return {"tool": profile.tool, "source": profile.source, "steps": comparison.steps,
+            "notes": list(profile.notes),
+            "classes": [{"class": r.op_class, "bound_s": r.bound_s, "expected_s": r.expected_s,
+                         "measured_s": r.measured_s, "measured_over_bound": _ratio(r.measured_s, r.bound_s),
+                         "measured_over_expected": _ratio(r.measured_s, r.expected_s),
+                         "kernels": list(r.kernels)} for r in comparison.rows],
+            "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps}
+                          for k in comparison.unmatched]}
+
+
+def comparison_lines(profile, comparison) -> list[str]:
+    """The table of a profile beside the prediction, per class of op, one step each."""
+    from explorer.core.units import format_time
+
+    def ratio(value) -> str:
+        return "–" if value is None else f"{value:.2f}"
+
+    rows = [(r.op_class, format_time(r.bound_s), "–" if r.expected_s is None else format_time(r.expected_s),
+             format_time(r.measured_s), ratio(_ratio(r.measured_s, r.bound_s)),
+             ratio(_ratio(r.measured_s, r.expected_s)), f"{len(r.kernels)}") for r in comparison.rows]
+    steps = f", its time over {comparison.steps:,} steps" if comparison.steps > 1 else ""
+    lines = ["", f"measured ({profile.tool}: {profile.source}{steps}), one step:",
+             format_table(("class", "bound", "expected", "measured", "÷ bound", "÷ expected", "kernels"),
+                          rows, right=(1, 2, 3, 4, 5, 6))]
+    faster = [r.op_class for r in comparison.rows if r.measured_s and r.measured_s < r.bound_s]
+    if faster:
+        lines.append(f"measured faster than the bound ({', '.join(faster)}): no real run is, so the profile "
+                     "is not of this workload or covers another number of steps (--profile-steps)")
+    if comparison.unmatched:
+        names = ", ".join(f"{k.name} ({format_time(k.time_s / comparison.steps)})"
+                          for k in comparison.unmatched)
+        lines.append(f"unmatched kernels (no name pattern of resources/profiles/kernel-names.yaml): {names}")
+    return lines

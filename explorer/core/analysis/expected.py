@@ -116,6 +116,16 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     return max(flops / vector, moved / (bandwidth * e.bandwidth))
 
 
+def class_times(a: Analysis, times) -> dict[str, float]:
+    """A step's seconds in each class of op, from per-occurrence ``times`` (the bound's
+    ``a.time_s``, or expected work times), added up as the step is."""
+    once = once_per_step(a.ops)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    classes = np.array([_op_class(o) for o in a.ops])
+    return {name: float(step_total(a.counts, np.where(classes == name, times, 0.0), once, factor))
+            for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
+
+
 def expected(a: Analysis, e: Efficiency) -> Expected:
     """The expected time of ``a``'s step with the factors ``e``."""
     kernels = training.passes(a.params) if a.params.phase == "train" else 1
@@ -124,9 +134,7 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     op_time = work + kernel_s
     once = once_per_step(a.ops)
     factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
-    classes = np.array([_op_class(o) for o in a.ops])
-    parts = {name: float(step_total(a.counts, np.where(classes == name, work, 0.0), once, factor))
-             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
+    parts = class_times(a, work)
     parts[OpClass.KERNELS] = float(step_total(a.counts, np.full(len(a.ops), kernel_s), once, factor))
     parts[OpClass.STEP] = e.value("step_ms") * 1e-3
     total = float(step_total(a.counts, op_time, once, factor)) + parts[OpClass.STEP]

@@ -1,0 +1,81 @@
+"""A profile beside the prediction of the same workload: each kernel assigned to a class of
+the predicted ops by its name (``resources/profiles/kernel-names.yaml``), and per class the
+bound, the expected time and the measured time of one step (the profile may hold several:
+``steps``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.expected import Expected, OpClass, class_times
+from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.paths import resource_path
+from explorer.profiles.profile import Profile, ProfiledKernel
+
+SCHEMA = 1
+CLASSES = {"products": OpClass.GEMM, "attention": OpClass.ATTENTION, "memory": OpClass.MEMORY,
+           "communication": OpClass.LINK}
+
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str  # its class (the file's entries are told apart by order)
+    op_class: str
+    regex: re.Pattern
+
+
+@dataclass(frozen=True)
+class Row:
+    op_class: str
+    bound_s: float
+    expected_s: float | None
+    measured_s: float
+    kernels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rows: tuple[Row, ...]
+    unmatched: tuple[ProfiledKernel, ...]
+    steps: int
+
+
+def _read_pattern(fields: Fields) -> Pattern:
+    name = fields.text("class", choices=CLASSES)
+    text = fields.text("pattern")
+    try:
+        regex = re.compile(text, re.IGNORECASE)
+    except re.error as exc:
+        raise fields.error("pattern", f"is not a regular expression: {exc}") from None
+    return Pattern(f"{name}:{text}", CLASSES[name], regex)
+
+
+def read_patterns(path: str | Path | None = None) -> list[Pattern]:
+    return read_entries(path or resource_path("profiles", "kernel-names.yaml"), "patterns", SCHEMA,
+                        _read_pattern)
+
+
+def class_of(name: str, patterns: list[Pattern]) -> str | None:
+    return next((p.op_class for p in patterns if p.regex.search(name)), None)
+
+
+def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1,
+            patterns: list[Pattern] | None = None) -> Comparison:
+    """Per class of op: one step's bound and expected time (``a``, ``e``) and the measured
+    time of the profile's kernels of that class, divided by ``steps``."""
+    if steps < 1:
+        raise DataFileError(profile.source, f"a profile covers at least one step, not {steps}")
+    patterns = patterns if patterns is not None else read_patterns()
+    measured: dict[str, list[ProfiledKernel]] = {c: [] for c in CLASSES.values()}
+    unmatched = []
+    for kernel in profile.folded(share=0.0):
+        op_class = class_of(kernel.name, patterns)
+        (measured[op_class] if op_class else unmatched).append(kernel)
+    bound = class_times(a, a.time_s)
+    rows = tuple(Row(c, bound[c], e.parts[c] if e is not None else None,
+                     sum(k.time_s for k in measured[c]) / steps, tuple(k.name for k in measured[c]))
+                 for c in CLASSES.values() if bound[c] > 0 or measured[c])
+    return Comparison(rows, tuple(unmatched), steps)
