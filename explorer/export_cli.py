@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
                         help="devices to overlay, comma-separated, the first primary (without --session)")
     add_model_arguments(export, required=False, help="model (without --session)")
     export.add_argument("--out", metavar="FILE.{png,svg,pdf}", help="the file to write")
+    export.add_argument("--profile", metavar="FILE.csv",
+                        help="a profile of a real run (Nsight Compute CSV): its kernels beside the "
+                             "prediction")
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
     export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
     size = export.add_mutually_exclusive_group()
@@ -131,6 +134,10 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
     doc = Document(catalog, models)
+    if args.profile:
+        from explorer.profiles.ncu import read_ncu_csv
+
+        doc.profiles = (read_ncu_csv(args.profile),)
     write = _writer(any(format_of(path) != "svg" for _, path, _, _ in jobs))
     try:
         for session, path, title, subtitle in jobs:

@@ -293,3 +293,25 @@ def test_the_step_s_expected_time_is_drawn_below_its_bound_and_the_key_says_whic
     chart = build_chart(doc, PAGES["slide 16:9"])
     assert not [m for m in chart.markers if m.kind == ElementKind.EXPECTED]
     assert "whole step" in [x.text for x in chart.texts if x.kind == ElementKind.KEY]
+
+
+def test_a_profile_s_kernels_are_squares_at_their_measured_place_coloured_by_class(catalog, models, tmp_path):
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.palette import THEMES
+    from explorer.profiles.ncu import read_ncu_csv
+    from tests.profiles.test_ncu import raw_page
+
+    path = tmp_path / "run.csv"
+    path.write_text(raw_page())
+    doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    doc.profiles = (read_ncu_csv(path),)
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    squares = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE}
+    assert set(squares) == {"hgemm_kernel", "other"}  # the triads fold into "other" (under 1 %)
+    hgemm = squares["hgemm_kernel"]
+    assert hgemm.center[0] == pytest.approx(chart.x_px(4_000_020 / 64e6))
+    assert hgemm.center[1] == pytest.approx(chart.y_px(4_000_020 / 2.5e-3))
+    assert hgemm.fill == dict(THEMES["light"].groups)["projection"]  # a product: the projections' colour
+    assert squares["other"].fill == THEMES["light"].suspect  # no name pattern: grey
+    assert "run: 2 of 2 kernels" in [t.text for t in chart.texts if t.kind == ElementKind.KEY]
+    assert not problems(chart)

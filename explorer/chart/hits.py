@@ -13,7 +13,7 @@ GRAB_PX = 6.0  # how close the pointer must be to grab a line or a point
 
 
 MARKERS_HIT = (ElementKind.STEP, ElementKind.EXPECTED, ElementKind.OP, ElementKind.MEASURED,
-               ElementKind.RIDGE)
+               ElementKind.PROFILE, ElementKind.RIDGE)
 TEXTS_HIT = (ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.LINK)
 ROOF_LINES = (ElementKind.ROOF, ElementKind.MEASURED_ROOF, ElementKind.LINK, ElementKind.ORIGINAL)
 

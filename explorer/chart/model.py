@@ -15,6 +15,7 @@ from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, fitted, key_width, workload_entries
 from explorer.chart.layout import place
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
+from explorer.chart.profile_marks import profile_entries, profile_marks, profile_points
 from explorer.chart.roofs import (
     Shown,
     line_label,
@@ -97,6 +98,9 @@ def _ranges(shot: Snapshot, devices: list[Shown], measured) -> tuple[tuple[float
     ys += [p.flops_per_s for _, p in measured]
     if shot.expected is not None:  # the step at its expected time sits below the bound's
         ys.append(a.totals.flops / shot.expected.time_s)
+    for x, y in profile_points(shot.profiles):
+        xs.append(x)
+        ys.append(y)
     ridge = max(float(s.ceilings.ridges().max()) for s in devices)
     top = max(float(s.ceilings.compute_values.max()) for s in devices)
     low_x, high_x = min([*xs, 1.0]) / 3, max(max(xs, default=1.0) * 3, ridge * 10)
@@ -219,7 +223,8 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
     suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
     expected = None if shot.expected is None else f"{shot.session.params.efficiency} efficiency"
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
-                                      any(p.contended and not p.suspect for _, p in measured))
+                                      any(p.contended and not p.suspect for _, p in measured)) \
+        + profile_entries(shot.profiles, theme)
 
 
 def build_chart(doc: Source, page: Page, options: ChartOptions | None = None) -> Chart:
@@ -258,7 +263,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     track, points = workload_marks(chart, shot, theme)
     ceilings = [*measured_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
-    markers = [*ridge_marks, *measured_marks(chart, measured, theme), *points]
+    markers = [*ridge_marks, *measured_marks(chart, measured, theme),
+               *profile_marks(chart, shot.profiles, theme), *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),
     # then the ridge's.

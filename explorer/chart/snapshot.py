@@ -18,6 +18,7 @@ from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.session import Session
 from explorer.kernels.results import Point, Results
+from explorer.profiles.profile import Profile
 
 
 class Source(Protocol):
@@ -26,6 +27,7 @@ class Source(Protocol):
     session: Session
     catalog: object
     live_points: list[Point]
+    profiles: tuple[Profile, ...]
 
     def device(self, ident: str) -> Hardware: ...
     def analysis(self) -> Analysis: ...
@@ -51,10 +53,12 @@ class Snapshot:
     results: tuple[tuple[str, Results], ...]  # (path, results) of each file shown
     live_points: tuple[Point, ...]  # of a run in progress
     expected: Expected | None = None  # the step's expected time (None: the bound alone)
+    profiles: tuple[Profile, ...] = ()  # profiles of real runs shown beside the prediction
 
     @classmethod
     def of(cls, doc: Source) -> Snapshot:
         session = doc.session
         analysis = doc.analysis()
         return cls(session, tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
-                   analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points), doc.expected())
+                   analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points), doc.expected(),
+                   tuple(doc.profiles))

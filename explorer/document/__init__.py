@@ -52,6 +52,7 @@ class Document(Notifier, Measurements, Derived):
         self._gesture: tuple[Session, str] | None = None
         self._results: dict[str, Results] = {}
         self._live: list[Point] = []
+        self.profiles: tuple = ()  # profiles of real runs shown beside the prediction (``explorer.profiles``)
         self.history = History()
         self._listeners: dict[str, list[Callable]] = defaultdict(list)
 
