@@ -31,6 +31,12 @@ class Measurements:
         else:
             self._emit(Topic.RESULTS)
 
+    def show_profile(self, profile) -> None:
+        """Show ``profile`` (``explorer.profiles``) beside the prediction, instead of the one
+        shown before."""
+        self.profiles = (profile,)
+        self._emit(Topic.RESULTS)
+
     def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
         """Load the measurement files ``session`` shows, one by one: a broken one is
         skipped (returned, and dropped from the session) and the rest are kept."""

@@ -164,6 +164,9 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
                                             tip="A Hugging Face config.json (Llama, Mistral, Mixtral, Qwen, "
                                                 "Gemma, Phi-3, GPT-2): the model's shape, read offline. "
                                                 "Dropping one on the window opens it too.")
+        self.act_import_profile = self._action("&Import profile…", self.import_profile_dialog,
+                                               tip="A profile of a real run (Nsight Compute CSV): its "
+                                                   "kernels beside the prediction. Dropping one works too.")
         self.act_save_workload = self._action("Save wor&kload as…", self.save_workload_dialog,
                                               tip="Save the model and its parameters as YAML")
         self.act_export = self._action("&Export chart…", self.export_dialog, "Ctrl+E",

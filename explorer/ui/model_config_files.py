@@ -1,5 +1,6 @@
 """Opening a Hugging Face ``config.json`` in the window: File › Open model config…, or a
-config.json dropped anywhere on the window (a session file dropped opens as a session).
+config.json dropped anywhere on the window (a session file dropped opens as a session); and
+a profile of a real run: File › Import profile…, or an Nsight Compute CSV dropped.
 A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself is
 ``explorer.core.model.hf_config``."""
 
@@ -11,8 +12,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.hf_config import read_config_file
+from explorer.profiles.ncu import read_ncu_csv
 
 CONFIG_FILTER = "Model configs (*.json);;All files (*)"
+PROFILE_FILTER = "Nsight Compute CSV exports (*.csv);;All files (*)"
 SESSION_SUFFIXES = (".yaml", ".yml")
 
 
@@ -36,6 +39,26 @@ class ModelConfigFiles:
         self.state.open_model_config(spec)
         return True
 
+    def import_profile_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Import profile (Nsight Compute CSV)",
+                                                        str(Path.home()), PROFILE_FILTER)
+        if path:
+            self.import_profile(path)
+
+    def import_profile(self, path: str | Path) -> bool:
+        """Show a real run's kernels beside the prediction; a file that cannot be read gets
+        a dialog naming the kernel and metric, and the chart stays as it was."""
+        try:
+            profile = read_ncu_csv(path)
+        except DataFileError as exc:
+            QtWidgets.QMessageBox.critical(self, "Cannot import profile", str(exc))
+            return False
+        self.state.show_profile(profile)
+        kernels = len(profile.folded())
+        self.state.sig_message.emit(f"Profile {Path(path).name}: {kernels} kernels on the chart (shown "
+                                    "until the window closes: sessions do not keep profiles yet)")
+        return True
+
     # -- drag and drop ---------------------------------------------------------------------------
     @staticmethod
     def _dropped_file(event) -> Path | None:
@@ -43,7 +66,7 @@ class ModelConfigFiles:
         if len(urls) != 1 or not urls[0].isLocalFile():
             return None
         path = Path(urls[0].toLocalFile())
-        return path if path.suffix.lower() in (".json", *SESSION_SUFFIXES) else None
+        return path if path.suffix.lower() in (".json", ".csv", *SESSION_SUFFIXES) else None
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
         if self._dropped_file(event) is not None:
@@ -57,6 +80,8 @@ class ModelConfigFiles:
             event.ignore()
             return
         event.acceptProposedAction()
-        opener = self.open_session if path.suffix.lower() in SESSION_SUFFIXES else self.open_model_config
+        suffix = path.suffix.lower()
+        opener = (self.open_session if suffix in SESSION_SUFFIXES
+                  else self.import_profile if suffix == ".csv" else self.open_model_config)
         # After the drop returns: a dialog inside it would hold the dragging application.
         QtCore.QTimer.singleShot(0, lambda: opener(path))

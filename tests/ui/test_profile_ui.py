@@ -1,0 +1,43 @@
+"""A profile of a real run in the window: File › Import profile…, or an Nsight Compute CSV
+dropped on the window: its kernels on the chart, a broken export refused by name."""
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from tests.profiles.test_ncu import raw_page
+
+
+def _drop(window, path) -> None:
+    data = QtCore.QMimeData()
+    data.setUrls([QtCore.QUrl.fromLocalFile(str(path))])
+    point = QtCore.QPointF(window.width() / 2, window.height() / 2)
+    actions = QtCore.Qt.DropAction.CopyAction
+    enter = QtGui.QDragEnterEvent(point.toPoint(), actions, data, QtCore.Qt.MouseButton.LeftButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    window.dropEvent(QtGui.QDropEvent(point, actions, data, QtCore.Qt.MouseButton.LeftButton,
+                                      QtCore.Qt.KeyboardModifier.NoModifier))
+
+
+def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text(raw_page())
+    messages = []
+    window.state.sig_message.connect(messages.append)
+    _drop(window, path)
+    qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
+    squares = [m for m in window.chart.chart.markers if m.kind == "profile"]
+    assert {m.name for m in squares} == {"hgemm_kernel", "other"}
+    assert any(m.startswith("Profile run.csv: 2 kernels on the chart") for m in messages)
+    assert window.act_import_profile.text() == "&Import profile…"
+
+
+def test_a_broken_profile_is_refused_by_name_and_the_chart_stays(window, tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda *args: shown.append(args[2]))
+    path = tmp_path / "run.csv"
+    path.write_text(raw_page().replace('"10.00"', '"ten"'))
+    assert not window.import_profile(path)
+    assert window.state.profiles == ()
+    assert shown and f"{path}: entry 'kernel ID 0': field 'gpu__time_duration.sum': 'ten' is not a number" \
+        in shown[0]
