@@ -92,4 +92,12 @@ def _report(done, roofs, out: TextIO) -> None:
         shapes = ", ".join(f"{label} {ratio:.2f}" for label, ratio in held_out)
         print(f"held-out products, predicted ÷ measured: {shapes} (median error "
               f"{done.median_error:.0%})", file=out)
-    print(f"wrote {path}: use it with --efficiency calibrated", file=out)
+    if profile.machine:
+        print(f"wrote {path}. {profile.machine} is not in the catalogue: the profile applies to no "
+              "device until it is (Hardware › Duplicate and edit, with its datasheet peaks and "
+              "bandwidth); then calibrate again", file=out)
+    elif done.in_data_folder:
+        print(f"wrote {path}: --efficiency calibrated uses it for {', '.join(profile.devices)}", file=out)
+    else:
+        print(f"wrote {path}: copy it into the data folder's efficiency/ for --efficiency calibrated "
+              "to use it", file=out)

@@ -65,6 +65,13 @@ class Calibration:
     held_out: tuple[tuple[str, float], ...] = ()
 
     @property
+    def in_data_folder(self) -> bool:
+        """The profile went where ``--efficiency calibrated`` looks for it."""
+        from explorer.paths import user_file
+
+        return self.path is not None and self.path.parent == user_file(CALIBRATED_FOLDER)
+
+    @property
     def median_error(self) -> float | None:
         errors = [abs(ratio - 1) for _, ratio in self.held_out]
         return statistics.median(errors) if errors else None
@@ -90,8 +97,11 @@ def _products(results: Results, held_out: bool) -> list[Point]:
 def _efficiency(values: dict[str, float], notes: dict[str, str], ident: str, name: str, roofs: Roofs,
                 measured: str, error: float | None) -> Efficiency:
     factors = {spec.name: Factor(float(values[spec.name]), METHOD, notes[spec.name]) for spec in FACTORS}
-    devices, kind = ((roofs.device,), None) if roofs.matched else ((), roofs.kind)
-    return Efficiency(ident, name, devices, kind, factors, "", measured, error)
+    if roofs.matched:
+        return Efficiency(ident, name, (roofs.device,), None, factors, "", measured, error)
+    # Shares of this machine's own roofs (a derived peak, a measured stream): they mean nothing
+    # for another device, so the profile applies to none until the machine is catalogued.
+    return Efficiency(ident, name, (), None, factors, "", measured, error, roofs.device)
 
 
 def _grid_fit(points: list[Point], roofs: Roofs, launch_s: float) -> tuple[dict[str, float], float]:
@@ -160,19 +170,36 @@ def roofs_for(results: Results, catalog) -> Roofs:
     if machine.get("device_kind") == GPU:
         name = machine.get("gpu", {}).get("name", "an unnamed GPU")
         hw = match_device(name, catalog)
-        if hw is None or not hw.peak_flops(dtype):
+        if hw is None or hw.peak(dtype) is None:
             raise CalibrationError(f"no catalogue entry with a {dtype} peak matches {name!r}: add the "
                                    "device (Hardware › Duplicate and edit) so its roofs are known")
         return Roofs(hw.peak_flops(dtype), hw.bandwidth_bytes_per_s, hw.id, True, DeviceKind.GPU,
                      f"{hw.name}'s datasheet bandwidth")
     cpu = machine.get("cpu", {})
+    model = cpu.get("model", "this CPU")
+    hw = _match_cpu(model, catalog)
+    if hw is not None and hw.peak(dtype) is not None:
+        return Roofs(hw.peak_flops(dtype), hw.bandwidth_bytes_per_s, hw.id, True, DeviceKind.CPU,
+                     f"{hw.name}'s datasheet bandwidth")
     peak = next((p["flops_per_s"] for p in cpu.get("derived_peaks", ()) if p["precision"] == dtype), None)
+    if not peak:
+        raise CalibrationError(f"no {dtype} peak can be derived for {model} (its SIMD width or clock "
+                               "is not known)")
     stream = results.best_bandwidth()
-    if not peak or stream is None:
-        raise CalibrationError(f"this CPU has no derived {dtype} peak or the run no trusted stream rate")
-    # No datasheet bandwidth for this CPU: the best stream rate of the same run.
-    return Roofs(peak, stream.value, cpu.get("model", "this CPU"), False, DeviceKind.CPU,
-                 "this run's best stream rate")
+    if stream is None:
+        raise CalibrationError("the run has no trusted stream rate (was the machine busy? run again "
+                               "when it is quiet)")
+    # No datasheet bandwidth for an uncatalogued CPU: the best stream rate of the same run.
+    return Roofs(peak, stream.value, model, False, DeviceKind.CPU, "this run's best stream rate")
+
+
+def _match_cpu(name: str, catalog):
+    """The catalogue CPU whose id's words all appear in the CPU's name ("AMD EPYC 9654
+    96-Core Processor" → epyc-9654); None if none or several."""
+    words = set(re.split(r"[^a-z0-9]+", name.lower()))
+    found = [hw for hw in catalog.values() if hw.kind == DeviceKind.CPU
+             and all(w in words for w in hw.id.split("-") if w)]
+    return found[0] if len(found) == 1 else None
 
 
 def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:

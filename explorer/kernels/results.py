@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.files.atomic import write_text_atomic
-from explorer.core.files.datafile import DataFileError, Fields, brief, check_schema, read_text
+from explorer.core.files.datafile import Fields, brief, check_schema, read_text
+from explorer.core.files.jsonfile import parse_json
 
 SCHEMA = 2  # 2: foreign load and contention per point (schema 1 files still read)
 MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
@@ -238,33 +239,6 @@ def load_results(path: str | Path) -> Results:
     """Read and validate a results file (raises DataFileError naming file, point and field)."""
     path = Path(path)
     return results_from(parse_json(read_text(path, MAX_RESULTS_BYTES), path), path)
-
-
-class DuplicateKey(ValueError):
-    """A JSON object that names a key twice (JSON would keep the last one silently)."""
-
-
-def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(f"the key {brief(key)} is written twice in one object")
-        out[key] = value
-    return out
-
-
-def parse_json(text: str, path: str | Path) -> Any:
-    """JSON as strictly as the YAML files are read: a key written twice is refused; anything
-    JSON cannot read (bad syntax, nesting too deep, an integer of thousands of digits) is a
-    DataFileError naming ``path``."""
-    try:
-        return json.loads(text, object_pairs_hook=_refuse_duplicates)
-    except RecursionError:
-        raise DataFileError(path, "nests too deeply to read") from None
-    except DuplicateKey as exc:
-        raise DataFileError(path, str(exc)) from None
-    except ValueError as exc:  # JSONDecodeError, and int() refusing a number too long to convert
-        raise DataFileError(path, f"is not valid JSON: {exc}") from None
 
 
 def read_point(raw: Any, path: str | Path, entry: str) -> Point:

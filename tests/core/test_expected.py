@@ -174,3 +174,34 @@ def test_scene_fields_state_the_expected_time_and_refuse_what_is_not_there(model
         expected_claims.step_field(state, "expected-share:nothing")
     with pytest.raises(KeyError, match="no efficiency is published for NVIDIA B200"):
         expected_claims.step_field(State(models["llama-3-8b"], WorkloadParams(), catalog["b200"]), "expected")
+
+
+def test_a_number_too_large_for_a_float_is_refused_by_name(tmp_path):
+    text = Path(published()[0].origin).read_text(encoding="utf-8")
+    text = text.replace("value: 0.831", "value: " + "9" * 400, 1)
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(DataFileError, match="is too large a number"):
+        read_efficiencies(path)
+
+
+def test_training_launches_a_kernel_per_pass_and_micro_batch(models, catalog):
+    """Forward, backward (×3; ×4 recomputed) for compute ops, a stage's send twice, the
+    optimizer and gradient all-reduces once a step; with a pipeline, per micro-batch."""
+    from explorer.core.analysis.expected import launches
+
+    def per_op(**kwargs):
+        params = WorkloadParams(phase="train", seq=1024, **kwargs)
+        a = analyze(models["llama-3-8b"], params, catalog["h100-sxm"])
+        return {o.name: n for o, n in zip(a.ops, launches(a), strict=True)}
+
+    plain = per_op(batch=8, dp=2)
+    assert plain["q_proj"] == 3 and plain["optimizer"] == 1 and plain["grad_all_reduce"] == 1
+    piped = per_op(batch=8, pp=2, tp=2, recompute=True)
+    assert piped["q_proj"] == 4 * 8 and piped["stage_send"] == 2 * 8 and piped["attn_all_reduce"] == 3 * 8
+
+
+def test_a_calibration_of_an_uncatalogued_machine_applies_to_no_device(catalog):
+    machine = replace(published()[1], devices=(), kind=None, machine="Some CPU")
+    assert efficiency_for(catalog["epyc-9654"], (machine,)) is None
+    assert efficiency_for(catalog["h100-sxm"], (machine,)) is None

@@ -364,11 +364,14 @@ def test_op_table_leads_with_share_time_and_bound_and_names_groups(window):
     assert model.data(model.index(row, headers.index("share"))) == "7.1%"
 
 
-def test_calibrate_in_the_kernel_lab_writes_a_profile_and_uses_it(window, qtbot):
-    """On a CPU device the calibration of this CPU applies: Times switch to calibrated (one
-    undo step) and the status line names the calibration; its run is kept like any other."""
+def test_calibrate_in_the_kernel_lab_writes_a_profile_and_uses_it(window, qtbot, monkeypatch):
+    """This CPU taken for the catalogue's EPYC 9654: the calibration applies to it, Times
+    switch to calibrated (one undo step) and the status line names the calibration; its run
+    is kept like any other."""
     from explorer.core.hardware.efficiency import calibrated
+    from explorer.kernels import calibrate
 
+    monkeypatch.setattr(calibrate, "_match_cpu", lambda name, catalog: catalog["epyc-9654"])
     window.state.set_devices(["epyc-9654"])
     panel = window.kernel_panel
     panel.preset.setCurrentText("smoke")

@@ -36,6 +36,7 @@ from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, training
+from explorer.core.model.models import TransformerSpec
 
 ATTENTION_ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_SOFTMAX, op.Role.ATTN_VALUE})
 
@@ -103,7 +104,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
         return float(parallel.link_seconds(link, float(o.steps), moved / e.value("link")))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
-        if a.params.phase == "decode":
+        if a.params.phase == "decode" and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt
             return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention")))
         if o.unit == op.VECTOR:  # a naive kernel's softmax, written out
             return max(flops / vector, moved / (bandwidth * e.bandwidth))
@@ -126,16 +127,36 @@ def class_times(a: Analysis, times) -> dict[str, float]:
             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
 
 
+def launches(a: Analysis) -> NDArray:
+    """Kernels each occurrence of each op launches: one at inference; in training one per
+    pass an op runs (``training.training_ops``: forward and backward, and recomputation;
+    a stage's send twice; the optimizer and gradient all-reduces once a step), and with a
+    pipeline one per micro-batch."""
+    p = a.params
+    if p.phase != "train":
+        return np.ones(len(a.ops))
+    work = training.passes(p)
+    micro = p.batch / p.split.batch_share if p.split.pp > 1 else 1
+    out = []
+    for o in a.ops:
+        if o.once_per_step:
+            out.append(1.0)
+        elif o.unit != op.LINK:
+            out.append(work * micro)
+        else:
+            out.append((2 if o.role == op.Role.SEND_RECV else work - 1) * micro)
+    return np.array(out)
+
+
 def expected(a: Analysis, e: Efficiency) -> Expected:
     """The expected time of ``a``'s step with the factors ``e``."""
-    kernels = training.passes(a.params) if a.params.phase == "train" else 1
-    kernel_s = e.value("kernel_us") * 1e-6 * kernels
+    kernel_s = e.value("kernel_us") * 1e-6 * launches(a)
     work = np.array([_work_time(a, e, i) for i in range(len(a.ops))])
     op_time = work + kernel_s
     once = once_per_step(a.ops)
     factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
     parts = class_times(a, work)
-    parts[OpClass.KERNELS] = float(step_total(a.counts, np.full(len(a.ops), kernel_s), once, factor))
+    parts[OpClass.KERNELS] = float(step_total(a.counts, kernel_s, once, factor))
     parts[OpClass.STEP] = e.value("step_ms") * 1e-3
     total = float(step_total(a.counts, op_time, once, factor)) + parts[OpClass.STEP]
     return Expected(e, op_time, total, a.totals.time_s, parts)

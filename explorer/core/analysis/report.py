@@ -172,8 +172,9 @@ def expected_words(a: Analysis, e: Expected | None) -> str:
     what stands in for it."""
     if e is None:
         return missing_efficiency(a) or "the bound alone (efficiency: bound)"
+    rate = a.totals.items_per_step / e.time_s
     return (f"expected {format_time(e.time_s)} with {a.params.efficiency} efficiency "
-            f"({e.ratio:.2f}× the bound)")
+            f"({e.ratio:.2f}× the bound, {rate:,.0f} {a.totals.item_unit}/s)")
 
 
 def _hardware_dict(a: Analysis) -> dict[str, Any]:

@@ -121,6 +121,7 @@ class Efficiency:
     origin: str = ""  # the file
     measured: str = ""  # a calibration: when (ISO 8601), on what, with which backend
     fit_error: float | None = None  # a calibration: RMS relative error of its product-time fit
+    machine: str = ""  # a calibration of a machine the catalogue does not list: applies to no device
 
     def __hash__(self) -> int:  # the factors' dict is never changed after reading
         return hash((self.id, self.origin))
@@ -155,10 +156,14 @@ def _read_factor(fields: Fields, spec: FactorSpec) -> Factor:
     raw = entry.raw("value")
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise entry.error("value", f"expected a number, got {type(raw).__name__}")
-    problem = spec.check(float(raw))
+    try:
+        value = float(raw)
+    except OverflowError:  # an integer of hundreds of digits
+        raise entry.error("value", f"is too large a number: {spec.label}") from None
+    problem = spec.check(value)
     if problem:
         raise entry.error("value", problem)
-    factor = Factor(float(raw), entry.text("source"), entry.text("note"))
+    factor = Factor(value, entry.text("source"), entry.text("note"))
     entry.finish()
     return factor
 
@@ -170,9 +175,10 @@ def _read_efficiency(fields: Fields) -> Efficiency:
     if not isinstance(devices, list) or not all(isinstance(d, str) and d for d in devices):
         raise fields.error("devices", "expected a list of device ids")
     kind = fields.text("kind", required=False, choices=[k.value for k in DeviceKind])
-    if not devices and kind is None:
-        raise fields.error("devices", "name the devices these factors are for, or a kind (gpu, cpu) "
-                                      "they are the fallback of")
+    machine = fields.text("machine", required=False) or ""
+    if not devices and kind is None and not machine:
+        raise fields.error("devices", "name the devices these factors are for, a kind (gpu, cpu) "
+                                      "they are the fallback of, or the machine they were measured on")
     factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS}
     measured = fields.text("measured", required=False) or ""
     fit_error = fields.raw("fit_error", required=False)
@@ -180,7 +186,7 @@ def _read_efficiency(fields: Fields) -> Efficiency:
                                   or not 0 <= fit_error <= 10):
         raise fields.error("fit_error", f"expected a relative error from 0 to 10, got {fit_error!r}")
     return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file,
-                      measured, fit_error)
+                      measured, fit_error, machine)
 
 
 def read_efficiencies(path: str | Path, text: str | None = None) -> list[Efficiency]:
@@ -221,7 +227,12 @@ def _read_calibrations(signature: tuple) -> tuple[tuple[Efficiency, ...], tuple]
 def to_text(e: Efficiency) -> str:
     """``e`` as an efficiency file (``read_efficiencies`` reads it back)."""
     entry: dict = {"id": e.id, "name": e.name}
-    entry.update({"devices": list(e.devices)} if e.devices else {"kind": str(e.kind)})
+    if e.devices:
+        entry["devices"] = list(e.devices)
+    elif e.kind is not None:
+        entry["kind"] = str(e.kind)
+    if e.machine:
+        entry["machine"] = e.machine
     if e.measured:
         entry["measured"] = e.measured
     if e.fit_error is not None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.analysis.expected import Expected, OpClass, expected_for, missing_efficiency
-from explorer.core.model import training
+from explorer.core.analysis.expected import Expected, OpClass, expected_for, launches, missing_efficiency
 from explorer.core.units import format_share, format_time
 from explorer.core.words.claims import Quantity, State
 
@@ -36,8 +35,7 @@ def _expected(state: State) -> Expected:
 
 def _kernels(state: State) -> int:
     a = state.analysis()
-    passes = training.passes(a.params) if a.params.phase == "train" else 1
-    return int(np.asarray(a.counts).sum()) * passes
+    return round(float(np.asarray(a.counts) @ launches(a)))
 
 
 def step_field(state: State, field: str) -> tuple[str, Quantity]:

@@ -17,7 +17,7 @@ from explorer.kernels.suites.gemm import ITEMSIZE, prepare_product, supported
 SUITE = "shapes"
 # M, over an N × K matrix beyond the caches. One row is left out: BLAS libraries run it as
 # a matrix-vector product, another kernel (on a CPU it skips the packing a product pays).
-ROWS = (4, 16, 64, 256, 1024)
+ROWS = (4, 16, 72, 200, 520, 1024)  # some not a multiple of a tile: the fit can tell the tile
 DEPTHS = (32, 128, 512, 2048, 8192)  # K, at M = N = the depth sweep's side
 HELD_OUT = "-held-out"  # the suffix of the kernels a fit leaves out
 HELD_OUT_ROWS = (2, 24, 96, 400)

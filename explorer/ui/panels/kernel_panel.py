@@ -255,9 +255,14 @@ class KernelPanel(QtWidgets.QWidget):
         self.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}; saved to {done.path.name}")
         self.state.efficiency_changed()
         primary = self.state.primary
+        if done.profile.machine:
+            self.state.sig_message.emit(f"Calibrated {done.profile.name}: {done.profile.machine} is not in "
+                                        "the catalogue, so it applies to no device until it is (Duplicate "
+                                        "and edit, then calibrate again)")
+            return
         if efficiency_for(primary, (done.profile,)) is None:
-            self.state.sig_message.emit(f"Calibrated {done.profile.name}: it is for another device than "
-                                        f"{primary.name}; Times › calibrated uses it where it applies")
+            self.state.sig_message.emit(f"Calibrated {done.profile.name}: it is for "
+                                        f"{', '.join(done.profile.devices)}, not {primary.name}")
             return
         if self.state.session.params.efficiency != "calibrated":
             self.state.set_params(efficiency="calibrated")
