@@ -135,9 +135,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 2
     doc = Document(catalog, models)
     if args.profile:
-        from explorer.profiles.ncu import read_ncu_csv
+        from explorer.profiles.reading import read_profile
 
-        doc.profiles = (read_ncu_csv(args.profile),)
+        doc.profiles = (read_profile(args.profile),)
     write = _writer(any(format_of(path) != "svg" for _, path, _, _ in jobs))
     try:
         for session, path, title, subtitle in jobs:

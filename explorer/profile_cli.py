@@ -14,11 +14,12 @@ from explorer.texttable import format_table
 
 
 def add_parser(sub) -> None:
-    pr = sub.add_parser("profile", help="read a profile of a real run (Nsight Compute CSV)",
+    pr = sub.add_parser("profile", help="read a profile of a real run (Nsight Compute CSV, PyTorch trace)",
                         description="Read an Nsight Compute CSV export (ncu --csv --page raw, or the "
-                                    "--page details / --metrics layout) and print each kernel's time, "
-                                    "FLOPs, DRAM bytes, intensity and achieved FLOP/s.")
-    pr.add_argument("file", metavar="FILE.csv")
+                                    "--page details / --metrics layout) or a PyTorch profiler trace "
+                                    "(JSON, .gz too) and print each kernel's time, FLOPs, DRAM bytes, "
+                                    "intensity and achieved FLOP/s.")
+    pr.add_argument("file", metavar="FILE")
     pr.add_argument("--hardware", metavar="ID",
                     help="judge each kernel against this device's roofs: its bound and the share of "
                          "the roof it reached")
@@ -42,9 +43,9 @@ def judged(kernel, hardware) -> dict:
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.units import format_count, format_number, format_si, format_time
-    from explorer.profiles.ncu import read_ncu_csv
+    from explorer.profiles.reading import read_profile
 
-    profile = read_ncu_csv(args.file)
+    profile = read_profile(args.file)
     hardware = open_catalog(err)[args.hardware] if args.hardware else None
     kernels = profile.folded()
     if args.json:
@@ -78,9 +79,9 @@ def compared(path: str, analysis, steps: int):
     """(profile, comparison) of the profile at ``path`` with ``analysis`` (and its expected time)."""
     from explorer.core.analysis.expected import expected_for
     from explorer.profiles.matching import compare
-    from explorer.profiles.ncu import read_ncu_csv
+    from explorer.profiles.reading import read_profile
 
-    profile = read_ncu_csv(path)
+    profile = read_profile(path)
     return profile, compare(profile, analysis, expected_for(analysis), steps)
 
 

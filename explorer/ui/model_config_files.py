@@ -12,10 +12,11 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.hf_config import read_config_file
-from explorer.profiles.ncu import read_ncu_csv
+from explorer.profiles.kineto import is_trace
+from explorer.profiles.reading import read_profile
 
 CONFIG_FILTER = "Model configs (*.json);;All files (*)"
-PROFILE_FILTER = "Nsight Compute CSV exports (*.csv);;All files (*)"
+PROFILE_FILTER = "Profiles (*.csv *.json *.json.gz);;All files (*)"
 SESSION_SUFFIXES = (".yaml", ".yml")
 
 
@@ -40,8 +41,8 @@ class ModelConfigFiles:
         return True
 
     def import_profile_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Import profile (Nsight Compute CSV)",
-                                                        str(Path.home()), PROFILE_FILTER)
+        title = "Import profile (Nsight Compute CSV, PyTorch trace)"
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, title, str(Path.home()), PROFILE_FILTER)
         if path:
             self.import_profile(path)
 
@@ -49,7 +50,7 @@ class ModelConfigFiles:
         """Show a real run's kernels beside the prediction; a file that cannot be read gets
         a dialog naming the kernel and metric, and the chart stays as it was."""
         try:
-            profile = read_ncu_csv(path)
+            profile = read_profile(path)
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot import profile", str(exc))
             return False
@@ -66,7 +67,7 @@ class ModelConfigFiles:
         if len(urls) != 1 or not urls[0].isLocalFile():
             return None
         path = Path(urls[0].toLocalFile())
-        return path if path.suffix.lower() in (".json", ".csv", *SESSION_SUFFIXES) else None
+        return path if path.suffix.lower() in (".json", ".csv", ".gz", *SESSION_SUFFIXES) else None
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
         if self._dropped_file(event) is not None:
@@ -81,7 +82,8 @@ class ModelConfigFiles:
             return
         event.acceptProposedAction()
         suffix = path.suffix.lower()
+        profile = suffix in (".csv", ".gz") or (suffix == ".json" and is_trace(path))
         opener = (self.open_session if suffix in SESSION_SUFFIXES
-                  else self.import_profile if suffix == ".csv" else self.open_model_config)
+                  else self.import_profile if profile else self.open_model_config)
         # After the drop returns: a dialog inside it would hold the dragging application.
         QtCore.QTimer.singleShot(0, lambda: opener(path))

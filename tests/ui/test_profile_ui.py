@@ -41,3 +41,17 @@ def test_a_broken_profile_is_refused_by_name_and_the_chart_stays(window, tmp_pat
     assert window.state.profiles == ()
     assert shown and f"{path}: entry 'kernel ID 0': field 'gpu__time_duration.sum': 'ten' is not a number" \
         in shown[0]
+
+
+def test_a_dropped_pytorch_trace_is_a_profile_not_a_model_config(window, qtbot, tmp_path):
+    import json
+
+    from tests.profiles.test_kineto import trace
+
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace()))
+    model = window.state.session.model
+    _drop(window, path)
+    qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
+    assert window.state.profiles[0].tool.startswith("PyTorch profiler")
+    assert window.state.session.model == model
