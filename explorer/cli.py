@@ -300,7 +300,7 @@ def _expected_lines(a: Analysis) -> list[str]:
     if e is None:
         return [f"(times: {report.expected_words(a, e)})"]
     parts = ", ".join(f"{name} {format_time(seconds)}" for name, seconds in e.parts.items() if seconds > 0)
-    lines = [f"{report.expected_words(a, e)}, {e.efficiency.name}: {parts}"]
+    lines = [f"{report.expected_words(a, e)} ({e.efficiency.name}: {parts})"]
     if a.params.phase == "train":
         lines.append(f"the expected time implies {report.expected_mfu(a, e):.0%} model-FLOPs utilisation")
     return lines

@@ -238,12 +238,12 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.totals.setText(
             f"{escape(model.name)}: {escape(parameter_words(model))}.<br>"
             f"<b>On {escape(analysis.hardware.name)}</b>: {format_time(t.time_s)} per step at datasheet "
-            f"peaks ({escape(expected_words(analysis, expected_for(analysis)))}), "
-            f"<b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
+            f"peaks, <b>{t.tokens_per_s:,.0f} {unit}/s</b>, {t.bound}-bound "
             f"(compute alone {format_time(t.compute_time_s)}, memory alone "
             f"{format_time(t.memory_time_s)}"
             + (f", communication {format_time(t.link_time_s)}" if t.link_bytes else "")
             + ")" + (f" on {t.devices:,} devices" if t.devices > 1 else "")
+            + f"; {escape(expected_words(analysis, expected_for(analysis)))}"
             + f".<br>{format_count(t.flops)}FLOP and {format_si(t.bytes, 'B')} per step"
             + (" and device" if t.devices > 1 else "") + f": {format_number(t.intensity)} FLOP/byte. "
             + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
