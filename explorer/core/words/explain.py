@@ -17,6 +17,7 @@ from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
+from explorer.core.words import expected_claims
 from explorer.core.words.alternatives import fused_attention, lower_precision, state_of
 from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
 from explorer.core.words.claims import (
@@ -66,28 +67,26 @@ def binding_roof(a: Analysis) -> Explanation:
     traffic = f"moving its {format_si(t.bytes, 'B')} takes {format_time(t.memory_time_s)} in all"
     arithmetic = f"its arithmetic takes {format_time(t.compute_time_s)}"
     claims = [time, bound]
+    opening = f"On the {hw.name} at datasheet peaks this step takes {time.phrase} and is {bound.phrase}"
     if bound.bound == COMMUNICATION:
         talk = Quantity("communication time", t.link_time_s, format_time(t.link_time_s),
                         lambda: communication_seconds(state), rel=1e-9)
         latency = communication_seconds(state, latency_only=True) / t.link_time_s
         claims.append(talk)
         share = f"{latency:.1%}" if latency > 0.99 else format_share(latency)
-        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: its messages "
-                f"between the {t.devices:,} devices take {talk.phrase}, {share} of it the links' "
-                f"latency, longer than moving its bytes ({format_time(t.memory_time_s)}) or its "
-                f"arithmetic ({format_time(t.compute_time_s)}).")
+        text = (f"{opening}: its messages between the {t.devices:,} devices take {talk.phrase}, "
+                f"{share} of it the links' latency, longer than moving its bytes "
+                f"({format_time(t.memory_time_s)}) or its arithmetic ({format_time(t.compute_time_s)}).")
     elif bound.bound == MEMORY:
         only = "only " if t.compute_time_s < t.memory_time_s / 2 else ""
-        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {traffic}, "
-                f"its arithmetic {only}{format_time(t.compute_time_s)}. It uses "
+        text = (f"{opening}: {traffic}, its arithmetic {only}{format_time(t.compute_time_s)}. It uses "
                 f"{format_share(utilisation)} of the {peak.label} peak "
                 f"({format_si(achieved, rate_unit(peak.precision))} of "
                 f"{format_si(peak.flops_per_s, rate_unit(peak.precision))}) and "
                 f"{format_share(bandwidth_use)} of the memory bandwidth.")
     else:
-        text = (f"On the {hw.name} this step takes {time.phrase} and is {bound.phrase}: {arithmetic} "
-                f"in all, moving its bytes {format_time(t.memory_time_s)}. It reaches "
-                f"{format_share(utilisation)} of the {peak.label} peak.")
+        text = (f"{opening}: {arithmetic} in all, moving its bytes {format_time(t.memory_time_s)}. It "
+                f"reaches {format_share(utilisation)} of the {peak.label} peak.")
     if t.link_bytes:
         if bound.bound != COMMUNICATION:
             text += f" Its messages between the {t.devices:,} devices take {format_time(t.link_time_s)}."
@@ -96,6 +95,7 @@ def binding_roof(a: Analysis) -> Explanation:
         text += (" Each op waits for the longer of its arithmetic and its traffic, so the step "
                  "takes more than either sum.")
     text += f" {converted(a)}".rstrip()
+    text += _expected_sentence(state, claims)
     if not t.fits_in_memory:
         fits = Fits(state, False)
         claims.append(fits)
@@ -103,6 +103,19 @@ def binding_roof(a: Analysis) -> Explanation:
     return Explanation("What limits the step", text, tuple(claims), {
         "memory_time_s": t.memory_time_s, "compute_time_s": t.compute_time_s,
         "utilisation": utilisation, "bandwidth_use": bandwidth_use, "time_s": t.time_s})
+
+
+def _expected_sentence(state, claims: list) -> str:
+    """What to expect of real kernels, when the workload asks for an expected time and the
+    device has one; its claims join ``claims``."""
+    try:
+        _, expected = expected_claims.step_field(state, "expected")
+        _, ratio = expected_claims.step_field(state, "expected-ratio")
+    except KeyError:  # the bound alone, or no efficiency for this device
+        return ""
+    claims += [expected, ratio]
+    return (f" Real kernels reach only part of each roof: with {state.params.efficiency} efficiency "
+            f"expect {expected.phrase}, {ratio.phrase} the bound.")
 
 
 def _budget_words(hardware: Hardware, params: WorkloadParams) -> str:
