@@ -125,6 +125,11 @@ def test_a_calibration_predicts_products_it_never_saw(numpy_backend):
     from explorer.kernels.runner import drive, run
 
     results = drive(run(numpy_backend, list(calibrate.SUITES), "quick"))
+    doubtful = [p for p in results.points if not p.trusted]
+    if doubtful:  # other programs were busy: a timing is not this machine's, and nothing is fitted
+        pytest.skip(f"this machine was busy while it measured ({len(doubtful)} of {len(results.points)} "
+                    f"points not trusted: {doubtful[0].doubt}); predicting held-out products needs a "
+                    "quiet machine")
     roofs = calibrate.roofs_for(results, load_catalog())
     profile = calibrate.fit(results, roofs, "numpy")
     ratios = [ratio for _, ratio in calibrate.held_out_errors(results, profile, roofs)]
