@@ -11,6 +11,7 @@ from explorer.chart.elements import Page, Text
 from explorer.chart.geometry import inside, overlap, square
 from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.chart.svg import chart_svg
+from explorer.core.hardware.efficiency import published
 from explorer.core.model.session import Session
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.words.design_lab import STAGES, Lab
@@ -315,3 +316,31 @@ def test_a_profile_s_kernels_are_squares_at_their_measured_place_coloured_by_cla
     assert squares["other"].fill == THEMES["light"].suspect  # no name pattern: grey
     assert "run: 2 of 2 kernels" in [t.text for t in chart.texts if t.kind == ElementKind.KEY]
     assert not problems(chart)
+
+
+def test_a_calibration_s_roofs_are_drawn_under_the_datasheet_s(catalog, models):
+    """With Times › calibrated and a calibration of the device, dashed roofs at the shares it
+    measured: products at gemm × the matrix peak, weights at gemm_bandwidth × the bandwidth."""
+    from explorer.chart.elements import ElementKind
+    from explorer.core.hardware.efficiency import CALIBRATED_FOLDER, to_text
+    from explorer.paths import user_path
+
+    h100 = next(f for f in published() if f.id == "h100")
+    mine = replace(h100, id="calibrated-h100-sxm", name="h100-sxm, calibrated 2026-12-01",
+                   measured="2026-12-01T10:00:00+00:00, cupy")
+    path = user_path(CALIBRATED_FOLDER, "calibrated-h100-sxm.yaml")
+    path.write_text(to_text(mine), encoding="utf-8")
+    try:
+        doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",),
+                                               params=WorkloadParams(efficiency="calibrated")))
+        chart = build_chart(doc, PAGES["slide 16:9"])
+        roofs = [line for line in chart.lines if line.kind == ElementKind.MEASURED_ROOF
+                 and "this machine's kernels" in line.tooltip]
+        flat = [line for line in roofs if line.points[0][1] == pytest.approx(line.points[1][1])]
+        assert len(roofs) == 2 and len(flat) == 1
+        assert flat[0].points[0][1] == pytest.approx(chart.y_px(989.4e12 * h100.gemm), rel=1e-3)
+        doc.set_params(efficiency="published")  # published factors: no such roofs
+        assert not [line for line in build_chart(doc, PAGES["slide 16:9"]).lines
+                    if "this machine's kernels" in line.tooltip]
+    finally:
+        path.unlink()

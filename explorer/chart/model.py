@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from explorer.chart import palette
+from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, fitted, key_width, workload_entries
@@ -261,7 +262,7 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
     track, points = workload_marks(chart, shot, theme)
-    ceilings = [*measured_ceilings(chart, shot, theme),
+    ceilings = [*measured_ceilings(chart, shot, theme), *calibrated_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
     markers = [*ridge_marks, *measured_marks(chart, measured, theme),
                *profile_marks(chart, shot.profiles, theme), *points]
