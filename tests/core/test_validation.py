@@ -26,7 +26,7 @@ def test_the_set_covers_devices_batches_parallel_layouts_and_experts():
     runs = read_runs()
     assert len(runs) >= 15
     assert {r.hardware for r in runs} >= {"a100-80gb-sxm", "h100-sxm", "h200-sxm", "mi300x"}
-    assert {r.kind for r in runs} >= {"generate", "prefill", "decode"}
+    assert {r.kind for r in runs} >= {"generate", "prefill", "decode", "train"}
     assert {r.workload.get("tp", 1) for r in runs} >= {1, 2, 4, 8}
     assert max(r.workload["batch"] for r in runs) >= 128 and "mixtral-8x7b" in {r.model for r in runs}
     assert all(r.source.startswith("https://") and r.quote and r.derivation for r in runs)
@@ -57,6 +57,8 @@ def test_the_readmes_sentences_on_where_it_lands(checked):
     faster = [c for c in checked if (c.run.kind == "prefill" and c.run.hardware in ("h100-sxm", "h200-sxm"))
               or (c.run.hardware == "mi300x" and c.run.workload["batch"] >= 32)]
     assert len(faster) >= 8 and all(c.expected_s < c.run.measured_s for c in faster)
+    training = [c for c in checked if c.run.kind == "train"]
+    assert training and all(c.expected_s > c.run.measured_s for c in training)  # "slower than measured"
 
 
 def test_the_readme_holds_this_table(checked):
