@@ -4,13 +4,14 @@ written that ``--efficiency calibrated`` uses.
 
 The fit takes the model the expected time uses (``expected.product_time``): a product's
 arithmetic at peak × gemm × K / (K + gemm_depth) with its rows padded to tiles of
-gemm_tile, or its bytes at bandwidth × gemm_bandwidth, whichever is slower, plus a launch.
-The launch is the tiny product's measured time; the other four are searched on a grid
-that minimises the squared log error over the rows and depth sweeps (the held-out shapes
-are left out, to check the fit). The peak is the device's (the catalogue's for a matched
-GPU, the derived one for a CPU); the bandwidth the catalogue's, or on a CPU, which has no
-datasheet figure here, the best stream rate of the same run (its share is then 1 by
-definition, and the profile says so).
+gemm_tile, and its bytes at bandwidth × gemm_bandwidth, the shorter hidden under the
+longer as far as gemm_overlap says, plus a launch. Times are the fast end of each
+kernel's timings (``quiet_time``). The launch is the tiny product's time; the other five
+factors are searched on a grid that minimises the squared log error over the rows and
+depth sweeps (the held-out shapes are left out, to check the fit). The peak and bandwidth
+are the catalogue's for a device it lists (a GPU by its name, a CPU by its model); for a
+CPU it does not list, the derived peak and the best stream rate of the same run (whose
+share is then 1 by definition), and the profile applies to no device.
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ class Roofs:
     bandwidth_source: str
 
 
+def quiet_time(p: Point) -> float:
+    """A kernel's time on a quiet machine: the fast end of its timings (the 20th
+    percentile), since other programs and clock drift only ever add time."""
+    return p.time_p20_s
+
+
 def _products(results: Results, held_out: bool) -> list[Point]:
     return [p for p in results.points if p.suite == SUITE and p.kernel != "launch" and p.trusted
             and p.kernel.endswith(HELD_OUT) == held_out]
@@ -109,7 +116,7 @@ def _grid_fit(points: list[Point], roofs: Roofs, launch_s: float) -> tuple[dict[
     m, n, k = (np.array([p.size[axis] for p in points], dtype=float) for axis in "mnk")
     flops = 2 * m * n * k
     moved = np.array([p.bytes for p in points], dtype=float)
-    measured = np.array([p.time_median_s for p in points])
+    measured = np.array([quiet_time(p) for p in points])
     best = (math.inf, None)
     memory = moved / (roofs.bandwidth * SHARES[None, :, None])  # gemm_bandwidth × points
     for tile, depth in itertools.product(TILES, DEPTHS):
@@ -141,7 +148,7 @@ def fit(results: Results, roofs: Roofs, backend: str, measured: str = "") -> Eff
     stream = results.best_bandwidth()
     if stream is None:
         raise CalibrationError("no trusted stream measurement: the bandwidth share cannot be fitted")
-    launch_s = launches[0].time_median_s
+    launch_s = quiet_time(launches[0])
     values, error = _grid_fit(products, roofs, launch_s)
     values.update(kernel_us=launch_s * 1e6, bandwidth=min(1.0, stream.value / roofs.bandwidth))
     notes = {
@@ -240,5 +247,5 @@ def held_out_errors(results: Results, profile: Efficiency, roofs: Roofs) -> list
         m, n, k = (p.size[axis] for axis in "mnk")
         predicted = product_time(profile, 2 * m * n * k, p.bytes, m, k, roofs.peak_flops, roofs.bandwidth)
         predicted += profile.value("kernel_us") * 1e-6
-        out.append((f"{m}×{n}×{k}", predicted / p.time_median_s))
+        out.append((f"{m}×{n}×{k}", predicted / quiet_time(p)))
     return out

@@ -9,6 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.model.hf_config import CONFIG_MODEL
 from tests.core.test_hf_config import MIXTRAL_8X7B
+from tests.ui.drops import drop_file
 
 
 def test_opening_a_config_shows_its_model_and_undo_takes_it_back(window, mixtral):
@@ -40,17 +41,9 @@ def test_a_broken_config_says_why_and_changes_nothing(window, tmp_path, monkeypa
 
 
 def test_a_config_dropped_on_the_window_opens(window, mixtral, qtbot):
-    data = QtCore.QMimeData()
-    data.setUrls([QtCore.QUrl.fromLocalFile(str(mixtral))])
+    drop_file(window, mixtral)
     point = QtCore.QPointF(window.width() / 2, window.height() / 2)
     actions = QtCore.Qt.DropAction.CopyAction
-    enter = QtGui.QDragEnterEvent(point.toPoint(), actions, data, QtCore.Qt.MouseButton.LeftButton,
-                                  QtCore.Qt.KeyboardModifier.NoModifier)
-    window.dragEnterEvent(enter)
-    assert enter.isAccepted()
-    drop = QtGui.QDropEvent(point, actions, data, QtCore.Qt.MouseButton.LeftButton,
-                            QtCore.Qt.KeyboardModifier.NoModifier)
-    window.dropEvent(drop)
     qtbot.waitUntil(lambda: window.state.session.model == CONFIG_MODEL, timeout=2000)
     text = QtCore.QMimeData()
     text.setText("not a file")

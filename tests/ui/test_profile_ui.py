@@ -1,22 +1,10 @@
 """A profile of a real run in the window: File › Import profile…, or an Nsight Compute CSV
 dropped on the window: its kernels on the chart, a broken export refused by name."""
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtWidgets
 
 from tests.profiles.test_ncu import raw_page
-
-
-def _drop(window, path) -> None:
-    data = QtCore.QMimeData()
-    data.setUrls([QtCore.QUrl.fromLocalFile(str(path))])
-    point = QtCore.QPointF(window.width() / 2, window.height() / 2)
-    actions = QtCore.Qt.DropAction.CopyAction
-    enter = QtGui.QDragEnterEvent(point.toPoint(), actions, data, QtCore.Qt.MouseButton.LeftButton,
-                                  QtCore.Qt.KeyboardModifier.NoModifier)
-    window.dragEnterEvent(enter)
-    assert enter.isAccepted()
-    window.dropEvent(QtGui.QDropEvent(point, actions, data, QtCore.Qt.MouseButton.LeftButton,
-                                      QtCore.Qt.KeyboardModifier.NoModifier))
+from tests.ui.drops import drop_file
 
 
 def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path):
@@ -24,7 +12,7 @@ def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path
     path.write_text(raw_page())
     messages = []
     window.state.sig_message.connect(messages.append)
-    _drop(window, path)
+    drop_file(window, path)
     qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
     squares = [m for m in window.chart.chart.markers if m.kind == "profile"]
     assert {m.name for m in squares} == {"hgemm_kernel", "other"}
@@ -51,7 +39,7 @@ def test_a_dropped_pytorch_trace_is_a_profile_not_a_model_config(window, qtbot, 
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(trace()))
     model = window.state.session.model
-    _drop(window, path)
+    drop_file(window, path)
     qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
     assert window.state.profiles[0].tool.startswith("PyTorch profiler")
     assert window.state.session.model == model
