@@ -90,7 +90,8 @@ def lower_precision(a: Analysis) -> Explanation | None:
     roof, claims = _roof_change(a, after.roofs.matrix, lower)
     step = "If it fit, the step" if not a.totals.fits_in_memory else "The step"
     text = (f"In {lower} {_halved(a.params, lower)} half the bytes. {roof} {step} would take "
-            f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)}: {change.phrase}")
+            f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)} at the bound: "
+            f"{change.phrase}")
     memory_bound = [x.totals.bound == MEMORY for x in (a, after)]
     if change.word == "faster" and all(memory_bound):
         bound = Bound(other, MEMORY)
@@ -112,7 +113,7 @@ def fused_attention(a: Analysis) -> Explanation | None:
         f"{format_si(saved, 'B')} more per step than a fused kernel that keeps it on chip. "
         f"{'Fused' if a.totals.fits_in_memory else 'Fused, if it fit'}, the step would take "
         f"{format_time(fused.analysis().totals.time_s)} instead of "
-        f"{format_time(a.totals.time_s)}, {change.phrase}. (A fused kernel is counted at its "
+        f"{format_time(a.totals.time_s)} at the bound, {change.phrase}. (A fused kernel is counted at its "
         f"compulsory traffic, each input read once and the output written once: a lower bound, "
         f"as FlashAttention reads K and V again for every tile of queries.)"),
         (change,), {"bytes_saved": float(saved), "speedup": change.factor,

@@ -161,9 +161,9 @@ def batch_crossing(a: Analysis) -> Explanation | None:
     claims = [top, crossing, first, last]
     numbers = {"max_batch": top.batch, "tokens_per_s_batch_1": first.per_s,
                "tokens_per_s_max_batch": last.per_s, "levels_off_batch": knee.batch}
-    text = (f"Every sequence in a batch reuses the same weights, so throughput grows with the batch, "
-            f"from {first.phrase} at batch 1 to {last.phrase} at batch {top.phrase}, the largest that "
-            f"fits at a context of {a.params.context:,}.")
+    text = (f"Every sequence in a batch reuses the same weights, so throughput grows with the batch: "
+            f"at the bound, from {first.phrase} at batch 1 to {last.phrase} at batch {top.phrase}, the "
+            f"largest that fits at a context of {a.params.context:,}.")
     if crossing.batch is None:
         apart = "Apart from its communication, the step" if a.totals.link_bytes else "The step"
         text += (f" {apart} stays {crossing.phrase} all the way: each sequence reads its own KV "
