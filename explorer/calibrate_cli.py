@@ -50,7 +50,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except calibrate.CalibrationError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
-    _report(done, calibrate.roofs_for(results, catalog), out)
+    _report(done, out)
     errors = [abs(ratio - 1) for _, ratio in done.held_out]
     if args.check and (not errors or statistics.median(errors) > 0.15 or max(errors) > 0.4):
         print("roofline-explorer: the calibration does not predict its held-out products within "
@@ -82,8 +82,8 @@ def _measure(args: argparse.Namespace, err: TextIO):
         return None
 
 
-def _report(done, roofs, out: TextIO) -> None:
-    profile, held_out, path = done.profile, done.held_out, done.path
+def _report(done, out: TextIO) -> None:
+    profile, held_out, path, roofs = done.profile, done.held_out, done.path, done.roofs
     rows = [(name, f"{factor.value:.4g}", factor.note) for name, factor in profile.factors.items()]
     print(f"{profile.name}: shares of {roofs.peak_flops / 1e12:.3g} TFLOP/s and "
           f"{roofs.bandwidth / 1e9:.3g} GB/s ({roofs.bandwidth_source})", file=out)

@@ -56,6 +56,14 @@ def gpu_job(device: int = 0) -> str:
     return f"gpu-{device}"
 
 
+def _opened(backend: str, device: int):
+    """The backend a job measures with, or the JobError that says why it cannot run."""
+    try:
+        return open_backend(backend, device)
+    except BackendUnavailable as exc:
+        raise JobError(f"The {backend} backend cannot run here: {exc}") from None
+
+
 class Jobs(QtCore.QObject):
     sig_started = QtCore.Signal(str, str)  # job, what runs ("NumPy on …")
     sig_progress = QtCore.Signal(str, object)  # job, its report
@@ -134,10 +142,7 @@ class Jobs(QtCore.QObject):
         catalog = self.catalog()
 
         def work(token: CancelToken, emit) -> Any:
-            try:
-                opened = open_backend(backend, device)
-            except BackendUnavailable as exc:
-                raise JobError(f"The {backend} backend cannot run here: {exc}") from None
+            opened = _opened(backend, device)
             reference, note = reference_for(opened, catalog, compare)
             emit(Report.STARTED, opened.label + (f" ({note})" if note else ""))
             journal = open_journal(journal_folders(), opened, suites, reference)
@@ -163,10 +168,7 @@ class Jobs(QtCore.QObject):
         catalog = self.catalog()
 
         def work(token: CancelToken, emit) -> Any:
-            try:
-                opened = open_backend(backend, device)
-            except BackendUnavailable as exc:
-                raise JobError(f"The {backend} backend cannot run here: {exc}") from None
+            opened = _opened(backend, device)
             emit(Report.STARTED, f"{opened.label}, calibrating")
             results = drive(run(opened, list(calibrate.SUITES), preset, cancel=token),
                             lambda progress: emit(Report.PROGRESS, progress))

@@ -22,7 +22,7 @@ GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", Op
 
 def placed(profile: Profile) -> list:
     """The kernels a chart can place: FLOPs and DRAM bytes both counted."""
-    return [k for k in profile.folded() if k.total_flops > 0 and k.bytes.get("dram")]
+    return [k for k in profile.shown if k.total_flops > 0 and k.bytes.get("dram")]
 
 
 def profile_points(profiles) -> list[tuple[float, float]]:
@@ -56,7 +56,7 @@ def profile_entries(profiles, theme) -> list[Entry]:
         return []
     out = [Entry("Profile (measured)", "heading", bold=True)]
     for profile in profiles:
-        shown, kernels = len(placed(profile)), len(profile.folded())
+        shown, kernels = len(placed(profile)), len(profile.shown)
         counted = f"{shown} of {kernels} kernels" + ("" if shown else " (no FLOPs and DRAM bytes counted)")
         out.append(Entry(f"{Path(profile.source).stem}: {counted}", "marker", theme.foreground, "square",
                          fill=theme.suspect))

@@ -57,13 +57,15 @@ class CalibrationError(RuntimeError):
 
 @dataclass(frozen=True)
 class Calibration:
-    """A calibration's run and, when it was fitted, its profile, where it was written and
-    how well it predicts the held-out products ((label, predicted ÷ measured) each)."""
+    """A calibration's run and, when it was fitted, its profile, where it was written, the
+    roofs its shares are of, and how well it predicts the held-out products ((label,
+    predicted ÷ measured) each)."""
 
     results: Results
     profile: Efficiency | None = None
     path: Path | None = None
     held_out: tuple[tuple[str, float], ...] = ()
+    roofs: Roofs | None = None
 
     @property
     def in_data_folder(self) -> bool:
@@ -237,7 +239,7 @@ def calibrate_and_write(results: Results, catalog, path: Path | None = None) -> 
     profile = fit(results, roofs, results.machine.get("backend", ""))
     path = path or user_path(CALIBRATED_FOLDER, f"{profile.id}.yaml")
     write_text_atomic(path, to_text(profile))
-    return Calibration(results, profile, path, tuple(held_out_errors(results, profile, roofs)))
+    return Calibration(results, profile, path, tuple(held_out_errors(results, profile, roofs)), roofs)
 
 
 def held_out_errors(results: Results, profile: Efficiency, roofs: Roofs) -> list[tuple[str, float]]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
-from explorer.core.files.reading import read_bytes
+from explorer.core.files.reading import decoded, open_regular, read_bytes
 from explorer.profiles.profile import Profile, ProfiledKernel
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
@@ -41,13 +41,20 @@ def gunzipped(path: str | Path, data: bytes) -> bytes:
     return out
 
 
-def is_trace(path: str | Path) -> bool:
-    """Whether ``path`` looks like a Kineto trace (its start names ``traceEvents``)."""
+def is_trace(path: str | Path, head: int = 1 << 20) -> bool:
+    """Whether ``path`` looks like a Kineto trace: its first ``head`` bytes (decompressed
+    first, when gzip) name ``traceEvents``. Only that much is read."""
     try:
-        data = gunzipped(path, read_bytes(path, MAX_TRACE_BYTES))
-    except DataFileError:
+        with open_regular(path) as handle:
+            start = handle.read(head)
+    except (DataFileError, OSError):
         return False
-    return b'"traceEvents"' in data[: 1 << 20]
+    if start.startswith(b"\x1f\x8b"):
+        try:
+            start = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(start, head)
+        except zlib.error:
+            return False
+    return b'"traceEvents"' in start
 
 
 def _number(path, event: dict, key: str, index: int) -> float:
@@ -83,12 +90,7 @@ def _op_flops(path, events: list) -> dict[Any, tuple[int, str]]:
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read)."""
     data = gunzipped(path, read_bytes(path, MAX_TRACE_BYTES) if data is None else data)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataFileError(path, f"is not UTF-8 text (byte {exc.start:,} cannot be decoded): a PyTorch "
-                                  "profiler trace is UTF-8 JSON") from None
-    doc = parse_json(text, path)
+    doc = parse_json(decoded(path, data), path)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise DataFileError(path, 'has no "traceEvents" list: not a PyTorch profiler trace')

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from explorer.core.analysis.analysis import Analysis
@@ -54,8 +55,14 @@ def _read_pattern(fields: Fields) -> Pattern:
 
 
 def read_patterns(path: str | Path | None = None) -> list[Pattern]:
-    return read_entries(path or resource_path("profiles", "kernel-names.yaml"), "patterns", SCHEMA,
-                        _read_pattern)
+    """The patterns of ``path``, or the bundled ones (read once: a chart asks on every frame)."""
+    return read_entries(path, "patterns", SCHEMA, _read_pattern) if path else list(_bundled())
+
+
+@lru_cache(maxsize=1)
+def _bundled() -> tuple[Pattern, ...]:
+    return tuple(read_entries(resource_path("profiles", "kernel-names.yaml"), "patterns", SCHEMA,
+                              _read_pattern))
 
 
 def class_of(name: str, patterns: list[Pattern]) -> str | None:

@@ -4,6 +4,7 @@ bytes moved at each memory level), and what a chart places of them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 LEVELS = ("dram", "l2", "l1")  # main memory, the L2 cache, the L1 / texture cache
 OTHER = "other"  # the kernels folded together, each under ``FOLD_SHARE`` of the time
@@ -45,6 +46,11 @@ class Profile:
     @property
     def time_s(self) -> float:
         return sum(k.time_s for k in self.kernels)
+
+    @cached_property
+    def shown(self) -> tuple[ProfiledKernel, ...]:
+        """``folded()`` at its default share, worked out once (a chart asks on every frame)."""
+        return self.folded()
 
     def folded(self, share: float = FOLD_SHARE) -> tuple[ProfiledKernel, ...]:
         """The kernels by name (launches of one kernel summed), largest time first, those

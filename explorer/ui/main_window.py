@@ -263,7 +263,7 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
 
     # -- state -----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
-        self.summary_label.setText(step_summary(self.state.analysis()))
+        self.summary_label.setText(step_summary(self.state.analysis(), self.state.expected()))
         if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
         self._update_title()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import EllipsisType
 from typing import Any
 
 from explorer.core.analysis.analysis import Analysis
@@ -265,15 +266,16 @@ def step_words(model, params) -> str:
     return _step_words(model, params) + (f", {spread}" if spread else "")
 
 
-def step_summary(a: Analysis) -> str:
+def step_summary(a: Analysis, e: Expected | EllipsisType | None = ...) -> str:
     """The step in one line, for the status bar: what runs, its time, throughput and bound,
-    and its memory against the budget."""
+    its expected time (``e``: already worked out, e.g. the document's; worked out here when
+    not given), and its memory against the budget."""
     t, p = a.totals, a.params
     fit = "fits in" if t.fits_in_memory else "does NOT fit in"
     memory = ", ".join(name for name, held in (("weights", True), ("optimizer state", t.state_bytes),
                                                ("KV cache", t.kv_bytes_per_token), ("activations", True))
                        if held)
-    e = expected_for(a)
+    e = expected_for(a) if e is ... else e
     expected = f"; {expected_words(a, e)}" if e is not None else ""
     return (f"{a.model.name}, {step_words(a.model, p)}, {p.dtype}: bound at datasheet peaks "
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "

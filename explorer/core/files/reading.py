@@ -76,7 +76,11 @@ def read_bytes(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
 
 def read_text(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
     """``read_bytes`` decoded as UTF-8 (a file in another encoding is refused by name)."""
-    data = read_bytes(path, limit)
+    return decoded(path, read_bytes(path, limit))
+
+
+def decoded(path: str | Path, data: bytes) -> str:
+    """``data`` read from ``path`` as UTF-8 text, or the DataFileError that names the byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

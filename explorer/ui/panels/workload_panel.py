@@ -6,7 +6,6 @@ from html import escape
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.report import expected_words, parameter_words
 from explorer.core.model import parallel
 from explorer.core.model.hf_config import CONFIG_MODEL
@@ -243,7 +242,7 @@ class WorkloadPanel(QtWidgets.QWidget):
             f"{format_time(t.memory_time_s)}"
             + (f", communication {format_time(t.link_time_s)}" if t.link_bytes else "")
             + ")" + (f" on {t.devices:,} devices" if t.devices > 1 else "")
-            + f"; {escape(expected_words(analysis, expected_for(analysis)))}"
+            + f"; {escape(expected_words(analysis, self.state.expected()))}"
             + f".<br>{format_count(t.flops)}FLOP and {format_si(t.bytes, 'B')} per step"
             + (" and device" if t.devices > 1 else "") + f": {format_number(t.intensity)} FLOP/byte. "
             + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
