@@ -6,16 +6,16 @@ import argparse
 from dataclasses import replace
 
 
-def count_type(maximum: int):
-    """An argparse type: a whole number from 1 to ``maximum``."""
+def count_type(maximum: int, minimum: int = 1):
+    """An argparse type: a whole number from ``minimum`` to ``maximum``."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
         if value > maximum:
             raise argparse.ArgumentTypeError(f"must be at most {maximum:,}, got {value:,}")
         return value
@@ -65,11 +65,12 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
         default = "" if p.default is None or p.kind is Kind.FLAG else f" (default {p.default})"
         p = replace(p, help=p.help.replace("%", "%%"))  # argparse formats help with %
         if p.kind is Kind.FLAG:
-            parser.add_argument(p.flag, action="store_true", help=p.help)
+            parser.add_argument(p.flag, action=argparse.BooleanOptionalAction, default=p.default,
+                                help=p.help + (" (default: on)" if p.default else ""))
         elif p.kind is Kind.CHOICE:
             parser.add_argument(p.flag, choices=p.choices, default=p.default, help=p.help + default)
         elif p.kind is Kind.COUNT:
-            parser.add_argument(p.flag, type=count_type(int(p.maximum)), default=p.default,
+            parser.add_argument(p.flag, type=count_type(int(p.maximum), int(p.minimum)), default=p.default,
                                 metavar="N", help=p.help + default)
         else:
             parser.add_argument(p.flag, type=share_from(p.minimum), default=p.default, metavar="SHARE",

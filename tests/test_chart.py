@@ -58,7 +58,7 @@ def documents(catalog, models, scenes):
         hardware=("h100-sxm",), model="llama-3-70b", params=WorkloadParams(context=4096, tp=8))), ""
     yield "training over nodes", Document(catalog, models, Session(
         hardware=("h100-sxm", "b200"), model="llama-3-70b",
-        params=WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute=True))), ""
+        params=WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute="full"))), ""
 
 
 @pytest.fixture(scope="module")

@@ -50,10 +50,10 @@ def test_a_session_file_with_an_impossible_split_is_refused(doc, tmp_path, catal
 def test_a_split_training_session_survives_saving(tmp_path, catalog, models):
     from explorer.core.model.session import load_session
 
-    params = WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute=True)
+    params = WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute="full")
     session = Session(hardware=("h100-sxm",), model="llama-3-70b", params=params)
     path = tmp_path / "train.yaml"
     session.save(path)
     assert load_session(path, catalog, models).params == session.params
     text = path.read_text()
-    assert "tp: 8" in text and "recompute: true" in text and "ep:" not in text  # defaults stay out
+    assert "tp: 8" in text and "recompute: full" in text and "ep:" not in text  # defaults stay out

@@ -24,7 +24,7 @@ ROLE_GROUPS = {
     "elementwise": ("norm", "residual", "activation", "pool"),
     "embedding / head": ("embedding", "lm_head"),
     "convolution": ("conv",),
-    "communication": ("all_reduce", "all_to_all", "send_recv"),
+    "communication": ("all_reduce", "all_to_all", "all_gather", "send_recv"),
 }
 ROLE_GROUP = {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
 

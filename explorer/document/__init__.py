@@ -28,6 +28,7 @@ from explorer.core.hardware.catalog import Catalog
 from explorer.core.model.custom import Layer
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import ModelSpec
+from explorer.core.model.parameters import BY_NAME, TRAINING_ONLY
 from explorer.core.model.presets import ModelCatalog
 from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -228,9 +229,12 @@ class Document(Notifier, Measurements, Derived):
                      "Edit the custom stack")
 
     def set_params(self, **changes) -> None:
-        """Change workload parameters; raises WorkloadError (naming the parameter) if invalid."""
-        params = replace(self._session.params, **changes)
+        """Change workload parameters; raises WorkloadError (naming the parameter) if invalid.
+        Leaving training puts the rows only training uses back to their defaults (one step)."""
         described = ", ".join(f"{k} {v}" for k, v in changes.items())
+        if changes.get("phase", "train") != "train":
+            changes = {**{n: BY_NAME[n].default for n in TRAINING_ONLY}, **changes}
+        params = replace(self._session.params, **changes)
         self._change(replace(self._session, params=params), f"Set {described}")
 
     def set_workload(self, model: str, params: WorkloadParams, text: str,

@@ -30,7 +30,7 @@ def test_tp8_decode_lists_two_all_reduces_per_layer():
 
 def test_a_training_run_in_days_device_hours_and_energy():
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-2-7b", "--phase", "train",
-                       "--seq", "4096", "--batch", "64", "--dp", "8", "--recompute", "--causal",
+                       "--seq", "4096", "--batch", "64", "--dp", "8", "--recompute", "full",
                        "--tokens", "2e12", "--mfu", "0.5", "--json")
     assert code == 0
     report = json.loads(out)
@@ -48,7 +48,8 @@ def test_a_training_run_in_days_device_hours_and_energy():
 
 def test_text_output_names_the_split_and_the_run():
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--phase", "train",
-                       "--seq", "4096", "--batch", "64", "--tp", "8", "--pp", "4", "--dp", "2", "--recompute",
+                       "--seq", "4096", "--batch", "64", "--tp", "8", "--pp", "4", "--dp", "2",
+                       "--recompute", "full",
                        "--tokens", "1.4e12")
     assert code == 0
     assert "64 devices: tensor parallel 8, pipeline 4, data parallel 2; the ops below are one device's" in out

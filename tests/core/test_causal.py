@@ -22,8 +22,8 @@ def test_pairs_kept_by_a_causal_mask():
 
 def test_causal_prefill_counts_half_the_score_flops_and_the_same_bytes(models):
     model = models["llama-3-8b"]
-    full = ops_of(model, phase="prefill", seq=512)
-    causal = ops_of(model, phase="prefill", seq=512, causal=True)
+    full = ops_of(model, phase="prefill", seq=512, causal=False)
+    causal = ops_of(model, phase="prefill", seq=512)  # the default
     for name in ("attn_score", "attn_value"):
         products = 2 * 32 * 128 * (512 * 513 // 2)  # 2 × heads × head_dim × kept pairs, batch 1
         softmax = 5 * 32 * (512 * 513 // 2) if name == "attn_score" else 0
@@ -31,7 +31,7 @@ def test_causal_prefill_counts_half_the_score_flops_and_the_same_bytes(models):
         assert causal[name].bytes == full[name].bytes
         assert causal[name].flops / full[name].flops == pytest.approx(513 / 1024)
     assert causal["q_proj"] == full["q_proj"]
-    assert ops_of(model, causal=True)["attn_score"] == ops_of(model)["attn_score"]  # decode: all tokens
+    assert ops_of(model, causal=False)["attn_score"] == ops_of(model)["attn_score"]  # decode: all tokens
 
 
 def test_a_window_caps_the_pairs_a_causal_prefill_keeps():
@@ -41,9 +41,9 @@ def test_a_window_caps_the_pairs_a_causal_prefill_keeps():
 
 
 def test_causal_is_saved_with_the_session_and_checked(tmp_path, catalog, models):
-    session = Session(params=WorkloadParams(phase="prefill", causal=True))
+    session = Session(params=WorkloadParams(phase="prefill", causal=False))
     session.save(tmp_path / "s.yaml")
-    assert "causal: true" in (tmp_path / "s.yaml").read_text()
+    assert "causal: false" in (tmp_path / "s.yaml").read_text()
     assert load_session(tmp_path / "s.yaml", set(catalog), set(models)) == session
     with pytest.raises(WorkloadError, match="causal must be true or false"):
         WorkloadParams(causal="yes")

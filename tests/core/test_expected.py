@@ -136,7 +136,9 @@ def test_training_reports_the_utilisation_its_expected_time_implies(models, cata
     a = analyze(models["llama-3-8b"], WorkloadParams(phase="train", seq=2048, batch=8), catalog["h100-sxm"])
     doc = analysis_dict(a)
     mfu = doc["efficiency"]["expected_mfu"]
-    flops = a.totals.flops  # forward and backward, no recomputation: all model FLOPs
+    optimizer = next(o.flops for o in a.ops if o.name == "optimizer")
+    flops = a.totals.flops - optimizer  # forward and backward, no recomputation: the model's FLOPs
+    assert a.model_flops == flops
     assert mfu == pytest.approx(flops / (doc["totals"]["expected_time_s"] * 989.4e12), rel=1e-6)
     assert 0.3 < mfu < 0.75  # published large runs: 0.35–0.55
 
@@ -197,7 +199,7 @@ def test_training_launches_a_kernel_per_pass_and_micro_batch(models, catalog):
 
     plain = per_op(batch=8, dp=2)
     assert plain["q_proj"] == 3 and plain["optimizer"] == 1 and plain["grad_all_reduce"] == 1
-    piped = per_op(batch=8, pp=2, tp=2, recompute=True)
+    piped = per_op(batch=8, pp=2, tp=2, recompute="full")
     assert piped["q_proj"] == 4 * 8 and piped["stage_send"] == 2 * 8 and piped["attn_all_reduce"] == 3 * 8
 
 

@@ -146,7 +146,7 @@ def test_a_sweep_agrees_with_the_analysis_of_each_batch(models, catalog):
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"phase": "train", "batch": 64, "seq": 4096, "tp": 8, "pp": 4, "dp": 2, "recompute": True},
+    {"phase": "train", "batch": 64, "seq": 4096, "tp": 8, "pp": 4, "dp": 2, "recompute": "full"},
     {"phase": "train", "batch": 16, "seq": 2048, "pp": 8, "tp": 8},
     {"batch": 64, "context": 2048, "pp": 4, "tp": 2},
     {"phase": "prefill", "batch": 8, "seq": 4096, "tp": 8},
@@ -173,7 +173,7 @@ def test_explain_says_what_communication_costs_and_its_claims_hold(models, catal
     assert all(e.problems() == [] for e in found.values())
     assert "Apart from its communication, the step stays memory-bound" in found["Batching"].text
     train = analyze(models["llama-3-70b"], WorkloadParams(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2,
-                                                          recompute=True), catalog["h100-sxm"])
+                                                          recompute="full"), catalog["h100-sxm"])
     memory = {e.title: e for e in explain_workload(train)}["Memory"]
     assert "on each of its 64 devices" in memory.text and "gradients and Adam's state 29.6 GiB" in memory.text
     assert memory.problems() == []

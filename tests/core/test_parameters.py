@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.core.model.parameters import PARAMETERS, Kind, reference_table
+from explorer.core.model.parameters import PARAMETERS, TRAINING_ONLY, Kind, reference_table
 from explorer.core.model.session import Session, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
@@ -19,7 +19,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def other_value(p):
     """A valid value of ``p`` that is not its default."""
     if p.kind is Kind.FLAG:
-        return True
+        return not p.default
     if p.kind is Kind.CHOICE:
         return next(c for c in p.choices if c != p.default)
     if p.kind is Kind.COUNT:
@@ -29,7 +29,9 @@ def other_value(p):
 
 def valid_params(p, value) -> WorkloadParams:
     """WorkloadParams with ``p`` set to ``value`` and what that value needs to be valid."""
-    needs = {"recompute": {"phase": "train"}, "weight_dtype": {}, "kv_dtype": {},
+    needs = {name: {"phase": "train"} for name in TRAINING_ONLY}
+    needs = {**needs, "vpp": {"phase": "train", "pp": 2, "batch": 2},
+             "zero": {"phase": "train", "dp": 2, "batch": 2}, "sp": {"phase": "train", "tp": 2},
              "dp": {"batch": 2}, "ep": {"batch": 2}}.get(p.name, {})
     if p.name == "phase" and value == "train":
         needs = {}
@@ -65,7 +67,10 @@ def test_every_row_s_flag_is_accepted_by_analyze(p):
         value = getattr(params, q.name)
         if value == q.default or value is None:
             continue
-        argv += [q.flag] if q.kind is Kind.FLAG else [q.flag, str(value)]
+        if q.kind is Kind.FLAG:
+            argv.append(q.flag if value else "--no-" + q.flag[2:])
+        else:
+            argv += [q.flag, str(value)]
     code, out, err = run(*argv)
     assert code == 0, err
     assert json.loads(out)["ops"]

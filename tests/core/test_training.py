@@ -41,7 +41,7 @@ def test_training_flops_are_6_n_d_plus_the_attention_term(models, h100, ident):
 def test_recomputation_adds_a_forward(models):
     m = models["llama-2-7b"]
     three = build_ops(m, WorkloadParams(phase="train", batch=2, seq=512))
-    four = build_ops(m, WorkloadParams(phase="train", batch=2, seq=512, recompute=True))
+    four = build_ops(m, WorkloadParams(phase="train", batch=2, seq=512, recompute="full"))
     forward = {o.name: o for o in build_ops(m, WorkloadParams(phase="prefill", batch=2, seq=512))}
     for o3, o4 in zip(three, four, strict=True):
         if o3.name in ("optimizer",):
@@ -71,11 +71,11 @@ def test_activations_follow_korthikanti_et_al(models, h100):
     assert naive.totals.activation_bytes == layers * (s * h * 34 + 5 * 32 * s * s)
     tp = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, tp=8), h100).totals.activation_bytes
     assert tp == layers * s * h * (10 + 3)
-    recomputed = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, recompute=True), h100)
+    recomputed = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, recompute="full"), h100)
     assert recomputed.totals.activation_bytes == 2 * s * h * layers + s * h * 34
     # 7 B parameters train on one 80 GB device only with recomputation and a small batch
     assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s), h100) == 0  # 16 B/param: 108 GB
-    assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s, tp=2, recompute=True), h100) > 8
+    assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s, tp=2, recompute="full"), h100) > 8
 
 
 def test_the_pipeline_bubble_and_the_once_a_step_ops(models, h100):
@@ -95,8 +95,8 @@ def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
     m = models["llama-3-70b"]
     sends = {r: next(o for o in build_ops(m, WorkloadParams(phase="train", batch=8, seq=512, pp=4,
                                                             recompute=r)) if o.name == "stage_send")
-             for r in (False, True)}
-    assert sends[True].bytes == sends[False].bytes  # forward activations and backward gradients only
+             for r in ("none", "full")}
+    assert sends["full"].bytes == sends["none"].bytes  # forward activations and backward gradients only
     mixtral = models["mixtral-8x7b"]
     params = WorkloadParams(phase="train", batch=16, seq=512, ep=8, dp=2)
     ops = {o.name: o for o in build_ops(mixtral, params)}
@@ -108,7 +108,7 @@ def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"phase": "train", "dtype": "fp8"}, "training runs in fp32, bf16, fp16"),
     ({"phase": "train", "weight_dtype": "int4"}, "leave weight_dtype and kv_dtype unset"),
-    ({"phase": "decode", "recompute": True}, "recompute applies to training"),
+    ({"phase": "decode", "recompute": "full"}, "recompute applies to training"),
 ])
 def test_training_refuses_what_it_does_not_model(kwargs, message):
     with pytest.raises(WorkloadError, match=message):
@@ -118,7 +118,7 @@ def test_training_refuses_what_it_does_not_model(kwargs, message):
 def test_a_pipeline_stage_keeps_its_micro_batches_inputs_and_recomputes_one_layer(models, h100):
     m = models["llama-3-70b"]  # 80 layers, d 8192
     s, h = 1024, 8192
-    a = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4, recompute=True), h100)
+    a = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4, recompute="full"), h100)
     # 1F1B: the first stage (20 layers) holds min(pp, 8) = 4 one-sequence micro-batches
     assert a.totals.activation_bytes == 2 * s * h * 20 * 4 + s * h * (10 + 24 / 8)
     kept = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4), h100).totals.activation_bytes

@@ -35,7 +35,16 @@ def test_the_workload_panel_sets_a_training_split(window):
     panel.batch.setValue(8)
     panel.degrees["dp"].setValue(4)
     assert state.params.dp == 4 and state.params.phase == "train"
-    panel.recompute.setChecked(True)
-    assert state.params.recompute
+    panel.recompute.setCurrentText("full")
+    panel.sp.setChecked(True)
+    panel.zero.setValue(1)
+    assert (state.params.recompute, state.params.sp, state.params.zero) == ("full", True, 1)
+    assert panel.zero.isVisibleTo(panel) and panel.sp.isVisibleTo(panel)
     names = [name for name, _, _ in panel.memory._parts]
     assert names[:2] == ["weights", "optimizer state"]
+    panel.phase.setCurrentText("decode")  # leaving training puts its rows back to their defaults
+    assert state.params.phase == "decode"
+    assert (state.params.recompute, state.params.sp, state.params.zero) == ("none", False, 0)
+    assert not panel.zero.isVisibleTo(panel) and not panel.sp.isVisibleTo(panel)
+    state.undo()  # one step
+    assert (state.params.phase, state.params.recompute, state.params.zero) == ("train", "full", 1)

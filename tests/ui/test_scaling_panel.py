@@ -50,7 +50,7 @@ def test_a_bad_budget_is_named(panel):
 
 
 def test_a_training_step_sets_the_devices_and_adds_the_roofline_time(panel):
-    panel.state.set_params(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute=True)
+    panel.state.set_params(phase="train", batch=64, seq=4096, tp=8, pp=4, dp=2, recompute="full")
     assert panel.devices.value() == 64
     text = panel.text.toPlainText()
     assert "At the roofline's step time for the training step" in text and "64 devices" in text

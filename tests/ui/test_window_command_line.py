@@ -16,7 +16,8 @@ from .test_user_files_ui import open_window
 def test_every_workload_parameter_is_a_window_option():
     for p in PARAMETERS:
         other = next((c for c in p.choices if c != p.default), None) if p.choices else 2
-        argv = [p.flag] if p.kind is Kind.FLAG else [p.flag, str(other if p.kind is not Kind.SHARE else 0.5)]
+        flag = p.flag if not p.default else "--no-" + p.flag[2:]  # a flag that is on by default is turned off
+        argv = [flag] if p.kind is Kind.FLAG else [p.flag, str(other if p.kind is not Kind.SHARE else 0.5)]
         args = window_options.parse(argv)
         assert getattr(args, p.name) != p.default, p.name
 
@@ -46,7 +47,7 @@ def test_a_scene_step_and_presentation_mode(qtbot, settings):
 
 @pytest.mark.parametrize(("args", "words"), [
     ({"scene": "decode-batching", "step": 9}, "the scene decode-batching has steps 1 to 4, not 9"),
-    ({"recompute": True}, "recompute applies to training (phase train)"),
+    ({"recompute": "full"}, "recompute applies to training (phase train)"),
     ({"hardware": ("h100-sxm", "nope")}, "nope"),
 ])
 def test_choices_the_window_cannot_show_are_refused_by_name(tmp_path, capsys, args, words):

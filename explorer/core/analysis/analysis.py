@@ -137,6 +137,18 @@ class Analysis:
     links: tuple = ()  # the link each op crosses (None for ops on one device)
 
     @property
+    def model_flops(self) -> float:
+        """One device's FLOPs of the step as model-FLOPs utilisation counts them: in
+        training, each compute op's forward and backward (3×), recomputation and the
+        optimizer left out; at inference every FLOP."""
+        if self.params.phase != "train":
+            return float(self.totals.flops)
+        total = sum(float(o.flops) * int(c) * 3 / training.op_passes(o, self.params)
+                    for o, c in zip(self.ops, self.counts, strict=True)
+                    if o.unit != op.LINK and not o.once_per_step)
+        return total / self.params.pp
+
+    @property
     def intensity(self) -> NDArray:
         return self.flops / self.bytes
 

@@ -135,17 +135,8 @@ def launches(a: Analysis) -> NDArray:
     p = a.params
     if p.phase != "train":
         return np.ones(len(a.ops))
-    work = training.passes(p)
     micro = p.batch / p.split.batch_share if p.split.pp > 1 else 1
-    out = []
-    for o in a.ops:
-        if o.once_per_step:
-            out.append(1.0)
-        elif o.unit != op.LINK:
-            out.append(work * micro)
-        else:
-            out.append((2 if o.role == op.Role.SEND_RECV else work - 1) * micro)
-    return np.array(out)
+    return np.array([1.0 if o.once_per_step else training.op_passes(o, p) * micro for o in a.ops])
 
 
 def expected(a: Analysis, e: Efficiency) -> Expected:

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
-from explorer.core.model import parallel, training
+from explorer.core.model import parallel, sharding, training
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import MAX_BATCH
 from explorer.core.model.workload import WorkloadParams, build_ops
@@ -18,8 +18,7 @@ def state_bytes(model: ModelSpec, params: WorkloadParams) -> int:
     """Training's gradients and optimizer state on the busiest device (0 at inference)."""
     if params.phase != "train":
         return 0
-    return parallel.device_parameters(model, params.split) * (
-        training.state_bytes_per_parameter(params) - params.weight_bytes)
+    return int(sharding.device_state(model, params).state)
 
 
 def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
@@ -27,9 +26,9 @@ def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
     busiest device. Layers with a sliding window cache at most the window's tokens; training
     keeps no cache."""
     split = params.split
+    if params.phase == "train":  # ZeRO-3 shards the weights too
+        return int(sharding.device_state(model, params).weights), 0
     weights = parallel.device_parameters(model, split) * params.weight_bytes
-    if params.phase == "train":
-        return weights, 0
     if split.devices == 1:
         return weights, model.kv_cache_values(params.kv_tokens) * params.kv_bytes
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model

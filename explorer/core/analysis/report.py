@@ -9,7 +9,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.hardware.hardware import Hardware, Provenance
 from explorer.core.model.parameters import PARAMETERS
-from explorer.core.model.training import MFU_SOURCES, passes
+from explorer.core.model.training import MFU_SOURCES
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
 
 
@@ -164,8 +164,7 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
 def expected_mfu(a: Analysis, e: Expected) -> float:
     """The model-FLOPs utilisation the expected time implies: the step's model FLOPs
     (recomputation left out) over the expected time at the matrix peak."""
-    model_flops = a.totals.flops * 3 / passes(a.params)
-    return model_flops / (e.time_s * a.roofs.matrix.flops_per_s)
+    return a.model_flops / (e.time_s * a.roofs.matrix.flops_per_s)
 
 
 def expected_words(a: Analysis, e: Expected | None) -> str:
@@ -245,9 +244,23 @@ def _step_words(model, params) -> str:
     if p.phase == "prefill":
         return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts"
     if p.phase == "train":
-        return (f"training step, batch {p.batch:,} × {p.seq:,} tokens"
-                + (", activations recomputed" if p.recompute else ""))
+        return f"training step, batch {p.batch:,} × {p.seq:,} tokens" + training_words(p)
     return f"decode, batch {p.batch:,}, context {p.context:,}"
+
+
+def training_words(p) -> str:
+    """", sequence parallel, selective recomputation, ZeRO-1, 4 virtual stages": the training
+    options in use that change the step ("" when none does)."""
+    used = []
+    if p.sp and p.tp > 1:
+        used.append("sequence parallel")
+    if p.recompute != "none":
+        used.append(f"{p.recompute} recomputation")
+    if p.zero and p.dp * p.ep > 1:
+        used.append(f"ZeRO-{p.zero}")
+    if p.vpp > 1 and p.pp > 1:
+        used.append(f"{p.vpp} virtual stages")
+    return "".join(", " + u for u in used)
 
 
 def split_words(params) -> str:

@@ -67,6 +67,7 @@ class Role(StrEnum):
     OPTIMIZER = "optimizer"
     ALL_REDUCE = "all_reduce"
     ALL_TO_ALL = "all_to_all"
+    ALL_GATHER = "all_gather"
     SEND_RECV = "send_recv"
 
 

@@ -102,7 +102,8 @@ def all_to_all_bytes(message, devices: int):
 
 def collective_steps(role: op.Role, devices: int) -> int:
     """Transfer steps one after another, each paying the link's latency."""
-    steps = {op.Role.ALL_REDUCE: 2 * (devices - 1), op.Role.ALL_TO_ALL: devices - 1, op.Role.SEND_RECV: 1}
+    steps = {op.Role.ALL_REDUCE: 2 * (devices - 1), op.Role.ALL_TO_ALL: devices - 1,
+             op.Role.ALL_GATHER: devices - 1, op.Role.SEND_RECV: 1}
     return steps[role]
 
 
@@ -281,11 +282,30 @@ def communication_ops(model, params, split: Split, local_batch) -> dict[str, lis
                                              f"all-to-all over {n} devices: {what}", link="node",
                                              steps=collective_steps(op.Role.ALL_TO_ALL, n)))
     if split.pp > 1:
-        boundaries = tuple(stage[-1] for stage in stage_layers(model.layers, split.pp)[:-1])
-        out["end"].append(op.Op("stage_send", op.Role.SEND_RECV, op.LINK, 0, message, boundaries,
-                                f"activations to the next of {split.pp} pipeline stages",
-                                link="pipeline", steps=1))
+        out["end"] += stage_sends(model, params, split, message)
     return out
+
+
+def stage_sends(model: TransformerSpec, params, split: Split, message) -> list[op.Op]:
+    """A pipeline's sends: at the end of every stage but the last, or in training of every
+    layer chunk (pp × vpp of them, interleaved 1F1B). Training with tensor parallel sends
+    1/tp of the activations from each device of the group and gathers them again over the
+    node link (Megatron-LM's scatter/gather; with sequence parallel they are already
+    split); inference sends them whole from every device (as serving engines do)."""
+    train = params.phase == "train"
+    chunks = split.pp * (params.vpp if train else 1)
+    boundaries = tuple(chunk[-1] for chunk in stage_layers(model.layers, chunks)[:-1])
+    scatter = train and split.tp > 1
+    what = f"activations to the next of {chunks} {'layer chunks' if chunks > split.pp else 'pipeline stages'}"
+    sends = [op.Op("stage_send", op.Role.SEND_RECV, op.LINK, 0, message / split.tp if scatter else message,
+                   boundaries, what + (f", 1/{split.tp} from each device of the TP group" if scatter else ""),
+                   link="pipeline", steps=1)]
+    if scatter and not params.sp:
+        n = split.tp
+        sends.append(op.Op("stage_gather", op.Role.ALL_GATHER, op.LINK, 0, (n - 1) * message / n, boundaries,
+                           f"the received activations gathered over the {n} devices of the TP group",
+                           link="node", steps=collective_steps(op.Role.ALL_GATHER, n)))
+    return sends
 
 
 def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
@@ -301,7 +321,7 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
             continue
         group = GROUPS[o.link](split)
         if o.link == "node":
-            what = "tensor parallel" if o.role == op.Role.ALL_REDUCE else "expert parallel"
+            what = "expert parallel" if o.role == op.Role.ALL_TO_ALL else "tensor parallel"
             out.append(group_link(hardware, "node", split.tp * split.ep, what).for_group(group))
         else:  # pipeline sends and gradient all-reduces: inside a node when the job fits in one
             inside = whole_job_in_node or (node is None and split.devices <= PCIE_SERVER)

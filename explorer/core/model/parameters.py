@@ -34,6 +34,9 @@ ATTENTIONS = ("naive", "fused")
 # at random and independently (the expected number of distinct experts touched), or the
 # worst case, every expert.
 ROUTINGS = ("uniform", "all")
+RECOMPUTES = ("none", "selective", "full")
+MAX_ZERO = 3
+MAX_VPP = 64
 # What times a step is given: its roofline bound alone, or beside it the time expected from
 # the efficiency real kernels reach on the device's family (explorer.core.hardware.efficiency).
 EFFICIENCIES = ("published", "calibrated", "bound")
@@ -97,7 +100,7 @@ class Parameter:
     def limits(self) -> str:
         """"1 to 1,048,576", "0.05 to 1", "one of prefill, decode, train", "true or false"."""
         if self.kind is Kind.COUNT:
-            return f"1 to {int(self.maximum):,}"
+            return f"{int(self.minimum)} to {int(self.maximum):,}"
         if self.kind is Kind.SHARE:
             return f"{self.minimum:g} to {self.maximum:g}"
         if self.kind is Kind.CHOICE:
@@ -152,15 +155,33 @@ PARAMETERS = (
     Parameter("attention", Kind.CHOICE, "fused", "Attention",
               "naive writes the score matrix to memory; fused keeps it on chip", choices=ATTENTIONS,
               always_saved=True, applies="a transformer"),
-    Parameter("causal", Kind.FLAG, False, "Causal mask",
-              "Prefill with a causal mask: compute only the query-key pairs the mask keeps (t(t+1)/2 "
-              "of t²), as kernels that skip masked tiles do. Bytes stay: every key and value is still "
-              "read", applies="phase prefill or train", caption="skip masked scores"),
+    Parameter("causal", Kind.FLAG, True, "Causal mask",
+              "A decoder's causal mask: prefill and training compute only the query-key pairs the "
+              "mask keeps (t(t+1)/2 of t²), as kernels that skip masked tiles do (FlashAttention). "
+              "Bytes stay: every key and value is still read. Off (--no-causal): the full square, as "
+              "some papers count it", applies="phase prefill or train", caption="skip masked scores"),
     *(_degree(d) for d in DEGREES),
-    Parameter("recompute", Kind.FLAG, False, "Training",
-              "Training: keep only each layer's input and recompute the rest in the backward pass "
-              "(one more forward: ×4 instead of ×3 the forward's work)", applies="phase train",
-              caption="recompute activations"),
+    Parameter("sp", Kind.FLAG, False, "Sequence parallel",
+              "Training with tensor parallel: the norms, dropout and residual adds (the work every "
+              "device would repeat) split by tokens across the TP group, so their activations shrink "
+              "by tp too; each all-reduce becomes a reduce-scatter and an all-gather, the same bytes "
+              "(Korthikanti et al. 2022)", applies="phase train", row="Training",
+              caption="sequence parallel"),
+    Parameter("recompute", Kind.CHOICE, "none", "Recompute",
+              "Training: activations recomputed in the backward pass instead of kept. selective: the "
+              "attention scores and their softmax (what a naive kernel stores; a fused kernel keeps "
+              "none and already recomputes them); full: every layer's ops, each layer keeping only its "
+              "input (one more forward: ×4 instead of ×3 the forward's work)", choices=RECOMPUTES,
+              applies="phase train"),
+    Parameter("zero", Kind.COUNT, 0, "ZeRO stage",
+              "Training with data parallel: shard across the data-parallel replicas 1: the optimizer "
+              "state (Megatron's distributed optimizer), 2: and the gradients, 3: and the weights "
+              "(gathered layer by layer, forward and backward: 1.5× the gradient all-reduce's bytes). "
+              "0: every replica holds all of it", minimum=0, maximum=MAX_ZERO, applies="phase train"),
+    Parameter("vpp", Kind.COUNT, 1, "Virtual stages",
+              "Training with pipeline parallel: layer chunks per device (interleaved 1F1B, Narayanan et "
+              "al. 2021): the bubble shrinks by this factor, the sends grow by it", unit="chunks",
+              maximum=MAX_VPP, applies="phase train"),
     Parameter("memory_fraction", Kind.SHARE, DEFAULT_MEMORY_FRACTION, "Memory share",
               "Share of the device's usable memory a serving engine may fill with weights, KV cache "
               f"and activations (vLLM's gpu_memory_utilization; {DEFAULT_MEMORY_FRACTION:.0%} is its "
@@ -177,6 +198,8 @@ PARAMETERS = (
               "efficiency `roofline-explorer calibrate` measured on the device", choices=EFFICIENCIES),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
+# Rows that only training uses: a step of another phase keeps them at their defaults.
+TRAINING_ONLY = tuple(p.name for p in PARAMETERS if p.applies == "phase train")
 
 
 class ParameterError(ValueError):
@@ -197,8 +220,8 @@ def check(parameter: Parameter, value: Any) -> Any:
     elif parameter.kind is Kind.COUNT:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ParameterError(f"{name} must be a whole number, got {brief(value)}")
-        if value < 1:
-            raise ParameterError(f"{name} must be at least 1, got {value}")
+        if value < parameter.minimum:
+            raise ParameterError(f"{name} must be at least {int(parameter.minimum)}, got {value}")
         if value > parameter.maximum:
             raise ParameterError(f"{name} must be at most {int(parameter.maximum):,}, got {value:,}")
     else:

@@ -15,25 +15,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 
 from explorer import defaults
 from explorer.core.files.atomic import target_of, write_text_atomic
-from explorer.core.files.datafile import DataFileError, Fields, brief, check_schema, load_yaml, sealed
+from explorer.core.files.datafile import Fields, brief, load_yaml, sealed
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
-from explorer.core.model.custom import CustomSpec, Layer, read_layers
-from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config, spec_from_config_text
-from explorer.core.model.parameters import PARAMETERS, Kind, Parameter, saved
-from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.model.custom import CustomSpec, Layer
+from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config_text
+from explorer.core.model.parameters import PARAMETERS, saved
+from explorer.core.model.workload import WorkloadParams
+from explorer.core.model.workload_file import (  # noqa: F401  (load_workload, Workload: re-exported)
+    CUSTOM,
+    SCHEMA,
+    Workload,
+    load_workload,
+    read_schema,
+    read_workload,
+)
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 
-SCHEMA = 1
 MAX_DEVICES = 4
 MAX_RESULTS_FILES = 32  # measurement files shown at once
-CUSTOM = "custom"  # the model id of the user's own layer stack
 WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 either way
 
 
@@ -236,15 +242,6 @@ def config_spec(text: str):
     return spec_from_config_text(text, "the session's model config")
 
 
-class Workload(NamedTuple):
-    """A workload file's (or a session's) model and parameters."""
-
-    model: str
-    params: WorkloadParams
-    layers: tuple[Layer, ...] = ()  # a custom stack's
-    config: str = ""  # a config.json's content (canonical JSON)
-
-
 def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
     value = fields.raw(name, required=required)
     if value is None:
@@ -260,69 +257,10 @@ def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[s
     return tuple(value)
 
 
-def _read_param(fields: Fields, parameter: Parameter) -> Any:
-    """One parameter's value from a session's workload (its default when absent)."""
-    name, kind = parameter.name, parameter.kind
-    if kind is Kind.CHOICE:
-        return fields.text(name, required=False, choices=parameter.choices, default=parameter.default)
-    if kind is Kind.FLAG:
-        return fields.flag(name, default=parameter.default)
-    if kind is Kind.COUNT:
-        value = fields.integer(name, required=False, default=parameter.default)
-        if value > parameter.maximum:
-            raise fields.error(name, f"must be at most {int(parameter.maximum):,}, got {value:,}")
-        return value
-    value = fields.number(name, required=False, default=parameter.default)
-    if not parameter.minimum <= value <= parameter.maximum:
-        raise fields.error(name, f"must be a share between {parameter.minimum:g} and "
-                                 f"{parameter.maximum:g}, got {value}")
-    return value
-
-
-def _read_params(fields: Fields) -> WorkloadParams:
-    kwargs = {parameter.name: _read_param(fields, parameter) for parameter in PARAMETERS}
-    try:
-        return WorkloadParams(**kwargs)
-    except WorkloadError as exc:
-        raise fields.error("workload", str(exc)) from None
-
-
 def save_workload(path: str | Path, session: Session) -> None:
     """Save only the workload (model and parameters) of ``session``."""
     write_text_atomic(path, sealed("workload", yaml.safe_dump(
         {"schema": SCHEMA, "workload": session.workload_dict()}, sort_keys=False)))
-
-
-def _read_workload(top: Fields, model_ids) -> Workload:
-    workload = top.child(top.mapping("workload"), "workload")
-    model = workload.text("model")
-    if model_ids is not None and model not in model_ids and model not in (CUSTOM, CONFIG_MODEL):
-        raise workload.error("model", f"unknown model {model!r}")
-    params = _read_params(workload)
-    layers = read_layers(workload) if workload.has("layers") else ()
-    if model == CUSTOM and not layers:
-        raise workload.error("layers", "is missing (the custom model needs its layers)")
-    config = ""
-    if model == CONFIG_MODEL:
-        raw = workload.mapping("model_config")
-        try:
-            config = spec_from_config(raw, "model_config").config
-        except DataFileError as exc:
-            where = f"model_config.{exc.field}" if exc.field else "model_config"
-            raise workload.error(where, exc.reason) from None
-    workload.finish()
-    return Workload(model, params, layers, config)
-
-
-def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> Workload:
-    """Read a workload file (model, parameters, a custom stack's layers or a config.json's
-    content), validated like a session."""
-    top = Fields(load_yaml(path, text), path, None)
-    version = top.integer("schema")
-    check_schema(top, version, SCHEMA)
-    workload = _read_workload(top, model_ids)
-    top.finish()
-    return workload
 
 
 def load_session(path: str | Path, hardware_ids=None, model_ids=None,
@@ -331,9 +269,8 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     are the ids that exist, so a session naming a deleted device fails with its name."""
     data = load_yaml(path, text)
     top = Fields(data, path, None)
-    version = top.integer("schema")
-    check_schema(top, version, SCHEMA)
-    session = read_session(top, hardware_ids, model_ids)
+    version = read_schema(top)
+    session = read_session(top, hardware_ids, model_ids, version)
     top.finish()
     if session.results:  # beside the file itself, when it was opened through a link
         folder = Path(os.path.realpath(path)).parent
@@ -373,10 +310,10 @@ def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[
 MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not a choice
 
 
-def read_session(top: Fields, hardware_ids=None, model_ids=None) -> Session:
+def read_session(top: Fields, hardware_ids=None, model_ids=None, version: int = SCHEMA) -> Session:
     """A session from the fields of a mapping (a session file's, or a scene's start)."""
     hardware = read_ids(top, "hardware", hardware_ids)
-    model, params, layers, config = _read_workload(top, model_ids)
+    model, params, layers, config = read_workload(top, model_ids, version)
     what_ifs = read_what_ifs(top, hardware_ids)
     precisions = read_ids(top, "precisions", set(PRECISIONS), required=False)
     results = read_ids(top, "results", None, required=False)

@@ -16,10 +16,11 @@ Conventions beyond ops.py:
 - ``tp``, ``pp``, ``dp``, ``ep`` spread the step over devices (``explorer.core.model.parallel``):
   the ops are then those of one device, with the communication ops added, and ``batch``
   is the whole job's;
-- attention FLOPs count the full score matrix unless ``causal`` is set: then a prefill
-  counts only the query-key pairs a causal mask keeps (t(t+1)/2 of t², capped by a sliding
+- a decoder's attention is causal (``causal``, the default): a prefill or training step
+  counts only the query-key pairs the mask keeps (t(t+1)/2 of t², capped by a sliding
   window), as kernels that skip masked tiles do; the bytes stay (every key and value is
-  still read; a naive kernel still writes the whole score matrix);
+  still read; a naive kernel still writes the whole score matrix). ``causal`` false counts
+  the full square, as papers that quote 6·N·D plus the whole s² score matrix do;
 - rotary position embeddings are not costed (an elementwise op on Q and K,
   well under 1 % of a layer's bytes);
 - a CNN step is one forward pass over ``batch`` images (``seq``, ``context`` and
@@ -36,9 +37,11 @@ from explorer.core.model import ops as op
 from explorer.core.model.custom import CustomSpec, custom_ops
 from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
 from explorer.core.model.parameters import (
+    BY_NAME,
     DEFAULT_MEMORY_FRACTION,
     MAX_BATCH,  # noqa: F401  (re-exported: a step's limit, where the workload is imported)
     PARAMETERS,
+    TRAINING_ONLY,
     WEIGHT_FORMATS,
     Kind,
     ParameterError,
@@ -77,14 +80,17 @@ class WorkloadParams:
     attention: str = "fused"
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
     routing: str = "uniform"
-    causal: bool = False  # prefill skips the masked half of the score matrix (FLOPs only)
+    causal: bool = True  # prefill and training skip the masked half of the score matrix (FLOPs only)
     weight_group: int = 128  # int4 / fp4 weights: values sharing one scale
     weight_scale: str = "fp16"  # int4 / fp4 weights: the scales' precision
     tp: int = 1  # tensor parallel: devices sharing every layer
     pp: int = 1  # pipeline parallel: stages of consecutive layers
     dp: int = 1  # data parallel: replicas, each with 1/dp of the batch
     ep: int = 1  # expert parallel: devices sharing the routed experts
-    recompute: bool = False  # training: activations recomputed in the backward pass
+    sp: bool = False  # training: sequence parallel across the tensor-parallel group
+    recompute: str = "none"  # training: activations recomputed in the backward pass (or selective)
+    zero: int = 0  # training: ZeRO stage, state sharded across the data-parallel replicas
+    vpp: int = 1  # training: virtual pipeline stages (interleaved 1F1B)
     efficiency: str = "published"  # the times given: the bound alone, or an expected time beside it
 
     def __post_init__(self) -> None:
@@ -102,8 +108,10 @@ class WorkloadParams:
             if self.weight_dtype not in (None, self.dtype) or self.kv_dtype not in (None, self.dtype):
                 raise WorkloadError("training keeps weights in the compute precision and has no KV cache: "
                                     "leave weight_dtype and kv_dtype unset")
-        elif self.recompute:
-            raise WorkloadError("recompute applies to training (phase train)")
+        else:
+            for name in TRAINING_ONLY:
+                if getattr(self, name) != BY_NAME[name].default:
+                    raise WorkloadError(f"{name} applies to training (phase train)")
         if self.batch % self.split.batch_share:
             share = self.split.batch_share
             raise WorkloadError(f"a batch of {self.batch:,} does not split evenly over {share} "
@@ -162,6 +170,10 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
         return _model_ops(model, params, batch)
     try:
         parallel.check_split(model, split)
+        chunks = split.pp * params.vpp
+        if params.phase == "train" and split.pp > 1 and chunks > model.layers:
+            raise parallel.ParallelError(f"{model.name} has {model.layers} layers: {split.pp} stages × "
+                                         f"{params.vpp} virtual stages make {chunks} chunks; use fewer")
         return _device_ops(model, params, split, batch)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None

@@ -41,7 +41,14 @@ from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
-from explorer.core.model.parameters import ATTENTIONS, PHASES, WEIGHT_FORMATS, WORKLOAD_DTYPES
+from explorer.core.model.parameters import (
+    ATTENTIONS,
+    MAX_ZERO,
+    PHASES,
+    RECOMPUTES,
+    WEIGHT_FORMATS,
+    WORKLOAD_DTYPES,
+)
 from explorer.core.model.session import (
     MAX_DEVICES,
     Session,
@@ -66,9 +73,9 @@ from explorer.paths import resource_path
 
 SCHEMA = 1
 PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES + WEIGHT_FORMATS,
-              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS}
-COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep")
-FLAG_KEYS = ("causal", "recompute")
+              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS, "recompute": RECOMPUTES}
+COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep", "vpp")
+FLAG_KEYS = ("causal", "sp")
 BOUNDS = tuple(BoundKind)
 DIRECTIONS = ("faster", "slower", "unchanged")
 
@@ -215,6 +222,8 @@ class SceneReader:
             raise f.error("model", f"unknown model {model!r}")
         params = [(key, f.text(key, choices=choices)) for key, choices in PARAM_KEYS.items() if f.has(key)]
         params += [(key, f.integer(key)) for key in COUNT_KEYS if f.has(key)]
+        if f.has("zero"):
+            params.append(("zero", f.integer("zero", minimum=0, maximum=MAX_ZERO)))
         params += [(key, f.flag(key)) for key in FLAG_KEYS if f.has(key)]
         what_ifs = read_what_ifs(f, self.catalog) if f.has("what_if") else None
         if f.flag("reset_what_if"):

@@ -10,7 +10,7 @@ from explorer.core.analysis.report import expected_words, parameter_words
 from explorer.core.model import parallel
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import TransformerSpec
-from explorer.core.model.parameters import PARAMETERS, Kind, Parameter
+from explorer.core.model.parameters import BY_NAME, PARAMETERS, TRAINING_ONLY, Kind, Parameter
 from explorer.core.model.session import CUSTOM, config_spec
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
@@ -45,7 +45,9 @@ def _combo(items, tooltip: str) -> QtWidgets.QComboBox:
 # whose default is "as another parameter" (None) offers SAME first.
 def _editor(p: Parameter) -> QtWidgets.QWidget:
     if p.kind is Kind.COUNT:
-        return _spin(int(p.maximum), p.help)
+        box = _spin(int(p.maximum), p.help)
+        box.setMinimum(int(p.minimum))
+        return box
     if p.kind is Kind.SHARE:
         box = _spin(100, p.help)
         box.setRange(round(p.minimum * 100), round(p.maximum * 100))
@@ -222,7 +224,9 @@ class WorkloadPanel(QtWidgets.QWidget):
         label.setText("Sequence tokens" if p.phase == "train" else "Prompt tokens")
         # Rows that apply only sometimes are shown only then (the table keeps its room).
         self._form.setRowVisible(self.causal, transformer and p.phase != "decode")
-        self._form.setRowVisible(self.recompute, p.phase == "train")
+        for name in TRAINING_ONLY:
+            row = BY_NAME[name].row
+            self._form.setRowVisible(self._rows[row] if row else self.editors[name], p.phase == "train")
         for name in ("tp", "pp", "ep"):
             self.degrees[name].setEnabled(transformer if name != "ep" else getattr(model, "moe", False))
         self.context.setEnabled(transformer and p.phase == "decode")

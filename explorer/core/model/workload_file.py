@@ -1,0 +1,103 @@
+"""Reading a workload (a model and the step's parameters) from a session or workload file,
+and the file schema both share.
+
+Schema 2 (this version) differs from schema 1 in two parameters, and a schema-1 file is
+read as it was meant: ``causal`` was off unless written (it is on by default now), and
+``recompute`` was true or false (now none, selective or full; true is full).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from explorer.core.files.datafile import DataFileError, Fields, check_schema, load_yaml
+from explorer.core.model.custom import Layer, read_layers
+from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config
+from explorer.core.model.parameters import PARAMETERS, Kind, Parameter
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+
+SCHEMA = 2
+OLDEST_SCHEMA = 1  # still read (see the module's note)
+CUSTOM = "custom"  # the model id of the user's own layer stack
+
+
+def read_schema(top: Fields) -> int:
+    """The file's schema: this one or an older one still read (else a DataFileError)."""
+    version = top.integer("schema")
+    if not OLDEST_SCHEMA <= version <= SCHEMA:
+        check_schema(top, version, SCHEMA)  # says whether a newer or an older app wrote it
+    return version
+
+
+class Workload(NamedTuple):
+    """A workload file's (or a session's) model and parameters."""
+
+    model: str
+    params: WorkloadParams
+    layers: tuple[Layer, ...] = ()  # a custom stack's
+    config: str = ""  # a config.json's content (canonical JSON)
+
+
+def _read_param(fields: Fields, parameter: Parameter, version: int) -> Any:
+    """One parameter's value from a session's workload (its default when absent)."""
+    name, kind = parameter.name, parameter.kind
+    if version == 1 and name == "causal":
+        return fields.flag(name, default=False)
+    if version == 1 and name == "recompute":
+        return "full" if fields.flag(name, default=False) else "none"
+    if kind is Kind.CHOICE:
+        return fields.text(name, required=False, choices=parameter.choices, default=parameter.default)
+    if kind is Kind.FLAG:
+        return fields.flag(name, default=parameter.default)
+    if kind is Kind.COUNT:
+        value = fields.integer(name, required=False, default=parameter.default,
+                               minimum=int(parameter.minimum))
+        if value > parameter.maximum:
+            raise fields.error(name, f"must be at most {int(parameter.maximum):,}, got {value:,}")
+        return value
+    value = fields.number(name, required=False, default=parameter.default)
+    if not parameter.minimum <= value <= parameter.maximum:
+        raise fields.error(name, f"must be a share between {parameter.minimum:g} and "
+                                 f"{parameter.maximum:g}, got {value}")
+    return value
+
+
+def _read_params(fields: Fields, version: int) -> WorkloadParams:
+    kwargs = {parameter.name: _read_param(fields, parameter, version) for parameter in PARAMETERS}
+    try:
+        return WorkloadParams(**kwargs)
+    except WorkloadError as exc:
+        raise fields.error("workload", str(exc)) from None
+
+
+def read_workload(top: Fields, model_ids, version: int = SCHEMA) -> Workload:
+    """The ``workload`` mapping of a session's (or workload file's) fields."""
+    workload = top.child(top.mapping("workload"), "workload")
+    model = workload.text("model")
+    if model_ids is not None and model not in model_ids and model not in (CUSTOM, CONFIG_MODEL):
+        raise workload.error("model", f"unknown model {model!r}")
+    params = _read_params(workload, version)
+    layers = read_layers(workload) if workload.has("layers") else ()
+    if model == CUSTOM and not layers:
+        raise workload.error("layers", "is missing (the custom model needs its layers)")
+    config = ""
+    if model == CONFIG_MODEL:
+        raw = workload.mapping("model_config")
+        try:
+            config = spec_from_config(raw, "model_config").config
+        except DataFileError as exc:
+            where = f"model_config.{exc.field}" if exc.field else "model_config"
+            raise workload.error(where, exc.reason) from None
+    workload.finish()
+    return Workload(model, params, layers, config)
+
+
+def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> Workload:
+    """Read a workload file (model, parameters, a custom stack's layers or a config.json's
+    content), validated like a session."""
+    top = Fields(load_yaml(path, text), path, None)
+    version = read_schema(top)
+    workload = read_workload(top, model_ids, version)
+    top.finish()
+    return workload
