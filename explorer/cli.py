@@ -329,7 +329,7 @@ def _summary_lines(a: Analysis) -> list[str]:
            f"({format_bytes(t.kv_bytes_per_token)} per token)" if t.kv_bytes_per_token else "")
         + f" + activations {format_bytes(t.activation_bytes, 4)}"
         + f" = {format_bytes(t.memory_required_bytes, 4)} of the "
-          f"{format_bytes(t.memory_budget_bytes, 4)} budget ({p.memory_fraction:.0%} of "
+          f"{format_bytes(t.memory_budget_bytes, 4)} budget ({p.budget_share:.0%} of "
           f"{format_bytes(t.memory_usable_bytes, 4)} usable, {format_bytes(t.memory_capacity_bytes, 4)} "
           f"nominal): {fit}",
     ]

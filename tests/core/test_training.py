@@ -63,16 +63,20 @@ def test_adam_state_is_16_bytes_per_parameter_and_its_step_28(models, h100):
 
 
 def test_activations_follow_korthikanti_et_al(models, h100):
+    # Llama 2 7B: no dropout, as many K/V heads as query heads, a gated MLP 11,008 wide. Per
+    # token and layer (bytes): norm inputs 2·2h and product inputs 2·2h kept whole; Q, K, V
+    # and the output projection's input 4·2h; the MLP's gate, up and product 3·2·11,008.
     m = models["llama-2-7b"]
-    s, h, layers = 2048, 4096, 32
+    s, h, layers, f = 2048, 4096, 32, 11008
+    whole, split = 8 * h, 8 * h + 6 * f
     kept = analyze(m, WorkloadParams(phase="train", batch=2, seq=s), h100).totals.activation_bytes
-    assert kept == 2 * s * h * 34 * layers  # s·h·(10 + 24) per layer (fused attention), 2 sequences
+    assert kept == 2 * s * (whole + split) * layers  # fused attention keeps no scores; 2 sequences
     naive = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, attention="naive"), h100)
-    assert naive.totals.activation_bytes == layers * (s * h * 34 + 5 * 32 * s * s)
+    assert naive.totals.activation_bytes == layers * s * (whole + split + 2 * 32 * s)  # softmax output
     tp = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, tp=8), h100).totals.activation_bytes
-    assert tp == layers * s * h * (10 + 3)
+    assert tp == layers * s * (whole + split / 8)
     recomputed = analyze(m, WorkloadParams(phase="train", batch=1, seq=s, recompute="full"), h100)
-    assert recomputed.totals.activation_bytes == 2 * s * h * layers + s * h * 34
+    assert recomputed.totals.activation_bytes == 2 * s * h * layers + s * (whole + split)
     # 7 B parameters train on one 80 GB device only with recomputation and a small batch
     assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s), h100) == 0  # 16 B/param: 108 GB
     assert max_batch_that_fits(m, WorkloadParams(phase="train", seq=s, tp=2, recompute="full"), h100) > 8
@@ -116,13 +120,14 @@ def test_training_refuses_what_it_does_not_model(kwargs, message):
 
 
 def test_a_pipeline_stage_keeps_its_micro_batches_inputs_and_recomputes_one_layer(models, h100):
-    m = models["llama-3-70b"]  # 80 layers, d 8192
-    s, h = 1024, 8192
-    a = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4, recompute="full"), h100)
+    m = models["llama-3-70b"]  # 80 layers, d 8192, 64 query and 8 K/V heads of 128, gated MLP 28,672
+    s, h, f, t = 1024, 8192, 28672, 8
+    layer = 8 * h + (4 * 64 * 128 + 4 * 8 * 128 + 6 * f) / t  # per token: kept whole, split by tp
+    a = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=t, pp=4, recompute="full"), h100)
     # 1F1B: the first stage (20 layers) holds min(pp, 8) = 4 one-sequence micro-batches
-    assert a.totals.activation_bytes == 2 * s * h * 20 * 4 + s * h * (10 + 24 / 8)
-    kept = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=8, pp=4), h100).totals.activation_bytes
-    assert kept == s * h * (10 + 3) * 20 * 4
+    assert a.totals.activation_bytes == 2 * s * h * 20 * 4 + s * layer
+    kept = analyze(m, WorkloadParams(phase="train", batch=8, seq=s, tp=t, pp=4), h100).totals.activation_bytes
+    assert kept == s * layer * 20 * 4
 
 
 def test_the_status_line_names_the_optimizer_state_it_counts(models, h100):

@@ -305,5 +305,5 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
         per_device = " per device" if params.split.devices > 1 else ""
         notes.append(f"{what} need {format_bytes(totals.memory_required_bytes)}{per_device} but "
                      f"{hardware.name} has {format_bytes(totals.memory_budget_bytes)} to give "
-                     f"({params.memory_fraction:.0%} of {format_bytes(hardware.usable_memory_bytes)} usable)")
+                     f"({params.budget_share:.0%} of {format_bytes(hardware.usable_memory_bytes)} usable)")
     return tuple(notes)

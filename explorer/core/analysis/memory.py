@@ -40,7 +40,7 @@ def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
 
 def memory_budget(hardware: Hardware, params: WorkloadParams) -> float:
     """Bytes the step may occupy: the usable memory times the serving engine's share."""
-    return hardware.usable_memory_bytes * params.memory_fraction
+    return hardware.usable_memory_bytes * params.budget_share
 
 
 def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:

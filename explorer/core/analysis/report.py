@@ -294,5 +294,5 @@ def step_summary(a: Analysis, e: Expected | EllipsisType | None = ...) -> str:
             f"{format_time(t.time_s)} per step, {t.tokens_per_s:,.0f} {t.item_unit}/s, "
             f"{t.bound}-bound{expected}; "
             f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
-            f"{format_bytes(t.memory_budget_bytes)} budget ({p.memory_fraction:.0%} of "
+            f"{format_bytes(t.memory_budget_bytes)} budget ({p.budget_share:.0%} of "
             f"{format_bytes(t.memory_usable_bytes)} usable)")

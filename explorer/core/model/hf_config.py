@@ -250,6 +250,7 @@ def _gpt2(r: _Reader) -> TransformerSpec:
         activation=r.activation("activation_function"), norm="layernorm", vocab=r.integer("vocab_size"),
         tied_embeddings=r.flag("tie_word_embeddings", default=True), bias=True, fused_qkv=True,
         positions="learned", max_context=r.integer("n_positions", "n_ctx"),
+        dropout=True,  # GPT-2's configs train with dropout (resid_pdrop, attn_pdrop: 0.1 by default)
     )
 
 

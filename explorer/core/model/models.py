@@ -40,6 +40,7 @@ class TransformerSpec:
     qkv_bias: bool = False  # biases on the Q, K and V projections only (Qwen2)
     qk_norm: bool = False  # an RMS norm over each head's query and key (Qwen3)
     norms_per_layer: int = 2  # Gemma 2 normalises before and after attention and MLP: 4
+    dropout: bool = False  # trained with dropout (GPT-2, GPT-3): its masks are kept for the backward pass
     sliding_window: int = 0  # tokens a windowed layer attends over (and caches); 0: none
     window_layers: tuple[int, ...] = ()  # the layers with the window (Gemma 2: every other)
     experts: int = 0  # routed experts per MoE layer (0: a dense model)

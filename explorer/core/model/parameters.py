@@ -165,8 +165,8 @@ PARAMETERS = (
               "Training with tensor parallel: the norms, dropout and residual adds (the work every "
               "device would repeat) split by tokens across the TP group, so their activations shrink "
               "by tp too; each all-reduce becomes a reduce-scatter and an all-gather, the same bytes "
-              "(Korthikanti et al. 2022)", applies="phase train", row="Training",
-              caption="sequence parallel"),
+              "(Korthikanti et al. 2022)", applies="phase train",
+              caption="split norms and activations across TP"),
     Parameter("recompute", Kind.CHOICE, "none", "Recompute",
               "Training: activations recomputed in the backward pass instead of kept. selective: the "
               "attention scores and their softmax (what a naive kernel stores; a fused kernel keeps "
@@ -177,16 +177,18 @@ PARAMETERS = (
               "Training with data parallel: shard across the data-parallel replicas 1: the optimizer "
               "state (Megatron's distributed optimizer), 2: and the gradients, 3: and the weights "
               "(gathered layer by layer, forward and backward: 1.5× the gradient all-reduce's bytes). "
-              "0: every replica holds all of it", minimum=0, maximum=MAX_ZERO, applies="phase train"),
+              "0: every replica holds all of it", minimum=0, maximum=MAX_ZERO, applies="phase train",
+              row="Sharding", caption="ZeRO stage"),
     Parameter("vpp", Kind.COUNT, 1, "Virtual stages",
               "Training with pipeline parallel: layer chunks per device (interleaved 1F1B, Narayanan et "
               "al. 2021): the bubble shrinks by this factor, the sends grow by it", unit="chunks",
-              maximum=MAX_VPP, applies="phase train"),
+              maximum=MAX_VPP, applies="phase train", row="Sharding", caption="virtual stages"),
     Parameter("memory_fraction", Kind.SHARE, DEFAULT_MEMORY_FRACTION, "Memory share",
               "Share of the device's usable memory a serving engine may fill with weights, KV cache "
               f"and activations (vLLM's gpu_memory_utilization; {DEFAULT_MEMORY_FRACTION:.0%} is its "
-              "default). \"Fits\" and the largest batch use it", unit="share",
-              minimum=MIN_MEMORY_FRACTION),
+              "default). \"Fits\" and the largest batch use it. A training step may fill all of it (its "
+              "frameworks allocate as they go)", unit="share", minimum=MIN_MEMORY_FRACTION,
+              applies="inference (not phase train)"),
     Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
               "Mixture of experts: the expert weights a step reads. uniform: the experts its tokens "
               "touch if each picks its experts uniformly at random, E·(1 − (1 − k/E)^tokens); all: "

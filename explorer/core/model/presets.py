@@ -33,6 +33,7 @@ def _read_transformer(fields: Fields, common: dict) -> TransformerSpec:
         fused_qkv=fields.flag("fused_qkv"),
         positions=fields.text("positions", choices=("learned", "rope")),
         max_context=fields.integer("max_context"),
+        dropout=fields.flag("dropout"),
         origin=fields.file,
     )
     if spec.d_model % spec.heads:

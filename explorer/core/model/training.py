@@ -17,16 +17,15 @@ Conventions:
 - the optimizer and the gradients' synchronisation run once a step, after the pipeline
   drains (``Op.once_per_step``): outside the pipeline's bubble; their state and ZeRO
   sharding: ``explorer.core.model.sharding``;
-- activations kept for the backward pass, per transformer layer and sequence of s tokens,
-  16-bit (Korthikanti et al. 2022, eq. 2 and 4, tensor parallel t): s·h·(10 + 24/t) bytes,
-  s·h·34/t with sequence parallel (the norms' and dropouts' share split over t too), plus
-  5·a·s²/t for the attention scores a naive kernel stores unless they are recomputed (a
-  fused kernel keeps none; the equation assumes dropout, which Llama-style models do not
-  use, so for them it is high); with full recomputation only each layer's input, 2·s·h
-  bytes (/t with sequence parallel), plus one layer's full set while it is recomputed. The
-  equation is derived for GPT layers (an MLP 4× wide, as many key/value heads as query
-  heads); for other layers it is an estimate. Scaled to the activation precision. Other
-  models keep every op's input: half of each op's activation bytes;
+- activations kept for the backward pass, per transformer layer and sequence: counted from
+  the layer's shapes as Korthikanti et al. (2022) count a GPT layer's (``layer_activation_
+  bytes``; for a GPT layer it is their eq. 2, s·h·(10 + 24/t) + 5·a·s²/t with tensor
+  parallel t, and eq. 4, s·h·34/t, with sequence parallel), so grouped-query attention,
+  gated MLPs, experts and training without dropout (Llama, Mistral, Qwen) count what they
+  keep. A fused attention kernel keeps no scores. With full recomputation only each layer's
+  input, 2·s·h bytes (/t with sequence parallel), plus one layer's full set while it is
+  recomputed. Scaled to the activation precision. Other models keep every op's input: half
+  of each op's activation bytes;
 - with pipeline parallel each micro-batch is one sequence and the first stage holds up to
   pp of them in flight (1F1B; Narayanan et al. 2021, https://arxiv.org/abs/2104.04473), so
   it keeps about as much as the whole model for one sequence (1 + (pp−1)/(pp·vpp) times
@@ -101,15 +100,31 @@ def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
     return out
 
 
-def layer_activation_bytes(model: TransformerSpec, params, split) -> float:
-    """Activations one layer keeps for one sequence of 16-bit values (Korthikanti et al.
-    2022, eq. 2 and 4): s·h·(10 + 24/t) with tensor parallel t, s·h·34/t with sequence
-    parallel too; plus 5·a·s²/t for the scores a naive kernel stores unless recomputed."""
+def layer_activation_bytes(model: TransformerSpec, params, split, layer: int) -> float:
+    """Bytes of 16-bit activations one layer keeps for one sequence on one device, from the
+    layer's shapes as Korthikanti et al. (2022, section 4.1) count a GPT layer's: the inputs
+    of the norms (2h each), of the Q/K/V and MLP products (2h each), the dropout masks (h
+    each, when the model is trained with dropout) kept whole on every device of the TP group
+    unless sequence parallel splits them too; Q, K, V and the output projection's input
+    (2 bytes per value of the device's heads), the MLP's hidden activations (two tensors of
+    its width, three when gated; a routed expert's for each of a token's picks, each pick's
+    copy of the token too) split by tp; a naive kernel's scores, 2·heads·s per token (5 with
+    dropout's mask and output) unless recomputed. A GPT layer (MLP 4h, dropout) comes to
+    s·h·(10 + 24/t) + 5·a·s²/t, their eq. 2; s·h·34/t with sequence parallel, eq. 4."""
     s, h, t = params.seq, model.d_model, split.tp
-    layer = s * h * 34 / t if params.sp else s * h * (10 + 24 / t)
+    shard = parallel.tensor_shard(model, t)
+    whole = 2 * h * (model.norms_per_layer + 2) + (2 * h if model.dropout else 0)
+    heads_part = 4 * shard.heads * shard.head_dim + 4 * shard.kv_heads * shard.head_dim
+    tensors = 3 if model.gated_mlp else 2
+    if model.moe_layer(layer):
+        k = model.experts_per_token
+        mlp = k * (2 * h + 2 * tensors * shard.expert_width) + 2 * tensors * shard.shared_width
+    else:
+        mlp = 2 * tensors * shard.mlp_width
+    per_token = whole / (t if params.sp else 1) + heads_part + mlp
     if params.attention == "naive" and params.recompute == "none":
-        layer += 5 * model.heads * s * s / t
-    return layer
+        per_token += (5 if model.dropout else 2) * shard.heads * s
+    return s * per_token
 
 
 def in_flight(params, split) -> float:
@@ -128,15 +143,14 @@ def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
     if not isinstance(model, TransformerSpec):
         return int(sum(int(o.activation_bytes) * o.count for o in forward if o.unit != op.LINK) // 2)
     scale = params.act_bytes / 2
-    full_layer = layer_activation_bytes(model, params, split)
     kept = in_flight(params, split)
-    layers = len(parallel.stage_layers(model.layers, split.pp)[0])
+    stage = parallel.stage_layers(model.layers, split.pp)[0]
+    layers = [layer_activation_bytes(model, params, split, i) for i in stage]
     if params.recompute == "full":  # each layer's input kept; one layer's full set while it is recomputed
-        s, h = params.seq, model.d_model
         micro = params.batch // split.batch_share if split.pp == 1 else 1
-        layer_input = 2 * s * h / (split.tp if params.sp else 1)
-        return int((layer_input * layers * kept + full_layer * micro) * scale)
-    return int(full_layer * layers * kept * scale)
+        layer_input = 2 * params.seq * model.d_model / (split.tp if params.sp else 1)
+        return int((layer_input * len(stage) * kept + max(layers) * micro) * scale)
+    return int(sum(layers) * kept * scale)
 
 
 def pipeline_factor(params, split, batch):

@@ -125,6 +125,13 @@ class WorkloadParams:
         return cls(**{p.name: getattr(options, p.name, p.default) for p in PARAMETERS})
 
     @property
+    def budget_share(self) -> float:
+        """The share of a device's usable memory the step may fill: ``memory_fraction`` at
+        inference (what a serving engine allocates up front, vLLM's gpu_memory_utilization);
+        all of it in training, whose frameworks allocate as they go."""
+        return 1.0 if self.phase == "train" else self.memory_fraction
+
+    @property
     def act_bytes(self) -> int:
         """Bytes of an activation between ops. fp8 and int8 arithmetic keeps them at 16 bits:
         only the matrix products run in 8 bits, each quantising its input on the fly, while

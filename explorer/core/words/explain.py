@@ -126,7 +126,7 @@ def _budget_words(hardware: Hardware, params: WorkloadParams) -> str:
     reported = "" if usable == nominal else f" of {format_bytes(nominal)} nominal"
     who = "the step" if params.phase == "train" else "a serving engine"
     return (f"the {format_bytes(memory_budget(hardware, params))} {who} may use "
-            f"({params.memory_fraction:.0%} of {format_bytes(usable)} usable{reported})")
+            f"({params.budget_share:.0%} of {format_bytes(usable)} usable{reported})")
 
 
 def batch_crossing(a: Analysis) -> Explanation | None:

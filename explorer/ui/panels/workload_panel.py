@@ -224,6 +224,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         label.setText("Sequence tokens" if p.phase == "train" else "Prompt tokens")
         # Rows that apply only sometimes are shown only then (the table keeps its room).
         self._form.setRowVisible(self.causal, transformer and p.phase != "decode")
+        self._form.setRowVisible(self.memory_share, p.phase != "train")
+        self._form.setRowVisible(self.context, p.phase != "train")  # a training step has no cache
         for name in TRAINING_ONLY:
             row = BY_NAME[name].row
             self._form.setRowVisible(self._rows[row] if row else self.editors[name], p.phase == "train")

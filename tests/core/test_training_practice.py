@@ -1,0 +1,135 @@
+"""Training as it is practised (sequence parallel, recomputation, ZeRO, interleaved
+pipelines, causal attention), checked against the papers' equations and hand counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer.core.analysis.analysis import analyze
+from explorer.core.model import parallel, sharding, training
+from explorer.core.model.hf_config import spec_from_config
+from explorer.core.model.session import load_session
+from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.units import format_bytes
+
+GPT2_XL = {"architectures": ["GPT2LMHeadModel"], "n_embd": 1600, "n_layer": 48, "n_head": 25,
+           "vocab_size": 50257, "n_positions": 1024, "activation_function": "gelu_new"}
+
+
+def train(**kw) -> WorkloadParams:
+    return WorkloadParams(phase="train", **kw)
+
+
+def test_a_gpt_layer_keeps_what_korthikanti_et_al_count():
+    m = spec_from_config(GPT2_XL, "gpt2-xl/config.json")  # MLP 4h, trained with dropout
+    s, h, a, t = 1024, 1600, 25, 5
+    split = parallel.Split(tp=t)
+
+    def layer(**kw):
+        return training.layer_activation_bytes(m, train(seq=s, tp=t, **kw), split, 0)
+
+    assert layer() == pytest.approx(s * h * (10 + 24 / t))  # eq. 2, fused attention (no scores)
+    assert layer(attention="naive") == pytest.approx(s * h * (10 + 24 / t) + 5 * a * s * s / t)
+    assert layer(sp=True) == pytest.approx(s * h * 34 / t)  # eq. 4
+    assert layer(sp=True, attention="naive", recompute="selective") == pytest.approx(s * h * 34 / t)  # eq. 6
+
+
+def test_selective_recomputation_runs_a_naive_kernels_scores_again_and_nothing_else(models):
+    m = models["llama-2-7b"]
+    ops = {o.name: o for o in build_ops(m, train(seq=512, attention="naive", recompute="selective"))}
+    base = {o.name: o for o in build_ops(m, train(seq=512, attention="naive"))}
+    for name, o in ops.items():
+        ratio = 4 / 3 if name in training.ATTENTION_CORE else 1
+        assert o.flops == pytest.approx(base[name].flops * ratio), name
+    fused = build_ops(m, train(seq=512, recompute="selective"))
+    assert [o.flops for o in fused] == [o.flops for o in build_ops(m, train(seq=512))]
+
+
+def test_llama_3_405b_fits_as_meta_trained_it_with_sequence_parallel_and_zero_1(models, catalog):
+    m, h100 = models["llama-3.1-405b"], catalog["h100-sxm"]
+    layout = dict(batch=2048, seq=8192, tp=8, pp=16, dp=128)
+    plain = analyze(m, train(**layout), h100).totals
+    assert not plain.fits_in_memory
+    t = analyze(m, train(sp=True, zero=1, recompute="selective", **layout), h100).totals
+    params = parallel.device_parameters(m, parallel.Split(8, 16, 128))  # first stage: 8 layers, embedding
+    assert t.weight_bytes == 2 * params
+    assert t.state_bytes == pytest.approx(2 * params + 12 * params / 128, rel=1e-9)  # gradients, Adam/128
+    # per token and layer, all split by tp with SP: norms and inputs 8h, Q and the output
+    # projection's input 4h, K and V 4·8·128, the gated MLP 6·53,248
+    layer = (8 * 16384 + 4 * 16384 + 4 * 8 * 128 + 6 * 53248) / 8
+    assert t.activation_bytes == 8192 * layer * 8 * 16  # 8 layers, 16 micro-batches in flight (1F1B)
+    assert t.memory_budget_bytes == h100.usable_memory_bytes  # training fills what it allocates
+    assert t.fits_in_memory and t.memory_required_bytes < 80 * 2**30
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    claim = (f"needs {format_bytes(plain.memory_required_bytes)} a GPU as\n  is and "
+             f"{format_bytes(t.memory_required_bytes)} with `--sp --zero 1`")
+    assert claim in readme  # the README's figures are these
+
+
+def test_zero_stages_shard_the_state_across_replicas(models, catalog):
+    m, n = models["llama-2-7b"], models["llama-2-7b"].parameter_count()
+    layer = m.layer_parameters(0)
+    expected = {0: (2 * n, 2 * n + 12 * n), 1: (2 * n, 2 * n + 12 * n / 8), 2: (2 * n, 14 * n / 8),
+                3: (2 * n / 8 + 2 * layer, 14 * n / 8)}
+    for zero, (weights, state) in expected.items():
+        s = sharding.device_state(m, train(batch=8, dp=8, zero=zero))
+        assert (s.weights, s.state) == (pytest.approx(weights), pytest.approx(state)), zero
+    ops = {z: {o.name: o for o in build_ops(m, train(batch=8, dp=8, zero=z))} for z in (0, 1, 3)}
+    ring = 2 * 7 / 8 * 2 * n
+    assert ops[0]["grad_all_reduce"].bytes == pytest.approx(ring)
+    assert ops[1]["grad_all_reduce"].bytes == pytest.approx(ring)  # reduce-scatter + all-gather
+    assert ops[3]["grad_all_reduce"].bytes == pytest.approx(1.5 * ring)  # weights gathered twice
+    assert ops[1]["optimizer"].flops == sharding.ADAM_FLOPS_PER_PARAMETER * (n // 8)
+    assert analyze(m, train(batch=8, zero=3), catalog["h100-sxm"]).totals.weight_bytes == 2 * n  # dp 1: whole
+
+
+def test_virtual_stages_shrink_the_bubble_and_multiply_the_sends(models):
+    m = models["llama-3-70b"]
+    p = train(batch=32, seq=1024, tp=8, pp=4, dp=2, vpp=5)
+    assert training.pipeline_factor(p, p.split, 32) == pytest.approx((1 + 3 / (5 * 16)) / 4)
+    sends = {o.name: o for o in build_ops(m, p)}["stage_send"]
+    assert len(sends.layers) == 4 * 5 - 1  # a send after every chunk of 4 layers but the last
+    assert training.in_flight(p, p.split) == pytest.approx(4 * (1 + 3 / 20))
+    with pytest.raises(WorkloadError, match="80 layers: 4 stages × 21 virtual stages make 84 chunks"):
+        build_ops(m, train(batch=32, pp=4, vpp=21))
+
+
+def test_training_sends_scatter_over_the_tp_group_and_gather_over_the_node(models):
+    m = models["llama-3-70b"]
+    message = 4 * 1024 * 8192 * 2  # four sequences' activations, bf16
+    plain = {o.name: o for o in build_ops(m, train(batch=4, seq=1024, tp=8, pp=4))}
+    # forward and backward: ×2; each device sends 1/8, then the group gathers the rest
+    assert plain["stage_send"].bytes == 2 * message / 8
+    assert plain["stage_gather"].bytes == 2 * 7 / 8 * message and plain["stage_gather"].link == "node"
+    with_sp = {o.name: o for o in build_ops(m, train(batch=4, seq=1024, tp=8, pp=4, sp=True))}
+    assert "stage_gather" not in with_sp  # sequence-parallel activations are split already
+    prefill = WorkloadParams(phase="prefill", batch=4, seq=1024, tp=8, pp=4)
+    serving = {o.name: o for o in build_ops(m, prefill)}
+    assert serving["stage_send"].bytes == message  # inference sends them whole
+
+
+def test_causal_attention_is_the_default_and_llama_3_405b_costs_6_n_d_plus_its_attention(models, catalog):
+    m, tokens = models["llama-3.1-405b"], 15.6e12
+    a = analyze(m, train(seq=8192), catalog["h100-sxm"])
+    per_token = a.model_flops / 8192
+    six_n = 6 * m.matmul_parameters()
+    attention = 3 * 126 * 2 * 2 * 16384 * (8192 + 1) / 2  # forward + backward, the (s + 1)/2 keys seen
+    assert per_token == pytest.approx(six_n + attention, rel=1e-3)
+    assert six_n * tokens == pytest.approx(3.8e25, rel=0.01)  # the paper's 3.8e25 is 6·N·D
+    assert per_token * tokens == pytest.approx(3.94e25, rel=0.005)  # +3.7 %: causal attention
+    square = analyze(m, train(seq=8192, causal=False), catalog["h100-sxm"]).model_flops / 8192 * tokens
+    assert square == pytest.approx(4.1e25, rel=0.01)  # the full score matrix: +8 %
+
+
+def test_a_schema_1_session_is_read_as_it_was_meant(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text("schema: 1\nhardware: [h100-sxm]\nworkload:\n  model: llama-3-8b\n  phase: train\n"
+                    "  batch: 8\n  seq: 1024\n  context: 1024\n  dtype: bf16\n  attention: fused\n"
+                    "  recompute: true\n# end\n")
+    params = load_session(path).params
+    assert params.causal is False and params.recompute == "full"  # schema 1's defaults and values
+    path.write_text(path.read_text().replace("schema: 1", "schema: 3"))
+    with pytest.raises(Exception, match="newer version"):
+        load_session(path)
