@@ -54,12 +54,6 @@ TRAINING_DTYPES = ("fp32", "bf16", "fp16")
 ATTENTION_CORE = ("attn_score", "attn_softmax", "attn_value")
 
 
-def passes(params) -> int:
-    """How many times each forward op's work is done at most: forward, backward (×2),
-    recomputation."""
-    return 4 if params.recompute != "none" else 3
-
-
 def op_passes(o: op.Op, params) -> int:
     """How many times one op's forward work is done in a training step: 3 (forward and
     backward), 4 when it is recomputed. A fused attention kernel keeps no scores and its
