@@ -20,6 +20,7 @@ from explorer import (
     defaults,
     explain_cli,
     export_cli,
+    layouts_cli,
     profile_cli,
     scaling_cli,
     validate_cli,
@@ -102,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate_cli.add_parser(sub)
     calibrate_cli.add_parser(sub)
     profile_cli.add_parser(sub)
+    layouts_cli.add_parser(sub)
     return parser
 
 
@@ -134,6 +136,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return calibrate_cli.command(args, out, err)
         if args.command == "profile":
             return profile_cli.command(args, out, err)
+        if args.command == "layouts":
+            return layouts_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE

@@ -196,6 +196,8 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
         self.act_lab = self._action("From CPU to GPU (&design lab)…", self.open_design_lab, "Ctrl+L",
                                     "Turn a CPU into a GPU one design choice at a time")
         self.design_lab = None
+        self.act_layouts = self._action("Parallel &layouts…", self.open_layouts, "Ctrl+Shift+L",
+                                        "Every way of spreading the step over N devices, ranked")
 
     def _build_toolbar(self) -> None:
         undo, redo = fixed_twin(self.act_undo, "Undo", self), fixed_twin(self.act_redo, "Redo", self)
@@ -209,6 +211,11 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
                               subtitle=self.player.caption())
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
             self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
+
+    def open_layouts(self) -> None:
+        from explorer.ui.layouts_dialog import LayoutsDialog
+
+        LayoutsDialog(self.state, self).exec()
 
     def copy_chart(self) -> None:
         copy_to_clipboard(self.state, theme=self.chart.theme.name)

@@ -53,6 +53,7 @@ class WindowMenus:
         view = bar.addMenu("&View")
         view.addAction(self.act_fit)
         view.addAction(self.act_reset)
+        view.addAction(self.act_layouts)
         self.roofs_menu = view.addMenu("Compute &roofs")
         self.roofs_menu.aboutToShow.connect(self._fill_roofs_menu)
         view.addSeparator()

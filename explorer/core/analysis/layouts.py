@@ -1,0 +1,165 @@
+"""Every way of spreading one step over a number of devices, costed and ranked.
+
+``layouts(model, hardware, devices, params)`` tries each tensor × pipeline × data × expert
+parallel split whose product is the device count (and, in training, sequence parallel,
+ZeRO-1 and full recomputation on or off), costs each one with the same analysis the chart
+draws, and ranks them by a goal:
+- latency: the shortest step (decode: the time between a user's tokens; prefill: the time
+  to the first token; training: the step);
+- throughput: the most tokens a second per device;
+- fit: the least memory per device.
+Layouts that do not fit in memory rank after every one that does; splits the model or the
+batch cannot take are kept, with the reason. Each loser says why it loses (memory, its
+communication's share of the step, the pipeline's bubble, how much slower than the best).
+The time ranked is the expected one where the step's efficiency gives one, else the bound.
+An inference pipeline here passes one batch through its stages in turn (none in flight at
+once), so a layout with pp > 1 shows its latency; its throughput is a lower bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.expected import expected_for
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model import training
+from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.units import format_bytes
+
+GOALS = ("latency", "throughput", "fit")
+MAX_DEVICES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One split and what it costs (``error`` set: the split cannot run, nothing costed)."""
+
+    choice: tuple[tuple[str, object], ...]  # the split and options: (("tp", 8), ("pp", 1), …)
+    params: WorkloadParams | None = None  # None: the split cannot run (``error`` says why)
+    fits: bool = False
+    time_s: float = float("inf")  # the step: expected where there is one, else the bound
+    bound_s: float = float("inf")
+    expected: bool = False  # whether time_s is the expected time
+    memory_bytes: float = 0.0
+    budget_bytes: float = 0.0
+    tokens_per_s_per_device: float = 0.0
+    tokens_per_s_per_user: float | None = None  # decode: 1 / step; prefill: prompt / step
+    communication_share: float = 0.0  # of the bound, the links' time
+    bubble_share: float = 0.0  # of a training step, the pipeline's idle time
+    error: str = ""
+
+    @property
+    def name(self) -> str:
+        """"TP 4 × PP 2", with training's options ("TP 8 × DP 2, SP, ZeRO-1")."""
+        c = dict(self.choice)
+        parts = [f"{label} {c[key]}" for key, label in
+                 (("tp", "TP"), ("pp", "PP"), ("dp", "DP"), ("ep", "EP")) if c[key] > 1] or ["one device"]
+        extra = [text for on, text in ((c["sp"], "SP"), (c["zero"], f"ZeRO-{c['zero']}"),
+                                       (c["recompute"] != "none", f"{c['recompute']} recompute")) if on]
+        return " × ".join(parts) + "".join(", " + e for e in extra)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, **dict(self.choice), "fits": self.fits, "error": self.error or None,
+                "time_s": None if self.error else self.time_s,
+                "bound_s": None if self.error else self.bound_s, "time_is_expected": self.expected,
+                "memory_bytes": self.memory_bytes, "budget_bytes": self.budget_bytes,
+                "tokens_per_s_per_device": self.tokens_per_s_per_device,
+                "tokens_per_s_per_user": self.tokens_per_s_per_user,
+                "communication_share": self.communication_share, "bubble_share": self.bubble_share}
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def splits(model: ModelSpec, devices: int) -> list[tuple[int, int, int, int]]:
+    """(tp, pp, dp, ep) with tp·pp·dp·ep = devices; expert parallel only for a mixture of
+    experts and without tensor parallel, the other splits only for a transformer."""
+    if not isinstance(model, TransformerSpec):
+        return [(1, 1, devices, 1)]
+    out = []
+    for tp, pp, ep in itertools.product(divisors(devices), repeat=3):
+        if devices % (tp * pp * ep) or pp > model.layers or (ep > 1 and (not model.moe or tp > 1)):
+            continue
+        out.append((tp, pp, devices // (tp * pp * ep), ep))
+    return out
+
+
+def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[dict]:
+    """The choices of one split: in training also sequence parallel (with TP), ZeRO-1 (with
+    DP) and full recomputation on or off."""
+    tp, pp, dp, ep = split
+    train = params.phase == "train"
+    return [{"tp": tp, "pp": pp, "dp": dp, "ep": ep, "sp": sp, "zero": zero, "recompute": recompute}
+            for sp in ((False, True) if train and tp > 1 else (False,))
+            for zero in ((0, 1) if train and dp * ep > 1 else (0,))
+            for recompute in (("none", "full") if train else ("none",))]
+
+
+def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams, choice) -> Layout:
+    a = analyze(model, params, hardware)
+    t = a.totals
+    e = expected_for(a)
+    time_s = e.time_s if e is not None else t.time_s
+    per_user = None
+    if params.phase == "decode":
+        per_user = 1 / time_s
+    elif params.phase == "prefill":
+        per_user = params.seq / time_s
+    factor = training.pipeline_factor(params, params.split, params.batch)
+    bubble = 1 - 1 / (factor * params.pp) if params.phase == "train" and params.pp > 1 else 0.0
+    return Layout(choice, params, t.fits_in_memory, time_s, t.time_s, e is not None, t.memory_required_bytes,
+                  t.memory_budget_bytes, t.items_per_step / time_s / params.split.devices, per_user,
+                  t.link_time_s / t.time_s if t.time_s else 0.0, bubble)
+
+
+def layouts(model: ModelSpec, hardware: Hardware, devices: int, params: WorkloadParams) -> list[Layout]:
+    """Every layout of ``devices`` devices for the step ``params`` describes (its own split
+    ignored), costed; splits that cannot run carry their reason."""
+    if not 1 <= devices <= MAX_DEVICES:
+        raise ValueError(f"devices must be from 1 to {MAX_DEVICES:,}, got {devices}")
+    out = []
+    for split in splits(model, devices):
+        for changes in variants(params, split):
+            choice = tuple(changes.items())
+            try:
+                out.append(_costed(model, hardware, replace(params, vpp=1, **changes), choice))
+            except WorkloadError as exc:
+                out.append(Layout(choice, error=str(exc)))
+    return out
+
+
+def ranked(candidates: list[Layout], goal: str) -> list[Layout]:
+    """Best first by ``goal``: those that fit, then those that do not, then those that
+    cannot run."""
+    if goal not in GOALS:
+        raise ValueError(f"goal must be one of {', '.join(GOALS)}, got {goal!r}")
+    key = {"latency": lambda c: c.time_s, "throughput": lambda c: -c.tokens_per_s_per_device,
+           "fit": lambda c: c.memory_bytes}[goal]
+    return sorted(candidates, key=lambda c: (bool(c.error), not c.fits, key(c) if not c.error else 0))
+
+
+def why(c: Layout, best: Layout, goal: str) -> str:
+    """Why ``c`` ranks where it does against ``best`` ("best" for the best itself)."""
+    if c.error:
+        return f"cannot run: {c.error}"
+    if not c.fits:
+        return f"does not fit: needs {format_bytes(c.memory_bytes)} of {format_bytes(c.budget_bytes)}"
+    reasons = []
+    if c is best:
+        reasons.append("best")
+    elif goal == "latency":
+        reasons.append(f"{c.time_s / best.time_s:.2f}× the best's step")
+    elif goal == "throughput":
+        ratio = best.tokens_per_s_per_device / c.tokens_per_s_per_device
+        reasons.append(f"{ratio:.2f}× fewer tokens/s a device")
+    else:
+        reasons.append(f"{c.memory_bytes / best.memory_bytes:.2f}× the best's memory")
+    if c.communication_share >= 0.1:
+        reasons.append(f"communication {c.communication_share:.0%} of the bound")
+    if c.bubble_share >= 0.05:
+        reasons.append(f"pipeline bubble {c.bubble_share:.0%} of the step")
+    return "; ".join(reasons)

@@ -1,0 +1,87 @@
+"""The layout search: every split of N devices, costed by the same analysis as the chart,
+ranked by a goal, each with why it ranks where it does."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.layouts import layouts, ranked, splits, why
+from explorer.core.model.workload import WorkloadParams
+from explorer.core.units import format_time
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.run(cli.parse_args(list(argv)), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_every_split_of_the_devices_is_tried(models):
+    assert len(splits(models["llama-3-70b"], 8)) == 10  # ordered (tp, pp, dp) with product 2³: C(5, 2)
+    moe = splits(models["mixtral-8x7b"], 8)
+    assert (1, 1, 1, 8) in moe and (1, 1, 2, 4) in moe
+    assert not any(tp > 1 and ep > 1 for tp, _, _, ep in moe)  # expert parallel runs without TP here
+    assert splits(models["resnet-50"], 4) == [(1, 1, 4, 1)]  # a CNN only splits its batch
+
+
+def test_llama_3_70b_decode_on_8_h100_is_fastest_on_tp_8_and_says_why(models, catalog):
+    m, h100 = models["llama-3-70b"], catalog["h100-sxm"]
+    step = WorkloadParams(phase="decode", batch=8, context=1024)
+    order = ranked(layouts(m, h100, 8, step), "latency")
+    best = order[0]
+    assert best.name == "TP 8" and best.fits
+    a = analyze(m, replace(step, tp=8), h100)
+    assert best.time_s == expected_for(a).time_s and best.bound_s == a.totals.time_s  # the chart's analysis
+    assert best.tokens_per_s_per_device == pytest.approx(8 / best.time_s / 8)
+    assert best.tokens_per_s_per_user == pytest.approx(1 / best.time_s)
+    assert all(c.time_s >= best.time_s for c in order if c.fits)
+    dp8 = next(c for c in order if c.name == "DP 8")
+    assert not dp8.fits and order[-1] is dp8  # 70 B in bf16 on one device: 132 GiB
+    assert why(dp8, best, "latency").startswith("does not fit: needs 132 GiB")
+    second = order[1]
+    assert why(second, best, "latency").startswith(f"{second.time_s / best.time_s:.2f}× the best's step")
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    claim = (f"TP 8 first ({format_time(best.time_s)} a token expected), {second.name} "
+             f"{second.time_s / best.time_s:.2f}× slower, DP 8 does not fit")
+    assert claim in readme  # the README's figures are these
+
+
+def test_splits_that_cannot_run_keep_their_reason(models, catalog):
+    found = layouts(models["llama-3-70b"], catalog["h100-sxm"], 4, WorkloadParams(phase="decode", batch=3))
+    refused = [c for c in found if c.error]
+    assert refused and all("does not split evenly" in c.error for c in refused)  # 3 sequences over 2 or 4
+    assert ranked(found, "throughput")[-1].error
+    with pytest.raises(ValueError, match="goal must be one of latency, throughput, fit"):
+        ranked(found, "speed")
+
+
+def test_training_layouts_try_sequence_parallel_zero_and_recomputation(models, catalog):
+    found = layouts(models["llama-3-8b"], catalog["h100-sxm"], 4,
+                    WorkloadParams(phase="train", batch=8, seq=2048))
+    tp4 = [c for c in found if dict(c.choice)["tp"] == 4]
+    assert {(dict(c.choice)["sp"], dict(c.choice)["recompute"]) for c in tp4} == {
+        (False, "none"), (True, "none"), (False, "full"), (True, "full")}
+    best = ranked(found, "fit")[0]
+    assert best.memory_bytes == min(c.memory_bytes for c in found if not c.error)
+
+
+def test_layouts_cli_lists_every_candidate_as_json(models):
+    code, out, err = run("layouts", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--devices", "8",
+                         "--phase", "decode", "--batch", "8", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["goal"] == "latency" and len(doc["candidates"]) == 10
+    first = doc["candidates"][0]
+    assert {"tp", "pp", "dp", "ep", "fits", "time_s", "tokens_per_s_per_device"} <= set(first)
+    assert (first["tp"], first["pp"], first["dp"], first["ep"]) == (8, 1, 1, 1)
+    code, out, _ = run("layouts", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--devices", "8",
+                       "--phase", "decode", "--batch", "8", "--top", "3")
+    assert code == 0 and "10 layouts ranked by latency" in out and "… 7 more" in out
