@@ -261,7 +261,8 @@ def test_communication_ops_sit_on_or_under_their_link_roof(catalog, models):
             assert a.performance[i] <= a.intensity[i] * 450e9
     ops = [m for m in chart.markers if m.kind == "op" and m.name in ("attn_all_reduce", "mlp_all_reduce")]
     assert len(ops) == 2 and all("communication" in m.tooltip for m in ops)
-    assert "sends 28.7 kB over NVLink 4: 15 µs latency + 63.7 ns transfer" in ops[0].tooltip
+    # the engines' one-shot (auto): two barriers of 0.6 µs, then 7 peers' 16 KiB at 450 GB/s
+    assert "sends 28.7 kB over NVLink 4 (oneshot): 1.2 µs latency + 255 ns transfer" in ops[0].tooltip
 
 
 def test_with_several_devices_the_link_roof_names_its_device(catalog, models):

@@ -12,6 +12,7 @@ from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
 from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
+from explorer.core.model import parallel
 from explorer.core.units import format_number, format_si, format_time, rate_unit
 from explorer.kernels.results import Point, cache_label
 
@@ -57,11 +58,10 @@ def op_infos(analysis: Analysis) -> list[OpInfo]:
             continue
         link, note = analysis.links[i], ""
         if link is not None:
-            sent = float(analysis.bytes[i])
-            transfer = sent / link.per_direction_bytes_per_s
-            latency = analysis.time_s[i] - transfer
-            note = (f"sends {format_si(sent, 'B')} over {link.name}: {format_time(latency)} latency + "
-                    f"{format_time(transfer)} transfer")
+            algorithm, latency = parallel.op_algorithm(link, o, analysis.params.phase == "train")
+            transfer = float(analysis.time_s[i]) - latency
+            note = (f"sends {format_si(float(analysis.bytes[i]), 'B')} over {link.name} ({algorithm}): "
+                    f"{format_time(latency)} latency + {format_time(transfer)} transfer")
         out.append(OpInfo(o.name, o.role, o.count, int(analysis.flops[i]), int(analysis.bytes[i]),
                           float(analysis.intensity[i]), float(analysis.performance[i]),
                           float(analysis.time_s[i]), float(share[i]), str(bounds[i]), note))

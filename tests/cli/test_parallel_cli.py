@@ -12,7 +12,7 @@ from .test_cli import run
 
 def test_tp8_decode_lists_two_all_reduces_per_layer():
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "8",
-                       "--context", "4096", "--json")
+                       "--context", "4096", "--allreduce", "nccl", "--json")
     assert code == 0
     report = json.loads(out)
     assert report["workload"]["devices"] == 8 and report["totals"]["per_device"]
@@ -20,7 +20,7 @@ def test_tp8_decode_lists_two_all_reduces_per_layer():
     assert [(c["name"], c["role"], c["count"], c["link"]) for c in comm] == [
         ("attn_all_reduce", "all_reduce", 80, "NVLink 4"), ("mlp_all_reduce", "all_reduce", 80, "NVLink 4")]
     assert comm[0]["bytes_sent"] == 2 * 7 * 8192 * 2 // 8
-    assert comm[0]["latency_s"] == pytest.approx(6.6e-6 + 14 * 0.6e-6)
+    assert comm[0]["latency_s"] == pytest.approx(6.6e-6 + 14 * 0.6e-6) and comm[0]["algorithm"] == "ring/LL"
     roles = {op["role"] for op in report["ops"]}
     assert "all_reduce" in roles
     bounds = {op["bound"] for op in report["ops"] if op["role"] == "all_reduce"}

@@ -2,6 +2,7 @@
 (resources/validation/published-runs.yaml): the bound is never above a measured time, the
 expected time falls near it, and the README's table is this table."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 # The share of runs whose expected time falls within BAND today. The goal is 0.8
 # (a better model of matrix-product shapes and of mixture-of-experts kernels); this
 # floor keeps a change from making it worse unnoticed.
-IN_BAND_AT_LEAST = 0.75
+# 24 of 34 with the all-reduces the engines run (26 of 34 when every all-reduce paid NCCL's
+# ring latency, which hid other overheads): the README says which runs miss and why.
+IN_BAND_AT_LEAST = 0.70
 
 
 @pytest.fixture(scope="module")
@@ -47,18 +50,25 @@ def test_the_expected_time_falls_near_the_measured_one(checked):
 
 
 def test_the_readmes_sentences_on_where_it_lands(checked):
-    """The README: "every run that is mostly decode at a batch of 8 or less comes within
-    0.8–1.25"; "every prompt on an H100 or H200, and every MI300X run at a batch of 32 or
-    more, comes out faster than measured"."""
+    """The README: "every NVIDIA run that is mostly decode at a batch of 8 or less comes
+    within 0.8–1.25"; "every run outside the band comes out faster than measured"; "the one
+    training run comes out slower than measured"."""
     mostly_decode = [c for c in checked if c.run.kind == "decode"
                      or (c.run.kind == "generate" and c.run.output >= c.run.prompt)]
-    small_decode = [c for c in mostly_decode if c.run.workload["batch"] <= 8]
+    small_decode = [c for c in mostly_decode if c.run.workload["batch"] <= 8 and c.run.hardware != "mi300x"]
     assert len(small_decode) >= 10 and all(c.in_band for c in small_decode)
-    faster = [c for c in checked if (c.run.kind == "prefill" and c.run.hardware in ("h100-sxm", "h200-sxm"))
-              or (c.run.hardware == "mi300x" and c.run.workload["batch"] >= 32)]
-    assert len(faster) >= 8 and all(c.expected_s < c.run.measured_s for c in faster)
+    outside = [c for c in checked if not c.in_band]
+    assert outside and all(c.expected_s < c.run.measured_s for c in outside)
     training = [c for c in checked if c.run.kind == "train"]
     assert training and all(c.expected_s > c.run.measured_s for c in training)  # "slower than measured"
+
+
+def test_the_readme_says_how_ncclS_pick_would_land(models, catalog):
+    runs = [replace(r, workload={**r.workload, "allreduce": "nccl"}) for r in read_runs()]
+    inside = sum(check(r, models, catalog, published()).in_band for r in runs)
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    claim = f"Taking NCCL's pick for every one instead puts {inside} of the {len(runs)} runs in the band"
+    assert claim in readme
 
 
 def test_the_readme_holds_this_table(checked):

@@ -18,7 +18,10 @@ def test_the_window_draws_the_link_roof_and_explains_an_all_reduce(window, qtbot
     assert len(links) == 1 and "NVLink 4" in links[0].tooltip
     state.select_op("attn_all_reduce")
     card = window.details_panel.toPlainText()
-    assert "NVLink 4, 450 GB/s per direction" in card and "14 steps × 0.6 µs" in card
+    assert "NVLink 4, 450 GB/s per direction" in card and "1.2 µs: oneshot" in card  # the engines' kernel
+    state.set_params(allreduce="nccl")
+    card = window.details_panel.toPlainText()
+    assert "6.6 µs" not in card and "ring/LL" in card
     panel = window.workload_panel
     assert panel.degrees["tp"].value() == 8
     rows = [panel.table_model.index(r, 0).data() for r in range(panel.table_model.rowCount())]

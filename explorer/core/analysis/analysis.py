@@ -234,7 +234,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     bandwidth = roofs.bandwidth_bytes_per_s
     links = links_of(ops, hardware, params)
     time_s = np.maximum(arithmetic_s, moved / bandwidth)
-    talking = timed_links(links, ops, time_s, moved.astype(float))
+    talking = timed_links(links, ops, time_s, moved.astype(float), params.phase == "train")
     link_counts = np.where(talking, counts, 0)
     # The ops cover every stage's layers: one device does a stage's share (1/pp) and the
     # pipeline's factor applies; the optimizer and gradient all-reduces run once a step.

@@ -101,7 +101,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     kind = _op_class(o)
     if kind == OpClass.LINK:
         link = a.links[i]
-        return float(parallel.link_seconds(link, float(o.steps), moved / e.value("link")))
+        return float(parallel.op_link_seconds(link, o, moved, a.params.phase == "train", e.value("link")))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
         if a.params.phase == "decode" and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt

@@ -8,6 +8,7 @@ from typing import Any
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.hardware.hardware import Hardware, Provenance
+from explorer.core.model import parallel
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.training import MFU_SOURCES
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
@@ -205,12 +206,19 @@ def _op_dicts(a: Analysis) -> list[dict[str, Any]]:
 
 
 def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
-    links = a.links
-    return [{"name": o.name, "role": o.role, "count": o.count, "link": links[i].name, "tier": links[i].tier,
-             "bytes_sent": int(a.bytes[i]), "steps": int(o.steps), "time_s": float(a.time_s[i]),
-             "latency_s": float(a.time_s[i] - a.bytes[i] / links[i].per_direction_bytes_per_s),
-             "detail": o.detail}
-            for i, o in enumerate(a.ops) if links[i] is not None]
+    """Each communication op: its link, bytes (an all-reduce's as a ring sends them), the
+    algorithm it runs and its time and latency by that algorithm."""
+    links, training = a.links, a.params.phase == "train"
+    out = []
+    for i, o in enumerate(a.ops):
+        if links[i] is None:
+            continue
+        algorithm, latency = parallel.op_algorithm(links[i], o, training)
+        out.append({"name": o.name, "role": o.role, "count": o.count, "link": links[i].name,
+                    "tier": links[i].tier, "bytes_sent": int(a.bytes[i]), "steps": int(o.steps),
+                    "algorithm": algorithm, "time_s": float(a.time_s[i]), "latency_s": latency,
+                    "detail": o.detail})
+    return out
 
 
 TOTALS = ("flops", "bytes", "intensity", "time_s", "compute_time_s", "memory_time_s", "items_per_step",

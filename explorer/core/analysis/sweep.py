@@ -85,7 +85,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     ops, counts, flops, moved, arithmetic = sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
                                                          roofs.vector)
     times = np.maximum(arithmetic, moved / bandwidth)
-    talking = timed_links(links_of(ops, hardware, params), ops, times, moved)
+    talking = timed_links(links_of(ops, hardware, params), ops, times, moved, params.phase == "train")
     once = once_per_step(ops)
     factor = training.pipeline_factor(params, params.split, b)  # per batch
 

@@ -92,12 +92,13 @@ def links_of(ops, hardware: Hardware, params: WorkloadParams) -> list:
         raise WorkloadError(str(error)) from None
 
 
-def timed_links(links: list, ops, times: NDArray, moved: NDArray) -> NDArray:
-    """Put each communication op's link time (latency + bytes / rate) into ``times`` (rows
-    per op, scalars or per batch); the mask of the ops that communicate."""
+def timed_links(links: list, ops, times: NDArray, moved: NDArray, training: bool) -> NDArray:
+    """Put each communication op's link time (latency + bytes / rate, an all-reduce by its
+    algorithm) into ``times`` (rows per op, scalars or per batch); the mask of the ops that
+    communicate."""
     talking = np.array([link is not None for link in links], dtype=bool)
     for i in np.flatnonzero(talking):
-        times[i] = parallel.link_seconds(links[i], float(ops[i].steps), moved[i])
+        times[i] = parallel.op_link_seconds(links[i], ops[i], moved[i], training)
     return talking
 
 

@@ -148,12 +148,15 @@ def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
     if latency is None:
         raise fields.error("latency", "is missing (a link needs its latency per transfer step, with "
                                       "latency_source and latency_note)")
+    switch_reduction = fields.flag("switch_reduction")
+    if switch_reduction and tier != "node":
+        raise fields.error("switch_reduction", "applies to node links (the switch of one server's devices)")
     return Link(
         name=fields.text("name"), tier=tier,
         bandwidth_bytes_per_s=fields.quantity("bandwidth", units.BYTE_RATE),
         direction=fields.text("direction", choices=LINK_DIRECTIONS),
         provenance=_provenance(fields, sources), group=group, mesh=mesh,
-        latency_s=latency, latency_provenance=latency_provenance,
+        latency_s=latency, latency_provenance=latency_provenance, switch_reduction=switch_reduction,
     )
 
 
@@ -276,6 +279,8 @@ def _link_dict(link: Link, keys: Mapping[str, str]) -> dict:
         entry["group"] = link.group
     if link.mesh:
         entry["mesh"] = link.mesh
+    if link.switch_reduction:
+        entry["switch_reduction"] = True
     entry.update(_provenance_dict(link.provenance, keys))
     if link.latency_s is not None and link.latency_provenance is not None:
         entry.update(latency=f"{link.latency_s * 1e6:.10g} us",

@@ -94,6 +94,9 @@ class Link:
     mesh: int = 0
     latency_s: float | None = None  # per transfer step (a hop of a ring), from its source
     latency_provenance: Provenance | None = None
+    # The switch adds the devices' buffers itself (NVLink SHARP, NVSwitch from its third
+    # generation): an all-reduce can send each buffer once (NCCL's NVLS algorithm).
+    switch_reduction: bool = False
 
     def for_group(self, devices: int) -> Link:
         """This link as a group of ``devices`` sees it: on a mesh, the share of its

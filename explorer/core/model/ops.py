@@ -122,6 +122,10 @@ class Op:
     # Run once a training step, after the pipeline drains (the optimizer, gradient
     # all-reduces), rather than for each micro-batch of each stage.
     once_per_step: bool = False
+    # An all-reduce: the algorithm asked for (``collectives.ALGORITHMS``; chosen with the
+    # link when it is timed) and the devices taking part.
+    algorithm: str = ""
+    group: int = 0
     depth: Size = 0  # a product of weights: K, the length of its dot products (``Cost.depth``)
 
     def __post_init__(self) -> None:  # a role or unit given by its name (a custom stack's) is checked here

@@ -19,7 +19,10 @@ engines split a decoder:
   from the whole group, which an all-to-all sends there (dispatch) and back (combine):
   message = tokens × experts per token × d_model × activation bytes. Needs tp = 1.
 
-Communication time, the α–β model of the collective's ring algorithm (Thakur, Rabenseifner
+All-reduces are timed by the algorithm that runs them (``WorkloadParams.allreduce``: the
+engines' custom one, NCCL's ring, tree or NVLS with its protocol, ``collectives``); their
+bytes are reported as a ring sends them. The other collectives (all-to-all, sends):
+the α–β model of the collective's ring algorithm (Thakur, Rabenseifner
 and Gropp 2005, https://doi.org/10.1177/1094342005051521) with NCCL's latencies:
 time = base + steps × step latency + bytes sent / link rate, where the bytes one device
 sends are 2(n−1)/n × message for a ring all-reduce over n devices (in 2(n−1) steps),
@@ -46,7 +49,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from explorer.core.hardware.hardware import Hardware, Link
+from explorer.core.model import collectives
 from explorer.core.model import ops as op
 from explorer.core.model.models import TransformerSpec
 
@@ -111,6 +117,41 @@ def link_seconds(link: Link, steps, bytes_sent):
     """base + steps × step latency + bytes / per-direction rate (scalars or arrays)."""
     assert link.latency_s is not None  # the catalogue requires it
     return NCCL_BASE_LATENCY_S + steps * link.latency_s + bytes_sent / link.per_direction_bytes_per_s
+
+
+def all_reduce_choice(link: Link, o: op.Op, training: bool) -> collectives.Choice:
+    """The algorithm an all-reduce op runs on ``link`` (``o.algorithm`` asked for): chosen
+    for one pass's message (``o.bytes`` is a ring's bytes, 2(n−1)/n of it, per pass)."""
+    n = o.group
+    message = float(o.bytes) / _passes(o) * n / (2 * (n - 1))
+    return collectives.choose(link, n, message, o.algorithm, training)
+
+
+def _passes(o: op.Op) -> float:
+    """How many all-reduces of its message an op stands for (training's passes; ZeRO-3's 1.5)."""
+    return float(o.steps) / collective_steps(op.Role.ALL_REDUCE, o.group)
+
+
+def op_algorithm(link: Link, o: op.Op, training: bool) -> tuple[str, float]:
+    """(the algorithm a communication op runs, its latency in seconds) on ``link``: an
+    all-reduce's chosen one ("oneshot", "ring/LL", "nvls/Simple"), else NCCL's LL ring
+    latencies of ``link_seconds`` ("nccl/LL")."""
+    if not o.algorithm:
+        return "nccl/LL", float(link_seconds(link, float(o.steps), 0.0))
+    choice = all_reduce_choice(link, o, training)
+    return choice.label, _passes(o) * choice.latency_s
+
+
+def op_link_seconds(link: Link, o: op.Op, bytes_sent, training: bool, efficiency: float = 1.0):
+    """One occurrence of a communication op on ``link`` sending ``bytes_sent`` (its bytes,
+    or per batch: arrays) at ``efficiency`` of the link's rate: an all-reduce by the
+    algorithm its message picks (``collectives``; its bytes are a ring's), any other as
+    ``link_seconds``."""
+    if not o.algorithm:
+        return link_seconds(link, float(o.steps), bytes_sent / efficiency)
+    n, passes = o.group, _passes(o)
+    message = np.asarray(bytes_sent, dtype=float) / passes * n / (2 * (n - 1))
+    return passes * collectives.all_reduce_seconds(link, n, message, o.algorithm, training, 1 / efficiency)
 
 
 @dataclass(frozen=True)
@@ -270,8 +311,9 @@ def communication_ops(model, params, split: Split, local_batch) -> dict[str, lis
         for where, name in (("attn_residual", "attn_all_reduce"), ("mlp_residual", "mlp_all_reduce")):
             out[where].append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, (n - 1) * tokens * d // n,
                                     ring_all_reduce_bytes(message, n), every,
-                                    f"sum of {n} partial outputs, ring over {n} devices",
-                                    link="node", steps=collective_steps(op.Role.ALL_REDUCE, n)))
+                                    f"sum of {n} partial outputs over {n} devices",
+                                    link="node", steps=collective_steps(op.Role.ALL_REDUCE, n),
+                                    algorithm=params.allreduce, group=n))
     if split.ep > 1:
         n = split.ep
         routed = tuple(i for i in every if model.moe_layer(i))

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from explorer.core.files.datafile import brief
+from explorer.core.model.collectives import ALGORITHMS
 from explorer.core.model.parallel import DEGREES
 
 PHASES = ("prefill", "decode", "train")
@@ -161,6 +162,13 @@ PARAMETERS = (
               "Bytes stay: every key and value is still read. Off (--no-causal): the full square, as "
               "some papers count it", applies="phase prefill or train", caption="skip masked scores"),
     *(_degree(d) for d in DEGREES),
+    Parameter("allreduce", Kind.CHOICE, "auto", "All-reduce",
+              "The all-reduce algorithm of tensor parallel and of training's gradients. auto: as the "
+              "software picks (at inference over NVLink the serving engines' one-shot or two-shot "
+              "custom all-reduce up to 8 MiB, else NCCL); nccl: the fastest by NCCL's cost model "
+              "(ring or tree with the LL, LL128 or Simple protocol, NVLS where the switch adds); or "
+              "one of them forced (one the link cannot run falls back to NCCL's pick)",
+              choices=ALGORITHMS, applies="tensor parallel, or data parallel in training"),
     Parameter("sp", Kind.FLAG, False, "Sequence parallel",
               "Training with tensor parallel: the norms, dropout and residual adds (the work every "
               "device would repeat) split by tokens across the TP group, so their activations shrink "

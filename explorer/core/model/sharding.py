@@ -125,10 +125,10 @@ def step_ops(model, params, split) -> list[op.Op]:
         gathers = 1.5 if params.zero >= 3 else 1.0
         gathered = "weights in the forward and backward pass" if params.zero >= 3 else "the updated weights"
         how = (f"ZeRO-{params.zero}: reduce-scatter of gradients, all-gather of {gathered}" if params.zero
-               else "ring all-reduce")
+               else "all-reduce")
         out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, (n - 1) * h.count // n,
                          gathers * parallel.ring_all_reduce_bytes(message, n), (),
                          f"{h.what}, over {n} devices ({how}), once a step", link=h.link,
                          steps=int(gathers * parallel.collective_steps(op.Role.ALL_REDUCE, n)),
-                         once_per_step=True))
+                         once_per_step=True, algorithm=params.allreduce, group=n))
     return out

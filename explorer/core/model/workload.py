@@ -87,6 +87,7 @@ class WorkloadParams:
     pp: int = 1  # pipeline parallel: stages of consecutive layers
     dp: int = 1  # data parallel: replicas, each with 1/dp of the batch
     ep: int = 1  # expert parallel: devices sharing the routed experts
+    allreduce: str = "auto"  # the all-reduce algorithm (explorer.core.model.collectives)
     sp: bool = False  # training: sequence parallel across the tensor-parallel group
     recompute: str = "none"  # training: activations recomputed in the backward pass (or selective)
     zero: int = 0  # training: ZeRO stage, state sharded across the data-parallel replicas

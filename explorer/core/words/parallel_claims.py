@@ -81,9 +81,8 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
     for o, link in zip(a.ops, a.links, strict=True):
         if link is None:
             continue
-        each = parallel.NCCL_BASE_LATENCY_S + float(o.steps) * link.latency_s
-        if not latency_only:
-            each += float(o.bytes) / link.per_direction_bytes_per_s
+        each = float(parallel.op_link_seconds(link, o, 0.0 if latency_only else float(o.bytes),
+                                              p.phase == "train"))
         total += o.count * each * (1.0 if o.once_per_step else factor)
     return total
 

@@ -41,6 +41,7 @@ from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.collectives import ALGORITHMS
 from explorer.core.model.parameters import (
     ATTENTIONS,
     MAX_ZERO,
@@ -73,7 +74,8 @@ from explorer.paths import resource_path
 
 SCHEMA = 1
 PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES + WEIGHT_FORMATS,
-              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS, "recompute": RECOMPUTES}
+              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS, "recompute": RECOMPUTES,
+              "allreduce": ALGORITHMS}
 COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep", "vpp")
 FLAG_KEYS = ("causal", "sp")
 BOUNDS = tuple(BoundKind)

@@ -8,6 +8,7 @@ from PySide6 import QtWidgets
 
 from explorer.chart.roofs import roof_tooltip
 from explorer.core.analysis.roofline import COMPUTE, MEMORY
+from explorer.core.model import parallel
 from explorer.core.units import format_count, format_si, format_time
 from explorer.state import AppState, RoofRef
 from explorer.ui.follow import Follower
@@ -40,14 +41,15 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         """A communication op: what it sends, over which link, and its time's two parts."""
         o, link = a.ops[index], a.links[index]
         sent, time_s = float(a.bytes[index]), float(a.time_s[index])
-        transfer = sent / link.per_direction_bytes_per_s
+        algorithm, latency = parallel.op_algorithm(link, o, a.params.phase == "train")
+        how = (f"{algorithm} (core/model/collectives.py)" if o.algorithm else
+               f"6.6 µs + {int(o.steps)} steps × {link.latency_s * 1e6:.1f} µs (NCCL's cost model)")
         rows = [
             *_head_rows(o),
             ("bytes sent (each device)", format_si(sent, "B")),
             ("over", f"{link.name}, {format_si(link.per_direction_bytes_per_s, 'B/s')} per direction"),
-            ("transfer time", format_time(transfer)),
-            ("latency", f"{format_time(time_s - transfer)} = 6.6 µs + {int(o.steps)} steps × "
-                        f"{link.latency_s * 1e6:.1f} µs (NCCL's cost model)"),
+            ("transfer time", format_time(time_s - latency)),
+            ("latency", f"{format_time(latency)}: {how}"),
             ("predicted time", f"{format_time(time_s)} each: communication"),
             ("share of the step", f"{float(a.time_share[index]):.2%}"),
         ]

@@ -1,0 +1,159 @@
+"""How long an all-reduce takes, by algorithm and message size, and which algorithm runs.
+
+Every algorithm costs latency + bytes one device sends / the rate it sends at (α–β):
+- NCCL's ring and tree, each with its three protocols (LL, LL128, Simple), and NVLS (NVLink
+  SHARP: the switch adds the buffers), with NCCL's own cost model (src/graph/tuning.cc at
+  b6475625, ``NCCL_TUNING``): a base latency per algorithm and protocol, a latency per
+  transfer step by the kind of link (NVLink, PCI, network), and the share of the link's
+  rate a protocol reaches (LL ¼, capped at NCCL's 87.7 GB/s; LL128 0.92; a tree 0.92 of
+  it, LL /3.8, LL128 7/9 within a node). A ring sends 2(n−1)/n × the message in 2(n−1)
+  steps, a tree 2 × the message up and down in 2(n−1) steps within a node, NVLS 6/5 × the
+  message (NCCL's bus-to-algorithm ratio 5/6) with one latency. The link's catalogued step
+  latency is NCCL's ring/LL one; the other protocols' come from the same table.
+- The custom all-reduce of serving engines on NVLink (vLLM, SGLang, TensorRT-LLM): one-shot,
+  every device reads the n−1 others' buffers and adds them ((n−1) × the message), and
+  two-shot, a reduce-scatter and an all-gather through peer memory (2(n−1)/n × the
+  message). Their latency is their barriers, each a flag one device writes and its peers
+  see over the link: two for one-shot, three for two-shot (vLLM's cross_device_reduce_1stage
+  and _2stage), at the link's step latency. SGLang measured the small-message kernel, launch
+  included, at 3.7–5.9 µs on H100 at TP 2–8 (sgl-project/sglang#2904); the bound here is the
+  barriers' 1.2–1.8 µs and the expected time adds the launch.
+
+``auto`` picks as the software does: at inference over a node link, the engines' custom
+all-reduce up to 8 MiB on 2, 4, 6 or 8 devices (vLLM: one-shot on 2 devices, below 512 KiB
+on up to 4 and below 256 KiB on up to 8, else two-shot), else NCCL; in training NCCL.
+``nccl`` picks what NCCL's cost model finds fastest (it picks so itself).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.core.hardware.hardware import Link
+
+ALGORITHMS = ("auto", "nccl", "ring", "tree", "oneshot", "twoshot", "nvls")
+PROTOCOLS = ("LL", "LL128", "Simple")
+NCCL_TUNING = ("https://github.com/NVIDIA/nccl/blob/b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2/"
+               "src/graph/tuning.cc")
+CUSTOM_SOURCE = "https://github.com/vllm-project/vllm/blob/v0.6.3.post1/csrc/custom_all_reduce.cuh"
+# baseLat[algorithm][protocol], µs
+BASE_US = {"ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
+           "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
+           "nvls": {"Simple": 0.0}}
+# hwLat[link kind][algorithm][protocol], µs per step (NVLS: once)
+STEP_US = {
+    "nvlink": {"ring": {"LL": 0.6, "LL128": 1.9, "Simple": 3.4},
+               "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28}, "nvls": {"Simple": 23}},
+    "pci": {"ring": {"LL": 1.0, "LL128": 2.5, "Simple": 5.7},
+            "tree": {"LL": 1.0, "LL128": 1.9, "Simple": 28}},
+    "net": {"ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
+            "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28}},
+}
+LL_MAX_BYTES_PER_S = 87.7e9  # llMaxBws for Ampere and Hopper, one node
+RATE_SHARE = {"ring": {"LL": 0.25, "LL128": 0.92, "Simple": 1.0},
+              "tree": {"LL": 0.92 / 3.8, "LL128": 0.92 * 7 / 9, "Simple": 0.92}}
+KIND = {"node": "nvlink", "host": "pci", "network": "net"}
+CUSTOM_MAX_BYTES = 8 << 20  # vLLM's custom all-reduce buffer (max_size 8 MiB)
+CUSTOM_DEVICES = (2, 4, 6, 8)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An algorithm (and NCCL protocol) for one all-reduce: what it sends and its latency."""
+
+    algorithm: str  # ring, tree, nvls, oneshot, twoshot
+    protocol: str  # LL, LL128, Simple; "" for the custom ones
+    bytes_sent: float  # by one device
+    latency_s: float
+    rate_share: float  # of the link's per-direction rate
+
+    @property
+    def label(self) -> str:
+        return f"{self.algorithm}/{self.protocol}" if self.protocol else self.algorithm
+
+    def seconds(self, link: Link, scale=1.0):
+        """The all-reduce's time; ``scale`` multiplies the message (per batch, for sweeps)."""
+        rate = link.per_direction_bytes_per_s * self.rate_share
+        if self.protocol == "LL":
+            rate = min(rate, LL_MAX_BYTES_PER_S)
+        return self.latency_s + self.bytes_sent * scale / rate
+
+
+def options(link: Link, devices: int, message: float) -> dict[str, list[Choice]]:
+    """Every algorithm this link can run an all-reduce of ``message`` bytes over
+    ``devices`` devices with, by name (NCCL's with each protocol)."""
+    n, kind = devices, KIND[link.tier]
+    ring_bytes = 2 * (n - 1) / n * message
+    out: dict[str, list[Choice]] = {"ring": [], "tree": []}
+    for protocol in PROTOCOLS:
+        step = link.latency_s if protocol == "LL" else STEP_US[kind]["ring"][protocol] * 1e-6
+        out["ring"].append(Choice("ring", protocol, ring_bytes, BASE_US["ring"][protocol] * 1e-6
+                                  + 2 * (n - 1) * step, RATE_SHARE["ring"][protocol]))
+        out["tree"].append(Choice("tree", protocol, 2 * message, (BASE_US["tree"][protocol]
+                                  + 2 * (n - 1) * STEP_US[kind]["tree"][protocol]) * 1e-6,
+                                  RATE_SHARE["tree"][protocol]))
+    if link.switch_reduction:
+        nvls_s = STEP_US["nvlink"]["nvls"]["Simple"] * 1e-6
+        out["nvls"] = [Choice("nvls", "Simple", 6 / 5 * message, nvls_s, 1.0)]
+    if link.tier == "node":
+        barrier = link.latency_s
+        out["oneshot"] = [Choice("oneshot", "", (n - 1) * message, 2 * barrier, 1.0)]
+        out["twoshot"] = [Choice("twoshot", "", ring_bytes, 3 * barrier, 1.0)]
+    return out
+
+
+def fastest(link: Link, choices: list[Choice]) -> Choice:
+    return min(choices, key=lambda c: c.seconds(link))
+
+
+def engine_custom(devices: int, message: float) -> str:
+    """vLLM's custom all-reduce: one-shot or two-shot, or "" beyond it (NCCL runs)."""
+    if devices not in CUSTOM_DEVICES or message > CUSTOM_MAX_BYTES:
+        return ""
+    if devices == 2 or (devices <= 4 and message < 512 << 10) or (devices <= 8 and message < 256 << 10):
+        return "oneshot"
+    return "twoshot"
+
+
+def _family(link: Link, devices: int, asked: str, training: bool) -> str:
+    """The family ``asked`` resolves to before the message is known ("auto" stays)."""
+    if asked == "auto" and (training or link.tier != "node" or devices not in CUSTOM_DEVICES):
+        return "nccl"
+    return asked
+
+
+def all_reduce_seconds(link: Link, devices: int, message, asked: str, training: bool, scale=1.0):
+    """``choose(...).seconds(link, scale)`` for a message that may be an array (a batch
+    sweep): each element by the algorithm its own size picks."""
+    message = np.asarray(message, dtype=float)
+    every = options(link, devices, 1.0)  # bytes per byte of message; latencies fixed
+
+    def fastest_of(choices):
+        return np.min([c.seconds(link, message * scale) for c in choices], axis=0)
+
+    nccl = fastest_of([c for name in ("ring", "tree", "nvls") for c in every.get(name, [])])
+    asked = _family(link, devices, asked, training)
+    if asked == "auto":
+        small = 512 << 10 if devices <= 4 else 256 << 10
+        one = message < small if devices > 2 else np.ones_like(message, dtype=bool)
+        custom = np.where(one, fastest_of(every["oneshot"]), fastest_of(every["twoshot"]))
+        return np.where(message <= CUSTOM_MAX_BYTES, custom, nccl)
+    if asked == "nccl" or asked not in every:
+        return nccl
+    return fastest_of(every[asked])
+
+
+def choose(link: Link, devices: int, message: float, asked: str, training: bool) -> Choice:
+    """The all-reduce ``asked`` (one of ``ALGORITHMS``) of ``message`` bytes over ``devices``
+    devices on ``link``. An algorithm the link cannot run (NVLS without a reducing switch,
+    a custom one off a node link) falls back to NCCL's pick."""
+    every = options(link, devices, message)
+    nccl = [c for name in ("ring", "tree", "nvls") for c in every.get(name, [])]
+    if asked == "auto":
+        custom = "" if training or link.tier != "node" else engine_custom(devices, message)
+        asked = custom or "nccl"
+    if asked == "nccl" or asked not in every:
+        return fastest(link, nccl)
+    return fastest(link, every[asked])
