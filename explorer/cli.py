@@ -74,9 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "communication ops included).")
     an.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
     add_model_arguments(an, required=True,
-                        help="model id: gpt2, llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, llama-3-70b, "
-                             "llama-3.1-405b, mistral-7b, mixtral-8x7b, qwen2.5-7b, gemma-2-9b, deepseek-v3, "
-                             "resnet-50, vit-b-16")
+                        help="model id: gpt2, gpt-3-175b, llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b, "
+                             "llama-3-70b, llama-3.1-405b, mistral-7b, mixtral-8x7b, qwen2.5-7b, gemma-2-9b, "
+                             "deepseek-v3, resnet-50, vit-b-16")
     add_workload_arguments(an)
     an.add_argument("--tokens", type=amount_type(1, 1e16, "a token count", "1.4e12"), metavar="D",
                     help="training: tokens to train on (e.g. 1.4e12): the run's time, device-hours, energy")

@@ -17,6 +17,10 @@ PUBLISHED = {
     "llama-3-70b": 70_553_706_496,
     "resnet-50": 25_557_032,
     "vit-b-16": 86_567_656,  # torchvision's vit_b_16 page
+    # Brown et al. 2020's shapes: 96 layers of 12·d² + 13·d (d 12,288: QKV, output and MLP
+    # weights and biases, two LayerNorms) = 173,961,510,912; tied embeddings 50,257·d =
+    # 617,558,016; positions 2,048·d = 25,165,824; final LayerNorm 2·d = 24,576
+    "gpt-3-175b": 174_604_259_328,
 }
 
 

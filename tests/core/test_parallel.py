@@ -120,7 +120,7 @@ def test_groups_beyond_a_node_use_the_network(models, catalog):
     ("llama-2-7b", "h100-sxm", {"tp": 16}, "more than one H100 SXM node of 8"),
     ("llama-2-7b", "epyc-9654", {"tp": 2}, "lists no link to other devices"),
     ("llama-2-7b", "h100-sxm", {"ep": 2, "batch": 8}, "not a mixture of experts"),
-    ("mixtral-8x7b", "h100-sxm", {"ep": 2, "tp": 2, "batch": 8}, "set tensor parallel to 1"),
+    ("mixtral-8x7b", "h100-sxm", {"ep": 8, "tp": 2, "batch": 8}, "more than one H100 SXM node of 8"),
     ("llama-2-7b", "h100-sxm", {"pp": 33}, "at most 32 pipeline stages"),
     ("resnet-50", "h100-sxm", {"tp": 2}, "only be split by data parallel"),
     ("llama-2-7b", "l4", {"dp": 16, "phase": "train", "batch": 16}, "lists no network link"),
@@ -183,3 +183,30 @@ def test_explain_says_what_communication_costs_and_its_claims_hold(models, catal
     memory = {e.title: e for e in explain_workload(train)}["Memory"]
     assert "on each of its 64 devices" in memory.text and "gradients and Adam's state 29.6 GiB" in memory.text
     assert memory.problems() == []
+
+
+def test_tensor_and_expert_parallel_together_split_attention_and_experts(models, catalog):
+    """Mixtral 8x7B on 8 GPUs, TP 2 × EP 4: attention over TP pairs, each pair with a quarter
+    of the batch; each GPU holds 2 of the 8 experts, half of each; the all-to-alls run among
+    the 4 GPUs of a TP rank and carry the pair's tokens whole."""
+    m, hw = models["mixtral-8x7b"], catalog["h100-sxm"]
+    params = WorkloadParams(batch=8, context=1024, tp=2, ep=4)
+    ops = {o.name: o for o in build_ops(m, params)}
+    local = 8 // 4  # sequences through each TP pair's attention
+    message = local * 2 * m.d_model * 2  # tokens × 2 picks × d_model × bf16
+    assert ops["moe_dispatch"].bytes == pytest.approx(3 / 4 * message) and ops["moe_dispatch"].group == 4
+    assert ops["attn_all_reduce"].group == ops["mlp_all_reduce"].group == 2
+    assert parallel.expert_parameters(m, parallel.Split(tp=2, ep=4)) == 32 * 2 * m.expert_parameters() // 2
+    a = analyze(m, params, hw)
+    assert a.totals.fits_in_memory and all(link is not None for o, link in zip(a.ops, a.links, strict=True)
+                                           if o.unit == "link")
+
+
+def test_deepseek_v3_is_served_with_data_parallel_attention_and_ep_8(models, catalog):
+    m, hw = models["deepseek-v3"], catalog["h200-sxm"]
+    a = analyze(m, WorkloadParams(batch=64, context=2048, dtype="fp8", ep=8), hw)
+    sends = [o for o in a.ops if o.role == "all_to_all"]
+    assert [o.name for o in sends] == ["moe_dispatch", "moe_combine"] and sends[0].count == 58  # MoE layers
+    tokens = 64 // 8  # each GPU's attention takes 1/8 of the batch
+    assert sends[0].bytes == pytest.approx(7 / 8 * tokens * 8 * m.d_model * 2)  # 8 picks, bf16 activations
+    assert a.totals.fits_in_memory and a.totals.link_time_s > 0

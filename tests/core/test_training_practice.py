@@ -133,3 +133,28 @@ def test_a_schema_1_session_is_read_as_it_was_meant(tmp_path):
     path.write_text(path.read_text().replace("schema: 1", "schema: 3"))
     with pytest.raises(Exception, match="newer version"):
         load_session(path)
+
+
+# llm-analysis 0.2.2 (pip install llm-analysis; github.com/cli99/llm-analysis), train() with
+# model megatron-lm-175b, gpu a100-sxm-80gb, dtype w16a16e16, batch_size_per_gpu 1,
+# global_batch_size 1536, seq_len 2048, activation_recomputation 2 (full), tp 8, pp 8,
+# dp 16, flash_attn True: "(weight+op_state+grad+act)_memory_per_gpu" in bytes.
+LLM_ANALYSIS_GPT3 = {0: 50_968_431_616, 1: 19_522_823_296}
+
+
+def test_gpt_3_on_1024_a100s_matches_llm_analysis_and_narayanan_et_al(models, catalog):
+    m, a100 = models["gpt-3-175b"], catalog["a100-80gb-sxm"]
+    layout = dict(batch=1536, seq=2048, tp=8, pp=8, dp=16, recompute="full")
+    ours = {}
+    for zero, theirs in LLM_ANALYSIS_GPT3.items():
+        ours[zero] = analyze(m, train(zero=zero, **layout), a100).totals.memory_required_bytes
+        # within 10 %: llm-analysis keeps fp32 gradients (ours are bf16, ZeRO's accounting)
+        # and one micro-batch's activations (ours: the 8 a 1F1B first stage holds)
+        assert ours[zero] == pytest.approx(theirs, rel=0.10), zero
+    a = analyze(m, train(**layout), a100)
+    steps = 300e9 / (1536 * 2048)  # 300 B tokens
+    days = steps * a.totals.flops / 140e12 / 86400  # at their 140 TFLOP/s a GPU, recomputation counted
+    assert days == pytest.approx(34, rel=0.03)  # Narayanan et al. 2021, section 5.1: "34 days"
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    assert (f"needs {ours[0] / 1e9:.1f} GB a GPU, {ours[1] / 1e9:.1f} GB with `--zero 1`" in readme
+            and f"take {days:.1f} days at Narayanan" in readme)  # the README's figures are these

@@ -77,12 +77,12 @@ def divisors(n: int) -> list[int]:
 
 def splits(model: ModelSpec, devices: int) -> list[tuple[int, int, int, int]]:
     """(tp, pp, dp, ep) with tp·pp·dp·ep = devices; expert parallel only for a mixture of
-    experts and without tensor parallel, the other splits only for a transformer."""
+    experts, the other splits only for a transformer."""
     if not isinstance(model, TransformerSpec):
         return [(1, 1, devices, 1)]
     out = []
     for tp, pp, ep in itertools.product(divisors(devices), repeat=3):
-        if devices % (tp * pp * ep) or pp > model.layers or (ep > 1 and (not model.moe or tp > 1)):
+        if devices % (tp * pp * ep) or pp > model.layers or (ep > 1 and not model.moe):
             continue
         out.append((tp, pp, devices // (tp * pp * ep), ep))
     return out

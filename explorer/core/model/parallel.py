@@ -17,7 +17,12 @@ engines split a decoder:
   the routed experts and takes 1/ep of the batch through attention (data-parallel
   attention, as DeepSeek-V3 is served); its experts process the tokens routed to them
   from the whole group, which an all-to-all sends there (dispatch) and back (combine):
-  message = tokens × experts per token × d_model × activation bytes. Needs tp = 1.
+  message = tokens × experts per token × d_model × activation bytes. With tensor parallel
+  too (tp × ep devices in a node, Megatron-LM's expert tensor parallel = tp), each group of
+  tp devices runs attention for its 1/ep of the batch, and every expert is split over the
+  tp devices as the MLP is: each device's all-to-all (among the ep devices of its TP rank)
+  carries its group's tokens whole, and the MLP all-reduce over tp sums the experts'
+  partial outputs.
 
 All-reduces are timed by the algorithm that runs them (``WorkloadParams.allreduce``: the
 engines' custom one, NCCL's ring, tree or NVLS with its protocol, ``collectives``); their
@@ -218,9 +223,6 @@ def check_split(model, split: Split) -> None:
     if (split.tp > 1 or split.pp > 1 or split.ep > 1) and not isinstance(model, TransformerSpec):
         raise ParallelError("tensor, pipeline and expert parallel split a transformer's layers; "
                             f"{model.name} can only be split by data parallel")
-    if split.ep > 1 and split.tp > 1:
-        raise ParallelError("expert parallel here runs with data-parallel attention: "
-                            "set tensor parallel to 1")
     if isinstance(model, TransformerSpec):
         if split.pp > model.layers:
             raise ParallelError(f"{model.name} has {model.layers} layers: "
@@ -322,7 +324,7 @@ def communication_ops(model, params, split: Split, local_batch) -> dict[str, lis
                            ("moe_combine", "expert outputs back")):
             out["mlp_residual"].append(op.Op(name, op.Role.ALL_TO_ALL, op.LINK, 0, sent, routed,
                                              f"all-to-all over {n} devices: {what}", link="node",
-                                             steps=collective_steps(op.Role.ALL_TO_ALL, n)))
+                                             steps=collective_steps(op.Role.ALL_TO_ALL, n), group=n))
     if split.pp > 1:
         out["end"] += stage_sends(model, params, split, message)
     return out
@@ -346,7 +348,7 @@ def stage_sends(model: TransformerSpec, params, split: Split, message) -> list[o
         n = split.tp
         sends.append(op.Op("stage_gather", op.Role.ALL_GATHER, op.LINK, 0, (n - 1) * message / n, boundaries,
                            f"the received activations gathered over the {n} devices of the TP group",
-                           link="node", steps=collective_steps(op.Role.ALL_GATHER, n)))
+                           link="node", steps=collective_steps(op.Role.ALL_GATHER, n), group=n))
     return sends
 
 
@@ -361,7 +363,7 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
         if o.unit != op.LINK:
             out.append(None)
             continue
-        group = GROUPS[o.link](split)
+        group = o.group or GROUPS[o.link](split)
         if o.link == "node":
             what = "expert parallel" if o.role == op.Role.ALL_TO_ALL else "tensor parallel"
             out.append(group_link(hardware, "node", split.tp * split.ep, what).for_group(group))
