@@ -55,9 +55,12 @@ def test_llama_3_70b_decode_on_8_h100_is_fastest_on_tp_8_and_says_why(models, ca
 
 
 def test_splits_that_cannot_run_keep_their_reason(models, catalog):
-    found = layouts(models["llama-3-70b"], catalog["h100-sxm"], 4, WorkloadParams(phase="decode", batch=3))
+    found = layouts(models["llama-3-70b"], catalog["h100-sxm"], 16, WorkloadParams(phase="decode", batch=3))
     refused = [c for c in found if c.error]
-    assert refused and all("does not split evenly" in c.error for c in refused)  # 3 sequences over 2 or 4
+    assert refused and all("more than one H100 SXM node of 8" in c.error for c in refused)  # TP 16
+    assert {dict(c.choice)["tp"] for c in refused} == {16}
+    uneven = next(c for c in found if c.name == "TP 8 × DP 2")  # 3 sequences over 2 replicas: 2 and 1
+    assert uneven.params.local_batch == 2 and not uneven.error
     assert ranked(found, "throughput")[-1].error
     with pytest.raises(ValueError, match="goal must be one of latency, throughput, fit"):
         ranked(found, "speed")

@@ -33,8 +33,8 @@ def test_the_workload_panel_sets_a_training_split(window):
     state = window.state
     state.set_model("llama-2-7b")
     panel.phase.setCurrentText("train")
-    panel.degrees["dp"].setValue(4)  # batch 1 cannot split 4 ways: refused, the box goes back
-    assert state.params.dp == 1 and panel.degrees["dp"].value() == 1
+    panel.degrees["dp"].setValue(4)  # batch 1 over 4 replicas: accepted, and the note says so
+    assert state.params.dp == 4 and "3 take none" in panel.notes.text()
     panel.batch.setValue(8)
     panel.degrees["dp"].setValue(4)
     assert state.params.dp == 4 and state.params.phase == "train"

@@ -269,7 +269,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
 def _memory_use(model: ModelSpec, params: WorkloadParams, hardware: Hardware, ops) -> dict:
     """The ``Totals`` fields of memory: what the step keeps resident, the budget, whether it fits."""
     weight_bytes, kv_per_sequence = weights_and_kv(model, params)
-    kv_cache = params.batch // params.split.batch_share * kv_per_sequence  # the device's sequences
+    kv_cache = params.local_batch * kv_per_sequence  # the busiest device's sequences
     state = state_bytes(model, params)
     if params.phase == "train":
         activations = training.activation_bytes(model, params, params.split, list(ops))
@@ -296,6 +296,12 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
     """What the user should know about the figures: a precision converted, a context past
     the trained one, a step that does not fit."""
     notes = list(roofs.notes)
+    share = params.split.batch_share
+    if params.batch % share:
+        who = "data-parallel replicas" if params.ep == 1 else "attention groups"
+        notes.append(f"a batch of {params.batch:,} does not split evenly over {share} {who}: the busiest "
+                     f"takes {params.local_batch:,} sequences and sets the step"
+                     + (f", {share - params.batch} take none" if params.batch < share else ""))
     if isinstance(model, TransformerSpec) and params.kv_tokens > model.max_context:
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")

@@ -135,7 +135,7 @@ def launches(a: Analysis) -> NDArray:
     p = a.params
     if p.phase != "train":
         return np.ones(len(a.ops))
-    micro = p.batch / p.split.batch_share if p.split.pp > 1 else 1
+    micro = p.local_batch if p.split.pp > 1 else 1
     return np.array([1.0 if o.once_per_step else training.op_passes(o, p) * micro for o in a.ops])
 
 

@@ -183,6 +183,14 @@ class Split:
         return self.dp * self.ep
 
 
+def local_batch(batch, share: int):
+    """``batch`` (a count, or an array of them) over ``share`` devices, rounded up: what the
+    busiest takes."""
+    if isinstance(batch, int):
+        return -(-batch // share)
+    return np.ceil(np.asarray(batch, dtype=float) / share)
+
+
 def tensor_shard(m: TransformerSpec, tp: int) -> TransformerSpec:
     """The part of every layer one of ``tp`` devices holds, as a model of its own: 1/tp of
     the heads, of the MLP and expert widths, of the vocabulary (rounded up)."""

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, sharding
 from explorer.core.model.models import TransformerSpec
@@ -125,7 +127,7 @@ def in_flight(params, split) -> float:
     """Micro-batches (one sequence each) whose activations the first pipeline stage keeps
     at once: all of its sequences without a pipeline; with one, up to pp of them (1F1B),
     times 1 + (pp−1)/(pp·vpp) with virtual stages (Korthikanti et al. 2022, section 4.2.3)."""
-    local = params.batch // split.batch_share
+    local = params.local_batch
     if split.pp == 1:
         return local
     held = min(split.pp, local)
@@ -141,7 +143,7 @@ def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
     stage = parallel.stage_layers(model.layers, split.pp)[0]
     layers = [layer_activation_bytes(model, params, split, i) for i in stage]
     if params.recompute == "full":  # each layer's input kept; one layer's full set while it is recomputed
-        micro = params.batch // split.batch_share if split.pp == 1 else 1
+        micro = params.local_batch if split.pp == 1 else 1
         layer_input = 2 * params.seq * model.d_model / (split.tp if params.sp else 1)
         return int((layer_input * len(stage) * kept + max(layers) * micro) * scale)
     return int(sum(layers) * kept * scale)
@@ -153,8 +155,9 @@ def pipeline_factor(params, split, batch):
     one sequence each (the bubble; interleaved 1F1B shrinks it by vpp)."""
     if params.phase != "train" or split.pp == 1:
         return 1.0
-    micro = batch / split.batch_share
-    return (1 + (split.pp - 1) / (params.vpp * micro)) / split.pp
+    micro = np.ceil(np.asarray(batch, dtype=float) / split.batch_share)  # the busiest replica's
+    factor = (1 + (split.pp - 1) / (params.vpp * micro)) / split.pp
+    return float(factor) if factor.ndim == 0 else factor
 
 
 DEFAULT_MFU = 0.4  # a stated default: large dense runs report 0.35–0.55 (PaLM 0.46, Llama 3 0.38–0.43)

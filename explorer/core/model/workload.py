@@ -113,17 +113,18 @@ class WorkloadParams:
             for name in TRAINING_ONLY:
                 if getattr(self, name) != BY_NAME[name].default:
                     raise WorkloadError(f"{name} applies to training (phase train)")
-        if self.batch % self.split.batch_share:
-            share = self.split.batch_share
-            raise WorkloadError(f"a batch of {self.batch:,} does not split evenly over {share} "
-                                f"{'data-parallel replicas' if self.ep == 1 else 'devices'}: "
-                                f"use a multiple of {share}")
 
     @classmethod
     def from_options(cls, options: Any) -> WorkloadParams:
         """The parameters an object's attributes name, one per row of the parameter table
         (parsed command-line options); a missing attribute takes its row's default."""
         return cls(**{p.name: getattr(options, p.name, p.default) for p in PARAMETERS})
+
+    @property
+    def local_batch(self) -> int:
+        """Sequences the busiest device (or data-parallel replica) takes: the batch over
+        ``split.batch_share``, rounded up where it does not divide (the others take fewer)."""
+        return parallel.local_batch(self.batch, self.split.batch_share)
 
     @property
     def budget_share(self) -> float:
@@ -190,7 +191,7 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
 def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split, batch) -> list[op.Op]:
     """One device's ops: its share of the model and the batch, the communication between
     devices, and in training the backward pass and the optimizer."""
-    local = batch // split.batch_share if isinstance(batch, int) else batch / split.batch_share
+    local = parallel.local_batch(batch, split.batch_share)
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
     ops = _model_ops(shard, params, local)
     if split.ep > 1:  # the experts see every token the group routes to them

@@ -304,7 +304,7 @@ def _message_bytes(state, o) -> float:
     p, m = state.params, state.model
     if o.role != Role.ALL_REDUCE or p.tp == 1 or o.name == "grad_all_reduce":
         return float(o.bytes)
-    message = p.batch // p.split.batch_share * p.query_tokens * m.d_model * p.act_bytes
+    message = p.local_batch * p.query_tokens * m.d_model * p.act_bytes
     return 2 * (p.tp - 1) / p.tp * message
 
 
