@@ -121,16 +121,27 @@ class LayoutsDialog(QtWidgets.QDialog):
         self.table.itemSelectionChanged.connect(self._selection_changed)
 
     def search(self) -> None:
-        """Cost every layout and show them, best first."""
-        QtWidgets.QApplication.setOverrideCursor(QtCore.Qt.CursorShape.WaitCursor)
-        try:
-            state = self.state
-            found = layouts(state.model, state.primary, self.devices.value(), state.params)
-        finally:
-            QtWidgets.QApplication.restoreOverrideCursor()
+        """Cost every layout and show them, best first; a search of more than a moment
+        shows its progress and can be cancelled (the layouts costed so far are shown)."""
+        bar = QtWidgets.QProgressDialog("Costing parallel layouts…", "Stop", 0, 0, self)
+        bar.setWindowTitle("Parallel layouts")
+        bar.setMinimumDuration(500)  # only a search longer than half a second shows it
+        bar.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+
+        def progress(done: int, total: int) -> bool:
+            bar.setMaximum(total)
+            bar.setValue(done)
+            return not bar.wasCanceled()
+
+        state = self.state
+        found = layouts(state.model, state.primary, self.devices.value(), state.params, progress)
+        stopped = bar.wasCanceled()
+        bar.close()
         self.candidates = ranked(found, self.goal.currentText())
         self._fill_table()
         self._fill_plot()
+        if stopped:
+            self.summary.setText(self.summary.text() + f" Stopped after {len(found):,} layouts.")
 
     def _fill_table(self) -> None:
         goal, best = self.goal.currentText(), self.candidates[0]

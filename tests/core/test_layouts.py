@@ -88,3 +88,14 @@ def test_layouts_cli_lists_every_candidate_as_json(models):
     code, out, _ = run("layouts", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--devices", "8",
                        "--phase", "decode", "--batch", "8", "--top", "3")
     assert code == 0 and "10 layouts ranked by latency" in out and "… 7 more" in out
+
+
+def test_a_search_reports_its_progress_and_stops_when_asked(models, catalog):
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        return done < 3  # the user stops it after three
+
+    found = layouts(models["llama-3-70b"], catalog["h100-sxm"], 8, WorkloadParams(batch=8), progress)
+    assert len(found) == 3 and seen == [(1, 10), (2, 10), (3, 10)]

@@ -116,19 +116,23 @@ def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams, choice
                   t.link_time_s / t.time_s if t.time_s else 0.0, bubble)
 
 
-def layouts(model: ModelSpec, hardware: Hardware, devices: int, params: WorkloadParams) -> list[Layout]:
+def layouts(model: ModelSpec, hardware: Hardware, devices: int, params: WorkloadParams,
+            progress=None) -> list[Layout]:
     """Every layout of ``devices`` devices for the step ``params`` describes (its own split
-    ignored), costed; splits that cannot run carry their reason."""
+    ignored), costed; splits that cannot run carry their reason. ``progress(done, total)``
+    is called after each; when it returns False the search stops with those costed so far."""
     if not 1 <= devices <= MAX_DEVICES:
         raise ValueError(f"devices must be from 1 to {MAX_DEVICES:,}, got {devices}")
+    choices = [changes for split in splits(model, devices) for changes in variants(params, split)]
     out = []
-    for split in splits(model, devices):
-        for changes in variants(params, split):
-            choice = tuple(changes.items())
-            try:
-                out.append(_costed(model, hardware, replace(params, vpp=1, **changes), choice))
-            except WorkloadError as exc:
-                out.append(Layout(choice, error=str(exc)))
+    for changes in choices:
+        choice = tuple(changes.items())
+        try:
+            out.append(_costed(model, hardware, replace(params, vpp=1, **changes), choice))
+        except WorkloadError as exc:
+            out.append(Layout(choice, error=str(exc)))
+        if progress is not None and progress(len(out), len(choices)) is False:
+            break
     return out
 
 
