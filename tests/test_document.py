@@ -71,6 +71,11 @@ def test_devices(doc):
         doc.set_devices(["h100"])
 
 
+def test_the_undo_text_names_devices_as_the_chart_does(doc):
+    doc.set_devices(["h100-sxm", "mi300x"])
+    assert doc.history.undo_text == "Show H100 SXM, MI300X"  # not their ids
+
+
 def test_a_gesture_is_one_step_and_can_be_cancelled(doc):
     doc.begin_gesture("Drag")
     for scale in (1.1, 1.3, 1.7):

@@ -193,7 +193,8 @@ class Document(Notifier, Measurements, Derived):
         if len(idents) > MAX_DEVICES:
             self._emit(Topic.MESSAGE, f"at most {MAX_DEVICES} devices can be overlaid: untick one first")
             return
-        self._change(replace(self._session, hardware=idents), f"Show {', '.join(idents)}")
+        names = ", ".join(self.catalog[i].label for i in idents)  # as the chart names them
+        self._change(replace(self._session, hardware=idents), f"Show {names}")
 
     def toggle_device(self, ident: str, shown: bool) -> None:
         current = list(self._session.hardware)
