@@ -44,7 +44,7 @@ class Presentation(QtCore.QObject):
             return
         w = self.window
         self._saved = (w.saveState(), w.isMaximized(), w.isFullScreen(), w.menuBar().isVisible(),
-                       w.statusBar().isVisible())
+                       w.statusBar().isVisible(), w.saveGeometry(), w.geometry())
         self._fonts = []
         for dock in w.findChildren(QtWidgets.QDockWidget):
             dock.setVisible(self.keep_docks and dock.isVisible())
@@ -70,7 +70,7 @@ class Presentation(QtCore.QObject):
     def leave(self) -> None:
         if not self.active:
             return
-        state, maximized, full, menu, status = self._saved
+        state, maximized, full, menu, status, geometry, rect = self._saved
         w = self.window
         self.active = False
         for shortcut in self._shortcuts:
@@ -89,6 +89,9 @@ class Presentation(QtCore.QObject):
         else:
             w.showNormal()
         w.restoreState(state)
+        if not (full or maximized):  # the exact size and place it had, docks as they were
+            w.restoreGeometry(geometry)
+            w.setGeometry(rect)
         self.sig_toggled.emit(False)
 
     def _escape(self) -> None:

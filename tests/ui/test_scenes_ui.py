@@ -43,6 +43,9 @@ def test_scene_steps_keep_the_users_measurements(window, tmp_path):
 
 
 def test_presentation_mode_hides_the_panels_and_the_clicker_steps(window, qtbot):
+    window.resize(1366, 768)
+    qtbot.wait(10)
+    before = window.geometry()
     window.player.start("bandwidth-parallelism")
     window.act_present.trigger()
     assert window.presentation.active and window.isFullScreen()
@@ -58,6 +61,8 @@ def test_presentation_mode_hides_the_panels_and_the_clicker_steps(window, qtbot)
     assert not window.presentation.active and not window.isFullScreen()
     assert window.menuBar().isVisible() and window.docks["hardware"].isVisible()
     assert window.chart.scale == 1.0
+    qtbot.wait(10)
+    assert window.geometry() == before  # the exact size and place it had
     # Outside presentation mode the arrow keys belong to the panels, not to the scene.
     QTest.keyClick(window, Key.Key_Right)
     assert window.player.step == 1
