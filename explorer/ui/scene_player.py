@@ -1,5 +1,9 @@
 """Plays a guided scene: each step replaces the session (one undo step each), the caption
-and step counter follow, and stopping brings back what was shown before the scene."""
+and step counter follow, and stopping brings back what was shown before the scene.
+
+The caption always describes what is shown: when the session changes otherwise (undo,
+redo, an edit), the player follows it to the step that shows it, leaves the scene when
+undo went back to before it, and otherwise says the chart has changed since the step."""
 
 from __future__ import annotations
 
@@ -28,7 +32,11 @@ class ScenePlayer(QtCore.QObject):
         self.scenes = scenes or {}
         self.scene: Scene | None = None
         self.step = 0
+        self.changed = False  # the session shown is none of the scene's steps
         self._before: Session | None = None
+        self._steps: list[Session] = []  # each step's session, user data left out
+        self._applying = False
+        state.sig_session_changed.connect(self._follow)
 
     @property
     def active(self) -> bool:
@@ -38,6 +46,7 @@ class ScenePlayer(QtCore.QObject):
         if self.scene is None:
             self._before = self.state.session
         self.scene = self.scenes[ident]
+        self._steps = [_shown(self.scene.session_at(i)) for i in range(len(self.scene.steps))]
         self.go(step)
 
     def go(self, step: int) -> None:
@@ -45,9 +54,31 @@ class ScenePlayer(QtCore.QObject):
         if scene is None:
             return
         self.step = max(0, min(step, len(scene.steps) - 1))
-        self.state.show_session(self._keeping_user_data(scene.session_at(self.step)),
-                                f"scene step {self.step + 1}/{len(scene.steps)}")
+        self.changed = False
+        self._applying = True
+        try:
+            self.state.show_session(self._keeping_user_data(scene.session_at(self.step)),
+                                    f"scene step {self.step + 1}/{len(scene.steps)}")
+        finally:
+            self._applying = False
         self.sig_changed.emit()
+
+    def _follow(self) -> None:
+        """The session changed other than by a step (see the module's note)."""
+        if self.scene is None or self._applying:
+            return
+        shown = _shown(self.state.session)
+        if shown in self._steps:
+            step = self._steps.index(shown) if self._steps[self.step] != shown else self.step
+            if (step, self.changed) != (self.step, False):
+                self.step, self.changed = step, False
+                self.sig_changed.emit()
+        elif self._before is not None and shown == _shown(self._before):  # undone to before the scene
+            self.scene, self._before, self.changed = None, None, False
+            self.sig_changed.emit()
+        elif not self.changed:
+            self.changed = True
+            self.sig_changed.emit()
 
     def next(self) -> bool:
         """One step on; False at the last step (nothing changes)."""
@@ -67,7 +98,7 @@ class ScenePlayer(QtCore.QObject):
         if self.scene is None:
             return
         title, before = self.scene.title, self._before
-        self.scene, self._before = None, None
+        self.scene, self._before, self.changed = None, None, False
         if before is not None:
             self.state.show_session(self._keeping_user_data(before), f"Left the scene {title}")
         self.sig_changed.emit()
@@ -80,7 +111,18 @@ class ScenePlayer(QtCore.QObject):
                        custom_layers=current.custom_layers)
 
     def caption(self) -> str:
-        return self.scene.caption_at(self.step, self.state.catalog, self.state.models) if self.scene else ""
+        if self.scene is None:
+            return ""
+        if self.changed:
+            return (f"The chart has changed since step {self.step + 1}: its caption no longer describes "
+                    "it. Undo to go back, or step on.")
+        return self.scene.caption_at(self.step, self.state.catalog, self.state.models)
 
     def topic(self) -> str | None:
         return self.scene.topic_at(self.step) if self.scene else None
+
+
+def _shown(session: Session) -> Session:
+    """What a scene's caption describes of ``session``: not the user's measurements, custom
+    stack or selected op."""
+    return replace(session, results=(), measured_roofs=False, custom_layers=(), selected_op=None)

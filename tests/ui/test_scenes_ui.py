@@ -29,6 +29,26 @@ def test_a_scene_steps_with_its_caption_and_leaves_things_as_they_were(window):
     assert not window.act_next.isEnabled()
 
 
+def test_undo_and_redo_inside_a_scene_keep_caption_and_chart_together(window):
+    state, player, bar = window.state, window.player, window.caption_bar
+    player.start("decode-batching")
+    window.act_next.trigger()
+    window.act_next.trigger()
+    step3 = bar.caption.text()
+    assert bar.counter.text() == "3 / 4"
+    state.undo()  # back to step 2's chart: the caption follows
+    assert state.params.batch == 8 and bar.counter.text() == "2 / 4" and player.step == 1
+    state.redo()
+    assert bar.counter.text() == "3 / 4" and bar.caption.text() == step3
+    state.set_params(batch=3)  # an edit no step shows: the caption says so instead of lying
+    assert player.changed and "has changed since step 3" in bar.caption.text()
+    state.undo()
+    assert not player.changed and bar.caption.text() == step3
+    for _ in range(3):
+        state.undo()  # past the first step: out of the scene, the caption cleared
+    assert not player.active and not bar.isVisible() and not window.act_next.isEnabled()
+
+
 def test_scene_steps_keep_the_users_measurements(window, tmp_path):
     from tests.kernels.test_results import point, results
 
