@@ -79,7 +79,7 @@ def _jobs(args, catalog, models, err):
 
     if args.session:
         return [(load_session(args.session, catalog, models), Path(args.out), args.title,
-                 args.subtitle)]
+                 args.subtitle, None)]
     if not (args.scene or args.all_scenes):
         hardware = tuple(i.strip() for i in (args.hardware or defaults.DEVICE).split(",") if i.strip())
         if not 1 <= len(hardware) <= 4 or len(set(hardware)) != len(hardware):
@@ -87,7 +87,7 @@ def _jobs(args, catalog, models, err):
         for ident in hardware:
             catalog[ident]
         session = Session(hardware=hardware, **model_choice(model_of(args, models, defaults.MODEL)))
-        return [(session, Path(args.out), args.title, args.subtitle)]
+        return [(session, Path(args.out), args.title, args.subtitle, None)]
     from explorer.core.words.scenes import open_scenes
 
     scenes = open_scenes(catalog, models)
@@ -97,7 +97,7 @@ def _jobs(args, catalog, models, err):
         caption = None if args.no_caption else f"{index + 1}/{len(scene.steps)}. " + \
             scene.caption_at(index, catalog, models)
         return (scene.session_at(index), path, args.title or scene.title,
-                args.subtitle if args.subtitle is not None else caption)
+                args.subtitle if args.subtitle is not None else caption, scene_slots(scene, index))
 
     if args.scene:
         scene = scenes[args.scene]
@@ -138,18 +138,29 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from explorer.profiles.reading import read_profile
 
         doc.profiles = (read_profile(args.profile),)
-    write = _writer(any(format_of(path) != "svg" for _, path, _, _ in jobs))
+    write = _writer(any(format_of(path) != "svg" for _, path, _, _, _ in jobs))
     try:
-        for session, path, title, subtitle in jobs:
+        for session, path, title, subtitle, slots in jobs:
             session, skipped = doc.with_results(session)  # a broken results file: warned, skipped
             warn_skipped(skipped, err)
             doc.replace_session(session, "export")
-            written = write(doc, path, replace(base, title=title, subtitle=subtitle))
+            written = write(doc, path, replace(base, title=title, subtitle=subtitle), slots)
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
     return 0
+
+
+def scene_slots(scene, index: int) -> dict[str, int]:
+    """The device styles at step ``index`` as the window gives them when the scene is
+    played from its start: each device keeps its colour, dash and marker through the scene."""
+    from explorer.chart.model import style_slots
+
+    slots: dict[str, int] = {}
+    for step in range(index + 1):
+        slots = style_slots(slots, scene.session_at(step).hardware)
+    return slots
 
 
 def _writer(needs_qt: bool):
@@ -158,7 +169,7 @@ def _writer(needs_qt: bool):
         from explorer.chart.slides import slide_svg
         from explorer.core.files.atomic import write_text_atomic
 
-        return lambda doc, path, options: write_text_atomic(path, slide_svg(doc, options))
+        return lambda doc, path, options, slots: write_text_atomic(path, slide_svg(doc, options, slots))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtGui
 

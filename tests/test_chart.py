@@ -345,3 +345,18 @@ def test_a_calibration_s_roofs_are_drawn_under_the_datasheet_s(catalog, models):
                     if "this machine's kernels" in line.tooltip]
     finally:
         path.unlink()
+
+
+def test_ops_with_no_arithmetic_are_named_in_the_key_with_their_share(catalog, models):
+    """DeepSeek-V3 with EP 8: the all-to-alls take part of the step but have no FLOPs, so no
+    place on the plot; the key says what is missing and how much of the step it is."""
+    doc = Document(catalog, models, Session(model="deepseek-v3", hardware=("h200-sxm",),
+                                            params=WorkloadParams(batch=64, context=2048, dtype="fp8", ep=8)))
+    a = doc.analysis()
+    share = sum(float(s) for o, s in zip(a.ops, a.time_share, strict=True) if o.role == "all_to_all")
+    assert share > 0.05
+    texts = [t.text for t in build_chart(doc, Page.slide(1600, 900)).texts]
+    assert "Not on the plot (no arithmetic)" in texts and f"all-to-all: {share:.1%} of the step" in texts
+    plain = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    plain_texts = [t.text for t in build_chart(plain, Page.slide(1600, 900)).texts]
+    assert "Not on the plot (no arithmetic)" not in plain_texts  # a lookup well under 0.1 %

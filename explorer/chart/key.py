@@ -95,6 +95,22 @@ def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float
     return tuple(lines), tuple(markers), tuple(texts)
 
 
+# What an op with no arithmetic is, where the key lists it (it has no place on a log axis).
+UNPLOTTED = {"all_to_all": "all-to-all", "send_recv": "pipeline sends", "all_gather": "all-gather",
+             "embedding": "embedding lookup"}
+
+
+def unplotted_entries(shares: dict[str, float]) -> list[Entry]:
+    """The ops the plot cannot show (no FLOPs, so no intensity), with their share of the
+    step, so no part of the step is dropped silently: {role: share}."""
+    shown = {role: share for role, share in shares.items() if share >= 0.001}
+    if not shown:
+        return []
+    return [Entry("Not on the plot (no arithmetic)", "heading", bold=True)] + [
+        Entry(f"{UNPLOTTED.get(role, role.replace('_', ' '))}: {share:.1%} of the step", "more")
+        for role, share in sorted(shown.items(), key=lambda item: -item[1])]
+
+
 def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme, expected: str | None = None,
                      contended: bool = False) -> list[Entry]:
     """The workload's rows of the key; ``expected``: what the expected time uses ("published

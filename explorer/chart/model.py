@@ -13,7 +13,7 @@ from explorer.chart import palette
 from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
-from explorer.chart.key import Entry, draw_key, fitted, key_width, workload_entries
+from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
 from explorer.chart.layout import place
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
 from explorer.chart.profile_marks import profile_entries, profile_marks, profile_points
@@ -223,9 +223,13 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
     suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
     expected = None if shot.expected is None else f"{shot.session.params.efficiency} efficiency"
+    unplotted: dict[str, float] = {}
+    for o, f, share in zip(a.ops, a.flops, a.time_share, strict=True):
+        if f <= 0:
+            unplotted[str(o.role)] = unplotted.get(str(o.role), 0.0) + float(share)
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
                                       any(p.contended and not p.suspect for _, p in measured)) \
-        + profile_entries(shot.profiles, theme)
+        + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme)
 
 
 def build_chart(doc: Source, page: Page, options: ChartOptions | None = None) -> Chart:

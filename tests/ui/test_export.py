@@ -283,3 +283,32 @@ def test_a_screenshot_that_cannot_be_written_says_why(window, tmp_path, capsys):
     assert f"could not write {tmp_path / 'missing' / 'w.png'}: No such file or directory" in err
     assert save_screenshot(window, str(tmp_path / "w.png")) == 0
     assert QtGui.QImage(str(tmp_path / "w.png")).width() == window.width()
+
+
+def test_a_device_keeps_its_colour_and_dash_through_an_exported_scene(catalog, models):
+    """cpu-vs-gpu lists [Xeon, H100] on step 2 and [H100, Xeon] on step 3: on the slides, as in
+    the window, each device keeps its style."""
+    from explorer.chart.slides import ExportOptions, slide_chart
+    from explorer.core.words.scenes import load_default_scenes
+    from explorer.document import Document
+    from explorer.export_cli import scene_slots
+
+    scene = load_default_scenes(catalog, models)["cpu-vs-gpu"]
+    assert scene.session_at(1).hardware == tuple(reversed(scene.session_at(2).hardware))
+    doc = Document(catalog, models)
+
+    def styles(slots_of):
+        out = {}
+        for index in (1, 2):
+            doc.replace_session(scene.session_at(index), "export")
+            chart = slide_chart(doc, ExportOptions(), slots_of(index))
+            for line in chart.lines:
+                if line.kind == "roof":  # the dash's pattern (its lengths scale with the line's width)
+                    dash = tuple(round(d / line.stroke.dash[0], 3) for d in line.stroke.dash)
+                    out.setdefault(line.ref.device, set()).add((line.stroke.colour, dash))
+        return out
+
+    kept = styles(lambda index: scene_slots(scene, index))
+    assert len(kept) == 2 and all(len(s) == 1 for s in kept.values())
+    assert len(set().union(*kept.values())) == 2  # and the two devices differ
+    assert any(len(s) == 2 for s in styles(lambda index: None).values())  # per picture, they swapped
