@@ -12,7 +12,7 @@ from typing import TextIO
 from explorer import defaults
 from explorer.cli_common import add_model_arguments, count_type, model_of, open_catalog, warn_skipped
 
-FORMATS = ("png", "svg", "pdf")
+FORMATS = ("png", "svg", "pdf", "json", "csv")
 THEMES = tuple(defaults.THEMES)
 
 
@@ -138,7 +138,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from explorer.profiles.reading import read_profile
 
         doc.profiles = (read_profile(args.profile),)
-    write = _writer(any(format_of(path) != "svg" for _, path, _, _, _ in jobs))
+    write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _ in jobs))
     try:
         for session, path, title, subtitle, slots in jobs:
             session, skipped = doc.with_results(session)  # a broken results file: warned, skipped
@@ -166,10 +166,11 @@ def scene_slots(scene, index: int) -> dict[str, int]:
 def _writer(needs_qt: bool):
     """What writes a chart file: Qt only when a PNG or PDF is asked for (SVG needs none)."""
     if not needs_qt:
-        from explorer.chart.slides import slide_svg
+        from explorer.chart.slides import format_of, slide_text
         from explorer.core.files.atomic import write_text_atomic
 
-        return lambda doc, path, options, slots: write_text_atomic(path, slide_svg(doc, options, slots))
+        return lambda doc, path, options, slots: write_text_atomic(
+            path, slide_text(doc, options, slots, format_of(path)))
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtGui
 

@@ -3,16 +3,19 @@ chart (no Qt needed). PNG and PDF draw the same chart with Qt (``ui/chart/export
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from explorer import defaults
+from explorer.chart.data import chart_csv, chart_data
 from explorer.chart.elements import Chart, Page
 from explorer.chart.model import ChartOptions, build_chart
 from explorer.chart.snapshot import Source
 from explorer.chart.svg import chart_svg
 
-FORMATS = ("png", "svg", "pdf")
+FORMATS = ("png", "svg", "pdf", "json", "csv")
+TEXT_FORMATS = ("svg", "json", "csv")  # written without Qt
 ASPECTS = {"16:9": (16, 9), "4:3": (4, 3)}
 # Width of a full slide in inches (PowerPoint's and LibreOffice's defaults): with a DPI,
 # a PNG is as wide as the slide at that resolution and says so in its metadata.
@@ -61,12 +64,21 @@ class ExportOptions:
 def format_of(path: str | Path) -> str:
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
-        raise ValueError(f"cannot export to '.{suffix}': use .png, .svg or .pdf")
+        raise ValueError(f"cannot export to '.{suffix}': use .png, .svg, .pdf, .json (the chart as data) "
+                         "or .csv (its points and roofs)")
     return suffix
 
 
 def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
     return build_chart(doc, options.page, options.chart_options(slots))
+
+
+def slide_text(doc: Source, options: ExportOptions, slots: dict[str, int] | None, kind: str) -> str:
+    """The chart in a text format: SVG, or the chart as data (JSON, CSV: ``chart.data``)."""
+    if kind == "svg":
+        return slide_svg(doc, options, slots)
+    chart = slide_chart(doc, options, slots)
+    return json.dumps(chart_data(chart), indent=1) + "\n" if kind == "json" else chart_csv(chart)
 
 
 def slide_svg(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> str:

@@ -2,6 +2,7 @@
 PDF that renders, and the headless export command."""
 
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -75,7 +76,7 @@ def test_pdf_renders(chart, tmp_path):
 
 
 def test_bad_formats_and_options():
-    with pytest.raises(ValueError, match=r"use \.png, \.svg or \.pdf"):
+    with pytest.raises(ValueError, match=r"use \.png, \.svg, \.pdf, \.json"):
         format_of("chart.jpg")
     with pytest.raises(ValueError, match="aspect"):
         ExportOptions(aspect="21:9")
@@ -95,7 +96,7 @@ def test_export_command(tmp_path, qtbot):
     shown = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", (tmp_path / "r.svg").read_text()))
     assert "ResNet-50" in shown and "EPYC 9654" in shown and "epyc-9654" not in shown  # names, not ids
     code = cli.run(cli.parse_args(["export", "--out", str(tmp_path / "x.gif")]), out, err)
-    assert code == 2 and "use .png, .svg or .pdf" in err.getvalue()
+    assert code == 2 and "use .png, .svg, .pdf, .json" in err.getvalue()
 
 
 def test_export_dialog_and_clipboard(window, tmp_path):
@@ -110,7 +111,7 @@ def test_export_dialog_and_clipboard(window, tmp_path):
     assert dialog.written == tmp_path / "slide.pdf" and dialog.written.stat().st_size > 1000
     dialog.path.setText(str(tmp_path / "slide.bmp"))
     dialog._export()
-    assert "use .png, .svg or .pdf" in dialog.error.text()
+    assert "use .png, .svg, .pdf, .json" in dialog.error.text()
     window.copy_chart()
     image = QtWidgets.QApplication.clipboard().image()
     assert image.width() == 1920 and not image.isNull()
@@ -312,3 +313,44 @@ def test_a_device_keeps_its_colour_and_dash_through_an_exported_scene(catalog, m
     assert len(kept) == 2 and all(len(s) == 1 for s in kept.values())
     assert len(set().union(*kept.values())) == 2  # and the two devices differ
     assert any(len(s) == 2 for s in styles(lambda index: None).values())  # per picture, they swapped
+
+
+def test_the_chart_as_data_holds_the_analysis_values(tmp_path, catalog, models):
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.model.workload import WorkloadParams
+
+    code, _, err = export("--hardware", "h100-sxm", "--model", "llama-3-8b",
+                          "--out", str(tmp_path / "c.json"))
+    assert code == 0, err
+    data = json.loads((tmp_path / "c.json").read_text())
+    a = analyze(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"])
+    i = [o.name for o in a.ops].index("q_proj")
+    q = next(m for m in data["markers"] if m["kind"] == "op" and m["name"] == "q_proj")
+    assert q["intensity"] == pytest.approx(float(a.intensity[i]), rel=1e-6)
+    assert q["flops_per_s"] == pytest.approx(float(a.performance[i]), rel=1e-6)
+    roof = next(line for line in data["lines"] if line["kind"] == "roof" and line["roof"] == "compute")
+    assert roof["points"][-1][1] == pytest.approx(989.4e12, rel=1e-9) and roof["device"] == "h100-sxm"
+    assert data["title"].startswith("Llama 3 8B on H100 SXM")
+    code, _, err = export("--hardware", "h100-sxm", "--model", "llama-3-8b", "--out", str(tmp_path / "c.csv"))
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert code == 0 and rows[0].startswith("element,kind,name,device,intensity_flop_per_byte")
+    assert any(r.startswith("point,op,q_proj,") for r in rows)
+
+
+def test_every_scene_keeps_each_devices_style_in_its_exported_data(tmp_path):
+    code, _, err = export("--all-scenes", "--out-dir", str(tmp_path), "--format", "json")
+    assert code == 0, err
+    styles: dict[tuple[str, str], set] = {}
+    for path in sorted(tmp_path.glob("*.json")):
+        scene = path.stem.rsplit("-", 1)[0]
+        data = json.loads(path.read_text())
+        for line in data["lines"]:
+            if line["kind"] == "roof":
+                stroke = line["stroke"]
+                dash = tuple(round(d / stroke["dash"][0], 3) for d in stroke["dash"])
+                styles.setdefault((scene, line["device"]), set()).add((stroke["colour"], dash))
+        for m in data["markers"]:
+            if m["kind"] == "ridge":
+                styles.setdefault((scene, m["name"] + " ridge"), set()).add(m["symbol"])
+    changed = {key: seen for key, seen in styles.items() if len(seen) > 1}
+    assert styles and not changed, changed

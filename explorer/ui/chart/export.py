@@ -12,7 +12,16 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui
 
 from explorer.chart.elements import Chart
-from explorer.chart.slides import ASPECTS, FORMATS, THEMES, ExportOptions, format_of, slide_chart, slide_svg
+from explorer.chart.slides import (
+    ASPECTS,
+    FORMATS,
+    TEXT_FORMATS,
+    THEMES,
+    ExportOptions,
+    format_of,
+    slide_chart,
+    slide_text,
+)
 from explorer.core.files.atomic import write_bytes_atomic, write_text_atomic
 from explorer.ui.chart.painter import paint
 
@@ -27,8 +36,8 @@ def export_chart(doc, path: str | Path, options: ExportOptions | None = None,
     options = options or ExportOptions()
     path = Path(path)
     kind = format_of(path)
-    if kind == "svg":
-        return write_text_atomic(path, slide_svg(doc, options, slots))
+    if kind in TEXT_FORMATS:
+        return write_text_atomic(path, slide_text(doc, options, slots, kind))
     chart = slide_chart(doc, options, slots)
     data = png_bytes(chart_image(chart, options)) if kind == "png" else _pdf(chart)
     return write_bytes_atomic(path, data)
