@@ -38,6 +38,7 @@ def test_the_workload_panel_sets_a_training_split(window):
     panel.batch.setValue(8)
     panel.degrees["dp"].setValue(4)
     assert state.params.dp == 4 and state.params.phase == "train"
+    assert panel.allreduce.isVisibleTo(panel)  # training over 4 replicas: a gradient all-reduce
     panel.recompute.setCurrentText("full")
     panel.sp.setChecked(True)
     panel.zero.setValue(1)
@@ -49,5 +50,6 @@ def test_the_workload_panel_sets_a_training_split(window):
     assert state.params.phase == "decode"
     assert (state.params.recompute, state.params.sp, state.params.zero) == ("none", False, 0)
     assert not panel.zero.isVisibleTo(panel) and not panel.sp.isVisibleTo(panel)
+    assert not panel.allreduce.isVisibleTo(panel)  # decode with DP only: no all-reduce
     state.undo()  # one step
     assert (state.params.phase, state.params.recompute, state.params.zero) == ("train", "full", 1)

@@ -226,6 +226,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         self._form.setRowVisible(self.causal, transformer and p.phase != "decode")
         self._form.setRowVisible(self.memory_share, p.phase != "train")
         self._form.setRowVisible(self.context, p.phase != "train")  # a training step has no cache
+        collective = p.tp > 1 or (p.phase == "train" and p.dp * p.ep > 1)  # an all-reduce to choose
+        self._form.setRowVisible(self.allreduce, collective)
         for name in TRAINING_ONLY:
             row = BY_NAME[name].row
             self._form.setRowVisible(self._rows[row] if row else self.editors[name], p.phase == "train")
