@@ -360,3 +360,15 @@ def test_ops_with_no_arithmetic_are_named_in_the_key_with_their_share(catalog, m
     plain = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
     plain_texts = [t.text for t in build_chart(plain, Page.slide(1600, 900)).texts]
     assert "Not on the plot (no arithmetic)" not in plain_texts  # a lookup well under 0.1 %
+
+
+def test_the_selection_ring_and_the_batch_track_have_key_entries(catalog, models):
+    session = Session(model="llama-3-70b", hardware=("h100-sxm",), selected_op="attn_all_reduce",
+                      params=WorkloadParams(context=4096, tp=8))
+    chart = build_chart(Document(catalog, models, session), Page.slide(1600, 900))
+    texts = [t.text for t in chart.texts]
+    assert "selected: attn_all_reduce" in texts
+    assert "the step as the batch changes" in texts
+    assert any(line.kind == "track" for line in chart.lines)  # the mark the entry names is drawn
+    plain = build_chart(Document(catalog, models, replace(session, selected_op=None)), Page.slide(1600, 900))
+    assert not any(t.text.startswith("selected:") for t in plain.texts)

@@ -112,13 +112,18 @@ def unplotted_entries(shares: dict[str, float]) -> list[Entry]:
 
 
 def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme, expected: str | None = None,
-                     contended: bool = False) -> list[Entry]:
+                     contended: bool = False, track: bool = False, selected: str = "") -> list[Entry]:
     """The workload's rows of the key; ``expected``: what the expected time uses ("published
-    efficiency"; None: the bound alone is shown)."""
+    efficiency"; None: the bound alone is shown); ``track``: the batch track is drawn;
+    ``selected``: the op ringed as selected (a scene's caption discusses it)."""
     step = "whole step" if expected is None else "whole step, bound"
     out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star)]
     if expected is not None:
         out.append(Entry(f"expected: {expected}", "marker", theme.foreground, "star"))
+    if track:
+        out.append(Entry("the step as the batch changes", "line", theme.track, "", (1.5, 3.0)))
+    if selected:
+        out.append(Entry(f"selected: {selected}", "marker", theme.selected, "circle"))
     out.append(Entry("Ops (area ∝ time)", "heading", bold=True))
     out += [Entry(group, "marker", dict(theme.groups)[group], "circle", fill=theme.background)
             for group in groups]

@@ -227,8 +227,11 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
     for o, f, share in zip(a.ops, a.flops, a.time_share, strict=True):
         if f <= 0:
             unplotted[str(o.role)] = unplotted.get(str(o.role), 0.0) + float(share)
+    plotted = {o.name for o, f in zip(a.ops, a.flops, strict=True) if f > 0}
+    selected = shot.session.selected_op if shot.session.selected_op in plotted else ""
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
-                                      any(p.contended and not p.suspect for _, p in measured)) \
+                                      any(p.contended and not p.suspect for _, p in measured),
+                                      track=shot.sweep.batch.size > 1, selected=selected or "") \
         + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme)
 
 
