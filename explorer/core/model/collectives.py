@@ -27,6 +27,7 @@ on up to 4 and below 256 KiB on up to 8, else two-shot), else NCCL; in training 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,17 +109,17 @@ def fastest(link: Link, choices: list[Choice]) -> Choice:
     return min(choices, key=lambda c: c.seconds(link))
 
 
-def engine_custom(devices: int, message: float) -> str:
-    """vLLM's custom all-reduce: one-shot or two-shot, or "" beyond it (NCCL runs)."""
-    if devices not in CUSTOM_DEVICES or message > CUSTOM_MAX_BYTES:
-        return ""
-    if devices == 2 or (devices <= 4 and message < 512 << 10) or (devices <= 8 and message < 256 << 10):
-        return "oneshot"
-    return "twoshot"
+def one_shot_below(devices: int) -> float:
+    """vLLM's rule: its custom all-reduce runs one-shot on 2 devices, below 512 KiB on up
+    to 4 and below 256 KiB on up to 8; two-shot above (up to ``CUSTOM_MAX_BYTES``)."""
+    if devices == 2:
+        return math.inf
+    return 512 << 10 if devices <= 4 else 256 << 10
 
 
 def _family(link: Link, devices: int, asked: str, training: bool) -> str:
-    """The family ``asked`` resolves to before the message is known ("auto" stays)."""
+    """The family ``asked`` resolves to before the message is known ("auto": the engines'
+    custom all-reduce where it can run, else "nccl")."""
     if asked == "auto" and (training or link.tier != "node" or devices not in CUSTOM_DEVICES):
         return "nccl"
     return asked
@@ -136,9 +137,8 @@ def all_reduce_seconds(link: Link, devices: int, message, asked: str, training: 
     nccl = fastest_of([c for name in ("ring", "tree", "nvls") for c in every.get(name, [])])
     asked = _family(link, devices, asked, training)
     if asked == "auto":
-        small = 512 << 10 if devices <= 4 else 256 << 10
-        one = message < small if devices > 2 else np.ones_like(message, dtype=bool)
-        custom = np.where(one, fastest_of(every["oneshot"]), fastest_of(every["twoshot"]))
+        custom = np.where(message < one_shot_below(devices), fastest_of(every["oneshot"]),
+                          fastest_of(every["twoshot"]))
         return np.where(message <= CUSTOM_MAX_BYTES, custom, nccl)
     if asked == "nccl" or asked not in every:
         return nccl
@@ -151,9 +151,12 @@ def choose(link: Link, devices: int, message: float, asked: str, training: bool)
     a custom one off a node link) falls back to NCCL's pick."""
     every = options(link, devices, message)
     nccl = [c for name in ("ring", "tree", "nvls") for c in every.get(name, [])]
+    asked = _family(link, devices, asked, training)
     if asked == "auto":
-        custom = "" if training or link.tier != "node" else engine_custom(devices, message)
-        asked = custom or "nccl"
+        if message > CUSTOM_MAX_BYTES:
+            asked = "nccl"
+        else:
+            asked = "oneshot" if message < one_shot_below(devices) else "twoshot"
     if asked == "nccl" or asked not in every:
         return fastest(link, nccl)
     return fastest(link, every[asked])

@@ -27,6 +27,7 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from explorer.core.model import ops as op
 from explorer.core.model import parallel
@@ -92,6 +93,7 @@ class DeviceState:
         return self.gradients + self.optimizer
 
 
+@lru_cache(maxsize=32)  # weights, state and the batch limit each ask, on every frame of a drag
 def device_state(model, params) -> DeviceState:
     """What the busiest device holds of weights, gradients and optimizer state."""
     wb, split = params.weight_bytes, params.split

@@ -39,8 +39,9 @@ class Workload(NamedTuple):
     config: str = ""  # a config.json's content (canonical JSON)
 
 
-def _read_param(fields: Fields, parameter: Parameter, version: int) -> Any:
-    """One parameter's value from a session's workload (its default when absent)."""
+def read_param(fields: Fields, parameter: Parameter, version: int = SCHEMA) -> Any:
+    """One parameter's value from a session's workload or a scene's step (its default
+    when absent), checked against its row of the parameter table."""
     name, kind = parameter.name, parameter.kind
     if version == 1 and name == "causal":
         return fields.flag(name, default=False)
@@ -64,7 +65,7 @@ def _read_param(fields: Fields, parameter: Parameter, version: int) -> Any:
 
 
 def _read_params(fields: Fields, version: int) -> WorkloadParams:
-    kwargs = {parameter.name: _read_param(fields, parameter, version) for parameter in PARAMETERS}
+    kwargs = {parameter.name: read_param(fields, parameter, version) for parameter in PARAMETERS}
     try:
         return WorkloadParams(**kwargs)
     except WorkloadError as exc:

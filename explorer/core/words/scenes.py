@@ -41,15 +41,7 @@ from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
-from explorer.core.model.collectives import ALGORITHMS
-from explorer.core.model.parameters import (
-    ATTENTIONS,
-    MAX_ZERO,
-    PHASES,
-    RECOMPUTES,
-    WEIGHT_FORMATS,
-    WORKLOAD_DTYPES,
-)
+from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.session import (
     MAX_DEVICES,
     Session,
@@ -59,6 +51,7 @@ from explorer.core.model.session import (
     read_what_ifs,
 )
 from explorer.core.model.workload import WorkloadError
+from explorer.core.model.workload_file import read_param
 from explorer.core.units import BYTES, PRECISIONS
 from explorer.core.words.claims import (
     Bound,
@@ -73,11 +66,6 @@ from explorer.core.words.sentences import Explanation
 from explorer.paths import resource_path
 
 SCHEMA = 1
-PARAM_KEYS = {"phase": PHASES, "dtype": WORKLOAD_DTYPES, "weight_dtype": WORKLOAD_DTYPES + WEIGHT_FORMATS,
-              "kv_dtype": WORKLOAD_DTYPES, "attention": ATTENTIONS, "recompute": RECOMPUTES,
-              "allreduce": ALGORITHMS}
-COUNT_KEYS = ("batch", "seq", "context", "tp", "pp", "dp", "ep", "vpp")
-FLAG_KEYS = ("causal", "sp")
 BOUNDS = tuple(BoundKind)
 DIRECTIONS = ("faster", "slower", "unchanged")
 
@@ -222,11 +210,7 @@ class SceneReader:
         model = f.text("model", required=False)
         if model is not None and model not in self.model_ids:
             raise f.error("model", f"unknown model {model!r}")
-        params = [(key, f.text(key, choices=choices)) for key, choices in PARAM_KEYS.items() if f.has(key)]
-        params += [(key, f.integer(key)) for key in COUNT_KEYS if f.has(key)]
-        if f.has("zero"):
-            params.append(("zero", f.integer("zero", minimum=0, maximum=MAX_ZERO)))
-        params += [(key, f.flag(key)) for key in FLAG_KEYS if f.has(key)]
+        params = [(p.name, read_param(f, p)) for p in PARAMETERS if f.has(p.name)]  # by the table's rows
         what_ifs = read_what_ifs(f, self.catalog) if f.has("what_if") else None
         if f.flag("reset_what_if"):
             what_ifs = ()
