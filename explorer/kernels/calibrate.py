@@ -221,6 +221,7 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
         family = efficiency_for(open_catalogue()[roofs.device], published())
     for name, stand_in, why in (("decode_attention", values["bandwidth"], "the stream share is taken"),
                                 ("prefill_attention", values["gemm"], "the products' share is taken"),
+                                ("gemm_8bit", values["gemm"], "the measured products' share is taken"),
                                 ("link", 1.0, "links run at their full rate"),
                                 ("step_ms", 0.0, "no engine's host work is added")):
         if family is not None:

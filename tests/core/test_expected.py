@@ -207,3 +207,27 @@ def test_a_calibration_of_an_uncatalogued_machine_applies_to_no_device(catalog):
     machine = replace(published()[1], devices=(), kind=None, machine="Some CPU")
     assert efficiency_for(catalog["epyc-9654"], (machine,)) is None
     assert efficiency_for(catalog["h100-sxm"], (machine,)) is None
+
+
+def test_eight_bit_products_take_their_own_share_and_a_file_without_one_takes_gemms(tmp_path, models,
+                                                                                  catalog):
+    h100 = efficiency_for(catalog["h100-sxm"], published())
+    # the MAMF table's bf16 best (80.3 % at K 13312) and the Azure guide's fp8 16384³ (69.6 %)
+    assert h100.gemm_share(float("inf"), 13312, "bf16") == pytest.approx(0.803, abs=0.002)
+    assert h100.gemm_share(float("inf"), 16384, "fp8") == pytest.approx(0.696, abs=0.002)
+    bf16 = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=4096), catalog["h100-sxm"])
+    fp8 = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=4096, dtype="fp8"),
+                  catalog["h100-sxm"])
+    gemm = "matrix products"
+    # fp8 doubles the peak but reaches a smaller share of it: 2 × 0.730 / 0.851 the rate
+    ratio = expected(bf16, h100).parts[gemm] / expected(fp8, h100).parts[gemm]
+    assert 1.5 < ratio < 2 * 0.730 / 0.851 * 1.02
+    a100 = efficiency_for(catalog["a100-80gb-sxm"], published())  # no 8-bit measurement: gemm stands in
+    assert a100.value("gemm_8bit") == a100.gemm and "gemm's value stands in" in a100.factors["gemm_8bit"].note
+    text = Path(published()[0].origin).read_text(encoding="utf-8")
+    head, rest = text.split("  gemm_8bit:\n", 1)  # the first family that has one loses it
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(head + rest.split("\n", 3)[3])
+    read = {f.id: f for f in read_efficiencies(mine)}
+    assert read["h100"].value("gemm_8bit") == read["h100"].gemm == h100.gemm
+    assert read["h200"].value("gemm_8bit") == 0.724  # the others keep theirs

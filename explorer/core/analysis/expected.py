@@ -75,12 +75,12 @@ def _rows(o: op.Op, flops: float, weight_bytes_per_value: float) -> float:
 
 
 def product_time(e: Efficiency, flops: float, moved: float, rows: float, depth: float, peak: float,
-                 bandwidth: float) -> float:
+                 bandwidth: float, precision: str = "bf16") -> float:
     """Seconds of a matrix product's work (no launch): its arithmetic at the share of
-    ``peak`` its rows and depth reach and its bytes at the share of ``bandwidth`` a product
-    reading its weights reaches, the shorter of the two hidden under the longer as far as
-    ``gemm_overlap`` says."""
-    arithmetic = flops / (peak * e.gemm_share(rows, depth))
+    ``peak`` its rows, depth and precision reach and its bytes at the share of ``bandwidth``
+    a product reading its weights reaches, the shorter of the two hidden under the longer
+    as far as ``gemm_overlap`` says."""
+    arithmetic = flops / (peak * e.gemm_share(rows, depth, precision))
     memory = moved / (bandwidth * e.value("gemm_bandwidth"))
     return max(arithmetic, memory) + (1 - e.value("gemm_overlap")) * min(arithmetic, memory)
 
@@ -113,7 +113,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     if kind == OpClass.GEMM:
         rows = _rows(o, flops, a.params.weight_bytes)
         return product_time(e, flops - float(o.vector_flops), moved, rows, float(o.depth), matrix,
-                            bandwidth) + vector_s
+                            bandwidth, a.roofs.matrix.precision) + vector_s
     return max(flops / vector, moved / (bandwidth * e.bandwidth))
 
 

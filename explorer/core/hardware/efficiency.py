@@ -5,8 +5,10 @@ Real kernels stay below the roofs, and a step pays for more than its kernels' wo
 ``Efficiency`` names, for one device family, the few factors that say by how much, each
 with the measurement it comes from:
 
-- ``gemm``: the share of the matrix peak a large matrix product reaches (as K grows
-  without end);
+- ``gemm``: the share of the matrix peak a large matrix product in a 16-bit or wider type
+  reaches (as K grows without end);
+- ``gemm_8bit``: the same for products in 8-bit types (fp8, int8), whose tiles are harder
+  to feed at twice the rate (optional: ``gemm`` stands in);
 - ``gemm_depth``: the depth K0 over which a tile's fixed work (loading its first operands,
   writing its results) costs as much as its main loop: a product of depth K reaches
   K / (K + gemm_depth) of ``gemm``;
@@ -45,6 +47,7 @@ import yaml
 from explorer.core.files.datafile import Fields, read_entries
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import DeviceKind, Hardware
+from explorer.core.units import DTYPE_BYTES
 from explorer.paths import resource_path
 
 SCHEMA = 1
@@ -70,6 +73,7 @@ class FactorSpec:
     unit: str  # "share" (of a peak or a rate), "rows", "µs", "ms"
     minimum: float
     maximum: float
+    fallback: str = ""  # optional: the factor whose value stands in when a file omits this one
 
     def check(self, value: float) -> str | None:
         """Why ``value`` cannot be this factor (None: it can)."""
@@ -80,6 +84,8 @@ class FactorSpec:
 
 FACTORS = (
     FactorSpec("gemm", "matrix products: share of the matrix peak", "share", 0.01, 1.0),
+    FactorSpec("gemm_8bit", "matrix products in 8-bit types: share of their matrix peak", "share", 0.01,
+               1.0, fallback="gemm"),
     FactorSpec("gemm_depth", "depth at which a product's tiles spend half their time outside the "
                "main loop", "K", 0, 1e6),
     FactorSpec("gemm_tile", "rows of a product's tiles (its rows are padded to whole tiles)", "rows",
@@ -137,12 +143,13 @@ class Efficiency:
     def bandwidth(self) -> float:
         return self.value("bandwidth")
 
-    def gemm_share(self, rows: float, depth: float = 0) -> float:
-        """The share of the matrix peak a product of ``rows`` rows and depth ``depth`` (0:
-        not known) reaches: its rows padded to whole tiles, its tiles' fixed work spread
-        over its depth."""
+    def gemm_share(self, rows: float, depth: float = 0, precision: str = "bf16") -> float:
+        """The share of the ``precision`` matrix peak a product of ``rows`` rows and depth
+        ``depth`` (0: not known) reaches: its rows padded to whole tiles, its tiles' fixed
+        work spread over its depth."""
         tile, fixed = self.value("gemm_tile"), self.value("gemm_depth")
-        share = self.gemm * (depth / (depth + fixed) if depth > 0 else 1.0)
+        large = self.value("gemm_8bit") if DTYPE_BYTES.get(precision, 2) == 1 else self.gemm
+        share = large * (depth / (depth + fixed) if depth > 0 else 1.0)
         if not math.isfinite(rows) or rows <= 1:  # a large product, or a matrix-vector one
             return share  # (BLAS libraries run one row as a vector product: no tile to fill)
         return share * rows / (math.ceil(rows / tile) * tile)
@@ -179,7 +186,13 @@ def _read_efficiency(fields: Fields) -> Efficiency:
     if not devices and kind is None and not machine:
         raise fields.error("devices", "name the devices these factors are for, a kind (gpu, cpu) "
                                       "they are the fallback of, or the machine they were measured on")
-    factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS}
+    factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS
+               if not spec.fallback or fields.has(spec.name)}
+    for spec in FACTORS:
+        if spec.name not in factors:
+            stand_in = factors[spec.fallback]
+            factors[spec.name] = Factor(stand_in.value, stand_in.source,
+                                        f"not in the file: {spec.fallback}'s value stands in")
     measured = fields.text("measured", required=False) or ""
     fit_error = fields.raw("fit_error", required=False)
     if fit_error is not None and (isinstance(fit_error, bool) or not isinstance(fit_error, int | float)
