@@ -223,6 +223,8 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
                                 ("prefill_attention", values["gemm"], "the products' share is taken"),
                                 ("gemm_8bit", values["gemm"], "the measured products' share is taken"),
                                 ("link", 1.0, "links run at their full rate"),
+                                ("nccl_link", 1.0, "links run at their full rate"),
+                                ("nccl_us", 0.0, "no fixed cost is added to a collective"),
                                 ("step_ms", 0.0, "no engine's host work is added")):
         if family is not None:
             values[name] = family.value(name)

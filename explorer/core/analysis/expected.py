@@ -12,7 +12,8 @@ time runs each at what kernels of its class reach (``hardware.efficiency``):
   prompt (prefill, training): its products at the matrix peak × prefill_attention;
 - other ops (norms, activations, residual adds, lookups, the optimizer): their bytes at
   bandwidth × bandwidth, their arithmetic at the vector peak;
-- communication: the link's latency as in the bound, the bytes at its rate × link;
+- communication: the link's latency as in the bound, the bytes at its rate × link; within
+  a node NCCL's collectives at its rate × nccl_link, each adding nccl_us;
 - arithmetic on the vector units keeps the fp32 vector peak (no factor is published for
   them; in a fused attention it is the softmax's);
 - every kernel adds kernel_us (each op of each layer is one kernel, once per pass in
@@ -34,8 +35,9 @@ from numpy.typing import NDArray
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
+from explorer.core.hardware.hardware import Link
+from explorer.core.model import collectives, parallel, training
 from explorer.core.model import ops as op
-from explorer.core.model import parallel, training
 from explorer.core.model.models import TransformerSpec
 
 ATTENTION_ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_SOFTMAX, op.Role.ATTN_VALUE})
@@ -85,6 +87,15 @@ def product_time(e: Efficiency, flops: float, moved: float, rows: float, depth: 
     return max(arithmetic, memory) + (1 - e.value("gemm_overlap")) * min(arithmetic, memory)
 
 
+def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
+    """How far ``link``'s collectives stay from the cost model with the factors ``e``:
+    within a node NCCL's at ``nccl_link`` and ``nccl_us``, the engines' at ``link``;
+    across nodes every one at ``link``."""
+    if link.tier == "node":
+        return collectives.Achieved(e.value("link"), e.value("nccl_link"), e.value("nccl_us") * 1e-6)
+    return collectives.Achieved(e.value("link"), e.value("link"))
+
+
 def _op_class(o: op.Op) -> str:
     if o.unit == op.LINK:
         return OpClass.LINK
@@ -100,8 +111,8 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     bandwidth = a.roofs.bandwidth_bytes_per_s
     kind = _op_class(o)
     if kind == OpClass.LINK:
-        link = a.links[i]
-        return float(parallel.op_link_seconds(link, o, moved, a.params.phase == "train", e.value("link")))
+        return float(parallel.op_link_seconds(a.links[i], o, moved, a.params.phase == "train",
+                                              achieved(e, a.links[i])))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
         if a.params.phase == "decode" and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt

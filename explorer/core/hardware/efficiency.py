@@ -25,6 +25,12 @@ with the measurement it comes from:
 - ``decode_attention``: the share of bandwidth attention over a KV cache reaches in decode;
 - ``prefill_attention``: the share of the matrix peak fused attention reaches on a prompt;
 - ``link``: the share of a link's rate a collective reaches (its latency is the link's);
+- ``nccl_link`` and ``nccl_us``: within a node, the share of the link's rate NCCL's (or
+  RCCL's) collectives reach and the microseconds each costs beyond its cost model's
+  latency (launch, synchronisation, filling its pipeline), fitted together to the
+  all-reduce bus bandwidths nccl-tests measures from 1 MB to 8 GB: the model alone is up to
+  1.6× too fast for the 4–64 MB messages of prompts and large batches (optional: ``link``
+  and 0 stand in);
 - ``kernel_us``: microseconds each kernel costs beyond its work (launch, ramp-up and
   tail: the device is partly idle between one kernel and the next);
 - ``step_ms``: milliseconds each step costs beyond its kernels (the serving engine's
@@ -74,6 +80,11 @@ class FactorSpec:
     minimum: float
     maximum: float
     fallback: str = ""  # optional: the factor whose value stands in when a file omits this one
+    default: float | None = None  # optional: the value that stands in when a file omits this one
+
+    @property
+    def required(self) -> bool:
+        return not self.fallback and self.default is None
 
     def check(self, value: float) -> str | None:
         """Why ``value`` cannot be this factor (None: it can)."""
@@ -99,6 +110,10 @@ FACTORS = (
                0.01, 1.0),
     FactorSpec("prefill_attention", "prompt attention (fused): share of the matrix peak", "share", 0.01, 1.0),
     FactorSpec("link", "collectives: share of the link's rate", "share", 0.01, 1.0),
+    FactorSpec("nccl_link", "NCCL's collectives within a node: share of the link's rate", "share", 0.01,
+               1.0, fallback="link"),
+    FactorSpec("nccl_us", "each of NCCL's collectives within a node beyond its model's latency", "µs", 0.0,
+               1e4, default=0.0),
     FactorSpec("kernel_us", "each kernel beyond its work (launch, ramp-up, tail)", "µs", 0.0, 1e4),
     FactorSpec("step_ms", "each step beyond its kernels (scheduling, sampling, host)", "ms", 0.0, 1e4),
 )
@@ -175,6 +190,14 @@ def _read_factor(fields: Fields, spec: FactorSpec) -> Factor:
     return factor
 
 
+def _stand_in(spec: FactorSpec, factors: dict[str, Factor]) -> Factor:
+    """What an optional factor a file omits takes: another factor's value, or its default."""
+    if spec.fallback:
+        other = factors[spec.fallback]
+        return Factor(other.value, other.source, f"not in the file: {spec.fallback}'s value stands in")
+    return Factor(float(spec.default or 0.0), "", f"not in the file: {spec.default:g} {spec.unit} stands in")
+
+
 def _read_efficiency(fields: Fields) -> Efficiency:
     ident = fields.identifier("id")
     name = fields.text("name")
@@ -187,12 +210,10 @@ def _read_efficiency(fields: Fields) -> Efficiency:
         raise fields.error("devices", "name the devices these factors are for, a kind (gpu, cpu) "
                                       "they are the fallback of, or the machine they were measured on")
     factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS
-               if not spec.fallback or fields.has(spec.name)}
+               if spec.required or fields.has(spec.name)}
     for spec in FACTORS:
         if spec.name not in factors:
-            stand_in = factors[spec.fallback]
-            factors[spec.name] = Factor(stand_in.value, stand_in.source,
-                                        f"not in the file: {spec.fallback}'s value stands in")
+            factors[spec.name] = _stand_in(spec, factors)
     measured = fields.text("measured", required=False) or ""
     fit_error = fields.raw("fit_error", required=False)
     if fit_error is not None and (isinstance(fit_error, bool) or not isinstance(fit_error, int | float)

@@ -125,16 +125,35 @@ def _family(link: Link, devices: int, asked: str, training: bool) -> str:
     return asked
 
 
-def all_reduce_seconds(link: Link, devices: int, message, asked: str, training: bool, scale=1.0):
-    """``choose(...).seconds(link, scale)`` for a message that may be an array (a batch
-    sweep): each element by the algorithm its own size picks."""
+@dataclass(frozen=True)
+class Achieved:
+    """How far real collectives stay from the cost model (the expected time's factors; the
+    bound's default: at the model): the share of the link's rate the engines' custom
+    all-reduces reach, and NCCL's (its ring, tree and NVLS) with the time each of its
+    collectives costs beyond the model's latency."""
+
+    share: float = 1.0
+    nccl_share: float = 1.0
+    nccl_extra_s: float = 0.0
+
+
+AT_THE_MODEL = Achieved()
+NCCL_FAMILY = ("ring", "tree", "nvls")
+
+
+def all_reduce_seconds(link: Link, devices: int, message, asked: str, training: bool,
+                       achieved: Achieved = AT_THE_MODEL):
+    """``choose(...).seconds(link)`` for a message that may be an array (a batch sweep):
+    each element by the algorithm its own size picks, as far from the model as
+    ``achieved`` says."""
     message = np.asarray(message, dtype=float)
     every = options(link, devices, 1.0)  # bytes per byte of message; latencies fixed
 
-    def fastest_of(choices):
-        return np.min([c.seconds(link, message * scale) for c in choices], axis=0)
+    def fastest_of(choices, share=achieved.share):
+        return np.min([c.seconds(link, message / share) for c in choices], axis=0)
 
-    nccl = fastest_of([c for name in ("ring", "tree", "nvls") for c in every.get(name, [])])
+    nccl = (fastest_of([c for name in NCCL_FAMILY for c in every.get(name, [])], achieved.nccl_share)
+            + achieved.nccl_extra_s)
     asked = _family(link, devices, asked, training)
     if asked == "auto":
         custom = np.where(message < one_shot_below(devices), fastest_of(every["oneshot"]),
@@ -142,6 +161,8 @@ def all_reduce_seconds(link: Link, devices: int, message, asked: str, training: 
         return np.where(message <= CUSTOM_MAX_BYTES, custom, nccl)
     if asked == "nccl" or asked not in every:
         return nccl
+    if asked in NCCL_FAMILY:
+        return fastest_of(every[asked], achieved.nccl_share) + achieved.nccl_extra_s
     return fastest_of(every[asked])
 
 
@@ -150,7 +171,7 @@ def choose(link: Link, devices: int, message: float, asked: str, training: bool)
     devices on ``link``. An algorithm the link cannot run (NVLS without a reducing switch,
     a custom one off a node link) falls back to NCCL's pick."""
     every = options(link, devices, message)
-    nccl = [c for name in ("ring", "tree", "nvls") for c in every.get(name, [])]
+    nccl = [c for name in NCCL_FAMILY for c in every.get(name, [])]
     asked = _family(link, devices, asked, training)
     if asked == "auto":
         if message > CUSTOM_MAX_BYTES:

@@ -147,16 +147,18 @@ def op_algorithm(link: Link, o: op.Op, training: bool) -> tuple[str, float]:
     return choice.label, _passes(o) * choice.latency_s
 
 
-def op_link_seconds(link: Link, o: op.Op, bytes_sent, training: bool, efficiency: float = 1.0):
+def op_link_seconds(link: Link, o: op.Op, bytes_sent, training: bool,
+                    achieved: collectives.Achieved = collectives.AT_THE_MODEL):
     """One occurrence of a communication op on ``link`` sending ``bytes_sent`` (its bytes,
-    or per batch: arrays) at ``efficiency`` of the link's rate: an all-reduce by the
-    algorithm its message picks (``collectives``; its bytes are a ring's), any other as
-    ``link_seconds``."""
+    or per batch: arrays), as far from the cost model as ``achieved`` says: an all-reduce
+    by the algorithm its message picks (``collectives``; its bytes are a ring's), any other
+    (NCCL's sends, gathers and all-to-alls) as ``link_seconds``."""
     if not o.algorithm:
-        return link_seconds(link, float(o.steps), bytes_sent / efficiency)
+        return (link_seconds(link, float(o.steps), bytes_sent / achieved.nccl_share)
+                + achieved.nccl_extra_s)
     n, passes = o.group, _passes(o)
     message = np.asarray(bytes_sent, dtype=float) / passes * n / (2 * (n - 1))
-    return passes * collectives.all_reduce_seconds(link, n, message, o.algorithm, training, 1 / efficiency)
+    return passes * collectives.all_reduce_seconds(link, n, message, o.algorithm, training, achieved)
 
 
 @dataclass(frozen=True)
