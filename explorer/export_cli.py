@@ -134,15 +134,19 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2
     doc = Document(catalog, models)
+    profile = None
     if args.profile:
+        from explorer.core.profile import kept
         from explorer.profiles.reading import read_profile
 
-        doc.profiles = (read_profile(args.profile),)
+        profile = kept(read_profile(args.profile))
     write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _ in jobs))
     try:
         for session, path, title, subtitle, slots in jobs:
             session, skipped = doc.with_results(session)  # a broken results file: warned, skipped
             warn_skipped(skipped, err)
+            if profile is not None:
+                session = replace(session, profile=profile)
             doc.replace_session(session, "export")
             written = write(doc, path, replace(base, title=title, subtitle=subtitle), slots)
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)

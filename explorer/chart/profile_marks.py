@@ -11,9 +11,9 @@ from pathlib import Path
 from explorer.chart.elements import Chart, ElementKind, Marker, Stroke
 from explorer.chart.key import Entry
 from explorer.core.analysis.expected import OpClass
+from explorer.core.profile import Profile
 from explorer.core.units import format_number, format_si, format_time
 from explorer.profiles.matching import class_of, read_patterns
-from explorer.profiles.profile import Profile
 
 # A class of kernels → the op group whose colour it takes (``palette.ROLE_GROUPS``).
 GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", OpClass.MEMORY: "elementwise",

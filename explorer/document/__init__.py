@@ -53,7 +53,6 @@ class Document(Notifier, Measurements, Derived):
         self._gesture: tuple[Session, str] | None = None
         self._results: dict[str, Results] = {}
         self._live: list[Point] = []
-        self.profiles: tuple = ()  # profiles of real runs shown beside the prediction (``explorer.profiles``)
         self.history = History()
         self._listeners: dict[str, list[Callable]] = defaultdict(list)
 
@@ -69,6 +68,11 @@ class Document(Notifier, Measurements, Derived):
     @property
     def model(self) -> ModelSpec:
         return self._session.model_spec or self.models[self._session.model]
+
+    @property
+    def profiles(self) -> tuple:
+        """The profile of a real run shown beside the prediction (the session keeps it)."""
+        return (self._session.profile,) if self._session.profile is not None else ()
 
     def results(self) -> list[tuple[str, Results]]:
         return [(path, self._results[path]) for path in self._session.results if path in self._results]
@@ -165,7 +169,7 @@ class Document(Notifier, Measurements, Derived):
             self._emit(Topic.WORKLOAD)
         if before.precisions != after.precisions:
             self._emit(Topic.PRECISIONS)
-        if (results_changed or before.results != after.results
+        if (results_changed or before.results != after.results or before.profile != after.profile
                 or before.measured_roofs != after.measured_roofs):
             self._emit(Topic.RESULTS)
         if before.selected_op != after.selected_op:

@@ -6,10 +6,12 @@ document stays readable: it expects ``_session``, ``_results``, ``_live``, ``_ch
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.model.session import Session
+from explorer.core.profile import Profile, kept
 from explorer.document.topics import Topic
 from explorer.kernels.results import Point, Results, load_results
 
@@ -31,11 +33,15 @@ class Measurements:
         else:
             self._emit(Topic.RESULTS)
 
-    def show_profile(self, profile) -> None:
-        """Show ``profile`` (``explorer.profiles``) beside the prediction, instead of the one
-        shown before."""
-        self.profiles = (profile,)
-        self._emit(Topic.RESULTS)
+    def show_profile(self, profile: Profile) -> None:
+        """Show ``profile`` beside the prediction, instead of the one shown before: the
+        session keeps it (its kernels by name, ``core.profile.kept``), one undo step."""
+        self._change(replace(self._session, profile=kept(profile)),
+                     f"Show profile {Path(profile.source).name}")
+
+    def hide_profile(self) -> None:
+        if self._session.profile is not None:
+            self._change(replace(self._session, profile=None), "Hide profile")
 
     def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
         """Load the measurement files ``session`` shows, one by one: a broken one is

@@ -13,7 +13,7 @@ class Topic(StrEnum):
     HARDWARE = "hardware"  # devices shown, their order, or what-ifs
     WORKLOAD = "workload"  # model or parameters
     PRECISIONS = "precisions"
-    RESULTS = "results"  # measurement files shown
+    RESULTS = "results"  # measurement files or a profile shown
     SELECTION = "selection"  # the new selection: an op, a roof or nothing
     LIVE = "live"  # points of the kernel run in progress
     CATALOG = "catalog"  # devices were added

@@ -18,7 +18,7 @@ from typing import Any
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
 from explorer.core.files.reading import decoded, open_regular, read_bytes
-from explorer.profiles.profile import Profile, ProfiledKernel
+from explorer.core.profile import Profile, ProfiledKernel
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")

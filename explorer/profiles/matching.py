@@ -13,8 +13,8 @@ from pathlib import Path
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, class_times
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.profile import Profile, ProfiledKernel
 from explorer.paths import resource_path
-from explorer.profiles.profile import Profile, ProfiledKernel
 
 SCHEMA = 1
 CLASSES = {"products": OpClass.GEMM, "attention": OpClass.ATTENTION, "memory": OpClass.MEMORY,

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
-from explorer.profiles.profile import Profile, ProfiledKernel
+from explorer.core.profile import Profile, ProfiledKernel
 
 MAX_PROFILE_BYTES = 64 << 20  # tens of thousands of launches with dozens of metrics each
 TIME = "gpu__time_duration.sum"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from explorer.core.profile import Profile
 from explorer.profiles.kineto import is_trace, read_kineto
 from explorer.profiles.ncu import read_ncu_csv
-from explorer.profiles.profile import Profile
 
 
 def read_profile(path: str | Path) -> Profile:

@@ -165,8 +165,15 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
                                                 "Gemma, Phi-3, GPT-2): the model's shape, read offline. "
                                                 "Dropping one on the window opens it too.")
         self.act_import_profile = self._action("&Import profile…", self.import_profile_dialog,
-                                               tip="A profile of a real run (Nsight Compute CSV): its "
-                                                   "kernels beside the prediction. Dropping one works too.")
+                                               tip="A profile of a real run (Nsight Compute CSV, PyTorch "
+                                                   "profiler trace): its kernels beside the prediction, kept "
+                                                   "in the session. Dropping one works too.")
+        self.act_hide_profile = self._action("&Hide profile", lambda: self.state.hide_profile(),
+                                             tip="Take the imported profile off the chart (undo brings it "
+                                                 "back)")
+        self.act_hide_profile.setEnabled(False)
+        self.state.sig_results_changed.connect(
+            lambda: self.act_hide_profile.setEnabled(bool(self.state.profiles)))
         self.act_save_workload = self._action("Save wor&kload as…", self.save_workload_dialog,
                                               tip="Save the model and its parameters as YAML")
         self.act_export = self._action("&Export chart…", self.export_dialog, "Ctrl+E",

@@ -56,8 +56,8 @@ class ModelConfigFiles:
             return False
         self.state.show_profile(profile)
         kernels = len(profile.folded())
-        self.state.sig_message.emit(f"Profile {Path(path).name}: {kernels} kernels on the chart (shown "
-                                    "until the window closes: sessions do not keep profiles yet)")
+        self.state.sig_message.emit(f"Profile {Path(path).name}: {kernels} kernels on the chart; a saved "
+                                    "session keeps them (Ctrl+Z hides them again)")
         return True
 
     # -- drag and drop ---------------------------------------------------------------------------

@@ -43,6 +43,7 @@ class WindowMenus:
         file_menu.addAction(self.act_save_workload)
         file_menu.addAction(self.act_open_config)
         file_menu.addAction(self.act_import_profile)
+        file_menu.addAction(self.act_hide_profile)
         file_menu.addSeparator()
         file_menu.addAction(self.act_export)
         file_menu.addAction(self.act_copy)

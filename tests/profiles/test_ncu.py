@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.files.datafile import DataFileError
+from explorer.core.profile import OTHER
 from explorer.profiles import ncu
-from explorer.profiles.profile import OTHER
 from tests.timeouts import no_block, no_hang
 
 PREFACE = ["==PROF== Connected to process 1234 (/usr/bin/python3)", "training step 1 of 1",

@@ -43,3 +43,26 @@ def test_a_dropped_pytorch_trace_is_a_profile_not_a_model_config(window, qtbot, 
     qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
     assert window.state.profiles[0].tool.startswith("PyTorch profiler")
     assert window.state.session.model == model
+
+
+def test_a_session_keeps_its_profile_and_hide_and_undo_take_it_off(window, qtbot, tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text(raw_page())
+    assert not window.act_hide_profile.isEnabled()
+    assert window.import_profile(path)
+    assert window.act_hide_profile.isEnabled()
+    window.state.undo()  # an import is one undo step
+    assert window.state.profiles == () and not window.act_hide_profile.isEnabled()
+    window.state.redo()
+    session_path = tmp_path / "measured.yaml"
+    assert window.save_session_to(session_path)
+    window.new_session()
+    assert window.state.profiles == () and not window.act_hide_profile.isEnabled()
+    assert window.open_session(session_path)  # the kernels come back, not the CSV: it may be gone
+    path.unlink()
+    names = {m.name for m in window.chart.chart.markers if m.kind == "profile"}
+    assert names == {"hgemm_kernel", "other"}
+    window.act_hide_profile.trigger()
+    assert window.state.profiles == () and not any(m.kind == "profile" for m in window.chart.chart.markers)
+    window.state.undo()
+    assert window.state.profiles[0].source == "run.csv" and window.act_hide_profile.isEnabled()

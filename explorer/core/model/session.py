@@ -1,7 +1,8 @@
 """What the user is looking at, as one immutable value: a ``Session``.
 
 Devices shown (up to four), what-if changes to their roofs, the workload, the
-precisions whose roofs are drawn, loaded measurement files, and the selected op. The app
+precisions whose roofs are drawn, loaded measurement files, a real run's profile (its
+kernels, kept in the file: it reopens anywhere), and the selected op. The app
 keeps a Session and replaces it on every change (undo restores an earlier one), and saves
 it as YAML, validated on load like every other data file.
 """
@@ -36,6 +37,7 @@ from explorer.core.model.workload_file import (  # noqa: F401  (load_workload, W
     read_schema,
     read_workload,
 )
+from explorer.core.profile import Profile, profile_to_dict, read_saved_profile
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 
 MAX_DEVICES = 4
@@ -139,6 +141,7 @@ class Session:
     selected_op: str | None = None
     custom_layers: tuple[Layer, ...] = ()  # the stack used when model is "custom"
     model_config: str = ""  # a Hugging Face config.json (canonical JSON) when model is "config"
+    profile: Profile | None = None  # a real run's kernels beside the prediction (as ``kept``)
 
     def __post_init__(self) -> None:
         if not self.hardware:
@@ -202,6 +205,8 @@ class Session:
             out["measured_roofs"] = True
         if self.selected_op:
             out["selected_op"] = self.selected_op
+        if self.profile is not None:
+            out["profile"] = profile_to_dict(self.profile)
         return out
 
     def save(self, path: str | Path) -> None:
@@ -319,12 +324,13 @@ def read_session(top: Fields, hardware_ids=None, model_ids=None, version: int = 
     results = read_ids(top, "results", None, required=False)
     measured_roofs = top.flag("measured_roofs")
     selected = top.text("selected_op", required=False)
+    profile = read_saved_profile(top.child(top.raw("profile"), "profile")) if top.has("profile") else None
     if selected is not None and len(selected) > MAX_OP_NAME:
         raise top.error("selected_op", f"expected an op's name (at most {MAX_OP_NAME} characters), "
                                        f"got {len(selected):,} characters")
     try:
         return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
-                       selected_op=selected, custom_layers=layers, model_config=config)
+                       selected_op=selected, custom_layers=layers, model_config=config, profile=profile)
     except ValueError as exc:
         raise top.error("results" if len(results) > MAX_RESULTS_FILES else "hardware", str(exc)) from None

@@ -1,0 +1,174 @@
+"""A profile: the kernels a real run launched, each measured (time, FLOPs by precision,
+bytes moved at each memory level), what a chart places of them, and the form a session
+keeps it in (its kernels by name, not the raw file; read back field by field)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from explorer.core.files.datafile import Fields, brief
+from explorer.core.units import PRECISIONS
+
+LEVELS = ("dram", "l2", "l1")  # main memory, the L2 cache, the L1 / texture cache
+OTHER = "other"  # the kernels folded together, each under ``FOLD_SHARE`` of the time
+FOLD_SHARE = 0.01
+
+
+@dataclass(frozen=True)
+class ProfiledKernel:
+    """One kernel (or several folded into one row: ``launches``), as a profiler counted it."""
+
+    name: str
+    time_s: float
+    flops: dict[str, int] = field(default_factory=dict)  # precision → FLOPs ("fp32", "fp64", "fp16")
+    bytes: dict[str, int] = field(default_factory=dict)  # level → bytes (``LEVELS``)
+    launches: int = 1
+    tensor_instructions: int = 0  # tensor-core instructions: work not in ``flops`` (see ``ncu``)
+
+    def __hash__(self) -> int:  # (its dicts are never changed after reading)
+        return hash((self.name, self.time_s, self.launches))
+
+    @property
+    def total_flops(self) -> int:
+        return sum(self.flops.values())
+
+    @property
+    def flops_per_s(self) -> float:
+        return self.total_flops / self.time_s if self.time_s > 0 else 0.0
+
+    def intensity(self, level: str = "dram") -> float | None:
+        """FLOPs per byte at ``level`` (None: no bytes counted there)."""
+        moved = self.bytes.get(level)
+        return self.total_flops / moved if moved else None
+
+
+@dataclass(frozen=True)
+class Profile:
+    tool: str  # "Nsight Compute (CSV, raw page)", …
+    source: str  # the file
+    kernels: tuple[ProfiledKernel, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def time_s(self) -> float:
+        return sum(k.time_s for k in self.kernels)
+
+    @cached_property
+    def shown(self) -> tuple[ProfiledKernel, ...]:
+        """``folded()`` at its default share, worked out once (a chart asks on every frame)."""
+        return self.folded()
+
+    def folded(self, share: float = FOLD_SHARE) -> tuple[ProfiledKernel, ...]:
+        """The kernels by name (launches of one kernel summed), largest time first, those
+        under ``share`` of the total time folded into one row called "other"."""
+        by_name: dict[str, ProfiledKernel] = {}
+        for k in self.kernels:
+            by_name[k.name] = _sum(by_name[k.name], k, k.name) if k.name in by_name else k
+        total = self.time_s
+        kept = sorted((k for k in by_name.values() if k.time_s >= share * total), key=lambda k: -k.time_s)
+        small = [k for k in by_name.values() if k.time_s < share * total]
+        if small:
+            other = small[0]
+            for k in small[1:]:
+                other = _sum(other, k, OTHER)
+            kept.append(_sum(other, ProfiledKernel(OTHER, 0.0, launches=0), OTHER))
+        return tuple(kept)
+
+
+def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
+    keys = lambda x, y: dict.fromkeys([*x, *y])  # noqa: E731 - both dicts' keys, in order
+    return ProfiledKernel(name, a.time_s + b.time_s,
+                          {p: a.flops.get(p, 0) + b.flops.get(p, 0) for p in keys(a.flops, b.flops)},
+                          {lv: a.bytes.get(lv, 0) + b.bytes.get(lv, 0) for lv in keys(a.bytes, b.bytes)},
+                          a.launches + b.launches, a.tensor_instructions + b.tensor_instructions)
+
+
+# -- a profile kept in a session --------------------------------------------------------------------
+MAX_SAVED_KERNELS = 500  # kernels by name a session keeps; the smallest beyond fold into "other"
+MAX_NAME = 2000  # characters of a kernel's name (C++ templates make long ones)
+KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions")
+FLOP_KEYS = (*PRECISIONS, "unknown")
+
+
+def kept(profile: Profile, limit: int = MAX_SAVED_KERNELS) -> Profile:
+    """``profile`` as a session keeps it: its file's name (not where it lay), its kernels
+    by name (launches summed), the ``limit`` − 1 largest and the rest folded into "other"
+    when there are more."""
+    by_name = sorted(profile.folded(0.0), key=lambda k: -k.time_s)
+    if len(by_name) > limit:
+        rest = by_name[limit - 1:]
+        other = rest[0]
+        for k in rest[1:]:
+            other = _sum(other, k, OTHER)
+        by_name = [*by_name[:limit - 1], replace(other, name=OTHER)]
+    return replace(profile, source=Path(profile.source).name, kernels=tuple(by_name))
+
+
+def profile_to_dict(profile: Profile) -> dict[str, Any]:
+    """The saved form of ``kept(profile)`` (``read_saved_profile`` reads it back)."""
+    def kernel(k: ProfiledKernel) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": k.name, "time_s": k.time_s, "launches": k.launches}
+        if k.flops:
+            out["flops"] = dict(k.flops)
+        if k.bytes:
+            out["bytes"] = dict(k.bytes)
+        if k.tensor_instructions:
+            out["tensor_instructions"] = k.tensor_instructions
+        return out
+
+    profile = kept(profile)
+    out: dict[str, Any] = {"tool": profile.tool, "source": profile.source}
+    if profile.notes:
+        out["notes"] = list(profile.notes)
+    out["kernels"] = [kernel(k) for k in profile.kernels]
+    return out
+
+
+def read_saved_profile(fields: Fields) -> Profile:
+    """A profile a session kept (``profile_to_dict``), every field checked."""
+    tool, source = fields.text("tool"), fields.text("source")
+    notes = fields.raw("notes", required=False) or []
+    if not isinstance(notes, list) or len(notes) > 100 or not all(
+            isinstance(n, str) and len(n) <= MAX_NAME for n in notes):
+        raise fields.error("notes", "expected a list of at most 100 sentences")
+    kernels = fields.items("kernels")
+    if len(kernels) > MAX_SAVED_KERNELS:
+        raise fields.error("kernels", f"a session keeps at most {MAX_SAVED_KERNELS} kernels, "
+                                      f"got {len(kernels):,}")
+    profile = Profile(tool, source, tuple(_read_kernel(fields.child(raw, f"kernels[{i}]"))
+                                          for i, raw in enumerate(kernels)), tuple(notes))
+    fields.finish()
+    return profile
+
+
+def _read_kernel(entry: Fields) -> ProfiledKernel:
+    name = entry.text("name")
+    if len(name) > MAX_NAME:
+        raise entry.error("name", f"expected a kernel's name (at most {MAX_NAME} characters), "
+                                  f"got {len(name):,}")
+    time_s = entry.raw("time_s")
+    if isinstance(time_s, bool) or not isinstance(time_s, int | float) or not 0 <= time_s < 1e9:
+        raise entry.error("time_s", f"expected seconds from 0 to 1e9, got {brief(time_s)}")
+    kernel = ProfiledKernel(name, float(time_s), _counts(entry, "flops", FLOP_KEYS),
+                            _counts(entry, "bytes", LEVELS),
+                            entry.integer("launches", minimum=0, maximum=MAX_COUNT),
+                            entry.integer("tensor_instructions", required=False, minimum=0, default=0,
+                                          maximum=MAX_COUNT))
+    entry.finish()
+    return kernel
+
+
+MAX_COUNT = 10**21  # FLOPs, bytes or launches of one kernel's row: far above any real run
+
+
+def _counts(entry: Fields, name: str, keys: tuple[str, ...]) -> dict[str, int]:
+    counts = entry.mapping(name, required=False)
+    for key, value in counts.items():
+        if key not in keys:
+            raise entry.error(f"{name}.{key}", f"expected one of {', '.join(keys)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+            raise entry.error(f"{name}.{key}", f"expected a whole number from 0 to 1e21, got {brief(value)}")
+    return dict(counts)

@@ -1,0 +1,74 @@
+"""A profile kept in a session: its kernels by name (launches summed), at most
+MAX_SAVED_KERNELS rows, written and read back exactly, every field of it checked."""
+
+import re
+
+import pytest
+import yaml
+
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.session import Session, load_session
+from explorer.core.profile import MAX_SAVED_KERNELS, OTHER, Profile, ProfiledKernel, kept, profile_to_dict
+
+GEMM = ProfiledKernel("sm90_xmma_gemm_bf16", 2e-3, {"fp16": 4_000_000_000},
+                      {"dram": 50_000_000, "l2": 90_000_000}, tensor_instructions=12)
+NORM = ProfiledKernel("rms_norm_kernel", 1e-5, {"fp32": 1_000}, {"dram": 4_000})
+
+
+def _profile(*kernels) -> Profile:
+    return Profile("Nsight Compute (CSV, raw page)", "/somewhere/else/run.csv", tuple(kernels), ("a note",))
+
+
+def test_a_session_file_keeps_the_kernels_by_name_and_reads_them_back_exactly(tmp_path):
+    profile = _profile(GEMM, NORM, GEMM)
+    session = Session(profile=kept(profile))
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    back = load_session(path)
+    assert back == session
+    gemm = back.profile.kernels[0]
+    assert (gemm.name, gemm.launches, gemm.time_s) == ("sm90_xmma_gemm_bf16", 2, 4e-3)
+    assert gemm.flops == {"fp16": 8_000_000_000} and gemm.bytes == {"dram": 100_000_000, "l2": 180_000_000}
+    assert gemm.tensor_instructions == 24
+    assert back.profile.source == "run.csv" and back.profile.notes == ("a note",)  # the name, not the path
+    assert back.profile.time_s == pytest.approx(profile.time_s)
+
+
+def test_beyond_the_limit_the_smallest_kernels_fold_into_other_and_the_time_stays():
+    kernels = [ProfiledKernel(f"k{i}", (i + 1) * 1e-6) for i in range(MAX_SAVED_KERNELS + 100)]
+    saved = kept(_profile(*kernels))
+    assert len(saved.kernels) == MAX_SAVED_KERNELS
+    assert saved.kernels[0].name == f"k{MAX_SAVED_KERNELS + 99}" and saved.kernels[-1].name == OTHER
+    assert saved.kernels[-1].launches == 101  # the 101 smallest
+    assert saved.time_s == pytest.approx(_profile(*kernels).time_s)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda k: k.update(time_s=-1), "field 'profile.kernels[0].time_s': expected seconds from 0 to 1e9"),
+    (lambda k: k.update(flops={"fp7": 3}), "field 'profile.kernels[0].flops.fp7': expected one of fp64"),
+    (lambda k: k.update(bytes={"dram": 1.5}), "'profile.kernels[0].bytes.dram': expected a whole number"),
+    (lambda k: k.update(launches=True), "'profile.kernels[0].launches': expected a whole number"),
+    (lambda k: k.update(name="x" * 3000), "expected a kernel's name (at most 2000 characters)"),
+    (lambda k: k.update(colour="red"), "profile.kernels[0].colour"),
+])
+def test_a_damaged_profile_in_a_session_is_named(tmp_path, change, message):
+    data = Session(profile=kept(_profile(GEMM))).to_dict()
+    change(data["profile"]["kernels"][0])
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(DataFileError, match=re.escape(message)):
+        load_session(path)
+
+
+def test_too_many_kernels_are_refused(tmp_path):
+    data = Session(profile=kept(_profile(GEMM))).to_dict()
+    data["profile"]["kernels"] *= MAX_SAVED_KERNELS + 1
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(DataFileError, match=f"a session keeps at most {MAX_SAVED_KERNELS} kernels"):
+        load_session(path)
+
+
+def test_the_saved_form_leaves_out_what_a_kernel_does_not_have():
+    assert profile_to_dict(_profile(ProfiledKernel("k", 1e-3)))["kernels"] == [
+        {"name": "k", "time_s": 1e-3, "launches": 1}]
