@@ -26,6 +26,7 @@ from explorer.core.model.hf_config import CONFIG_MODEL, read_config_file
 from explorer.core.model.presets import load_model_file
 from explorer.core.model.session import Session, load_session, load_workload, save_workload
 from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.profile import Profile, ProfiledKernel
 from explorer.core.words.scenes import load_scene_file
 from explorer.core.words.why import load_topics
 from explorer.document import Document
@@ -52,7 +53,11 @@ def _session_text(tmp: Path) -> str:
                                            repeat=2),
                                      Layer("mlp", (("d_model", 256), ("width", 1024)), repeat=2)),
                       what_ifs=(("h100-sxm", WhatIf(1.5, (("bf16 matrix", 0.8),))),),
-                      precisions=("bf16", "fp32"), selected_op="L1.qkv_proj")
+                      precisions=("bf16", "fp32"), selected_op="L1.qkv_proj",
+                      profile=Profile("Nsight Compute (CSV, raw page)", "run.csv",
+                                      (ProfiledKernel("gemm", 2e-3, {"fp16": 8_000}, {"dram": 64, "l2": 128},
+                                                      2, 3),
+                                       ProfiledKernel("other", 1e-5, launches=4)), ("a note",)))
     session.save(tmp / "s.yaml")
     return (tmp / "s.yaml").read_text()
 
