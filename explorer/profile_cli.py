@@ -1,7 +1,8 @@
 """``roofline-explorer profile FILE``: a profile of a real run (an Nsight Compute CSV
-export), one row per kernel (its launches summed; kernels under 1 % of the time folded
-into "other"): time, FLOPs, DRAM bytes, intensity, achieved FLOP/s and, against a
-device's roofs (``--hardware``), its bound and the share of the roof it reached."""
+export, a PyTorch profiler trace, a rocprof-compute workload), one row per kernel (its
+launches summed; kernels under 1 % of the time folded into "other"): time, FLOPs, DRAM
+bytes, intensity, achieved FLOP/s and, against a device's roofs (``--hardware``), its
+bound and the share of the roof it reached."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from explorer.texttable import format_table
 
 
 def add_parser(sub) -> None:
-    pr = sub.add_parser("profile", help="read a profile of a real run (Nsight Compute CSV, PyTorch trace)",
+    pr = sub.add_parser("profile", help="read a profile of a real run (Nsight Compute CSV, PyTorch trace, "
+                                        "rocprof-compute)",
                         description="Read an Nsight Compute CSV export (ncu --csv --page raw, or the "
-                                    "--page details / --metrics layout) or a PyTorch profiler trace "
-                                    "(JSON, .gz too) and print each kernel's time, FLOPs, DRAM bytes, "
+                                    "--page details / --metrics layout), a PyTorch profiler trace "
+                                    "(JSON, .gz too) or a rocprof-compute workload (its folder or its "
+                                    "pmc_perf.csv) and print each kernel's time, FLOPs, DRAM bytes, "
                                     "intensity and achieved FLOP/s.")
     pr.add_argument("file", metavar="FILE")
     pr.add_argument("--hardware", metavar="ID",

@@ -1,14 +1,22 @@
 """A profile from whichever file the user gives: a PyTorch profiler trace (JSON, gzipped
-or not) or an Nsight Compute CSV export, told apart by content, not by name."""
+or not), an Nsight Compute CSV export, or a rocprof-compute workload (its folder or its
+pmc_perf.csv), told apart by content, not by name."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from explorer.core.files.reading import read_text
 from explorer.core.profile import Profile
 from explorer.profiles.kineto import is_trace, read_kineto
-from explorer.profiles.ncu import read_ncu_csv
+from explorer.profiles.ncu import MAX_PROFILE_BYTES, read_ncu_csv
+from explorer.profiles.rocprof import is_rocprof, read_rocprof
 
 
 def read_profile(path: str | Path) -> Profile:
-    return read_kineto(path) if is_trace(path) else read_ncu_csv(path)
+    if is_rocprof(path):  # a workload folder
+        return read_rocprof(path)
+    if is_trace(path):
+        return read_kineto(path)
+    text = read_text(path, MAX_PROFILE_BYTES)
+    return read_rocprof(path, text) if is_rocprof(path, text) else read_ncu_csv(path, text)

@@ -166,8 +166,10 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
                                                 "Dropping one on the window opens it too.")
         self.act_import_profile = self._action("&Import profile…", self.import_profile_dialog,
                                                tip="A profile of a real run (Nsight Compute CSV, PyTorch "
-                                                   "profiler trace): its kernels beside the prediction, kept "
-                                                   "in the session. Dropping one works too.")
+                                                   "profiler trace, rocprof-compute pmc_perf.csv): its "
+                                                   "kernels beside the prediction, kept in the session. "
+                                                   "Dropping one (or a rocprof-compute workload folder) "
+                                                   "works too.")
         self.act_hide_profile = self._action("&Hide profile", lambda: self.state.hide_profile(),
                                              tip="Take the imported profile off the chart (undo brings it "
                                                  "back)")

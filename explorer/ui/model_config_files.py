@@ -1,6 +1,7 @@
 """Opening a Hugging Face ``config.json`` in the window: File › Open model config…, or a
 config.json dropped anywhere on the window (a session file dropped opens as a session); and
-a profile of a real run: File › Import profile…, or an Nsight Compute CSV dropped.
+a profile of a real run: File › Import profile…, or a profile dropped (an Nsight Compute
+CSV, a PyTorch trace, a rocprof-compute workload folder or its pmc_perf.csv).
 A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself is
 ``explorer.core.model.hf_config``."""
 
@@ -41,7 +42,7 @@ class ModelConfigFiles:
         return True
 
     def import_profile_dialog(self) -> None:
-        title = "Import profile (Nsight Compute CSV, PyTorch trace)"
+        title = "Import profile (Nsight Compute CSV, PyTorch trace, rocprof-compute pmc_perf.csv)"
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, title, str(Path.home()), PROFILE_FILTER)
         if path:
             self.import_profile(path)
@@ -67,7 +68,9 @@ class ModelConfigFiles:
         if len(urls) != 1 or not urls[0].isLocalFile():
             return None
         path = Path(urls[0].toLocalFile())
-        return path if path.suffix.lower() in (".json", ".csv", ".gz", *SESSION_SUFFIXES) else None
+        if path.suffix.lower() in (".json", ".csv", ".gz", *SESSION_SUFFIXES) or path.is_dir():
+            return path
+        return None
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
         if self._dropped_file(event) is not None:
@@ -82,7 +85,7 @@ class ModelConfigFiles:
             return
         event.acceptProposedAction()
         suffix = path.suffix.lower()
-        profile = suffix in (".csv", ".gz") or (suffix == ".json" and is_trace(path))
+        profile = suffix in (".csv", ".gz") or (suffix == ".json" and is_trace(path)) or path.is_dir()
         opener = (self.open_session if suffix in SESSION_SUFFIXES
                   else self.import_profile if profile else self.open_model_config)
         # After the drop returns: a dialog inside it would hold the dragging application.
