@@ -44,7 +44,8 @@ def profile_marks(chart: Chart, profiles, theme) -> list[Marker]:
             tooltip = (f"{k.name} (measured, {Path(profile.source).name}): {k.launches:,} launch(es), "
                        f"{format_time(k.time_s)} ({share:.1%} of the profile)\n"
                        f"{format_number(k.intensity('dram'))} FLOP/byte at DRAM, "
-                       f"{format_si(k.flops_per_s, 'FLOP/s')}; {op_class or 'no name pattern matched it'}")
+                       f"{format_si(k.flops_per_s, 'FLOP/s')}; {op_class or 'no name pattern matched it'}"
+                       + (f"\n{profile.estimated} (estimated, not counted)" if profile.estimated else ""))
             out.append(Marker((chart.x_px(k.intensity("dram")), chart.y_px(k.flops_per_s)), "square",
                               (6 + 18 * math.sqrt(share)) * scale, Stroke(theme.foreground, 1.0 * scale),
                               colour, ElementKind.PROFILE, k.name, tooltip, fill_opacity=0.75))
@@ -58,6 +59,8 @@ def profile_entries(profiles, theme) -> list[Entry]:
     for profile in profiles:
         shown, kernels = len(placed(profile)), len(profile.shown)
         counted = f"{shown} of {kernels} kernels" + ("" if shown else " (no FLOPs and DRAM bytes counted)")
+        if profile.estimated:
+            counted += f", {profile.estimated}"
         out.append(Entry(f"{Path(profile.source).stem}: {counted}", "marker", theme.foreground, "square",
                          fill=theme.suspect))
     return out

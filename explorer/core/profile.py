@@ -51,6 +51,7 @@ class Profile:
     source: str  # the file
     kernels: tuple[ProfiledKernel, ...]
     notes: tuple[str, ...] = ()
+    estimated: str = ""  # what is worked out, not counted ("bytes from shapes"); "" when all is counted
 
     @property
     def time_s(self) -> float:
@@ -123,6 +124,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {"tool": profile.tool, "source": profile.source}
     if profile.notes:
         out["notes"] = list(profile.notes)
+    if profile.estimated:
+        out["estimated"] = profile.estimated
     out["kernels"] = [kernel(k) for k in profile.kernels]
     return out
 
@@ -134,12 +137,15 @@ def read_saved_profile(fields: Fields) -> Profile:
     if not isinstance(notes, list) or len(notes) > 100 or not all(
             isinstance(n, str) and len(n) <= MAX_NAME for n in notes):
         raise fields.error("notes", "expected a list of at most 100 sentences")
+    estimated = fields.text("estimated", required=False) or ""
+    if len(estimated) > MAX_NAME:
+        raise fields.error("estimated", f"expected a few words (at most {MAX_NAME} characters)")
     kernels = fields.items("kernels")
     if len(kernels) > MAX_SAVED_KERNELS:
         raise fields.error("kernels", f"a session keeps at most {MAX_SAVED_KERNELS} kernels, "
                                       f"got {len(kernels):,}")
     profile = Profile(tool, source, tuple(_read_kernel(fields.child(raw, f"kernels[{i}]"))
-                                          for i, raw in enumerate(kernels)), tuple(notes))
+                                          for i, raw in enumerate(kernels)), tuple(notes), estimated)
     fields.finish()
     return profile
 

@@ -3,15 +3,18 @@
 Each GPU kernel (``"cat": "kernel"``, a complete event: ``ts`` and ``dur`` in µs) becomes a
 kernel of the profile. Its FLOPs come from the CPU op that launched it (``"cat": "cpu_op"``,
 matched by ``args["External id"]``) when the profiler recorded them (``with_flops=True``
-writes ``args["flops"]``): all of an op's FLOPs go to its longest kernel, in the precision
-its first input has (``args["Input type"]``: BFloat16, Half, float, double). A trace has no
-byte counts unless CUPTI counters were requested, so its kernels have none: they are
-compared by time (``analyze --profile``), and placed on the chart only with bytes.
+writes ``args["flops"]``), else from the op's recorded shapes for a matrix product
+(``profiles.shapes``), in the precision its first input has (``args["Input type"]``:
+BFloat16, Half, float, double). A trace counts no bytes: with ``record_shapes=True`` an
+op's bytes are estimated from its shapes (each input read once, the result written once)
+and the kernel is placed on the chart at that intensity; without, its kernels are compared
+by time only (``analyze --profile``). All of an op's work goes to its longest kernel.
 """
 
 from __future__ import annotations
 
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
 from explorer.core.files.reading import decoded, open_regular, read_bytes
 from explorer.core.profile import Profile, ProfiledKernel
+from explorer.profiles.shapes import op_work
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -71,20 +75,58 @@ def _external_id(args: dict):
     return ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None
 
 
-def _op_flops(path, events: list) -> dict[Any, tuple[int, str]]:
-    """External id → (FLOPs, precision) of the CPU ops that recorded FLOPs."""
+@dataclass(frozen=True)
+class OpWork:
+    """What a CPU op's kernels did, from the profiler: FLOPs (counted by the profiler, or
+    from shapes for a matrix product; None: neither) and bytes from shapes (0: unknown)."""
+
+    flops: int | None
+    precision: str
+    moved: int
+    counted: bool  # FLOPs from the profiler's own count (with_flops), not from shapes
+
+
+def _op_work(path, events: list) -> dict[Any, OpWork]:
+    """External id → the work of each CPU op whose FLOPs or shapes were recorded."""
     out = {}
     for index, event in enumerate(events):
         args = event.get("args") if isinstance(event, dict) else None
-        if not isinstance(args, dict) or event.get("cat") != "cpu_op" or "flops" not in args:
+        if not isinstance(args, dict) or event.get("cat") != "cpu_op" or _external_id(args) is None:
             continue
-        flops = _number(path, args, "flops", index)
         types = args.get("Input type")
         first = types[0] if isinstance(types, list) and types else None
         precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
-        if _external_id(args) is not None:
-            out[_external_id(args)] = (round(flops), precision)
+        from_shapes, moved = op_work(str(event.get("name", "")), args.get("Input Dims"), types)
+        counted = "flops" in args
+        flops = round(_number(path, args, "flops", index)) if counted else from_shapes
+        if flops is not None or moved:
+            out[_external_id(args)] = OpWork(flops, precision, moved, counted)
     return out
+
+
+def _with_work(kernel: ProfiledKernel, work: OpWork) -> ProfiledKernel:
+    flops = {work.precision: work.flops} if work.flops else {}
+    return ProfiledKernel(kernel.name, kernel.time_s, flops, {"dram": work.moved} if work.moved else {})
+
+
+def _notes(placed: list[OpWork]) -> list[str]:
+    counted = sum(1 for w in placed if w.counted)
+    shaped = sum(1 for w in placed if w.flops is not None and not w.counted)
+    moved = sum(1 for w in placed if w.moved)
+    notes = []
+    if counted:
+        notes.append(f"FLOPs of {counted} op(s) from the profiler's own count (with_flops), each given to "
+                     "the op's longest kernel")
+    if shaped:
+        notes.append(f"FLOPs of {shaped} matrix product(s) from their recorded shapes (2 per multiply-add)")
+    if moved:
+        notes.append(f"bytes of {moved} op(s) from their recorded shapes (record_shapes): each input read "
+                     "once and the result written once, an estimate, not a count; each op's on its longest "
+                     "kernel")
+    else:
+        notes.append("a trace counts no bytes and no op recorded its shapes (record_shapes=True): its "
+                     "kernels are compared by time, not placed on the chart")
+    return notes
 
 
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
@@ -94,7 +136,7 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise DataFileError(path, 'has no "traceEvents" list: not a PyTorch profiler trace')
-    flops = _op_flops(path, events)
+    work = _op_work(path, events)
     kernels: list[tuple[Any, ProfiledKernel]] = []
     for index, event in enumerate(events):
         if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") not in KERNEL_CATEGORIES:
@@ -110,12 +152,13 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
                                   "ProfilerActivity.CUDA?")
     longest: dict[Any, int] = {}
     for i, (op, kernel) in enumerate(kernels):
-        if op in flops and (op not in longest or kernel.time_s > kernels[longest[op]][1].time_s):
+        if op in work and (op not in longest or kernel.time_s > kernels[longest[op]][1].time_s):
             longest[op] = i
-    placed = [ProfiledKernel(k.name, k.time_s, {flops[op][1]: flops[op][0]}) if longest.get(op) == i else k
-              for i, (op, k) in enumerate(kernels)]
-    notes = ["a trace counts no bytes: its kernels are compared by time, not placed on the chart"]
-    if flops:
-        notes.append(f"FLOPs of {len(longest)} op(s) from the profiler's own count (with_flops), each "
-                     "given to the op's longest kernel")
-    return Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes))
+    placed = [_with_work(k, work[op]) if longest.get(op) == i else k for i, (op, k) in enumerate(kernels)]
+    used = [work[op] for op in longest]
+    notes = _notes(used)
+    estimated = " and ".join(part for part, made in (
+        ("FLOPs", any(w.flops is not None and not w.counted for w in used)),
+        ("bytes", any(w.moved for w in used))) if made)
+    return Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes),
+                   f"{estimated} from shapes" if estimated else "")

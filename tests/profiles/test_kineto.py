@@ -42,8 +42,11 @@ def test_kernels_take_their_op_s_flops_on_the_longest(tmp_path, packed):
     gemm, reduce, norm = profile.kernels
     assert gemm.time_s == pytest.approx(25.5e-6) and gemm.flops == {"bf16": 2 * 8 * 4096 * 4096}
     assert reduce.flops == {} and norm.flops == {} and norm.time_s == pytest.approx(3e-6)
-    assert all(k.bytes == {} for k in profile.kernels)  # a trace counts no bytes
-    assert "compared by time" in profile.notes[0]
+    # bytes from the mm's recorded shapes: [8, 4096] and [4096, 4096] read, [8, 4096] written, bf16
+    assert gemm.bytes == {"dram": 2 * (8 * 4096 + 4096 * 4096 + 8 * 4096)}
+    assert reduce.bytes == {} and norm.bytes == {}  # the norm recorded no shapes
+    assert "profiler's own count" in profile.notes[0] and "an estimate, not a count" in profile.notes[1]
+    assert profile.estimated == "bytes from shapes"  # its FLOPs were counted
 
 
 def _events(t: dict, change) -> dict:
@@ -69,3 +72,41 @@ def test_a_gzip_that_expands_past_the_limit_is_refused(tmp_path, monkeypatch):
     path.write_bytes(gzip.compress(b"{" + b" " * 1_000_000 + b"}"))  # 1 KB on disk
     with pytest.raises(DataFileError, match="expands beyond"):
         kineto.read_kineto(path)
+
+
+def _op(name, ident, dims, types, **args):
+    return [{"ph": "X", "cat": "cpu_op", "name": name, "ts": 0, "dur": 5,
+             "args": {"External id": ident, "Input Dims": dims, "Input type": types, **args}},
+            {"ph": "X", "cat": "kernel", "name": f"kernel_of_{ident}", "ts": 1, "dur": 2.0,
+             "args": {"External id": ident}}]
+
+
+@pytest.mark.parametrize("name, dims, types, flops, moved", [
+    ("aten::linear", [[4, 16, 4096], [11008, 4096], []], ["c10::BFloat16", "c10::BFloat16", ""],
+     2 * 64 * 4096 * 11008, 2 * (64 * 4096 + 11008 * 4096 + 64 * 11008)),
+    ("aten::addmm", [[1024], [32, 512], [512, 1024], [], []], ["float", "float", "float", "Scalar", "Scalar"],
+     2 * 32 * 512 * 1024, 4 * (1024 + 32 * 512 + 512 * 1024 + 32 * 1024)),
+    ("aten::bmm", [[8, 128, 64], [8, 64, 128]], ["c10::Half", "c10::Half"],
+     2 * 8 * 128 * 64 * 128, 2 * (8 * 128 * 64 * 2 + 8 * 128 * 128)),
+    ("aten::add", [[1000, 10], [1000, 10], []], ["float", "float", "Scalar"], None, 4 * 3 * 10_000),
+    # inner sizes that do not match: not a product, read as any op (its result as large as its largest input)
+    ("aten::mm", [[8, 4096], [2048, 4096]], ["float", "float"], None, 4 * (8 * 4096 + 2 * 2048 * 4096)),
+])
+def test_without_a_flop_count_products_take_their_flops_and_every_op_its_bytes_from_shapes(
+        tmp_path, name, dims, types, flops, moved):
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": _op(name, 1, dims, types)}))
+    profile = read_profile(path)
+    kernel = profile.kernels[0]
+    assert kernel.bytes == {"dram": moved}
+    assert profile.estimated == ("FLOPs and bytes from shapes" if flops else "bytes from shapes")
+    assert kernel.total_flops == (flops or 0)  # mismatched inner sizes (the last case): no FLOPs
+
+
+def test_a_trace_without_shapes_is_compared_by_time_only(tmp_path):
+    events = [e for e in trace()["traceEvents"] if e["name"] != "aten::mm"]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = read_profile(path)
+    assert all(k.bytes == {} for k in profile.kernels) and profile.estimated == ""
+    assert "compared by time, not placed on the chart" in profile.notes[-1]

@@ -16,7 +16,8 @@ NORM = ProfiledKernel("rms_norm_kernel", 1e-5, {"fp32": 1_000}, {"dram": 4_000})
 
 
 def _profile(*kernels) -> Profile:
-    return Profile("Nsight Compute (CSV, raw page)", "/somewhere/else/run.csv", tuple(kernels), ("a note",))
+    return Profile("PyTorch profiler (Kineto trace)", "/somewhere/else/run.json", tuple(kernels), ("a note",),
+                   "bytes from shapes")
 
 
 def test_a_session_file_keeps_the_kernels_by_name_and_reads_them_back_exactly(tmp_path):
@@ -30,7 +31,8 @@ def test_a_session_file_keeps_the_kernels_by_name_and_reads_them_back_exactly(tm
     assert (gemm.name, gemm.launches, gemm.time_s) == ("sm90_xmma_gemm_bf16", 2, 4e-3)
     assert gemm.flops == {"fp16": 8_000_000_000} and gemm.bytes == {"dram": 100_000_000, "l2": 180_000_000}
     assert gemm.tensor_instructions == 24
-    assert back.profile.source == "run.csv" and back.profile.notes == ("a note",)  # the name, not the path
+    assert back.profile.source == "run.json" and back.profile.notes == ("a note",)  # the name, not the path
+    assert back.profile.estimated == "bytes from shapes"
     assert back.profile.time_s == pytest.approx(profile.time_s)
 
 
