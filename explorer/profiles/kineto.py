@@ -22,6 +22,7 @@ from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
 from explorer.core.files.reading import decoded, open_regular, read_bytes
 from explorer.core.profile import Profile, ProfiledKernel
+from explorer.profiles.cupti_ranges import range_kernels
 from explorer.profiles.shapes import op_work
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
@@ -148,6 +149,11 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
         seconds = _number(path, event, "dur", index) * 1e-6
         kernels.append((_external_id(args), ProfiledKernel(name, seconds)))
     if not kernels:
+        ranges = range_kernels(path, events)
+        if ranges:
+            return Profile("PyTorch profiler (CUPTI counter ranges)", str(path), tuple(ranges),
+                           (f"{len(ranges)} kernel(s) from CUPTI's range profiler: counted as Nsight "
+                            "Compute counts them",))
         raise DataFileError(path, 'holds no GPU kernels ("cat": "kernel"): was the profiler run with '
                                   "ProfilerActivity.CUDA?")
     longest: dict[Any, int] = {}
