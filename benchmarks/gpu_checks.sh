@@ -3,7 +3,9 @@
 # cupy-cuda13x), NumPy, PyYAML and pytest (no Qt needed). Each step writes its log and
 # results straight into $OUT (or benchmarks/results) as it finishes, so a step killed by its
 # time limit, or the whole command killed, keeps what the steps before it wrote. The limits
-# add up to under 520 s; the steps write at most 8 files. The quick plan runs once (bench);
+# add up to under 520 s; the steps write at most 8 files. The probe ends with the ncu check
+# (Nsight Compute's counts of the app's triad and product, read back by the app's reader:
+# probe.log is then a capture to keep under tests/data). The quick plan runs once (bench);
 # gpu_suite.py judges its points against the datasheet and adds the references; calibrate
 # fits the expected time's factors to the same run's shapes and streams and checks them on
 # its held-out shapes (the profile goes to /tmp: its table is in calibrate.log). Exits
@@ -23,10 +25,10 @@ PER_TEST=$("$PYTHON" -c "import pytest_timeout" 2>/dev/null && echo "--timeout=1
 
 # name | seconds | files it writes (besides NAME.log) | command
 PLAN=(
-    "probe|25||$PYTHON benchmarks/gpu_probe.py"
-    "gpu-tests|175||$PYTHON -m pytest -v -m gpu -rs $PER_TEST -p no:cacheprovider tests/kernels"
-    "bench-quick|120|bench-quick.json|$PYTHON -m explorer bench --backend cupy --suite quick $LOAD_CHECK --out $out/bench-quick.json"
-    "timer-agreement|45||$PYTHON benchmarks/timer_agreement.py --gpu-only"
+    "probe|55||$PYTHON benchmarks/gpu_probe.py --ncu"
+    "gpu-tests|160||$PYTHON -m pytest -v -m gpu -rs $PER_TEST -p no:cacheprovider tests/kernels"
+    "bench-quick|110|bench-quick.json|$PYTHON -m explorer bench --backend cupy --suite quick $LOAD_CHECK --out $out/bench-quick.json"
+    "timer-agreement|42||$PYTHON benchmarks/timer_agreement.py --gpu-only"
     "gpu-references|120|gpu-references.json|$PYTHON benchmarks/gpu_suite.py --results $out/bench-quick.json --out $out/gpu-references.json"
     "calibrate|20||$PYTHON -m explorer calibrate --results $out/bench-quick.json --check --out /tmp/roofline-calibration.yaml"
 )

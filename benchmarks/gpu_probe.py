@@ -6,9 +6,11 @@ creates its CUDA context, next to our own process id (and the ids /proc gives us
 namespace). In a container NVML lists host ids: the line ``ours listed`` says whether the
 foreign-load check can recognise us by id, and ``foreign`` what it concludes either way.
 
-    python benchmarks/gpu_probe.py [--device N]
+    python benchmarks/gpu_probe.py [--device N] [--ncu]
 
-Exits 1 when CuPy or a GPU is missing (it says which), 0 otherwise.
+``--ncu`` then checks the profile reader against the GPU's counters (``ncu_check.py``: its
+capture and ``==CHECK==`` lines follow the probe's, so the log is a capture the app reads).
+Exits 1 when CuPy or a GPU is missing (it says which) or the ncu check fails, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def _version(module: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--ncu", action="store_true",
+                        help="then profile the app's triad and product with Nsight Compute and check "
+                             "the counts")
     args = parser.parse_args(argv)
     from explorer.kernels.load import foreign_processes
 
@@ -102,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     if started:
         with contextlib.suppress(nvml.NVMLError):
             nvml.nvmlShutdown()
+    if args.ncu:
+        import ncu_check  # beside this script
+
+        sys.stdout.flush()
+        return ncu_check.main([])
     return 0
 
 
