@@ -306,7 +306,7 @@ def test_a_profile_s_kernels_are_squares_at_their_measured_place_coloured_by_cla
     path = tmp_path / "run.csv"
     path.write_text(raw_page())
     doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
-    doc.profiles = (read_ncu_csv(path),)
+    doc.show_profile(read_ncu_csv(path))  # the session keeps it
     chart = build_chart(doc, PAGES["slide 16:9"])
     squares = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE}
     assert set(squares) == {"hgemm_kernel", "other"}  # the triads fold into "other" (under 1 %)

@@ -19,13 +19,13 @@ from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.follow import Follower
+from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
 from explorer.ui.notice_bar import NoticeBar
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.kernel_panel import KernelPanel
-from explorer.ui.panels.scaling_panel import ScalingPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
 from explorer.ui.save_banner import SaveBanner
@@ -35,6 +35,12 @@ from explorer.ui.window_menus import WindowMenus
 from explorer.ui.window_sessions import SessionFiles
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
+
+
+def _scaling_panel(state):
+    from explorer.ui.panels.scaling_panel import ScalingPanel  # imports pyqtgraph
+
+    return ScalingPanel(state)
 
 
 class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
@@ -90,7 +96,7 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
         self.kernel_panel = KernelPanel(state, self.runs)
         self.details_panel = DetailsPanel(state)
         self.explain_panel = ExplainPanel(state)
-        self.scaling_panel = ScalingPanel(state)
+        self.scaling_panel = LazyPanel(lambda: _scaling_panel(state))  # pyqtgraph: on first show
         area = QtCore.Qt.DockWidgetArea
         left, right = area.LeftDockWidgetArea, area.RightDockWidgetArea
         self.docks = {
@@ -104,6 +110,7 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
         self.tabifyDockWidget(self.docks["workload"], self.docks["kernels"])
         self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
         self.tabifyDockWidget(self.docks["explain"], self.docks["scaling"])
+        self.scaling_panel.follow(self.docks["scaling"])
         self.docks["workload"].raise_()
         self._docks_sized = False  # sized to the window when first shown (unless restored)
 

@@ -66,3 +66,25 @@ def test_the_frontier_joins_the_optima_of_neighbouring_budgets(panel):
         xs10, ys10 = panel.neighbours[(fit.id, 10.0)].getData()
         best = int(np.argmin(ys10))
         assert 10 ** xs10[best] == pytest.approx(n10, rel=0.1)  # the tenfold budget's curve bottoms out there
+
+
+def test_the_window_imports_pyqtgraph_only_when_the_scaling_laws_are_first_shown(tmp_path):
+    """Start-up builds no hidden pyqtgraph panel (a quarter of the window's import time);
+    raising the Scaling laws tab builds it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
+            "from explorer.ui.application import build_window; from explorer.window_options import parse; "
+            "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
+            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); "
+            "app.processEvents(); app.processEvents(); before = 'pyqtgraph' in sys.modules; "
+            "w.docks['scaling'].raise_(); app.processEvents(); app.processEvents(); "
+            "print(before, 'pyqtgraph' in sys.modules, w.scaling_panel.built, "
+            "type(w.scaling_panel.panel).__name__); w.runs.shutdown()")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
+                                                       "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True", "ScalingPanel"]
