@@ -5,9 +5,11 @@ bound, totals), (b) a 12-point batch sweep of the same workload, (c) both togeth
 (d) expanding the per-layer op table (needed for tables and JSON, not for a drag).
 Reports the median and the 20th/80th percentiles, and the median as a fraction of a
 16.7 ms frame (60 Hz). Absolute times depend on this machine; the fraction is the goal:
-well under 0.1 of a frame.
+well under 0.1 of a frame. Then (e) the layout search (``roofline-explorer layouts``, the
+window's Parallel layouts view) of Llama 3.1 405B training on 1,024 H100s: every split,
+ZeRO stage and recomputation costed with its expected time, per candidate.
 
-    python benchmarks/analyze_speed.py [--repeats 300]
+    python benchmarks/analyze_speed.py [--repeats 300] [--search-repeats 5]
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def measure(fn, repeats: int) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=300)
+    parser.add_argument("--search-repeats", type=int, default=5)
     args = parser.parse_args()
     model = load_models()["llama-3-70b"]
     hardware = load_catalog()["h100-sxm"]
@@ -62,6 +65,26 @@ def main() -> None:
         p20, p80 = np.percentile(s, [20, 80])
         print(f"{name:44s} {median * 1e3:8.3f} ms {p20 * 1e3:8.3f} ms {p80 * 1e3:8.3f} ms "
               f"{median / FRAME_S:10.3f}")
+    search(args.search_repeats)
+
+
+def search(repeats: int) -> None:
+    """The layout search's time, whole and per candidate."""
+    from explorer.core.analysis.layouts import layouts
+
+    model = load_models()["llama-3.1-405b"]
+    hardware = load_catalog()["h100-sxm"]
+    params = WorkloadParams(phase="train", batch=1024, seq=8192, causal=True)
+    found = layouts(model, hardware, 1024, params)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        layouts(model, hardware, 1024, params)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    print(f"layout search, llama-3.1-405b training on 1,024 h100-sxm: {len(found)} candidates in "
+          f"{median * 1e3:.0f} ms (median of {repeats}; min {min(times) * 1e3:.0f}, "
+          f"max {max(times) * 1e3:.0f}), {median / len(found) * 1e3:.2f} ms a candidate")
 
 
 if __name__ == "__main__":
