@@ -12,7 +12,7 @@ from typing import TextIO
 from explorer import defaults
 from explorer.cli_common import add_model_arguments, count_type, model_of, open_catalog, warn_skipped
 
-FORMATS = ("png", "svg", "pdf", "json", "csv")
+FORMATS = ("png", "svg", "pdf", "json", "csv", "pptx")
 THEMES = tuple(defaults.THEMES)
 
 
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
     export.add_argument("--hardware", default=None, metavar="ID[,ID…]",
                         help="devices to overlay, comma-separated, the first primary (without --session)")
     add_model_arguments(export, required=False, help="model (without --session)")
-    export.add_argument("--out", metavar="FILE.{png,svg,pdf}", help="the file to write")
+    export.add_argument("--out", metavar="FILE.{png,svg,pdf,json,csv,pptx}", help="the file to write")
     export.add_argument("--profile", metavar="FILE.csv",
                         help="a profile of a real run (Nsight Compute CSV): its kernels beside the "
                              "prediction")
@@ -65,7 +65,7 @@ def _check(args: argparse.Namespace) -> None:
         if args.out or args.step:
             raise _UsageError("--all-scenes writes every step into --out-dir: leave out --out and --step")
     elif not args.out:
-        raise _UsageError("--out FILE.{png,svg,pdf} is required")
+        raise _UsageError("--out FILE.{png,svg,pdf,json,csv,pptx} is required")
     if args.step and not args.scene:
         raise _UsageError("--step needs --scene")
     if (args.scene or args.session or args.all_scenes) and (args.hardware or args.model or args.model_config):
@@ -79,7 +79,7 @@ def _jobs(args, catalog, models, err):
 
     if args.session:
         return [(load_session(args.session, catalog, models), Path(args.out), args.title,
-                 args.subtitle, None)]
+                 args.subtitle, None, None)]
     if not (args.scene or args.all_scenes):
         hardware = tuple(i.strip() for i in (args.hardware or defaults.DEVICE).split(",") if i.strip())
         if not 1 <= len(hardware) <= 4 or len(set(hardware)) != len(hardware):
@@ -87,7 +87,7 @@ def _jobs(args, catalog, models, err):
         for ident in hardware:
             catalog[ident]
         session = Session(hardware=hardware, **model_choice(model_of(args, models, defaults.MODEL)))
-        return [(session, Path(args.out), args.title, args.subtitle, None)]
+        return [(session, Path(args.out), args.title, args.subtitle, None, None)]
     from explorer.core.words.scenes import open_scenes
 
     scenes = open_scenes(catalog, models)
@@ -97,17 +97,25 @@ def _jobs(args, catalog, models, err):
         caption = None if args.no_caption else f"{index + 1}/{len(scene.steps)}. " + \
             scene.caption_at(index, catalog, models)
         return (scene.session_at(index), path, args.title or scene.title,
-                args.subtitle if args.subtitle is not None else caption, scene_slots(scene, index))
+                args.subtitle if args.subtitle is not None else caption, scene_slots(scene, index),
+                (scene, index))
 
     if args.scene:
         scene = scenes[args.scene]
+        if Path(args.out).suffix.lower() == ".pptx" and not args.step:  # a deck: every step
+            return [job(scene, i, Path(args.out)) for i in range(len(scene.steps))]
         step = args.step or len(scene.steps)
         if step > len(scene.steps):
             raise _UsageError(f"scene {scene.id!r} has steps 1 to {len(scene.steps)}, not {step}")
         return [job(scene, step - 1, Path(args.out))]
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [job(scene, i, out_dir / f"{n:02d}-{scene.id}-{i + 1}.{args.format}")
+
+    def name(n: int, scene, i: int) -> str:  # a deck holds a scene's steps; else a file a step
+        deck = args.format == "pptx"
+        return f"{n:02d}-{scene.id}.pptx" if deck else f"{n:02d}-{scene.id}-{i + 1}.{args.format}"
+
+    return [job(scene, i, out_dir / name(n, scene, i))
             for n, scene in enumerate(scenes.values(), 1) for i in range(len(scene.steps))]
 
 
@@ -118,7 +126,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         _check(args)
-        if args.out:
+        if args.out and not args.out.lower().endswith(".pptx"):
             format_of(args.out)
         base = ExportOptions(width_px=args.width, dpi=args.dpi, aspect=args.aspect,
                              transparent=args.transparent, legend=not args.no_legend,
@@ -140,9 +148,11 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from explorer.profiles.reading import read_profile
 
         profile = kept(read_profile(args.profile))
-    write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _ in jobs))
+    if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
+        return _decks(jobs, doc, base, profile, out, err)
+    write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _, _ in jobs))
     try:
-        for session, path, title, subtitle, slots in jobs:
+        for session, path, title, subtitle, slots, _ in jobs:
             session, skipped = doc.with_results(session)  # a broken results file: warned, skipped
             warn_skipped(skipped, err)
             if profile is not None:
@@ -154,6 +164,52 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
     return 0
+
+
+def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
+    """Each .pptx path's jobs as one deck, a slide per job (``pptx_deck``)."""
+    from explorer.chart.model import default_title
+    from explorer.chart.slides import slide_chart
+    from explorer.pptx_deck import PICTURE_WIDTH_PX, Slide, SlidesUnavailable, write_deck
+    from explorer.ui.chart.export import chart_image, png_bytes
+
+    _writer(True)  # a Qt application for the pictures
+    options = replace(base, width_px=PICTURE_WIDTH_PX, dpi=None, heading=False)
+    decks: dict[Path, list] = {}
+    for session, path, title, subtitle, slots, step in jobs:
+        session, skipped = doc.with_results(session)
+        warn_skipped(skipped, err)
+        doc.replace_session(replace(session, profile=profile) if profile is not None else session, "export")
+        picture = png_bytes(chart_image(slide_chart(doc, options, slots), options))
+        decks.setdefault(Path(path), []).append(
+            (Slide(title or default_title(doc), subtitle or "", _notes(doc, step)), picture))
+    try:
+        for path, slides in decks.items():
+            written = write_deck(path, slides)
+            print(f"wrote {written} ({len(slides)} slide(s), {written.stat().st_size:,} bytes)", file=out)
+    except SlidesUnavailable as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return 2
+    except OSError as exc:
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return 1
+    return 0
+
+
+def _notes(doc, step) -> str:
+    """A slide's speaker notes: what the chart shows in words, and the claims checked."""
+    from explorer.core.words.explain import explain_workload
+
+    paragraphs = [f"{e.title}: {e.text}" for e in explain_workload(doc.analysis())]
+    if step is not None:
+        scene, index = step
+        explanation = scene.explain_step(index, doc.catalog, doc.models)
+        claims = [c for c in explanation.claims + explanation.declared if c.phrase]
+        if claims:
+            paragraphs.append("Checked claims: " + "; ".join(
+                f"{c.phrase} ({'holds' if c.check() is None else 'does not hold: ' + c.check()})"
+                for c in claims))
+    return "\n\n".join(paragraphs)
 
 
 def scene_slots(scene, index: int) -> dict[str, int]:

@@ -49,6 +49,7 @@ class ChartOptions:
     ranges: tuple | None = None  # ((x low, x high), (y low, y high)) kept (a zoom, a drag); None: fitted
     hints: tuple[int, ...] = ()  # the label places taken last time (``Chart.placement``), tried first
     key_beside: bool | None = None  # where the key went last time (``Chart.key_beside``), tried first
+    heading: bool = True  # the title and subtitle (a slide deck sets them as the slide's own text)
 
 
 def tick_label(value: float) -> str:
@@ -147,11 +148,11 @@ def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: li
     texts = []
     y = pad
     width = page.width - 2 * pad
-    for line in _lines(options.title or default_title(shot), page.title, width, 2):
+    for line in _lines(options.title or default_title(shot), page.title, width, 2) if options.heading else ():
         texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, ElementKind.TITLE,
                           dx=-text_width(line, page.title) / 2))
         y += LINE_HEIGHT * page.title
-    for line in _lines(options.subtitle or "", 0.95 * page.text, width, 4):
+    for line in _lines(options.subtitle or "", 0.95 * page.text, width, 4) if options.heading else ():
         texts.append(Text(line, (page.width / 2, y), 0.95 * page.text, theme.foreground, ElementKind.SUBTITLE,
                           dx=-text_width(line, 0.95 * page.text) / 2))
         y += LINE_HEIGHT * 0.95 * page.text

@@ -35,6 +35,7 @@ class ExportOptions:
     annotations: bool = True  # roof and ridge labels
     theme: str = "light"
     dpi: int | None = None  # PNG only: instead of width_px, a full slide at this resolution
+    heading: bool = True  # the title and subtitle drawn (a deck's slide holds them as text)
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
@@ -58,7 +59,7 @@ class ExportOptions:
 
     def chart_options(self, slots: dict[str, int] | None = None) -> ChartOptions:
         return ChartOptions(title=self.title, subtitle=self.subtitle, theme=self.theme, key=self.legend,
-                            annotations=self.annotations, slots=dict(slots or {}))
+                            annotations=self.annotations, slots=dict(slots or {}), heading=self.heading)
 
 
 def format_of(path: str | Path) -> str:
