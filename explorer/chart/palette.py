@@ -39,9 +39,14 @@ SELECTED = OKABE_ITO["yellow"]
 @dataclass(frozen=True)
 class Theme:
     """The colours of one theme, for the chart and the window around it. Every line, text
-    and outline keeps at least 4.5:1 contrast against the background (WCAG AA for text),
-    so the Okabe–Ito hues are darkened on white and lightened on dark backgrounds; fills
-    (the star, measured points) carry an outline that does."""
+    and outline keeps at least 4.5:1 contrast against the background (WCAG AA for text);
+    fills (the star, measured points) carry an outline that does.
+
+    Devices and op groups can never be taken for each other: devices are neutral (black to
+    grey, white to grey on dark backgrounds), told apart by their dash and ridge marker, and
+    every op group is a hue at least ΔE 20 (CIEDE2000) from every device colour, also as
+    people with protanopia, deuteranopia or tritanopia see them (Machado et al. 2009;
+    tests/test_palette_vision.py checks it)."""
 
     name: str
     background: str
@@ -76,22 +81,21 @@ def _groups(*colours: str) -> tuple[tuple[str, str], ...]:
 
 THEMES = {
     "light": Theme("light", "#ffffff", "#000000", "#444444",
-                   ("#000000", "#0072B2", "#B34700", "#00735A"),
-                   _groups("#0072B2", "#00735A", "#B34700", "#A3487F", "#8F6300", "#2F6E94", "#6A3D9A"),
+                   ("#000000", "#333333", "#4F4F4F", "#6B6B6B"),
+                   _groups("#0073BF", "#117311", "#A64200", "#BF39BF", "#8C6200", "#4D5EFF", "#7B19A6"),
                    selected="#7B2FBE", star=OKABE_ITO["yellow"], measured="#8F6300", suspect="#767676",
                    track="#767676", panel="#f4f4f4", highlight="#0072B2"),
     "dark": Theme("dark", "#1e1e1e", "#eeeeee", "#bbbbbb",
-                  ("#ffffff", OKABE_ITO["sky"], "#FF7A3D", "#2FC59A"),
-                  _groups(OKABE_ITO["sky"], "#2FC59A", "#FF7A3D", "#E09BC4", OKABE_ITO["orange"], "#9DD3F5",
-                          "#C9A7FF"),
+                  ("#ffffff", "#D6D6D6", "#B8B8B8", "#A0A0A0"),
+                  _groups("#49AEF2", "#00BF4D", "#FF824D", "#F26DF2", "#D99800", "#738FFF", "#FF4D4D"),
                   selected="#FF66CC", star=OKABE_ITO["yellow"], measured=OKABE_ITO["orange"],
                   suspect="#9a9a9a", track="#9a9a9a", panel="#2b2b2b", highlight="#2F6E94"),
     # High contrast (projectors): every role its own colour, lines 1.6× as wide.
     "contrast": Theme("contrast", "#000000", "#ffffff", "#ffffff",
-                      ("#ffffff", OKABE_ITO["yellow"], OKABE_ITO["sky"], "#FF8C5A"),
-                      _groups("#9DD3F5", "#3DDC97", "#FF6E6E", "#E09BC4", "#D4FF6E", "#7FFFD4", "#FFC8A0"),
+                      ("#ffffff", "#D9D9D9", "#BDBDBD", "#A8A8A8"),
+                      _groups("#49AEF2", "#00F279", "#FF4D4D", "#FF73FF", "#A8FF26", "#6FBF39", "#FFB973"),
                       selected="#FF5CF0", star="#FFB000", measured="#C39BFF", suspect="#A0A0A0",
-                      track="#BDBDBD", panel="#000000", highlight="#FFB000", pen_factor=1.6),
+                      track="#8C8C8C", panel="#000000", highlight="#FFB000", pen_factor=1.6),
 }
 
 
