@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench fuzz bundle clean
+.PHONY: run test lint bench fuzz bundle clean screenshots
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; run: make PYTHON=python3.11 ...")'
@@ -36,6 +36,12 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/app_responsiveness.py --only startup --rounds 9
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py
+
+# The README's pictures, drawn again from the current code (offscreen; a minute).
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python main.py --screenshot packaging/screenshots/window-1366x768.png --size 1366x768
+	$(BIN)/python main.py export --scene cpu-vs-gpu --width 1200 --out packaging/screenshots/scene-cpu-vs-gpu.png
+	$(BIN)/python main.py export --scene decode-batching --width 1200 --out packaging/screenshots/scene-decode-batching.png
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
