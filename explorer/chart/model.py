@@ -35,6 +35,7 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_si
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
+CAPTION_SCALE = 1.15  # a caption's text against the chart's (2.9 % of a slide's height)
 
 
 @dataclass(frozen=True)
@@ -152,10 +153,11 @@ def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: li
         texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, ElementKind.TITLE,
                           dx=-text_width(line, page.title) / 2))
         y += LINE_HEIGHT * page.title
-    for line in _lines(options.subtitle or "", 0.95 * page.text, width, 4) if options.heading else ():
-        texts.append(Text(line, (page.width / 2, y), 0.95 * page.text, theme.foreground, ElementKind.SUBTITLE,
-                          dx=-text_width(line, 0.95 * page.text) / 2))
-        y += LINE_HEIGHT * 0.95 * page.text
+    caption = CAPTION_SCALE * page.text
+    for line in _lines(options.subtitle or "", caption, width, 3) if options.heading else ():
+        texts.append(Text(line, (page.width / 2, y), caption, theme.foreground, ElementKind.SUBTITLE,
+                          dx=-text_width(line, caption) / 2))
+        y += LINE_HEIGHT * caption
     # The key takes at most 30 % of the width (longer entries are shortened with "…").
     key = min(key_width(entries, page.text), 0.3 * page.width) if entries else 0.0
     tick = text_width("100 G", page.text)
