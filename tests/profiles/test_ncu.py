@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from explorer.core.files.datafile import DataFileError
 from explorer.core.profile import OTHER
 from explorer.profiles import ncu
+from tests.profiles.mutations import mutated
 from tests.timeouts import no_block, no_hang
 
 PREFACE = ["==PROF== Connected to process 1234 (/usr/bin/python3)", "training step 1 of 1",
@@ -135,26 +136,11 @@ def test_mutated_exports_load_or_are_refused(tmp_path, data):
     """Lines dropped, doubled or swapped, cells cut or replaced: a profile or a DataFileError
     naming the file, within a second."""
     rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
-    lines = (raw_page() if rng.random() < 0.5 else long_layout()).splitlines()
-    for _ in range(rng.randint(1, 4)):
-        i = rng.randrange(len(lines))
-        action = rng.choice(["drop", "double", "swap", "cut", "cell"])
-        if action == "drop":
-            del lines[i]
-        elif action == "double":
-            lines.insert(i, lines[i])
-        elif action == "swap":
-            j = rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif action == "cut":
-            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
-        else:
-            lines[i] = lines[i].replace(rng.choice(['"10.00"', '"inst"', '"Kbyte"', '"1234"', '","']),
-                                        rng.choice(['""', '"1e400"', '"nan"', '"x"', '"-1"', '"', ',']), 1)
-        if not lines:
-            lines = [""]
+    text = mutated(rng, (raw_page() if rng.random() < 0.5 else long_layout()).splitlines(),
+                   ['"10.00"', '"inst"', '"Kbyte"', '"1234"', '","'],
+                   ['""', '"1e400"', '"nan"', '"x"', '"-1"', '"', ','])
     path = tmp_path / "fuzzed.csv"
-    path.write_text("\n".join(lines))
+    path.write_text(text)
     try:
         with no_hang(1.0), no_block():
             ncu.read_ncu_csv(path)

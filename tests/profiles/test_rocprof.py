@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from explorer.core.files.datafile import DataFileError
 from explorer.profiles.reading import read_profile
 from explorer.profiles.rocprof import read_rocprof
+from tests.profiles.mutations import mutated
 from tests.timeouts import no_block, no_hang
 
 SAMPLES = Path(__file__).parents[1] / "data" / "rocprofiler-compute"
@@ -97,26 +98,10 @@ def test_mutated_files_load_or_are_refused(tmp_path, data):
     """Lines dropped, doubled or swapped, cells cut or replaced: a profile or a DataFileError
     naming the file, within a second."""
     rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
-    lines = pmc_text().splitlines()
-    for _ in range(rng.randint(1, 4)):
-        i = rng.randrange(len(lines))
-        action = rng.choice(["drop", "double", "swap", "cut", "cell"])
-        if action == "drop":
-            del lines[i]
-        elif action == "double":
-            lines.insert(i, lines[i])
-        elif action == "swap":
-            j = rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif action == "cut":
-            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
-        else:
-            lines[i] = lines[i].replace(rng.choice([",10,", ",1000,", '"', ",100,"]),
-                                        rng.choice([",,", ",1e400,", ",nan,", ",x,", ",-1,", '"', ","]), 1)
-        if not lines:
-            lines = [""]
+    text = mutated(rng, pmc_text().splitlines(), [",10,", ",1000,", '"', ",100,"],
+                   [",,", ",1e400,", ",nan,", ",x,", ",-1,", '"', ","])
     path = tmp_path / "pmc_perf.csv"
-    path.write_text("\n".join(lines))
+    path.write_text(text)
     try:
         with no_hang(1.0), no_block():
             read_rocprof(path)
