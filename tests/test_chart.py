@@ -372,3 +372,18 @@ def test_the_selection_ring_and_the_batch_track_have_key_entries(catalog, models
     assert any(line.kind == "track" for line in chart.lines)  # the mark the entry names is drawn
     plain = build_chart(Document(catalog, models, replace(session, selected_op=None)), Page.slide(1600, 900))
     assert not any(t.text.startswith("selected:") for t in plain.texts)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark", "contrast"])
+def test_the_key_draws_the_star_as_the_chart_does(catalog, models, theme):
+    """Its fill is see-through on the chart (the ops under it stay visible): the key's star
+    has the same fill and opacity, so it does not look brighter than the one it explains."""
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.model import ChartOptions
+
+    doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    chart = build_chart(doc, PAGES["slide 16:9"], ChartOptions(theme=theme))
+    stars = [m for m in chart.markers if m.symbol == "star" and m.kind in (ElementKind.STEP, ElementKind.KEY)
+             and m.fill is not None]
+    assert {m.kind for m in stars} == {ElementKind.STEP, ElementKind.KEY}
+    assert len({(m.fill, m.fill_opacity) for m in stars}) == 1 and stars[0].fill_opacity < 1

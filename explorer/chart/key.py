@@ -20,6 +20,7 @@ class Entry:
     symbol: str = ""
     dash: tuple[float, ...] = ()
     fill: str | None = None
+    fill_opacity: float = 1.0  # as the chart fills the mark (the star's see-through fill)
     bold: bool = False
     live: bool = False  # changes while a drag moves the chart (the labels with no room): KEY_LIVE
 
@@ -87,7 +88,8 @@ def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float
                                       Stroke(entry.colour, 1.4 * scale), background, kind))
         elif entry.swatch == "marker":
             markers.append(Marker((left + 0.9 * size, middle), entry.symbol, 0.85 * size,
-                                  Stroke(entry.colour, 1.6 * scale), entry.fill, kind))
+                                  Stroke(entry.colour, 1.6 * scale), entry.fill, kind,
+                                  fill_opacity=entry.fill_opacity))
         text_left = left if entry.swatch == "heading" else left + 2.4 * size
         texts.append(Text(entry.text, (text_left, middle), size, foreground, kind,
                           dy=-0.58 * size, bold=entry.bold))
@@ -117,7 +119,8 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
     efficiency"; None: the bound alone is shown); ``track``: the batch track is drawn;
     ``selected``: the op ringed as selected (a scene's caption discusses it)."""
     step = "whole step" if expected is None else "whole step, bound"
-    out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star)]
+    out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star,
+                 fill_opacity=palette.STAR_FILL_OPACITY)]
     if expected is not None:
         out.append(Entry(f"expected: {expected}", "marker", theme.foreground, "star"))
     if track:

@@ -33,6 +33,7 @@ SUITE_SHAPES = {"stream": "circle", "intensity": "square", "gemm": "triangle", "
                 "attention": "star", "parallelism": "hexagon", "memory-bound-ops": "pentagon",
                 "cache": "plus"}
 MEASURED = OKABE_ITO["orange"]
+STAR_FILL_OPACITY = 0.35  # the whole step's star: see-through, the ops under it stay visible
 SELECTED = OKABE_ITO["yellow"]
 
 

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
-from explorer.chart.palette import ROLE_GROUP, SUITE_SHAPES
+from explorer.chart.palette import ROLE_GROUP, STAR_FILL_OPACITY, SUITE_SHAPES
 from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
@@ -124,7 +124,7 @@ def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], lis
         lines.append(line)
         markers.append(marker)
     markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
-                          ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=0.35))
+                          ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=STAR_FILL_OPACITY))
     return lines, markers
 
 
