@@ -60,6 +60,14 @@ QWEN3_30B_A3B = {"architectures": ["Qwen3MoeForCausalLM"], "decoder_sparse_step"
                  "num_hidden_layers": 48, "num_key_value_heads": 4, "tie_word_embeddings": False,
                  "vocab_size": 151936}
 
+QWEN3_8B = {"architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "head_dim": 128,
+            "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12288,
+            "max_position_embeddings": 40960, "max_window_layers": 36, "model_type": "qwen3",
+            "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-06, "rope_theta": 1000000, "sliding_window": None,
+            "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False,
+            "vocab_size": 151936}
+
 # (config, total parameters, active parameters per token): an int is the exact published
 # count; a string the figure as published, to its digits.
 PUBLISHED = {
@@ -73,6 +81,7 @@ PUBLISHED = {
     "mixtral-8x7b": (MIXTRAL_8X7B, "46.7e9", "12.9e9"),  # Mistral AI: 46.7B total, 12.9B per token
     "qwen1.5-moe-a2.7b": (QWEN15_MOE, "14.3e9", "2.7e9"),  # 14.3B total, 2.7B activated
     "qwen3-30b-a3b": (QWEN3_30B_A3B, "30.5e9", "3.3e9"),  # 30.5B total, 3.3B activated
+    "qwen3-8b": (QWEN3_8B, 8_190_735_360, None),  # safetensors metadata (model card: 8.2B)
 }
 
 
@@ -124,10 +133,10 @@ def test_the_file_is_read_and_kept_as_canonical_json(tmp_path):
 
 
 @pytest.mark.parametrize(("change", "field", "words"), [
-    ({"architectures": ["BertModel"]}, "architectures", "not a family this app reads"),
+    ({"architectures": ["BertModel"], "model_type": "bert"}, "architectures", "not a family this app reads"),
     ({"architectures": ["DeepseekV2ForCausalLM"]}, "architectures", "not modelled yet"),
-    ({"architectures": None}, "architectures", "is missing"),
-    ({"hidden_size": None}, "hidden_size", "is missing"),
+    ({"architectures": None, "model_type": None}, "architectures", "is missing"),
+    ({"architectures": ["MixtralForCausalLM"], "num_local_experts": None}, "num_local_experts", "is missing"),
     ({"hidden_size": "4096"}, "hidden_size", "must be a whole number"),
     ({"num_hidden_layers": 0}, "num_hidden_layers", "must be between 1"),
     ({"num_key_value_heads": 5}, "num_key_value_heads", "cannot be shared evenly"),
@@ -251,3 +260,20 @@ def test_deepseek_v3_gives_its_published_counts_and_caches_its_latent():
     assert "kv_up" in prefill and "k_up_absorbed" not in prefill
     assert decode["router"].layers == tuple(range(3, 61))  # the first three layers are dense
     assert decode["gate_proj"].layers == (0, 1, 2)
+
+
+def test_fields_a_config_leaves_out_take_transformers_defaults():
+    """A Llama config without hidden_act or num_key_value_heads reads as transformers reads
+    it (LlamaConfig: silu, one KV head per head); a Qwen3 config without head_dim takes 128."""
+    bare = {k: v for k, v in LLAMA_3_8B.items() if k not in ("hidden_act", "num_key_value_heads")}
+    spec = spec_from_config(bare, "x/config.json")
+    assert spec.activation == "silu" and spec.kv_heads == spec.heads == 32
+    qwen = spec_from_config({k: v for k, v in QWEN3_8B.items() if k != "head_dim"}, "q/config.json")
+    assert qwen.parameter_count() == 8_190_735_360 and qwen.qk_norm
+    assert json.loads(spec.config) == {**bare, "_name_or_path": "x"}  # the file as it was, no defaults
+
+
+@pytest.mark.parametrize("architectures", [["Gemma2Model"], None, []])
+def test_a_class_the_app_does_not_list_is_read_by_its_model_type(architectures):
+    config = {**GEMMA2_9B, "architectures": architectures, "model_type": "gemma2"}
+    assert _matches(spec_from_config(config, "g/config.json").parameter_count(), "9.24e9")

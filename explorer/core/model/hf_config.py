@@ -15,12 +15,16 @@ decoder block (``TransformerSpec``):
   ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
   ``Qwen2MoeForCausalLM`` (routed experts plus a gated shared expert, Q/K/V biases),
-  ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key),
+  ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key, as in the dense
+  ``Qwen3ForCausalLM``),
   ``DeepseekV3ForCausalLM`` (multi-head latent attention, a shared expert, the first three
   layers dense, a bias on the router's scores).
 
-Anything else, or a field missing or of the wrong kind, is refused with the file and the
-field named: nothing is half-read.
+A config is read as transformers reads it: by its ``architectures``, else its
+``model_type`` (``MODEL_TYPES``); a field it leaves out takes the default of transformers'
+configuration class where the family has one here (``TRANSFORMERS_DEFAULTS``). Anything
+else, a field of the wrong kind, or a missing one without a default, is refused with the
+file and the field named: nothing is half-read.
 
 The parameter counts these give match the published ones (tests/core/test_hf_config.py:
 Mistral 7B 7.24 B, Mixtral 8×7B 46.7 B total and 12.9 B active, Qwen2.5 7B 7.62 B, Gemma 2
@@ -40,9 +44,42 @@ CONFIG_MODEL = "config"  # the model id of a session's model read from a config.
 SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 
 FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
-            "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
-            "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV3ForCausalLM")
-QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
+            "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM",
+            "Gemma2ForCausalLM", "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV3ForCausalLM")
+QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+# transformers' model_type of each family: a config whose ``architectures`` names a class of
+# the family the app does not list (``Gemma2Model``) is read by its model_type, as
+# transformers' AutoConfig reads it.
+MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
+               "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3": "Qwen3ForCausalLM",
+               "qwen3_moe": "Qwen3MoeForCausalLM", "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM",
+               "phi3": "Phi3ForCausalLM", "gpt2": "GPT2LMHeadModel", "deepseek_v3": "DeepseekV3ForCausalLM"}
+# The defaults of transformers' configuration classes, which fill any field a config.json
+# leaves out (transformers at 008e5743: LlamaConfig, Qwen2Config, Qwen3Config, Gemma2Config;
+# MistralConfig at 001f85b3). Families not listed take no defaults: a missing field is refused.
+TRANSFORMERS_DEFAULTS = {
+    "LlamaForCausalLM": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+                         "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+                         "max_position_embeddings": 2048, "tie_word_embeddings": False},
+    "MistralForCausalLM": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+                           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                           "hidden_act": "silu", "max_position_embeddings": 4096 * 32,
+                           "tie_word_embeddings": False},
+    "Qwen2ForCausalLM": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+                         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+                         "hidden_act": "silu", "max_position_embeddings": 32768, "tie_word_embeddings": False,
+                         "max_window_layers": 28},
+    "Qwen3ForCausalLM": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
+                         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+                         "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 32768,
+                         "tie_word_embeddings": False, "max_window_layers": 28},
+    "Gemma2ForCausalLM": {"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
+                          "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+                          "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+                          "max_position_embeddings": 8192, "tie_word_embeddings": True,
+                          "sliding_window": 4096},
+}
+TRANSFORMERS_SOURCE = "https://github.com/huggingface/transformers/tree/008e574391258935f3ecc3035c882e73bbcac419"
 NOT_YET = {"DeepseekV2ForCausalLM": "its routing groups and expert layout are not modelled yet"}
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
                "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
@@ -54,20 +91,23 @@ LIMITS = {"num_hidden_layers": 1_000, "n_layer": 1_000, "num_local_experts": 10_
 
 
 class _Reader:
-    def __init__(self, config: dict, origin: str) -> None:
+    """A config's fields; ``defaults`` (transformers') stand in for those it leaves out."""
+
+    def __init__(self, config: dict, origin: str, defaults: dict | None = None) -> None:
         self.config, self.origin = config, origin
+        self.values = {**(defaults or {}), **{k: v for k, v in config.items() if v is not None}}
 
     def error(self, field: str | None, message: str) -> DataFileError:
         return DataFileError(self.origin, message, field=field)
 
     def has(self, key: str) -> bool:
-        return self.config.get(key) is not None
+        return self.values.get(key) is not None
 
     def integer(self, *keys: str, default: int | None = None, minimum: int = 1) -> int:
         """The first of ``keys`` present, a whole number from ``minimum`` to ``LIMIT``."""
         for key in keys:
             if self.has(key):
-                value = self.config[key]
+                value = self.values[key]
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise self.error(key, f"must be a whole number, got {brief(value)}")
                 limit = LIMITS.get(key, LIMIT)
@@ -79,7 +119,7 @@ class _Reader:
         return default
 
     def flag(self, key: str, default: bool) -> bool:
-        value = self.config.get(key, default)
+        value = self.values.get(key, default)
         if not isinstance(value, bool):
             raise self.error(key, f"must be true or false, got {brief(value)}")
         return value
@@ -87,7 +127,7 @@ class _Reader:
     def activation(self, *keys: str) -> str:
         for key in keys:
             if self.has(key):
-                value = self.config[key]
+                value = self.values[key]
                 if not isinstance(value, str) or value not in ACTIVATIONS:
                     raise self.error(key, f"activation {brief(value)} is not one of {', '.join(ACTIVATIONS)}")
                 return ACTIVATIONS[value]
@@ -120,20 +160,32 @@ def spec_from_config_text(text: str, origin: str) -> TransformerSpec:
 
 
 def spec_from_config(config: dict, origin: str) -> TransformerSpec:
-    r = _Reader(config, origin)
-    architectures = config.get("architectures")
-    if not isinstance(architectures, list) or not architectures or not isinstance(architectures[0], str):
-        raise r.error("architectures", "is missing: a config.json names its model class there "
-                                       "(e.g. [\"LlamaForCausalLM\"])")
-    family = architectures[0]
-    if family in NOT_YET:
-        raise r.error("architectures", f"{family} cannot be read yet: {NOT_YET[family]}")
-    if family not in FAMILIES:
-        raise r.error("architectures", f"{brief(family)} is not a family this app reads "
-                                       f"(it reads {', '.join(FAMILIES)})")
+    family = _family(config, origin)
+    r = _Reader(config, origin, TRANSFORMERS_DEFAULTS.get(family))
     spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
     _check(r, spec)
     return spec
+
+
+def _family(config: dict, origin: str) -> str:
+    """The family a config is read as: its ``architectures``' first class, else its
+    ``model_type``'s (as transformers' AutoConfig goes by model_type)."""
+    r = _Reader(config, origin)
+    architectures = config.get("architectures")
+    named = architectures[0] if isinstance(architectures, list) and architectures and \
+        isinstance(architectures[0], str) else None
+    if named in NOT_YET:
+        raise r.error("architectures", f"{named} cannot be read yet: {NOT_YET[named]}")
+    if named in FAMILIES:
+        return named
+    model_type = config.get("model_type")
+    if isinstance(model_type, str) and model_type in MODEL_TYPES:
+        return MODEL_TYPES[model_type]
+    if named is None:
+        raise r.error("architectures", "is missing: a config.json names its model class there "
+                                       "(e.g. [\"LlamaForCausalLM\"]) or its model_type")
+    raise r.error("architectures", f"{brief(named)} is not a family this app reads "
+                                   f"(it reads {', '.join(FAMILIES)})")
 
 
 def _name(r: _Reader, family: str) -> str:
@@ -196,8 +248,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
         qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
-        or (family == "LlamaForCausalLM" and r.flag("attention_bias", default=False)),
-        qk_norm=family == "Qwen3MoeForCausalLM",
+        or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM") and r.flag("attention_bias", default=False)),
+        qk_norm=family in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"),
         norms_per_layer=4 if family == "Gemma2ForCausalLM" else 2,
         sliding_window=window,
         window_layers=window_layers,
