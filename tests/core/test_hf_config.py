@@ -277,3 +277,14 @@ def test_fields_a_config_leaves_out_take_transformers_defaults():
 def test_a_class_the_app_does_not_list_is_read_by_its_model_type(architectures):
     config = {**GEMMA2_9B, "architectures": architectures, "model_type": "gemma2"}
     assert _matches(spec_from_config(config, "g/config.json").parameter_count(), "9.24e9")
+
+
+@pytest.mark.parametrize("path, name", [("Mistral-7B-v0.1/config.json", "Mistral-7B-v0.1"),
+                                        ("configs/mistral-7b.json", "mistral-7b"),
+                                        ("configs/mixtral.json", "mixtral")])
+def test_a_config_without_its_name_is_named_after_its_file_or_folder(tmp_path, path, name):
+    file = tmp_path / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(MISTRAL_7B))
+    spec = read_config_file(file)
+    assert spec.name == name and spec.id == "hf-" + name.lower().replace(".", "-")

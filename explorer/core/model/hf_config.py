@@ -189,13 +189,17 @@ def _family(config: dict, origin: str) -> str:
 
 
 def _name(r: _Reader, family: str) -> str:
-    """A name from the file: its folder (a Hub download keeps the repository's name), else
-    the family."""
+    """A name from the file: its ``_name_or_path``, else the file's own name, or its folder's
+    for a ``config.json`` (a Hub download keeps the repository's name), else the family."""
     raw = r.config.get("_name_or_path")
     if isinstance(raw, str) and raw.strip():
         return raw.strip().rstrip("/").rsplit("/", 1)[-1][:80]
-    folder = Path(r.origin).parent.name
-    return folder[:80] if folder and r.origin.endswith(".json") else family
+    path = Path(r.origin)
+    if path.suffix.lower() != ".json":
+        return family
+    if path.name.lower() != "config.json":
+        return path.stem[:80]  # mixtral-8x7b.json: two configs in one folder keep their names
+    return path.parent.name[:80] or family
 
 
 def _ident(name: str) -> str:
