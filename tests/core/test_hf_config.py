@@ -288,3 +288,15 @@ def test_a_config_without_its_name_is_named_after_its_file_or_folder(tmp_path, p
     file.write_text(json.dumps(MISTRAL_7B))
     spec = read_config_file(file)
     assert spec.name == name and spec.id == "hf-" + name.lower().replace(".", "-")
+
+
+def test_a_file_stored_in_another_precision_is_said(models):
+    """gemma-2-2b's config says float32: analysed in bf16 (the default), a note says so;
+    analysed in fp32, nothing to say."""
+    spec = spec_from_config({**GEMMA2_9B, "torch_dtype": "float32"}, "gemma/config.json")
+    assert spec.file_dtype == "fp32"
+    noted = [n for n in analyze(spec, WorkloadParams(), _device()).notes if "stores its weights" in n]
+    assert noted == ["gemma's config.json stores its weights in fp32; analysed with bf16 weights "
+                     "(--dtype or --weight-dtype to change)"]
+    assert not [n for n in analyze(spec, WorkloadParams(dtype="fp32"), _device()).notes if "stores" in n]
+    assert spec_from_config(LLAMA_3_8B, "l/config.json").file_dtype == "bf16"

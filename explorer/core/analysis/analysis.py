@@ -302,6 +302,10 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
         notes.append(f"a batch of {params.batch:,} does not split evenly over {share} {who}: the busiest "
                      f"takes {params.local_batch:,} sequences and sets the step"
                      + (f", {share - params.batch} take none" if params.batch < share else ""))
+    stored = params.weight_dtype or params.dtype
+    if isinstance(model, TransformerSpec) and model.file_dtype and model.file_dtype != stored:
+        notes.append(f"{model.name}'s config.json stores its weights in {model.file_dtype}; analysed with "
+                     f"{stored} weights (--dtype or --weight-dtype to change)")
     if isinstance(model, TransformerSpec) and params.kv_tokens > model.max_context:
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")

@@ -206,13 +206,18 @@ def _ident(name: str) -> str:
     return "hf-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model")
 
 
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float": "fp32", "half": "fp16"}
+
+
 def _common(r: _Reader, family: str) -> dict:
     name = _name(r, family)
+    stored = r.config.get("torch_dtype", r.config.get("dtype"))
     # The name goes with the content (a session holds the content, not the file's folder).
     kept = r.config if isinstance(r.config.get("_name_or_path"), str) else {**r.config, "_name_or_path": name}
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return {"id": _ident(name), "name": name, "source": SOURCE, "published_parameters": 0,
-            "parameters_source": SOURCE, "origin": r.origin, "config": canonical}
+            "parameters_source": SOURCE, "origin": r.origin, "config": canonical,
+            "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else ""}
 
 
 def _decoder(r: _Reader, family: str) -> TransformerSpec:

@@ -59,6 +59,7 @@ class TransformerSpec:
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
     config: str = ""  # the Hugging Face config.json this spec was read from (canonical JSON)
+    file_dtype: str = ""  # the precision that file stores weights in (torch_dtype); "" if it names none
 
     item_unit = "tokens"
 
