@@ -18,7 +18,9 @@ decoder block (``TransformerSpec``):
   ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key, as in the dense
   ``Qwen3ForCausalLM``),
   ``DeepseekV3ForCausalLM`` (multi-head latent attention, a shared expert, the first three
-  layers dense, a bias on the router's scores).
+  layers dense, a bias on the router's scores) and ``DeepseekV2ForCausalLM`` (the same
+  blocks; V2-Lite projects queries without compressing them, ``q_lora_rank`` null; routing
+  within groups picks the same number of experts per token).
 
 A config is read as transformers reads it: by its ``architectures``, else its
 ``model_type`` (``MODEL_TYPES``); a field it leaves out takes the default of transformers'
@@ -45,7 +47,9 @@ SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 
 FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
             "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM",
-            "Gemma2ForCausalLM", "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV3ForCausalLM")
+            "Gemma2ForCausalLM", "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV2ForCausalLM",
+            "DeepseekV3ForCausalLM")
+DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 # transformers' model_type of each family: a config whose ``architectures`` names a class of
 # the family the app does not list (``Gemma2Model``) is read by its model_type, as
@@ -53,7 +57,8 @@ QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3Moe
 MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
                "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3": "Qwen3ForCausalLM",
                "qwen3_moe": "Qwen3MoeForCausalLM", "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM",
-               "phi3": "Phi3ForCausalLM", "gpt2": "GPT2LMHeadModel", "deepseek_v3": "DeepseekV3ForCausalLM"}
+               "phi3": "Phi3ForCausalLM", "gpt2": "GPT2LMHeadModel", "deepseek_v2": "DeepseekV2ForCausalLM",
+               "deepseek_v3": "DeepseekV3ForCausalLM"}
 # The defaults of transformers' configuration classes, which fill any field a config.json
 # leaves out (transformers at 008e5743: LlamaConfig, Qwen2Config, Qwen3Config, Gemma2Config;
 # MistralConfig at 001f85b3). Families not listed take no defaults: a missing field is refused.
@@ -80,7 +85,6 @@ TRANSFORMERS_DEFAULTS = {
                           "sliding_window": 4096},
 }
 TRANSFORMERS_SOURCE = "https://github.com/huggingface/transformers/tree/008e574391258935f3ecc3035c882e73bbcac419"
-NOT_YET = {"DeepseekV2ForCausalLM": "its routing groups and expert layout are not modelled yet"}
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
                "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
 LIMIT = 1 << 24  # any one dimension; far beyond real models (checked before any product)
@@ -174,8 +178,6 @@ def _family(config: dict, origin: str) -> str:
     architectures = config.get("architectures")
     named = architectures[0] if isinstance(architectures, list) and architectures and \
         isinstance(architectures[0], str) else None
-    if named in NOT_YET:
-        raise r.error("architectures", f"{named} cannot be read yet: {NOT_YET[named]}")
     if named in FAMILIES:
         return named
     model_type = config.get("model_type")
@@ -229,8 +231,7 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     if head_dim * heads == d:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
-    moe = family in ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM",
-                     "DeepseekV3ForCausalLM")
+    moe = family in ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", *DEEPSEEK)
     window = 0
     window_layers: tuple[int, ...] = ()
     if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
@@ -268,7 +269,7 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
 
 
 def _experts(r: _Reader, family: str) -> dict:
-    if family == "DeepseekV3ForCausalLM":
+    if family in DEEPSEEK:  # V2 routes within groups (n_group, topk_group): the same work per token
         every = r.integer("moe_layer_freq", default=1)
         if every != 1:
             raise r.error("moe_layer_freq", "only configurations with an MoE MLP in every layer after "
