@@ -78,6 +78,17 @@ DEEPSEEK_V2_LITE = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "d
                     "first_k_dense_replace": 1, "moe_layer_freq": 1, "topk_method": "greedy",
                     "n_group": 1, "topk_group": 1}
 
+OLMOE_1B_7B = {"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 2048,
+               "intermediate_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16,
+               "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304,
+               "max_position_embeddings": 4096, "tie_word_embeddings": False, "hidden_act": "silu"}
+# microsoft/Phi-3.5-MoE-instruct names its remote-code class PhiMoEForCausalLM: read by model_type
+PHI35_MOE = {"architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hidden_size": 4096,
+             "intermediate_size": 6400, "num_hidden_layers": 32, "num_attention_heads": 32,
+             "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2, "vocab_size": 32064,
+             "max_position_embeddings": 131072, "tie_word_embeddings": False, "hidden_act": "silu",
+             "attention_bias": True, "lm_head_bias": True, "sliding_window": 131072}
+
 # (config, total parameters, active parameters per token): an int is the exact published
 # count; a string the figure as published, to its digits.
 PUBLISHED = {
@@ -93,6 +104,8 @@ PUBLISHED = {
     "qwen3-30b-a3b": (QWEN3_30B_A3B, "30.5e9", "3.3e9"),  # 30.5B total, 3.3B activated
     "qwen3-8b": (QWEN3_8B, 8_190_735_360, None),  # safetensors metadata (model card: 8.2B)
     "deepseek-v2-lite": (DEEPSEEK_V2_LITE, "15.7e9", "2.4e9"),  # model card: 15.7B, activates 2.4B
+    "olmoe-1b-7b": (OLMOE_1B_7B, "6.92e9", "1.3e9"),  # OLMoE paper: 6.9B total, 1.3B active
+    "phi-3.5-moe": (PHI35_MOE, "41.9e9", "6.6e9"),  # model card: 42B (41.9B), 6.6B active
 }
 
 

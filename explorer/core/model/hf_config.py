@@ -14,6 +14,8 @@ decoder block (``TransformerSpec``):
   4,096-token window with global attention, the even layers windowed),
   ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
+  ``PhimoeForCausalLM`` (Phi-3.5-MoE: Mixtral's shape with LayerNorm and attention biases),
+  ``OlmoeForCausalLM`` (OLMoE: 64 small experts, 8 per token, query and key norms),
   ``Qwen2MoeForCausalLM`` (routed experts plus a gated shared expert, Q/K/V biases),
   ``Qwen3MoeForCausalLM`` (an RMS norm on each head's query and key, as in the dense
   ``Qwen3ForCausalLM``),
@@ -47,8 +49,8 @@ SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 
 FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
             "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM",
-            "Gemma2ForCausalLM", "Phi3ForCausalLM", "GPT2LMHeadModel", "DeepseekV2ForCausalLM",
-            "DeepseekV3ForCausalLM")
+            "Gemma2ForCausalLM", "Phi3ForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM",
+            "GPT2LMHeadModel", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 # transformers' model_type of each family: a config whose ``architectures`` names a class of
@@ -57,7 +59,8 @@ QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3Moe
 MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
                "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3": "Qwen3ForCausalLM",
                "qwen3_moe": "Qwen3MoeForCausalLM", "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM",
-               "phi3": "Phi3ForCausalLM", "gpt2": "GPT2LMHeadModel", "deepseek_v2": "DeepseekV2ForCausalLM",
+               "phi3": "Phi3ForCausalLM", "phimoe": "PhimoeForCausalLM", "olmoe": "OlmoeForCausalLM",
+               "gpt2": "GPT2LMHeadModel", "deepseek_v2": "DeepseekV2ForCausalLM",
                "deepseek_v3": "DeepseekV3ForCausalLM"}
 # The defaults of transformers' configuration classes, which fill any field a config.json
 # leaves out (transformers at 008e5743: LlamaConfig, Qwen2Config, Qwen3Config, Gemma2Config;
@@ -231,7 +234,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     if head_dim * heads == d:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
-    moe = family in ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", *DEEPSEEK)
+    moe = family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM", "Qwen2MoeForCausalLM",
+                     "Qwen3MoeForCausalLM", *DEEPSEEK)
     window = 0
     window_layers: tuple[int, ...] = ()
     if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
@@ -249,7 +253,7 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         mlp_width=r.integer("intermediate_size", default=0 if moe else None, minimum=0),
         gated_mlp=True,
         activation=r.activation("hidden_activation", "hidden_act") if gemma else r.activation("hidden_act"),
-        norm="rmsnorm",
+        norm="layernorm" if family == "PhimoeForCausalLM" else "rmsnorm",
         vocab=r.integer("vocab_size"),
         tied_embeddings=r.flag("tie_word_embeddings", default=gemma),
         bias=False,
@@ -258,8 +262,9 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
         qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
-        or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM") and r.flag("attention_bias", default=False)),
-        qk_norm=family in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"),
+        or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM")
+            and r.flag("attention_bias", default=family == "PhimoeForCausalLM")),
+        qk_norm=family in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "OlmoeForCausalLM"),
         norms_per_layer=4 if family == "Gemma2ForCausalLM" else 2,
         sliding_window=window,
         window_layers=window_layers,
@@ -286,8 +291,8 @@ def _experts(r: _Reader, family: str) -> dict:
                 "qk_nope_head_dim": r.integer("qk_nope_head_dim"),
                 "qk_rope_head_dim": r.integer("qk_rope_head_dim"),
                 "v_head_dim": r.integer("v_head_dim")}
-    if family == "MixtralForCausalLM":
-        return {"experts": r.integer("num_local_experts"),
+    if family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM"):  # Mixtral-shaped
+        return {"experts": r.integer("num_experts" if family == "OlmoeForCausalLM" else "num_local_experts"),
                 "experts_per_token": r.integer("num_experts_per_tok"),
                 "expert_width": r.integer("intermediate_size")}
     if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
