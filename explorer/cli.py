@@ -21,6 +21,7 @@ from explorer import (
     explain_cli,
     export_cli,
     layouts_cli,
+    models_cli,
     profile_cli,
     scaling_cli,
     validate_cli,
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate_cli.add_parser(sub)
     profile_cli.add_parser(sub)
     layouts_cli.add_parser(sub)
+    models_cli.add_parser(sub)
     return parser
 
 
@@ -138,6 +140,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return profile_cli.command(args, out, err)
         if args.command == "layouts":
             return layouts_cli.command(args, out, err)
+        if args.command == "models":
+            return models_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE

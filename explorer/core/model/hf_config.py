@@ -141,10 +141,11 @@ class _Reader:
         raise self.error(keys[0], "is missing")
 
 
-def read_config_file(path: str | Path) -> TransformerSpec:
-    """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field."""
+def read_config_file(path: str | Path, name: str = "") -> TransformerSpec:
+    """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field.
+    ``name``: what to call it when the file names no ``_name_or_path`` (a cache's repository)."""
     path = Path(path)
-    return spec_from_config_text(read_text(path), str(path))
+    return spec_from_config_text(read_text(path), str(path), name)
 
 
 def chosen_model(models, ident: str | None, config_path: str | None = None):
@@ -154,7 +155,7 @@ def chosen_model(models, ident: str | None, config_path: str | None = None):
     return read_config_file(config_path) if config_path else models[ident]
 
 
-def spec_from_config_text(text: str, origin: str) -> TransformerSpec:
+def spec_from_config_text(text: str, origin: str, name: str = "") -> TransformerSpec:
     try:
         config = json.loads(text)
     except ValueError as exc:
@@ -163,6 +164,8 @@ def spec_from_config_text(text: str, origin: str) -> TransformerSpec:
         raise DataFileError(origin, "is nested too deeply to be a model configuration") from None
     if not isinstance(config, dict):
         raise DataFileError(origin, "must hold a JSON object (a Hugging Face config.json)")
+    if name and not isinstance(config.get("_name_or_path"), str):
+        config = {**config, "_name_or_path": name}
     return spec_from_config(config, origin)
 
 

@@ -1,0 +1,68 @@
+"""The models already on this machine: the config.json of every model in the local Hugging
+Face cache (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``),
+where a download keeps ``models--ORG--NAME/snapshots/REVISION/config.json``. Only config
+files are read, offline; a broken entry is skipped with its reason, never fatal."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.files.errors import DataFileError
+from explorer.core.model.hf_config import read_config_file
+from explorer.core.model.models import TransformerSpec
+
+MAX_REPOSITORIES = 1000  # a cache folder holding more is read up to this many, in name order
+
+
+@dataclass(frozen=True)
+class Cached:
+    repository: str  # "org/name"
+    path: Path  # its config.json
+    spec: TransformerSpec | None  # None: skipped, ``problem`` says why
+    problem: str = ""
+
+
+def hub_folder(environ=os.environ) -> Path:
+    if environ.get("HF_HUB_CACHE"):
+        return Path(environ["HF_HUB_CACHE"])
+    home = Path(environ["HF_HOME"]) if environ.get("HF_HOME") else Path.home() / ".cache" / "huggingface"
+    return home / "hub"
+
+
+def _snapshot(folder: Path) -> Path | None:
+    """The config.json of the revision ``refs/main`` names, else of the newest snapshot."""
+    snapshots = folder / "snapshots"
+    try:
+        main = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        main = ""
+    if main and (snapshots / main / "config.json").is_file():
+        return snapshots / main / "config.json"
+    try:
+        found = [p / "config.json" for p in snapshots.iterdir() if (p / "config.json").is_file()]
+    except OSError:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def cached_models(folder: Path | None = None) -> list[Cached]:
+    """Every model repository in the cache ``folder`` (default: ``hub_folder()``)."""
+    folder = hub_folder() if folder is None else folder
+    try:
+        repositories = sorted(p for p in folder.iterdir() if p.name.startswith("models--") and p.is_dir())
+    except OSError:
+        return []
+    out = []
+    for repo in repositories[:MAX_REPOSITORIES]:
+        name = repo.name.removeprefix("models--").replace("--", "/")
+        config = _snapshot(repo)
+        if config is None:
+            out.append(Cached(name, repo, None, "no snapshot holds a config.json"))
+            continue
+        try:
+            out.append(Cached(name, config, read_config_file(config, name)))
+        except DataFileError as exc:
+            out.append(Cached(name, config, None, str(exc)))
+    return out

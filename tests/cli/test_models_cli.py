@@ -1,0 +1,72 @@
+"""``roofline-explorer models``: presets, shipped configs and the models in a Hugging Face
+cache folder (a fake one here), broken entries skipped with their reason, never fatal."""
+
+import io
+import json
+import os
+
+from explorer import cli
+from tests.core.test_hf_config import LLAMA_3_8B, QWEN3_8B
+
+
+def _cache(root):
+    def repo(name, files, main=None):
+        folder = root / f"models--{name.replace('/', '--')}"
+        for revision, text in files.items():
+            snapshot = folder / "snapshots" / revision
+            snapshot.mkdir(parents=True)
+            if text is not None:
+                (snapshot / "config.json").write_text(text)
+        if main:
+            (folder / "refs").mkdir()
+            (folder / "refs" / "main").write_text(main)
+        return folder
+
+    repo("meta-llama/Meta-Llama-3-8B", {"old": json.dumps({**LLAMA_3_8B, "num_hidden_layers": 2}),
+                                         "abc123": json.dumps(LLAMA_3_8B)}, main="abc123")
+    repo("Qwen/Qwen3-8B", {"r1": json.dumps(QWEN3_8B)})
+    repo("someone/broken", {"r1": "{"})
+    repo("someone/a-bert", {"r1": json.dumps({"architectures": ["BertModel"], "model_type": "bert"})})
+    repo("someone/empty", {"r1": None})
+    fifo = repo("someone/fifo", {"r1": None}) / "snapshots" / "r1" / "config.json"
+    os.mkfifo(fifo)  # a special file is never opened: no hang
+    (root / "datasets--x--y").mkdir()  # not a model
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    return cli.run(cli.parse_args(list(argv)), out, err), out.getvalue(), err.getvalue()
+
+
+def test_the_cache_s_models_are_listed_with_presets_and_shipped_configs(tmp_path, monkeypatch):
+    _cache(tmp_path)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    code, out, _ = run("models", "--json")
+    assert code == 0
+    listed = json.loads(out)
+    kinds = {e["kind"] for e in listed}
+    assert kinds == {"preset", "shipped", "cache"}
+    cache = {e["name"]: e for e in listed if e["kind"] == "cache"}
+    llama = cache["Meta-Llama-3-8B"]  # refs/main's revision, named after its repository
+    assert llama["parameters"] == 8_030_261_248 and llama["id"] == "hf-meta-llama-3-8b"
+    assert cache["Qwen3-8B"]["parameters"] == 8_190_735_360
+    problems = {e["where"].split("models--")[1].split("/")[0]: e["problem"] for e in cache.values()
+                if e["problem"]}
+    assert set(problems) == {"someone--broken", "someone--a-bert", "someone--empty", "someone--fifo"}
+    assert "is not valid JSON" in problems["someone--broken"]
+    assert "not a family this app reads" in problems["someone--a-bert"]
+    assert problems["someone--empty"] == problems["someone--fifo"] == "no snapshot holds a config.json"
+
+
+def test_the_table_lists_what_it_read_and_says_what_it_skipped(tmp_path, monkeypatch):
+    _cache(tmp_path)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    code, out, err = run("models")
+    assert code == 0 and "Meta-Llama-3-8B" in out and "8.03 B" in out and "25.6 M" in out  # ResNet-50
+    assert err.count("skipped: ") == 4
+
+
+def test_no_cache_is_no_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "absent"))
+    code, out, _ = run("models", "--json")
+    assert code == 0 and not [e for e in json.loads(out) if e["kind"] == "cache"]
