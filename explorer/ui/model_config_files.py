@@ -30,11 +30,12 @@ class ModelConfigFiles:
         if path:
             self.open_model_config(path)
 
-    def open_model_config(self, path: str | Path) -> bool:
-        """Use the model ``path`` describes; a file that cannot be read gets a dialog naming
-        the field, and the workload stays as it was."""
+    def open_model_config(self, path: str | Path, name: str = "") -> bool:
+        """Use the model ``path`` describes (``name``: what to call it when the file does not
+        say, a cache's repository); a file that cannot be read gets a dialog naming the field,
+        and the workload stays as it was."""
         try:
-            spec = read_config_file(path)
+            spec = read_config_file(path, name)
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open model config", str(exc))
             return False

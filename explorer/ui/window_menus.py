@@ -42,6 +42,10 @@ class WindowMenus:
         file_menu.addAction(self.act_open_workload)
         file_menu.addAction(self.act_save_workload)
         file_menu.addAction(self.act_open_config)
+        self.cached_menu = file_menu.addMenu("Models on this &machine")
+        self.cached_menu.setToolTip("The models in this machine's Hugging Face cache (their config.json, "
+                                    "read offline)")
+        self.cached_menu.aboutToShow.connect(self._fill_cached_models)
         file_menu.addAction(self.act_import_profile)
         file_menu.addAction(self.act_hide_profile)
         file_menu.addSeparator()
@@ -49,6 +53,25 @@ class WindowMenus:
         file_menu.addAction(self.act_copy)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
+
+    def _fill_cached_models(self) -> None:
+        """The Hugging Face cache's models, read when the menu opens; a broken one is shown
+        disabled with its reason as the tooltip."""
+        from explorer.core.model.hf_cache import cached_models, hub_folder
+
+        self.cached_menu.clear()
+        found = cached_models()
+        if not found:
+            self.cached_menu.addAction(f"(none in {hub_folder()})").setEnabled(False)
+        for cached in found:
+            if cached.spec is None:
+                action = self.cached_menu.addAction(f"{cached.repository} (cannot be read)")
+                action.setEnabled(False)
+                action.setToolTip(cached.problem)
+            else:
+                self.cached_menu.addAction(cached.repository, lambda c=cached: self.open_model_config(
+                    c.path, c.repository.rsplit("/", 1)[-1]))
+        self.cached_menu.setToolTipsVisible(True)
 
     def _build_view_menu(self, bar: QtWidgets.QMenuBar) -> None:
         view = bar.addMenu("&View")

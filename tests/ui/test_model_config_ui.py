@@ -76,3 +76,24 @@ def test_the_window_opens_on_a_config_from_the_command_line(mixtral, qtbot, sett
     qtbot.addWidget(window)
     assert window.state.session.model == CONFIG_MODEL and window.state.model.name == "Mixtral-8x7B-v0.1"
     window.runs.shutdown()
+
+
+def test_models_on_this_machine_open_from_the_file_menu(window, tmp_path, monkeypatch):
+    import json
+
+    from tests.core.test_hf_config import QWEN3_8B
+
+    snapshot = tmp_path / "models--Qwen--Qwen3-8B" / "snapshots" / "r1"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps(QWEN3_8B))
+    broken = tmp_path / "models--x--broken" / "snapshots" / "r1"
+    broken.mkdir(parents=True)
+    (broken / "config.json").write_text("{")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    window._fill_cached_models()
+    actions = {a.text(): a for a in window.cached_menu.actions()}
+    assert not actions["x/broken (cannot be read)"].isEnabled()
+    assert "not valid JSON" in actions["x/broken (cannot be read)"].toolTip()
+    actions["Qwen/Qwen3-8B"].trigger()
+    assert window.state.model.name == "Qwen3-8B"
+    assert window.state.model.parameter_count() == 8_190_735_360
