@@ -21,6 +21,7 @@ from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.follow import Follower
 from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
+from explorer.ui.narrow_layout import NarrowLayout
 from explorer.ui.notice_bar import NoticeBar
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
@@ -43,7 +44,7 @@ def _scaling_panel(state):
     return ScalingPanel(state)
 
 
-class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWindow):
+class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWidgets.QMainWindow):
     def __init__(self, state: AppState, settings: QtCore.QSettings | None = None) -> None:
         super().__init__()
         self.state = state
@@ -318,6 +319,12 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, QtWidgets.QMainWin
             self.resizeDocks([self.docks["hardware"], self.docks["workload"]],
                              [max(200, round(0.2 * width)), max(290, round(0.27 * width))],
                              QtCore.Qt.Orientation.Horizontal)
+        self.fit_docks_to_width()
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.isVisible():
+            self.fit_docks_to_width()
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         if not self.state.undo_stack.isClean() and self.session_path is not None:

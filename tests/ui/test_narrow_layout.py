@@ -1,0 +1,24 @@
+"""At 1024×768, the resolution of many lecture-hall projectors, the chart keeps at least
+half the window's width and its whole title: the left docks join the right ones as tabs;
+widened again, they go back."""
+
+from PySide6 import QtCore
+
+from explorer.chart.elements import ElementKind
+
+AREA = QtCore.Qt.DockWidgetArea
+
+
+def test_a_narrow_window_gives_the_chart_half_its_width(window, qtbot):
+    window.state.set_devices(["h100-sxm", "mi300x", "a100-80gb-sxm", "xeon-platinum-8480"])
+    window.resize(1024, 768)
+    qtbot.waitUntil(lambda: window.narrow, timeout=2000)
+    qtbot.wait(50)
+    assert window.dockWidgetArea(window.docks["hardware"]) == AREA.RightDockWidgetArea
+    assert window.chart.width() >= 0.5 * window.width()
+    titles = [t.text for t in window.chart.chart.texts if t.kind == ElementKind.TITLE]
+    assert titles and not any(t.endswith("…") for t in titles)  # the whole title, on two lines
+    window.resize(1400, 800)
+    qtbot.waitUntil(lambda: not window.narrow, timeout=2000)
+    assert window.dockWidgetArea(window.docks["hardware"]) == AREA.LeftDockWidgetArea
+    assert window.dockWidgetArea(window.docks["details"]) == AREA.LeftDockWidgetArea
