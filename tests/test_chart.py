@@ -387,3 +387,26 @@ def test_the_key_draws_the_star_as_the_chart_does(catalog, models, theme):
              and m.fill is not None]
     assert {m.kind for m in stars} == {ElementKind.STEP, ElementKind.KEY}
     assert len({(m.fill, m.fill_opacity) for m in stars}) == 1 and stars[0].fill_opacity < 1
+
+
+def test_a_step_that_does_not_fit_says_so_under_the_chart(catalog, models):
+    """The KV-cache scene's second slide shows the limit its caption speaks of: the parts
+    of the memory the step needs and the budget, the workload panel's figures."""
+    from explorer.chart.elements import ElementKind
+    from explorer.core.units import format_bytes
+    from explorer.core.words.scenes import open_scenes
+
+    scene = open_scenes(catalog, models)["kv-cache-limit"]
+    doc = Document(catalog, models)
+    notes = []
+    for index in range(len(scene.steps)):
+        doc.replace_session(scene.session_at(index), "test")
+        chart = build_chart(doc, PAGES["slide 16:9"])
+        notes.append(" ".join(t.text for t in chart.texts if t.kind == ElementKind.NOTE))
+        assert not problems(chart)
+    doc.replace_session(scene.session_at(1), "test")
+    t, size = doc.analysis().totals, format_bytes
+    assert notes[0] == "" and notes[2] == ""  # those steps fit
+    assert notes[1] == (f"Does not fit: weights {size(t.weight_bytes)} + KV cache {size(t.kv_cache_bytes)} "
+                        f"+ activations {size(t.activation_bytes)} = {size(t.memory_required_bytes)}, of the "
+                        f"{size(t.memory_budget_bytes)} L4 gives (90% of its usable memory)")

@@ -15,6 +15,7 @@ from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
 from explorer.chart.layout import place
+from explorer.chart.memory_note import memory_note
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
 from explorer.chart.profile_marks import profile_entries, profile_marks, profile_points
 from explorer.chart.roofs import (
@@ -163,8 +164,14 @@ def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: li
     tick = text_width("100 G", page.text)
     axis = LINE_HEIGHT * page.text
     right = max(pad, tick / 2 + 2)  # room for half the last tick's label ("100 k")
-    plot = Rect(pad + axis + tick + pad, y + pad, page.width - right - (key + pad if key else 0.0),
-                page.height - pad - 2.7 * page.text)
+    bottom = page.height - pad - 2.7 * page.text
+    note = memory_note(shot.analysis)
+    lines = _lines(note, page.text, width, 2) if note is not None else []
+    bottom -= len(lines) * LINE_HEIGHT * page.text  # the note goes under the axis title
+    for i, line in enumerate(lines):
+        texts.append(Text(line, (page.width / 2, bottom + (2.8 + i * LINE_HEIGHT) * page.text), page.text,
+                          theme.foreground, ElementKind.NOTE, dx=-text_width(line, page.text) / 2))
+    plot = Rect(pad + axis + tick + pad, y + pad, page.width - right - (key + pad if key else 0.0), bottom)
     return plot, texts
 
 
