@@ -12,6 +12,7 @@ the notes."""
 from __future__ import annotations
 
 import re
+import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +78,8 @@ def write_deck(path: str | Path, slides: list[tuple[Slide, bytes]]) -> Path:
             picture_path = Path(folder) / f"{number}.png"
             picture_path.write_bytes(png)
             top, height = Inches(1.05), Inches(5.3)
-            width = int(height * 16 / 9)
+            wide, high = struct.unpack(">II", png[16:24])  # the PNG's own size (its IHDR chunk)
+            width = int(height * wide / high)  # a 4:3 chart keeps its shape
             picture = page.shapes.add_picture(str(picture_path), int((deck.slide_width - width) / 2), top,
                                               width, height)
             picture._element.nvPicPr.cNvPr.set("descr", f"Roofline chart: {slide.title}. {slide.caption}")

@@ -22,7 +22,7 @@ GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", Op
 
 def placed(profile: Profile) -> list:
     """The kernels a chart can place: FLOPs and DRAM bytes both counted."""
-    return [k for k in profile.shown if k.total_flops > 0 and k.bytes.get("dram")]
+    return [k for k in profile.shown if k.total_flops > 0 and k.time_s > 0 and k.bytes.get("dram", 0) > 0]
 
 
 def profile_points(profiles) -> list[tuple[float, float]]:

@@ -90,22 +90,39 @@ def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
 # -- a profile kept in a session --------------------------------------------------------------------
 MAX_SAVED_KERNELS = 500  # kernels by name a session keeps; the smallest beyond fold into "other"
 MAX_NAME = 2000  # characters of a kernel's name (C++ templates make long ones)
+MAX_SECONDS = 1e8  # one kernel row's time: far above any profiled run
+MAX_COUNT = 10**21  # FLOPs, bytes or launches of one kernel's row: far above any real run
 KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions")
 FLOP_KEYS = (*PRECISIONS, "unknown")
 
 
 def kept(profile: Profile, limit: int = MAX_SAVED_KERNELS) -> Profile:
-    """``profile`` as a session keeps it: its file's name (not where it lay), its kernels
-    by name (launches summed), the ``limit`` − 1 largest and the rest folded into "other"
-    when there are more."""
-    by_name = sorted(profile.folded(0.0), key=lambda k: -k.time_s)
+    """``profile`` as a session keeps it, within what ``read_saved_profile`` accepts: its
+    file's name (not where it lay), its kernels by name (launches summed; names cut to
+    MAX_NAME characters, counts to MAX_COUNT, times under MAX_SECONDS), the ``limit`` − 1
+    largest and the rest folded into "other" when there are more, largest first."""
+    by_name = sorted((_bounded(k) for k in profile.folded(0.0)), key=lambda k: -k.time_s)
     if len(by_name) > limit:
         rest = by_name[limit - 1:]
         other = rest[0]
         for k in rest[1:]:
             other = _sum(other, k, OTHER)
-        by_name = [*by_name[:limit - 1], replace(other, name=OTHER)]
-    return replace(profile, source=Path(profile.source).name, kernels=tuple(by_name))
+        folded = [*by_name[:limit - 1], _bounded(replace(other, name=OTHER))]
+        by_name = sorted(folded, key=lambda k: -k.time_s)
+    source = Path(profile.source).name or "profile"
+    return replace(profile, source=source[:MAX_NAME], kernels=tuple(by_name),
+                   notes=tuple(n[:MAX_NAME] for n in profile.notes[:100]),
+                   estimated=profile.estimated[:MAX_NAME])
+
+
+def _bounded(k: ProfiledKernel) -> ProfiledKernel:
+    def count(n: int) -> int:
+        return max(0, min(int(n), MAX_COUNT))
+
+    return ProfiledKernel((k.name.strip() or "kernel")[:MAX_NAME], min(max(k.time_s, 0.0), MAX_SECONDS),
+                          {p: count(n) for p, n in k.flops.items()},
+                          {lv: count(n) for lv, n in k.bytes.items()}, count(k.launches),
+                          count(k.tensor_instructions))
 
 
 def profile_to_dict(profile: Profile) -> dict[str, Any]:
@@ -152,12 +169,12 @@ def read_saved_profile(fields: Fields) -> Profile:
 
 def _read_kernel(entry: Fields) -> ProfiledKernel:
     name = entry.text("name")
-    if len(name) > MAX_NAME:
+    if len(name) > MAX_NAME or not name.strip():
         raise entry.error("name", f"expected a kernel's name (at most {MAX_NAME} characters), "
                                   f"got {len(name):,}")
     time_s = entry.raw("time_s")
-    if isinstance(time_s, bool) or not isinstance(time_s, int | float) or not 0 <= time_s < 1e9:
-        raise entry.error("time_s", f"expected seconds from 0 to 1e9, got {brief(time_s)}")
+    if isinstance(time_s, bool) or not isinstance(time_s, int | float) or not 0 <= time_s <= MAX_SECONDS:
+        raise entry.error("time_s", f"expected seconds from 0 to {MAX_SECONDS:g}, got {brief(time_s)}")
     kernel = ProfiledKernel(name, float(time_s), _counts(entry, "flops", FLOP_KEYS),
                             _counts(entry, "bytes", LEVELS),
                             entry.integer("launches", minimum=0, maximum=MAX_COUNT),
@@ -165,9 +182,6 @@ def _read_kernel(entry: Fields) -> ProfiledKernel:
                                           maximum=MAX_COUNT))
     entry.finish()
     return kernel
-
-
-MAX_COUNT = 10**21  # FLOPs, bytes or launches of one kernel's row: far above any real run
 
 
 def _counts(entry: Fields, name: str, keys: tuple[str, ...]) -> dict[str, int]:

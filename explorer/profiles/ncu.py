@@ -59,7 +59,10 @@ def read_ncu_csv(path: str | Path, text: str | None = None) -> Profile:
         raise DataFileError(path, 'no Nsight Compute CSV header ("ID", …, "Kernel Name", …) was found: '
                                   "export with ncu --csv --page raw (or --page details)")
     body = [line for line in lines[start:] if not line.startswith("==")]
-    rows = list(csv.reader(body))
+    try:
+        rows = list(csv.reader(body))
+    except csv.Error as exc:
+        raise DataFileError(path, f"is not a readable CSV file: {exc}") from None
     header = rows[0]
     if "Kernel Name" not in header:
         raise DataFileError(path, 'the CSV header has no "Kernel Name" column: not an Nsight Compute export')

@@ -53,7 +53,7 @@ def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
     if folder is not None and not csv_path.is_file():
         raise DataFileError(path, f"a rocprof-compute workload folder holds {PMC}; this one does not")
     text = read_text(csv_path, MAX_PROFILE_BYTES) if text is None else text
-    rows = list(csv.DictReader(text.lstrip("\ufeff").splitlines()))
+    rows = _rows(csv_path, text)
     if not rows:
         raise DataFileError(csv_path, "the file holds no kernel dispatches")
     for column in ("Kernel_Name", "Start_Timestamp", "End_Timestamp"):
@@ -67,13 +67,26 @@ def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
                                       "written rounded (like 8.1097E+14), so no kernel's time can be read")
     notes = []
     if len(kernels) < len(rows):
-        notes.append(f"{len(rows) - len(kernels)} dispatch(es) without a readable time left out")
+        notes.append(f"{len(rows) - len(kernels)} dispatch(es) without a readable time (a timestamp "
+                     "missing, or the end not after the start) left out")
+    disagreeing = sum(1 for row, _ in timed
+                      if _hbm_bytes(row, lambda c, row=row: _number(csv_path, row, c)) < 0)
+    if disagreeing:
+        notes.append(f"{disagreeing} dispatch(es) with HBM request counters that disagree (fewer requests "
+                     "than their 32-byte or bubble parts): their HBM bytes taken as 0, not placed")
     if "TCC_EA0_RDREQ_sum" not in rows[0] and "TCC_EA_RDREQ_sum" not in rows[0]:
         notes.append("no HBM request counters (TCC_EA*_RDREQ): profile with the roofline counters")
     if folder is not None:
         notes.extend(_peaks(folder / "roofline.csv"))
     return Profile(f"rocprof-compute ({_gpu(folder)})" if folder is not None else "rocprof-compute",
                    str(path), kernels, tuple(notes))
+
+
+def _rows(path, text: str) -> list[dict]:
+    try:
+        return list(csv.DictReader(text.lstrip("\ufeff").splitlines()))
+    except csv.Error as exc:
+        raise DataFileError(path, f"is not a readable CSV file: {exc}") from None
 
 
 def _number(path, row: dict, column: str) -> float:
@@ -93,8 +106,11 @@ def _number(path, row: dict, column: str) -> float:
 
 
 def _duration(path, row: dict) -> float:
+    """Seconds from start to end; 0 (unreadable) when either is missing or they are equal."""
+    if not all((row.get(c) or "").strip() for c in ("Start_Timestamp", "End_Timestamp")):
+        return 0.0
     start, end = (_number(path, row, column) for column in ("Start_Timestamp", "End_Timestamp"))
-    return (end - start) * 1e-9
+    return max(end - start, 0.0) * 1e-9
 
 
 def _kernel(path, row: dict, seconds: float) -> ProfiledKernel:
@@ -108,7 +124,7 @@ def _kernel(path, row: dict, seconds: float) -> ProfiledKernel:
     for precision, suffix in MFMA.items():
         matrix = MFMA_FLOPS * count(f"SQ_INSTS_VALU_MFMA_MOPS_{suffix}")
         flops[precision] = flops.get(precision, 0) + round(matrix)
-    moved = {"dram": _hbm_bytes(row, count), "l2": round(64 * sum(count(c) for c in L2_REQUESTS)),
+    moved = {"dram": max(0, _hbm_bytes(row, count)), "l2": round(64 * sum(count(c) for c in L2_REQUESTS)),
              "l1": round(64 * count("TCP_TOTAL_CACHE_ACCESSES_sum"))}
     name = (row.get("Kernel_Name") or "").removesuffix(" (.kd)").removesuffix(" [clone .kd]").strip()
     return ProfiledKernel(name or f"dispatch {row.get(HEADER)}", seconds,
@@ -129,7 +145,7 @@ def _hbm_bytes(row: dict, count) -> int:
 def _gpu(folder: Path) -> str:
     """The GPU a workload folder was profiled on (its sysinfo.csv), else the folder's name."""
     try:
-        rows = list(csv.DictReader(read_text(folder / "sysinfo.csv", 1 << 20).splitlines()))
+        rows = _rows(folder / "sysinfo.csv", read_text(folder / "sysinfo.csv", 1 << 20))
     except (DataFileError, OSError):
         return folder.name
     info = rows[0] if rows else {}
@@ -141,8 +157,7 @@ def _peaks(path: Path) -> list[str]:
     if not path.is_file():
         return []
     try:
-        rows = list(csv.DictReader(read_text(path, 1 << 20).splitlines()))
-        first = rows[0]
+        first = _rows(path, read_text(path, 1 << 20))[0]
         parts = [f"{label} {float(first[column]):,.0f} {unit}" for column, label, unit in PEAKS
                  if (first.get(column) or "").strip()]
     except (DataFileError, OSError, IndexError, ValueError):

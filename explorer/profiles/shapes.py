@@ -20,6 +20,7 @@ DTYPE_BYTES = {"c10::BFloat16": 2, "c10::Half": 2, "float": 4, "double": 8, "c10
                "c10::Float8_e5m2": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int": 4,
                "long int": 8, "short int": 2}
 MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::linear", "aten::matmul")
+MAX_DIMS, MAX_ELEMENTS = 8, 1 << 48  # a tensor beyond these is not a recorded shape: skipped
 
 
 def _tensors(dims: list, types: list) -> list[tuple[tuple[int, ...], int]]:
@@ -27,8 +28,10 @@ def _tensors(dims: list, types: list) -> list[tuple[tuple[int, ...], int]]:
     out = []
     for shape, dtype in zip(dims, types, strict=False):
         size = DTYPE_BYTES.get(dtype) if isinstance(dtype, str) else None
-        if size is None or not isinstance(shape, list) or not all(
+        if size is None or not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(
                 isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 40 for d in shape):
+            continue
+        if math.prod(shape) > MAX_ELEMENTS:
             continue
         out.append((tuple(shape), size))
     return out

@@ -13,17 +13,17 @@ DOCK_SHARE = 0.45  # of the window's width, the most the docks take when narrow
 
 
 class NarrowLayout:
-    _narrow = False
-
     @property
     def narrow(self) -> bool:
-        return self._narrow
+        """Whether the left docks are tabbed on the right now (read from the layout itself:
+        a restored layout or presentation mode may have put them anywhere)."""
+        area = QtCore.Qt.DockWidgetArea.RightDockWidgetArea
+        return all(self.dockWidgetArea(self.docks[name]) == area for name in LEFT_DOCKS)
 
     def fit_docks_to_width(self) -> None:
         narrow = self.width() < NARROW_PX
-        if narrow == self._narrow:
+        if narrow == self.narrow:
             return
-        self._narrow = narrow
         area, horizontal = QtCore.Qt.DockWidgetArea, QtCore.Qt.Orientation.Horizontal
         docks = self.docks
         if narrow:

@@ -24,7 +24,8 @@ def _cache(root):
 
     repo("meta-llama/Meta-Llama-3-8B", {"old": json.dumps({**LLAMA_3_8B, "num_hidden_layers": 2}),
                                          "abc123": json.dumps(LLAMA_3_8B)}, main="abc123")
-    repo("Qwen/Qwen3-8B", {"r1": json.dumps(QWEN3_8B)})
+    repo("Qwen/Qwen3-8B", {"r1": json.dumps({**QWEN3_8B, "_name_or_path": "/mnt/ckpt/final"})})
+    repo("someone/Qwen3-8B", {"r1": json.dumps({**QWEN3_8B, "_name_or_path": ""})})
     repo("someone/broken", {"r1": "{"})
     repo("someone/a-bert", {"r1": json.dumps({"architectures": ["BertModel"], "model_type": "bert"})})
     repo("someone/empty", {"r1": None})
@@ -46,10 +47,12 @@ def test_the_cache_s_models_are_listed_with_presets_and_shipped_configs(tmp_path
     listed = json.loads(out)
     kinds = {e["kind"] for e in listed}
     assert kinds == {"preset", "shipped", "cache"}
-    cache = {e["name"]: e for e in listed if e["kind"] == "cache"}
+    cache = {e["name"]: e for e in listed if e["kind"] == "cache" and e["where"] != "someone/Qwen3-8B"}
+    ids = [e["id"] for e in listed if e["kind"] == "cache" and e["id"]]
+    assert len(ids) == len(set(ids)) and "hf-someone-qwen3-8b" in ids  # the organisation keeps them apart
     llama = cache["Meta-Llama-3-8B"]  # refs/main's revision, named after its repository
-    assert llama["parameters"] == 8_030_261_248 and llama["id"] == "hf-meta-llama-3-8b"
-    assert cache["Qwen3-8B"]["parameters"] == 8_190_735_360
+    assert llama["parameters"] == 8_030_261_248 and llama["id"] == "hf-meta-llama-meta-llama-3-8b"
+    assert cache["Qwen3-8B"]["parameters"] == 8_190_735_360  # named by its repository, not "final"
     problems = {e["where"].split("models--")[1].split("/")[0]: e["problem"] for e in cache.values()
                 if e["problem"]}
     assert set(problems) == {"someone--broken", "someone--a-bert", "someone--empty", "someone--fifo"}

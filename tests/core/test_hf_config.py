@@ -340,3 +340,9 @@ def test_a_file_stored_in_another_precision_is_said(models):
                      "(--dtype or --weight-dtype to change)"]
     assert not [n for n in analyze(spec, WorkloadParams(dtype="fp32"), _device()).notes if "stores" in n]
     assert spec_from_config(LLAMA_3_8B, "l/config.json").file_dtype == "bf16"
+
+
+@pytest.mark.parametrize("given", ["", ".", "  "])
+def test_a_name_that_names_nothing_is_not_taken(given):
+    spec = spec_from_config({**MISTRAL_7B, "_name_or_path": given}, "Mistral-7B-v0.1/config.json")
+    assert spec.name == "Mistral-7B-v0.1"

@@ -110,3 +110,12 @@ def test_a_trace_without_shapes_is_compared_by_time_only(tmp_path):
     profile = read_profile(path)
     assert all(k.bytes == {} for k in profile.kernels) and profile.estimated == ""
     assert "compared by time, not placed on the chart" in profile.notes[-1]
+
+
+def test_shapes_beyond_any_tensor_are_skipped_not_multiplied(tmp_path):
+    """Thirty dimensions of 2^39 would overflow every float downstream: not a shape."""
+    dims = [[1 << 39] * 30, [1 << 39] * 30]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": _op("aten::mm", 1, dims, ["float", "float"])}))
+    kernel = read_profile(path).kernels[0]
+    assert kernel.bytes == {} and kernel.flops == {}

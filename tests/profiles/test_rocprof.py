@@ -107,3 +107,24 @@ def test_mutated_files_load_or_are_refused(tmp_path, data):
             read_rocprof(path)
     except DataFileError as exc:
         assert str(path) in str(exc)
+
+
+@pytest.mark.parametrize("change, note", [
+    # fewer reads than their 32-byte part
+    (lambda t: t.replace(",100,20,", ",0,200,", 1), "HBM request counters that disagree"),
+    (lambda t: t.replace(",1000,3000", ",,3000", 1), "without a readable time"),  # no start
+])
+def test_counters_that_cannot_be_read_are_left_out_and_said(tmp_path, change, note):
+    path = tmp_path / "pmc_perf.csv"
+    path.write_text(change(pmc_text()))
+    profile = read_profile(path)
+    assert any(note in n for n in profile.notes)
+    assert all(b >= 0 for k in profile.kernels for b in k.bytes.values())
+    assert all(k.time_s < 1 for k in profile.kernels)  # an empty start is no start at 0
+
+
+def test_a_field_too_long_for_csv_is_refused_by_name(tmp_path):
+    path = tmp_path / "pmc_perf.csv"
+    path.write_text(pmc_text().replace('"gemm_kernel(float*) (.kd)"', '"' + "x" * 200_000, 1))
+    with pytest.raises(DataFileError, match="is not a readable CSV file"):
+        read_profile(path)

@@ -72,3 +72,11 @@ def test_without_python_pptx_the_export_says_what_to_install(tmp_path, qtbot, mo
     code, _, err = export("--scene", "cpu-vs-gpu", "--step", "1", "--out", str(tmp_path / "x.pptx"))
     assert code == 2 and "pip install 'roofline-explorer[slides]'" in err
     assert not (tmp_path / "x.pptx").exists()
+
+
+def test_a_four_by_three_chart_keeps_its_shape_on_the_slide(tmp_path, qtbot):
+    path = tmp_path / "square.pptx"
+    code, _, err = export("--scene", "cpu-vs-gpu", "--step", "1", "--aspect", "4:3", "--out", str(path))
+    assert code == 0, err
+    (_, (picture,), _), = _slides(path)
+    assert picture.width / picture.height == pytest.approx(4 / 3, rel=0.01)

@@ -195,7 +195,8 @@ def _stand_in(spec: FactorSpec, factors: dict[str, Factor]) -> Factor:
     if spec.fallback:
         other = factors[spec.fallback]
         return Factor(other.value, other.source, f"not in the file: {spec.fallback}'s value stands in")
-    return Factor(float(spec.default or 0.0), "", f"not in the file: {spec.default:g} {spec.unit} stands in")
+    return Factor(float(spec.default or 0.0), "not in the file",
+                  f"not in the file: {spec.default:g} {spec.unit} stands in")
 
 
 def _read_efficiency(fields: Fields) -> Efficiency:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
+from explorer.core.files.reading import read_text
 from explorer.core.model.hf_config import read_config_file
 from explorer.core.model.models import TransformerSpec
 
@@ -34,9 +35,9 @@ def hub_folder(environ=os.environ) -> Path:
 def _snapshot(folder: Path) -> Path | None:
     """The config.json of the revision ``refs/main`` names, else of the newest snapshot."""
     snapshots = folder / "snapshots"
-    try:
-        main = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+    try:  # a regular file of a few bytes, or nothing (never a pipe or a device: read_text)
+        main = read_text(folder / "refs" / "main", 256).strip()
+    except (DataFileError, OSError):
         main = ""
     if main and (snapshots / main / "config.json").is_file():
         return snapshots / main / "config.json"
@@ -62,7 +63,7 @@ def cached_models(folder: Path | None = None) -> list[Cached]:
             out.append(Cached(name, repo, None, "no snapshot holds a config.json"))
             continue
         try:
-            out.append(Cached(name, config, read_config_file(config, name)))
+            out.append(Cached(name, config, read_config_file(config, name, named=True)))
         except DataFileError as exc:
             out.append(Cached(name, config, None, str(exc)))
     return out

@@ -141,11 +141,13 @@ class _Reader:
         raise self.error(keys[0], "is missing")
 
 
-def read_config_file(path: str | Path, name: str = "") -> TransformerSpec:
+def read_config_file(path: str | Path, name: str = "", named: bool = False) -> TransformerSpec:
     """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field.
-    ``name``: what to call it when the file names no ``_name_or_path`` (a cache's repository)."""
+    ``name``: what to call it when the file names no ``_name_or_path``, or (``named``: a
+    cache's "org/name" repository, which says it better than a leftover training path)
+    whatever the file says."""
     path = Path(path)
-    return spec_from_config_text(read_text(path), str(path), name)
+    return spec_from_config_text(read_text(path), str(path), name, named)
 
 
 def chosen_model(models, ident: str | None, config_path: str | None = None):
@@ -155,7 +157,7 @@ def chosen_model(models, ident: str | None, config_path: str | None = None):
     return read_config_file(config_path) if config_path else models[ident]
 
 
-def spec_from_config_text(text: str, origin: str, name: str = "") -> TransformerSpec:
+def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = False) -> TransformerSpec:
     try:
         config = json.loads(text)
     except ValueError as exc:
@@ -164,7 +166,7 @@ def spec_from_config_text(text: str, origin: str, name: str = "") -> Transformer
         raise DataFileError(origin, "is nested too deeply to be a model configuration") from None
     if not isinstance(config, dict):
         raise DataFileError(origin, "must hold a JSON object (a Hugging Face config.json)")
-    if name and not isinstance(config.get("_name_or_path"), str):
+    if name and (named or not _given_name(config)):
         config = {**config, "_name_or_path": name}
     return spec_from_config(config, origin)
 
@@ -196,12 +198,19 @@ def _family(config: dict, origin: str) -> str:
                                    f"(it reads {', '.join(FAMILIES)})")
 
 
+def _given_name(config: dict) -> str:
+    """The config's own ``_name_or_path``, "" when it names nothing ("", ".", "/")."""
+    raw = config.get("_name_or_path")
+    given = raw.strip().rstrip("/") if isinstance(raw, str) else ""
+    return "" if given == "." else given
+
+
 def _name(r: _Reader, family: str) -> str:
     """A name from the file: its ``_name_or_path``, else the file's own name, or its folder's
     for a ``config.json`` (a Hub download keeps the repository's name), else the family."""
-    raw = r.config.get("_name_or_path")
-    if isinstance(raw, str) and raw.strip():
-        return raw.strip().rstrip("/").rsplit("/", 1)[-1][:80]
+    given = _given_name(r.config)
+    if given:
+        return given.rsplit("/", 1)[-1][:80]
     path = Path(r.origin)
     if path.suffix.lower() != ".json":
         return family
@@ -219,11 +228,14 @@ TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float
 
 def _common(r: _Reader, family: str) -> dict:
     name = _name(r, family)
+    given = _given_name(r.config)
+    # An "org/name" id keeps the organisation (two caches' "x" differ); a bare name is as named.
+    ident = _ident(given if given.count("/") == 1 and not given.startswith((".", "/")) else name)
     stored = r.config.get("torch_dtype", r.config.get("dtype"))
     # The name goes with the content (a session holds the content, not the file's folder).
     kept = r.config if isinstance(r.config.get("_name_or_path"), str) else {**r.config, "_name_or_path": name}
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"))
-    return {"id": _ident(name), "name": name, "source": SOURCE, "published_parameters": 0,
+    return {"id": ident, "name": name, "source": SOURCE, "published_parameters": 0,
             "parameters_source": SOURCE, "origin": r.origin, "config": canonical,
             "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else ""}
 
