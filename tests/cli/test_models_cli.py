@@ -6,7 +6,7 @@ import json
 import os
 
 from explorer import cli
-from tests.core.test_hf_config import LLAMA_3_8B, QWEN3_8B
+from tests.core.test_hf_config import LLAMA_3_8B, MISTRAL_7B, QWEN3_8B
 
 
 def _cache(root):
@@ -31,6 +31,9 @@ def _cache(root):
     repo("someone/empty", {"r1": None})
     fifo = repo("someone/fifo", {"r1": None}) / "snapshots" / "r1" / "config.json"
     os.mkfifo(fifo)  # a special file is never opened: no hang
+    piped = repo("someone/piped-ref", {"r1": json.dumps(MISTRAL_7B)})
+    (piped / "refs").mkdir()
+    os.mkfifo(piped / "refs" / "main")  # nor a pipe where refs/main should be: the newest snapshot
     (root / "datasets--x--y").mkdir()  # not a model
 
 
@@ -53,6 +56,7 @@ def test_the_cache_s_models_are_listed_with_presets_and_shipped_configs(tmp_path
     llama = cache["Meta-Llama-3-8B"]  # refs/main's revision, named after its repository
     assert llama["parameters"] == 8_030_261_248 and llama["id"] == "hf-meta-llama-meta-llama-3-8b"
     assert cache["Qwen3-8B"]["parameters"] == 8_190_735_360  # named by its repository, not "final"
+    assert cache["piped-ref"]["parameters"] == 7_241_732_096
     problems = {e["where"].split("models--")[1].split("/")[0]: e["problem"] for e in cache.values()
                 if e["problem"]}
     assert set(problems) == {"someone--broken", "someone--a-bert", "someone--empty", "someone--fifo"}
