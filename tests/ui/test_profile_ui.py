@@ -66,3 +66,15 @@ def test_a_session_keeps_its_profile_and_hide_and_undo_take_it_off(window, qtbot
     assert window.state.profiles == () and not any(m.kind == "profile" for m in window.chart.chart.markers)
     window.state.undo()
     assert window.state.profiles[0].source == "run.csv" and window.act_hide_profile.isEnabled()
+
+
+def test_the_details_of_an_op_show_the_profile_s_kernels_of_its_class(window, tmp_path):
+    path = tmp_path / "run.csv"
+    path.write_text(raw_page())
+    window.state.select_op("gate_proj")  # a matrix product, selected before the import
+    assert window.import_profile(path)
+    html = window.details_panel.toHtml()  # it follows the import
+    assert "Measured: matrix products" in html and "hgemm_kernel" in html
+    assert "not matched to one op" in html
+    window.state.select_op("attn_score")  # the profile has no attention kernel
+    assert "has no kernel of this op" in window.details_panel.toHtml()

@@ -96,6 +96,11 @@ def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
     return collectives.Achieved(e.value("link"), e.value("link"))
 
 
+def op_class(o: op.Op) -> str:
+    """The class (``OpClass``) an op's expected time is worked out by."""
+    return _op_class(o)
+
+
 def _op_class(o: op.Op) -> str:
     if o.unit == op.LINK:
         return OpClass.LINK
