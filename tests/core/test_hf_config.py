@@ -346,3 +346,11 @@ def test_a_file_stored_in_another_precision_is_said(models):
 def test_a_name_that_names_nothing_is_not_taken(given):
     spec = spec_from_config({**MISTRAL_7B, "_name_or_path": given}, "Mistral-7B-v0.1/config.json")
     assert spec.name == "Mistral-7B-v0.1"
+
+
+def test_a_context_past_the_sliding_window_is_said():
+    spec = spec_from_config(MISTRAL_7B, "Mistral-7B-v0.1/config.json")
+    notes = analyze(spec, WorkloadParams(context=8192), _device()).notes
+    assert ("past 4,096 tokens Mistral-7B-v0.1's sliding window applies: all 32 of its layers attend to "
+            "and cache only the last 4,096 tokens") in notes
+    assert not [n for n in analyze(spec, WorkloadParams(context=2048), _device()).notes if "window" in n]

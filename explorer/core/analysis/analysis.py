@@ -306,6 +306,12 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
     if isinstance(model, TransformerSpec) and model.file_dtype and model.file_dtype != stored:
         notes.append(f"{model.name}'s config.json stores its weights in {model.file_dtype}; analysed with "
                      f"{stored} weights (--dtype or --weight-dtype to change)")
+    windowed = isinstance(model, TransformerSpec) and model.window_layers and model.sliding_window > 0
+    if windowed and params.kv_tokens > model.sliding_window:
+        count, layers = len(model.window_layers), model.layers
+        which = f"{count} of its {layers} layers" if count < layers else f"all {count} of its layers"
+        notes.append(f"past {model.sliding_window:,} tokens {model.name}'s sliding window applies: {which} "
+                     f"attend to and cache only the last {model.sliding_window:,} tokens")
     if isinstance(model, TransformerSpec) and params.kv_tokens > model.max_context:
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")
