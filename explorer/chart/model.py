@@ -144,8 +144,9 @@ def _decades(low: float, high: float, length: float, room: float) -> list[float]
     return [10.0 ** e for e in range(first, last + 1, step)]
 
 
-def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: list[Entry]):
-    """The title, subtitle and key column, and the plot rectangle they leave."""
+def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: list[Entry], band: float = 0.0):
+    """The title, subtitle and key column (or a ``band`` under the chart for the key), and
+    the plot rectangle they leave."""
     pad = 0.6 * page.text
     texts = []
     y = pad
@@ -164,7 +165,7 @@ def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: li
     tick = text_width("100 G", page.text)
     axis = LINE_HEIGHT * page.text
     right = max(pad, tick / 2 + 2)  # room for half the last tick's label ("100 k")
-    bottom = page.height - pad - 2.7 * page.text
+    bottom = page.height - pad - 2.7 * page.text - band
     note = memory_note(shot.analysis)
     lines = _lines(note, page.text, width, 2) if note is not None else []
     bottom -= len(lines) * LINE_HEIGHT * page.text  # the note goes under the axis title
@@ -214,9 +215,9 @@ def _axes(chart: Chart, theme) -> tuple[tuple[Line, ...], tuple[Text, ...]]:
     title = X_TITLE if text_width(X_TITLE, size) < plot.width else "Intensity (FLOP/byte)"
     texts.append(Text(title, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
                       theme.foreground, ElementKind.AXIS, dx=-text_width(title, size) / 2))
-    texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground,
-                      ElementKind.AXIS,
-                      angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
+    y_title = Y_TITLE if text_width(Y_TITLE, size) < plot.bottom - plot.top else "FLOP/s"  # a short plot
+    texts.append(Text(y_title, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground,
+                      ElementKind.AXIS, angle=-90.0, dx=-text_width(y_title, size) / 2))
     return tuple(lines), tuple(texts)
 
 
@@ -262,12 +263,16 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     if options.key_beside:  # a drag keeps the key where it was: one layout instead of two
         return _compose(shot, page, options, theme, devices, measured, entries, beside=True)
     inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
-    return inside or _compose(shot, page, options, theme, devices, measured, entries, beside=True)
+    if inside is not None:
+        return inside
+    below = page.width < KEY_BELOW_ASPECT * page.height  # a column would leave too narrow a plot
+    return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
 
 
 def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, measured, entries,
-             beside: bool) -> Chart | None:
-    plot, frame_texts = _frame(shot, page, options, theme, entries if beside else [])
+             beside: bool, below: bool = False) -> Chart | None:
+    columns, band = _key_band(entries, page) if below else (1, 0.0)
+    plot, frame_texts = _frame(shot, page, options, theme, entries if beside else [], band)
     if options.ranges:
         x_range, y_range = options.ranges
     else:
@@ -298,6 +303,9 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
         extra = [Entry("Unlabelled (no room)", "heading", bold=True, live=True)] if overflow else []
         extra += [_unlabelled(t, theme, column.width if beside else None, page.text) for t in overflow]
         rows = entries + extra
+        if below:
+            return _with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
+                                   columns, theme, overflow, chosen)
         if beside:
             key_box = column
         else:
@@ -309,6 +317,47 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
+
+
+KEY_BELOW_ASPECT = 1.25  # a page narrower than this (width ÷ height) puts a key with no corner below
+
+
+def _key_band(entries: list[Entry], page: Page) -> tuple[int, float]:
+    """(columns, height) of a key under the chart: as many columns as its widest entry
+    allows (at most three), tall enough for its rows and for the labels that may find no
+    room on the plot (two rows for each line the key shows, a device's roofs among them)."""
+    pad, size = 0.6 * page.text, page.text
+    width = page.width - 2 * pad
+    column = min(key_width(entries, size), width)
+    columns = max(1, min(3, int(width // max(column, 1.0))))
+    rows = sum(len(fitted(e, size, width / columns)) for e in entries)
+    rows += 1 + 2 * sum(1 for e in entries if e.swatch == "line")  # "Unlabelled", and its labels
+    return columns, ((math.ceil(rows / columns) + 1) * 1.45 + 0.5) * size  # + the "…" row's room
+
+
+def _with_key_below(chart: Chart, lines, markers, texts, rows: list[Entry], band: float, columns: int,
+                    theme, overflow, chosen) -> Chart:
+    """The chart with its key in ``columns`` columns in the band under the axis title."""
+    page = chart.page
+    pad, size = 0.6 * page.text, page.text
+    top = page.height - pad - band
+    box = Rect(pad, top, page.width - pad, page.height - pad)
+    width = (box.right - box.left) / columns
+    per_column = math.ceil(sum(len(fitted(e, size, width)) for e in rows) / columns)
+    parts: list[list] = [[], [], []]
+    start = 0
+    for c in range(columns):
+        chunk, count = [], 0
+        while start < len(rows) and (count < per_column or c == columns - 1):
+            count += len(fitted(rows[start], size, width))
+            chunk.append(rows[start])
+            start += 1
+        left = box.left + c * width
+        for part, drawn in zip(parts, draw_key(chunk, left, box.top, left + width - pad, box.bottom, size,
+                                               theme.foreground, theme.background, page.lines), strict=True):
+            part.extend(drawn)
+    return replace(chart, lines=(*lines, *parts[0]), markers=(*markers, *parts[1]), texts=(*texts, *parts[2]),
+                   overflow=tuple(overflow), key=box, placement=chosen)
 
 
 def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:

@@ -16,8 +16,13 @@ def test_a_narrow_window_gives_the_chart_half_its_width(window, qtbot):
     qtbot.wait(50)
     assert window.dockWidgetArea(window.docks["hardware"]) == AREA.RightDockWidgetArea
     assert window.chart.width() >= 0.5 * window.width()
-    titles = [t.text for t in window.chart.chart.texts if t.kind == ElementKind.TITLE]
+    chart = window.chart.chart
+    titles = [t.text for t in chart.texts if t.kind == ElementKind.TITLE]
     assert titles and not any(t.endswith("…") for t in titles)  # the whole title, on two lines
+    # a tall chart takes its key under the plot, in columns, every row shown
+    assert chart.key is not None and chart.key.top >= chart.plot.bottom
+    key_texts = [t.text for t in chart.texts if t.kind in (ElementKind.KEY, ElementKind.KEY_LIVE)]
+    assert "Devices" in key_texts and "…" not in key_texts
     window.resize(1400, 800)
     qtbot.waitUntil(lambda: not window.narrow, timeout=2000)
     assert window.dockWidgetArea(window.docks["hardware"]) == AREA.LeftDockWidgetArea
