@@ -14,6 +14,7 @@ from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
+from explorer.chart.key_below import KEY_BELOW_ASPECT, key_band, with_key_below
 from explorer.chart.layout import place
 from explorer.chart.memory_note import memory_note
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
@@ -271,7 +272,7 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
 
 def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, measured, entries,
              beside: bool, below: bool = False) -> Chart | None:
-    columns, band = _key_band(entries, page) if below else (1, 0.0)
+    columns, band = key_band(entries, page) if below else (1, 0.0)
     plot, frame_texts = _frame(shot, page, options, theme, entries if beside else [], band)
     if options.ranges:
         x_range, y_range = options.ranges
@@ -304,8 +305,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
         extra += [_unlabelled(t, theme, column.width if beside else None, page.text) for t in overflow]
         rows = entries + extra
         if below:
-            return _with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
-                                   columns, theme, overflow, chosen)
+            return with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
+                                  columns, theme, overflow, chosen)
         if beside:
             key_box = column
         else:
@@ -317,47 +318,6 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
-
-
-KEY_BELOW_ASPECT = 1.25  # a page narrower than this (width ÷ height) puts a key with no corner below
-
-
-def _key_band(entries: list[Entry], page: Page) -> tuple[int, float]:
-    """(columns, height) of a key under the chart: as many columns as its widest entry
-    allows (at most three), tall enough for its rows and for the labels that may find no
-    room on the plot (two rows for each line the key shows, a device's roofs among them)."""
-    pad, size = 0.6 * page.text, page.text
-    width = page.width - 2 * pad
-    column = min(key_width(entries, size), width)
-    columns = max(1, min(3, int(width // max(column, 1.0))))
-    rows = sum(len(fitted(e, size, width / columns)) for e in entries)
-    rows += 1 + 2 * sum(1 for e in entries if e.swatch == "line")  # "Unlabelled", and its labels
-    return columns, ((math.ceil(rows / columns) + 1) * 1.45 + 0.5) * size  # + the "…" row's room
-
-
-def _with_key_below(chart: Chart, lines, markers, texts, rows: list[Entry], band: float, columns: int,
-                    theme, overflow, chosen) -> Chart:
-    """The chart with its key in ``columns`` columns in the band under the axis title."""
-    page = chart.page
-    pad, size = 0.6 * page.text, page.text
-    top = page.height - pad - band
-    box = Rect(pad, top, page.width - pad, page.height - pad)
-    width = (box.right - box.left) / columns
-    per_column = math.ceil(sum(len(fitted(e, size, width)) for e in rows) / columns)
-    parts: list[list] = [[], [], []]
-    start = 0
-    for c in range(columns):
-        chunk, count = [], 0
-        while start < len(rows) and (count < per_column or c == columns - 1):
-            count += len(fitted(rows[start], size, width))
-            chunk.append(rows[start])
-            start += 1
-        left = box.left + c * width
-        for part, drawn in zip(parts, draw_key(chunk, left, box.top, left + width - pad, box.bottom, size,
-                                               theme.foreground, theme.background, page.lines), strict=True):
-            part.extend(drawn)
-    return replace(chart, lines=(*lines, *parts[0]), markers=(*markers, *parts[1]), texts=(*texts, *parts[2]),
-                   overflow=tuple(overflow), key=box, placement=chosen)
 
 
 def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:
