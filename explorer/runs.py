@@ -23,9 +23,8 @@ from typing import Any
 from PySide6 import QtCore
 
 from explorer.core.hardware.catalog import Catalog
-from explorer.kernels import calibrate, gpuinfo
+from explorer.kernels import gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
-from explorer.kernels.calibrate import Calibration
 from explorer.kernels.journal import Journal, journal_folders, open_journal
 from explorer.kernels.reference import reference_for
 from explorer.kernels.runner import drive, run
@@ -165,6 +164,8 @@ class Jobs(QtCore.QObject):
         """Measure the calibration suites and fit, check and write this machine's profile
         (as ``roofline-explorer calibrate``); the result is a ``Calibration``. Runs as the
         ``kernels`` job: one measurement at a time."""
+        from explorer.kernels import calibrate  # (not at start-up: a calibration is rare)
+
         catalog = self.catalog()
 
         def work(token: CancelToken, emit) -> Any:
@@ -173,7 +174,7 @@ class Jobs(QtCore.QObject):
             results = drive(run(opened, list(calibrate.SUITES), preset, cancel=token),
                             lambda progress: emit(Report.PROGRESS, progress))
             if results.cancelled:
-                return Calibration(results)
+                return calibrate.Calibration(results)
             try:
                 return calibrate.calibrate_and_write(results, catalog)
             except calibrate.CalibrationError as exc:

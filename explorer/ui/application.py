@@ -21,7 +21,6 @@ from explorer.core.model.session import Session, model_choice
 from explorer.core.model.workload import WorkloadParams
 from explorer.paths import resource_path, user_file
 from explorer.state import AppState
-from explorer.ui.chart.export import png_bytes
 from explorer.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -155,6 +154,8 @@ def settle() -> None:
 
 
 def save_screenshot(window: QtWidgets.QWidget, path: str) -> int:
+    from explorer.ui.chart.export import png_bytes  # (not at start-up: exports are rare)
+
     window.show()
     QtWidgets.QApplication.processEvents()
     try:

@@ -17,7 +17,6 @@ from explorer.state import AppState
 from explorer.ui import theme as window_theme
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
-from explorer.ui.export_dialog import ExportDialog, copy_to_clipboard
 from explorer.ui.follow import Follower
 from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
@@ -224,6 +223,8 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
     def export_dialog(self) -> None:
         start = (self.session_path.with_suffix(".png") if self.session_path
                  else Path.home() / "roofline.png")
+        from explorer.ui.export_dialog import ExportDialog  # (not at start-up)
+
         dialog = ExportDialog(self.state, start, self, theme=self.chart.theme.name,
                               subtitle=self.player.caption())
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
@@ -235,6 +236,8 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         LayoutsDialog(self.state, self).exec()
 
     def copy_chart(self) -> None:
+        from explorer.ui.export_dialog import copy_to_clipboard
+
         copy_to_clipboard(self.state, theme=self.chart.theme.name)
         self.statusBar().showMessage("Copied the chart to the clipboard", 6000)
 

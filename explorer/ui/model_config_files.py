@@ -13,8 +13,6 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.hf_config import read_config_file
-from explorer.profiles.kineto import is_trace
-from explorer.profiles.reading import read_profile
 
 CONFIG_FILTER = "Model configs (*.json);;All files (*)"
 PROFILE_FILTER = "Profiles (*.csv *.json *.json.gz);;All files (*)"
@@ -52,6 +50,8 @@ class ModelConfigFiles:
         """Show a real run's kernels beside the prediction; a file that cannot be read gets
         a dialog naming the kernel and metric, and the chart stays as it was."""
         try:
+            from explorer.profiles.reading import read_profile  # (not at start-up)
+
             profile = read_profile(path)
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot import profile", str(exc))
@@ -86,6 +86,8 @@ class ModelConfigFiles:
             return
         event.acceptProposedAction()
         suffix = path.suffix.lower()
+        from explorer.profiles.kineto import is_trace
+
         profile = suffix in (".csv", ".gz") or (suffix == ".json" and is_trace(path)) or path.is_dir()
         opener = (self.open_session if suffix in SESSION_SUFFIXES
                   else self.import_profile if profile else self.open_model_config)

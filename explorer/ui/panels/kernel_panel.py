@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtWidgets
 
@@ -12,7 +13,6 @@ from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.efficiency import efficiency_for
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
-from explorer.kernels.calibrate import Calibration
 from explorer.kernels.cases import PRESETS
 from explorer.kernels.journal import journal_folders, recover_all
 from explorer.kernels.results import Point, new_results_name
@@ -20,6 +20,9 @@ from explorer.kernels.suites import SUITES
 from explorer.paths import user_file, user_path
 from explorer.runs import KERNELS, Jobs, gpu_job
 from explorer.state import AppState
+
+if TYPE_CHECKING:
+    from explorer.kernels.calibrate import Calibration
 
 RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
 
@@ -236,6 +239,8 @@ class KernelPanel(QtWidgets.QWidget):
             return
         self._finish_ui()
         self.state.set_live_points([])
+        from explorer.kernels.calibrate import Calibration  # (imported when a run ends)
+
         calibration = results if isinstance(results, Calibration) else None
         results = calibration.results if calibration else results
         where = self._keep_run(results)
