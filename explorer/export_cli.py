@@ -153,11 +153,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _, _ in jobs))
     try:
         for session, path, title, subtitle, slots, _ in jobs:
-            session, skipped = doc.with_results(session)  # a broken results file: warned, skipped
-            warn_skipped(skipped, err)
-            if profile is not None:
-                session = replace(session, profile=profile)
-            doc.replace_session(session, "export")
+            _show(doc, session, profile, err)
             written = write(doc, path, replace(base, title=title, subtitle=subtitle), slots)
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
@@ -173,13 +169,11 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     from explorer.pptx_deck import PICTURE_WIDTH_PX, Slide, SlidesUnavailable, write_deck
     from explorer.ui.chart.export import chart_image, png_bytes
 
-    _writer(True)  # a Qt application for the pictures
+    _qt_application()  # for the pictures
     options = replace(base, width_px=PICTURE_WIDTH_PX, dpi=None, heading=False)
     decks: dict[Path, list] = {}
     for session, path, title, subtitle, slots, step in jobs:
-        session, skipped = doc.with_results(session)
-        warn_skipped(skipped, err)
-        doc.replace_session(replace(session, profile=profile) if profile is not None else session, "export")
+        _show(doc, session, profile, err)
         picture = png_bytes(chart_image(slide_chart(doc, options, slots), options))
         decks.setdefault(Path(path), []).append(
             (Slide(title or default_title(doc), subtitle or "", _notes(doc, step)), picture))
@@ -194,6 +188,14 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
     return 0
+
+
+def _show(doc, session, profile, err: TextIO) -> None:
+    """Put ``session`` in ``doc`` to be drawn: its results files loaded (a broken one warned
+    of and skipped), the profile given on the command line, if any, beside it."""
+    session, skipped = doc.with_results(session)
+    warn_skipped(skipped, err)
+    doc.replace_session(replace(session, profile=profile) if profile is not None else session, "export")
 
 
 def _notes(doc, step) -> str:
@@ -231,10 +233,15 @@ def _writer(needs_qt: bool):
 
         return lambda doc, path, options, slots: write_text_atomic(
             path, slide_text(doc, options, slots, format_of(path)))
+    _qt_application()
+    from explorer.ui.chart.export import export_chart
+
+    return export_chart
+
+
+def _qt_application() -> None:
+    """The Qt application PNG and PDF pictures are drawn in (offscreen when no display)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtGui
 
-    from explorer.ui.chart.export import export_chart
-
     QtGui.QGuiApplication.instance() or QtGui.QGuiApplication(["roofline-explorer"])
-    return export_chart

@@ -11,9 +11,9 @@ the notes."""
 
 from __future__ import annotations
 
+import io
 import re
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,25 +70,22 @@ def write_deck(path: str | Path, slides: list[tuple[Slide, bytes]]) -> Path:
     deck = pptx.Presentation()
     deck.slide_width, deck.slide_height = Inches(SLIDE_IN[0]), Inches(SLIDE_IN[1])
     blank = deck.slide_layouts[6]
-    with tempfile.TemporaryDirectory() as folder:
-        for number, (slide, png) in enumerate(slides, 1):
-            page = deck.slides.add_slide(blank)
-            size = TITLE_PT if len(slide.title) <= LONG_TITLE else LONG_TITLE_PT
-            _text(page, slide.title, Inches(0.4), Inches(0.15), Inches(12.5), Inches(0.85), Pt(size), True)
-            picture_path = Path(folder) / f"{number}.png"
-            picture_path.write_bytes(png)
-            top, height = Inches(1.05), Inches(5.3)
-            wide, high = struct.unpack(">II", png[16:24])  # the PNG's own size (its IHDR chunk)
-            width = int(height * wide / high)  # a 4:3 chart keeps its shape
-            picture = page.shapes.add_picture(str(picture_path), int((deck.slide_width - width) / 2), top,
-                                              width, height)
-            picture._element.nvPicPr.cNvPr.set("descr", f"Roofline chart: {slide.title}. {slide.caption}")
-            _text(page, on_slide(slide.caption), Inches(0.4), Inches(6.4), Inches(12.5), Inches(1.0),
-                  Pt(CAPTION_PT), False)
-            page.notes_slide.notes_text_frame.text = f"{slide.caption}\n\n{slide.notes}".strip()
-        buffer = Path(folder) / "deck.pptx"
-        deck.save(str(buffer))
-        return write_bytes_atomic(path, buffer.read_bytes())
+    for slide, png in slides:
+        page = deck.slides.add_slide(blank)
+        size = TITLE_PT if len(slide.title) <= LONG_TITLE else LONG_TITLE_PT
+        _text(page, slide.title, Inches(0.4), Inches(0.15), Inches(12.5), Inches(0.85), Pt(size), True)
+        top, height = Inches(1.05), Inches(5.3)
+        wide, high = struct.unpack(">II", png[16:24])  # the PNG's own size (its IHDR chunk)
+        width = int(height * wide / high)  # a 4:3 chart keeps its shape
+        picture = page.shapes.add_picture(io.BytesIO(png), int((deck.slide_width - width) / 2), top,
+                                          width, height)
+        picture._element.nvPicPr.cNvPr.set("descr", f"Roofline chart: {slide.title}. {slide.caption}")
+        _text(page, on_slide(slide.caption), Inches(0.4), Inches(6.4), Inches(12.5), Inches(1.0),
+              Pt(CAPTION_PT), False)
+        page.notes_slide.notes_text_frame.text = f"{slide.caption}\n\n{slide.notes}".strip()
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return write_bytes_atomic(path, buffer.getvalue())
 
 
 def _text(page, text: str, left, top, width, height, size, bold: bool) -> None:

@@ -161,9 +161,10 @@ class Chart:
         return self.plot.bottom - (math.log10(value) - low) / (high - low) * self.plot.height
 
     @property
-    def key_beside(self) -> bool:
-        """Whether the key sits in a column beside the plot (not in one of its corners)."""
-        return self.key is not None and self.key.left >= self.plot.right
+    def key_outside(self) -> bool:
+        """Whether the key sits outside the plot, in a column beside it or a band under it
+        (not in one of its corners)."""
+        return self.key is not None and (self.key.left >= self.plot.right or self.key.top >= self.plot.bottom)
 
     def texts_of(self, *kinds: str) -> list[Text]:
         return [t for t in self.texts if t.kind in kinds]

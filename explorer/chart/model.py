@@ -51,7 +51,7 @@ class ChartOptions:
     suites: frozenset[str] | None = None  # measured suites drawn (None: all)
     ranges: tuple | None = None  # ((x low, x high), (y low, y high)) kept (a zoom, a drag); None: fitted
     hints: tuple[int, ...] = ()  # the label places taken last time (``Chart.placement``), tried first
-    key_beside: bool | None = None  # where the key went last time (``Chart.key_beside``), tried first
+    key_outside: bool | None = None  # where the key went last time (``Chart.key_outside``), tried first
     heading: bool = True  # the title and subtitle (a slide deck sets them as the slide's own text)
 
 
@@ -261,11 +261,10 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     devices = _devices(shot, style_slots(options.slots, shot.session.hardware))
     measured = measured_points(shot, options.suites)
     entries = _key_entries(shot, devices, theme, measured) if options.key else []
-    if options.key_beside:  # a drag keeps the key where it was: one layout instead of two
-        return _compose(shot, page, options, theme, devices, measured, entries, beside=True)
-    inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
-    if inside is not None:
-        return inside
+    if not options.key_outside:  # a drag keeps the key where it was: one layout instead of two
+        inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
+        if inside is not None:
+            return inside
     below = page.width < KEY_BELOW_ASPECT * page.height  # a column would leave too narrow a plot
     return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
 

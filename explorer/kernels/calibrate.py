@@ -226,7 +226,7 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
                                 ("nccl_link", 1.0, "links run at their full rate"),
                                 ("nccl_us", 0.0, "no fixed cost is added to a collective"),
                                 ("step_ms", 0.0, "no engine's host work is added")):
-        if family is not None and "stands in" not in family.factors[name].note:
+        if family is not None and not family.factors[name].stand_in:
             values[name] = family.value(name)
             notes[name] = f"not calibrated: published for {family.name} ({family.factors[name].source})"
         else:

@@ -60,8 +60,9 @@ def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
         if column not in rows[0]:
             raise DataFileError(csv_path, f"the header has no {column} column: not a rocprof-compute "
                                           f"{PMC}")
-    timed = [(row, _duration(csv_path, row)) for row in rows]
-    kernels = tuple(_kernel(csv_path, row, seconds) for row, seconds in timed if seconds > 0)
+    # (row, seconds, HBM bytes as counted: negative when the counters disagree)
+    timed = [(row, _duration(csv_path, row), _hbm_bytes(row, _counter(csv_path, row))) for row in rows]
+    kernels = tuple(_kernel(csv_path, row, seconds, hbm) for row, seconds, hbm in timed if seconds > 0)
     if not kernels:
         raise DataFileError(csv_path, "no dispatch has an end after its start: the timestamps were "
                                       "written rounded (like 8.1097E+14), so no kernel's time can be read")
@@ -69,8 +70,7 @@ def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
     if len(kernels) < len(rows):
         notes.append(f"{len(rows) - len(kernels)} dispatch(es) without a readable time (a timestamp "
                      "missing, or the end not after the start) left out")
-    disagreeing = sum(1 for row, _ in timed
-                      if _hbm_bytes(row, lambda c, row=row: _number(csv_path, row, c)) < 0)
+    disagreeing = sum(1 for _, _, hbm in timed if hbm < 0)
     if disagreeing:
         notes.append(f"{disagreeing} dispatch(es) with HBM request counters that disagree (fewer requests "
                      "than their 32-byte or bubble parts): their HBM bytes taken as 0, not placed")
@@ -113,9 +113,13 @@ def _duration(path, row: dict) -> float:
     return max(end - start, 0.0) * 1e-9
 
 
-def _kernel(path, row: dict, seconds: float) -> ProfiledKernel:
-    def count(column: str) -> float:
-        return _number(path, row, column)
+def _counter(path, row: dict):
+    """A dispatch's counters by column (0 when absent)."""
+    return lambda column: _number(path, row, column)
+
+
+def _kernel(path, row: dict, seconds: float, hbm: int) -> ProfiledKernel:
+    count = _counter(path, row)
 
     flops: dict[str, int] = {}
     for precision, suffix in VALU.items():
@@ -124,7 +128,7 @@ def _kernel(path, row: dict, seconds: float) -> ProfiledKernel:
     for precision, suffix in MFMA.items():
         matrix = MFMA_FLOPS * count(f"SQ_INSTS_VALU_MFMA_MOPS_{suffix}")
         flops[precision] = flops.get(precision, 0) + round(matrix)
-    moved = {"dram": max(0, _hbm_bytes(row, count)), "l2": round(64 * sum(count(c) for c in L2_REQUESTS)),
+    moved = {"dram": max(0, hbm), "l2": round(64 * sum(count(c) for c in L2_REQUESTS)),
              "l1": round(64 * count("TCP_TOTAL_CACHE_ACCESSES_sum"))}
     name = (row.get("Kernel_Name") or "").removesuffix(" (.kd)").removesuffix(" [clone .kd]").strip()
     return ProfiledKernel(name or f"dispatch {row.get(HEADER)}", seconds,

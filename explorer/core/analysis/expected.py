@@ -98,10 +98,6 @@ def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
 
 def op_class(o: op.Op) -> str:
     """The class (``OpClass``) an op's expected time is worked out by."""
-    return _op_class(o)
-
-
-def _op_class(o: op.Op) -> str:
     if o.unit == op.LINK:
         return OpClass.LINK
     if o.role in ATTENTION_ROLES:
@@ -114,7 +110,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     o, flops, moved = a.ops[i], float(a.flops[i]), float(a.bytes[i])
     matrix, vector = a.roofs.matrix.flops_per_s, a.roofs.vector.flops_per_s
     bandwidth = a.roofs.bandwidth_bytes_per_s
-    kind = _op_class(o)
+    kind = op_class(o)
     if kind == OpClass.LINK:
         return float(parallel.op_link_seconds(a.links[i], o, moved, a.params.phase == "train",
                                               achieved(e, a.links[i])))
@@ -138,7 +134,7 @@ def class_times(a: Analysis, times) -> dict[str, float]:
     ``a.time_s``, or expected work times), added up as the step is."""
     once = once_per_step(a.ops)
     factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
-    classes = np.array([_op_class(o) for o in a.ops])
+    classes = np.array([op_class(o) for o in a.ops])
     return {name: float(step_total(a.counts, np.where(classes == name, times, 0.0), once, factor))
             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
 

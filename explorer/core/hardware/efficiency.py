@@ -127,6 +127,7 @@ class Factor:
     value: float
     source: str  # the document (a URL) and where in it
     note: str  # what was measured and how the value follows from it
+    stand_in: bool = False  # the file left it out: another factor's value or a default stands in
 
 
 @dataclass(frozen=True)
@@ -194,9 +195,9 @@ def _stand_in(spec: FactorSpec, factors: dict[str, Factor]) -> Factor:
     """What an optional factor a file omits takes: another factor's value, or its default."""
     if spec.fallback:
         other = factors[spec.fallback]
-        return Factor(other.value, other.source, f"not in the file: {spec.fallback}'s value stands in")
+        return Factor(other.value, other.source, f"not in the file: {spec.fallback}'s value stands in", True)
     return Factor(float(spec.default or 0.0), "not in the file",
-                  f"not in the file: {spec.default:g} {spec.unit} stands in")
+                  f"not in the file: {spec.default:g} {spec.unit} stands in", True)
 
 
 def _read_efficiency(fields: Fields) -> Efficiency:
