@@ -93,8 +93,10 @@ def test_one_device_is_named_and_overlays_use_short_names(catalog, models):
     assert "on H100 SXM" in one.texts_of("title")[0].text
     four = build_chart(Document(catalog, models, Session(hardware=FOUR)), PAGES["slide 16:9"])
     roof_texts = [t.text for t in (*four.texts_of("roof"), *four.overflow)]
-    assert any(t.startswith("MI300X: ") for t in roof_texts)
     assert not any("mi300x" in t or "h100-sxm" in t for t in roof_texts)
+    two = build_chart(Document(catalog, models, Session(hardware=("a100-80gb-sxm", "h100-sxm"))),
+                      PAGES["slide 16:9"])
+    assert all(t.text.startswith(("H100 SXM: ", "A100 80GB: ")) for t in two.texts_of("roof"))
     # MI300X's fp32 vector and matrix roofs (both 163.4 TFLOP/s) are one line, one label.
     assert sum("163 TFLOP/s" in t for t in roof_texts) == 1
 
@@ -268,8 +270,14 @@ def test_communication_ops_sit_on_or_under_their_link_roof(catalog, models):
 def test_with_several_devices_the_link_roof_names_its_device(catalog, models):
     doc = Document(catalog, models, Session(hardware=("h100-sxm", "b200"), model="llama-3-70b",
                                             params=WorkloadParams(context=4096, tp=8)))
-    chart = build_chart(doc, Page.slide(1600, 900))
-    assert [t.text for t in chart.texts if t.kind == "link"] == ["H100 SXM: NVLink 4 450 GB/s per direction"]
+    for page in (Page.slide(1600, 900), Page.slide(3200, 1800)):
+        chart = build_chart(doc, page)
+        named = {t.text.startswith(("H100 SXM: ", "B200: ")) for t in chart.texts_of("roof")}
+        link = [t for t in chart.texts if t.kind == "link"]
+        # named as the roofs are (all or none); the tooltip always says whose link it is
+        words = "NVLink 4 450 GB/s per direction"
+        assert [t.text for t in link] == [f"H100 SXM: {words}" if named == {True} else words]
+        assert link[0].tooltip.startswith("NVIDIA H100 SXM5 80 GB: NVLink 4")
 
 
 def test_the_step_s_expected_time_is_drawn_below_its_bound_and_the_key_says_which(catalog, models):
@@ -410,3 +418,36 @@ def test_a_step_that_does_not_fit_says_so_under_the_chart(catalog, models):
     assert notes[1] == (f"Does not fit: weights {size(t.weight_bytes)} + KV cache {size(t.kv_cache_bytes)} "
                         f"+ activations {size(t.activation_bytes)} = {size(t.memory_required_bytes)}, of the "
                         f"{size(t.memory_budget_bytes)} L4 gives (90% of its usable memory)")
+
+
+@pytest.mark.parametrize("size", ["1024x768", "1366x768", "slide 16:9"])
+def test_one_picture_names_devices_on_every_roof_label_or_on_none(catalog, models, scenes, size):
+    """A roof label that has room only without its device's name takes the others' names
+    away too: within a picture the labels read alike (a scene's title names no device)."""
+    pictures = [(Document(catalog, models, Session(hardware=FOUR)), ChartOptions()),
+                (Document(catalog, models, scenes["compute-optimal-training"].session_at(1)),
+                 ChartOptions(title=scenes["compute-optimal-training"].title))]
+    for doc, options in pictures:
+        chart = build_chart(doc, PAGES[size], options)
+        names = tuple(f"{catalog[i].label}: " for i in doc.session.hardware)
+        labels = [t for t in chart.texts if t.kind in ("roof", "link")]
+        named = {t.text.startswith(names) for t in labels}
+        assert len(named) <= 1, [t.text for t in labels]
+        assert not problems(chart)
+
+
+def test_a_label_without_its_device_s_name_keeps_its_anchor():
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.layout import at
+    from explorer.chart.roofs import one_naming
+
+    base = Text("H100 SXM: bf16 matrix 989 TFLOP/s", (0.0, 0.0), 20.0, "#000", ElementKind.ROOF)
+    other = Text("fp32 vector 66.9 TFLOP/s", (0.0, 300.0), 20.0, "#000", ElementKind.ROOF)
+    for align in ("start", "end", "middle"):
+        placed = at(base, (500.0, 100.0), -30.0, align, "above", 4.0)
+        short = one_naming([placed, other], ("H100 SXM",))[0]
+        assert short.text == "bf16 matrix 989 TFLOP/s"
+        expected = at(replace(base, text=short.text), (500.0, 100.0), -30.0, align, "above", 4.0)
+        flat = [c for p in expected.corners for c in p]
+        assert [c for p in short.corners for c in p] == pytest.approx(flat)
+    assert one_naming([other], ("H100 SXM",)) == [other]

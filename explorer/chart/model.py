@@ -24,6 +24,7 @@ from explorer.chart.roofs import (
     line_label,
     link_roofs,
     merged,
+    one_naming,
     ridges,
     roof_lines,
     roof_text,
@@ -297,6 +298,7 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
                 *(line_label(chart, line, text) for line, text in ceilings)]
     placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
                                 if options.annotations else ([], [], ()))
+    placed = one_naming(placed, tuple(s.hardware.label for s in devices))
     key_parts, key_box = ([], [], []), None
     if entries:
         column = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)

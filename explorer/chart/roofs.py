@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
 from explorer.chart.layout import Request, Spots
+from explorer.chart.text import text_width
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.hardware.hardware import Hardware
@@ -255,3 +256,22 @@ def link_roofs(chart: Chart, a: Analysis, theme, multi: bool = False) -> list[tu
         line = Line(ends, dashed, ElementKind.LINK, tooltip=tooltip)
         out.append((line, Text(words, ends[0], chart.page.text, colour, ElementKind.LINK, tooltip=tooltip)))
     return out
+
+
+def one_naming(placed: list[Text], labels: tuple[str, ...]) -> list[Text]:
+    """``placed`` with its roof and link labels all carrying their device's name or none:
+    where one found room only without it, the others drop theirs too, each in place (a
+    shorter text at the same anchor covers part of the longer one's box, so nothing new
+    collides). ``labels``: the shown devices' names."""
+    names = tuple(f"{label}: " for label in labels)
+    kinds = (ElementKind.ROOF, ElementKind.LINK)
+    named = {t.text.startswith(names) for t in placed if t.kind in kinds}
+    if len(named) < 2:
+        return placed
+
+    def short(t: Text) -> Text:
+        words = t.text.split(": ", 1)[1]
+        width = text_width(words, t.size, t.bold)
+        return replace(t, text=words, dx=t.dx * width / t.width)  # dx is 0, −width or −width/2
+
+    return [short(t) if t.kind in kinds and t.text.startswith(names) else t for t in placed]

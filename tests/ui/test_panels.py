@@ -75,7 +75,8 @@ def test_hardware_panel_overlays_devices(window):
     panel.item("xeon-platinum-8480").setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert state.session.hardware == ("h100-sxm", "xeon-platinum-8480")
     labels = [t.text for t in window.chart.chart.texts_of("roof")]
-    assert any(text.startswith("Xeon 8480+: fp32 vector") for text in labels)
+    assert any("fp32 vector 7.17 TFLOP/s" in text for text in labels)  # the Xeon's roof is drawn
+    assert len({text.startswith(("H100 SXM: ", "Xeon 8480+: ")) for text in labels}) == 1  # named alike
     for ident in ("l4", "t4", "b200"):
         panel.item(ident).setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert len(state.session.hardware) == 4  # the fifth was refused ...
