@@ -15,9 +15,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 # The share of runs whose expected time falls within BAND today. The goal is 0.8
 # (a better model of matrix-product shapes and of mixture-of-experts kernels); this
 # floor keeps a change from making it worse unnoticed.
-# 24 of 34 with the all-reduces the engines run (26 of 34 when every all-reduce paid NCCL's
-# ring latency, which hid other overheads): the README says which runs miss and why.
-IN_BAND_AT_LEAST = 0.73
+# 27 of 34 with the all-reduces the engines run and MI300X's products at hipBLASLt's measured
+# share of bandwidth: the README says which runs miss and why.
+IN_BAND_AT_LEAST = 0.79
 
 
 @pytest.fixture(scope="module")
