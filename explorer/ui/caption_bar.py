@@ -31,11 +31,13 @@ class CaptionBar(QtWidgets.QFrame):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("caption-bar")
-        self.title = QtWidgets.QLabel()
+        self.title = QtWidgets.QLabel(wordWrap=True)  # a long scene title never widens the window
+        self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.caption = QtWidgets.QLabel(wordWrap=True)
         self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        self.caption.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
-                                   QtWidgets.QSizePolicy.Policy.Preferred)
+        for label in (self.title, self.caption):
+            label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
+                                QtWidgets.QSizePolicy.Policy.Preferred)
         self.counter = QtWidgets.QLabel()
         self.counter.setToolTip("Step of the scene")
         self.counter.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignTop)

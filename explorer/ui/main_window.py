@@ -119,6 +119,9 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         self.summary_label.setToolTip("The workload on the primary device (predicted)")
         self.backend_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)
         self.statusBar().addWidget(self.summary_label, 1)
+        # A message takes the summary's place (Qt hides it only when it was visible then: a
+        # message said before the window showed would be drawn over it)
+        self.statusBar().messageChanged.connect(lambda message: self.summary_label.setVisible(not message))
         self.statusBar().addPermanentWidget(self.backend_label)
 
     def _start_autosave(self) -> None:

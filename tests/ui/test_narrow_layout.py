@@ -27,3 +27,15 @@ def test_a_narrow_window_gives_the_chart_half_its_width(window, qtbot):
     qtbot.waitUntil(lambda: not window.narrow, timeout=2000)
     assert window.dockWidgetArea(window.docks["hardware"]) == AREA.LeftDockWidgetArea
     assert window.dockWidgetArea(window.docks["details"]) == AREA.LeftDockWidgetArea
+
+
+def test_a_scene_with_a_long_title_keeps_the_window_as_wide_as_the_screen_allows(window, qtbot):
+    """The caption strip's title wraps: a long one never widens the window past 1024 px."""
+    window.resize(1024, 768)
+    window.player.start("mixture-of-experts")
+    qtbot.wait(50)
+    assert window.caption_bar.isVisible()
+    assert window.minimumSizeHint().width() <= 1024
+    window.resize(1024, 768)
+    assert window.width() == 1024
+    assert window.caption_bar.title.text().startswith("Mixture of experts: why a 47 B model")

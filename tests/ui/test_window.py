@@ -148,3 +148,12 @@ def test_the_hardware_card_follows_the_chart(window):
     window.state.set_devices(("mi300x", "h100-sxm"))
     assert window.hardware_panel.tree.currentItem().text(0) == "AMD Instinct MI300X"
     assert "MI300X" in window.hardware_panel.card.toPlainText()
+
+
+def test_a_status_message_takes_the_summary_s_place_even_before_the_window_shows(window):
+    """Qt hides the status bar's summary under a message only if it was visible then: one
+    said while the window was being built (a scene's first step) was drawn over it."""
+    window.statusBar().showMessage("scene step 1/3", 6000)
+    assert window.summary_label.isHidden()
+    window.statusBar().clearMessage()
+    assert not window.summary_label.isHidden()
