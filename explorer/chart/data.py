@@ -13,7 +13,7 @@ from explorer.chart.elements import Chart, ElementKind, Line, Marker, Text
 
 # Markers that stand for a value on the axes (the rest are key swatches and decorations).
 POINT_KINDS = (ElementKind.OP, ElementKind.STEP, ElementKind.EXPECTED, ElementKind.MEASURED,
-               ElementKind.PROFILE, ElementKind.RIDGE)
+               ElementKind.PROFILE, ElementKind.RIDGE, ElementKind.COMPARED)
 ROOF_KINDS = (ElementKind.ROOF, ElementKind.ORIGINAL, ElementKind.MEASURED_ROOF, ElementKind.LINK)
 
 

@@ -13,8 +13,9 @@ GRAB_PX = 6.0  # how close the pointer must be to grab a line or a point
 
 
 MARKERS_HIT = (ElementKind.STEP, ElementKind.EXPECTED, ElementKind.OP, ElementKind.MEASURED,
-               ElementKind.PROFILE, ElementKind.RIDGE)
-TEXTS_HIT = (ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.LINK)
+               ElementKind.PROFILE, ElementKind.RIDGE, ElementKind.COMPARED)
+TEXTS_HIT = (ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.LINK,
+             ElementKind.COMPARED)
 ROOF_LINES = (ElementKind.ROOF, ElementKind.MEASURED_ROOF, ElementKind.LINK, ElementKind.ORIGINAL)
 
 

@@ -114,15 +114,21 @@ def unplotted_entries(shares: dict[str, float]) -> list[Entry]:
 
 
 def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme, expected: str | None = None,
-                     contended: bool = False, track: bool = False, selected: str = "") -> list[Entry]:
+                     contended: bool = False, track: bool = False, selected: str = "",
+                     compared: tuple[str, bool] | None = None) -> list[Entry]:
     """The workload's rows of the key; ``expected``: what the expected time uses ("published
-    efficiency"; None: the bound alone is shown); ``track``: the batch track is drawn;
+    efficiency"; None: the bound alone is shown); ``compared``: the row of a compared model
+    and whether its step is drawn; ``track``: the batch track is drawn;
     ``selected``: the op ringed as selected (a scene's caption discusses it)."""
     step = "whole step" if expected is None else "whole step, bound"
     out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star,
                  fill_opacity=palette.STAR_FILL_OPACITY)]
     if expected is not None:
         out.append(Entry(f"expected: {expected}", "marker", theme.foreground, "star"))
+    if compared is not None:
+        text, drawn = compared
+        out.append(Entry(text, "marker", theme.foreground, "hexagon", fill=theme.track, fill_opacity=0.8)
+                   if drawn else Entry(text, "more"))
     if track:
         out.append(Entry("the step as the batch changes", "line", theme.track, "", (1.5, 3.0)))
     if selected:

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from explorer.chart import palette
 from explorer.chart.calibrated_roofs import calibrated_ceilings
+from explorer.chart.compared_marks import compared_entry_text, compared_marks
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
@@ -107,6 +108,11 @@ def _ranges(shot: Snapshot, devices: list[Shown], measured) -> tuple[tuple[float
     for x, y in profile_points(shot.profiles):
         xs.append(x)
         ys.append(y)
+    if shot.compared is not None and shot.compared.analysis is not None:
+        t = shot.compared.analysis.totals
+        if t.flops > 0 and t.time_s > 0:
+            xs.append(t.intensity)
+            ys.append(t.flops / t.time_s)
     ridge = max(float(s.ceilings.ridges().max()) for s in devices)
     top = max(float(s.ceilings.compute_values.max()) for s in devices)
     low_x, high_x = min([*xs, 1.0]) / 3, max(max(xs, default=1.0) * 3, ridge * 10)
@@ -242,9 +248,12 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
             unplotted[str(o.role)] = unplotted.get(str(o.role), 0.0) + float(share)
     plotted = {o.name for o, f in zip(a.ops, a.flops, strict=True) if f > 0}
     selected = shot.session.selected_op if shot.session.selected_op in plotted else ""
+    text = compared_entry_text(shot)
+    compared = None if text is None else (text, shot.compared.analysis is not None)
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
                                       any(p.contended and not p.suspect for _, p in measured),
-                                      track=shot.sweep.batch.size > 1, selected=selected or "") \
+                                      track=shot.sweep.batch.size > 1, selected=selected or "",
+                                      compared=compared) \
         + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme)
 
 
@@ -285,16 +294,17 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
     track, points = workload_marks(chart, shot, theme)
+    compared, compared_requests = compared_marks(chart, shot, theme)
     ceilings = [*measured_ceilings(chart, shot, theme), *calibrated_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
     markers = [*ridge_marks, *measured_marks(chart, measured, theme),
-               *profile_marks(chart, shot.profiles, theme), *points]
+               *profile_marks(chart, shot.profiles, theme), *compared, *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track]
     # Roof labels first, the highest roofs first (they take the room above their line),
     # then the ridge's.
     by_height = sorted(labelled, key=lambda item: (item[0].ref.kind != COMPUTE,
                                                    min(y for _, y in item[0].points)))
-    requests = [*(request for _, request in by_height), *ridge_requests,
+    requests = [*(request for _, request in by_height), *ridge_requests, *compared_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]
     placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
                                 if options.annotations else ([], [], ()))
@@ -327,6 +337,8 @@ def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:
     text would take more than two rows of a key column ``width`` wide or be cut: a number
     must never be cut, and every unlabelled roof must find a row."""
     def entry(words: str) -> Entry:
+        if text.kind == ElementKind.COMPARED:
+            return Entry(words, "marker", text.colour, "hexagon", fill=theme.track, live=True)
         return Entry(words, "marker" if text.kind == ElementKind.RIDGE else "line", text.colour,
                      "diamond" if text.kind == ElementKind.RIDGE else "", fill=theme.background, live=True)
 

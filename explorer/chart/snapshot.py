@@ -1,7 +1,8 @@
 """What a chart shows, read from the document once: the session (workload, precisions,
 selection, whether measured roofs are drawn), each shown device with its what-ifs and its
 datasheet, the analysis and batch sweep on the primary device, the measurement files
-shown, the points of a run in progress, and the step's expected time.
+shown, the points of a run in progress, the step's expected time, and a compared model's
+whole step.
 
 Every function that describes the chart takes this one typed value, never the live
 document: a chart is a function of a snapshot, so what it draws cannot change half-way
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.compared import Compared
 from explorer.core.analysis.expected import Expected
 from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
@@ -32,6 +34,7 @@ class Source(Protocol):
     def device(self, ident: str) -> Hardware: ...
     def analysis(self) -> Analysis: ...
     def expected(self) -> Expected | None: ...
+    def compared(self) -> Compared | None: ...
     def sweep(self) -> BatchSweep: ...
     def results(self) -> list[tuple[str, Results]]: ...
 
@@ -54,6 +57,7 @@ class Snapshot:
     live_points: tuple[Point, ...]  # of a run in progress
     expected: Expected | None = None  # the step's expected time (None: the bound alone)
     profiles: tuple[Profile, ...] = ()  # profiles of real runs shown beside the prediction
+    compared: Compared | None = None  # another model's whole step, same workload and device
 
     @classmethod
     def of(cls, doc: Source) -> Snapshot:
@@ -61,4 +65,4 @@ class Snapshot:
         analysis = doc.analysis()
         return cls(session, tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
                    analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points), doc.expected(),
-                   tuple(doc.profiles))
+                   tuple(doc.profiles), doc.compared())

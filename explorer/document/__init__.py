@@ -165,7 +165,7 @@ class Document(Notifier, Measurements, Derived):
             if self._roof is not None and self._roof.device not in after.hardware:
                 self._roof = None
             self._emit(Topic.HARDWARE)
-        if before.model != after.model or before.params != after.params:
+        if before.model != after.model or before.params != after.params or before.compare != after.compare:
             self._emit(Topic.WORKLOAD)
         if before.precisions != after.precisions:
             self._emit(Topic.PRECISIONS)
@@ -225,6 +225,12 @@ class Document(Notifier, Measurements, Derived):
         else:
             name = self.models[ident].name  # raises UnknownIdError
         self._change(replace(self._session, model=ident, selected_op=None), f"Model {name}")
+
+    def set_compare(self, ident: str) -> None:
+        """Draw ``ident``'s whole step beside the workload's ("": none); an undoable step."""
+        name = self.models[ident].name if ident else ""  # raises UnknownIdError
+        self._change(replace(self._session, compare=ident),
+                     f"Compare with {name}" if name else "No comparison")
 
     def set_custom_layers(self, layers: tuple[Layer, ...]) -> None:
         """Replace the custom stack and use it (one step); raises WorkloadError if empty."""

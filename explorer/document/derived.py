@@ -10,6 +10,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.compared import Compared, compare
 from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.analysis.sweep import BatchSweep, batch_sweep
 from explorer.core.hardware.hardware import Hardware
@@ -64,6 +65,15 @@ class Derived:
         workload's ``efficiency`` asks (None: the bound alone, or no efficiency there)."""
         ident = ident or self._session.primary
         return self._memo(("expected", ident), lambda: expected_for(self.analysis(ident)))
+
+    def compared(self) -> Compared | None:
+        """The session's ``compare`` model costed with this workload on the primary device
+        (None: no model is compared)."""
+        ident = self._session.compare
+        if not ident:
+            return None
+        return self._memo(("compared", ident), lambda: compare(self.models, ident, self._session.params,
+                                                               self.primary))
 
     def efficiency_changed(self) -> None:
         """A calibration was written: expected times are worked out again."""

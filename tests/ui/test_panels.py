@@ -27,6 +27,23 @@ def test_workload_panel_writes_the_state(window):
     assert not panel.phase.isEnabled() and not panel.attention.isEnabled()  # a CNN has neither
 
 
+def test_compare_with_draws_another_model_s_step_and_undo_takes_it_away(window):
+    panel, state = window.workload_panel, window.state
+    panel.compare_box.setCurrentIndex(panel.compare_box.findData("llama-2-13b"))
+    assert state.session.compare == "llama-2-13b"
+    assert [m.name for m in window.chart.chart.markers if m.kind == "compared"] == ["Llama 2 13B"]
+    state.set_params(tp=8)  # Llama 3 8B's heads split over 8; Llama 2 13B's 40 do too
+    panel.compare_box.setCurrentIndex(panel.compare_box.findData("gpt2"))  # 12 heads: they do not
+    assert not [m for m in window.chart.chart.markers if m.kind == "compared"]
+    assert "GPT-2 (124M) is not drawn beside it: GPT-2 (124M) has 12 attention heads" in panel.notes.text()
+    state.undo()
+    assert panel.compare_box.currentData() == "llama-2-13b"
+    state.undo()
+    state.undo()
+    assert state.session.compare == "" and panel.compare_box.currentText() == "none"
+    assert not [m for m in window.chart.chart.markers if m.kind == "compared"]
+
+
 def test_workload_panel_follows_the_state(window):
     panel, state = window.workload_panel, window.state
     state.set_params(batch=32, context=4096)

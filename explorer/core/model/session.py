@@ -142,6 +142,7 @@ class Session:
     custom_layers: tuple[Layer, ...] = ()  # the stack used when model is "custom"
     model_config: str = ""  # a Hugging Face config.json (canonical JSON) when model is "config"
     profile: Profile | None = None  # a real run's kernels beside the prediction (as ``kept``)
+    compare: str = ""  # a preset model whose whole step is drawn beside this one ("": none)
 
     def __post_init__(self) -> None:
         if not self.hardware:
@@ -207,6 +208,8 @@ class Session:
             out["selected_op"] = self.selected_op
         if self.profile is not None:
             out["profile"] = profile_to_dict(self.profile)
+        if self.compare:
+            out["compare"] = self.compare
         return out
 
     def save(self, path: str | Path) -> None:
@@ -325,12 +328,16 @@ def read_session(top: Fields, hardware_ids=None, model_ids=None, version: int = 
     measured_roofs = top.flag("measured_roofs")
     selected = top.text("selected_op", required=False)
     profile = read_saved_profile(top.child(top.raw("profile"), "profile")) if top.has("profile") else None
+    compare = top.text("compare", required=False) or ""
+    if compare and model_ids is not None and compare not in model_ids:
+        raise top.error("compare", f"unknown model {compare!r}: a preset model's id (see: models list)")
     if selected is not None and len(selected) > MAX_OP_NAME:
         raise top.error("selected_op", f"expected an op's name (at most {MAX_OP_NAME} characters), "
                                        f"got {len(selected):,} characters")
     try:
         return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
-                       selected_op=selected, custom_layers=layers, model_config=config, profile=profile)
+                       selected_op=selected, custom_layers=layers, model_config=config, profile=profile,
+                       compare=compare)
     except ValueError as exc:
         raise top.error("results" if len(results) > MAX_RESULTS_FILES else "hardware", str(exc)) from None

@@ -106,8 +106,10 @@ class WorkloadPanel(QtWidgets.QWidget):
         model_row = QtWidgets.QHBoxLayout()
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(self.edit_layers)
+        self.compare_box = self._compare_box(state)
         form = self._form = QtWidgets.QFormLayout()
         form.addRow("Model", model_row)
+        form.addRow("Compare with", self.compare_box)
         self._build_parameter_rows(form)
         self.table_model = OpTableModel(self)
         self.proxy = QtCore.QSortFilterProxyModel(self)
@@ -143,6 +145,17 @@ class WorkloadPanel(QtWidgets.QWidget):
                                   self.refresh, self)
         state.sig_selection_changed.connect(lambda _selection: self._select_row(state.session.selected_op))
         self.refresh()
+
+    def _compare_box(self, state: AppState) -> QtWidgets.QComboBox:
+        box = QtWidgets.QComboBox()
+        box.setToolTip("Draw another model's whole step beside this one: the same workload on the "
+                       "same device (a hexagon on the chart), e.g. a mixture of experts beside the "
+                       "dense model it decodes like")
+        box.addItem("none", "")
+        for ident, spec in state.models.items():
+            box.addItem(spec.name, ident)
+        box.currentIndexChanged.connect(lambda _i: state.set_compare(box.currentData()))
+        return box
 
     def _build_parameter_rows(self, form: QtWidgets.QFormLayout) -> None:
         """One editor per row of the parameter table, in its order: a row of the form each,
@@ -204,11 +217,12 @@ class WorkloadPanel(QtWidgets.QWidget):
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
         p, model = self.state.params, self.state.model
-        widgets = [self.model_box, *self.editors.values()]
+        widgets = [self.model_box, self.compare_box, *self.editors.values()]
         for w in widgets:
             w.blockSignals(True)
         self._show_config_item()
         self.model_box.setCurrentIndex(self.model_box.findData(self.state.session.model))
+        self.compare_box.setCurrentIndex(max(0, self.compare_box.findData(self.state.session.compare)))
         for parameter in PARAMETERS:
             _show(parameter, self.editors[parameter.name], getattr(p, parameter.name))
         for w in widgets:
@@ -255,7 +269,10 @@ class WorkloadPanel(QtWidgets.QWidget):
             + (" and device" if t.devices > 1 else "") + f": {format_number(t.intensity)} FLOP/byte. "
             + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
         self.memory.set_totals(t)
-        self.notes.setText("<br>".join(escape(note) for note in analysis.notes))  # names are the user's
+        compared = self.state.compared()
+        why = [f"{compared.name} is not drawn beside it: {compared.why}"] if compared and compared.why else []
+        # names are the user's: escaped
+        self.notes.setText("<br>".join(escape(note) for note in (*analysis.notes, *why)))
 
     def _on_row_changed(self, current, _previous) -> None:
         if current.isValid():
