@@ -152,9 +152,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _decks(jobs, doc, base, profile, out, err)
     write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _, _ in jobs))
     try:
-        for session, path, title, subtitle, slots, _ in jobs:
+        for session, path, title, subtitle, slots, step in jobs:
             _show(doc, session, profile, err)
-            written = write(doc, path, replace(base, title=title, subtitle=subtitle), slots)
+            written = write(doc, path, _step_options(base, title, subtitle, step), slots)
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
@@ -174,7 +174,8 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     decks: dict[Path, list] = {}
     for session, path, title, subtitle, slots, step in jobs:
         _show(doc, session, profile, err)
-        picture = png_bytes(chart_image(slide_chart(doc, options, slots), options))
+        shown = _step_options(options, options.title, options.subtitle, step)
+        picture = png_bytes(chart_image(slide_chart(doc, shown, slots), shown))
         decks.setdefault(Path(path), []).append(
             (Slide(title or default_title(doc), subtitle or "", _notes(doc, step)), picture))
     try:
@@ -188,6 +189,13 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
     return 0
+
+
+def _step_options(base, title, subtitle, step):
+    """``base`` with a job's title and caption, and the scaling laws' budget when its scene
+    step shows them (``step``: (scene, index), or None)."""
+    budget = step[0].steps[step[1]].scaling_budget if step is not None else None
+    return replace(base, title=title, subtitle=subtitle, scaling_budget=budget)
 
 
 def _show(doc, session, profile, err: TextIO) -> None:

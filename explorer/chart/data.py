@@ -17,6 +17,10 @@ POINT_KINDS = (ElementKind.OP, ElementKind.STEP, ElementKind.EXPECTED, ElementKi
 ROOF_KINDS = (ElementKind.ROOF, ElementKind.ORIGINAL, ElementKind.MEASURED_ROOF, ElementKind.LINK)
 
 
+ROOFLINE_AXES = {"x_axis": "arithmetic intensity (FLOP/byte), log", "y_axis": "performance (FLOP/s), log"}
+SCALING_AXES = {"x_axis": "parameters N, log", "y_axis": "predicted loss, log"}
+
+
 def _value(chart: Chart, x: float, y: float) -> tuple[float, float]:
     """Page pixels back to (intensity FLOP/byte, performance FLOP/s)."""
     (x0, x1), (y0, y1) = (tuple(math.log10(v) for v in r) for r in (chart.x_range, chart.y_range))
@@ -49,6 +53,9 @@ def _marker(chart: Chart, m: Marker) -> dict:
     if m.kind in POINT_KINDS:
         intensity, performance = _value(chart, *m.center)
         out.update(intensity=intensity, flops_per_s=performance)
+    elif m.kind == ElementKind.CURVE:  # a scaling-law point: parameters and predicted loss
+        parameters, loss = _value(chart, *m.center)
+        out.update(parameters=parameters, loss=loss)
     return out
 
 
@@ -66,7 +73,7 @@ def chart_data(chart: Chart) -> dict:
         "plot_px": {"left": chart.plot.left, "top": chart.plot.top, "right": chart.plot.right,
                     "bottom": chart.plot.bottom},
         "x_range": list(chart.x_range), "y_range": list(chart.y_range),
-        "x_axis": "arithmetic intensity (FLOP/byte), log", "y_axis": "performance (FLOP/s), log",
+        **(SCALING_AXES if any(line.kind == ElementKind.CURVE for line in chart.lines) else ROOFLINE_AXES),
         "background": chart.background, "foreground": chart.foreground,
         "title": " ".join(titles["title"]), "caption": " ".join(titles["subtitle"]),
         "lines": [_line(chart, line) for line in chart.lines],

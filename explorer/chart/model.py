@@ -14,6 +14,8 @@ from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.compared_marks import compared_entry_text, compared_marks
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
+from explorer.chart.heading import heading
+from explorer.chart.heading import lines as wrapped
 from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
 from explorer.chart.key_below import KEY_BELOW_ASPECT, key_band, with_key_below
 from explorer.chart.layout import place
@@ -31,7 +33,7 @@ from explorer.chart.roofs import (
     roof_text,
 )
 from explorer.chart.snapshot import Snapshot, Source
-from explorer.chart.text import LINE_HEIGHT, text_width, wrap
+from explorer.chart.text import LINE_HEIGHT, text_width
 from explorer.core.analysis.report import step_words
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.analysis.terms import op_roofs
@@ -39,7 +41,6 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_si
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
-CAPTION_SCALE = 1.15  # a caption's text against the chart's (2.9 % of a slide's height)
 
 
 @dataclass(frozen=True)
@@ -156,18 +157,9 @@ def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: li
     """The title, subtitle and key column (or a ``band`` under the chart for the key), and
     the plot rectangle they leave."""
     pad = 0.6 * page.text
-    texts = []
-    y = pad
     width = page.width - 2 * pad
-    for line in _lines(options.title or default_title(shot), page.title, width, 2) if options.heading else ():
-        texts.append(Text(line, (page.width / 2, y), page.title, theme.foreground, ElementKind.TITLE,
-                          dx=-text_width(line, page.title) / 2))
-        y += LINE_HEIGHT * page.title
-    caption = CAPTION_SCALE * page.text
-    for line in _lines(options.subtitle or "", caption, width, 3) if options.heading else ():
-        texts.append(Text(line, (page.width / 2, y), caption, theme.foreground, ElementKind.SUBTITLE,
-                          dx=-text_width(line, caption) / 2))
-        y += LINE_HEIGHT * caption
+    texts, y = heading(options.title or default_title(shot), options.subtitle or "", page, theme.foreground) \
+        if options.heading else ([], pad)
     # The key takes at most 30 % of the width (longer entries are shortened with "…").
     key = min(key_width(entries, page.text), 0.3 * page.width) if entries else 0.0
     tick = text_width("100 G", page.text)
@@ -175,25 +167,13 @@ def _frame(shot: Snapshot, page: Page, options: ChartOptions, theme, entries: li
     right = max(pad, tick / 2 + 2)  # room for half the last tick's label ("100 k")
     bottom = page.height - pad - 2.7 * page.text - band
     note = memory_note(shot.analysis)
-    lines = _lines(note, page.text, width, 2) if note is not None else []
+    lines = wrapped(note, page.text, width, 2) if note is not None else []
     bottom -= len(lines) * LINE_HEIGHT * page.text  # the note goes under the axis title
     for i, line in enumerate(lines):
         texts.append(Text(line, (page.width / 2, bottom + (2.8 + i * LINE_HEIGHT) * page.text), page.text,
                           theme.foreground, ElementKind.NOTE, dx=-text_width(line, page.text) / 2))
     plot = Rect(pad + axis + tick + pad, y + pad, page.width - right - (key + pad if key else 0.0), bottom)
     return plot, texts
-
-
-def _lines(text: str, size: float, width: float, most: int) -> list[str]:
-    """``text`` wrapped to ``width``, at most ``most`` lines, the last ending in "…" when
-    some was left out."""
-    lines = wrap(text, size, width)
-    if len(lines) <= most:
-        return lines
-    last = " ".join(lines[most - 1:])
-    while len(last) > 1 and text_width(last + "…", size) > width:
-        last = last[:-1].rstrip()
-    return [*lines[:most - 1], last + "…"]
 
 
 @lru_cache(maxsize=16)  # the same for every frame of a drag: the ranges stay put

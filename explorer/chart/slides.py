@@ -11,6 +11,7 @@ from explorer import defaults
 from explorer.chart.data import chart_csv, chart_data
 from explorer.chart.elements import Chart, Page
 from explorer.chart.model import ChartOptions, build_chart
+from explorer.chart.scaling_chart import scaling_chart
 from explorer.chart.snapshot import Source
 from explorer.chart.svg import chart_svg
 
@@ -36,6 +37,7 @@ class ExportOptions:
     theme: str = "light"
     dpi: int | None = None  # PNG only: instead of width_px, a full slide at this resolution
     heading: bool = True  # the title and subtitle drawn (a deck's slide holds them as text)
+    scaling_budget: float | None = None  # draw the scaling laws of this budget, not the roofline
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
@@ -71,6 +73,10 @@ def format_of(path: str | Path) -> str:
 
 
 def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
+    if options.scaling_budget is not None:  # a scene step that shows the scaling laws
+        return scaling_chart(doc.model, options.scaling_budget, options.page, options.theme,
+                             options.title or "Scaling laws", options.subtitle or "", options.legend,
+                             options.heading)
     return build_chart(doc, options.page, options.chart_options(slots))
 
 

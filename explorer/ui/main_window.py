@@ -261,6 +261,11 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         topic = player.topic()
         if topic:
             self.explain_panel.show_topic(topic)
+        budget = player.scaling_budget()
+        if budget is not None:  # the step's point is the scaling laws: their panel comes to the front
+            self.docks["scaling"].show()
+            self.docks["scaling"].raise_()
+            self.scaling_panel.panel.show_budget(budget)
 
     def open_design_lab(self) -> None:
         """The design lab in its own window (one at a time; the session is not touched)."""

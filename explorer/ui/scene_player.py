@@ -121,6 +121,10 @@ class ScenePlayer(QtCore.QObject):
     def topic(self) -> str | None:
         return self.scene.topic_at(self.step) if self.scene else None
 
+    def scaling_budget(self) -> float | None:
+        """The training budget whose scaling laws the step shows (None: it shows none)."""
+        return self.scene.steps[self.step].scaling_budget if self.scene else None
+
 
 def _shown(session: Session) -> Session:
     """What a scene's caption describes of ``session``: not the user's measurements, custom

@@ -1,6 +1,7 @@
 """Scenes in the window: stepping, the caption, leaving; presentation mode and its keys;
 themes."""
 
+import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
@@ -120,3 +121,16 @@ def test_the_explain_panel_follows_the_selected_op(window):
     assert html.startswith("Selected: down_proj") and "memory-bound" in html
     window.state.select_op(None)
     assert not window.explain_panel.text.toPlainText().startswith("Selected")
+
+
+def test_a_step_that_shows_the_scaling_laws_brings_their_panel_forward_at_its_budget(window, qtbot):
+    window.resize(1366, 768)
+    window.show()
+    window.player.start("compute-optimal-training")
+    assert window.player.scaling_budget() is None
+    window.player.next()
+    assert window.player.scaling_budget() == 5.76e23
+    panel = window.scaling_panel.panel
+    qtbot.waitUntil(lambda: window.docks["scaling"].isVisible() and panel.isVisible(), timeout=2000)
+    assert panel.budget_flops() == pytest.approx(5.76e23)
+    assert "72.2 B" in panel.text.toPlainText()  # Besiroglu et al.'s optimum, as the caption says

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 FLOPS_PER_PARAMETER_TOKEN = 6  # training: 2 forward + 4 backward (Kaplan et al. 2020)
 TOKENS_PER_PARAMETER = 20  # the rule of thumb read off Hoffmann et al.'s results (approximate)
+BUDGET_RANGE = (1e18, 1e28)  # the training budgets (FLOPs) the app draws the fits for
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ in (``placeholders`` lists every field); each filled number is a claim that
 
 Steps apply cumulatively: the state at step k is the start with steps 1..k applied. A
 step may change the devices, the workload parameters, what-ifs, the roofs drawn, the
-selected op, and the "why" topic shown beside the chart::
+selected op, and the "why" topic shown beside the chart; ``scaling_laws: 5.76e23`` makes
+the step's slide the scaling laws of that training budget instead of the roofline::
 
     schema: 1
     scenes:
@@ -37,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
+from explorer.core.analysis.scaling_laws import BUDGET_RANGE
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
@@ -107,6 +109,7 @@ class Step:
     topic: str | None = None
     in_flight_bytes: float | None = None  # Little's-law cap on the primary device's memory
     check: Check = Check()
+    scaling_budget: float | None = None  # the step shows the scaling laws of this budget (FLOPs)
 
     def apply(self, session: Session) -> Session:
         changes: dict = {}
@@ -220,10 +223,14 @@ class SceneReader:
             raise f.error("topic", f"unknown topic {topic!r} (known: {', '.join(sorted(self.topic_ids))})")
         caption = f.text("caption")
         check = self._check(f.child(f.mapping("check"), "check")) if f.has("check") else Check()
+        budget = f.number("scaling_laws", required=False)
+        if budget is not None and not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]:
+            raise f.error("scaling_laws", f"a training budget in FLOPs from {BUDGET_RANGE[0]:.0e} to "
+                                          f"{BUDGET_RANGE[1]:.0e}, such as 5.76e23; got {budget:g}")
         return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
                     what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
                     topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False),
-                    check=check)
+                    check=check, scaling_budget=budget)
 
     @staticmethod
     def _check(f: Fields) -> Check:

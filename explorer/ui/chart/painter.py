@@ -119,7 +119,7 @@ def layer_of(chart: Chart, layer: str) -> Chart:
 
 DATA = (ElementKind.ORIGINAL, ElementKind.TRACK, ElementKind.MEASURED_ROOF, ElementKind.LINK,
         ElementKind.ROOF, ElementKind.RIDGE, ElementKind.MEASURED, ElementKind.OP, ElementKind.SELECTION,
-        ElementKind.STEP, ElementKind.EXPECTED, ElementKind.PROFILE, ElementKind.COMPARED)
+        ElementKind.STEP, ElementKind.EXPECTED, ElementKind.PROFILE, ElementKind.COMPARED, ElementKind.CURVE)
 
 
 def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: bool = False,

@@ -13,6 +13,7 @@ from PySide6 import QtCore, QtWidgets
 from explorer.chart.palette import OKABE_ITO
 from explorer.core.analysis.scaling_laws import (
     BESIROGLU,
+    BUDGET_RANGE,
     FLOPS_PER_PARAMETER_TOKEN,
     HOFFMANN,
     Placement,
@@ -30,7 +31,6 @@ from explorer.ui.follow import Follower
 
 FITS = ((HOFFMANN, OKABE_ITO["blue"]), (BESIROGLU, OKABE_ITO["vermillion"]))
 DEFAULT_BUDGET = 5.76e23  # Gopher's and Chinchilla's (Hoffmann et al. 2022)
-BUDGET_RANGE = (1e18, 1e28)
 NEIGHBOURS = (0.1, 10.0)  # budgets drawn faintly beside the chosen one: its isoFLOP curve's neighbours
 
 
@@ -115,6 +115,11 @@ class ScalingPanel(QtWidgets.QWidget):
             self.devices.blockSignals(True)
             self.devices.setValue(split.devices)
             self.devices.blockSignals(False)
+        self.refresh()
+
+    def show_budget(self, budget: float) -> None:
+        """Draw the fits for ``budget`` FLOPs (a scene's step names one)."""
+        self.budget.setText(f"{budget:.3g}")
         self.refresh()
 
     def budget_flops(self) -> float | None:
