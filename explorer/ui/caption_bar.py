@@ -67,7 +67,7 @@ class CaptionBar(QtWidgets.QFrame):
         layout.setContentsMargins(12, 6, 8, 8)
         layout.addLayout(text, 1)
         layout.addLayout(side)
-        self._scale = 1.0
+        self._scale, self._share, self._fitting = 1.0, None, False
         self.set_scale(1.0)
         self.hide()
 
@@ -79,9 +79,41 @@ class CaptionBar(QtWidgets.QFrame):
         self.buttons[0].setEnabled(step > 0)
         self.buttons[1].setEnabled(step + 1 < total)
         self.setVisible(bool(caption))
+        if self._share is not None:
+            self._fit()
 
-    def set_scale(self, factor: float) -> None:
-        self._scale = factor
+    def set_scale(self, factor: float, height_share: float | None = None) -> None:
+        """Text ``factor`` times the window's; with ``height_share`` (presenting), smaller
+        where the strip would take more than that share of the window's height, down to the
+        window's own size."""
+        self._scale, self._share = factor, height_share
+        self._fit()
+
+    def refit(self) -> None:
+        """Fit the text to the window again (its size changed while presenting)."""
+        if self._share is not None:
+            self._fit()
+
+    def _fit(self) -> None:
+        if self._fitting:
+            return
+        self._fitting = True
+        try:
+            factor = self._scale
+            self._fonts(factor)
+            limit = None if self._share is None else self._share * self.window().height()
+            width = self.window().width()  # presenting, the strip spans the window
+            while limit is not None and factor > 1.0 and self._height_for(width) > limit:
+                factor = max(1.0, factor * 0.92)
+                self._fonts(factor)
+        finally:
+            self._fitting = False
+
+    def _height_for(self, width: int) -> int:
+        layout = self.layout()
+        return layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else self.sizeHint().height()
+
+    def _fonts(self, factor: float) -> None:
         for label, points, bold in ((self.title, CAPTION_POINTS, True), (self.caption, CAPTION_POINTS, False),
                                     (self.counter, COUNTER_POINTS, False)):
             font = QtGui.QFont(label.font())

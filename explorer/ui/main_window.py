@@ -331,11 +331,13 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
                              [max(200, round(0.2 * width)), max(290, round(0.27 * width))],
                              QtCore.Qt.Orientation.Horizontal)
         self.fit_docks_to_width()
+        self.caption_bar.refit()
 
     def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
         super().resizeEvent(event)
         if self.isVisible():
             self.fit_docks_to_width()
+        self.caption_bar.refit()  # presenting: the caption keeps to its share of the height
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         if not self.state.undo_stack.isClean() and self.session_path is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 SCALE = 1.6  # text, lines and points: 10 pt labels become 16 pt on a 1920 × 1080 projector
+CAPTION_SHARE = 0.2  # the caption strip takes at most a fifth of the screen (its text shrinks first)
 NEXT_KEYS = ("Right", "PgDown", "Space", "Down")
 PREVIOUS_KEYS = ("Left", "PgUp", "Up", "Backspace")
 
@@ -58,7 +59,7 @@ class Presentation(QtCore.QObject):
         w.menuBar().hide()
         w.statusBar().hide()
         self.chart.set_scale(SCALE)
-        self.caption_bar.set_scale(SCALE)
+        self.caption_bar.set_scale(SCALE, CAPTION_SHARE)
         self.active = True
         for shortcut in self._shortcuts:
             shortcut.setEnabled(True)

@@ -134,3 +134,20 @@ def test_a_step_that_shows_the_scaling_laws_brings_their_panel_forward_at_its_bu
     qtbot.waitUntil(lambda: window.docks["scaling"].isVisible() and panel.isVisible(), timeout=2000)
     assert panel.budget_flops() == pytest.approx(5.76e23)
     assert "72.2 B" in panel.text.toPlainText()  # Besiroglu et al.'s optimum, as the caption says
+
+
+def test_presenting_at_1024x768_keeps_the_caption_under_a_fifth_of_the_height(window, qtbot):
+    """The longest title and a five-line caption: the strip's text shrinks (never below the
+    window's own size) until the strip takes at most a fifth of the screen."""
+    window.resize(1024, 768)
+    window.player.start("mixture-of-experts")
+    window.presentation.enter(full_screen=False)
+    window.resize(1024, 768)
+    qtbot.wait(20)
+    bar = window.caption_bar
+    assert bar.isVisible() and bar.caption.text().startswith("Mixtral 8×7B keeps all")
+    assert bar.height() <= 0.2 * window.height() + 1, (bar.height(), window.height())
+    assert bar.caption.font().pointSizeF() >= 13  # still at least the window's own size
+    window.presentation.leave()
+    qtbot.wait(10)
+    assert bar.caption.font().pointSizeF() == 13
