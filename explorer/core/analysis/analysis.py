@@ -306,6 +306,8 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
     if isinstance(model, TransformerSpec) and model.file_dtype and model.file_dtype != stored:
         notes.append(f"{model.name}'s config.json stores its weights in {model.file_dtype}; analysed with "
                      f"{stored} weights (--dtype or --weight-dtype to change)")
+    if isinstance(model, TransformerSpec) and model.unmodelled:
+        notes.append(f"{model.name}: {model.unmodelled}")
     windowed = isinstance(model, TransformerSpec) and model.window_layers and model.sliding_window > 0
     if windowed and params.kv_tokens > model.sliding_window:
         count, layers = len(model.window_layers), model.layers

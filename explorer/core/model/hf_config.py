@@ -12,6 +12,9 @@ decoder block (``TransformerSpec``):
   ``GemmaForCausalLM`` / ``Gemma2ForCausalLM`` (``head_dim`` ≠ hidden / heads, tied
   embeddings; Gemma 2 normalises before and after attention and MLP and alternates a
   4,096-token window with global attention, the even layers windowed),
+  ``Gemma3ForCausalLM`` (Gemma 2's four norms plus query and key norms; five windowed
+  layers to one global) and ``Gemma3ForConditionalGeneration`` (its ``text_config`` read
+  as the decoder; the vision encoder is named as not costed),
   ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
   ``PhimoeForCausalLM`` (Phi-3.5-MoE: Mixtral's shape with LayerNorm and attention biases),
@@ -39,55 +42,24 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from explorer.core.files.datafile import DataFileError, brief, read_text
+from explorer.core.model.hf_families import (
+    DEEPSEEK,
+    FAMILIES,
+    MODEL_TYPES,
+    NESTED,
+    QK_NORM,
+    QWEN,
+    TRANSFORMERS_DEFAULTS,
+)
 from explorer.core.model.models import TransformerSpec
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
 SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 
-FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
-            "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM",
-            "Gemma2ForCausalLM", "Phi3ForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM",
-            "GPT2LMHeadModel", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
-DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
-QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
-# transformers' model_type of each family: a config whose ``architectures`` names a class of
-# the family the app does not list (``Gemma2Model``) is read by its model_type, as
-# transformers' AutoConfig reads it.
-MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
-               "qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3": "Qwen3ForCausalLM",
-               "qwen3_moe": "Qwen3MoeForCausalLM", "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM",
-               "phi3": "Phi3ForCausalLM", "phimoe": "PhimoeForCausalLM", "olmoe": "OlmoeForCausalLM",
-               "gpt2": "GPT2LMHeadModel", "deepseek_v2": "DeepseekV2ForCausalLM",
-               "deepseek_v3": "DeepseekV3ForCausalLM"}
-# The defaults of transformers' configuration classes, which fill any field a config.json
-# leaves out (transformers at 008e5743: LlamaConfig, Qwen2Config, Qwen3Config, Gemma2Config;
-# MistralConfig at 001f85b3). Families not listed take no defaults: a missing field is refused.
-TRANSFORMERS_DEFAULTS = {
-    "LlamaForCausalLM": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
-                         "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
-                         "max_position_embeddings": 2048, "tie_word_embeddings": False},
-    "MistralForCausalLM": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
-                           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-                           "hidden_act": "silu", "max_position_embeddings": 4096 * 32,
-                           "tie_word_embeddings": False},
-    "Qwen2ForCausalLM": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-                         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-                         "hidden_act": "silu", "max_position_embeddings": 32768, "tie_word_embeddings": False,
-                         "max_window_layers": 28},
-    "Qwen3ForCausalLM": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016,
-                         "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
-                         "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 32768,
-                         "tie_word_embeddings": False, "max_window_layers": 28},
-    "Gemma2ForCausalLM": {"vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216,
-                          "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
-                          "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
-                          "max_position_embeddings": 8192, "tie_word_embeddings": True,
-                          "sliding_window": 4096},
-}
-TRANSFORMERS_SOURCE = "https://github.com/huggingface/transformers/tree/008e574391258935f3ecc3035c882e73bbcac419"
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
                "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
 LIMIT = 1 << 24  # any one dimension; far beyond real models (checked before any product)
@@ -173,10 +145,25 @@ def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = 
 
 def spec_from_config(config: dict, origin: str) -> TransformerSpec:
     family = _family(config, origin)
+    unmodelled = ""
+    if family in NESTED:  # a multimodal model: its text decoder, named and stored as the file says
+        family, unmodelled = NESTED[family]
+        config = _text_config(config, origin, family)
     r = _Reader(config, origin, TRANSFORMERS_DEFAULTS.get(family))
     spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
     _check(r, spec)
-    return spec
+    return replace(spec, unmodelled=unmodelled) if unmodelled else spec
+
+
+def _text_config(config: dict, origin: str, family: str) -> dict:
+    """A multimodal config's ``text_config`` (transformers' defaults when it has none) read
+    as ``family``, with the file's name and stored precision."""
+    text = config.get("text_config") or {}
+    if not isinstance(text, dict):
+        raise DataFileError(origin, f"must be an object (the text model's configuration), got {brief(text)}",
+                            field="text_config")
+    outer = {k: config[k] for k in ("_name_or_path", "torch_dtype", "dtype") if k in config}
+    return {**outer, **text, "architectures": [family]}
 
 
 def _family(config: dict, origin: str) -> str:
@@ -258,6 +245,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     elif family == "Gemma2ForCausalLM":
         window = r.integer("sliding_window", default=4096)
         window_layers = tuple(range(0, layers, 2))  # even layers local, odd global (HF Gemma2)
+    elif family == "Gemma3ForCausalLM":
+        window, window_layers = r.integer("sliding_window"), _gemma3_local(r, layers)
     elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
         # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
         window = r.integer("sliding_window")
@@ -279,13 +268,28 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
         or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM")
             and r.flag("attention_bias", default=family == "PhimoeForCausalLM")),
-        qk_norm=family in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "OlmoeForCausalLM"),
-        norms_per_layer=4 if family == "Gemma2ForCausalLM" else 2,
+        qk_norm=family in QK_NORM,
+        norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM") else 2,
         sliding_window=window,
         window_layers=window_layers,
         **_experts(r, family),
     )
     return TransformerSpec(**_common(r, family), **fields)
+
+
+def _gemma3_local(r: _Reader, layers: int) -> tuple[int, ...]:
+    """Gemma 3's windowed layers: those its ``layer_types`` calls "sliding_attention", else
+    all but every ``sliding_window_pattern``-th (five local to one global: HF Gemma3's
+    ``is_sliding = (layer_idx + 1) % pattern``)."""
+    types = r.config.get("layer_types")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != layers or \
+                not all(t in ("sliding_attention", "full_attention") for t in types):
+            raise r.error("layer_types", f"must list \"sliding_attention\" or \"full_attention\" for each of "
+                                         f"the {layers} layers")
+        return tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+    pattern = r.integer("sliding_window_pattern")
+    return tuple(i for i in range(layers) if (i + 1) % pattern)
 
 
 def _experts(r: _Reader, family: str) -> dict:

@@ -60,6 +60,7 @@ class TransformerSpec:
     v_head_dim: int = 0
     config: str = ""  # the Hugging Face config.json this spec was read from (canonical JSON)
     file_dtype: str = ""  # the precision that file stores weights in (torch_dtype); "" if it names none
+    unmodelled: str = ""  # what the file describes that the analysis leaves out (a vision encoder)
 
     item_unit = "tokens"
 
