@@ -15,6 +15,8 @@ decoder block (``TransformerSpec``):
   ``Gemma3ForCausalLM`` (Gemma 2's four norms plus query and key norms; five windowed
   layers to one global) and ``Gemma3ForConditionalGeneration`` (its ``text_config`` read
   as the decoder; the vision encoder is named as not costed),
+  ``GlmForCausalLM`` (GLM-4-9B: biases on Q, K and V) and ``Glm4ForCausalLM`` (GLM-4-0414:
+  the same with a norm after attention and after the MLP too),
   ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
   ``PhimoeForCausalLM`` (Phi-3.5-MoE: Mixtral's shape with LayerNorm and attention biases),
@@ -49,6 +51,7 @@ from explorer.core.files.datafile import DataFileError, brief, read_text
 from explorer.core.model.hf_families import (
     DEEPSEEK,
     FAMILIES,
+    GLM,
     MODEL_TYPES,
     NESTED,
     QK_NORM,
@@ -266,10 +269,10 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
         qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
-        or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM")
-            and r.flag("attention_bias", default=family == "PhimoeForCausalLM")),
+        or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM", *GLM)
+            and r.flag("attention_bias", default=family in ("PhimoeForCausalLM", *GLM))),
         qk_norm=family in QK_NORM,
-        norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM") else 2,
+        norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Glm4ForCausalLM") else 2,
         sliding_window=window,
         window_layers=window_layers,
         **_experts(r, family),
