@@ -17,6 +17,9 @@ decoder block (``TransformerSpec``):
   as the decoder; the vision encoder is named as not costed),
   ``GlmForCausalLM`` (GLM-4-9B: biases on Q, K and V) and ``Glm4ForCausalLM`` (GLM-4-0414:
   the same with a norm after attention and after the MLP too),
+  ``Llama4ForCausalLM`` / ``Llama4ForConditionalGeneration`` (Llama 4 Scout and Maverick:
+  MoE layers every ``interleave_moe_layer_step`` layers with a shared expert, dense ones
+  between; chunked attention on three layers in four, costed as a window of a chunk),
   ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
   ``PhimoeForCausalLM`` (Phi-3.5-MoE: Mixtral's shape with LayerNorm and attention biases),
@@ -155,6 +158,11 @@ def spec_from_config(config: dict, origin: str) -> TransformerSpec:
     r = _Reader(config, origin, TRANSFORMERS_DEFAULTS.get(family))
     spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
     _check(r, spec)
+    if family == "Llama4ForCausalLM" and spec.window_layers:
+        chunked = (f"its chunked attention ({spec.sliding_window:,}-token chunks on "
+                   f"{len(spec.window_layers)} of {spec.layers} layers) is costed as a window of a whole "
+                   "chunk, the most a token attends to")
+        unmodelled = "; ".join(filter(None, (unmodelled, chunked)))
     return replace(spec, unmodelled=unmodelled) if unmodelled else spec
 
 
@@ -240,7 +248,7 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
     moe = family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM", "Qwen2MoeForCausalLM",
-                     "Qwen3MoeForCausalLM", *DEEPSEEK)
+                     "Qwen3MoeForCausalLM", "Llama4ForCausalLM", *DEEPSEEK)
     window = 0
     window_layers: tuple[int, ...] = ()
     if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
@@ -249,7 +257,10 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         window = r.integer("sliding_window", default=4096)
         window_layers = tuple(range(0, layers, 2))  # even layers local, odd global (HF Gemma2)
     elif family == "Gemma3ForCausalLM":
-        window, window_layers = r.integer("sliding_window"), _gemma3_local(r, layers)
+        window, window_layers = r.integer("sliding_window"), _local_layers(r, layers, "sliding_attention")
+    elif family == "Llama4ForCausalLM" and r.has("attention_chunk_size"):
+        window = r.integer("attention_chunk_size")
+        window_layers = _local_layers(r, layers, "chunked_attention")
     elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
         # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
         window = r.integer("sliding_window")
@@ -257,7 +268,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         window_layers = tuple(range(min(first, layers), layers))
     fields = dict(
         d_model=d, layers=layers, heads=heads, kv_heads=kv_heads,
-        mlp_width=r.integer("intermediate_size", default=0 if moe else None, minimum=0),
+        mlp_width=r.integer("intermediate_size_mlp" if family == "Llama4ForCausalLM" else "intermediate_size",
+                            default=0 if moe else None, minimum=0),
         gated_mlp=True,
         activation=r.activation("hidden_activation", "hidden_act") if gemma else r.activation("hidden_act"),
         norm="layernorm" if family == "PhimoeForCausalLM" else "rmsnorm",
@@ -280,17 +292,27 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     return TransformerSpec(**_common(r, family), **fields)
 
 
-def _gemma3_local(r: _Reader, layers: int) -> tuple[int, ...]:
-    """Gemma 3's windowed layers: those its ``layer_types`` calls "sliding_attention", else
-    all but every ``sliding_window_pattern``-th (five local to one global: HF Gemma3's
-    ``is_sliding = (layer_idx + 1) % pattern``)."""
+def _local_layers(r: _Reader, layers: int, local: str) -> tuple[int, ...]:
+    """The layers that attend within a window: those the file's ``layer_types`` calls
+    ``local``, else by the family's rule. Gemma 3: all but every ``sliding_window_pattern``-th
+    (HF Gemma3's ``is_sliding = (layer_idx + 1) % pattern``); Llama 4: its RoPE layers
+    (``no_rope_layers`` 1), by default all but every ``no_rope_layer_interval``-th."""
     types = r.config.get("layer_types")
     if types is not None:
         if not isinstance(types, list) or len(types) != layers or \
-                not all(t in ("sliding_attention", "full_attention") for t in types):
-            raise r.error("layer_types", f"must list \"sliding_attention\" or \"full_attention\" for each of "
-                                         f"the {layers} layers")
-        return tuple(i for i, t in enumerate(types) if t == "sliding_attention")
+                not all(t in (local, "full_attention") for t in types):
+            raise r.error("layer_types", f"must list \"{local}\" or \"full_attention\" for each of the "
+                                         f"{layers} layers")
+        return tuple(i for i, t in enumerate(types) if t == local)
+    if local == "chunked_attention":
+        rope = r.config.get("no_rope_layers")
+        if rope:
+            if not isinstance(rope, list) or len(rope) < layers or not all(v in (0, 1) for v in rope):
+                raise r.error("no_rope_layers", f"must hold 1 (RoPE, chunked) or 0 for each of the "
+                                                f"{layers} layers")
+            return tuple(i for i in range(layers) if rope[i])
+        interval = r.integer("no_rope_layer_interval")
+        return tuple(i for i in range(layers) if (i + 1) % interval)
     pattern = r.integer("sliding_window_pattern")
     return tuple(i for i in range(layers) if (i + 1) % pattern)
 
@@ -317,6 +339,8 @@ def _experts(r: _Reader, family: str) -> dict:
         return {"experts": r.integer("num_experts" if family == "OlmoeForCausalLM" else "num_local_experts"),
                 "experts_per_token": r.integer("num_experts_per_tok"),
                 "expert_width": r.integer("intermediate_size")}
+    if family == "Llama4ForCausalLM":  # one shared expert as wide as the routed ones
+        return _llama4_experts(r)
     if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
         every = r.integer("decoder_sparse_step", default=1)
         if every != 1 or r.config.get("mlp_only_layers"):
@@ -328,6 +352,20 @@ def _experts(r: _Reader, family: str) -> dict:
                 "expert_width": r.integer("moe_intermediate_size"), "shared_width": shared,
                 "shared_gate": shared > 0}
     return {}
+
+
+def _llama4_experts(r: _Reader) -> dict:
+    """Llama 4's MoE layers: every ``interleave_moe_layer_step``-th layer (Scout: each,
+    Maverick: every other), routed experts and a shared one, each ``intermediate_size`` wide."""
+    step = r.integer("interleave_moe_layer_step")
+    layers = r.integer("num_hidden_layers")
+    listed = r.config.get("moe_layers")
+    if listed is not None and listed != list(range(step - 1, layers, step)):
+        raise r.error("moe_layers", f"only every {step}th layer as the MoE layers is read "
+                                    "(interleave_moe_layer_step)")
+    width = r.integer("intermediate_size")
+    return {"experts": r.integer("num_local_experts"), "experts_per_token": r.integer("num_experts_per_tok"),
+            "expert_width": width, "shared_width": width, "moe_step": step}
 
 
 def _gpt2(r: _Reader) -> TransformerSpec:

@@ -6,12 +6,15 @@ FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwe
             "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "GemmaForCausalLM",
             "Gemma2ForCausalLM", "Phi3ForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM",
             "GPT2LMHeadModel", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Gemma3ForCausalLM",
-            "Gemma3ForConditionalGeneration", "GlmForCausalLM", "Glm4ForCausalLM")
+            "Gemma3ForConditionalGeneration", "GlmForCausalLM", "Glm4ForCausalLM", "Llama4ForCausalLM",
+            "Llama4ForConditionalGeneration")
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")  # biases on Q, K and V by default; GLM-4-0414: four norms
 # A multimodal model's text decoder, nested in its config: the family it is read as, and what
 # is left out (transformers' Gemma3Config: its text_config is a Gemma3TextConfig).
 NESTED = {"Gemma3ForConditionalGeneration": ("Gemma3ForCausalLM", "its SigLIP vision encoder (about 0.4 B "
-                                             "parameters) is not costed: the analysis is the text decoder's")}
+                                             "parameters) is not costed: the analysis is the text decoder's"),
+          "Llama4ForConditionalGeneration": ("Llama4ForCausalLM", "its vision encoder is not costed: the "
+                                             "analysis is the text decoder's")}
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "OlmoeForCausalLM", "Gemma3ForCausalLM")
 QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
@@ -24,7 +27,8 @@ MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mi
                "phi3": "Phi3ForCausalLM", "phimoe": "PhimoeForCausalLM", "olmoe": "OlmoeForCausalLM",
                "gpt2": "GPT2LMHeadModel", "deepseek_v2": "DeepseekV2ForCausalLM",
                "deepseek_v3": "DeepseekV3ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
-               "gemma3": "Gemma3ForConditionalGeneration", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM"}
+               "gemma3": "Gemma3ForConditionalGeneration", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
+               "llama4_text": "Llama4ForCausalLM", "llama4": "Llama4ForConditionalGeneration"}
 # The defaults of transformers' configuration classes, which fill any field a config.json
 # leaves out (transformers at 008e5743: LlamaConfig, Qwen2Config, Qwen3Config, Gemma2Config;
 # MistralConfig at 001f85b3). Families not listed take no defaults: a missing field is refused.
@@ -61,6 +65,13 @@ _GLM = {"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "
         "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "hidden_act": "silu",
         "max_position_embeddings": 131072, "tie_word_embeddings": False, "attention_bias": True}
 TRANSFORMERS_DEFAULTS.update({family: _GLM for family in GLM})
+# Llama4TextConfig at 008e5743 (the text_config of Llama4ForConditionalGeneration too)
+TRANSFORMERS_DEFAULTS["Llama4ForCausalLM"] = {
+    "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+    "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+    "hidden_act": "silu", "max_position_embeddings": 4096 * 32, "tie_word_embeddings": False,
+    "num_experts_per_tok": 1, "num_local_experts": 16, "interleave_moe_layer_step": 1,
+    "no_rope_layer_interval": 4, "attention_chunk_size": 8192, "attention_bias": False}
 GEMMA3_SOURCE = ("https://github.com/huggingface/transformers/blob/008f5c8c29be84d4721dc6d1e0fcd72300580be4/"
                  "src/transformers/models/gemma3/configuration_gemma3.py")
 TRANSFORMERS_SOURCE = "https://github.com/huggingface/transformers/tree/008e574391258935f3ecc3035c882e73bbcac419"

@@ -49,6 +49,7 @@ class TransformerSpec:
     shared_width: int = 0  # width of the experts every token goes through (0: none)
     shared_gate: bool = False  # a sigmoid gate on the shared experts' output (Qwen2-MoE)
     dense_layers: int = 0  # the first layers keep a dense MLP (DeepSeek)
+    moe_step: int = 1  # every moe_step-th layer has the experts, the others a dense MLP (Llama 4 Maverick: 2)
     router_bias: bool = False  # a per-expert bias on the router's scores (DeepSeek-V3)
     # Multi-head latent attention (DeepSeek-V2/V3; all 0: ordinary attention). Queries go
     # through a rank-q_lora bottleneck; keys and values are one cached latent of kv_lora
@@ -77,7 +78,7 @@ class TransformerSpec:
         return self.kv_lora_rank > 0
 
     def moe_layer(self, layer: int) -> bool:
-        return self.moe and layer >= self.dense_layers
+        return self.moe and layer >= self.dense_layers and (layer + 1) % self.moe_step == 0
 
     def windowed(self, layer: int) -> bool:
         return self.sliding_window > 0 and layer in self.window_layers
