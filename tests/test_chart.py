@@ -316,7 +316,7 @@ def test_a_profile_s_kernels_are_squares_at_their_measured_place_coloured_by_cla
     doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
     doc.show_profile(read_ncu_csv(path))  # the session keeps it
     chart = build_chart(doc, PAGES["slide 16:9"])
-    squares = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE}
+    squares = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE and m.symbol == "square"}
     assert set(squares) == {"hgemm_kernel", "other"}  # the triads fold into "other" (under 1 %)
     hgemm = squares["hgemm_kernel"]
     assert hgemm.center[0] == pytest.approx(chart.x_px(4_000_020 / 64e6))
@@ -451,3 +451,31 @@ def test_a_label_without_its_device_s_name_keeps_its_anchor():
         flat = [c for p in expected.corners for c in p]
         assert [c for p in short.corners for c in p] == pytest.approx(flat)
     assert one_naming([other], ("H100 SXM",)) == [other]
+
+
+def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops(catalog, models, tmp_path):
+    """Nsight Compute's hierarchical roofline: the triad's square at DRAM, a triangle at L2
+    (3.5 MB served there against 3.0 MB from DRAM: a lower intensity), on one line."""
+    from explorer.chart.elements import ElementKind
+    from explorer.profiles.ncu import read_ncu_csv
+    from tests.profiles.test_ncu import LAUNCHES, PREFACE, _csv
+
+    triads = [launch for launch in LAUNCHES if launch[1] == "triad_kernel"]
+    metrics = list(triads[0][2])
+    rows = [["ID", "Kernel Name", *metrics], ["", "", *(triads[0][2][m][0] for m in metrics)]]
+    rows += [[ident, name, *(values[m][1] for m in metrics)] for ident, name, values in triads]
+    path = tmp_path / "triad.csv"
+    path.write_text("\n".join(PREFACE) + "\n" + _csv(rows))
+    doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    doc.show_profile(read_ncu_csv(path))
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    marks = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE}
+    square, at_l2 = marks["triad_kernel"], marks["triad_kernel at L2"]
+    assert at_l2.symbol == "triangle" and at_l2.center[1] == pytest.approx(square.center[1])
+    flops = 4_000_000  # two launches of 1,000,000 FMAs, 2 FLOPs each
+    assert square.center[0] == pytest.approx(chart.x_px(flops / 6_000_000))
+    assert at_l2.center[0] == pytest.approx(chart.x_px(flops / 7_000_000))
+    [line] = [line for line in chart.lines if line.kind == ElementKind.PROFILE]
+    assert {round(x, 6) for x, _ in line.points} == {round(at_l2.center[0], 6), round(square.center[0], 6)}
+    assert "the same kernel at L2 (its bytes there)" in [t.text for t in chart.texts if t.kind == "key"]
+    assert not any(m.name.endswith(" at L1") for m in marks.values())  # L1 was not counted

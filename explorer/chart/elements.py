@@ -43,7 +43,7 @@ class ElementKind(StrEnum):
 # The order kinds are drawn in, back to front (every output draws in this order).
 E = ElementKind
 LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.EXPECTED, E.MEASURED_ROOF, E.LINK, E.ROOF, E.CURVE,
-              E.KEY, E.KEY_LIVE)
+              E.PROFILE, E.KEY, E.KEY_LIVE)
 MARKER_ORDER = (E.RIDGE, E.MEASURED, E.PROFILE, E.OP, E.SELECTION, E.COMPARED, E.EXPECTED, E.STEP, E.CURVE,
                 E.KEY, E.KEY_LIVE)
 

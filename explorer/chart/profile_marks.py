@@ -1,14 +1,16 @@
 """A profile of a real run on the chart: each kernel (its launches summed; small ones
 folded into "other") a square at its DRAM intensity and achieved FLOP/s, its area by its
 share of the profile's time, coloured like the predicted ops of its class (told by its
-name: ``profiles.matching``), grey when no name pattern matched it."""
+name: ``profiles.matching``), grey when no name pattern matched it; where the profile
+counts a kernel's bytes at the L2 and L1 caches, a hollow mark at each of those
+intensities on a line at the same FLOP/s (Nsight Compute's hierarchical roofline)."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from explorer.chart.elements import Chart, ElementKind, Marker, Stroke
+from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke
 from explorer.chart.key import Entry
 from explorer.core.analysis.expected import OpClass
 from explorer.core.profile import Profile
@@ -25,16 +27,31 @@ def placed(profile: Profile) -> list:
     return [k for k in profile.shown if k.total_flops > 0 and k.time_s > 0 and k.bytes.get("dram", 0) > 0]
 
 
+# The caches a profile may count bytes at, each with its mark: Nsight Compute's hierarchical
+# roofline draws a kernel once per level, at the same FLOP/s and that level's intensity.
+CACHE_SYMBOLS = {"l2": "triangle", "l1": "pentagon"}
+CACHE_NAMES = {"l2": "L2", "l1": "L1"}
+
+
+def _levels(k) -> list[str]:
+    """The caches ``k`` has bytes counted at (``CACHE_SYMBOLS``' order)."""
+    return [level for level in CACHE_SYMBOLS if k.bytes.get(level, 0) > 0]
+
+
 def profile_points(profiles) -> list[tuple[float, float]]:
-    """(intensity, FLOP/s) of every kernel the chart places, for its ranges."""
-    return [(k.intensity("dram"), k.flops_per_s) for p in profiles for k in placed(p)]
+    """(intensity, FLOP/s) of every kernel the chart places, at DRAM and at each cache it
+    counts, for the chart's ranges."""
+    return [(k.intensity(level), k.flops_per_s) for p in profiles for k in placed(p)
+            for level in ("dram", *_levels(k))]
 
 
-def profile_marks(chart: Chart, profiles, theme) -> list[Marker]:
+def profile_marks(chart: Chart, profiles, theme) -> tuple[list[Line], list[Marker]]:
+    """Each placed kernel's square at DRAM and, where the profile counts them, a hollow mark
+    at L2 and at L1 on a thin line at the same FLOP/s (the hierarchical view)."""
     scale = chart.page.lines
     patterns = read_patterns()
     colours = dict(theme.groups)
-    out = []
+    lines, out = [], []
     for profile in profiles:
         total = profile.time_s
         for k in placed(profile):
@@ -46,10 +63,24 @@ def profile_marks(chart: Chart, profiles, theme) -> list[Marker]:
                        f"{format_number(k.intensity('dram'))} FLOP/byte at DRAM, "
                        f"{format_si(k.flops_per_s, 'FLOP/s')}; {op_class or 'no name pattern matched it'}"
                        + (f"\n{profile.estimated} (estimated, not counted)" if profile.estimated else ""))
-            out.append(Marker((chart.x_px(k.intensity("dram")), chart.y_px(k.flops_per_s)), "square",
-                              (6 + 18 * math.sqrt(share)) * scale, Stroke(theme.foreground, 1.0 * scale),
-                              colour, ElementKind.PROFILE, k.name, tooltip, fill_opacity=0.75))
-    return out
+            square = (chart.x_px(k.intensity("dram")), chart.y_px(k.flops_per_s))
+            out.append(Marker(square, "square", (6 + 18 * math.sqrt(share)) * scale,
+                              Stroke(theme.foreground, 1.0 * scale), colour, ElementKind.PROFILE, k.name,
+                              tooltip, fill_opacity=0.75))
+            levels = _levels(k)
+            for level in levels:
+                at = (chart.x_px(k.intensity(level)), square[1])
+                out.append(Marker(at, CACHE_SYMBOLS[level], 12 * scale, Stroke(colour, 1.6 * scale),
+                                  theme.background, ElementKind.PROFILE, f"{k.name} at {CACHE_NAMES[level]}",
+                                  f"{k.name} at {CACHE_NAMES[level]}: {format_number(k.intensity(level))} "
+                                  f"FLOP/byte of the {format_si(k.bytes[level], 'B')} the "
+                                  f"{CACHE_NAMES[level]} served, {format_si(k.flops_per_s, 'FLOP/s')}"))
+            if levels:
+                ends = sorted([square[0], *(chart.x_px(k.intensity(level)) for level in levels)])
+                lines.append(Line(((ends[0], square[1]), (ends[-1], square[1])),
+                                  Stroke(colour, 1.0 * scale, (2.0 * scale, 2.0 * scale), opacity=0.8),
+                                  ElementKind.PROFILE, tooltip=f"{k.name}: DRAM, L2 and L1 intensities"))
+    return lines, out
 
 
 def profile_entries(profiles, theme) -> list[Entry]:
@@ -63,4 +94,7 @@ def profile_entries(profiles, theme) -> list[Entry]:
             counted += f", {profile.estimated}"
         out.append(Entry(f"{Path(profile.source).stem}: {counted}", "marker", theme.foreground, "square",
                          fill=theme.suspect))
+    counted = {level for p in profiles for k in placed(p) for level in _levels(k)}
+    out += [Entry(f"the same kernel at {CACHE_NAMES[level]} (its bytes there)", "marker", theme.foreground,
+                  CACHE_SYMBOLS[level], fill=theme.background) for level in CACHE_SYMBOLS if level in counted]
     return out

@@ -81,9 +81,14 @@ class Profile:
 
 def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
     keys = lambda x, y: dict.fromkeys([*x, *y])  # noqa: E731 - both dicts' keys, in order
+
+    def known(level: str) -> bool:  # a cache's bytes add up only where both counted them
+        return level == "dram" or not a.bytes or not b.bytes or (level in a.bytes and level in b.bytes)
+
     return ProfiledKernel(name, a.time_s + b.time_s,
                           {p: a.flops.get(p, 0) + b.flops.get(p, 0) for p in keys(a.flops, b.flops)},
-                          {lv: a.bytes.get(lv, 0) + b.bytes.get(lv, 0) for lv in keys(a.bytes, b.bytes)},
+                          {lv: a.bytes.get(lv, 0) + b.bytes.get(lv, 0) for lv in keys(a.bytes, b.bytes)
+                           if known(lv)},
                           a.launches + b.launches, a.tensor_instructions + b.tensor_instructions)
 
 

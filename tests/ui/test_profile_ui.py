@@ -14,8 +14,11 @@ def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path
     window.state.sig_message.connect(messages.append)
     drop_file(window, path)
     qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
-    squares = [m for m in window.chart.chart.markers if m.kind == "profile"]
+    squares = [m for m in window.chart.chart.markers if m.kind == "profile" and m.symbol == "square"]
     assert {m.name for m in squares} == {"hgemm_kernel", "other"}
+    # the triads ("other") are counted at the L2 too: a triangle there (the saved session keeps it)
+    assert [m.name for m in window.chart.chart.markers if m.kind == "profile" and m.symbol == "triangle"] == \
+        ["other at L2"]
     assert any(m.startswith("Profile run.csv: 2 kernels on the chart") for m in messages)
     assert window.act_import_profile.text() == "&Import profile…"
 
@@ -61,7 +64,7 @@ def test_a_session_keeps_its_profile_and_hide_and_undo_take_it_off(window, qtbot
     assert window.open_session(session_path)  # the kernels come back, not the CSV: it may be gone
     path.unlink()
     names = {m.name for m in window.chart.chart.markers if m.kind == "profile"}
-    assert names == {"hgemm_kernel", "other"}
+    assert names == {"hgemm_kernel", "other", "other at L2"}
     window.act_hide_profile.trigger()
     assert window.state.profiles == () and not any(m.kind == "profile" for m in window.chart.chart.markers)
     window.state.undo()
