@@ -24,6 +24,7 @@ from explorer import (
     models_cli,
     profile_cli,
     scaling_cli,
+    serve_cli,
     validate_cli,
 )
 from explorer.cli_common import (
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     profile_cli.add_parser(sub)
     layouts_cli.add_parser(sub)
     models_cli.add_parser(sub)
+    serve_cli.add_parser(sub)
     return parser
 
 
@@ -142,6 +144,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return layouts_cli.command(args, out, err)
         if args.command == "models":
             return models_cli.command(args, out, err)
+        if args.command == "serve":
+            return serve_cli.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE

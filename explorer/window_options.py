@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from explorer import defaults
 
 COMMANDS = ("hardware", "analyze", "params", "explain", "scenes", "lab", "bench", "export", "scaling",
-            "validate", "calibrate", "profile", "layouts", "models")
+            "validate", "calibrate", "profile", "layouts", "models", "serve")
 DESCRIPTION = "Roofline Explorer: why deep learning runs on GPUs. Without a command, opens the window."
 
 

@@ -1,0 +1,147 @@
+"""Serving a model: how many requests fit, at what latency, for what price.
+
+A serving engine decodes the active sequences together, one token each per step, so the
+batch is the number of concurrent requests. For a request of ``prompt`` tokens that
+generates ``output`` tokens:
+
+- the **KV-cache wall**: the most sequences whose KV cache fits beside the weights and
+  activations in the memory budget (``memory.max_batch_that_fits``), each sequence's cache
+  allocated in whole pages of ``kv_block`` tokens (vLLM's PagedAttention: 16 by default) at
+  the middle of its generation;
+- **TPOT** (time per output token): the decode step at that batch, at the middle context
+  (prompt + output / 2); **TTFT** (time to first token): the prefill of one prompt, with no
+  queueing (a steady stream of arrivals adds its wait, not modelled here);
+- **tokens/s per device** = batch / TPOT / devices, **per user** = 1 / TPOT;
+- **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
+  3,600) × 10⁶, all devices' tokens counted;
+- **energy**: until an energy model is in, an upper bound: every device at its TDP for the
+  whole step, joules per token = TDP × devices × TPOT / batch.
+
+Each time is the expected one where the device's family has published efficiency, else the
+roofline bound (``time_source`` says which).
+
+Speculative decoding (Leviathan et al. 2023, "Fast Inference from Transformers via
+Speculative Decoding", eq. 1 and Theorem 3.8): a draft of γ tokens, each accepted with
+probability α, gives (1 − α^(γ+1)) / (1 − α) tokens per target step; a draft step costing c
+of a target step makes that a speed-up of the tokens ÷ (γ·c + 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.memory import max_batch_that_fits
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.models import ModelSpec
+from explorer.core.model.workload import WorkloadParams
+
+KV_BLOCK = 16  # tokens in a page of the KV cache (vLLM's default block size)
+HOUR_S = 3600.0
+
+
+def tokens_per_target_step(acceptance: float, draft: int) -> float:
+    """Expected tokens a speculative step yields: (1 − α^(γ+1)) / (1 − α) (γ + 1 at α = 1)."""
+    if not 0 <= acceptance <= 1 or draft < 0:
+        raise ValueError("the acceptance rate is a share from 0 to 1 and the draft length at least 0")
+    if acceptance == 1:
+        return float(draft + 1)
+    return (1 - acceptance ** (draft + 1)) / (1 - acceptance)
+
+
+def speculative_speedup(acceptance: float, draft: int, cost: float) -> float:
+    """Speed-up of speculative decoding: tokens per target step ÷ (γ·c + 1), ``cost`` c the
+    draft model's step over the target's."""
+    if cost < 0:
+        raise ValueError("a draft step's cost is at least 0 of the target's")
+    return tokens_per_target_step(acceptance, draft) / (draft * cost + 1)
+
+
+def cost_per_million_tokens(price_per_device_hour: float, devices: int, tokens_per_s: float) -> float:
+    """$ per million tokens at ``tokens_per_s`` over all ``devices``."""
+    if tokens_per_s <= 0:
+        return math.inf
+    return price_per_device_hour * devices / (tokens_per_s * HOUR_S) * 1e6
+
+
+def paged_context(tokens: int, block: int = KV_BLOCK) -> int:
+    """``tokens`` rounded up to whole pages of ``block`` tokens."""
+    if block < 1:
+        raise ValueError(f"a KV-cache page holds at least 1 token, got {block}")
+    return -(-tokens // block) * block
+
+
+@dataclass(frozen=True)
+class Point:
+    """One operating point: ``batch`` concurrent requests."""
+
+    batch: int
+    tpot_s: float
+    ttft_s: float
+    tokens_per_s_per_device: float
+    tokens_per_s_per_user: float
+    cost_per_million_tokens: float | None  # None: no price given
+    joules_per_token: float | None  # None: the device states no TDP
+    limited_by: str = ""  # why no larger batch is taken (on the chosen point)
+
+
+@dataclass(frozen=True)
+class Plan:
+    points: tuple[Point, ...]  # batch 1, 2, 4, … up to the KV wall
+    kv_wall_sequences: int
+    chosen: Point | None  # the point with the most tokens/s per device that meets the targets
+    time_source: str  # "expected" or "bound"
+    devices: int
+
+
+def decode_params(params: WorkloadParams, prompt: int, output: int, block: int) -> WorkloadParams:
+    """The decode step of a request at the middle of its output, its context in whole pages."""
+    return replace(params, phase="decode", context=paged_context(prompt + output // 2, block))
+
+
+def _step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tuple[float, str]:
+    a = analyze(model, params, hardware)
+    e = expected_for(a)
+    return (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
+
+
+def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int,
+         ttft_target_s: float | None = None, tpot_target_s: float | None = None,
+         price_per_device_hour: float | None = None, block: int = KV_BLOCK) -> Plan:
+    """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
+    precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
+    targets."""
+    if prompt < 1 or output < 1:
+        raise ValueError("a request has at least one prompt token and one output token")
+    decode = decode_params(params, prompt, output, block)
+    wall = max_batch_that_fits(model, replace(decode, batch=decode.split.batch_share), hardware)
+    devices = decode.split.devices
+    ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt, batch=1), hardware)
+    batches = sorted({*(2 ** k for k in range(0, 21) if 2 ** k <= wall), wall} - {0})
+    points = []
+    for batch in batches:
+        tpot, source = _step_s(model, replace(decode, batch=batch), hardware)
+        rate = batch / tpot
+        price = None if price_per_device_hour is None else \
+            cost_per_million_tokens(price_per_device_hour, devices, rate)
+        tdp = hardware.specs.tdp_w
+        joules = None if not tdp else tdp * devices * tpot / batch
+        points.append(Point(batch, tpot, ttft, rate / devices, 1 / tpot, price, joules))
+    meets = [p for p in points if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
+             and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
+    chosen = max(meets, key=lambda p: p.tokens_per_s_per_device, default=None)
+    if chosen is not None:
+        chosen = replace(chosen, limited_by=_limit(chosen, points, wall, tpot_target_s))
+    return Plan(tuple(points), wall, chosen, source, devices)
+
+
+def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None) -> str:
+    """Why the next larger batch is not taken."""
+    if chosen.batch >= wall:
+        return "the KV-cache wall: no more sequences fit"
+    larger = next(p for p in points if p.batch > chosen.batch)
+    if tpot_target_s is not None and larger.tpot_s > tpot_target_s:
+        return f"the TPOT target: batch {larger.batch:,} takes {larger.tpot_s * 1e3:.1f} ms a token"
+    return "nothing: a larger batch gives fewer tokens/s per device"

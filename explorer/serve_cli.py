@@ -1,0 +1,120 @@
+"""``roofline-explorer serve``: the operating points of serving a model on a device (or a
+tensor/pipeline-parallel group), from batch 1 to the KV-cache wall, and the one with the
+most tokens/s a device that meets the latency targets (``core.analysis.serving``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TextIO
+
+from explorer.cli_common import (
+    add_model_arguments,
+    add_workload_arguments,
+    count_type,
+    model_of,
+    open_catalog,
+)
+from explorer.texttable import format_table
+
+LEFT_OUT = ("phase", "batch", "seq", "context")  # a request's sizes and the batch are the plan's
+
+
+def _duration(text: str) -> float:
+    """An argparse type: a time with its unit ("500ms", "0.05 s")."""
+    from explorer.core.units import TIME, parse_quantity
+
+    try:
+        value = parse_quantity(text, TIME)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive time, got {text!r}")
+    return value
+
+
+def _price(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of dollars, got {text!r}") from None
+    if not 0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1,000,000 dollars an hour, got {text!r}")
+    return value
+
+
+def add_parser(sub) -> None:
+    se = sub.add_parser("serve", help="requests a device serves at what latency and price",
+                        description="The operating points of serving requests of --prompt + --output "
+                                    "tokens: each batch (concurrent requests) from 1 to the KV-cache wall "
+                                    "with its time per output token, time to first token, tokens/s a "
+                                    "device and a user, $ per million tokens and joules per token; and "
+                                    "the point with the most tokens/s a device that meets the targets.")
+    se.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
+    add_model_arguments(se, required=True, help="model id (see: analyze --help)")
+    se.add_argument("--prompt", type=count_type(1 << 22), default=1024, metavar="N",
+                    help="prompt tokens of a request (default 1024)")
+    se.add_argument("--output", type=count_type(1 << 22), default=1024, metavar="N",
+                    help="tokens a request generates (default 1024)")
+    se.add_argument("--ttft-target", type=_duration, metavar="TIME", help="time to first token, e.g. 500ms")
+    se.add_argument("--tpot-target", type=_duration, metavar="TIME", help="time per output token, e.g. 50ms")
+    se.add_argument("--price-per-device-hour", type=_price, metavar="USD",
+                    help="what a device costs an hour, for $ per million tokens")
+    se.add_argument("--kv-block", type=count_type(1 << 16), default=16, metavar="TOKENS",
+                    help="tokens in a page of the KV cache (default 16, vLLM's)")
+    add_workload_arguments(se, leave_out=LEFT_OUT)
+    se.add_argument("--json", action="store_true", help="print JSON")
+
+
+def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from explorer.core.analysis.serving import plan
+    from explorer.core.model.presets import load_models
+    from explorer.core.model.workload import WorkloadParams
+
+    hardware = open_catalog(err)[args.hardware]
+    model = model_of(args, load_models())
+    result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
+                  args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block)
+    if args.json:
+        json.dump(_as_json(result, model, hardware), out, indent=1)
+        out.write("\n")
+        return 0
+    _print(result, model, hardware, out)
+    return 0
+
+
+def _as_json(result, model, hardware) -> dict:
+    def point(p) -> dict:
+        return {"batch": p.batch, "tokens_per_s_per_device": p.tokens_per_s_per_device,
+                "tokens_per_s_per_user": p.tokens_per_s_per_user, "ttft_s": p.ttft_s, "tpot_s": p.tpot_s,
+                "kv_wall_sequences": result.kv_wall_sequences,
+                "cost_per_million_tokens": p.cost_per_million_tokens, "joules_per_token": p.joules_per_token,
+                "limited_by": p.limited_by}
+
+    return {"model": model.id, "hardware": hardware.id, "devices": result.devices,
+            "times": result.time_source, "joules_per_token_source": "TDP × time: an upper bound",
+            "chosen": None if result.chosen is None else point(result.chosen),
+            "points": [point(p) for p in result.points]}
+
+
+def _print(result, model, hardware, out: TextIO) -> None:
+    from explorer.core.units import format_number
+
+    rows = [(f"{p.batch:,}", f"{p.tpot_s * 1e3:.2f} ms", f"{p.ttft_s * 1e3:.1f} ms",
+             format_number(p.tokens_per_s_per_device), format_number(p.tokens_per_s_per_user),
+             "–" if p.cost_per_million_tokens is None else f"${p.cost_per_million_tokens:.3f}",
+             "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J")
+            for p in result.points]
+    print(format_table(("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens",
+                        "J/token (≤)"), rows, right=(0, 1, 2, 3, 4, 5, 6)), file=out)
+    times = "expected (published efficiency)" if result.time_source == "expected" else "the roofline bound"
+    print(f"\n{model.name} on {result.devices} × {hardware.name}: times are {times}; the KV cache "
+          f"holds at most {result.kv_wall_sequences:,} requests; J/token is TDP × time, an upper bound.",
+          file=out)
+    c = result.chosen
+    if c is None:
+        print("No batch meets the targets: the time to first token (one prompt's prefill) or the time per "
+              "output token at batch 1 is already above them.", file=out)
+    else:
+        print(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a device, "
+              f"{c.tpot_s * 1e3:.2f} ms a token; no larger batch: {c.limited_by}.", file=out)

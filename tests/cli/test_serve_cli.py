@@ -1,0 +1,48 @@
+"""``serve``: the operating points as a table or JSON with the fields the serving planner
+promises, the chosen point and why, and clear errors for a bad target."""
+
+import json
+
+import pytest
+
+from tests.cli.test_cli import run
+
+KEYS = {"batch", "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "kv_wall_sequences",
+        "cost_per_million_tokens", "joules_per_token", "limited_by"}
+
+
+def test_serve_json_lists_every_point_with_the_promised_fields():
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--prompt", "512",
+                         "--output", "512", "--tpot-target", "20ms", "--price-per-device-hour", "2.5",
+                         "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["devices"] == 1 and data["times"] == "expected"
+    assert all(set(p) == KEYS for p in data["points"])
+    chosen = data["chosen"]
+    assert chosen["tpot_s"] <= 0.020 and chosen["limited_by"].startswith("the TPOT target")
+    bigger = [p for p in data["points"] if p["batch"] > chosen["batch"]]
+    assert bigger[0]["tpot_s"] > 0.020  # the next batch misses the target, as it says
+    per_hour = chosen["tokens_per_s_per_device"] * 3600
+    assert chosen["cost_per_million_tokens"] == pytest.approx(2.5 / per_hour * 1e6)
+
+
+def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
+                         "--tpot-target", "40ms")
+    assert code == 0, err
+    assert "the KV cache holds at most 331 requests" in out
+    # the README: "batch 256, about 1,790 tokens/s a device at 35.8 ms a token (batch 331,
+    # the wall, would take 41.9 ms)"
+    assert "Chosen: batch 256, 1,790 tokens/s a device, 35.80 ms a token" in out
+    assert "the TPOT target: batch 331 takes 41.9 ms a token" in out
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--tpot-target", "fast"], "--tpot-target"),
+    (["--ttft-target", "-1 s"], "--ttft-target"),
+    (["--price-per-device-hour", "cheap"], "--price-per-device-hour"),
+])
+def test_a_bad_target_is_a_usage_error(argv, words, capsys):
+    code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", *argv)
+    assert code == 2 and words in capsys.readouterr().err

@@ -1,0 +1,95 @@
+"""Serving: the formulas by hand-computed cases (the price of a million tokens, speculative
+decoding's speed-up, the KV-cache wall of Llama 3 70B at TP 4 on H100 from first
+principles) and the operating points a plan picks."""
+
+import pytest
+
+from explorer.core.analysis.memory import activations_per_sequence
+from explorer.core.analysis.serving import (
+    cost_per_million_tokens,
+    decode_params,
+    paged_context,
+    plan,
+    speculative_speedup,
+    tokens_per_target_step,
+)
+from explorer.core.model.workload import WorkloadParams
+
+
+def test_a_million_tokens_at_2_50_an_hour_and_1000_tokens_a_second_cost_69_cents():
+    assert cost_per_million_tokens(2.50, 1, 1000.0) == pytest.approx(0.69444, abs=1e-5)
+    assert cost_per_million_tokens(2.50, 8, 8000.0) == pytest.approx(0.69444, abs=1e-5)  # per device the same
+
+
+def test_speculative_decoding_at_alpha_0_8_gamma_4_and_c_0_05():
+    assert tokens_per_target_step(0.8, 4) == pytest.approx(3.3616)  # (1 − 0.8⁵) / 0.2
+    assert speculative_speedup(0.8, 4, 0.05) == pytest.approx(3.3616 / 1.2)  # 2.801×
+    assert tokens_per_target_step(1.0, 4) == 5 and tokens_per_target_step(0.0, 4) == 1
+
+
+def test_contexts_are_allocated_in_whole_pages():
+    assert [paged_context(t) for t in (1, 16, 17, 1536)] == [16, 16, 32, 1536]
+    with pytest.raises(ValueError):
+        paged_context(10, 0)
+
+
+def test_the_kv_wall_of_llama_3_70b_at_tp_4_on_h100_from_first_principles(models, catalog):
+    model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
+    params = WorkloadParams(tp=4)
+    p = plan(model, params, h100, prompt=1024, output=1024)
+    # Weights on one of 4 devices: the layers' and the vocabulary's quarter, the norms whole
+    norms = 80 * 2 * 8192 + 8192
+    weights = ((model.parameter_count() - norms) // 4 + norms) * 2
+    # KV cache per token on one device: 80 layers × K and V × 2 of 8 KV heads × 128 × 2 bytes
+    kv_token = 80 * 2 * 2 * 128 * 2
+    context = 1024 + 512  # the middle of the output, already whole 16-token pages
+    per_sequence = context * kv_token + activations_per_sequence(model, decode_params(params, 1024, 1024, 16))
+    assert activations_per_sequence(model, decode_params(params, 1024, 1024, 16)) < 0.01 * context * kv_token
+    budget = h100.usable_memory_bytes * 0.9
+    assert p.kv_wall_sequences == int((budget - weights) // per_sequence)
+    assert 200 < p.kv_wall_sequences < 400  # about 280 requests of 1,536 tokens
+    assert p.points[-1].batch == p.kv_wall_sequences and p.devices == 4
+
+
+def test_a_plan_takes_the_largest_batch_that_meets_the_tpot_target(models, catalog):
+    model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    free = plan(model, WorkloadParams(), h100, prompt=512, output=512, price_per_device_hour=2.5)
+    # no target: the most tokens/s a device. Batch 603 (the wall) pads its rows to whole
+    # 64-row tiles (640) and runs slower than 512, so 512 is taken and says why
+    assert free.kv_wall_sequences == 603
+    assert free.chosen.batch == max(free.points, key=lambda p: p.tokens_per_s_per_device).batch
+    assert free.chosen.batch == 512
+    assert free.chosen.limited_by.startswith("nothing: a larger batch gives fewer")
+    target = free.points[3].tpot_s * 1.001  # batch 8's time per token
+    tight = plan(model, WorkloadParams(), h100, prompt=512, output=512, tpot_target_s=target)
+    assert tight.chosen.batch == 8 and tight.chosen.limited_by.startswith("the TPOT target: batch 16")
+    rates = [p.tokens_per_s_per_device for p in free.points[:-1]]
+    assert rates == sorted(rates)  # batching helps throughput (up to 512) …
+    users = [p.tokens_per_s_per_user for p in free.points]
+    assert users == sorted(users, reverse=True)  # … and costs each user speed
+    point = free.points[0]
+    assert point.cost_per_million_tokens == pytest.approx(cost_per_million_tokens(2.5, 1, 1 / point.tpot_s))
+    assert point.joules_per_token == pytest.approx(700 * point.tpot_s)  # H100 SXM's 700 W TDP, batch 1
+    assert plan(model, WorkloadParams(), h100, 512, 512, ttft_target_s=1e-6).chosen is None
+
+
+@pytest.mark.parametrize(("run_id", "batch"), [
+    ("nim-llama-3.3-70b-h100-tp2-decode-1500", 1),  # one request at a time (concurrency 1)
+    ("trt-llm-llama-2-7b-a100-batch-32", 32),  # a static batch of 32 requests
+    ("vllm-llama-3.1-8b-h200-batch-8", 8),
+])
+def test_the_time_per_token_a_plan_gives_matches_published_serving_runs(models, catalog, run_id, batch):
+    """Three published runs at a stated concurrency (resources/validation/published-runs.yaml):
+    the plan's time per output token at that batch within 0.8–1.25 of the measured one."""
+    from explorer.core.analysis.validation import BAND, read_runs
+
+    run = {r.id: r for r in read_runs()}[run_id]
+    params = WorkloadParams(**{k: v for k, v in run.workload.items() if k != "batch"})
+    if run.kind == "decode":  # a token at a stated context: the middle of 500 + 2,000 tokens
+        prompt, output, measured = 500, 2000, run.measured_s
+    else:  # a whole request's time over its tokens (its prefill a small part)
+        prompt, output, measured = run.prompt, run.output, run.measured_s / run.output
+    result = plan(models[run.model], params, catalog[run.hardware], prompt, output)
+    [point] = [p for p in result.points if p.batch == batch]
+    assert result.time_source == "expected"
+    assert BAND[0] <= point.tpot_s / measured <= BAND[1], point.tpot_s / measured
