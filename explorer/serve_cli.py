@@ -17,7 +17,8 @@ from explorer.cli_common import (
 )
 from explorer.texttable import format_table
 
-LEFT_OUT = ("phase", "batch", "seq", "context")  # a request's sizes and the batch are the plan's
+# a request's sizes and the batch are the plan's; the training-only rows do not apply
+LEFT_OUT = ("phase", "batch", "seq", "context", "sp", "recompute", "zero", "vpp")
 
 
 def _duration(text: str) -> float:
@@ -92,8 +93,9 @@ def _as_json(result, model, hardware) -> dict:
                 "limited_by": p.limited_by}
 
     return {"model": model.id, "hardware": hardware.id, "devices": result.devices,
-            "times": result.time_source, "joules_per_token_source": "TDP × time: an upper bound",
-            "chosen": None if result.chosen is None else point(result.chosen),
+            "times": result.time_source, "efficiency": result.efficiency,
+            "joules_per_token_source": "TDP ÷ tokens/s: an upper bound" if hardware.specs.tdp_w else None,
+            "notes": list(result.notes), "chosen": None if result.chosen is None else point(result.chosen),
             "points": [point(p) for p in result.points]}
 
 
@@ -107,10 +109,15 @@ def _print(result, model, hardware, out: TextIO) -> None:
             for p in result.points]
     print(format_table(("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens",
                         "J/token (≤)"), rows, right=(0, 1, 2, 3, 4, 5, 6)), file=out)
-    times = "expected (published efficiency)" if result.time_source == "expected" else "the roofline bound"
-    print(f"\n{model.name} on {result.devices} × {hardware.name}: times are {times}; the KV cache "
-          f"holds at most {result.kv_wall_sequences:,} requests; J/token is TDP × time, an upper bound.",
+    times = f"expected ({result.efficiency} efficiency)" if result.time_source == "expected" \
+        else "the roofline bound"
+    energy = "; J/token is TDP ÷ tokens/s, an upper bound" if hardware.specs.tdp_w else \
+        f"; the catalogue gives {hardware.name} no TDP, so no J/token"
+    print(f"\n{model.name} on {result.devices} × {hardware.name}: times are {times}; tokens/s count each "
+          f"request's prefill; the KV cache holds at most {result.kv_wall_sequences:,} requests{energy}.",
           file=out)
+    for note in result.notes:
+        print(f"Note: {note}.", file=out)
     c = result.chosen
     if c is None:
         print("No batch meets the targets: the time to first token (one prompt's prefill) or the time per "

@@ -23,7 +23,7 @@ def test_serve_json_lists_every_point_with_the_promised_fields():
     assert chosen["tpot_s"] <= 0.020 and chosen["limited_by"].startswith("the TPOT target")
     bigger = [p for p in data["points"] if p["batch"] > chosen["batch"]]
     assert bigger[0]["tpot_s"] > 0.020  # the next batch misses the target, as it says
-    per_hour = chosen["tokens_per_s_per_device"] * 3600
+    per_hour = chosen["tokens_per_s_per_device"] * 3600  # prefills included in the rate
     assert chosen["cost_per_million_tokens"] == pytest.approx(2.5 / per_hour * 1e6)
 
 
@@ -32,10 +32,10 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
                          "--tpot-target", "40ms")
     assert code == 0, err
     assert "the KV cache holds at most 331 requests" in out
-    # the README: "batch 256, about 1,790 tokens/s a device at 35.8 ms a token (batch 331,
-    # the wall, would take 41.9 ms)"
-    assert "Chosen: batch 256, 1,790 tokens/s a device, 35.80 ms a token" in out
-    assert "the TPOT target: batch 331 takes 41.9 ms a token" in out
+    # the README: "batch 320, about 1,260 tokens/s a device at 39.9 ms a token (batch 321
+    # pads its rows to a sixth 64-row tile and takes 41.3 ms)"
+    assert "Chosen: batch 320, 1,260 tokens/s a device, 39.94 ms a token" in out
+    assert "the TPOT target: batch 321 takes 41.3 ms a token" in out
 
 
 @pytest.mark.parametrize(("argv", "words"), [
@@ -46,3 +46,10 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
 def test_a_bad_target_is_a_usage_error(argv, words, capsys):
     code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", *argv)
     assert code == 2 and words in capsys.readouterr().err
+
+
+def test_what_cannot_be_served_is_a_usage_error_that_says_why():
+    code, _, err = run("serve", "--hardware", "l4", "--model", "llama-3.1-405b")
+    assert code == 2 and "does not fit on NVIDIA L4" in err
+    code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--zero", "1")
+    assert code == 2  # a training-only option is not offered

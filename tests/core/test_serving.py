@@ -62,14 +62,18 @@ def test_a_plan_takes_the_largest_batch_that_meets_the_tpot_target(models, catal
     assert free.chosen.limited_by.startswith("nothing: a larger batch gives fewer")
     target = free.points[3].tpot_s * 1.001  # batch 8's time per token
     tight = plan(model, WorkloadParams(), h100, prompt=512, output=512, tpot_target_s=target)
-    assert tight.chosen.batch == 8 and tight.chosen.limited_by.startswith("the TPOT target: batch 16")
+    # batch 9 takes longer than 8 (the bisection between 8 and 16 finds the edge)
+    assert tight.chosen.batch == 8 and tight.chosen.limited_by.startswith("the TPOT target: batch 9")
     rates = [p.tokens_per_s_per_device for p in free.points[:-1]]
     assert rates == sorted(rates)  # batching helps throughput (up to 512) …
     users = [p.tokens_per_s_per_user for p in free.points]
     assert users == sorted(users, reverse=True)  # … and costs each user speed
-    point = free.points[0]
-    assert point.cost_per_million_tokens == pytest.approx(cost_per_million_tokens(2.5, 1, 1 / point.tpot_s))
-    assert point.joules_per_token == pytest.approx(700 * point.tpot_s)  # H100 SXM's 700 W TDP, batch 1
+    point = free.points[2]  # batch 4: a cycle of 512 steps makes 4 × 512 tokens and prefills 4 prompts
+    rate = 4 * 512 / (512 * point.tpot_s + 4 * point.ttft_s)
+    assert point.tokens_per_s_per_device == pytest.approx(rate)
+    assert point.tokens_per_s_per_user == pytest.approx(1 / point.tpot_s)
+    assert point.cost_per_million_tokens == pytest.approx(cost_per_million_tokens(2.5, 1, rate))
+    assert point.joules_per_token == pytest.approx(700 / rate)  # H100 SXM's 700 W TDP, an upper bound
     assert plan(model, WorkloadParams(), h100, 512, 512, ttft_target_s=1e-6).chosen is None
 
 
@@ -93,3 +97,27 @@ def test_the_time_per_token_a_plan_gives_matches_published_serving_runs(models, 
     [point] = [p for p in result.points if p.batch == batch]
     assert result.time_source == "expected"
     assert BAND[0] <= point.tpot_s / measured <= BAND[1], point.tpot_s / measured
+
+
+@pytest.mark.parametrize(("model", "device", "params", "words"), [
+    ("llama-3.1-405b", "l4", {}, "does not fit on NVIDIA L4: its weights take"),
+    ("resnet-50", "h100-sxm", {}, "does not generate tokens"),
+    ("llama-3-8b", "h100-sxm", {"tp": 3}, "heads"),
+])
+def test_what_cannot_be_served_says_why(models, catalog, model, device, params, words):
+    from explorer.core.model.workload import WorkloadError
+
+    with pytest.raises(WorkloadError, match=words):
+        plan(models[model], WorkloadParams(**params), catalog[device], prompt=512, output=512)
+
+
+def test_pages_of_the_kv_cache_change_the_wall_not_the_time_a_token(models, catalog):
+    model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    small, big = (plan(model, WorkloadParams(), h100, 100, 4, block=b) for b in (16, 65536))
+    assert small.points[0].tpot_s == big.points[0].tpot_s
+    assert big.kv_wall_sequences < small.kv_wall_sequences
+
+
+def test_an_inference_pipeline_says_its_throughput_is_a_lower_bound(models, catalog):
+    p = plan(models["llama-3-70b"], WorkloadParams(pp=4), catalog["h100-sxm"], 512, 512)
+    assert any("lower bound" in note for note in p.notes)

@@ -11,11 +11,17 @@ generates ``output`` tokens:
 - **TPOT** (time per output token): the decode step at that batch, at the middle context
   (prompt + output / 2); **TTFT** (time to first token): the prefill of one prompt, with no
   queueing (a steady stream of arrivals adds its wait, not modelled here);
-- **tokens/s per device** = batch / TPOT / devices, **per user** = 1 / TPOT;
+- **tokens/s per device**: in steady state each request is prefilled once and decoded
+  ``output`` times, so a cycle of ``output`` steps yields batch × output tokens in
+  output × TPOT + batch × TTFT seconds (prefills not overlapped with decode steps), over the
+  devices; **per user** = 1 / TPOT while decoding;
 - **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
   3,600) × 10⁶, all devices' tokens counted;
-- **energy**: until an energy model is in, an upper bound: every device at its TDP for the
-  whole step, joules per token = TDP × devices × TPOT / batch.
+- **energy**: until an energy model is in, an upper bound: every device at its TDP all the
+  time, joules per token = TDP ÷ tokens/s per device (None where the catalogue has no TDP).
+
+An inference pipeline (``pp`` > 1) is costed one batch at a time: its tokens/s are a lower
+bound (engines keep a micro-batch in every stage).
 
 Each time is the expected one where the device's family has published efficiency, else the
 roofline bound (``time_source`` says which).
@@ -33,10 +39,13 @@ from dataclasses import dataclass, replace
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
-from explorer.core.analysis.memory import max_batch_that_fits
+from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.hardware.hardware import Hardware
-from explorer.core.model.models import ModelSpec
-from explorer.core.model.workload import WorkloadParams
+from explorer.core.model import parallel
+from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.parameters import MAX_BATCH
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.units import format_bytes
 
 KV_BLOCK = 16  # tokens in a page of the KV cache (vLLM's default block size)
 HOUR_S = 3600.0
@@ -89,16 +98,33 @@ class Point:
 
 @dataclass(frozen=True)
 class Plan:
-    points: tuple[Point, ...]  # batch 1, 2, 4, … up to the KV wall
+    points: tuple[Point, ...]  # batch 1, 2, 4, … up to the KV wall (and the target's edge)
     kv_wall_sequences: int
     chosen: Point | None  # the point with the most tokens/s per device that meets the targets
     time_source: str  # "expected" or "bound"
     devices: int
+    notes: tuple[str, ...] = ()
+    efficiency: str = "published"  # where the expected times' factors come from
 
 
-def decode_params(params: WorkloadParams, prompt: int, output: int, block: int) -> WorkloadParams:
-    """The decode step of a request at the middle of its output, its context in whole pages."""
+MAX_TOKENS = 1 << 22  # a request's prompt and output together (the longest context costed)
+
+
+def decode_params(params: WorkloadParams, prompt: int, output: int, block: int = 1) -> WorkloadParams:
+    """The decode step of a request at the middle of its output (its context in whole pages
+    of ``block`` tokens: the KV cache it holds, not the tokens it attends to)."""
     return replace(params, phase="decode", context=paged_context(prompt + output // 2, block))
+
+
+def _check(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int) -> None:
+    if not isinstance(model, TransformerSpec):
+        raise WorkloadError(f"{model.name} does not generate tokens: serving plans a language "
+                            "model's decoding")
+    if prompt < 1 or output < 1:
+        raise WorkloadError("a request has at least one prompt token and one output token")
+    if prompt + output > MAX_TOKENS:
+        raise WorkloadError(f"a request's prompt and output together are at most {MAX_TOKENS:,} tokens, "
+                            f"got {prompt + output:,}")
 
 
 def _step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tuple[float, str]:
@@ -112,34 +138,58 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
          price_per_device_hour: float | None = None, block: int = KV_BLOCK) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
-    targets."""
-    if prompt < 1 or output < 1:
-        raise ValueError("a request has at least one prompt token and one output token")
-    decode = decode_params(params, prompt, output, block)
-    wall = max_batch_that_fits(model, replace(decode, batch=decode.split.batch_share), hardware)
-    devices = decode.split.devices
-    ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt, batch=1), hardware)
-    batches = sorted({*(2 ** k for k in range(0, 21) if 2 ** k <= wall), wall} - {0})
-    points = []
-    for batch in batches:
-        tpot, source = _step_s(model, replace(decode, batch=batch), hardware)
-        rate = batch / tpot
+    targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
+    layout the model cannot take, a model that does not decode)."""
+    _check(model, params, hardware, prompt, output)
+    paged = decode_params(params, prompt, output, block)
+    decode = decode_params(params, prompt, output)
+    try:
+        wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware)
+        ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt, batch=1), hardware)
+    except parallel.ParallelError as error:
+        raise WorkloadError(str(error)) from None
+    if wall < 1:
+        weights, budget = weights_and_kv(model, paged)[0], memory_budget(hardware, paged)
+        raise WorkloadError(f"{model.name} does not fit on {hardware.name}: its weights take "
+                            f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
+                            "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
+                            "bits (--weight-dtype)")
+    devices = paged.split.devices
+
+    def point(batch: int) -> Point:
+        tpot = _step_s(model, replace(decode, batch=batch), hardware)[0]
+        rate = batch * output / (output * tpot + batch * ttft) / devices  # prefills included
         price = None if price_per_device_hour is None else \
-            cost_per_million_tokens(price_per_device_hour, devices, rate)
+            cost_per_million_tokens(price_per_device_hour, 1, rate)
         tdp = hardware.specs.tdp_w
-        joules = None if not tdp else tdp * devices * tpot / batch
-        points.append(Point(batch, tpot, ttft, rate / devices, 1 / tpot, price, joules))
-    meets = [p for p in points if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
-             and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
-    chosen = max(meets, key=lambda p: p.tokens_per_s_per_device, default=None)
+        return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
+
+    points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= wall), wall}}
+    if tpot_target_s is not None:  # the largest batch within the target: TPOT grows with the batch
+        meets = [b for b in points if points[b].tpot_s <= tpot_target_s]
+        misses = [b for b in points if points[b].tpot_s > tpot_target_s]
+        if meets and misses:
+            low, high = max(meets), min(misses)
+            while high - low > 1:
+                middle = (low + high) // 2
+                points[middle] = point(middle)
+                low, high = (middle, high) if points[middle].tpot_s <= tpot_target_s else (low, middle)
+    ordered = [points[b] for b in sorted(points)]
+    ok = [p for p in ordered if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
+          and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
+    chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
     if chosen is not None:
-        chosen = replace(chosen, limited_by=_limit(chosen, points, wall, tpot_target_s))
-    return Plan(tuple(points), wall, chosen, source, devices)
+        chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s))
+    notes = ("an inference pipeline is costed one batch at a time: its tokens/s are a lower bound",) \
+        if paged.split.pp > 1 else ()
+    return Plan(tuple(ordered), wall, chosen, source, devices, notes, str(params.efficiency))
 
 
 def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None) -> str:
     """Why the next larger batch is not taken."""
     if chosen.batch >= wall:
+        if wall >= MAX_BATCH:
+            return f"the largest batch costed here ({MAX_BATCH:,}): the KV cache holds more"
         return "the KV-cache wall: no more sequences fit"
     larger = next(p for p in points if p.batch > chosen.batch)
     if tpot_target_s is not None and larger.tpot_s > tpot_target_s:
