@@ -71,3 +71,23 @@ def test_a_narrow_page_keeps_the_scaling_slide_legible(models):
     assert not problems(chart)
     assert [m.name for m in chart.markers if m.kind == "curve" and m.symbol == "star"] == [
         f"optimum, {BESIROGLU.name}", f"optimum, {HOFFMANN.name}"]
+
+
+@pytest.mark.parametrize("budget", [1e18, 1e22, 1e28])
+def test_every_budget_draws_with_round_ticks_even_where_the_loss_spans_a_whole_unit(models, budget):
+    """A 405 B model at 1e18 FLOPs sits far up its curve: the loss axis spans more than one
+    unit and still takes round ticks (it raised StopIteration)."""
+    chart = scaling_chart(models["llama-3.1-405b"], budget, PAGES["slide 16:9"], "light", "t", "")
+    ticks = [float(t.text) for t in chart.texts if t.kind == "tick" and t.origin[0] < chart.plot.left]
+    assert 2 <= len(ticks) <= 8 and not problems(chart)
+
+
+def test_the_scaling_slide_as_csv_lists_its_points_and_curves(tmp_path):
+    out = tmp_path / "s.csv"
+    code, _, err = run("export", "--scene", "compute-optimal-training", "--step", "2", "--out", str(out))
+    assert code == 0, err
+    rows = out.read_text().splitlines()
+    assert rows[0] == "element,name,parameters,loss,colour"
+    optimum = next(r for r in rows if r.startswith(f"point,\"optimum, {BESIROGLU.name}\""))
+    assert float(optimum.split(",")[-3]) == pytest.approx(BESIROGLU.optimal(BUDGET)[0], rel=1e-4)
+    assert sum(r.startswith("curve,") for r in rows) > 100

@@ -46,4 +46,5 @@ def compared_entry_text(shot: Snapshot) -> str | None:
         return None
     if c.analysis is None:  # the workload panel's notes say why
         return f"{c.name}: cannot run this workload"
-    return f"{c.name}: whole step, bound"
+    fits = "" if c.analysis.totals.fits_in_memory else " (does not fit in memory)"
+    return f"{c.name}: whole step, bound{fits}"

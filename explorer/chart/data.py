@@ -83,9 +83,23 @@ def chart_data(chart: Chart) -> dict:
 
 
 def chart_csv(chart: Chart) -> str:
-    """One row per point (op, step, measurement, ridge) and per roof end, in data units."""
+    """One row per point (op, step, measurement, ridge) and per roof end, in data units; a
+    scaling-laws picture's points and curves in parameters and predicted loss."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    if any(line.kind == ElementKind.CURVE for line in chart.lines):
+        writer.writerow(["element", "name", "parameters", "loss", "colour"])
+        for m in chart.markers:
+            if m.kind == ElementKind.CURVE:
+                x, y = _value(chart, *m.center)
+                writer.writerow(["point", m.name, f"{x:.6g}", f"{y:.6g}", m.fill or ""])
+        for line in chart.lines:
+            if line.kind == ElementKind.CURVE:
+                for p in line.points:
+                    x, y = _value(chart, *p)
+                    writer.writerow(["curve", line.tooltip.split(":")[0], f"{x:.6g}", f"{y:.6g}",
+                                     line.stroke.colour])
+        return out.getvalue()
     writer.writerow(["element", "kind", "name", "device", "intensity_flop_per_byte", "flops_per_s", "colour"])
     for m in chart.markers:
         if m.kind in POINT_KINDS:

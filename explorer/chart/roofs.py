@@ -270,7 +270,7 @@ def one_naming(placed: list[Text], labels: tuple[str, ...]) -> list[Text]:
         return placed
 
     def short(t: Text) -> Text:
-        words = t.text.split(": ", 1)[1]
+        words = t.text[len(next(n for n in names if t.text.startswith(n))):]  # "Lab: A100" stays whole
         width = text_width(words, t.size, t.bold)
         return replace(t, text=words, dx=t.dx * width / t.width)  # dx is 0, −width or −width/2
 

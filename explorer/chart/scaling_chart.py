@@ -155,12 +155,14 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
         texts.append(Text(label, (x, plot.bottom + 0.3 * size), size, theme.foreground, ElementKind.TICK,
                           dx=-text_width(label, size) / 2))
     y_low, y_high = chart.y_range
-    step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5) if (y_high - y_low) / s <= 7)
+    span = y_high - y_low
+    base = 10.0 ** math.floor(math.log10(span / 7))  # a round step that gives at most 7 ticks
+    step = next(base * k for k in (1, 2, 5, 10) if span / (base * k) <= 7)
     value = math.ceil(y_low / step) * step
     while value <= y_high:
         y = chart.y_px(value)
         lines.append(Line(((plot.left, y), (plot.right, y)), grid, ElementKind.GRID))
-        label = f"{value:.2f}"
+        label = f"{value:.{max(0, -math.floor(math.log10(step)))}f}"
         texts.append(Text(label, (plot.left - 0.4 * size, y), size, theme.foreground, ElementKind.TICK,
                           dx=-text_width(label, size), dy=-0.58 * size))
         value += step

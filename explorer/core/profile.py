@@ -82,8 +82,11 @@ class Profile:
 def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
     keys = lambda x, y: dict.fromkeys([*x, *y])  # noqa: E731 - both dicts' keys, in order
 
+    def empty(k: ProfiledKernel) -> bool:  # the zero-time kernel "other" starts from
+        return k.time_s == 0 and not k.bytes and not k.flops
+
     def known(level: str) -> bool:  # a cache's bytes add up only where both counted them
-        return level == "dram" or not a.bytes or not b.bytes or (level in a.bytes and level in b.bytes)
+        return level == "dram" or empty(a) or empty(b) or (level in a.bytes and level in b.bytes)
 
     return ProfiledKernel(name, a.time_s + b.time_s,
                           {p: a.flops.get(p, 0) + b.flops.get(p, 0) for p in keys(a.flops, b.flops)},

@@ -50,3 +50,18 @@ def test_moe_layers_listed_out_of_the_regular_step_are_refused_by_name():
     odd = {**MAVERICK, "text_config": {**MAVERICK["text_config"], "moe_layers": [0, 5, 9]}}
     with pytest.raises(DataFileError, match="moe_layers"):
         spec_from_config(odd, "odd/config.json")
+
+
+def test_a_null_chunk_size_means_no_chunking_and_a_null_window_no_window():
+    from tests.core.test_hf_gemma3 import GEMMA3_1B
+
+    unchunked = {**SCOUT, "text_config": {**SCOUT_TEXT, "attention_chunk_size": None}}
+    spec = spec_from_config(unchunked, "u/config.json")
+    assert spec.sliding_window == 0 and "chunked" not in spec.unmodelled
+    assert spec_from_config({**GEMMA3_1B, "sliding_window": None}, "g/config.json").sliding_window == 0
+
+
+def test_a_moe_step_longer_than_the_model_is_refused():
+    long = {**SCOUT, "text_config": {**SCOUT_TEXT, "interleave_moe_layer_step": 64}}
+    with pytest.raises(DataFileError, match="interleave_moe_layer_step"):
+        spec_from_config(long, "l/config.json")

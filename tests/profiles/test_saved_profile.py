@@ -89,3 +89,15 @@ def test_whatever_a_reader_produced_is_saved_in_a_form_that_reopens(tmp_path):
     longest = back.profile.kernels[0]
     assert len(longest.name) == 2000 and longest.bytes == {"dram": 0} and back.profile.source == "profile"
     assert any(k.name == "kernel" for k in back.profile.kernels)
+
+
+def test_launches_fold_a_cache_s_bytes_only_where_every_launch_counted_them():
+    """Two launches of one kernel, one counted at L2 and one not at all: the L2 intensity
+    would count the FLOPs of both over the bytes of one, so the fold keeps no L2 bytes."""
+    from explorer.core.profile import Profile, ProfiledKernel
+
+    counted = ProfiledKernel("gemm", 1e-3, {"fp16": 10**9}, {"dram": 10**6, "l2": 4 * 10**6})
+    bare = ProfiledKernel("gemm", 1e-3, {"fp16": 10**9}, {})
+    for kernels in ((counted, bare), (bare, counted)):
+        [gemm] = Profile("test", "t.csv", kernels).folded(0.0)
+        assert gemm.bytes == {"dram": 10**6} and gemm.total_flops == 2 * 10**9

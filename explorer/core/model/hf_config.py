@@ -61,6 +61,7 @@ from explorer.core.model.hf_families import (
     QWEN,
     TRANSFORMERS_DEFAULTS,
 )
+from explorer.core.model.hf_patterns import llama4_experts, local_layers, null
 from explorer.core.model.models import TransformerSpec
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
@@ -256,11 +257,11 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     elif family == "Gemma2ForCausalLM":
         window = r.integer("sliding_window", default=4096)
         window_layers = tuple(range(0, layers, 2))  # even layers local, odd global (HF Gemma2)
-    elif family == "Gemma3ForCausalLM":
-        window, window_layers = r.integer("sliding_window"), _local_layers(r, layers, "sliding_attention")
-    elif family == "Llama4ForCausalLM" and r.has("attention_chunk_size"):
+    elif family == "Gemma3ForCausalLM" and not null(r, "sliding_window"):
+        window, window_layers = r.integer("sliding_window"), local_layers(r, layers, "sliding_attention")
+    elif family == "Llama4ForCausalLM" and not null(r, "attention_chunk_size"):
         window = r.integer("attention_chunk_size")
-        window_layers = _local_layers(r, layers, "chunked_attention")
+        window_layers = local_layers(r, layers, "chunked_attention")
     elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
         # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
         window = r.integer("sliding_window")
@@ -292,31 +293,6 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     return TransformerSpec(**_common(r, family), **fields)
 
 
-def _local_layers(r: _Reader, layers: int, local: str) -> tuple[int, ...]:
-    """The layers that attend within a window: those the file's ``layer_types`` calls
-    ``local``, else by the family's rule. Gemma 3: all but every ``sliding_window_pattern``-th
-    (HF Gemma3's ``is_sliding = (layer_idx + 1) % pattern``); Llama 4: its RoPE layers
-    (``no_rope_layers`` 1), by default all but every ``no_rope_layer_interval``-th."""
-    types = r.config.get("layer_types")
-    if types is not None:
-        if not isinstance(types, list) or len(types) != layers or \
-                not all(t in (local, "full_attention") for t in types):
-            raise r.error("layer_types", f"must list \"{local}\" or \"full_attention\" for each of the "
-                                         f"{layers} layers")
-        return tuple(i for i, t in enumerate(types) if t == local)
-    if local == "chunked_attention":
-        rope = r.config.get("no_rope_layers")
-        if rope:
-            if not isinstance(rope, list) or len(rope) < layers or not all(v in (0, 1) for v in rope):
-                raise r.error("no_rope_layers", f"must hold 1 (RoPE, chunked) or 0 for each of the "
-                                                f"{layers} layers")
-            return tuple(i for i in range(layers) if rope[i])
-        interval = r.integer("no_rope_layer_interval")
-        return tuple(i for i in range(layers) if (i + 1) % interval)
-    pattern = r.integer("sliding_window_pattern")
-    return tuple(i for i in range(layers) if (i + 1) % pattern)
-
-
 def _experts(r: _Reader, family: str) -> dict:
     if family in DEEPSEEK:  # V2 routes within groups (n_group, topk_group): the same work per token
         every = r.integer("moe_layer_freq", default=1)
@@ -340,7 +316,7 @@ def _experts(r: _Reader, family: str) -> dict:
                 "experts_per_token": r.integer("num_experts_per_tok"),
                 "expert_width": r.integer("intermediate_size")}
     if family == "Llama4ForCausalLM":  # one shared expert as wide as the routed ones
-        return _llama4_experts(r)
+        return llama4_experts(r)
     if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
         every = r.integer("decoder_sparse_step", default=1)
         if every != 1 or r.config.get("mlp_only_layers"):
@@ -352,20 +328,6 @@ def _experts(r: _Reader, family: str) -> dict:
                 "expert_width": r.integer("moe_intermediate_size"), "shared_width": shared,
                 "shared_gate": shared > 0}
     return {}
-
-
-def _llama4_experts(r: _Reader) -> dict:
-    """Llama 4's MoE layers: every ``interleave_moe_layer_step``-th layer (Scout: each,
-    Maverick: every other), routed experts and a shared one, each ``intermediate_size`` wide."""
-    step = r.integer("interleave_moe_layer_step")
-    layers = r.integer("num_hidden_layers")
-    listed = r.config.get("moe_layers")
-    if listed is not None and listed != list(range(step - 1, layers, step)):
-        raise r.error("moe_layers", f"only every {step}th layer as the MoE layers is read "
-                                    "(interleave_moe_layer_step)")
-    width = r.integer("intermediate_size")
-    return {"experts": r.integer("num_local_experts"), "experts_per_token": r.integer("num_experts_per_tok"),
-            "expert_width": width, "shared_width": width, "moe_step": step}
 
 
 def _gpt2(r: _Reader) -> TransformerSpec:
