@@ -20,6 +20,13 @@ def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path
     assert [m.name for m in window.chart.chart.markers if m.kind == "profile" and m.symbol == "triangle"] == \
         ["other at L2"]
     assert any(m.startswith("Profile run.csv: 2 kernels on the chart") for m in messages)
+    # the workload panel puts each class's measured time beside its predicted one
+    from explorer.profiles.matching import compare
+
+    comparison = compare(window.state.profiles[0], window.state.analysis(), window.state.expected())
+    products = next(r for r in comparison.rows if r.op_class == "matrix products")
+    totals = window.workload_panel.totals.text()
+    assert f"matrix products 2.5 ms ({products.measured_s / products.expected_s:.2f}× expected)" in totals
     assert window.act_import_profile.text() == "&Import profile…"
 
 

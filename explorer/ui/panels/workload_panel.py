@@ -141,10 +141,27 @@ class WorkloadPanel(QtWidgets.QWidget):
             editor = self.editors[p.name]
             _changed(p, editor).connect(lambda *_, p=p, editor=editor: self._set(p.name, _read(p, editor)))
         self.table.selectionModel().currentRowChanged.connect(self._on_row_changed)
-        self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed),
+        self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed,
+                                          state.sig_results_changed),  # a profile's times in the totals
                                   self.refresh, self)
         state.sig_selection_changed.connect(lambda _selection: self._select_row(state.session.selected_op))
         self.refresh()
+
+    def _measured_words(self, analysis) -> str:
+        """With a profile shown: its time in each class of op against the prediction's
+        ("products 1.31× expected"; kernels are told apart by name, so by class, not by op)."""
+        if not self.state.profiles:
+            return ""
+        from explorer.profiles.matching import compare  # (not at start-up: profiles are rare)
+
+        comparison = compare(self.state.profiles[0], analysis, self.state.expected())
+        parts = []
+        for row in comparison.rows:
+            against, name = (row.expected_s, "expected") if row.expected_s else (row.bound_s, "the bound")
+            ratio = f"{row.measured_s / against:.2f}× {name}" if against > 0 and row.measured_s \
+                else "none measured"
+            parts.append(f"{escape(row.op_class)} {format_time(row.measured_s)} ({ratio})")
+        return "<br><b>Profile</b> (one step's kernels by class): " + "; ".join(parts) + "." if parts else ""
 
     def _compare_box(self, state: AppState) -> QtWidgets.QComboBox:
         box = QtWidgets.QComboBox()
@@ -267,7 +284,8 @@ class WorkloadPanel(QtWidgets.QWidget):
             + f"; {escape(expected_words(analysis, self.state.expected()))}"
             + f".<br>{format_count(t.flops)}FLOP and {format_si(t.bytes, 'B')} per step"
             + (" and device" if t.devices > 1 else "") + f": {format_number(t.intensity)} FLOP/byte. "
-            + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else ""))
+            + (f"KV cache {format_bytes(t.kv_bytes_per_token)} per token." if t.kv_bytes_per_token else "")
+            + self._measured_words(analysis))
         self.memory.set_totals(t)
         compared = self.state.compared()
         why = [f"{compared.name} is not drawn beside it: {compared.why}"] if compared and compared.why else []
