@@ -87,3 +87,30 @@ def test_a_run_setting_what_its_kind_sets_is_refused(tmp_path):
                     "source: https://example.org, where: t, quote: q, derivation: d, engine: e}\n")
     with pytest.raises(DataFileError, match="context is not a workload parameter a run sets"):
         read_runs(path)
+
+
+def test_the_readme_s_sentences_on_mi300x(checked, models, catalog):
+    """"that brings the runs of one to eight requests into the band"; "whose measured time a
+    token grows by 14 ms from batch 1 to 128 (8.4 to 22.7 ms) where the modelled kernels
+    grow by 4 ms"."""
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.expected import expected
+    from explorer.core.analysis.validation import _steps
+    from explorer.core.hardware.efficiency import efficiency_for
+
+    mi300x = [c for c in checked if c.run.hardware == "mi300x"]
+    assert all(c.in_band for c in mi300x if c.run.workload["batch"] <= 8)
+    assert not any(c.in_band for c in mi300x if c.run.workload["batch"] >= 32)
+    runs = {c.run.workload["batch"]: c.run for c in mi300x
+            if c.run.model == "llama-3-70b" and c.run.prompt == 128}
+    per_token = {b: runs[b].measured_s / runs[b].output for b in (1, 128)}
+    family = efficiency_for(catalog["mi300x"], published())
+    step = {}
+    for b in (1, 128):
+        params, _ = _steps(runs[b])[1]  # the decode steps
+        step[b] = expected(analyze(models["llama-3-70b"], params, catalog["mi300x"]), family).time_s
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    claim = (f"grows by {round((per_token[128] - per_token[1]) * 1e3)} ms from batch 1 to 128 "
+             f"({per_token[1] * 1e3:.1f} to {per_token[128] * 1e3:.1f} ms) where the modelled kernels "
+             f"grow by {round((step[128] - step[1]) * 1e3)} ms")
+    assert claim in readme
