@@ -44,6 +44,16 @@ def _price(text: str) -> float:
     return value
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a share from 0 to below 1, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a share from 0 to below 1, got {text!r}")
+    return value
+
+
 def add_parser(sub) -> None:
     se = sub.add_parser("serve", help="requests a device serves at what latency and price",
                         description="The operating points of serving requests of --prompt + --output "
@@ -63,6 +73,12 @@ def add_parser(sub) -> None:
                     help="what a device costs an hour, for $ per million tokens")
     se.add_argument("--kv-block", type=count_type(1 << 16), default=16, metavar="TOKENS",
                     help="tokens in a page of the KV cache (default 16, vLLM's)")
+    se.add_argument("--draft", metavar="ID", help="speculative decoding: the draft model's id (a preset)")
+    se.add_argument("--draft-tokens", type=count_type(64), default=4, metavar="N",
+                    help="tokens the draft proposes a step (γ, default 4)")
+    se.add_argument("--acceptance", type=_share, metavar="SHARE",
+                    help="the chance each drafted token is accepted (α, from 0 to below 1; needed with "
+                         "--draft)")
     add_workload_arguments(se, leave_out=LEFT_OUT)
     se.add_argument("--json", action="store_true", help="print JSON")
 
@@ -73,15 +89,31 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.model.workload import WorkloadParams
 
     hardware = open_catalog(err)[args.hardware]
-    model = model_of(args, load_models())
+    models = load_models()
+    model = model_of(args, models)
     result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
-                  args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block)
+                  args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
+                  _speculation(args, models))
     if args.json:
         json.dump(_as_json(result, model, hardware), out, indent=1)
         out.write("\n")
         return 0
     _print(result, model, hardware, out)
     return 0
+
+
+def _speculation(args: argparse.Namespace, models):
+    from explorer.core.analysis.serving import Speculation
+    from explorer.core.model.workload import WorkloadError
+
+    if args.draft is None:
+        if args.acceptance is not None:
+            raise WorkloadError("--acceptance is the draft's: name the draft model with --draft")
+        return None
+    if args.acceptance is None:
+        raise WorkloadError("--draft needs --acceptance: the chance each drafted token is accepted "
+                            "(e.g. 0.7)")
+    return Speculation(models[args.draft], args.draft_tokens, args.acceptance)
 
 
 def _as_json(result, model, hardware) -> dict:

@@ -53,3 +53,13 @@ def test_what_cannot_be_served_is_a_usage_error_that_says_why():
     assert code == 2 and "does not fit on NVIDIA L4" in err
     code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--zero", "1")
     assert code == 2  # a training-only option is not offered
+
+
+def test_a_draft_needs_its_acceptance_rate():
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
+                       "--draft", "llama-3-8b")
+    assert code == 2 and "--draft needs --acceptance" in err
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
+                         "--draft", "llama-3-8b", "--acceptance", "0.8", "--json")
+    assert code == 0, err
+    assert any("3.36 tokens a step" in note for note in json.loads(out)["notes"])

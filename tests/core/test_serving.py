@@ -121,3 +121,34 @@ def test_pages_of_the_kv_cache_change_the_wall_not_the_time_a_token(models, cata
 def test_an_inference_pipeline_says_its_throughput_is_a_lower_bound(models, catalog):
     p = plan(models["llama-3-70b"], WorkloadParams(pp=4), catalog["h100-sxm"], 512, 512)
     assert any("lower bound" in note for note in p.notes)
+
+
+def test_speculation_helps_a_memory_bound_decode_and_not_a_compute_bound_one(models, catalog):
+    """Llama 3 8B drafting 4 tokens for Llama 3 70B at TP 4, each accepted at 0.8: at batch 1
+    the time per token follows Leviathan et al.'s speed-up, tokens ÷ (γ·c + 1) with c the
+    draft's step over the target's; at the KV wall, where the check's arithmetic dominates,
+    speculation gives fewer tokens a second than plain decoding."""
+    from explorer.core.analysis.serving import Speculation, _step_s
+
+    target, draft, h100 = models["llama-3-70b"], models["llama-3-8b"], catalog["h100-sxm"]
+    params = WorkloadParams(tp=4)
+    plain = plan(target, params, h100, 1024, 1024)
+    fast = plan(target, params, h100, 1024, 1024, speculation=Speculation(draft, 4, 0.8))
+    step = decode_params(params, 1024, 1024)
+    c = _step_s(draft, step, h100)[0] / _step_s(target, step, h100)[0]
+    formula = speculative_speedup(0.8, 4, c)
+    assert plain.points[0].tpot_s / fast.points[0].tpot_s == pytest.approx(formula, rel=0.05)
+    assert fast.kv_wall_sequences < plain.kv_wall_sequences  # the draft's weights and cache take room
+    at = {p.batch: p for p in plain.points}, {p.batch: p for p in fast.points}
+    assert at[1][128].tpot_s > at[0][128].tpot_s  # at batch 128 speculation is slower than decoding
+    assert any("speculative decoding with Llama 3 8B" in note for note in fast.notes)
+
+
+def test_the_readme_s_speculation_example_is_about_twice_as_fast(models, catalog):
+    from explorer.core.analysis.serving import Speculation
+
+    params = WorkloadParams(tp=4)
+    plain = plan(models["llama-3-70b"], params, catalog["h100-sxm"], 1024, 1024)
+    fast = plan(models["llama-3-70b"], params, catalog["h100-sxm"], 1024, 1024,
+                speculation=Speculation(models["llama-3-8b"], 4, 0.8))
+    assert round(plain.points[0].tpot_s / fast.points[0].tpot_s) == 2  # "about twice as fast"

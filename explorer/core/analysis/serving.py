@@ -39,7 +39,12 @@ from dataclasses import dataclass, replace
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
-from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
+from explorer.core.analysis.memory import (
+    activations_per_sequence,
+    max_batch_that_fits,
+    memory_budget,
+    weights_and_kv,
+)
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
@@ -97,6 +102,22 @@ class Point:
 
 
 @dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding: ``draft`` proposes ``tokens`` (γ) a step, each accepted with
+    probability ``acceptance`` (α); the target checks them in one step."""
+
+    draft: ModelSpec
+    tokens: int
+    acceptance: float
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.acceptance < 1:
+            raise WorkloadError(f"the acceptance rate is a share from 0 to below 1, got {self.acceptance}")
+        if not 1 <= self.tokens <= 64:
+            raise WorkloadError(f"a draft proposes 1 to 64 tokens a step, got {self.tokens}")
+
+
+@dataclass(frozen=True)
 class Plan:
     points: tuple[Point, ...]  # batch 1, 2, 4, … up to the KV wall (and the target's edge)
     kv_wall_sequences: int
@@ -135,7 +156,8 @@ def _step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tup
 
 def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int,
          ttft_target_s: float | None = None, tpot_target_s: float | None = None,
-         price_per_device_hour: float | None = None, block: int = KV_BLOCK) -> Plan:
+         price_per_device_hour: float | None = None, block: int = KV_BLOCK,
+         speculation: Speculation | None = None) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
@@ -145,6 +167,8 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     decode = decode_params(params, prompt, output)
     try:
         wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware)
+        if speculation is not None:
+            wall = _wall_with_draft(model, speculation.draft, paged, hardware)
         ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt, batch=1), hardware)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None
@@ -157,7 +181,10 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     devices = paged.split.devices
 
     def point(batch: int) -> Point:
-        tpot = _step_s(model, replace(decode, batch=batch), hardware)[0]
+        if speculation is None:
+            tpot = _step_s(model, replace(decode, batch=batch), hardware)[0]
+        else:
+            tpot = speculative_tpot(model, decode, hardware, batch, speculation)
         rate = batch * output / (output * tpot + batch * ttft) / devices  # prefills included
         price = None if price_per_device_hour is None else \
             cost_per_million_tokens(price_per_device_hour, 1, rate)
@@ -165,24 +192,65 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
         return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
 
     points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= wall), wall}}
-    if tpot_target_s is not None:  # the largest batch within the target: TPOT grows with the batch
-        meets = [b for b in points if points[b].tpot_s <= tpot_target_s]
-        misses = [b for b in points if points[b].tpot_s > tpot_target_s]
-        if meets and misses:
-            low, high = max(meets), min(misses)
-            while high - low > 1:
-                middle = (low + high) // 2
-                points[middle] = point(middle)
-                low, high = (middle, high) if points[middle].tpot_s <= tpot_target_s else (low, middle)
+    if tpot_target_s is not None:
+        _find_edge(points, point, tpot_target_s)
     ordered = [points[b] for b in sorted(points)]
     ok = [p for p in ordered if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
           and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
     chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
     if chosen is not None:
         chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s))
+    return Plan(tuple(ordered), wall, chosen, source, devices, _notes(paged, speculation),
+                str(params.efficiency))
+
+
+def _find_edge(points: dict, point, target_s: float) -> None:
+    """Add to ``points`` the largest batch within the TPOT target and the next, by bisection
+    between the batches tried (the time a token grows with the batch)."""
+    meets = [b for b in points if points[b].tpot_s <= target_s]
+    misses = [b for b in points if points[b].tpot_s > target_s]
+    if not (meets and misses):
+        return
+    low, high = max(meets), min(misses)
+    while high - low > 1:
+        middle = (low + high) // 2
+        points[middle] = point(middle)
+        low, high = (middle, high) if points[middle].tpot_s <= target_s else (low, middle)
+
+
+def _notes(paged: WorkloadParams, speculation: Speculation | None) -> tuple[str, ...]:
     notes = ("an inference pipeline is costed one batch at a time: its tokens/s are a lower bound",) \
         if paged.split.pp > 1 else ()
-    return Plan(tuple(ordered), wall, chosen, source, devices, notes, str(params.efficiency))
+    if speculation is not None:
+        notes += (f"speculative decoding with {speculation.draft.name}: {speculation.tokens} drafted tokens "
+                  f"accepted at {speculation.acceptance:g} give "
+                  f"{tokens_per_target_step(speculation.acceptance, speculation.tokens):.2f} tokens a step; "
+                  f"the check is costed as a decode of {speculation.tokens + 1} tokens a sequence (an upper "
+                  "bound on its attention, which reads each cache once); the draft's weights and cache "
+                  "share the memory",)
+    return notes
+
+
+def speculative_tpot(model: ModelSpec, decode: WorkloadParams, hardware: Hardware, batch: int,
+                     speculation: Speculation) -> float:
+    """Time per output token with speculation: γ draft steps and one target step checking
+    γ + 1 tokens a sequence, over the tokens a step yields. At a small batch the check reads
+    the weights once, as a decode step does (why speculation helps a memory-bound decode);
+    at a large one its arithmetic grows γ + 1 times."""
+    draft = _step_s(speculation.draft, replace(decode, batch=batch), hardware)[0]
+    check = _step_s(model, replace(decode, batch=batch * (speculation.tokens + 1)), hardware)[0]
+    return (speculation.tokens * draft + check) / tokens_per_target_step(speculation.acceptance,
+                                                                         speculation.tokens)
+
+
+def _wall_with_draft(model: ModelSpec, draft: ModelSpec, paged: WorkloadParams, hardware: Hardware) -> int:
+    """The KV-cache wall when the draft model's weights and cache share the memory."""
+    weights, kv = weights_and_kv(model, paged)
+    draft_weights, draft_kv = weights_and_kv(draft, paged)
+    one = replace(paged, batch=paged.split.batch_share)
+    free = memory_budget(hardware, paged) - weights - draft_weights
+    per_sequence = kv + draft_kv + activations_per_sequence(model, one)
+    return int(min(MAX_BATCH, max(0.0, free) // per_sequence * paged.split.batch_share))
 
 
 def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None) -> str:
