@@ -81,6 +81,11 @@ def add_parser(sub) -> None:
                          "--draft)")
     add_workload_arguments(se, leave_out=LEFT_OUT)
     se.add_argument("--json", action="store_true", help="print JSON")
+    se.add_argument("--out", metavar="FILE.{svg,json}",
+                    help="also draw the plan: tokens/s a device against tokens/s a user, one point a batch "
+                         "(SVG, or the picture as data in JSON)")
+    se.add_argument("--theme", choices=("light", "dark", "contrast"), default="light",
+                    help="the picture's theme (default light)")
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -94,12 +99,34 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
                   _speculation(args, models))
+    if args.out:
+        _draw(result, model, hardware, args)
     if args.json:
         json.dump(_as_json(result, model, hardware), out, indent=1)
         out.write("\n")
         return 0
     _print(result, model, hardware, out)
     return 0
+
+
+def _draw(result, model, hardware, args: argparse.Namespace) -> None:
+    """Write the plan's picture to ``args.out`` (SVG, or its data as JSON)."""
+    from pathlib import Path
+
+    from explorer.chart.data import chart_data
+    from explorer.chart.elements import Page
+    from explorer.chart.serving_chart import serving_chart
+    from explorer.chart.svg import chart_svg
+    from explorer.core.files.atomic import write_text_atomic
+    from explorer.core.model.workload import WorkloadError
+
+    suffix = Path(args.out).suffix.lower()
+    if suffix not in (".svg", ".json"):
+        raise WorkloadError(f"--out draws .svg or .json, not {suffix or 'a file without a suffix'!r}")
+    title = f"Serving {model.name} on {result.devices} × {hardware.name}"
+    chart = serving_chart(result, Page.slide(1600, 900), args.theme, title, args.tpot_target)
+    write_text_atomic(args.out, chart_svg(chart, False, title) if suffix == ".svg"
+                      else json.dumps(chart_data(chart), indent=1) + "\n")
 
 
 def _speculation(args: argparse.Namespace, models):

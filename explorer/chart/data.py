@@ -21,6 +21,16 @@ ROOFLINE_AXES = {"x_axis": "arithmetic intensity (FLOP/byte), log", "y_axis": "p
 SCALING_AXES = {"x_axis": "parameters N, log", "y_axis": "predicted loss, log"}
 
 
+SERVING_AXES = {"x_axis": "tokens/s a user, log", "y_axis": "tokens/s a device, log"}
+
+
+def _axes_of(chart: Chart) -> dict:
+    kinds = {line.kind for line in chart.lines}
+    if ElementKind.CURVE in kinds:
+        return SCALING_AXES
+    return SERVING_AXES if ElementKind.SERVING in kinds else ROOFLINE_AXES
+
+
 def _value(chart: Chart, x: float, y: float) -> tuple[float, float]:
     """Page pixels back to (intensity FLOP/byte, performance FLOP/s)."""
     (x0, x1), (y0, y1) = (tuple(math.log10(v) for v in r) for r in (chart.x_range, chart.y_range))
@@ -56,6 +66,9 @@ def _marker(chart: Chart, m: Marker) -> dict:
     elif m.kind == ElementKind.CURVE:  # a scaling-law point: parameters and predicted loss
         parameters, loss = _value(chart, *m.center)
         out.update(parameters=parameters, loss=loss)
+    elif m.kind == ElementKind.SERVING:  # a serving plan's batch
+        per_user, per_device = _value(chart, *m.center)
+        out.update(tokens_per_s_per_user=per_user, tokens_per_s_per_device=per_device)
     return out
 
 
@@ -73,7 +86,7 @@ def chart_data(chart: Chart) -> dict:
         "plot_px": {"left": chart.plot.left, "top": chart.plot.top, "right": chart.plot.right,
                     "bottom": chart.plot.bottom},
         "x_range": list(chart.x_range), "y_range": list(chart.y_range),
-        **(SCALING_AXES if any(line.kind == ElementKind.CURVE for line in chart.lines) else ROOFLINE_AXES),
+        **_axes_of(chart),
         "background": chart.background, "foreground": chart.foreground,
         "title": " ".join(titles["title"]), "caption": " ".join(titles["subtitle"]),
         "lines": [_line(chart, line) for line in chart.lines],

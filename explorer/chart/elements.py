@@ -33,6 +33,7 @@ class ElementKind(StrEnum):
     EXPECTED = "expected"  # the whole step at its expected time, and its drop from the bound
     COMPARED = "compared"  # another model's whole step (the session's ``compare``) and its label
     CURVE = "curve"  # a scaling-law picture's curves, points and labels (``scaling_chart``)
+    SERVING = "serving"  # a serving plan's batches, their curve and labels (``serving_chart``)
     PROFILE = "profile"  # a kernel of a real run's profile
     MEASURED = "measured"
     SELECTION = "selection"
@@ -43,9 +44,9 @@ class ElementKind(StrEnum):
 # The order kinds are drawn in, back to front (every output draws in this order).
 E = ElementKind
 LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.EXPECTED, E.MEASURED_ROOF, E.LINK, E.ROOF, E.CURVE,
-              E.PROFILE, E.KEY, E.KEY_LIVE)
-MARKER_ORDER = (E.RIDGE, E.MEASURED, E.PROFILE, E.OP, E.SELECTION, E.COMPARED, E.EXPECTED, E.STEP, E.CURVE,
-                E.KEY, E.KEY_LIVE)
+              E.SERVING, E.PROFILE, E.KEY, E.KEY_LIVE)
+MARKER_ORDER = (E.RIDGE, E.MEASURED, E.PROFILE, E.OP, E.SERVING, E.SELECTION, E.COMPARED, E.EXPECTED,
+                E.STEP, E.CURVE, E.KEY, E.KEY_LIVE)
 
 # Chart text and titles as shares of the page height, for a picture projected in a room.
 TEXT_SHARE, TITLE_SHARE = 0.025, 0.04

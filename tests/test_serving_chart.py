@@ -1,0 +1,49 @@
+"""The serving picture: one point a batch at its tokens/s a user and a device, the chosen
+batch ringed, the TPOT target a line, every batch's label on the plot or in the key."""
+
+import json
+
+import pytest
+
+from tests.cli.test_cli import run
+from tests.test_chart import problems
+
+
+def test_serve_draws_the_plan_as_data_and_as_svg(tmp_path):
+    out = tmp_path / "serve.json"
+    code, text, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
+                          "--tpot-target", "40ms", "--out", str(out), "--json")
+    assert code == 0, err
+    plan, picture = json.loads(text), json.loads(out.read_text())
+    assert picture["x_axis"].startswith("tokens/s a user")
+    assert picture["y_axis"].startswith("tokens/s a device")
+    points = {m["name"]: m for m in picture["markers"] if m["kind"] == "serving"}
+    for p in plan["points"]:
+        if p["batch"] & (p["batch"] - 1) == 0:  # the powers of two are all drawn
+            mark = points[f"batch {p['batch']}"]
+            assert mark["tokens_per_s_per_user"] == pytest.approx(p["tokens_per_s_per_user"], rel=1e-6)
+            assert mark["tokens_per_s_per_device"] == pytest.approx(p["tokens_per_s_per_device"], rel=1e-6)
+    assert "batch 320" in points and "batch 321" in points  # the chosen batch and the next
+    assert [m["name"] for m in picture["markers"] if m["kind"] == "selection"] == ["chosen: batch 320"]
+    assert any(line["tooltip"].startswith("the TPOT target, 40 ms") for line in picture["lines"])
+    svg = tmp_path / "serve.svg"
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
+                       "--out", str(svg))
+    assert code == 0 and "<svg" in svg.read_text()
+
+
+def test_the_serving_picture_keeps_its_labels_apart(models, catalog):
+    from explorer.chart.elements import Page
+    from explorer.chart.serving_chart import serving_chart
+    from explorer.core.analysis.serving import plan
+    from explorer.core.model.workload import WorkloadParams
+
+    result = plan(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"], 512, 512, tpot_target_s=0.02)
+    for page in (Page.slide(1600, 900), Page.screen(640, 560)):
+        chart = serving_chart(result, page, "dark", "Serving Llama 3 8B", 0.02)
+        assert not problems(chart)
+
+
+def test_a_picture_other_than_svg_or_json_is_refused():
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--out", "x.png")
+    assert code == 2 and "--out draws .svg or .json" in err
