@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import TextIO
 
 from explorer.cli_common import (
@@ -34,24 +35,22 @@ def _duration(text: str) -> float:
     return value
 
 
-def _price(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of dollars, got {text!r}") from None
-    if not 0 <= value < 1e6:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1,000,000 dollars an hour, got {text!r}")
-    return value
+def _number(low: float, high: float, what: str, closed: bool = True):
+    """An argparse type: a number from ``low`` to ``high`` (``closed``: ``high`` included)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (low <= value <= high if closed else low <= value < high):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a share from 0 to below 1, got {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"must be a share from 0 to below 1, got {text!r}")
-    return value
+_price = _number(0, 1e6, "from 0 to 1,000,000 dollars an hour")
+_share = _number(0, 1, "a share from 0 to below 1", closed=False)
 
 
 def add_parser(sub) -> None:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from explorer.chart import palette
+from explorer.chart.axes_frame import axis_titles, frame_lines
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Page, Stroke, Text
 from explorer.chart.geometry import Rect
 from explorer.chart.heading import heading
@@ -142,10 +143,7 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
     log scale, as the roofline's, over so short a span that it reads as linear)."""
     page, plot = chart.page, chart.plot
     size = page.text
-    grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
-    axis = Stroke(theme.axis, 1.2 * page.lines)
-    lines = [Line(((plot.left, plot.bottom), (plot.right, plot.bottom)), axis, ElementKind.AXIS),
-             Line(((plot.left, plot.top), (plot.left, plot.bottom)), axis, ElementKind.AXIS)]
+    lines, grid = frame_lines(chart, theme)
     texts = []
     low, high = (round(math.log10(v)) for v in chart.x_range)
     for exponent in range(low, high + 1):
@@ -166,10 +164,7 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
         texts.append(Text(label, (plot.left - 0.4 * size, y), size, theme.foreground, ElementKind.TICK,
                           dx=-text_width(label, size), dy=-0.58 * size))
         value += step
-    texts.append(Text(X_TITLE, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
-                      theme.foreground, ElementKind.AXIS, dx=-text_width(X_TITLE, size) / 2))
-    texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground,
-                      ElementKind.AXIS, angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
+    texts += axis_titles(chart, theme, X_TITLE, Y_TITLE)
     return lines, texts
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from explorer.chart import palette
+from explorer.chart.axes_frame import axis_titles, frame_lines
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Page, Stroke, Text
 from explorer.chart.geometry import Rect, overlap
 from explorer.chart.heading import heading
@@ -94,11 +95,8 @@ def _batches(chart: Chart, plan: Plan, colour: str, theme) -> tuple[list[Marker]
 
 
 def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
-    page, plot, size = chart.page, chart.plot, chart.page.text
-    grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
-    axis = Stroke(theme.axis, 1.2 * page.lines)
-    lines = [Line(((plot.left, plot.bottom), (plot.right, plot.bottom)), axis, ElementKind.AXIS),
-             Line(((plot.left, plot.top), (plot.left, plot.bottom)), axis, ElementKind.AXIS)]
+    plot, size = chart.plot, chart.page.text
+    lines, grid = frame_lines(chart, theme)
     texts = []
     for horizontal, (low, high) in ((True, chart.x_range), (False, chart.y_range)):
         for exponent in range(round(math.log10(low)), round(math.log10(high)) + 1):
@@ -115,10 +113,7 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
                             dx=-text_width(label, size), dy=-0.58 * size)
                 if not any(overlap(tick.corners, other.corners) for other in texts):  # the corner
                     texts.append(tick)
-    texts.append(Text(X_TITLE, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
-                      theme.foreground, ElementKind.AXIS, dx=-text_width(X_TITLE, size) / 2))
-    texts.append(Text(Y_TITLE, (0.6 * size, (plot.top + plot.bottom) / 2), size, theme.foreground,
-                      ElementKind.AXIS, angle=-90.0, dx=-text_width(Y_TITLE, size) / 2))
+    texts += axis_titles(chart, theme, X_TITLE, Y_TITLE)
     return lines, texts
 
 
