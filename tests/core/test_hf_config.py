@@ -89,6 +89,11 @@ PHI35_MOE = {"architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hi
              "max_position_embeddings": 131072, "tie_word_embeddings": False, "hidden_act": "silu",
              "attention_bias": True, "lm_head_bias": True, "sliding_window": 131072}
 
+MISTRAL_SMALL_3 = {"architectures": ["MistralForCausalLM"], "head_dim": 128, "hidden_act": "silu",
+                   "hidden_size": 5120, "intermediate_size": 32768, "max_position_embeddings": 32768,
+                   "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
+                   "rms_norm_eps": 1e-05, "rope_theta": 100000000.0, "sliding_window": None,
+                   "tie_word_embeddings": False, "vocab_size": 131072}
 # (config, total parameters, active parameters per token): an int is the exact published
 # count; a string the figure as published, to its digits.
 PUBLISHED = {
@@ -106,6 +111,8 @@ PUBLISHED = {
     "deepseek-v2-lite": (DEEPSEEK_V2_LITE, "15.7e9", "2.4e9"),  # model card: 15.7B, activates 2.4B
     "olmoe-1b-7b": (OLMOE_1B_7B, "6.92e9", "1.3e9"),  # OLMoE paper: 6.9B total, 1.3B active
     "phi-3.5-moe": (PHI35_MOE, "41.9e9", "6.6e9"),  # model card: 42B (41.9B), 6.6B active
+    # Mistral Small 3 (mistralai/Mistral-Small-24B-Instruct-2501): head_dim 128, not 5120 / 32
+    "mistral-small-24b": (MISTRAL_SMALL_3, "23.6e9", None),  # the Hub's model size: 23.6B
 }
 
 
