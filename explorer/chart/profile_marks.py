@@ -15,7 +15,7 @@ from explorer.chart.key import Entry
 from explorer.core.analysis.expected import OpClass
 from explorer.core.profile import Profile
 from explorer.core.units import format_number, format_si, format_time
-from explorer.profiles.matching import class_of, read_patterns
+from explorer.profiles.matching import class_of
 
 # A class of kernels → the op group whose colour it takes (``palette.ROLE_GROUPS``).
 GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", OpClass.MEMORY: "elementwise",
@@ -49,13 +49,12 @@ def profile_marks(chart: Chart, profiles, theme) -> tuple[list[Line], list[Marke
     """Each placed kernel's square at DRAM and, where the profile counts them, a hollow mark
     at L2 and at L1 on a thin line at the same FLOP/s (the hierarchical view)."""
     scale = chart.page.lines
-    patterns = read_patterns()
     colours = dict(theme.groups)
     lines, out = [], []
     for profile in profiles:
         total = profile.time_s
         for k in placed(profile):
-            op_class = class_of(k.name, patterns)
+            op_class = class_of(k.name)
             colour = colours.get(GROUP_OF_CLASS.get(op_class, ""), theme.suspect)
             share = k.time_s / total if total else 0.0
             tooltip = (f"{k.name} (measured, {Path(profile.source).name}): {k.launches:,} launch(es), "

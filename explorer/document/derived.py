@@ -73,7 +73,7 @@ class Derived:
         if not ident:
             return None
         return self._memo(("compared", ident), lambda: compare(self.models, ident, self._session.params,
-                                                               self.primary))
+                                                               self.primary, cached_analysis))
 
     def efficiency_changed(self) -> None:
         """A calibration was written: expected times are worked out again."""

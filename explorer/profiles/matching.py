@@ -65,8 +65,17 @@ def _bundled() -> tuple[Pattern, ...]:
                               _read_pattern))
 
 
-def class_of(name: str, patterns: list[Pattern]) -> str | None:
+def class_of(name: str, patterns: list[Pattern] | None = None) -> str | None:
+    """The class of op a kernel's ``name`` matches (None: no pattern); the bundled patterns by
+    default, each name matched once (a chart asks for every kernel on every frame)."""
+    if patterns is None:
+        return _bundled_class(name)
     return next((p.op_class for p in patterns if p.regex.search(name)), None)
+
+
+@lru_cache(maxsize=8192)
+def _bundled_class(name: str) -> str | None:
+    return class_of(name, list(_bundled()))
 
 
 def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1,
@@ -75,7 +84,6 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1,
     time of the profile's kernels of that class, divided by ``steps``."""
     if steps < 1:
         raise DataFileError(profile.source, f"a profile covers at least one step, not {steps}")
-    patterns = patterns if patterns is not None else read_patterns()
     measured: dict[str, list[ProfiledKernel]] = {c: [] for c in CLASSES.values()}
     unmatched = []
     for kernel in profile.folded(share=0.0):

@@ -5,8 +5,8 @@ run (a tensor-parallel degree its heads do not divide) says why instead."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.hardware.hardware import Hardware
@@ -24,17 +24,14 @@ class Compared:
     why: str = ""  # when ``analysis`` is None
 
 
-@lru_cache(maxsize=32)
-def _costed(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
-    return analyze(model, params, hardware)
-
-
-def compare(models, ident: str, params: WorkloadParams, hardware: Hardware) -> Compared:
-    """``models[ident]`` costed with ``params`` on ``hardware``."""
+def compare(models, ident: str, params: WorkloadParams, hardware: Hardware,
+            costed: Callable[[ModelSpec, WorkloadParams, Hardware], Analysis] = analyze) -> Compared:
+    """``models[ident]`` costed with ``params`` on ``hardware`` (by ``costed``: a document
+    passes its shared cache of analyses)."""
     if ident not in models:
         return Compared(ident, ident, None, f"no model {ident!r} is loaded")
     model = models[ident]
     try:
-        return Compared(ident, model.name, _costed(model, params, hardware))
+        return Compared(ident, model.name, costed(model, params, hardware))
     except (WorkloadError, ValueError) as error:
         return Compared(ident, model.name, None, str(error))

@@ -43,11 +43,16 @@ def memory_budget(hardware: Hardware, params: WorkloadParams) -> float:
     return hardware.usable_memory_bytes * params.budget_share
 
 
-def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> int:
+def max_batch_that_fits(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
+                        alongside: ModelSpec | None = None) -> int:
     """Largest batch whose weights (with training's state), KV cache and activations fit in
     the memory budget (at most MAX_BATCH), a multiple of the batch's split. KV cache and
-    activations grow linearly with the batch."""
+    activations grow linearly with the batch. ``alongside``: a second model whose weights
+    and KV cache share the memory (speculative decoding's draft)."""
     weight_bytes, kv_per_sequence = weights_and_kv(model, params)
+    if alongside is not None:
+        more_weights, more_kv = weights_and_kv(alongside, params)
+        weight_bytes, kv_per_sequence = weight_bytes + more_weights, kv_per_sequence + more_kv
     share = params.split.batch_share
     free = memory_budget(hardware, params) - weight_bytes - state_bytes(model, params)
     if free < 0:

@@ -39,12 +39,7 @@ from dataclasses import dataclass, replace
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
-from explorer.core.analysis.memory import (
-    activations_per_sequence,
-    max_batch_that_fits,
-    memory_budget,
-    weights_and_kv,
-)
+from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
@@ -166,9 +161,8 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     paged = decode_params(params, prompt, output, block)
     decode = decode_params(params, prompt, output)
     try:
-        wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware)
-        if speculation is not None:
-            wall = _wall_with_draft(model, speculation.draft, paged, hardware)
+        draft = speculation.draft if speculation is not None else None
+        wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware, draft)
         ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt, batch=1), hardware)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None
@@ -241,16 +235,6 @@ def speculative_tpot(model: ModelSpec, decode: WorkloadParams, hardware: Hardwar
     check = _step_s(model, replace(decode, batch=batch * (speculation.tokens + 1)), hardware)[0]
     return (speculation.tokens * draft + check) / tokens_per_target_step(speculation.acceptance,
                                                                          speculation.tokens)
-
-
-def _wall_with_draft(model: ModelSpec, draft: ModelSpec, paged: WorkloadParams, hardware: Hardware) -> int:
-    """The KV-cache wall when the draft model's weights and cache share the memory."""
-    weights, kv = weights_and_kv(model, paged)
-    draft_weights, draft_kv = weights_and_kv(draft, paged)
-    one = replace(paged, batch=paged.split.batch_share)
-    free = memory_budget(hardware, paged) - weights - draft_weights
-    per_sequence = kv + draft_kv + activations_per_sequence(model, one)
-    return int(min(MAX_BATCH, max(0.0, free) // per_sequence * paged.split.batch_share))
 
 
 def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None) -> str:
