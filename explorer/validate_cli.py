@@ -1,5 +1,5 @@
 """``roofline-explorer validate``: the bound and the expected time beside published
-measurements of real serving runs (``core.analysis.validation``), one row per run."""
+measurements of real serving and training runs (``core.analysis.validation``), one row per run."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from explorer.texttable import format_table
 
 def add_parser(sub) -> None:
     va = sub.add_parser("validate", help="the predictions beside published measurements of real runs",
-                        description="Cost each published serving run of resources/validation (its "
-                                    "exact configuration and source) and print its measured time, the "
-                                    "roofline bound over it and the expected time over it.")
+                        description="Cost each published serving and training run of "
+                                    "resources/validation (its exact configuration and source) and "
+                                    "print its measured time, the roofline bound over it and the "
+                                    "expected time over it.")
     va.add_argument("--markdown", action="store_true", help="print the Markdown table the README holds")
     va.add_argument("--json", action="store_true", help="print JSON")
 

@@ -15,9 +15,10 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 # The share of runs whose expected time falls within BAND today. The goal is 0.8
 # (a better model of matrix-product shapes and of mixture-of-experts kernels); this
 # floor keeps a change from making it worse unnoticed.
-# 27 of 34 with the all-reduces the engines run and MI300X's products at hipBLASLt's measured
-# share of bandwidth: the README says which runs miss and why.
-IN_BAND_AT_LEAST = 0.79
+# 37 of 44 with the all-reduces the engines run, MI300X's products at hipBLASLt's measured
+# share of bandwidth and Megatron-LM's ten training runs: the README says which runs miss
+# and why.
+IN_BAND_AT_LEAST = 0.8
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,17 @@ def test_the_set_covers_devices_batches_parallel_layouts_and_experts():
     assert {r.workload.get("tp", 1) for r in runs} >= {1, 2, 4, 8}
     assert max(r.workload["batch"] for r in runs) >= 128 and "mixtral-8x7b" in {r.model for r in runs}
     assert all(r.source.startswith("https://") and r.quote and r.derivation for r in runs)
+
+
+def test_the_megatron_models_are_the_papers_count():
+    """Eq. 2 of Narayanan et al. 2021, P = 12 l h² + 13 l h + (V + s) h, plus the final
+    LayerNorm's 2 h (the equation leaves it out)."""
+    from explorer.core.analysis.validation import run_models
+    megatron = [m for m in run_models().values() if m.id.startswith("megatron-gpt-")]
+    assert len(megatron) == 10
+    for m in megatron:
+        h, layers = m.d_model, m.layers
+        assert m.parameter_count() == 12 * layers * h * h + 13 * layers * h + (51200 + 2048) * h + 2 * h
 
 
 def test_the_bound_never_exceeds_a_measured_time(checked):
@@ -51,16 +63,20 @@ def test_the_expected_time_falls_near_the_measured_one(checked):
 
 def test_the_readmes_sentences_on_where_it_lands(checked):
     """The README: "every NVIDIA run that is mostly decode at a batch of 8 or less comes
-    within 0.8–1.25"; "every run outside the band comes out faster than measured"; "the one
-    training run comes out slower than measured"."""
+    within 0.8–1.25"; "every run outside the band comes out faster than measured"; Llama 3.1
+    405B's pre-training "comes out slower than measured"; Megatron-LM's ten runs "come out at
+    0.84–0.95 of their measured times"."""
     mostly_decode = [c for c in checked if c.run.kind == "decode"
                      or (c.run.kind == "generate" and c.run.output >= c.run.prompt)]
     small_decode = [c for c in mostly_decode if c.run.workload["batch"] <= 8 and c.run.hardware != "mi300x"]
     assert len(small_decode) >= 10 and all(c.in_band for c in small_decode)
     outside = [c for c in checked if not c.in_band]
     assert outside and all(c.expected_s < c.run.measured_s for c in outside)
-    training = [c for c in checked if c.run.kind == "train"]
-    assert training and all(c.expected_s > c.run.measured_s for c in training)  # "slower than measured"
+    meta = next(c for c in checked if c.run.id == "llama-3.1-405b-pretraining-h100")
+    assert meta.expected_s > meta.run.measured_s  # "slower than measured"
+    megatron = [c.expected_ratio for c in checked if c.run.source == "https://arxiv.org/abs/2104.04473"]
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert len(megatron) == 10 and f"come out at {min(megatron):.2f}–{max(megatron):.2f} of their" in readme
 
 
 def test_the_readme_says_how_ncclS_pick_would_land(models, catalog):

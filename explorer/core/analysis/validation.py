@@ -5,12 +5,14 @@ publishers measured them, each with its exact configuration and source. ``check`
 one run the way the app costs any workload (``analysis.analyze`` for the bound,
 ``expected.expected`` with the device's published efficiency), so the table says how far
 both are from reality: the bound should never exceed a measured time, and the expected
-time should fall near it.
+time should fall near it. Models that only these runs use (Megatron-LM's GPT models) are in
+``resources/validation/models.yaml``, out of the model picker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,9 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.efficiency import Efficiency, efficiency_for
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS
+from explorer.core.model.presets import load_model_file
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.paths import resource_path
 
@@ -92,6 +96,12 @@ def read_runs(path: str | Path | None = None) -> list[Run]:
     return read_entries(path or resource_path("validation", "published-runs.yaml"), "runs", SCHEMA, _read_run)
 
 
+@lru_cache(maxsize=1)
+def run_models() -> dict[str, ModelSpec]:
+    """The models only the published runs use, by id."""
+    return {m.id: m for m in load_model_file(resource_path("validation", "models.yaml"))}
+
+
 def _params(run: Run, phase: str, **sizes) -> WorkloadParams:
     try:
         return WorkloadParams(**run.workload, phase=phase, **sizes)
@@ -115,7 +125,7 @@ def _steps(run: Run) -> list[tuple[WorkloadParams, int]]:
 def check(run: Run, models, catalog, families) -> Checked:
     """``run``'s bound and expected time (``models``, ``catalog``: by id)."""
     hardware = catalog[run.hardware]
-    model = models[run.model]
+    model = models[run.model] if run.model in models else run_models()[run.model]
     family = efficiency_for(hardware, families)
     bound = expect = 0.0
     for params, count in _steps(run):
