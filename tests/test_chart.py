@@ -370,6 +370,22 @@ def test_ops_with_no_arithmetic_are_named_in_the_key_with_their_share(catalog, m
     assert "Not on the plot (no arithmetic)" not in plain_texts  # a lookup well under 0.1 %
 
 
+def test_a_track_where_nothing_fits_is_dashed_and_the_key_says_so(catalog, models):
+    """Llama 3 70B on one H100 (its weights alone do not fit): the whole track is dashed,
+    as the key's row for it shows."""
+    from explorer.chart.palette import TRACK_DASH, UNFIT_DASH
+    from explorer.core.analysis.sweep import batch_sweep
+
+    session = Session(model="llama-3-70b", hardware=("h100-sxm",), params=WorkloadParams(tp=1))
+    chart = build_chart(Document(catalog, models, session), Page.slide(1600, 900))
+    [track] = [line for line in chart.lines if line.kind == "track"]
+    assert track.stroke.dash == tuple(d * chart.page.lines for d in UNFIT_DASH)
+    assert len(track.points) == len(batch_sweep(models["llama-3-70b"], WorkloadParams(),
+                                                catalog["h100-sxm"]).batch)
+    assert TRACK_DASH != UNFIT_DASH and "the step as the batch changes: it does not fit" in [
+        t.text for t in chart.texts]
+
+
 def test_the_selection_ring_and_the_batch_track_have_key_entries(catalog, models):
     session = Session(model="llama-3-70b", hardware=("h100-sxm",), selected_op="attn_all_reduce",
                       params=WorkloadParams(context=4096, tp=8))
@@ -378,6 +394,7 @@ def test_the_selection_ring_and_the_batch_track_have_key_entries(catalog, models
     assert "selected: attn_all_reduce" in texts
     assert "the step as the batch changes" in texts
     assert any(line.kind == "track" for line in chart.lines)  # the mark the entry names is drawn
+    assert "… where it does not fit in memory" not in texts  # TP 8 fits every batch drawn
     plain = build_chart(Document(catalog, models, replace(session, selected_op=None)), Page.slide(1600, 900))
     assert not any(t.text.startswith("selected:") for t in plain.texts)
 

@@ -115,10 +115,11 @@ def unplotted_entries(shares: dict[str, float]) -> list[Entry]:
 
 def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme, expected: str | None = None,
                      contended: bool = False, track: bool = False, selected: str = "",
-                     compared: tuple[str, bool] | None = None) -> list[Entry]:
+                     compared: tuple[str, bool] | None = None, unfit_track: bool = False) -> list[Entry]:
     """The workload's rows of the key; ``expected``: what the expected time uses ("published
     efficiency"; None: the bound alone is shown); ``compared``: the row of a compared model
-    and whether its step is drawn; ``track``: the batch track is drawn;
+    and whether its step is drawn; ``track``: the batch track is drawn (``unfit_track``:
+    some of it where the step does not fit in memory);
     ``selected``: the op ringed as selected (a scene's caption discusses it)."""
     step = "whole step" if expected is None else "whole step, bound"
     out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star,
@@ -130,7 +131,10 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
         out.append(Entry(text, "marker", theme.foreground, "hexagon", fill=theme.track, fill_opacity=0.8)
                    if drawn else Entry(text, "more"))
     if track:
-        out.append(Entry("the step as the batch changes", "line", theme.track, "", (1.5, 3.0)))
+        out.append(Entry("the step as the batch changes", "line", theme.track, "", palette.TRACK_DASH))
+    if unfit_track:
+        text = "… where it does not fit in memory" if track else "the step as the batch changes: it does not fit"
+        out.append(Entry(text, "line", theme.track, "", palette.UNFIT_DASH))
     if selected:
         out.append(Entry(f"selected: {selected}", "marker", theme.selected, "circle"))
     out.append(Entry("Ops (area ∝ time)", "heading", bold=True))

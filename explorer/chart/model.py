@@ -232,8 +232,9 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
     compared = None if text is None else (text, shot.compared.analysis is not None)
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
                                       any(p.contended and not p.suspect for _, p in measured),
-                                      track=shot.sweep.batch.size > 1, selected=selected or "",
-                                      compared=compared) \
+                                      track=bool(shot.sweep.fits.sum() > 1), selected=selected or "",
+                                      compared=compared,
+                                      unfit_track=shot.sweep.batch.size > 1 and not shot.sweep.fits.all()) \
         + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme)
 
 

@@ -34,6 +34,8 @@ SUITE_SHAPES = {"stream": "circle", "intensity": "square", "gemm": "triangle", "
                 "cache": "plus"}
 MEASURED = OKABE_ITO["orange"]
 STAR_FILL_OPACITY = 0.35  # the whole step's star: see-through, the ops under it stay visible
+TRACK_DASH = (1.5, 3.0)  # the batch track where the step fits in memory (dash, gap: line widths)
+UNFIT_DASH = (6.0, 4.0)  # and where it does not
 SELECTED = OKABE_ITO["yellow"]
 
 

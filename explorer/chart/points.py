@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
-from explorer.chart.palette import ROLE_GROUP, STAR_FILL_OPACITY, SUITE_SHAPES
+from explorer.chart.palette import ROLE_GROUP, STAR_FILL_OPACITY, SUITE_SHAPES, TRACK_DASH, UNFIT_DASH
 from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
@@ -92,6 +92,22 @@ def measured_points(shot: Snapshot, suites) -> list[tuple[str, Point]]:
             if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
 
 
+def track_lines(chart: Chart, sweep, theme) -> list[Line]:
+    """The batch track: dotted up to the largest batch that fits in memory, dashed beyond
+    it (where not even one sequence fits, the whole track is dashed), the two sharing the
+    point where they meet."""
+    rates = sweep.flops / sweep.time_s
+    points = [(chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True)]
+    fitting = int(sweep.fits.sum())  # the batches rise, so those that fit come first
+    scale = chart.page.lines
+    out = []
+    for part, dash in ((points[:fitting], TRACK_DASH), (points[max(fitting - 1, 0):], UNFIT_DASH)):
+        if len(part) > 1:
+            stroke = Stroke(theme.track, 1.5 * scale, tuple(d * scale for d in dash))
+            out.append(Line(tuple(part), stroke, ElementKind.TRACK))
+    return out
+
+
 def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], list[Marker]]:
     """The batch track (dotted), the ops (hollow, area by their share of the time), the
     selection, and the whole-step star over them, see-through."""
@@ -99,10 +115,7 @@ def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], lis
     scale = chart.page.lines
     lines, markers = [], []
     if sweep.batch.size > 1:
-        rates = sweep.flops / sweep.time_s
-        points = tuple((chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True))
-        dotted = Stroke(theme.track, 1.5 * scale, (1.5 * scale, 3 * scale))
-        lines.append(Line(points, dotted, ElementKind.TRACK))
+        lines += track_lines(chart, sweep, theme)
     for info in op_infos(a):
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)

@@ -35,3 +35,30 @@ def test_the_star_lands_on_the_batch_of_that_intensity(catalog, models):
         i = list(sweep.batch).index(batch)
         assert batch_at(sweep, math.log10(sweep.intensity[i]), 1) == batch
     assert batch_at(sweep, 9.0, 1) == sweep.max_batch and batch_at(sweep, -9.0, 7) == 1
+
+
+def test_a_model_that_does_not_fit_still_has_a_track_to_drag_along(catalog, models):
+    """Llama 3 70B in bf16 (141 GB of weights) on one 80 GB H100: no batch fits, the track
+    runs to UNFIT_REACH all marked as not fitting, and the star moves along it."""
+    from explorer.core.analysis.sweep import UNFIT_REACH
+
+    sweep = batch_sweep(models["llama-3-70b"], WorkloadParams(), catalog["h100-sxm"])
+    assert sweep.max_batch == 0 and not sweep.fits.any()
+    assert sweep.batch[0] == 1 and sweep.batch[-1] == UNFIT_REACH
+    i = list(sweep.batch).index(64)
+    assert batch_at(sweep, math.log10(sweep.intensity[i]), 1) == 64
+    assert batch_at(sweep, 9.0, 1) == UNFIT_REACH
+
+
+def test_a_track_that_fits_ends_where_memory_does(catalog, models):
+    sweep = batch_sweep(models["llama-3-8b"], WorkloadParams(context=8192), catalog["h100-sxm"])
+    assert 0 < sweep.max_batch < 512 and sweep.fits.all() and sweep.batch[-1] == sweep.max_batch
+
+
+def test_the_readme_names_where_an_unfit_track_ends():
+    from pathlib import Path
+
+    from explorer.core.analysis.sweep import UNFIT_REACH
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert f"it runs to batch {UNFIT_REACH} dashed" in readme

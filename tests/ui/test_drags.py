@@ -171,3 +171,24 @@ def test_a_device_called_batch_gets_its_roof_dragged_not_the_batch(qtbot, settin
     assert window.state.session.what_if("batch").bandwidth_scale > 1.5
     assert window.state.params.batch == 1
     window.runs.shutdown()
+
+
+def test_the_star_drags_when_the_model_does_not_fit(window):
+    """Llama 3 70B on one H100: the track is drawn dashed (the key says it does not fit),
+    and a drag along it sets the batch."""
+    from explorer.chart.palette import UNFIT_DASH
+
+    plot, state = window.chart, window.state
+    state.set_model("llama-3-70b")
+    assert state.analysis().totals.fits_in_memory is False
+    [track] = lines(window, "track")
+    assert track.stroke.dash == tuple(d * plot.chart.page.lines for d in UNFIT_DASH)
+    texts = [t.text for t in (*plot.chart.texts, *plot.chart.overflow)]
+    assert "the step as the batch changes: it does not fit" in texts  # no part of it fits
+    [star] = [m for m in plot.chart.markers if m.kind == "step"]
+    start = QtCore.QPointF(*star.center)
+    sweep = state.sweep()
+    target_i = float(sweep.intensity[list(sweep.batch).index(64)])
+    target = mouse.to_pixels(plot, math.log10(target_i), mouse.to_view(plot, start)[1])
+    mouse.drag(plot, start, QtCore.QPointF(target.x(), start.y()))
+    assert 50 <= state.params.batch <= 80

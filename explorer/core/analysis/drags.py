@@ -45,12 +45,13 @@ def dragged_roof(start: WhatIf, kind: str, label: str, offset_decades: float) ->
 def batch_at(sweep: BatchSweep, log10_intensity: float, current: int, multiple: int = 1) -> int:
     """The whole batch whose step intensity is nearest to ``log10_intensity``, interpolating
     log(batch) over the sweep's track; a multiple of ``multiple`` (the replicas a batch
-    splits over) within ``multiple`` … the largest that fits (``current`` when the track
-    has fewer than two points)."""
+    splits over) within ``multiple`` … the track's end: the largest batch that fits, or
+    where nothing fits the end of the track drawn anyway (``current`` when the track has
+    fewer than two points)."""
     if sweep.batch.size < 2:
         return current
     logs_i = np.log10(sweep.intensity)
     logs_b = np.log10(sweep.batch.astype(float))
     batch = 10 ** float(np.interp(log10_intensity, logs_i, logs_b))
-    top = max(multiple, sweep.max_batch // multiple * multiple)
+    top = max(multiple, int(sweep.batch[-1]) // multiple * multiple)
     return int(min(max(multiple, round(batch / multiple) * multiple), top))

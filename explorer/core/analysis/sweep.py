@@ -1,5 +1,9 @@
 """A step's numbers over a series of batch sizes, in one vectorised evaluation: the batch
-track the chart draws and the star a drag moves along."""
+track the chart draws and the star a drag moves along.
+
+The track runs up to the largest batch that fits in memory; where not even one sequence
+fits, it runs up to ``UNFIT_REACH`` anyway, every point marked as not fitting, so the
+chart still shows where the step would go and the star still moves."""
 
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ from explorer.core.model import training
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
+UNFIT_REACH = 512  # the track's end where nothing fits: past most devices' ridge in decode
+
 
 @dataclass(frozen=True)
 class BatchSweep:
@@ -41,6 +47,11 @@ class BatchSweep:
     @property
     def intensity(self) -> NDArray:
         return self.flops / self.bytes
+
+    @property
+    def fits(self) -> NDArray:
+        """Per batch, whether the step fits in memory."""
+        return self.batch <= self.max_batch
 
 
 def default_batches(max_batch: int) -> list[int]:
@@ -75,7 +86,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     limit = max_batch_that_fits(model, params, hardware)
     share = params.split.batch_share  # a batch splits evenly over the replicas
     if batches is None:
-        batches = [b * share for b in default_batches(limit // share)]
+        batches = [b * share for b in default_batches(limit // share or UNFIT_REACH)]
     batch = np.asarray(batches, dtype=np.int64)
     if batch.size and batch.min() < 1:
         raise WorkloadError(f"batch sizes must be at least 1, got {batch.min()}")
