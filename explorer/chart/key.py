@@ -133,7 +133,8 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
     if track:
         out.append(Entry("the step as the batch changes", "line", theme.track, "", palette.TRACK_DASH))
     if unfit_track:
-        text = "… where it does not fit in memory" if track else "the step as the batch changes: it does not fit"
+        text = ("… where it does not fit in memory" if track
+                else "the step as the batch changes: it does not fit")
         out.append(Entry(text, "line", theme.track, "", palette.UNFIT_DASH))
     if selected:
         out.append(Entry(f"selected: {selected}", "marker", theme.selected, "circle"))
