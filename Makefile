@@ -32,6 +32,7 @@ bundle: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/analyze_speed.py
+	$(BIN)/python benchmarks/chart_build.py
 	$(BIN)/python benchmarks/cpu_triad_vs_c.py
 	$(BIN)/python benchmarks/app_responsiveness.py --only startup --rounds 9
 	$(BIN)/python benchmarks/timer_agreement.py

@@ -59,17 +59,21 @@ def nearest(point: Point, start: Point, end: Point) -> Point:
     return ax + t * dx, ay + t * dy
 
 
-def _axes(corners) -> list[Point]:
-    out = []
-    for i in range(len(corners)):
-        (x1, y1), (x2, y2) = corners[i], corners[(i + 1) % len(corners)]
-        out.append((y1 - y2, x2 - x1))
-    return out
-
-
-def _project(corners, axis: Point) -> tuple[float, float]:
-    values = [x * axis[0] + y * axis[1] for x, y in corners]
-    return min(values), max(values)
+def _normals(corners) -> list[Point]:
+    """The edge normals a separating-axis test needs: none for a level or plumb segment or
+    an upright rectangle (its normals are the x and y axes, which the bounding boxes
+    settle), one for another segment, two for a parallelogram (opposite sides are
+    parallel), every edge's for any other polygon."""
+    count = len(corners)
+    if count == 2:
+        (x1, y1), (x2, y2) = corners
+        return [] if x1 == x2 or y1 == y2 else [(y1 - y2, x2 - x1)]
+    if count == 4:
+        (x0, y0), (x1, y1), (x2, y2) = corners[:3]
+        return [] if (y0 == y1 and x1 == x2) or (x0 == x1 and y1 == y2) else [(y0 - y1, x1 - x0),
+                                                                               (y1 - y2, x2 - x1)]
+    return [(corners[i][1] - corners[(i + 1) % count][1], corners[(i + 1) % count][0] - corners[i][0])
+            for i in range(count)]
 
 
 def box(corners) -> tuple[float, float, float, float]:
@@ -84,14 +88,15 @@ def apart(a: tuple, b: tuple) -> bool:
 
 
 def overlap(a, b, boxes: tuple | None = None) -> bool:
-    """Whether two convex polygons (corner lists) overlap: their bounding boxes first (most
-    pairs are far apart; ``boxes`` when known), then the separating axis test."""
+    """Whether two convex polygons (corner lists: segments, triangles, parallelograms such
+    as turned text boxes) overlap: their bounding boxes first (most pairs are far apart;
+    ``boxes`` when known), then the separating axis test on the normals left to check."""
     if apart(*(boxes or (box(a), box(b)))):
         return False
-    for axis in (*_axes(a), *_axes(b)):
-        low_a, high_a = _project(a, axis)
-        low_b, high_b = _project(b, axis)
-        if high_a <= low_b or high_b <= low_a:
+    for nx, ny in (*_normals(a), *_normals(b)):
+        on_a = [x * nx + y * ny for x, y in a]
+        on_b = [x * nx + y * ny for x, y in b]
+        if max(on_a) <= min(on_b) or max(on_b) <= min(on_a):
             return False
     return True
 

@@ -287,6 +287,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
                                                    min(y for _, y in item[0].points)))
     requests = [*(request for _, request in by_height), *ridge_requests, *compared_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]
+    if entries and not (beside or below) and _empty_corner(chart, entries, lines, markers, []) is None:
+        return None  # the key cannot go inside even before labels and their overflow rows take room
     placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
                                 if options.annotations else ([], [], ()))
     placed = one_naming(placed, tuple(s.hardware.label for s in devices))

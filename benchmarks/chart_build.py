@@ -1,0 +1,81 @@
+"""What a fourth device costs the chart: building its description (roofs, labels placed,
+key) with one to four devices overlaid, llama-3-70b decode at TP 8 on H100, A100, MI300X
+and H200, the chart area of a 1366×768 window.
+
+Rounds interleave the four counts so a drift of this noisy machine hits them alike; each
+round builds every chart ``--repeats`` times from its analysis (cached, as in the window:
+only the chart is rebuilt). Prints the median and p20–p80 per count and each count's
+median over one device's. Goal (issue 34): cost linear in roofs and labels, four
+devices ≤ 2× one.
+
+    python benchmarks/chart_build.py [--rounds 9] [--repeats 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+
+from explorer.chart.elements import Page
+from explorer.chart.model import build_chart
+from explorer.core.hardware.catalog import load_catalog
+from explorer.core.model.presets import load_models
+from explorer.core.model.session import Session
+from explorer.core.model.workload import WorkloadParams
+from explorer.document import Document
+
+DEVICES = ("h100-sxm", "a100-80gb-sxm", "mi300x", "h200-sxm")
+PAGE = Page.screen(1000, 640)  # the chart's part of a 1366×768 window
+GOAL = 2.0
+
+
+def documents() -> dict[int, Document]:
+    catalog, models = load_catalog(), load_models()
+    return {n: Document(catalog, models, Session(model="llama-3-70b", hardware=DEVICES[:n],
+                                                 params=WorkloadParams(tp=8)))
+            for n in range(1, len(DEVICES) + 1)}
+
+
+def measure(rounds: int, repeats: int) -> dict[int, list[float]]:
+    """Seconds per build, one median per round, by device count."""
+    docs = documents()
+    for doc in docs.values():
+        build_chart(doc, PAGE)  # analyses, sweeps and text widths cached
+    samples: dict[int, list[float]] = {n: [] for n in docs}
+    for r in range(rounds):
+        for n in (docs if r % 2 == 0 else reversed(list(docs))):
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                build_chart(docs[n], PAGE)
+                times.append(time.perf_counter() - start)
+            samples[n].append(statistics.median(times))
+    return samples
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args(argv)
+    samples = measure(args.rounds, args.repeats)
+    one = statistics.median(samples[1])
+    print(f"chart build, llama-3-70b TP 8, {args.rounds} interleaved rounds of {args.repeats}")
+    for n, values in samples.items():
+        p20, p80 = np.percentile(values, [20, 80])
+        median = statistics.median(values)
+        print(f"{n} device{'s' if n > 1 else ' '}: median {median * 1e3:6.2f} ms "
+              f"(p20 {p20 * 1e3:6.2f}, p80 {p80 * 1e3:6.2f}), {median / one:5.2f}× one device")
+    ratio = statistics.median(samples[len(DEVICES)]) / one
+    print(f"four devices over one: {ratio:.2f} (goal ≤ {GOAL:g}: {'met' if ratio <= GOAL else 'not met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
