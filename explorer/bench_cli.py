@@ -114,6 +114,9 @@ def summary(results: Results, reference: Reference) -> str:
     if bandwidth:
         lines.append(f"best sustained bandwidth: {format_si(bandwidth.value, 'B/s')} "
                      f"({bandwidth.suite}/{bandwidth.kernel})")
+    elif results.preset == "smoke":
+        lines.append("best sustained bandwidth: none measured (a smoke run's working sets stay in "
+                     "the caches; quick or full sizes stream from main memory)")
     for dtype, ceiling in results.best_flops().items():
         lines.append(f"best {dtype}: {format_si(ceiling.value, rate_unit(dtype))} "
                      f"({ceiling.suite}/{ceiling.kernel})")

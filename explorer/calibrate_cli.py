@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
                                     "shapes and write a device profile (YAML) for --efficiency calibrated.")
     ca.add_argument("--backend", choices=BACKENDS, default="numpy")
     ca.add_argument("--device", type=int, default=0, metavar="N", help="GPU number (cupy)")
-    ca.add_argument("--preset", choices=("smoke", "quick", "full"), default="quick",
-                    help="sizes: smoke (seconds, cache-resident: for tests only), quick (default), full")
+    ca.add_argument("--preset", choices=("quick", "full"), default="quick",
+                    help="sizes: quick (default) or full (smoke's sets stay in the caches, which "
+                         "gives no main-memory rate to fit)")
     ca.add_argument("--results", metavar="FILE.json",
                     help="fit a run already measured (bench's results with the shapes and stream "
                          "suites) instead of measuring")

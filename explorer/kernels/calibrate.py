@@ -149,7 +149,7 @@ def fit(results: Results, roofs: Roofs, backend: str, measured: str = "") -> Eff
                                f"{len(launches)} launch measurement")
     stream = results.best_bandwidth()
     if stream is None:
-        raise CalibrationError("no trusted stream measurement: the bandwidth share cannot be fitted")
+        raise CalibrationError(_no_stream(results))
     launch_s = quiet_time(launches[0])
     values, error = _grid_fit(products, roofs, launch_s)
     values.update(kernel_us=launch_s * 1e6, bandwidth=min(1.0, stream.value / roofs.bandwidth))
@@ -196,10 +196,17 @@ def roofs_for(results: Results, catalog) -> Roofs:
                                "is not known)")
     stream = results.best_bandwidth()
     if stream is None:
-        raise CalibrationError("the run has no trusted stream rate (was the machine busy? run again "
-                               "when it is quiet)")
+        raise CalibrationError(_no_stream(results))
     # No datasheet bandwidth for an uncatalogued CPU: the best stream rate of the same run.
     return Roofs(peak, stream.value, model, False, DeviceKind.CPU, "this run's best stream rate")
+
+
+def _no_stream(results: Results) -> str:
+    """Why ``results`` give no main-memory bandwidth to fit against."""
+    if results.preset == "smoke":
+        return ("a smoke run's working sets stay in the caches, so its stream rate is not main "
+                "memory's: calibrate with --preset quick")
+    return "the run has no trusted stream rate (was the machine busy? run again when it is quiet)"
 
 
 def _match_cpu(name: str, catalog):

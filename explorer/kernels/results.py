@@ -101,8 +101,11 @@ class Results:
 
     # -- empirical ceilings --------------------------------------------------------------------
     def best_bandwidth(self) -> Ceiling | None:
-        """Best sustained bandwidth: the highest median rate of a trusted bandwidth kernel."""
-        candidates = [p for p in self.points if p.trusted and p.suite in BANDWIDTH_SUITES]
+        """Best sustained bandwidth: the highest median rate of a trusted bandwidth kernel
+        whose working set streams from main memory (4× the last-level cache: never a smoke
+        run's, whose sets stay in cache, nor one saved before that was marked)."""
+        candidates = [p for p in self.points if p.trusted and p.suite in BANDWIDTH_SUITES
+                      and p.dram_traffic and self.preset != "smoke"]
         if not candidates:
             return None
         best = max(candidates, key=lambda p: p.bytes_per_s)

@@ -96,9 +96,37 @@ def _cli(*argv) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_calibrate_writes_a_profile_analyze_uses(tmp_path, monkeypatch):
+def test_a_smoke_run_is_no_calibration(tmp_path, monkeypatch, numpy_backend):
+    """Its working sets stay in the caches: a bandwidth share fitted to them would be a
+    cache's, and calibrate says so instead of writing it (nor offers the smoke sizes)."""
+    from explorer.kernels import calibrate
+    from explorer.kernels.runner import drive, run
+
     monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
-    code, out, err = _cli("calibrate", "--preset", "smoke")
+    saved = tmp_path / "smoke.json"
+    drive(run(numpy_backend, list(calibrate.SUITES), "smoke", load=None)).save(saved)
+    code, _, err = _cli("calibrate", "--results", str(saved))
+    assert code == 1 and "a smoke run's working sets stay in the caches" in err and "--preset quick" in err
+    assert not list((tmp_path / "efficiency").glob("calibrated-*.yaml"))
+    with pytest.raises(SystemExit):
+        cli.parse_args(["calibrate", "--preset", "smoke"])
+
+
+def test_calibrate_writes_a_profile_analyze_uses(tmp_path, monkeypatch, numpy_backend):
+    """From a saved run (``--results``): the products at the smoke sizes (seconds), the
+    triad at the quick size (from main memory), saved as one run; foreign load is not read
+    (the tests run beside each other: a point marked contended would not be trusted)."""
+    from dataclasses import replace
+
+    from explorer.kernels import calibrate
+    from explorer.kernels.runner import drive, run
+
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    products = drive(run(numpy_backend, [calibrate.SUITE], "smoke", load=None))
+    stream = drive(run(numpy_backend, ["stream"], "quick", load=None))
+    saved = tmp_path / "run.json"
+    replace(stream, suites=calibrate.SUITES, points=products.points + stream.points).save(saved)
+    code, out, err = _cli("calibrate", "--results", str(saved))
     assert code == 0, err
     [path] = (tmp_path / "efficiency").glob("calibrated-*.yaml")
     [profile] = read_efficiencies(path)

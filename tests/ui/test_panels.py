@@ -386,13 +386,27 @@ def test_calibrate_in_the_kernel_lab_writes_a_profile_and_uses_it(window, qtbot,
     """This CPU taken for the catalogue's EPYC 9654: the calibration applies to it, Times
     switch to calibrated (one undo step) and the status line names the calibration; its run
     is kept like any other."""
+    from dataclasses import replace
+
+    from explorer import runs
     from explorer.core.hardware.efficiency import calibrated
-    from explorer.kernels import calibrate
+    from explorer.kernels import calibrate, runner
+
+    def products_small(backend, suites, preset, **options):
+        """The quick run, its products at the smoke sizes (seconds): the triad still
+        streams from main memory, which a calibration needs."""
+        products = yield from runner.run(backend, [calibrate.SUITE], "smoke", **options)
+        stream = yield from runner.run(backend, ["stream"], preset, **options, load=None)
+        return replace(stream, suites=tuple(suites), points=products.points + stream.points)
 
     monkeypatch.setattr(calibrate, "_match_cpu", lambda name, catalog: catalog["epyc-9654"])
+    monkeypatch.setattr(runs, "run", products_small)
     window.state.set_devices(["epyc-9654"])
     panel = window.kernel_panel
     panel.preset.setCurrentText("smoke")
+    assert not panel.calibrate_button.isEnabled() and "smoke" in panel.calibrate_button.toolTip()
+    panel.preset.setCurrentText("quick")
+    assert panel.calibrate_button.isEnabled()
     with qtbot.waitSignal(window.runs.sig_finished, timeout=60000,
                           check_params_cb=lambda job, _r: job == "kernels") as finished:
         panel.calibrate_button.click()

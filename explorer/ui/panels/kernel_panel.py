@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
 
 
+CALIBRATE_TIP = ("Measure this machine's matrix products and streams (the shapes and stream suites), fit the "
+                 "shares of its roofs they reach and use them for the expected time (Times: calibrated)")
+CALIBRATE_SMOKE = ("Calibrate needs main memory's stream rate: smoke's working sets stay in the caches. "
+                   "Choose quick or full sizes")
+
+
 class KernelPanel(QtWidgets.QWidget):
     def __init__(self, state: AppState, runs: Jobs, parent=None) -> None:
         super().__init__(parent)
@@ -71,9 +77,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.run_button = QtWidgets.QPushButton("Run")
         self.run_button.setToolTip("Run the chosen suites (Ctrl+R)")
         self.calibrate_button = QtWidgets.QPushButton("Calibrate")
-        self.calibrate_button.setToolTip(
-            "Measure this machine's matrix products and streams (the shapes and stream suites), fit the "
-            "shares of its roofs they reach and use them for the expected time (Times: calibrated)")
+        self.calibrate_button.setToolTip(CALIBRATE_TIP)
         self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)
         self.cancel_button.setToolTip("Stop after the current kernel launch")
         self.progress = QtWidgets.QProgressBar()
@@ -128,6 +132,7 @@ class KernelPanel(QtWidgets.QWidget):
     def _connect(self) -> None:
         self.run_button.clicked.connect(self.start)
         self.calibrate_button.clicked.connect(self.calibrate)
+        self.preset.currentTextChanged.connect(self._sizes_changed)
         self.cancel_button.clicked.connect(lambda: self.runs.cancel(KERNELS))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
@@ -167,8 +172,16 @@ class KernelPanel(QtWidgets.QWidget):
             self._set_runnable(not self.runs.running(KERNELS))
 
     def _set_runnable(self, runnable: bool) -> None:
+        self._runnable = runnable
         self.run_button.setEnabled(runnable)
-        self.calibrate_button.setEnabled(runnable)
+        self._sizes_changed()
+
+    def _sizes_changed(self) -> None:
+        """A calibration needs main memory's stream rate, which smoke's cache-sized sets
+        cannot give: Calibrate waits for quick or full sizes, and says so."""
+        smoke = self.preset.currentText() == "smoke"
+        self.calibrate_button.setEnabled(getattr(self, "_runnable", True) and not smoke)
+        self.calibrate_button.setToolTip(CALIBRATE_SMOKE if smoke else CALIBRATE_TIP)
 
     # -- running ---------------------------------------------------------------------------------
     def chosen_suites(self) -> list[str]:
