@@ -25,7 +25,8 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   spread over devices and training, ``parallel_claims``: devices, weights-per-device,
   communication, communication-share, train-days:TOKENS; for the expected time,
   ``expected_claims``: expected, expected-ratio, kernels, expected-share:CLASS,
-  efficiency:FACTOR
+  efficiency:FACTOR; for serving a decode step, ``serving_claims``: per-user, per-device,
+  cost:PRICE, joules-per-token
 ``{scaling:BUDGET/FIT/FIELD}``, ``{scaling:BUDGET/days:ID:DEVICES}``: ``parallel_claims``
 ``{op:NAME/FIELD}``: bound, intensity, crossing, bytes (a communication op's, per device)
 ``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of the
@@ -64,7 +65,7 @@ from explorer.core.units import (
     parse_quantity,
     rate_unit,
 )
-from explorer.core.words import expected_claims, parallel_claims
+from explorer.core.words import expected_claims, parallel_claims, serving_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
 from explorer.core.words.claims import (
     Bound,
@@ -220,6 +221,8 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
         return parallel_claims.step_field(state, field)
     elif expected_claims.handles(field):
         return expected_claims.step_field(state, field)
+    elif serving_claims.handles(field):
+        return serving_claims.step_field(state, field)
     elif field == "vs-previous":
         if ctx.previous is None:
             raise KeyError("the first step has no previous step")
