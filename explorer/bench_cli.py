@@ -120,11 +120,24 @@ def summary(results: Results, reference: Reference) -> str:
     for dtype, ceiling in results.best_flops().items():
         lines.append(f"best {dtype}: {format_si(ceiling.value, rate_unit(dtype))} "
                      f"({ceiling.suite}/{ceiling.kernel})")
+    lines += _energy_lines(results)
     lines += [f"skipped {s['suite']}/{s['kernel']} {s['dtype']}: {s['reason']}" for s in results.skipped]
     lines += [f"note: {n}" for n in results.notes]
     if results.cancelled:
         lines.append("cancelled: the table holds the kernels that finished")
     return "\n".join(lines)
+
+
+def _energy_lines(results) -> list[str]:
+    """The energy constants a run's powers give (Choi et al.'s model), or why none."""
+    from explorer.kernels import energy
+
+    if not any(p.power_w is not None for p in results.points):
+        return []  # the notes say why energy was not measured
+    constants = energy.fitted(results)
+    if isinstance(constants, str):
+        return [f"energy: no fit ({constants})"]
+    return [f"energy: {energy.describe(constants)}, {constants.source}"]
 
 
 class StopNow(BaseException):  # like KeyboardInterrupt: past the runner's "except Exception"

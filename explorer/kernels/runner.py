@@ -14,12 +14,13 @@ import datetime as dt
 import functools
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from explorer.core.hardware.hardware import GPU
 from explorer.kernels.backends import describe_failure
 from explorer.kernels.cases import Case, Skip
+from explorer.kernels.energy import Unmeasurable, meter_for
 from explorer.kernels.load import load_source
 from explorer.kernels.reference import Reference
 from explorer.kernels.results import CACHE_SUITES, Point, Results
@@ -70,18 +71,25 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
         cancel: CancelToken | None = None, reference: Reference | None = None,
         timing: TimingPlan | None = None,
         clock: Callable[[], float] = time.monotonic,
-        load="auto") -> Generator[Progress, None, Results]:
+        load="auto", energy="auto") -> Generator[Progress, None, Results]:
     """``load``: where foreign load is read (``kernels.load``); "auto" picks the backend's
-    source, None reads none, "off" reads none because the user asked (``--no-load-check``)."""
+    source, None reads none, "off" reads none because the user asked (``--no-load-check``).
+    ``energy``: the meter each case's power is read from (``kernels.energy``); "auto" picks
+    the backend's, None reads none."""
     cancel = cancel or CancelToken()
     asked_off = load == OFF
     load = load_source(backend) if load == "auto" else (None if asked_off else load)
+    energy = meter_for(backend) if energy == "auto" else energy
     suites, preset = resolve(suites, preset)
     timing = timing or TIMING.get(preset, TimingPlan())
     planned = plan_cases(backend, suites, preset)
     cases = [c for c in planned if isinstance(c, Case)]
     state = _RunState(backend, load, timing, cancel, reference,
-                      skipped=[_skip_entry(s, s.reason) for s in planned if isinstance(s, Skip)])
+                      skipped=[_skip_entry(s, s.reason) for s in planned if isinstance(s, Skip)],
+                      energy=None if isinstance(energy, Unmeasurable) else energy)
+    if cases and energy is not None:
+        state.notes.append(f"energy not measured: {energy.reason}" if isinstance(energy, Unmeasurable)
+                           else f"power per point: {energy.source}, averaged over each case's timed window")
     if cases:
         backend.warm_up()  # clocks up, context and libraries loaded before the first timing
     start = clock()
@@ -119,6 +127,7 @@ class _RunState:
     cancel: CancelToken
     reference: Reference | None
     skipped: list[dict] = field(default_factory=list)
+    energy: Any = None  # a ``kernels.energy`` meter, or None
     points: list[Point] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -131,7 +140,7 @@ def _run_case(state: _RunState, case: Case,
     try:
         with backend.activate():  # the chosen GPU is per thread; this may be a worker thread
             prepared = case.prepare()
-        measured, foreign, stop_after = yield from _measure_quietly(state, prepared, waiting)
+        measured, foreign, power, stop_after = yield from _measure_quietly(state, prepared, waiting)
         with backend.activate():
             problem = prepared.check()
     except Cancelled:
@@ -151,7 +160,7 @@ def _run_case(state: _RunState, case: Case,
         del prepared
         with contextlib.suppress(Exception):
             _release(backend)
-    point = _point(state, case, measured, foreign, problem)
+    point = replace(_point(state, case, measured, foreign, problem), power_w=power.watts if power else None)
     state.points.append(point)
     return point, stop_after
 
@@ -159,12 +168,14 @@ def _run_case(state: _RunState, case: Case,
 def _measure_quietly(state: _RunState, prepared,
                      waiting: Callable[[str], Progress]) -> Generator[Progress, None, tuple]:
     """Time a prepared case, again after a quiet moment while other programs are busy (RETRIES
-    times at most). Returns (measurement, foreign load, stop): a cancel while waiting keeps
-    the point already measured and stops the run after it."""
+    times at most). Returns (measurement, foreign load, power, stop): a cancel while waiting
+    keeps the point already measured and stops the run after it."""
     for attempt in range(RETRIES + 1):
         token = _read_load(state.load.start) if state.load else None
+        joules = _read_load(state.energy.start) if state.energy else None
         with state.backend.activate():
             measured = measure(prepared.launch, state.backend.timer, state.timing, state.cancel)
+        power = _read_load(state.energy.stop, joules) if joules is not None else None
         foreign = _read_load(state.load.stop, token) if state.load else None
         if foreign is None or not foreign.busy or attempt == RETRIES:
             break
@@ -172,8 +183,8 @@ def _measure_quietly(state: _RunState, prepared,
         try:
             _wait(QUIET_WAIT_S, state.cancel)
         except Cancelled:
-            return measured, foreign, True
-    return measured, foreign, False
+            return measured, foreign, power, True
+    return measured, foreign, power, False
 
 
 def _waiting(index: int, total: int, label: str, clock: Callable[[], float], start: float,
@@ -213,8 +224,8 @@ def _skip_entry(item: Case | Skip, reason: str) -> dict:
 
 
 def _read_load(read, *args):
-    """A load reading, or None when it cannot be read (a /proc or NVML error must not cost
-    the case its measurement)."""
+    """A load or energy reading, or None when it cannot be read (a /proc, sysfs or NVML
+    error must not cost the case its measurement)."""
     try:
         return read(*args)
     except Exception:

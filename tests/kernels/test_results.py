@@ -30,7 +30,7 @@ def test_round_trip(tmp_path):
     original.save(path)
     assert load_results(path) == original
     doc = json.loads(path.read_text())
-    assert doc["schema"] == 2
+    assert doc["schema"] == 3
     p = doc["points"][0]
     assert p["intensity"] == pytest.approx(2000 / 12000)
     assert p["flops_per_s"] == pytest.approx(2e9) and p["bytes_per_s"] == pytest.approx(1.2e10)
@@ -75,7 +75,7 @@ def valid_doc(tmp_path):
          "the point's flops, bytes and time give"),
         (lambda d: d["points"][0].__setitem__("size", {"n": -1}), "size.n", "whole number >= 0"),
         (lambda d: d["points"][0].__setitem__("colour", "red"), "colour", "not a known field"),
-        (lambda d: d.__setitem__("schema", 9), "schema", "reads schema 2"),
+        (lambda d: d.__setitem__("schema", 9), "schema", "reads schema 3"),
     ],
 )
 def test_broken_results_name_the_point_and_field(tmp_path, mutate, field, message):

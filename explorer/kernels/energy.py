@@ -1,0 +1,168 @@
+"""The energy a timed case used, where this machine lets it be read.
+
+- CPU (Linux): the RAPL counters of the powercap interface,
+  ``/sys/class/powercap/intel-rapl:N/energy_uj`` (microjoules since boot, one per package;
+  AMD's Zen packages appear under the same name since Linux 5.8), each wrapping at its
+  ``max_energy_range_uj``. Since Linux 5.10 they are readable by root only (CVE-2020-8694);
+  a virtual machine usually has no powercap at all.
+- GPU: NVML's total energy (``nvmlDeviceGetTotalEnergyConsumption``, millijoules since the
+  driver loaded; Volta and newer), through ``nvidia-ml-py`` (the ``gpu`` extra).
+
+``meter_for(backend)`` gives a meter (``start()`` before a case, ``stop(token)`` after:
+the average power over the window, which a case's launches keep alike throughout) or an
+``Unmeasurable`` that says why energy cannot be read here; nothing else changes then.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from explorer.core.analysis.energy import EnergyConstants, FitError, Sample, fit
+from explorer.core.files.errors import DataFileError
+from explorer.core.files.reading import read_text
+from explorer.core.hardware.hardware import GPU
+
+POWERCAP = Path("/sys/class/powercap")
+MIN_WINDOW_S = 0.05  # RAPL updates about every millisecond; shorter windows are noise
+
+
+@dataclass(frozen=True)
+class Unmeasurable:
+    """Why energy cannot be measured on this machine."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Power:
+    """What a meter read over one window: average watts, of what, and how."""
+
+    watts: float
+    joules: float
+    seconds: float
+    source: str
+
+
+def _number(path: Path) -> int:
+    return int(read_text(path, 256).strip())
+
+
+class RaplMeter:
+    """Package energy of every CPU socket, from the powercap interface."""
+
+    def __init__(self, domains: list[Path]) -> None:
+        self.domains = domains
+        self.ranges = [_number(d / "max_energy_range_uj") for d in domains]
+        self.source = f"RAPL package energy ({len(domains)} package{'s' if len(domains) > 1 else ''})"
+
+    @staticmethod
+    def probe(root: Path = POWERCAP) -> RaplMeter | Unmeasurable:
+        if not root.is_dir():
+            return Unmeasurable(f"no RAPL energy counters: {root} is absent (a virtual machine, or a "
+                                "kernel without the powercap driver)")
+        domains = sorted(d for d in root.glob("intel-rapl:*") if d.name.count(":") == 1)
+        if not domains:
+            return Unmeasurable(f"no package energy domain under {root}")
+        try:
+            meter = RaplMeter(domains)
+            meter.read()
+        except DataFileError as error:
+            if isinstance(error.__cause__, PermissionError) or "ermission" in str(error):
+                return Unmeasurable(f"{domains[0] / 'energy_uj'} is readable by root only (Linux 5.10 "
+                                    "and later): run as root, or let your user read it (sudo chmod o+r "
+                                    f"{root}/intel-rapl:*/energy_uj)")
+            return Unmeasurable(f"the RAPL counters cannot be read: {error}")
+        except ValueError as error:
+            return Unmeasurable(f"the RAPL counters hold no number: {error}")
+        return meter
+
+    def read(self) -> list[int]:
+        return [_number(d / "energy_uj") for d in self.domains]
+
+    def start(self):
+        return self.read(), time.monotonic()
+
+    def stop(self, token) -> Power | None:
+        before, started = token
+        after, seconds = self.read(), time.monotonic() - started
+        if seconds < MIN_WINDOW_S:
+            return None
+        microjoules = sum((b - a) % (span + 1) for a, b, span in zip(before, after, self.ranges, strict=True))
+        joules = microjoules * 1e-6
+        return Power(joules / seconds, joules, seconds, self.source)
+
+
+class NvmlMeter:
+    """One GPU's total energy counter, through NVML."""
+
+    source = "NVML total energy"
+
+    def __init__(self, nvml, handle) -> None:
+        self._nvml, self._handle = nvml, handle
+
+    @staticmethod
+    def probe(device: int = 0, pci_bus_id: str | None = None, importer=None) -> NvmlMeter | Unmeasurable:
+        try:
+            nvml = importer() if importer else __import__("pynvml")
+        except ImportError:
+            return Unmeasurable("nvidia-ml-py is not installed (pip install -e '.[gpu]'): NVML's energy "
+                                "counter cannot be read")
+        try:
+            nvml.nvmlInit()
+            handle = (nvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
+                      else nvml.nvmlDeviceGetHandleByIndex(device))
+            nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+        except Exception as error:  # NVMLError: no driver, an old GPU; anything else alike
+            return Unmeasurable(f"NVML gives no energy counter for this GPU ({error}; Volta or newer "
+                                "reports one)")
+        return NvmlMeter(nvml, handle)
+
+    def start(self):
+        return self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle), time.monotonic()
+
+    def stop(self, token) -> Power | None:
+        before, started = token
+        try:
+            after = self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+        except self._nvml.NVMLError:
+            return None
+        seconds = time.monotonic() - started
+        if seconds < MIN_WINDOW_S or after < before:
+            return None
+        joules = (after - before) * 1e-3
+        return Power(joules / seconds, joules, seconds, self.source)
+
+
+def meter_for(backend) -> RaplMeter | NvmlMeter | Unmeasurable:
+    """The energy meter for ``backend``'s device, or why there is none."""
+    if backend.device_kind == GPU:
+        device = getattr(backend, "device", None)
+        if not isinstance(getattr(device, "id", None), int):
+            return Unmeasurable("the backend names no GPU to read energy from")
+        return NvmlMeter.probe(device.id, getattr(device, "pci_bus_id", None))
+    return RaplMeter.probe()
+
+
+def fitted(results) -> EnergyConstants | str:
+    """The energy constants fitted to a run's trusted points that have a power (each launch's
+    joules: its power × its median time), or why there are none."""
+    points = [p for p in results.points if p.trusted and p.power_w is not None and (p.flops or p.bytes)]
+    if not points:
+        return "no point has a measured power"
+    samples = [Sample(p.flops, p.bytes, p.time_median_s, p.power_w * p.time_median_s) for p in points]
+    try:
+        return fit(samples, f"fitted to {len(points)} kernels of this run")
+    except FitError as error:
+        return str(error)
+
+
+def describe(constants: EnergyConstants) -> str:
+    """"ε_flop 12 ± 3 pJ/FLOP, ε_byte 410 ± 40 pJ/byte, π₀ 38 ± 2 W (balance 34 FLOP/byte)"."""
+    e_flop, e_byte, e_w = constants.errors or (math.nan, math.nan, math.nan)
+    balance = f"{constants.balance:.3g} FLOP/byte" if constants.flop_j > 0 else "undefined: ε_flop ≤ 0"
+    return (f"ε_flop {constants.flop_j * 1e12:.3g} ± {e_flop * 1e12:.2g} pJ/FLOP, "
+            f"ε_byte {constants.byte_j * 1e12:.3g} ± {e_byte * 1e12:.2g} pJ/byte, "
+            f"π₀ {constants.constant_w:.3g} ± {e_w:.2g} W (energy balance {balance})")

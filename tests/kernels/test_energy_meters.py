@@ -1,0 +1,133 @@
+"""Energy meters read through fakes: RAPL's powercap files (wrapping counters, root-only
+files, a machine without them) and NVML's energy counter; a run records each point's
+power, or says once why it could not."""
+
+import types
+
+import pytest
+
+from explorer.kernels import energy
+from explorer.kernels.energy import NvmlMeter, RaplMeter, Unmeasurable
+from explorer.kernels.runner import drive, run
+
+
+def rapl(root, packages):
+    """A powercap folder: each package (energy_uj, max_energy_range_uj) and a core
+    sub-domain, which a package's counter already includes."""
+    for i, (counter, span) in enumerate(packages):
+        d = root / f"intel-rapl:{i}"
+        d.mkdir(parents=True)
+        (d / "name").write_text(f"package-{i}\n")
+        (d / "energy_uj").write_text(f"{counter}\n")
+        (d / "max_energy_range_uj").write_text(f"{span}\n")
+        (root / f"intel-rapl:{i}:0").mkdir()
+        (root / f"intel-rapl:{i}:0" / "energy_uj").write_text("999999999\n")
+    return root
+
+
+def test_two_packages_add_up_across_a_wrap(tmp_path, monkeypatch):
+    root = rapl(tmp_path / "powercap", [(1_000_000, 10_000_000), (9_900_000, 10_000_000)])
+    meter = RaplMeter.probe(root)
+    assert isinstance(meter, RaplMeter) and meter.source == "RAPL package energy (2 packages)"
+    ticks = iter([100.0, 100.5])
+    monkeypatch.setattr(energy.time, "monotonic", lambda: next(ticks))
+    token = meter.start()
+    (root / "intel-rapl:0" / "energy_uj").write_text("6000000\n")  # +5 J
+    (root / "intel-rapl:1" / "energy_uj").write_text("100000\n")  # wrapped: +0.200001 J
+    power = meter.stop(token)
+    assert power.joules == pytest.approx(5.0 + 0.200001)
+    assert power.watts == pytest.approx(power.joules / 0.5) and power.seconds == pytest.approx(0.5)
+
+
+def test_a_machine_without_powercap_says_why(tmp_path):
+    got = RaplMeter.probe(tmp_path / "absent")
+    assert isinstance(got, Unmeasurable) and "is absent (a virtual machine" in got.reason
+
+
+def test_root_only_counters_say_how_to_read_them(tmp_path, monkeypatch):
+    """Since Linux 5.10 energy_uj is mode 0400: the read fails as reading.read_text says."""
+    from explorer.core.files.errors import DataFileError
+
+    root = rapl(tmp_path / "powercap", [(1, 10)])
+    real = energy.read_text
+
+    def denied(path, limit):
+        if path.name == "energy_uj":
+            raise DataFileError(path, "cannot be read: Permission denied")
+        return real(path, limit)
+
+    monkeypatch.setattr(energy, "read_text", denied)
+    got = RaplMeter.probe(root)
+    assert isinstance(got, Unmeasurable) and "readable by root only" in got.reason and "chmod" in got.reason
+
+
+def test_this_machine_either_measures_energy_or_says_why():
+    got = RaplMeter.probe()
+    assert isinstance(got, RaplMeter) or got.reason.startswith(("no RAPL", "no package", "/sys", "the RAPL"))
+
+
+def fake_nvml(millijoules, fail=False):
+    class NVMLError(Exception):
+        pass
+
+    def total(handle):
+        if fail:
+            raise NVMLError("Not Supported")
+        return next(millijoules)
+
+    return types.SimpleNamespace(NVMLError=NVMLError, nvmlInit=lambda: None,
+                                 nvmlDeviceGetHandleByIndex=lambda i: f"gpu{i}",
+                                 nvmlDeviceGetHandleByPciBusId=lambda bus: bus,
+                                 nvmlDeviceGetTotalEnergyConsumption=total)
+
+
+def test_nvml_gives_the_energy_between_two_reads(monkeypatch):
+    meter = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([5_000, 5_000, 305_000])))
+    ticks = iter([10.0, 11.0])
+    monkeypatch.setattr(energy.time, "monotonic", lambda: next(ticks))
+    power = meter.stop(meter.start())
+    assert power.joules == pytest.approx(300.0) and power.watts == pytest.approx(300.0)
+
+
+def test_a_gpu_without_an_energy_counter_or_nvml_says_why():
+    old = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([]), fail=True))
+    assert isinstance(old, Unmeasurable) and "Volta or newer" in old.reason
+
+    def missing():
+        raise ImportError("No module named 'pynvml'")
+
+    assert "nvidia-ml-py is not installed" in NvmlMeter.probe(0, importer=missing).reason
+
+
+class SteadyMeter:
+    """A meter whose reads say 40 W over every window."""
+
+    source = "a test meter"
+
+    def start(self):
+        return "started"
+
+    def stop(self, token):
+        return energy.Power(40.0, 4.0, 0.1, self.source)
+
+
+def test_a_run_keeps_each_points_power_and_says_where_it_came_from(numpy_backend):
+    results = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=SteadyMeter()))
+    assert results.points and all(p.power_w == 40.0 for p in results.points)
+    assert any("power per point: a test meter" in n for n in results.notes)
+    none = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=Unmeasurable("no meter here")))
+    assert all(p.power_w is None for p in none.points) and "energy not measured: no meter here" in none.notes
+
+
+def test_a_runs_powers_give_energy_constants(numpy_backend):
+    """A steady 40 W whatever the kernel does: all of it is constant power."""
+    from explorer.bench_cli import summary
+    from explorer.kernels.energy import fitted
+    from explorer.kernels.reference import Reference
+
+    results = drive(run(numpy_backend, ["stream", "intensity"], "smoke", load=None, energy=SteadyMeter()))
+    constants = fitted(results)
+    assert constants.constant_w == pytest.approx(40.0, rel=1e-6)
+    assert abs(constants.flop_j) < 1e-15 and abs(constants.byte_j) < 1e-15
+    text = summary(results, Reference("no reference"))
+    assert "energy: ε_flop" in text and "π₀ 40 ± " in text and "fitted to" in text
