@@ -24,6 +24,7 @@ from explorer.core.analysis.energy import EnergyConstants, FitError, Sample, fit
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.hardware.hardware import GPU
+from explorer.kernels.results import CACHE_SUITES
 
 POWERCAP = Path("/sys/class/powercap")
 MIN_WINDOW_S = 0.05  # RAPL updates about every millisecond; shorter windows are noise
@@ -50,6 +51,15 @@ def _number(path: Path) -> int:
     return int(read_text(path, 256).strip())
 
 
+def _is_package(domain: Path) -> bool:
+    """A CPU package's domain ("package-0"), not the platform's ("psys", which already holds
+    the packages' energy on Intel client chips)."""
+    try:
+        return read_text(domain / "name", 256).strip().startswith("package")
+    except DataFileError:
+        return False
+
+
 class RaplMeter:
     """Package energy of every CPU socket, from the powercap interface."""
 
@@ -63,7 +73,7 @@ class RaplMeter:
         if not root.is_dir():
             return Unmeasurable(f"no RAPL energy counters: {root} is absent (a virtual machine, or a "
                                 "kernel without the powercap driver)")
-        domains = sorted(d for d in root.glob("intel-rapl:*") if d.name.count(":") == 1)
+        domains = sorted(d for d in root.glob("intel-rapl:*") if d.name.count(":") == 1 and _is_package(d))
         if not domains:
             return Unmeasurable(f"no package energy domain under {root}")
         try:
@@ -115,9 +125,8 @@ class NvmlMeter:
             handle = (nvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id) if pci_bus_id
                       else nvml.nvmlDeviceGetHandleByIndex(device))
             nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
-        except Exception as error:  # NVMLError: no driver, an old GPU; anything else alike
-            return Unmeasurable(f"NVML gives no energy counter for this GPU ({error}; Volta or newer "
-                                "reports one)")
+        except Exception as error:  # NVMLError: no driver, a GPU before Volta, a MIG slice, …
+            return Unmeasurable(f"NVML gives no energy counter for this GPU: {error}")
         return NvmlMeter(nvml, handle)
 
     def start(self):
@@ -148,13 +157,19 @@ def meter_for(backend) -> RaplMeter | NvmlMeter | Unmeasurable:
 
 def fitted(results) -> EnergyConstants | str:
     """The energy constants fitted to a run's trusted points that have a power (each launch's
-    joules: its power × its median time), or why there are none."""
-    points = [p for p in results.points if p.trusted and p.power_w is not None and (p.flops or p.bytes)]
-    if not points:
-        return "no point has a measured power"
+    joules: its power × its median time), or why there are none. Only points whose bytes are
+    main-memory traffic count (the model's Q; not a cache's, nor a product's compulsory
+    bytes), and only one precision's (ε_flop depends on it): the one with most points."""
+    usable = [p for p in results.points if p.trusted and p.power_w is not None and p.dram_traffic
+              and p.suite not in CACHE_SUITES and (p.flops or p.bytes)]
+    if not usable:
+        return "no point streaming from main memory has a measured power"
+    dtype = max(sorted({p.dtype for p in usable}), key=lambda d: sum(p.dtype == d for p in usable))
+    points = [p for p in usable if p.dtype == dtype]
     samples = [Sample(p.flops, p.bytes, p.time_median_s, p.power_w * p.time_median_s) for p in points]
+    suites = ", ".join(sorted({p.suite for p in points}))
     try:
-        return fit(samples, f"fitted to {len(points)} kernels of this run")
+        return fit(samples, f"fitted to {len(points)} {dtype} kernels of this run ({suites})")
     except FitError as error:
         return str(error)
 

@@ -89,7 +89,8 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                       energy=None if isinstance(energy, Unmeasurable) else energy)
     if cases and energy is not None:
         state.notes.append(f"energy not measured: {energy.reason}" if isinstance(energy, Unmeasurable)
-                           else f"power per point: {energy.source}, averaged over each case's timed window")
+                           else f"power per point: {energy.source}, averaged over each case's measurement "
+                           "(its warm-up launches included)")
     if cases:
         backend.warm_up()  # clocks up, context and libraries loaded before the first timing
     start = clock()

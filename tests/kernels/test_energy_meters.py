@@ -39,6 +39,15 @@ def test_two_packages_add_up_across_a_wrap(tmp_path, monkeypatch):
     assert power.watts == pytest.approx(power.joules / 0.5) and power.seconds == pytest.approx(0.5)
 
 
+def test_the_platform_domain_is_not_a_package(tmp_path):
+    """Intel client chips list "psys" (the platform, packages included) beside the package:
+    adding it would count the package twice."""
+    root = rapl(tmp_path / "powercap", [(1_000_000, 10_000_000), (5_000_000, 10_000_000)])
+    (root / "intel-rapl:1" / "name").write_text("psys\n")
+    meter = RaplMeter.probe(root)
+    assert meter.domains == [root / "intel-rapl:0"] and meter.source == "RAPL package energy (1 package)"
+
+
 def test_a_machine_without_powercap_says_why(tmp_path):
     got = RaplMeter.probe(tmp_path / "absent")
     assert isinstance(got, Unmeasurable) and "is absent (a virtual machine" in got.reason
@@ -91,7 +100,8 @@ def test_nvml_gives_the_energy_between_two_reads(monkeypatch):
 
 def test_a_gpu_without_an_energy_counter_or_nvml_says_why():
     old = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([]), fail=True))
-    assert isinstance(old, Unmeasurable) and "Volta or newer" in old.reason
+    assert isinstance(old, Unmeasurable)
+    assert "NVML gives no energy counter for this GPU: Not Supported" in old.reason
 
     def missing():
         raise ImportError("No module named 'pynvml'")
@@ -120,13 +130,21 @@ def test_a_run_keeps_each_points_power_and_says_where_it_came_from(numpy_backend
 
 
 def test_a_runs_powers_give_energy_constants(numpy_backend):
-    """A steady 40 W whatever the kernel does: all of it is constant power."""
+    """A steady 40 W whatever the kernel does: all of it is constant power. (Smoke sizes, so
+    that it takes seconds; their sets stay in cache, so they are taken here as if they
+    streamed from main memory, which the fit requires.)"""
+    from dataclasses import replace
+
     from explorer.bench_cli import summary
     from explorer.kernels.energy import fitted
     from explorer.kernels.reference import Reference
 
-    results = drive(run(numpy_backend, ["stream", "intensity"], "smoke", load=None, energy=SteadyMeter()))
+    smoke = drive(run(numpy_backend, ["stream", "intensity", "cache"], "smoke", load=None,
+                      energy=SteadyMeter()))
+    assert fitted(smoke) == "no point streaming from main memory has a measured power"
+    results = replace(smoke, points=tuple(replace(p, dram_traffic=p.suite != "cache") for p in smoke.points))
     constants = fitted(results)
+    assert "fp32 kernels of this run (intensity, stream)" in constants.source  # not the cache suite's
     assert constants.constant_w == pytest.approx(40.0, rel=1e-6)
     assert abs(constants.flop_j) < 1e-15 and abs(constants.byte_j) < 1e-15
     text = summary(results, Reference("no reference"))

@@ -1,6 +1,7 @@
-"""Scene fields of serving a decode step, each a claim recomputed through the serving
-planner's own formulas (``core.analysis.serving``), at the step's expected time where its
-device has published efficiency, else at the bound:
+"""Scene fields of serving a decode step, each a claim worked out again from a fresh
+analysis when checked, at the step's expected time where its device has published
+efficiency, else at the bound (as the serving planner, ``core.analysis.serving``, times
+its steps; the price is its ``cost_per_million_tokens``):
 
 ``{step/per-user}`` (tokens/s each sequence sees: one token a step), ``{step/per-device}``
 (tokens/s each device gives: the batch's tokens a step over the devices),
