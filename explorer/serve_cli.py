@@ -79,6 +79,9 @@ def add_parser(sub) -> None:
                     help="the chance each drafted token is accepted (α, from 0 to below 1; needed with "
                          "--draft)")
     add_workload_arguments(se, leave_out=LEFT_OUT)
+    se.add_argument("--devices", type=count_type(1 << 16), metavar="N",
+                    help="search every split of N devices (tensor × pipeline × data × expert parallel) "
+                         "and rank them by tokens/s a device at the point that meets the targets")
     se.add_argument("--json", action="store_true", help="print JSON")
     se.add_argument("--out", metavar="FILE.{svg,json}",
                     help="also draw the plan: tokens/s a device against tokens/s a user, one point a batch "
@@ -95,6 +98,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     hardware = open_catalog(err)[args.hardware]
     models = load_models()
     model = model_of(args, models)
+    if args.devices is not None:
+        return _search(args, model, models, hardware, out)
     result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
                   _speculation(args, models))
@@ -106,6 +111,53 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 0
     _print(result, model, hardware, out)
     return 0
+
+
+def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> int:
+    """``--devices N``: every split planned, best first."""
+    from explorer.core.analysis.serving_layouts import search
+    from explorer.core.model.workload import WorkloadError, WorkloadParams
+    from explorer.core.units import format_number
+
+    split = [flag for flag in ("tp", "pp", "dp", "ep") if getattr(args, flag, 1) not in (None, 1)]
+    if split or args.out:
+        raise WorkloadError(f"--devices searches the splits itself: leave out --{split[0]}" if split
+                            else "--out draws one layout: give its --tp/--pp instead of --devices")
+    ranked = search(model, WorkloadParams.from_options(args), hardware, args.devices, args.prompt,
+                    args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
+                    price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
+                    speculation=_speculation(args, models))
+    if args.json:
+        json.dump({"model": model.id, "hardware": hardware.id, "devices": args.devices,
+                   "layouts": [{"name": s.name, **dict(zip(("tp", "pp", "dp", "ep"), s.split, strict=True)),
+                                "error": s.error or None,
+                                "plan": None if s.plan is None else _as_json(s.plan, model, hardware)}
+                               for s in ranked]}, out, indent=1)
+        out.write("\n")
+        return 0
+    rows = [_layout_row(s) for s in ranked]
+    print(format_table(("layout", "KV wall", "batch", "tokens/s a device", "tokens/s a user", "TPOT", "TTFT",
+                        "$/1M tokens", "why no larger batch / why not"), rows, right=(1, 2, 3, 4, 5, 6, 7)),
+          file=out)
+    best = ranked[0] if ranked and ranked[0].rate > 0 else None
+    print("\n" + (f"Best: {best.name}, {format_number(best.rate)} tokens/s a device at batch "
+                  f"{best.plan.chosen.batch:,}." if best else
+                  f"No split of {args.devices} devices serves {model.name} within the targets."), file=out)
+    return 0
+
+
+def _layout_row(s) -> tuple[str, ...]:
+    """A split's row: its chosen point, or why it has none."""
+    from explorer.core.units import format_number
+
+    c = s.plan.chosen if s.plan is not None else None
+    if c is None:
+        wall = "–" if s.plan is None else f"{s.plan.kv_wall_sequences:,}"
+        return (s.name, wall, "–", "–", "–", "–", "–", "–", s.error or "no batch meets the targets")
+    cost = "–" if c.cost_per_million_tokens is None else f"${c.cost_per_million_tokens:.3f}"
+    return (s.name, f"{s.plan.kv_wall_sequences:,}", f"{c.batch:,}",
+            format_number(c.tokens_per_s_per_device), format_number(c.tokens_per_s_per_user),
+            f"{c.tpot_s * 1e3:.2f} ms", f"{c.ttft_s * 1e3:.1f} ms", cost, c.limited_by)
 
 
 def _draw(result, model, hardware, args: argparse.Namespace) -> None:

@@ -63,3 +63,49 @@ def test_a_draft_needs_its_acceptance_rate():
                          "--draft", "llama-3-8b", "--acceptance", "0.8", "--json")
     assert code == 0, err
     assert any("3.36 tokens a step" in note for note in json.loads(out)["notes"])
+
+
+def test_serve_searches_every_split_of_the_devices_best_first(models, catalog):
+    """Llama 3 70B on eight H100s: each split planned exactly as serve plans it alone, ranked
+    by tokens/s a device at the chosen point; splits that cannot serve (the weights on one
+    device) or meet no target come last, with why."""
+    from dataclasses import replace
+
+    from explorer.core.analysis.serving import plan
+    from explorer.core.model.workload import WorkloadParams
+
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8",
+                         "--tpot-target", "50ms", "--json")
+    assert code == 0, err
+    layouts = json.loads(out)["layouts"]
+    assert {(s["tp"] * s["pp"] * s["dp"] * s["ep"]) for s in layouts} == {8} and len(layouts) == 10
+    rates = [s["plan"]["chosen"]["tokens_per_s_per_device"] for s in layouts
+             if s["plan"] and s["plan"]["chosen"]]
+    assert rates == sorted(rates, reverse=True) and len(rates) >= 3
+    [dp8] = [s for s in layouts if s["dp"] == 8]
+    assert dp8 == layouts[-1] and dp8["plan"] is None and "does not fit" in dp8["error"]
+    best = layouts[0]
+    split = replace(WorkloadParams(), tp=best["tp"], pp=best["pp"], dp=best["dp"])
+    alone = plan(models["llama-3-70b"], split, catalog["h100-sxm"], 1024, 1024, tpot_target_s=0.05)
+    chosen = best["plan"]["chosen"]
+    assert chosen["tokens_per_s_per_device"] == pytest.approx(alone.chosen.tokens_per_s_per_device)
+    code, out, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8",
+                       "--tpot-target", "50ms")
+    assert f"Best: {best['name']}," in out and "no batch meets the targets" in out
+
+
+def test_serve_devices_refuses_a_split_of_its_own():
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8",
+                       "--tp", "2")
+    assert code == 2 and "--devices searches the splits itself: leave out --tp" in err
+
+
+def test_the_readme_names_the_best_split_it_quotes():
+    from pathlib import Path
+
+    code, out, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8",
+                       "--tpot-target", "50ms", "--json")
+    layouts = json.loads(out)["layouts"]
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    assert code == 0 and f"with a 50 ms TPOT target: {layouts[0]['name']} first" in readme
+    assert layouts[-1]["dp"] == 8 and "eight replicas of one device do not fit" in readme

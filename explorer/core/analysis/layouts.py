@@ -55,11 +55,9 @@ class Layout:
     def name(self) -> str:
         """"TP 4 × PP 2", with training's options ("TP 8 × DP 2, SP, ZeRO-1")."""
         c = dict(self.choice)
-        parts = [f"{label} {c[key]}" for key, label in
-                 (("tp", "TP"), ("pp", "PP"), ("dp", "DP"), ("ep", "EP")) if c[key] > 1] or ["one device"]
         extra = [text for on, text in ((c["sp"], "SP"), (c["zero"], f"ZeRO-{c['zero']}"),
                                        (c["recompute"] != "none", f"{c['recompute']} recompute")) if on]
-        return " × ".join(parts) + "".join(", " + e for e in extra)
+        return split_name(c["tp"], c["pp"], c["dp"], c["ep"]) + "".join(", " + e for e in extra)
 
     def to_dict(self) -> dict:
         return {"name": self.name, **dict(self.choice), "fits": self.fits, "error": self.error or None,
@@ -69,6 +67,12 @@ class Layout:
                 "tokens_per_s_per_device": self.tokens_per_s_per_device,
                 "tokens_per_s_per_user": self.tokens_per_s_per_user,
                 "communication_share": self.communication_share, "bubble_share": self.bubble_share}
+
+
+def split_name(tp: int, pp: int, dp: int, ep: int) -> str:
+    """"TP 4 × DP 2", or "one device"."""
+    parts = [f"{label} {n}" for n, label in ((tp, "TP"), (pp, "PP"), (dp, "DP"), (ep, "EP")) if n > 1]
+    return " × ".join(parts) or "one device"
 
 
 def divisors(n: int) -> list[int]:
