@@ -38,3 +38,21 @@ def test_a_stale_number_fails_its_check(state):
 def test_only_a_decode_step_is_served(state):
     with pytest.raises(KeyError, match="decode step"):
         serving_claims.step_field(state.at(phase="prefill", seq=512), "per-user")
+
+
+def test_explain_says_what_a_decode_step_means_for_serving(catalog, models):
+    """Llama 3 70B at TP 4, batch 32: the rates at the expected time, the KV wall, and the
+    same at batch 64; no paragraph for a step that does not fit."""
+    from explorer.core.words.explain import explain_state
+
+    params = WorkloadParams(phase="decode", batch=32, context=2048, tp=4)
+    [serving] = [e for e in explain_state(models["llama-3-70b"], params, [catalog["h100-sxm"]])
+                 if e.title == "Serving"]
+    step = expected_for(analyze(models["llama-3-70b"], params, catalog["h100-sxm"])).time_s
+    assert serving.numbers["tokens_per_s_per_user"] == pytest.approx(1 / step)
+    assert serving.numbers["tokens_per_s_per_device"] == pytest.approx(32 / step / 4)
+    assert serving.numbers["max_batch"] == 248 and "holds at most 248 such sequences" in serving.text
+    assert "At batch 64:" in serving.text and "trades each user's speed" in serving.text
+    assert all(claim.check() is None for claim in serving.claims)
+    unfit = explain_state(models["llama-3-70b"], WorkloadParams(), [catalog["h100-sxm"]])
+    assert not [e for e in unfit if e.title == "Serving"]

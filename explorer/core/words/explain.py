@@ -12,12 +12,13 @@ from dataclasses import replace
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.batching import crossing_batch, levels_off_batch
+from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.memory import memory_budget
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
-from explorer.core.words import expected_claims
+from explorer.core.words import expected_claims, serving_claims
 from explorer.core.words.alternatives import fused_attention, lower_precision, state_of
 from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
 from explorer.core.words.claims import (
@@ -179,6 +180,35 @@ def batch_crossing(a: Analysis) -> Explanation | None:
     return Explanation("Batching", text, tuple(claims), numbers)
 
 
+def serving(a: Analysis) -> Explanation | None:
+    """What the decode step shown means for a serving engine: tokens/s each user sees and
+    each device gives at this batch, at the time the step is expected to take (the bound
+    where no efficiency is published), and how many such sequences the KV cache holds."""
+    if not _decode_of_tokens(a) or not a.totals.fits_in_memory:
+        return None
+    state = state_of(a)
+    (_, user), (_, device) = (serving_claims.step_field(state, f) for f in ("per-user", "per-device"))
+    top = MaxBatch(state, MaxBatch.largest(state))
+    which = "expected" if expected_for(a) is not None else "bound"
+    devices = "each device" if a.totals.devices > 1 else "the device"
+    text = (f"A serving engine decoding {a.params.batch:,} sequence{'s' if a.params.batch > 1 else ''} "
+            f"at this context gives each user {user.phrase} and {devices} {device.phrase} (at the "
+            f"{which} step time); the KV cache holds at most {top.phrase} such sequences.")
+    claims = [user, device, top]
+    double = a.params.batch * 2
+    if double <= top.batch:
+        (_, user2), (_, device2) = (serving_claims.step_field(state.at(batch=double), f)
+                                    for f in ("per-user", "per-device"))
+        claims += [user2, device2]
+        trade = user2.value <= user.value and device2.value > device.value
+        text += (f" At batch {double:,}: {user2.phrase} for each user, {device2.phrase} for {devices}"
+                 + (": batching trades each user's speed for the devices' throughput." if trade else "."))
+    text += " roofline-explorer serve plans it batch by batch, and across splits of the devices."
+    return Explanation("Serving", text, tuple(claims),
+                       {"tokens_per_s_per_user": user.value, "tokens_per_s_per_device": device.value,
+                        "max_batch": top.batch})
+
+
 def op_crossing_batch(a: Analysis, name: str) -> int | None:
     """The exact smallest batch that fits at which op ``name`` is compute-bound in decode;
     None if it stays memory-bound."""
@@ -255,7 +285,7 @@ def memory_fit(a: Analysis) -> Explanation:
 
 def explain_workload(a: Analysis) -> list[Explanation]:
     out = [binding_roof(a)]
-    for extra in (batch_crossing, lower_precision, fused_attention):
+    for extra in (batch_crossing, serving, lower_precision, fused_attention):
         try:
             found = extra(a)
         except WorkloadError:
