@@ -94,6 +94,14 @@ MISTRAL_SMALL_3 = {"architectures": ["MistralForCausalLM"], "head_dim": 128, "hi
                    "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
                    "rms_norm_eps": 1e-05, "rope_theta": 100000000.0, "sliding_window": None,
                    "tie_word_embeddings": False, "vocab_size": 131072}
+# ibm-granite/granite-3.3-8b-instruct's config.json (its multipliers scale values only)
+GRANITE_33_8B = {"architectures": ["GraniteForCausalLM"], "attention_bias": False,
+                 "attention_multiplier": 0.0078125, "embedding_multiplier": 12.0, "hidden_act": "silu",
+                 "hidden_size": 4096, "intermediate_size": 12800, "logits_scaling": 16.0,
+                 "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "granite",
+                 "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
+                 "residual_multiplier": 0.22, "rms_norm_eps": 1e-05, "rope_theta": 10000000.0,
+                 "tie_word_embeddings": True, "torch_dtype": "bfloat16", "vocab_size": 49159}
 # (config, total parameters, active parameters per token): an int is the exact published
 # count; a string the figure as published, to its digits.
 PUBLISHED = {
@@ -113,6 +121,7 @@ PUBLISHED = {
     "phi-3.5-moe": (PHI35_MOE, "41.9e9", "6.6e9"),  # model card: 42B (41.9B), 6.6B active
     # Mistral Small 3 (mistralai/Mistral-Small-24B-Instruct-2501): head_dim 128, not 5120 / 32
     "mistral-small-24b": (MISTRAL_SMALL_3, "23.6e9", None),  # the Hub's model size: 23.6B
+    "granite-3.3-8b": (GRANITE_33_8B, "8.17e9", None),  # the Hub's model size: 8.17B
 }
 
 
@@ -361,3 +370,17 @@ def test_a_context_past_the_sliding_window_is_said():
     assert ("past 4,096 tokens Mistral-7B-v0.1's sliding window applies: all 32 of its layers attend to "
             "and cache only the last 4,096 tokens") in notes
     assert not [n for n in analyze(spec, WorkloadParams(context=2048), _device()).notes if "window" in n]
+
+
+def test_granite_counts_as_llama_and_mlp_biases_are_refused():
+    """8,170,864,640: Llama's layers at Granite 3.3 8B's sizes, the embeddings tied; an MLP
+    with biases (mlp_bias) would hold parameters the Llama layout does not count."""
+    spec = spec_from_config(GRANITE_33_8B, "granite/config.json")
+    d, layers, kv = 4096, 40, 8 * 128
+    per_layer = 2 * d * d + 2 * d * kv + 3 * d * 12800 + 2 * d
+    assert spec.parameter_count() == 49159 * d + layers * per_layer + d == 8_170_864_640
+    with pytest.raises(DataFileError, match=r"mlp_bias.*not modelled"):
+        spec_from_config({**GRANITE_33_8B, "mlp_bias": True}, "granite/config.json")
+    as_llama = {**GRANITE_33_8B, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}
+    llama = spec_from_config(as_llama, "l/config.json")
+    assert llama.parameter_count() == spec.parameter_count()

@@ -4,7 +4,9 @@ Every model folder on the Hugging Face Hub has a ``config.json`` naming its arch
 (``architectures``) and its shape. The families read here, and what each adds to a plain
 decoder block (``TransformerSpec``):
 
-- ``LlamaForCausalLM`` (Llama 2, 3, 3.1, 3.2), ``MistralForCausalLM`` (a sliding window
+- ``LlamaForCausalLM`` (Llama 2, 3, 3.1, 3.2; ``mlp_bias`` true is refused),
+  ``GraniteForCausalLM`` (IBM Granite 3: Llama's layers with four scaling multipliers that
+  change no count), ``MistralForCausalLM`` (a sliding window
   on every layer when ``sliding_window`` is set), ``Qwen2ForCausalLM`` (biases on Q, K,
   V; with ``use_sliding_window`` the layers from ``max_window_layers`` on are windowed, as
   in every Qwen family),
@@ -240,6 +242,9 @@ def _common(r: _Reader, family: str) -> dict:
 
 
 def _decoder(r: _Reader, family: str) -> TransformerSpec:
+    if family in ("LlamaForCausalLM", "GraniteForCausalLM") and r.flag("mlp_bias", default=False):
+        raise r.error("mlp_bias", "biases in the MLP's projections are not modelled (their parameters "
+                                  "would be left out of the count): the app reads mlp_bias false only")
     d = r.integer("hidden_size")
     layers = r.integer("num_hidden_layers")
     heads = r.integer("num_attention_heads")
@@ -282,7 +287,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
         qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
-        or (family in ("LlamaForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM", *GLM)
+        or (family in ("LlamaForCausalLM", "GraniteForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM",
+                       *GLM)
             and r.flag("attention_bias", default=family in ("PhimoeForCausalLM", *GLM))),
         qk_norm=family in QK_NORM,
         norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Glm4ForCausalLM") else 2,

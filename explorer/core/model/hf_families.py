@@ -7,7 +7,7 @@ FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwe
             "Gemma2ForCausalLM", "Phi3ForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM",
             "GPT2LMHeadModel", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Gemma3ForCausalLM",
             "Gemma3ForConditionalGeneration", "GlmForCausalLM", "Glm4ForCausalLM", "Llama4ForCausalLM",
-            "Llama4ForConditionalGeneration")
+            "Llama4ForConditionalGeneration", "GraniteForCausalLM")
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")  # biases on Q, K and V by default; GLM-4-0414: four norms
 # A multimodal model's text decoder, nested in its config: the family it is read as, and what
 # is left out (transformers' Gemma3Config: its text_config is a Gemma3TextConfig).
@@ -28,7 +28,8 @@ MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mi
                "gpt2": "GPT2LMHeadModel", "deepseek_v2": "DeepseekV2ForCausalLM",
                "deepseek_v3": "DeepseekV3ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                "gemma3": "Gemma3ForConditionalGeneration", "glm": "GlmForCausalLM", "glm4": "Glm4ForCausalLM",
-               "llama4_text": "Llama4ForCausalLM", "llama4": "Llama4ForConditionalGeneration"}
+               "llama4_text": "Llama4ForCausalLM", "llama4": "Llama4ForConditionalGeneration",
+               "granite": "GraniteForCausalLM"}
 # The defaults of transformers' configuration classes, which fill any field a config.json
 # leaves out (transformers at 008e5743: LlamaConfig, Qwen2Config, Qwen3Config, Gemma2Config;
 # MistralConfig at 001f85b3). Families not listed take no defaults: a missing field is refused.
@@ -60,6 +61,10 @@ TRANSFORMERS_DEFAULTS = {
                           "max_position_embeddings": 131072, "tie_word_embeddings": True,
                           "sliding_window": 4096, "sliding_window_pattern": 6},
 }
+# GraniteConfig at 008e5743: LlamaConfig's defaults; its four multipliers (embedding,
+# attention, residual, logits) scale values and change no parameter or FLOP count that matters
+TRANSFORMERS_DEFAULTS["GraniteForCausalLM"] = {**TRANSFORMERS_DEFAULTS["LlamaForCausalLM"],
+                                               "attention_bias": False, "mlp_bias": False}
 # Glm4Config at 008e5743 (GlmConfig has the same defaults)
 _GLM = {"vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40,
         "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "hidden_act": "silu",
