@@ -128,7 +128,8 @@ def test_why_topics_fill_their_numbers_from_the_catalogue(catalog):
 
     topics = {t.id: t for t in load_topics(catalog)}
     assert set(topics) == {"simple-cores", "latency-hiding", "hbm", "tensor-cores", "mixed-precision",
-                           "batching", "kv-cache", "quadratic-attention", "parallelism", "scaling-laws"}
+                           "batching", "kv-cache", "energy", "quadratic-attention", "parallelism",
+                           "scaling-laws"}
     # NVLink 4 per direction over one InfiniBand NDR port: 450 / 50
     links = render(topics["parallelism"], catalog)
     assert "450 GB/s per direction over NVLink" in links

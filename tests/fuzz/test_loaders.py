@@ -22,6 +22,7 @@ from explorer.core.analysis.expected import expected
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.catalog import load_hardware_file
 from explorer.core.hardware.efficiency import read_efficiencies
+from explorer.core.hardware.operation_energy import read_operations
 from explorer.core.model.hf_config import CONFIG_MODEL, read_config_file
 from explorer.core.model.presets import load_model_file
 from explorer.core.model.session import Session, load_session, load_workload, save_workload
@@ -115,11 +116,12 @@ def loaders(catalog, models, tmp: Path):
         "model_config": (json.dumps(MIXTRAL_8X7B), "json", model_config),
         "efficiency": (resource_path("efficiency", "published.yaml").read_text(), "yaml", efficiency),
         "kineto": (json.dumps(kineto_trace()), "json", read_kineto),
+        "operations": (resource_path("energy", "operations.yaml").read_text(), "yaml", read_operations),
     }
 
 
 NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why", "model_config",
-         "efficiency", "kineto"]
+         "efficiency", "kineto", "operations"]
 
 
 @pytest.fixture(scope="module")

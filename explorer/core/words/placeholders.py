@@ -13,6 +13,7 @@ Catalogue, ``{ID/FIELD}``:
 ``{ratio:ID/FIELD:ID/FIELD}``: the first number over the second ("11", "7.4").
 ``{faster:MODEL:SLOW:FAST}``: decode at batch 1 (bf16, context 1024) on SLOW against FAST:
   "11× faster".
+``{energy:ID}``, ``{energy-ratio:ID:ID}``: ``energy_claims`` ("0.9 pJ", "1,444").
 
 The step shown by a scene (its primary device), ``{step/FIELD}``:
   time, bound ("memory-bound"), tokens-per-s, intensity, batch, max-batch (largest batch
@@ -29,8 +30,7 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   cost:PRICE, joules-per-token
 ``{scaling:BUDGET/FIT/FIELD}``, ``{scaling:BUDGET/days:ID:DEVICES}``: ``parallel_claims``
 ``{op:NAME/FIELD}``: bound, intensity, crossing, bytes (a communication op's, per device)
-``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of the
-  step's time)
+``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of time)
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from explorer.core.units import (
     parse_quantity,
     rate_unit,
 )
-from explorer.core.words import expected_claims, parallel_claims, serving_claims
+from explorer.core.words import energy_claims, expected_claims, parallel_claims, serving_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
 from explorer.core.words.claims import (
     Bound,
@@ -344,6 +344,8 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
         return _faster(ctx, placeholder.removeprefix("faster:"))
     if placeholder.startswith("scaling:"):
         return parallel_claims.scaling_field(ctx.catalog, placeholder.removeprefix("scaling:"))
+    if placeholder.startswith(("energy:", "energy-ratio:")):  # an operation's energy
+        return energy_claims.operation_field(placeholder)
     scope, _, field = placeholder.partition("/")
     if scope in ("step",) or scope.startswith(("op:", "role:")):
         if ctx.state is None:

@@ -1,0 +1,54 @@
+"""The energy of single operations, from a circuit-level survey (``resources/energy``):
+what an add, a multiply and a 64-bit read from SRAM or DRAM cost, as orders of magnitude
+for teaching why moving data costs more than computing on it. Read by the "why"
+paragraphs' ``{energy:ID}`` and ``{energy-ratio:ID:ID}`` placeholders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from explorer.core.files.datafile import Fields, read_entries
+from explorer.paths import resource_path
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class OperationEnergy:
+    id: str
+    name: str
+    joules: float  # the low end where the source gives a range
+    high: float | None  # the top of that range
+    source: str
+
+    @property
+    def text(self) -> str:
+        """"0.9 pJ", "1.3–2.6 nJ"."""
+        unit, scale = ("nJ", 1e9) if self.joules >= 1e-9 else ("pJ", 1e12)
+        low = f"{self.joules * scale:.3g}"
+        return f"{low}–{self.high * scale:.3g} {unit}" if self.high else f"{low} {unit}"
+
+
+def _read(fields: Fields) -> OperationEnergy:
+    ident, name = fields.identifier("id"), fields.text("name")
+    joules = fields.number("joules")
+    if not 0 < joules < 1e-3:
+        raise fields.error("joules", f"expected the energy of one operation, above 0 and below a "
+                                     f"millijoule, got {joules:g}")
+    high = fields.number("high", required=False) if fields.has("high") else None
+    if high is not None and not joules < high < 1e-3:
+        raise fields.error("high", f"the top of the range must lie above {joules:g} J and below a "
+                                   f"millijoule, got {high:g}")
+    return OperationEnergy(ident, name, joules, high, fields.url("source"))
+
+
+def read_operations(path: str | Path) -> dict[str, OperationEnergy]:
+    return {op.id: op for op in read_entries(path, "operations", SCHEMA, _read)}
+
+
+@lru_cache(maxsize=1)
+def operations() -> dict[str, OperationEnergy]:
+    """The bundled table (read once)."""
+    return read_operations(resource_path("energy", "operations.yaml"))
