@@ -140,9 +140,18 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> i
                         "$/1M tokens", "why no larger batch / why not"), rows, right=(1, 2, 3, 4, 5, 6, 7)),
           file=out)
     best = ranked[0] if ranked and ranked[0].rate > 0 else None
-    print("\n" + (f"Best: {best.name}, {format_number(best.rate)} tokens/s a device at batch "
-                  f"{best.plan.chosen.batch:,}." if best else
-                  f"No split of {args.devices} devices serves {model.name} within the targets."), file=out)
+    devices = f"{args.devices} device{'s' if args.devices > 1 else ''}"
+    if best is not None:
+        verdict = (f"Best: {best.name}, {format_number(best.rate)} tokens/s a device at batch "
+                   f"{best.plan.chosen.batch:,}.")
+    elif all(s.plan is None for s in ranked):
+        verdict = f"No split of {devices} can serve {model.name}: see why in the last column."
+    else:
+        verdict = f"No split of {devices} serves {model.name} within the targets."
+    if any(s.lower_bound and s.plan is not None for s in ranked):
+        verdict += (" Splits with a pipeline (PP) are costed one batch at a time: their tokens/s are "
+                    "lower bounds.")
+    print("\n" + verdict, file=out)
     return 0
 
 

@@ -496,3 +496,19 @@ def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops
     assert {round(x, 6) for x, _ in line.points} == {round(at_l2.center[0], 6), round(square.center[0], 6)}
     assert "the same kernel at L2 (its bytes there)" in [t.text for t in chart.texts if t.kind == "key"]
     assert not any(m.name.endswith(" at L1") for m in marks.values())  # L1 was not counted
+
+
+def test_a_key_too_tall_to_go_below_goes_beside_and_the_plot_keeps_its_height(catalog, models):
+    """A narrow chart (669 × 698, a 1366 × 768 window's) with four devices, three of them
+    labelled in the key: a band under the plot would have taken three quarters of the
+    height and left the plot 77 px tall; beside it, the plot keeps most of the height."""
+    from explorer.chart.key_below import MAX_BAND, key_band
+
+    session = Session(model="llama-3-70b", hardware=("rtx-4090", "epyc-9654", "h100-sxm", "mi300x"))
+    page = Page.screen(669, 698)
+    chart = build_chart(Document(catalog, models, session), page)
+    assert chart.plot.height > 0.6 * page.height
+    assert chart.key is not None and chart.key.left > chart.plot.right  # beside, not below
+    small = build_chart(Document(catalog, models, replace(session, hardware=("h100-sxm",))), page)
+    assert small.plot.height > 0.6 * page.height
+    assert MAX_BAND < 0.5 and key_band([], page)[1] < MAX_BAND * page.height

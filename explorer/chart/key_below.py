@@ -11,6 +11,7 @@ from explorer.chart.elements import Chart, Page, Rect
 from explorer.chart.key import Entry, draw_key, fitted, key_width
 
 KEY_BELOW_ASPECT = 1.25  # a page narrower than this (width ÷ height) puts a key with no corner below
+MAX_BAND = 0.4  # a key band taller than this share of the page goes beside the plot instead
 
 
 def key_band(entries: list[Entry], page: Page) -> tuple[int, float]:

@@ -17,7 +17,7 @@ from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.heading import heading
 from explorer.chart.heading import lines as wrapped
 from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
-from explorer.chart.key_below import KEY_BELOW_ASPECT, key_band, with_key_below
+from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_key_below
 from explorer.chart.layout import place
 from explorer.chart.memory_note import memory_note
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
@@ -256,7 +256,10 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
         inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
         if inside is not None:
             return inside
-    below = page.width < KEY_BELOW_ASPECT * page.height  # a column would leave too narrow a plot
+    # Below when a column would leave too narrow a plot, unless the band would take so much
+    # of the height that the plot would be flattened instead (four devices' unlabelled roofs).
+    below = (page.width < KEY_BELOW_ASPECT * page.height
+             and key_band(entries, page)[1] <= MAX_BAND * page.height)
     return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
 
 

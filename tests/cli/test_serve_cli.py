@@ -109,3 +109,12 @@ def test_the_readme_names_the_best_split_it_quotes():
     readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
     assert code == 0 and f"with a 50 ms TPOT target: {layouts[0]['name']} first" in readme
     assert layouts[-1]["dp"] == 8 and "eight replicas of one device do not fit" in readme
+
+
+def test_serve_devices_says_why_nothing_serves():
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "resnet-50", "--devices", "8")
+    assert code == 2 and "does not generate tokens" in err  # refused once, as serve refuses it
+    code, out, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "1")
+    assert code == 0 and "No split of 1 device can serve Llama 3 70B: see why in the last column." in out
+    code, out, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8")
+    assert "Splits with a pipeline (PP) are costed one batch at a time" in out

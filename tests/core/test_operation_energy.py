@@ -47,9 +47,21 @@ def test_the_why_paragraph_reads_the_table(catalog, models):
     ("{id: x, name: x, joules: '1e-12', source: 'https://example.org'}", "joules"),
     ("{id: x, name: x, joules: 2.0e-12, high: 1.0e-12, source: 'https://example.org'}", "high"),
     ("{id: x, name: x, joules: 0.0, source: 'https://example.org'}", "joules"),
+    ("{id: x, name: x, joules: 1e-12, source: 'https://example.org'}", "joules"),  # YAML: text
 ])
 def test_a_broken_table_is_refused_by_field(tmp_path, entry, field):
     path = tmp_path / "operations.yaml"
     path.write_text(f"schema: 1\noperations:\n- {entry}\n")
     with pytest.raises(DataFileError, match=f"field '{field}'"):
+        read_operations(path)
+
+
+def test_an_empty_top_of_range_reads_as_none_and_text_gets_a_hint(tmp_path):
+    path = tmp_path / "operations.yaml"
+    path.write_text("schema: 1\noperations:\n- {id: x, name: x, joules: 1.0e-12, high: null, "
+                    "source: 'https://example.org'}\n")
+    assert read_operations(path)["x"].high is None
+    path.write_text("schema: 1\noperations:\n- {id: x, name: x, joules: 1e-12, "
+                    "source: 'https://example.org'}\n")
+    with pytest.raises(DataFileError, match=r"as 1\.0e-12"):
         read_operations(path)

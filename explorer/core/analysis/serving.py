@@ -132,7 +132,8 @@ def decode_params(params: WorkloadParams, prompt: int, output: int, block: int =
     return replace(params, phase="decode", context=paged_context(prompt + output // 2, block))
 
 
-def _check(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int) -> None:
+def check_request(model: ModelSpec, prompt: int, output: int) -> None:
+    """Refuse what no layout can serve: a model that does not decode, an empty request."""
     if not isinstance(model, TransformerSpec):
         raise WorkloadError(f"{model.name} does not generate tokens: serving plans a language "
                             "model's decoding")
@@ -157,7 +158,7 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
     layout the model cannot take, a model that does not decode)."""
-    _check(model, params, hardware, prompt, output)
+    check_request(model, prompt, output)
     paged = decode_params(params, prompt, output, block)
     decode = decode_params(params, prompt, output)
     try:

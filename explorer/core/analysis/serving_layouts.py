@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from explorer.core.analysis.layouts import split_name, splits
-from explorer.core.analysis.serving import Plan, plan
+from explorer.core.analysis.serving import Plan, check_request, plan
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -29,6 +29,11 @@ class Served:
         return split_name(*self.split)
 
     @property
+    def lower_bound(self) -> bool:
+        """An inference pipeline, costed one batch at a time: its rate is a lower bound."""
+        return self.split[1] > 1
+
+    @property
     def rate(self) -> float:
         """Tokens/s a device at the chosen point (0: no point meets the targets)."""
         chosen = self.plan.chosen if self.plan is not None else None
@@ -41,6 +46,7 @@ def search(model: ModelSpec, params: WorkloadParams, hardware: Hardware, devices
     best first."""
     if devices < 1:
         raise WorkloadError(f"serving needs at least one device, got {devices}")
+    check_request(model, prompt, output)  # a model that does not decode: no split can serve it
     out = []
     for tp, pp, dp, ep in splits(model, devices):
         try:

@@ -26,18 +26,22 @@ class OperationEnergy:
     @property
     def text(self) -> str:
         """"0.9 pJ", "1.3–2.6 nJ"."""
-        unit, scale = ("nJ", 1e9) if self.joules >= 1e-9 else ("pJ", 1e12)
+        unit, scale = ("nJ", 1e9) if max(self.joules, self.high or 0.0) >= 1e-9 else ("pJ", 1e12)
         low = f"{self.joules * scale:.3g}"
         return f"{low}–{self.high * scale:.3g} {unit}" if self.high else f"{low} {unit}"
 
 
 def _read(fields: Fields) -> OperationEnergy:
     ident, name = fields.identifier("id"), fields.text("name")
-    joules = fields.number("joules")
-    if not 0 < joules < 1e-3:
+    raw = fields.raw("joules")
+    if isinstance(raw, str):  # YAML 1.1 reads 1e-12, without a point, as text
+        raise fields.error("joules", "expected a number: write it with a point and a signed "
+                                     "exponent, as 1.0e-12")
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw < 1e-3:
         raise fields.error("joules", f"expected the energy of one operation, above 0 and below a "
-                                     f"millijoule, got {joules:g}")
-    high = fields.number("high", required=False) if fields.has("high") else None
+                                     f"millijoule, got {raw!r}")
+    joules = float(raw)
+    high = fields.number("high", required=False)
     if high is not None and not joules < high < 1e-3:
         raise fields.error("high", f"the top of the range must lie above {joules:g} J and below a "
                                    f"millijoule, got {high:g}")

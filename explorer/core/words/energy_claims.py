@@ -20,6 +20,6 @@ def operation_field(placeholder: str) -> tuple[str, Quantity]:
         return op.text, Quantity(f"energy of a {op.name}", op.joules, op.text,
                                  lambda: operations()[ids[0]].joules, rel=1e-12)
     value = table[ids[0]].joules / table[ids[1]].joules
-    text = f"{value:,.0f}" if value >= 9.95 else f"{value:.1f}"
+    text = f"{value:,.0f}" if value >= 9.95 else f"{value:.2g}"
     return text, Quantity(f"energy of a {table[ids[0]].name} over a {table[ids[1]].name}", value, text,
                           lambda: operations()[ids[0]].joules / operations()[ids[1]].joules)

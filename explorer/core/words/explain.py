@@ -200,9 +200,10 @@ def serving(a: Analysis) -> Explanation | None:
         (_, user2), (_, device2) = (serving_claims.step_field(state.at(batch=double), f)
                                     for f in ("per-user", "per-device"))
         claims += [user2, device2]
-        trade = user2.value <= user.value and device2.value > device.value
+        trade = user2.value < user.value and device2.value > device.value and user2.phrase != user.phrase
+        whose = "the devices'" if a.totals.devices > 1 else "the device's"
         text += (f" At batch {double:,}: {user2.phrase} for each user, {device2.phrase} for {devices}"
-                 + (": batching trades each user's speed for the devices' throughput." if trade else "."))
+                 + (f": batching trades each user's speed for {whose} throughput." if trade else "."))
     text += " roofline-explorer serve plans it batch by batch, and across splits of the devices."
     return Explanation("Serving", text, tuple(claims),
                        {"tokens_per_s_per_user": user.value, "tokens_per_s_per_device": device.value,
