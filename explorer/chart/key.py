@@ -118,8 +118,8 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
                      compared: tuple[str, bool] | None = None, unfit_track: bool = False) -> list[Entry]:
     """The workload's rows of the key; ``expected``: what the expected time uses ("published
     efficiency"; None: the bound alone is shown); ``compared``: the row of a compared model
-    and whether its step is drawn; ``track``: the batch track is drawn (``unfit_track``:
-    some of it where the step does not fit in memory);
+    and whether its step is drawn; ``track``: the batch track is drawn (``unfit_track``: a
+    track of a step that does not fit at any batch);
     ``selected``: the op ringed as selected (a scene's caption discusses it)."""
     step = "whole step" if expected is None else "whole step, bound"
     out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star,
@@ -133,9 +133,8 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
     if track:
         out.append(Entry("the step as the batch changes", "line", theme.track, "", palette.TRACK_DASH))
     if unfit_track:
-        text = ("… where it does not fit in memory" if track
-                else "the step as the batch changes: it does not fit")
-        out.append(Entry(text, "line", theme.track, "", palette.UNFIT_DASH))
+        out.append(Entry("the step as the batch changes: it does not fit", "line", theme.track, "",
+                         palette.UNFIT_DASH))
     if selected:
         out.append(Entry(f"selected: {selected}", "marker", theme.selected, "circle"))
     out.append(Entry("Ops (area ∝ time)", "heading", bold=True))

@@ -230,11 +230,11 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
     selected = shot.session.selected_op if shot.session.selected_op in plotted else ""
     text = compared_entry_text(shot)
     compared = None if text is None else (text, shot.compared.analysis is not None)
+    track, fits = shot.sweep.batch.size > 1, bool(shot.sweep.fits.all())
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
                                       any(p.contended and not p.suspect for _, p in measured),
-                                      track=bool(shot.sweep.fits.sum() > 1), selected=selected or "",
-                                      compared=compared,
-                                      unfit_track=shot.sweep.batch.size > 1 and not shot.sweep.fits.all()) \
+                                      track=track and fits, selected=selected or "", compared=compared,
+                                      unfit_track=track and not fits) \
         + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme)
 
 

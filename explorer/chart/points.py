@@ -92,20 +92,14 @@ def measured_points(shot: Snapshot, suites) -> list[tuple[str, Point]]:
             if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
 
 
-def track_lines(chart: Chart, sweep, theme) -> list[Line]:
-    """The batch track: dotted up to the largest batch that fits in memory, dashed beyond
-    it (where not even one sequence fits, the whole track is dashed), the two sharing the
-    point where they meet."""
+def track_line(chart: Chart, sweep, theme) -> Line:
+    """The batch track: dotted, or dashed where not even one sequence fits (the sweep then
+    runs past the limit to ``sweep.UNFIT_REACH``; otherwise it ends where memory does)."""
     rates = sweep.flops / sweep.time_s
-    points = [(chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True)]
-    fitting = int(sweep.fits.sum())  # the batches rise, so those that fit come first
+    points = tuple((chart.x_px(x), chart.y_px(y)) for x, y in zip(sweep.intensity, rates, strict=True))
+    dash = TRACK_DASH if sweep.fits.all() else UNFIT_DASH
     scale = chart.page.lines
-    out = []
-    for part, dash in ((points[:fitting], TRACK_DASH), (points[max(fitting - 1, 0):], UNFIT_DASH)):
-        if len(part) > 1:
-            stroke = Stroke(theme.track, 1.5 * scale, tuple(d * scale for d in dash))
-            out.append(Line(tuple(part), stroke, ElementKind.TRACK))
-    return out
+    return Line(points, Stroke(theme.track, 1.5 * scale, tuple(d * scale for d in dash)), ElementKind.TRACK)
 
 
 def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], list[Marker]]:
@@ -115,7 +109,7 @@ def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], lis
     scale = chart.page.lines
     lines, markers = [], []
     if sweep.batch.size > 1:
-        lines += track_lines(chart, sweep, theme)
+        lines.append(track_line(chart, sweep, theme))
     for info in op_infos(a):
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)

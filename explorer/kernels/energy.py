@@ -39,12 +39,15 @@ class Unmeasurable:
 
 @dataclass(frozen=True)
 class Power:
-    """What a meter read over one window: average watts, of what, and how."""
+    """What a meter read over one window: the joules over the seconds, and from where."""
 
-    watts: float
     joules: float
     seconds: float
     source: str
+
+    @property
+    def watts(self) -> float:
+        return self.joules / self.seconds
 
 
 def _number(path: Path) -> int:
@@ -80,7 +83,7 @@ class RaplMeter:
             meter = RaplMeter(domains)
             meter.read()
         except DataFileError as error:
-            if isinstance(error.__cause__, PermissionError) or "ermission" in str(error):
+            if "Permission denied" in str(error):  # reading.read_bytes names the OS error
                 return Unmeasurable(f"{domains[0] / 'energy_uj'} is readable by root only (Linux 5.10 "
                                     "and later): run as root, or let your user read it (sudo chmod o+r "
                                     f"{root}/intel-rapl:*/energy_uj)")
@@ -101,8 +104,7 @@ class RaplMeter:
         if seconds < MIN_WINDOW_S:
             return None
         microjoules = sum((b - a) % (span + 1) for a, b, span in zip(before, after, self.ranges, strict=True))
-        joules = microjoules * 1e-6
-        return Power(joules / seconds, joules, seconds, self.source)
+        return Power(microjoules * 1e-6, seconds, self.source)
 
 
 class NvmlMeter:
@@ -141,8 +143,7 @@ class NvmlMeter:
         seconds = time.monotonic() - started
         if seconds < MIN_WINDOW_S or after < before:
             return None
-        joules = (after - before) * 1e-3
-        return Power(joules / seconds, joules, seconds, self.source)
+        return Power((after - before) * 1e-3, seconds, self.source)
 
 
 def meter_for(backend) -> RaplMeter | NvmlMeter | Unmeasurable:

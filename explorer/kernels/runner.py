@@ -173,10 +173,10 @@ def _measure_quietly(state: _RunState, prepared,
     keeps the point already measured and stops the run after it."""
     for attempt in range(RETRIES + 1):
         token = _read_load(state.load.start) if state.load else None
-        joules = _read_load(state.energy.start) if state.energy else None
+        metered = _read_load(state.energy.start) if state.energy else None
         with state.backend.activate():
             measured = measure(prepared.launch, state.backend.timer, state.timing, state.cancel)
-        power = _read_load(state.energy.stop, joules) if joules is not None else None
+        power = _read_load(state.energy.stop, metered) if metered is not None else None
         foreign = _read_load(state.load.stop, token) if state.load else None
         if foreign is None or not foreign.busy or attempt == RETRIES:
             break

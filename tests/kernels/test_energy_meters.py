@@ -118,7 +118,7 @@ class SteadyMeter:
         return "started"
 
     def stop(self, token):
-        return energy.Power(40.0, 4.0, 0.1, self.source)
+        return energy.Power(4.0, 0.1, self.source)
 
 
 def test_a_run_keeps_each_points_power_and_says_where_it_came_from(numpy_backend):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.hardware.hardware import Hardware
@@ -144,10 +144,15 @@ def check_request(model: ModelSpec, prompt: int, output: int) -> None:
                             f"got {prompt + output:,}")
 
 
-def _step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tuple[float, str]:
-    a = analyze(model, params, hardware)
+def time_of(a: Analysis) -> tuple[float, str]:
+    """A step's time as serving counts it: expected where the device's family has published
+    efficiency, else the bound; and which ("expected" or "bound")."""
     e = expected_for(a)
     return (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
+
+
+def _step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tuple[float, str]:
+    return time_of(analyze(model, params, hardware))
 
 
 def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int,

@@ -12,9 +12,9 @@ from dataclasses import replace
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.batching import crossing_batch, levels_off_batch
-from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.memory import memory_budget
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
+from explorer.core.analysis.serving import time_of
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
@@ -187,9 +187,9 @@ def serving(a: Analysis) -> Explanation | None:
     if not _decode_of_tokens(a) or not a.totals.fits_in_memory:
         return None
     state = state_of(a)
-    (_, user), (_, device) = (serving_claims.step_field(state, f) for f in ("per-user", "per-device"))
+    user, device = serving_claims.rate_claims(state)
     top = MaxBatch(state, MaxBatch.largest(state))
-    which = "expected" if expected_for(a) is not None else "bound"
+    which = time_of(a)[1]
     devices = "each device" if a.totals.devices > 1 else "the device"
     text = (f"A serving engine decoding {a.params.batch:,} sequence{'s' if a.params.batch > 1 else ''} "
             f"at this context gives each user {user.phrase} and {devices} {device.phrase} (at the "
@@ -197,8 +197,7 @@ def serving(a: Analysis) -> Explanation | None:
     claims = [user, device, top]
     double = a.params.batch * 2
     if double <= top.batch:
-        (_, user2), (_, device2) = (serving_claims.step_field(state.at(batch=double), f)
-                                    for f in ("per-user", "per-device"))
+        user2, device2 = serving_claims.rate_claims(state.at(batch=double))
         claims += [user2, device2]
         trade = user2.value < user.value and device2.value > device.value and user2.phrase != user.phrase
         whose = "the devices'" if a.totals.devices > 1 else "the device's"

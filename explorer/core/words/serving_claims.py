@@ -13,8 +13,7 @@ Prefills are left out: these are the decode steps of requests already running.
 from __future__ import annotations
 
 from explorer.core.analysis.analysis import analyze
-from explorer.core.analysis.expected import expected_for
-from explorer.core.analysis.serving import cost_per_million_tokens
+from explorer.core.analysis.serving import cost_per_million_tokens, time_of
 from explorer.core.words.claims import Quantity, State
 
 STEP_FIELDS = ("per-user", "per-device", "joules-per-token")
@@ -25,39 +24,44 @@ def handles(field: str) -> bool:
     return field in STEP_FIELDS or field.startswith(PREFIXES)
 
 
-def step_seconds(state: State) -> float:
-    """The decode step's time, worked out again: expected where published, else the bound."""
+def _seconds(state: State, fresh: bool = False) -> float:
+    """The decode step's time as serving counts it (``serving.time_of``): from the state's
+    analysis, or (``fresh``, a claim's check) from one worked out again."""
     if state.params.phase != "decode":
         raise KeyError("serving fields describe a decode step")
-    a = analyze(state.model, state.params, state.hardware)
-    e = expected_for(a)
-    return e.time_s if e is not None else a.totals.time_s
+    a = analyze(state.model, state.params, state.hardware) if fresh else state.analysis()
+    return time_of(a)[0]
 
 
-def per_device(state: State) -> float:
-    return state.params.batch / step_seconds(state) / state.params.split.devices
+def _per_device(state: State, fresh: bool = False) -> float:
+    return state.params.batch / _seconds(state, fresh) / state.params.split.devices
+
+
+def rate_claims(state: State) -> tuple[Quantity, Quantity]:
+    """Tokens/s per user (one token a step) and per device, from one step time."""
+    seconds = _seconds(state)
+    user, device = 1 / seconds, state.params.batch / seconds / state.params.split.devices
+    return (Quantity("tokens/s per user", user, f"{user:,.0f} tokens/s",
+                     lambda: 1 / _seconds(state, True), rel=1e-9),
+            Quantity("tokens/s per device", device, f"{device:,.0f} tokens/s",
+                     lambda: _per_device(state, True), rel=1e-9))
 
 
 def step_field(state: State, field: str) -> tuple[str, Quantity]:
     """A ``{step/FIELD}`` this module knows (KeyError otherwise)."""
-    if field == "per-user":
-        value = 1 / step_seconds(state)
-        text = f"{value:,.0f} tokens/s"
-        return text, Quantity("tokens/s per user", value, text, lambda: 1 / step_seconds(state), rel=1e-9)
-    if field == "per-device":
-        value = per_device(state)
-        text = f"{value:,.0f} tokens/s"
-        return text, Quantity("tokens/s per device", value, text, lambda: per_device(state), rel=1e-9)
+    if field in ("per-user", "per-device"):
+        claim = rate_claims(state)[field == "per-device"]
+        return claim.text, claim
     if field == "joules-per-token":
         tdp = state.hardware.specs.tdp_w
         if not tdp:
             raise KeyError(f"{state.hardware.name} states no TDP")
-        value = tdp / per_device(state)
+        value = tdp / _per_device(state)
         text = f"{value:.2g} J"
-        return text, Quantity("joules per token at TDP", value, text, lambda: tdp / per_device(state),
+        return text, Quantity("joules per token at TDP", value, text, lambda: tdp / _per_device(state, True),
                               rel=1e-9)
     price = float(field.removeprefix("cost:"))
-    value = cost_per_million_tokens(price, 1, per_device(state))
+    value = cost_per_million_tokens(price, 1, _per_device(state))
     text = f"${value:,.2f}"
     return text, Quantity(f"$ per million tokens at ${price:g} a device-hour", value, text,
-                          lambda: price / (per_device(state) * 3600) * 1e6, rel=1e-9)
+                          lambda: price / (_per_device(state, True) * 3600) * 1e6, rel=1e-9)

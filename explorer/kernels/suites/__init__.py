@@ -6,6 +6,8 @@ minute on a 2-core CPU), ``full``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from explorer.kernels.cases import PRESETS, Case, Skip
 from explorer.kernels.suites import (
     attention,
@@ -51,4 +53,6 @@ def plan(backend, names: list[str] | tuple[str, ...], preset: str) -> list[Case 
     for name in SUITES:
         if name in names:
             out.extend(SUITES[name].cases(backend, preset))
+    if preset == "smoke":  # its working sets stay in the caches: no byte is main memory's
+        out = [replace(c, dram_traffic=False) if isinstance(c, Case) else c for c in out]
     return out

@@ -103,5 +103,5 @@ def cases(backend, preset: str) -> list[Case]:
                    "L2-sized block, whose call overhead (about 1 µs) is included")
             out.append(Case(SUITE, "fma-chain", dtype, {"n": n}, 2 * k * n, 2 * n * size,
                             lambda dtype=dtype, n=n, k=k: _prepare(backend, dtype, n, k),
-                            how, {"k": k}, dram_traffic=preset != "smoke"))  # smoke's sets stay in cache
+                            how, {"k": k}))
     return out

@@ -57,7 +57,7 @@ def cases(backend, preset: str) -> list[Case]:
             out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
                             lambda blocks=blocks: _prepare_gpu(backend, n, blocks),
                             f"one read and one write per element; {in_flight} bytes in flight",
-                            {"blocks": blocks}, dram_traffic=preset != "smoke"))
+                            {"blocks": blocks}))
         return out
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     counts = sorted({1, 2, 4, 8, 16, 32, 64, cpus} & set(range(1, cpus + 1)))
@@ -66,8 +66,7 @@ def cases(backend, preset: str) -> list[Case]:
     for threads in counts:
         out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
                         lambda threads=threads: _prepare_cpu(backend, n, threads),
-                        "one read and one write per element", {"threads": threads},
-                        dram_traffic=preset != "smoke"))  # smoke's sets stay in cache
+                        "one read and one write per element", {"threads": threads}))
     return out
 
 

@@ -135,6 +135,5 @@ def cases(backend, preset: str) -> list[Case]:
     for name in names:
         moved, flops = KERNELS[name]
         out.append(Case(SUITE, name, dtype, {"n": n}, flops * n, moved * n * itemsize,
-                        lambda name=name: _prepare(backend, name, dtype, n), convention, dict(param),
-                        dram_traffic=preset != "smoke"))  # smoke's sets stay in cache
+                        lambda name=name: _prepare(backend, name, dtype, n), convention, dict(param)))
     return out
