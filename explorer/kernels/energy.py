@@ -28,6 +28,7 @@ from explorer.kernels.results import CACHE_SUITES
 
 POWERCAP = Path("/sys/class/powercap")
 MIN_WINDOW_S = 0.05  # RAPL updates about every millisecond; shorter windows are noise
+SYSFS_PAGE = 4096  # a sysfs attribute reports a page's size whatever it holds, and holds less
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,14 @@ class Power:
 
 
 def _number(path: Path) -> int:
-    return int(read_text(path, 256).strip())
+    return int(read_text(path, SYSFS_PAGE).strip())
 
 
 def _is_package(domain: Path) -> bool:
     """A CPU package's domain ("package-0"), not the platform's ("psys", which already holds
     the packages' energy on Intel client chips)."""
     try:
-        return read_text(domain / "name", 256).strip().startswith("package")
+        return read_text(domain / "name", SYSFS_PAGE).strip().startswith("package")
     except DataFileError:
         return False
 

@@ -3,6 +3,7 @@ files, a machine without them) and NVML's energy counter; a run records each poi
 power, or says once why it could not."""
 
 import types
+from pathlib import Path
 
 import pytest
 
@@ -46,6 +47,16 @@ def test_the_platform_domain_is_not_a_package(tmp_path):
     (root / "intel-rapl:1" / "name").write_text("psys\n")
     meter = RaplMeter.probe(root)
     assert meter.domains == [root / "intel-rapl:0"] and meter.source == "RAPL package energy (1 package)"
+
+
+@pytest.mark.skipif(not Path("/sys/devices/system/cpu/cpu0/topology/core_id").exists(),
+                    reason="no sysfs CPU topology here")
+def test_a_sysfs_attribute_is_read_whatever_size_it_reports():
+    """sysfs reports a page (4,096 bytes) as every attribute's size: a smaller read limit
+    would refuse the counters on every real machine."""
+    from explorer.kernels.energy import _number
+
+    assert _number(Path("/sys/devices/system/cpu/cpu0/topology/core_id")) >= 0
 
 
 def test_a_machine_without_powercap_says_why(tmp_path):
