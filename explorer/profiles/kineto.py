@@ -9,6 +9,8 @@ BFloat16, Half, float, double). A trace counts no bytes: with ``record_shapes=Tr
 op's bytes are estimated from its shapes (each input read once, the result written once)
 and the kernel is placed on the chart at that intensity; without, its kernels are compared
 by time only (``analyze --profile``). All of an op's work goes to its longest kernel.
+A trace of a CPU run has no GPU kernels: its innermost ops are read as its kernels
+(``profiles.cpu_ops``).
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
 from explorer.core.files.reading import decoded, open_regular, read_bytes
 from explorer.core.profile import Profile, ProfiledKernel
+from explorer.profiles.cpu_ops import cpu_kernels
 from explorer.profiles.cupti_ranges import range_kernels
-from explorer.profiles.shapes import op_work
+from explorer.profiles.shapes import PRECISIONS, op_work
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
-PRECISIONS = {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64"}
 
 
 def gunzipped(path: str | Path, data: bytes) -> bytes:
@@ -130,6 +132,35 @@ def _notes(placed: list[OpWork]) -> list[str]:
     return notes
 
 
+GPU_CATEGORIES = ("cuda_runtime", "cuda_driver", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+
+
+def _ran_on_a_gpu(doc: dict, events: list) -> bool:
+    """Whether the trace says a GPU took part (its properties, CUDA calls): then its CPU ops'
+    times are launch times, not the work's, and are not read as a CPU run."""
+    return bool(doc.get("deviceProperties")) or any(
+        isinstance(e, dict) and e.get("cat") in GPU_CATEGORIES for e in events)
+
+
+def _without_kernels(path, doc: dict, events: list) -> Profile:
+    """A trace with no kernel events: CUPTI's counter ranges, or a run on the CPU."""
+    ranges = range_kernels(path, events)
+    if ranges:
+        return Profile("PyTorch profiler (CUPTI counter ranges)", str(path), tuple(ranges),
+                       (f"{len(ranges)} kernel(s) from CUPTI's range profiler: counted as Nsight "
+                        "Compute counts them",))
+    if _ran_on_a_gpu(doc, events):
+        raise DataFileError(path, 'holds no GPU kernels ("cat": "kernel") although a GPU took part: was '
+                                  "the profiler run with ProfilerActivity.CUDA?")
+    ops, notes = cpu_kernels(path, events)
+    if not ops:
+        raise DataFileError(path, 'holds no GPU kernels ("cat": "kernel") and no CPU ops ("cat": '
+                                  '"cpu_op"): was the profiler run with ProfilerActivity.CUDA or CPU?')
+    shaped = any(k.bytes for k in ops)
+    return Profile("PyTorch profiler (Kineto trace, CPU ops)", str(path), tuple(ops), tuple(notes),
+                   "FLOPs and bytes from shapes" if shaped else "")
+
+
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read)."""
     data = gunzipped(path, read_bytes(path, MAX_TRACE_BYTES) if data is None else data)
@@ -149,13 +180,7 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
         seconds = _number(path, event, "dur", index) * 1e-6
         kernels.append((_external_id(args), ProfiledKernel(name, seconds)))
     if not kernels:
-        ranges = range_kernels(path, events)
-        if ranges:
-            return Profile("PyTorch profiler (CUPTI counter ranges)", str(path), tuple(ranges),
-                           (f"{len(ranges)} kernel(s) from CUPTI's range profiler: counted as Nsight "
-                            "Compute counts them",))
-        raise DataFileError(path, 'holds no GPU kernels ("cat": "kernel"): was the profiler run with '
-                                  "ProfilerActivity.CUDA?")
+        return _without_kernels(path, doc, events)
     longest: dict[Any, int] = {}
     for i, (op, kernel) in enumerate(kernels):
         if op in work and (op not in longest or kernel.time_s > kernels[longest[op]][1].time_s):

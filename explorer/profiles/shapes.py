@@ -6,10 +6,16 @@ operand or keeps it in a cache moves more or less than this.
 
 - FLOPs (2 per multiply-add) of ``aten::mm`` [M, K] × [K, N], ``aten::addmm`` (bias, then
   the two matrices), ``aten::bmm`` [B, M, K] × [B, K, N], ``aten::linear`` ([..., K] input,
-  [N, K] weight), ``aten::matmul`` of two matrices or batches of them;
+  [N, K] weight), ``aten::matmul`` of two matrices or batches of them; attention
+  (``scaled_dot_product`` in the name: ``aten::scaled_dot_product_attention`` and the
+  kernels it calls) [..., Lq, D] queries, [..., Lk, D] keys, [..., Lk, Dv] values: the
+  scores and the weighted sum, 2·Lq·Lk·(D + Dv) per head, every pair (a causal mask's
+  skipped half is not known from shapes);
 - bytes: every tensor input's elements × its type's size, plus the result: a product's
-  from its shape, any other op's as large as its largest input (elementwise ops, norms,
-  softmax).
+  from its shape, attention's as large as its queries with Dv columns, any other op's as
+  large as its largest input (elementwise ops, norms, softmax); a lookup in a table
+  (``aten::embedding``, ``aten::index_select`` along the rows) reads and writes the rows
+  its indices pick, not the table. A view or an allocation (``VIEWS``) moves none.
 """
 
 from __future__ import annotations
@@ -19,14 +25,28 @@ import math
 DTYPE_BYTES = {"c10::BFloat16": 2, "c10::Half": 2, "float": 4, "double": 8, "c10::Float8_e4m3fn": 1,
                "c10::Float8_e5m2": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int": 4,
                "long int": 8, "short int": 2}
+PRECISIONS = {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32", "double": "fp64"}
 MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::linear", "aten::matmul")
+VIEWS = frozenset(f"aten::{name}" for name in (
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "t", "transpose", "permute",
+    "expand", "unsqueeze", "squeeze", "slice", "select", "narrow", "split", "chunk", "unbind", "alias",
+    "detach", "resolve_conj", "resolve_neg", "empty", "empty_strided", "empty_like", "resize_",
+    "result_type", "lift_fresh", "to", "contiguous", "dropout"))  # no bytes (a no-op at inference)
+LOOKUPS = ("aten::embedding", "aten::index_select")  # a table's looked-up rows, not the whole table
 MAX_DIMS, MAX_ELEMENTS = 8, 1 << 48  # a tensor beyond these is not a recorded shape: skipped
 
 
-def _tensors(dims: list, types: list) -> list[tuple[tuple[int, ...], int]]:
-    """(shape, bytes per element) of each tensor input (scalars and lists skipped)."""
+def _tensors(dims: list, types: list, list_type: str | None = None) -> list[tuple[tuple[int, ...], int]]:
+    """(shape, bytes per element) of each tensor input (scalars skipped; a tensor list's
+    elements taken as ``list_type``, skipped without one)."""
     out = []
+    pairs = []
     for shape, dtype in zip(dims, types, strict=False):
+        if dtype == "TensorList" and list_type and isinstance(shape, list) and len(shape) <= 1024:
+            pairs += [(s, list_type) for s in shape]
+        else:
+            pairs.append((shape, dtype))
+    for shape, dtype in pairs:
         size = DTYPE_BYTES.get(dtype) if isinstance(dtype, str) else None
         if size is None or not isinstance(shape, list) or len(shape) > MAX_DIMS or not all(
                 isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 40 for d in shape):
@@ -56,16 +76,34 @@ def _product(name: str, shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, 
     return math.prod(batch) * m * k * n, (*batch, m, n)
 
 
-def op_work(name: str, dims, types) -> tuple[int | None, int]:
+def _attention(shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, ...]] | None:
+    """(multiply-adds, result shape) of attention over queries, keys and values, None if
+    the shapes do not fit it."""
+    if len(shapes) < 3 or any(len(s) < 2 for s in shapes[:3]):
+        return None
+    q, k, v = shapes[:3]
+    if q[:-2] != k[:-2] or k[:-1] != v[:-1] or q[-1] != k[-1]:
+        return None
+    heads = math.prod(q[:-2])
+    return heads * q[-2] * k[-2] * (q[-1] + v[-1]), (*q[:-1], v[-1])
+
+
+def op_work(name: str, dims, types, list_type: str | None = None) -> tuple[int | None, int]:
     """(FLOPs, bytes) of an op from its recorded shapes: FLOPs None unless it is a matrix
-    product whose shapes fit; bytes 0 when no tensor input's shape is known."""
-    if not isinstance(dims, list) or not isinstance(types, list):
+    product or attention whose shapes fit; bytes 0 when no tensor input's shape is known
+    and for a view."""
+    if not isinstance(dims, list) or not isinstance(types, list) or name in VIEWS:
         return None, 0
-    tensors = _tensors(dims, types)
+    tensors = _tensors(dims, types, list_type)
     if not tensors:
         return None, 0
+    if name in LOOKUPS and len(tensors) >= 2 and len(tensors[0][0]) == 2:
+        (table, size), (index, index_size) = tensors[0], tensors[-1]
+        rows = math.prod(index) * table[1] * size
+        return None, 2 * rows + math.prod(index) * index_size
     read = sum(math.prod(shape) * size for shape, size in tensors)
-    product = _product(name, [shape for shape, _ in tensors])
+    shapes = [shape for shape, _ in tensors]
+    product = _attention(shapes) if "scaled_dot_product" in name else _product(name, shapes)
     if product is not None:
         macs, result = product
         return 2 * macs, read + math.prod(result) * tensors[0][1]

@@ -35,6 +35,7 @@ from explorer.kernels.results import Point, Results, load_results
 from explorer.paths import resource_path
 from explorer.profiles.kineto import read_kineto
 from tests.core.test_hf_config import MIXTRAL_8X7B
+from tests.profiles.test_cpu_ops import linear_trace as cpu_trace
 from tests.profiles.test_kineto import trace as kineto_trace
 from tests.timeouts import no_block, no_hang
 
@@ -116,12 +117,13 @@ def loaders(catalog, models, tmp: Path):
         "model_config": (json.dumps(MIXTRAL_8X7B), "json", model_config),
         "efficiency": (resource_path("efficiency", "published.yaml").read_text(), "yaml", efficiency),
         "kineto": (json.dumps(kineto_trace()), "json", read_kineto),
+        "kineto_cpu": (json.dumps(cpu_trace()), "json", read_kineto),
         "operations": (resource_path("energy", "operations.yaml").read_text(), "yaml", read_operations),
     }
 
 
 NAMES = ["hardware", "models", "scenes", "session", "workload", "results", "why", "model_config",
-         "efficiency", "kineto", "operations"]
+         "efficiency", "kineto", "kineto_cpu", "operations"]
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +234,8 @@ def test_bytes_that_are_not_utf8_are_refused_with_the_file(name, cases, tmp_path
     assert caught.value.file == str(path)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("model_config", "results", "kineto")])
+@pytest.mark.parametrize("name", [n for n in NAMES
+                                  if n not in ("model_config", "results", "kineto", "kineto_cpu")])
 def test_an_alias_bomb_under_any_count_limit_is_refused(name, cases, tmp_path):
     """Eight levels of ten aliases each (80 aliases, 10^9 values once expanded), added to a
     valid file: refused on reading, before anything is built."""

@@ -1,0 +1,132 @@
+"""PyTorch profiler traces of runs on the CPU: ops as kernels, each with its own time and the
+work of the deepest op that does it; a real trace of GPT-2 decoding checked against the
+FLOPs worked out by hand and against the app's own count of the same step."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.expected import OpClass
+from explorer.core.files.datafile import DataFileError
+from explorer.core.model.workload import WorkloadParams
+from explorer.profiles.matching import compare
+from explorer.profiles.reading import read_profile
+
+GPT2_TRACE = Path(__file__).parents[1] / "data" / "pytorch-cpu" / "gpt2-decode.pt.trace.json.gz"
+STEPS, LAYERS, D, VOCAB, CONTEXT = 4, 12, 768, 50257, 512
+
+
+def op(name, ts, dur, dims=None, types=None, tid=1):
+    args = {} if dims is None else {"Input Dims": dims, "Input type": types}
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}
+
+
+def linear_trace() -> dict:
+    """aten::linear (100 µs) around aten::t (5 µs) and aten::addmm (80 µs), which copies its
+    bias (10 µs) and resolves a conjugate (2 µs); then a norm on its own (20 µs)."""
+    f = "float"
+    return {"traceEvents": [
+        op("aten::linear", 0, 100, [[4, 64], [128, 64], [128]], [f, f, f]),
+        op("aten::t", 2, 5, [[128, 64]], [f]),
+        op("aten::addmm", 10, 80, [[128], [4, 64], [64, 128], [], []], [f, f, f, "Scalar", "Scalar"]),
+        op("aten::copy_", 12, 10, [[4, 128], [4, 128], []], [f, f, "Scalar"]),
+        op("aten::resolve_conj", 30, 2, [[64, 128]], [f]),
+        op("aten::layer_norm", 120, 20, [[4, 128], [], [128], [128]], [f, "ScalarList", f, f]),
+    ]}
+
+
+def write(tmp_path, doc) -> Path:
+    path = tmp_path / "cpu.pt.trace.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_each_op_keeps_its_own_time_and_the_product_its_work(tmp_path):
+    profile = read_profile(write(tmp_path, linear_trace()))
+    assert profile.tool == "PyTorch profiler (Kineto trace, CPU ops)"
+    by_name = {k.name: k for k in profile.kernels}
+    # own time: linear 100 − 5 − 80; addmm 80 − 10 − 2
+    assert by_name["aten::linear"].time_s == pytest.approx(15e-6)
+    assert by_name["aten::addmm"].time_s == pytest.approx(68e-6)
+    assert profile.time_s == pytest.approx(120e-6)  # the outer ops' 100 + 20 µs, nothing twice
+    # the addmm does the work: 2·4·64·128 FLOPs, reads bias, input, weight, writes the result
+    addmm = by_name["aten::addmm"]
+    assert addmm.flops == {"fp32": 2 * 4 * 64 * 128}
+    assert addmm.bytes == {"dram": 4 * (128 + 4 * 64 + 64 * 128 + 4 * 128)}
+    for inner in ("aten::linear", "aten::copy_", "aten::t", "aten::resolve_conj"):  # counted in the addmm
+        assert by_name[inner].flops == {} and by_name[inner].bytes == {}
+    assert by_name["aten::layer_norm"].bytes == {"dram": 4 * (4 * 128 + 128 + 128 + 4 * 128)}
+    assert profile.estimated == "FLOPs and bytes from shapes"
+    assert "no op: Python" in profile.notes[-1] and "14%" in profile.notes[-1]  # 20 of 140 µs
+
+
+def test_a_tensor_list_takes_the_commonest_type_and_a_lookup_reads_its_rows(tmp_path):
+    f = "float"
+    doc = {"traceEvents": [
+        op("aten::cat", 0, 10, [[[1, 12, 511, 64], [1, 12, 1, 64]], []], ["TensorList", "Scalar"]),
+        op("aten::embedding", 20, 5, [[50257, 768], [1, 3]], [f, "long int"]),
+        op("aten::add", 30, 1, [[1, 768], [1, 768]], [f, f]),
+    ]}
+    cat, embedding, _ = read_profile(write(tmp_path, doc)).kernels
+    cache = 12 * 511 * 64 * 4
+    assert cat.bytes == {"dram": cache + 12 * 64 * 4 + cache}  # both inputs, a result as large as the largest
+    assert embedding.bytes == {"dram": 2 * 3 * 768 * 4 + 3 * 8}  # three rows read and written, three indices
+
+
+def test_a_gpu_run_without_its_kernels_is_not_read_as_a_cpu_run(tmp_path):
+    doc = linear_trace()
+    doc["deviceProperties"] = [{"id": 0, "name": "NVIDIA H100"}]
+    with pytest.raises(DataFileError, match=r"although a GPU took part.*ProfilerActivity\.CUDA"):
+        read_profile(write(tmp_path, doc))
+    with pytest.raises(DataFileError, match="no CPU ops"):
+        read_profile(write(tmp_path, {"traceEvents": [{"ph": "M", "name": "process_name"}]}))
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return read_profile(GPT2_TRACE)
+
+
+def test_a_real_gpt2_trace_holds_the_products_and_attention_worked_out_by_hand(gpt2):
+    kernels = {k.name: k for k in gpt2.folded(0.0)}
+    assert len(gpt2.kernels) == 7020 and kernels["aten::addmm"].launches == STEPS * LAYERS * 4
+    per_layer = 2 * (D * 3 * D + D * D + D * 4 * D + 4 * D * D)  # qkv, out, fc1, fc2: 2 per multiply-add
+    assert kernels["aten::addmm"].flops == {"fp32": STEPS * LAYERS * per_layer}
+    assert kernels["aten::mm"].flops == {"fp32": STEPS * 2 * D * VOCAB}  # the tied output head
+    attention = kernels["aten::_scaled_dot_product_flash_attention_for_cpu"]
+    assert attention.flops == {"fp32": STEPS * LAYERS * 12 * CONTEXT * 2 * (64 + 64)}  # scores and values
+    assert kernels["aten::cat"].launches == STEPS * LAYERS * 2  # the cache grows by concatenation
+
+
+def test_the_app_counts_the_same_work_as_the_real_gpt2_step(gpt2, models, catalog):
+    a = analyze(models["gpt2"], WorkloadParams(phase="decode", batch=1, context=CONTEXT, dtype="fp32"),
+                catalog["epyc-9654"])
+    flops = {o.role.value: o.flops * o.count for o in a.ops}
+    biases = LAYERS * (3 * D + D + 4 * D + D)  # the app counts a bias add as one FLOP per output
+    products = sum(flops[r] for r in ("qkv_proj", "o_proj", "fc1", "fc2", "lm_head")) - biases
+    measured = {k.name: k.total_flops for k in gpt2.folded(0.0)}
+    assert products == (measured["aten::addmm"] + measured["aten::mm"]) / STEPS
+    softmax = LAYERS * 12 * CONTEXT * 5  # the app counts softmax in the score op; shapes cannot
+    assert flops["attn_score"] + flops["attn_value"] - softmax == (
+        measured["aten::_scaled_dot_product_flash_attention_for_cpu"] / STEPS)
+    # bytes: the products read their weights once a step, as the app counts them (within 1 %)
+    moved = sum(k.bytes.get("dram", 0) for k in gpt2.folded(0.0) if k.name in ("aten::addmm", "aten::mm"))
+    weights = sum(o.weight_bytes * o.count for o in a.ops if o.role.value in
+                  ("qkv_proj", "o_proj", "fc1", "fc2", "lm_head"))
+    assert moved / STEPS == pytest.approx(weights, rel=0.01)
+
+
+def test_the_real_trace_compares_by_class_with_views_left_unmatched(gpt2, models, catalog):
+    a = analyze(models["gpt2"], WorkloadParams(phase="decode", batch=1, context=CONTEXT, dtype="fp32"),
+                catalog["epyc-9654"])
+    comparison = compare(gpt2, a, None, steps=STEPS)
+    rows = {r.op_class: r for r in comparison.rows}
+    kernels = {k.name: k.time_s for k in gpt2.folded(0.0)}
+    products = sum(kernels[n] for n in ("aten::addmm", "aten::mm", "aten::linear", "aten::matmul"))
+    assert rows[OpClass.GEMM].measured_s == pytest.approx(products / STEPS)
+    assert "aten::cat" in rows[OpClass.MEMORY].kernels
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in rows[OpClass.ATTENTION].kernels
+    assert "aten::view" in {k.name for k in comparison.unmatched}
