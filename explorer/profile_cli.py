@@ -100,7 +100,13 @@ def comparison_dict(profile, comparison) -> dict:
                          "measured_over_expected": _ratio(r.measured_s, r.expected_s),
                          "kernels": list(r.kernels)} for r in comparison.rows],
             "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps}
-                          for k in comparison.unmatched]}
+                          for k in comparison.unmatched],
+            "products_by_shape": [{"roles": list(r.roles), "k": r.shape[0], "n": r.shape[1],
+                                   "bound_s": r.bound_s, "expected_s": r.expected_s,
+                                   "measured_s": r.measured_s,
+                                   "measured_over_bound": _ratio(r.measured_s, r.bound_s),
+                                   "measured_over_expected": _ratio(r.measured_s, r.expected_s),
+                                   "kernels": list(r.kernels)} for r in comparison.products]}
 
 
 def comparison_lines(profile, comparison) -> list[str]:
@@ -121,6 +127,18 @@ def comparison_lines(profile, comparison) -> list[str]:
     if faster:
         lines.append(f"measured faster than the bound ({', '.join(faster)}): no real run is, so the profile "
                      "is not of this workload or covers another number of steps (--profile-steps)")
+    if comparison.products:
+        shaped = [(" + ".join(r.roles), f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
+                   "–" if r.expected_s is None else format_time(r.expected_s), format_time(r.measured_s),
+                   ratio(_ratio(r.measured_s, r.bound_s)), ratio(_ratio(r.measured_s, r.expected_s)))
+                  for r in comparison.products]
+        lines += ["", "matrix products matched to the predicted ops by their recorded shapes (K × N), "
+                      "one step:",
+                  format_table(("op", "K × N", "bound", "expected", "measured", "÷ bound", "÷ expected"),
+                               shaped, right=(1, 2, 3, 4, 5, 6))]
+    elif any(k.shape for k in profile.kernels) and comparison.steps and not comparison.products:
+        lines.append("no product in the profile has the shape of one of this workload's products: is the "
+                     "profile of this model (and of inference)?")
     if comparison.unmatched:
         names = ", ".join(f"{k.name} ({format_time(k.time_s / comparison.steps)})"
                           for k in comparison.unmatched)

@@ -27,6 +27,7 @@ class ProfiledKernel:
     bytes: dict[str, int] = field(default_factory=dict)  # level → bytes (``LEVELS``)
     launches: int = 1
     tensor_instructions: int = 0  # tensor-core instructions: work not in ``flops`` (see ``ncu``)
+    shape: tuple[int, ...] = ()  # (K, N) of a product of a weight matrix, from recorded shapes; () unknown
 
     def __hash__(self) -> int:  # (its dicts are never changed after reading)
         return hash((self.name, self.time_s, self.launches))
@@ -62,12 +63,14 @@ class Profile:
         """``folded()`` at its default share, worked out once (a chart asks on every frame)."""
         return self.folded()
 
-    def folded(self, share: float = FOLD_SHARE) -> tuple[ProfiledKernel, ...]:
-        """The kernels by name (launches of one kernel summed), largest time first, those
-        under ``share`` of the total time folded into one row called "other"."""
-        by_name: dict[str, ProfiledKernel] = {}
+    def folded(self, share: float = FOLD_SHARE, by_shape: bool = False) -> tuple[ProfiledKernel, ...]:
+        """The kernels by name (launches of one kernel summed; by name and product shape with
+        ``by_shape``), largest time first, those under ``share`` of the total time folded
+        into one row called "other"."""
+        by_name: dict[tuple, ProfiledKernel] = {}
         for k in self.kernels:
-            by_name[k.name] = _sum(by_name[k.name], k, k.name) if k.name in by_name else k
+            key = (k.name, k.shape if by_shape else ())
+            by_name[key] = _sum(by_name[key], k, k.name) if key in by_name else k
         total = self.time_s
         kept = sorted((k for k in by_name.values() if k.time_s >= share * total), key=lambda k: -k.time_s)
         small = [k for k in by_name.values() if k.time_s < share * total]
@@ -92,7 +95,8 @@ def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
                           {p: a.flops.get(p, 0) + b.flops.get(p, 0) for p in keys(a.flops, b.flops)},
                           {lv: a.bytes.get(lv, 0) + b.bytes.get(lv, 0) for lv in keys(a.bytes, b.bytes)
                            if known(lv)},
-                          a.launches + b.launches, a.tensor_instructions + b.tensor_instructions)
+                          a.launches + b.launches, a.tensor_instructions + b.tensor_instructions,
+                          a.shape if a.shape == b.shape or empty(b) else b.shape if empty(a) else ())
 
 
 # -- a profile kept in a session --------------------------------------------------------------------
@@ -100,16 +104,17 @@ MAX_SAVED_KERNELS = 500  # kernels by name a session keeps; the smallest beyond 
 MAX_NAME = 2000  # characters of a kernel's name (C++ templates make long ones)
 MAX_SECONDS = 1e8  # one kernel row's time: far above any profiled run
 MAX_COUNT = 10**21  # FLOPs, bytes or launches of one kernel's row: far above any real run
-KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions")
+KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions", "shape")
+MAX_DIM = 1 << 40  # one side of a product's weight matrix
 FLOP_KEYS = (*PRECISIONS, "unknown")
 
 
 def kept(profile: Profile, limit: int = MAX_SAVED_KERNELS) -> Profile:
     """``profile`` as a session keeps it, within what ``read_saved_profile`` accepts: its
-    file's name (not where it lay), its kernels by name (launches summed; names cut to
+    file's name (not where it lay), its kernels by name and product shape (launches summed; names cut to
     MAX_NAME characters, counts to MAX_COUNT, times under MAX_SECONDS), the ``limit`` − 1
     largest and the rest folded into "other" when there are more, largest first."""
-    by_name = sorted((_bounded(k) for k in profile.folded(0.0)), key=lambda k: -k.time_s)
+    by_name = sorted((_bounded(k) for k in profile.folded(0.0, by_shape=True)), key=lambda k: -k.time_s)
     if len(by_name) > limit:
         rest = by_name[limit - 1:]
         other = rest[0]
@@ -130,7 +135,8 @@ def _bounded(k: ProfiledKernel) -> ProfiledKernel:
     return ProfiledKernel((k.name.strip() or "kernel")[:MAX_NAME], min(max(k.time_s, 0.0), MAX_SECONDS),
                           {p: count(n) for p, n in k.flops.items()},
                           {lv: count(n) for lv, n in k.bytes.items()}, count(k.launches),
-                          count(k.tensor_instructions))
+                          count(k.tensor_instructions),
+                          k.shape if len(k.shape) == 2 and all(0 < d <= MAX_DIM for d in k.shape) else ())
 
 
 def profile_to_dict(profile: Profile) -> dict[str, Any]:
@@ -143,6 +149,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
             out["bytes"] = dict(k.bytes)
         if k.tensor_instructions:
             out["tensor_instructions"] = k.tensor_instructions
+        if k.shape:
+            out["shape"] = list(k.shape)
         return out
 
     profile = kept(profile)
@@ -187,9 +195,20 @@ def _read_kernel(entry: Fields) -> ProfiledKernel:
                             _counts(entry, "bytes", LEVELS),
                             entry.integer("launches", minimum=0, maximum=MAX_COUNT),
                             entry.integer("tensor_instructions", required=False, minimum=0, default=0,
-                                          maximum=MAX_COUNT))
+                                          maximum=MAX_COUNT), _shape(entry))
     entry.finish()
     return kernel
+
+
+def _shape(entry: Fields) -> tuple[int, ...]:
+    shape = entry.raw("shape", required=False)
+    if shape is None:
+        return ()
+    if not isinstance(shape, list) or len(shape) != 2 or not all(
+            isinstance(d, int) and not isinstance(d, bool) and 0 < d <= MAX_DIM for d in shape):
+        raise entry.error("shape", f"expected a product's [K, N], two whole numbers from 1 to 2^40, "
+                                   f"got {brief(shape)}")
+    return tuple(shape)
 
 
 def _counts(entry: Fields, name: str, keys: tuple[str, ...]) -> dict[str, int]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.profile import ProfiledKernel
-from explorer.profiles.shapes import DTYPE_BYTES, PRECISIONS, op_work
+from explorer.profiles.shapes import DTYPE_BYTES, PRECISIONS, op_work, weight_shape
 
 CPU_OP = "cpu_op"
 
@@ -55,13 +55,14 @@ def _nested(spans: list[tuple[float, float, int]]) -> list[_Op]:
     return ops
 
 
-def _work(event: dict, list_type: str | None) -> tuple[str, int | None, int]:
-    """(precision, FLOPs, bytes) of an op from its recorded shapes."""
+def _work(event: dict, list_type: str | None) -> tuple[str, int | None, int, tuple[int, ...]]:
+    """(precision, FLOPs, bytes, a product's weight shape) of an op from its recorded shapes."""
     args = event.get("args") if isinstance(event.get("args"), dict) else {}
     types = args.get("Input type")
     first = types[0] if isinstance(types, list) and types else None
     precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
-    return (precision, *op_work(str(event["name"]), args.get("Input Dims"), types, list_type))
+    name, dims = str(event["name"]), args.get("Input Dims")
+    return (precision, *op_work(name, dims, types, list_type), weight_shape(name, dims, types) or ())
 
 
 def _enclosing(inner) -> set[int]:
@@ -90,11 +91,11 @@ def _kernels(ops: list[_Op], events: list, list_type: str | None) -> list[Profil
             in_product.add(id(op))
     out = []
     for op in sorted(ops, key=lambda o: o.index):
-        precision, flops, moved = work[id(op)]
+        precision, flops, moved, shape = work[id(op)]
         own = id(op) in products or (not flops and id(op) not in outer_of_bytes and id(op) not in in_product)
         out.append(ProfiledKernel(events[op.index]["name"], max(op.self_us, 0.0) * 1e-6,
                                   {precision: flops} if own and flops else {},
-                                  {"dram": moved} if own and moved else {}))
+                                  {"dram": moved} if own and moved else {}, shape=shape if own else ()))
     return out
 
 

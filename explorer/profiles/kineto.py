@@ -26,7 +26,7 @@ from explorer.core.files.reading import decoded, open_regular, read_bytes
 from explorer.core.profile import Profile, ProfiledKernel
 from explorer.profiles.cpu_ops import cpu_kernels
 from explorer.profiles.cupti_ranges import range_kernels
-from explorer.profiles.shapes import PRECISIONS, op_work
+from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -87,6 +87,7 @@ class OpWork:
     precision: str
     moved: int
     counted: bool  # FLOPs from the profiler's own count (with_flops), not from shapes
+    shape: tuple[int, ...] = ()  # (K, N) of a product of a weight matrix (``shapes.weight_shape``)
 
 
 def _op_work(path, events: list) -> dict[Any, OpWork]:
@@ -103,13 +104,15 @@ def _op_work(path, events: list) -> dict[Any, OpWork]:
         counted = "flops" in args
         flops = round(_number(path, args, "flops", index)) if counted else from_shapes
         if flops is not None or moved:
-            out[_external_id(args)] = OpWork(flops, precision, moved, counted)
+            shape = weight_shape(str(event.get("name", "")), args.get("Input Dims"), types) or ()
+            out[_external_id(args)] = OpWork(flops, precision, moved, counted, shape)
     return out
 
 
 def _with_work(kernel: ProfiledKernel, work: OpWork) -> ProfiledKernel:
     flops = {work.precision: work.flops} if work.flops else {}
-    return ProfiledKernel(kernel.name, kernel.time_s, flops, {"dram": work.moved} if work.moved else {})
+    return ProfiledKernel(kernel.name, kernel.time_s, flops, {"dram": work.moved} if work.moved else {},
+                          shape=work.shape)
 
 
 def _notes(placed: list[OpWork]) -> list[str]:

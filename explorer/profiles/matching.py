@@ -1,7 +1,9 @@
 """A profile beside the prediction of the same workload: each kernel assigned to a class of
 the predicted ops by its name (``resources/profiles/kernel-names.yaml``), and per class the
 bound, the expected time and the measured time of one step (the profile may hold several:
-``steps``)."""
+``steps``). Where the profile recorded a product's shapes (a PyTorch trace with
+``record_shapes``), its kernels are also matched to the predicted ops of that shape: the
+query projection's, the MLP's, the output head's, each with its own times."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.expected import Expected, OpClass, class_times
+from explorer.core.analysis.expected import Expected, OpClass, class_times, op_class
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.profile import Profile, ProfiledKernel
 from explorer.paths import resource_path
@@ -38,10 +42,25 @@ class Row:
 
 
 @dataclass(frozen=True)
+class OpRow:
+    """The products of weights with one shape: the predicted ops of that shape (``roles``:
+    several when two share it, as a query and an output projection can) and the profiled
+    kernels the trace recorded that shape for."""
+
+    roles: tuple[str, ...]
+    shape: tuple[int, int]  # (K, N) as the profile recorded it
+    bound_s: float
+    expected_s: float | None
+    measured_s: float
+    kernels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Comparison:
     rows: tuple[Row, ...]
     unmatched: tuple[ProfiledKernel, ...]
     steps: int
+    products: tuple[OpRow, ...] = ()  # matched by shape, where the profile recorded shapes
 
 
 def _read_pattern(fields: Fields) -> Pattern:
@@ -93,4 +112,47 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1,
     rows = tuple(Row(c, bound[c], e.parts[c] if e is not None else None,
                      sum(k.time_s for k in measured[c]) / steps, tuple(k.name for k in measured[c]))
                  for c in CLASSES.values() if bound[c] > 0 or measured[c])
-    return Comparison(rows, tuple(unmatched), steps)
+    return Comparison(rows, tuple(unmatched), steps, by_shape(profile, a, e, steps))
+
+
+def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
+    """(K, N) → the indices of ``a``'s products of weights with that shape: K is the op's
+    depth, N its weights over K (its bias, N more values, rounds away)."""
+    out: dict[tuple[int, int], list[int]] = {}
+    for i, o in enumerate(a.ops):
+        depth = int(o.depth) if np.ndim(o.depth) == 0 else 0
+        if op_class(o) != OpClass.GEMM or depth <= 0 or not o.weight_bytes:
+            continue
+        values = float(o.weight_bytes) / a.params.weight_bytes
+        out.setdefault((depth, int(values // depth)), []).append(i)
+    return out
+
+
+def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) -> tuple[OpRow, ...]:
+    """Per shape of the workload's products of weights, one step's bound and expected time
+    and the measured time of the kernels the profile recorded that shape for (a bias or a
+    scale can make a predicted op's N a few values wider than the trace's: 1 % is allowed).
+    None in training, whose backward products have the forward's shapes transposed (fc1's
+    gradient is as wide as fc2)."""
+    if a.params.phase == "train":
+        return ()
+    predicted = weight_shapes(a)
+    measured: dict[tuple[int, int], list[ProfiledKernel]] = {key: [] for key in predicted}
+    for kernel in profile.kernels:
+        if len(kernel.shape) != 2:
+            continue
+        k, n = kernel.shape
+        key = next((key for key in predicted if key[0] == k and abs(key[1] - n) <= 0.01 * n), None)
+        if key is not None:
+            measured[key].append(kernel)
+    rows = []
+    for key, ops in predicted.items():
+        if not measured[key]:
+            continue
+        roles = tuple(dict.fromkeys(str(a.ops[i].role) for i in ops))
+        bound = sum(float(a.time_s[i]) * a.ops[i].count for i in ops)
+        expected = sum(float(e.op_time_s[i]) * a.ops[i].count for i in ops) if e is not None else None
+        names = tuple(dict.fromkeys(k.name for k in measured[key]))
+        seconds = sum(k.time_s for k in measured[key]) / steps
+        rows.append(OpRow(roles, measured[key][0].shape, bound, expected, seconds, names))
+    return tuple(rows)

@@ -88,6 +88,22 @@ def _attention(shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, ...]] | N
     return heads * q[-2] * k[-2] * (q[-1] + v[-1]), (*q[:-1], v[-1])
 
 
+def weight_shape(name: str, dims, types) -> tuple[int, int] | None:
+    """(K, N) of a matrix product whose second operand is a matrix, as a layer's weights
+    are (``aten::linear``'s [N, K], ``aten::mm``'s and ``aten::addmm``'s [K, N]): the
+    shape a predicted op is matched by. None for any other op, and for batched products
+    (attention's)."""
+    if name not in MATMULS or not isinstance(dims, list) or not isinstance(types, list):
+        return None
+    shapes = [shape for shape, _ in _tensors(dims, types)]
+    if name == "aten::addmm" and len(shapes) >= 3:
+        shapes = shapes[1:3]
+    if len(shapes) < 2 or len(shapes[1]) != 2 or _product(name, shapes) is None:
+        return None
+    rows, cols = shapes[1]
+    return (cols, rows) if name == "aten::linear" else (rows, cols)
+
+
 def op_work(name: str, dims, types, list_type: str | None = None) -> tuple[int | None, int]:
     """(FLOPs, bytes) of an op from its recorded shapes: FLOPs None unless it is a matrix
     product or attention whose shapes fit; bytes 0 when no tensor input's shape is known

@@ -130,3 +130,48 @@ def test_the_real_trace_compares_by_class_with_views_left_unmatched(gpt2, models
     assert "aten::cat" in rows[OpClass.MEMORY].kernels
     assert "aten::_scaled_dot_product_flash_attention_for_cpu" in rows[OpClass.ATTENTION].kernels
     assert "aten::view" in {k.name for k in comparison.unmatched}
+
+
+def test_the_real_trace_s_products_are_matched_to_their_ops_by_shape(gpt2, models, catalog):
+    a = analyze(models["gpt2"], WorkloadParams(phase="decode", batch=1, context=CONTEXT, dtype="fp32"),
+                catalog["epyc-9654"])
+    rows = {r.roles: r for r in compare(gpt2, a, None, steps=STEPS).products}
+    assert {roles: r.shape for roles, r in rows.items()} == {
+        ("qkv_proj",): (D, 3 * D), ("o_proj",): (D, D), ("fc1",): (D, 4 * D), ("fc2",): (4 * D, D),
+        ("lm_head",): (D, VOCAB)}
+    fc2 = [k for k in gpt2.kernels if k.shape == (4 * D, D)]
+    assert len(fc2) == STEPS * LAYERS and {k.name for k in fc2} == {"aten::addmm"}
+    assert rows[("fc2",)].measured_s == pytest.approx(sum(k.time_s for k in fc2) / STEPS)
+    fc2_op = next(i for i, o in enumerate(a.ops) if o.role.value == "fc2")
+    assert rows[("fc2",)].bound_s == pytest.approx(float(a.time_s[fc2_op]) * LAYERS)
+    # the same products, summed by shape, are the products' class row (the mm's linear and
+    # matmul around it add only their own time to the class)
+    by_class = next(r for r in compare(gpt2, a, None, steps=STEPS).rows if r.op_class == OpClass.GEMM)
+    assert sum(r.measured_s for r in rows.values()) <= by_class.measured_s
+
+
+def test_ops_that_share_a_shape_share_a_row_and_another_model_matches_none(gpt2, models, catalog):
+    from explorer.core.profile import Profile, ProfiledKernel
+
+    a = analyze(models["llama-3-8b"], WorkloadParams(batch=1), catalog["h100-sxm"])
+    square = ProfiledKernel("sm90_xmma_gemm_bf16", 1e-3, shape=(4096, 4096))
+    rows = compare(Profile("test", "t.json", (square,)), a, None).products
+    assert [(r.roles, r.measured_s) for r in rows] == [(("q_proj", "o_proj"), 1e-3)]
+    assert compare(gpt2, a, None, steps=STEPS).products == ()  # GPT-2's shapes are not Llama's
+    train = analyze(models["llama-3-8b"], WorkloadParams(phase="train", batch=1, seq=512),
+                    catalog["h100-sxm"])
+    assert compare(Profile("test", "t.json", (square,)), train, None).products == ()
+
+
+def test_a_saved_profile_keeps_each_product_s_shape(gpt2):
+    from explorer.core.files.datafile import Fields
+    from explorer.core.profile import profile_to_dict, read_saved_profile
+
+    saved = profile_to_dict(gpt2)
+    addmms = sorted(tuple(k["shape"]) for k in saved["kernels"] if k["name"] == "aten::addmm")
+    assert addmms == [(D, D), (D, 3 * D), (D, 4 * D), (4 * D, D)]
+    back = read_saved_profile(Fields(saved, "session.yaml", "profile"))
+    assert sorted(k.shape for k in back.kernels if k.name == "aten::addmm") == addmms
+    with pytest.raises(DataFileError, match=r"expected a product's \[K, N\]"):
+        read_saved_profile(Fields({**saved, "kernels": [{**saved["kernels"][0], "shape": [0, 5]}]},
+                                  "session.yaml", "profile"))

@@ -88,3 +88,17 @@ def test_the_details_of_an_op_show_the_profile_s_kernels_of_its_class(window, tm
     assert "not matched to one op" in html
     window.state.select_op("attn_score")  # the profile has no attention kernel
     assert "has no kernel of this op" in window.details_panel.toHtml()
+
+
+def test_the_details_of_a_product_show_the_kernels_of_its_own_shape(window):
+    from tests.profiles.test_cpu_ops import GPT2_TRACE
+
+    window.state.set_model("gpt2")
+    window.state.set_params(phase="decode", batch=1, context=512, dtype="fp32")
+    window.state.select_op("fc1")
+    assert window.import_profile(GPT2_TRACE)
+    html = window.details_panel.toHtml()
+    assert "Measured: fc1, the products of shape 768 × 3,072" in html and "aten::addmm" in html
+    assert "matched to this op by the shape" in html
+    window.state.select_op("attn_score")  # attention has no weights: its class's kernels
+    assert "Measured: attention (the profile's kernels of this class)" in window.details_panel.toHtml()

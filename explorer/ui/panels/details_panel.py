@@ -86,33 +86,45 @@ class DetailsPanel(QtWidgets.QTextBrowser):
                 "bandwidth).</i></p>" + self._profile_html(a, o))
 
     def _profile_html(self, a, o) -> str:
-        """The imported profile's kernels of this op's class, with the class's measured time
-        against its bound and expected time (kernels are matched to a class by name, not to
-        one op: the figures are the class's)."""
+        """The imported profile's kernels of this op: those the trace recorded this op's
+        product shape for, else those of its class (matched by name: the class's figures)."""
         if not self.state.profiles:
             return ""
         from explorer.core.analysis.expected import op_class
         from explorer.profiles.matching import compare
 
-        wanted = op_class(o)
         comparison = compare(self.state.profiles[0], a, self.state.expected())
+        shaped = next((r for r in comparison.products if str(o.role) in r.roles), None)
+        if shaped is not None:
+            k, n = shaped.shape
+            title = f"{' + '.join(shaped.roles)}, the products of shape {k:,} × {n:,}"
+            return _measured_html(self.state.profiles[0], shaped, title, (
+                "Kernels matched to this op by the shape the profiler recorded for them "
+                "(record_shapes); ops that share a shape share these figures."))
+        wanted = op_class(o)
         row = next((r for r in comparison.rows if r.op_class == wanted), None)
         if row is None or not row.kernels:
             return f"<p>The profile has no kernel of this op's class ({escape(wanted)}).</p>"
-        times = {k.name: k for k in self.state.profiles[0].folded(0.0)}
-        kernels = "".join(f"<li>{escape(n[:90])}: {format_time(times[n].time_s)}, {times[n].launches:,}×</li>"
-                          for n in row.kernels[:12] if n in times)
-        more = f"<li>… and {len(row.kernels) - 12} more</li>" if len(row.kernels) > 12 else ""
-        expected = (f", {row.measured_s / row.expected_s:.2f}× the expected {format_time(row.expected_s)}"
-                    if row.expected_s else "")
-        bound = (f", {row.measured_s / row.bound_s:.2f}× the bound {format_time(row.bound_s)}"
-                 if row.bound_s > 0 else "")
-        return (f"<h4>Measured: {escape(wanted)} (the profile's kernels of this class)</h4>"
-                f"<p>{format_time(row.measured_s)} in the profile{bound}{expected} of one step's "
-                f"{escape(wanted)}.</p>"
-                f"<ul>{kernels}{more}</ul><p><i>Kernels are told to be of a class by their names "
-                "(resources/profiles/kernel-names.yaml), not matched to one op: these are the "
-                "class's figures.</i></p>")
+        title = f"{wanted} (the profile's kernels of this class)"
+        return _measured_html(self.state.profiles[0], row, title, (
+            "Kernels are told to be of a class by their names (resources/profiles/kernel-names.yaml), "
+            "not matched to one op: these are the class's figures."))
+
+
+def _measured_html(profile, row, title: str, how: str) -> str:
+    """A comparison row (a class's or a shape's): its measured time against its bound and
+    expected time, and its kernels."""
+    times = {k.name: k for k in profile.folded(0.0)}
+    kernels = "".join(f"<li>{escape(n[:90])}: {format_time(times[n].time_s)}, {times[n].launches:,}×</li>"
+                      for n in row.kernels[:12] if n in times)
+    more = f"<li>… and {len(row.kernels) - 12} more</li>" if len(row.kernels) > 12 else ""
+    expected = (f", {row.measured_s / row.expected_s:.2f}× the expected {format_time(row.expected_s)}"
+                if row.expected_s else "")
+    bound = (f", {row.measured_s / row.bound_s:.2f}× the bound {format_time(row.bound_s)}"
+             if row.bound_s > 0 else "")
+    return (f"<h4>Measured: {escape(title)}</h4>"
+            f"<p>{format_time(row.measured_s)} in the profile{bound}{expected} of one step.</p>"
+            f"<ul>{kernels}{more}</ul><p><i>{escape(how)}</i></p>")
 
 
 def _head_rows(o) -> list[tuple[str, str]]:
