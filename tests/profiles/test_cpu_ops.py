@@ -175,3 +175,28 @@ def test_a_saved_profile_keeps_each_product_s_shape(gpt2):
     with pytest.raises(DataFileError, match=r"expected a product's \[K, N\]"):
         read_saved_profile(Fields({**saved, "kernels": [{**saved["kernels"][0], "shape": [0, 5]}]},
                                   "session.yaml", "profile"))
+
+
+def test_analyze_prints_and_writes_each_product_s_row(gpt2):
+    import io
+
+    from explorer import cli
+
+    argv = ["analyze", "--hardware", "epyc-9654", "--model", "gpt2", "--context", str(CONTEXT), "--dtype",
+            "fp32", "--profile", str(GPT2_TRACE), "--profile-steps", str(STEPS)]
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(cli.parse_args([*argv, "--json"]), out, err) == 0, err.getvalue()
+    rows = json.loads(out.getvalue())["profile"]["products_by_shape"]
+    assert [(r["roles"], r["k"], r["n"]) for r in rows] == [
+        (["qkv_proj"], D, 3 * D), (["o_proj"], D, D), (["fc1"], D, 4 * D), (["fc2"], 4 * D, D),
+        (["lm_head"], D, VOCAB)]
+    head = next(k for k in gpt2.kernels if k.shape == (D, VOCAB))
+    assert rows[-1]["measured_s"] == pytest.approx(sum(
+        k.time_s for k in gpt2.kernels if k.shape == (D, VOCAB)) / STEPS) and head.name == "aten::mm"
+    out = io.StringIO()
+    assert cli.run(cli.parse_args(argv), out, err) == 0
+    assert "matrix products matched to the predicted ops by their recorded shapes" in out.getvalue()
+    assert "lm_head   768 × 50,257" in out.getvalue()
+    out = io.StringIO()
+    assert cli.run(cli.parse_args([*argv[:4], "llama-3-8b", *argv[5:]]), out, err) == 0
+    assert "no product in the profile has the shape of one of this workload's products" in out.getvalue()
