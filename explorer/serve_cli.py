@@ -220,6 +220,7 @@ def _as_json(result, model, hardware) -> dict:
 
 def _print(result, model, hardware, out: TextIO) -> None:
     from explorer.core.units import format_number
+    from explorer.core.words.serving_plan import plan_sentences
 
     rows = [(f"{p.batch:,}", f"{p.tpot_s * 1e3:.2f} ms", f"{p.ttft_s * 1e3:.1f} ms",
              format_number(p.tokens_per_s_per_device), format_number(p.tokens_per_s_per_user),
@@ -228,19 +229,7 @@ def _print(result, model, hardware, out: TextIO) -> None:
             for p in result.points]
     print(format_table(("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens",
                         "J/token (≤)"), rows, right=(0, 1, 2, 3, 4, 5, 6)), file=out)
-    times = f"expected ({result.efficiency} efficiency)" if result.time_source == "expected" \
-        else "the roofline bound"
-    energy = "; J/token is TDP ÷ tokens/s, an upper bound" if hardware.specs.tdp_w else \
-        f"; the catalogue gives {hardware.name} no TDP, so no J/token"
-    print(f"\n{model.name} on {result.devices} × {hardware.name}: times are {times}; tokens/s count each "
-          f"request's prefill; the KV cache holds at most {result.kv_wall_sequences:,} requests{energy}.",
-          file=out)
-    for note in result.notes:
-        print(f"Note: {note}.", file=out)
-    c = result.chosen
-    if c is None:
-        print("No batch meets the targets: the time to first token (one prompt's prefill) or the time per "
-              "output token at batch 1 is already above them.", file=out)
-    else:
-        print(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a device, "
-              f"{c.tpot_s * 1e3:.2f} ms a token; no larger batch: {c.limited_by}.", file=out)
+    sentences = plan_sentences(result, model.name, hardware)
+    print("\n" + sentences[0], file=out)
+    for sentence in sentences[1:]:
+        print(sentence, file=out)

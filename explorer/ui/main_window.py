@@ -217,6 +217,8 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         self.design_lab = None
         self.act_layouts = self._action("Parallel &layouts…", self.open_layouts, "Ctrl+Shift+L",
                                         "Every way of spreading the step over N devices, ranked")
+        self.act_serving = self._action("&Serving…", self.open_serving, "Ctrl+Shift+T", (
+            "How many requests the device serves at what latency and price, batch 1 to the KV-cache wall"))
 
     def _build_toolbar(self) -> None:
         undo, redo = fixed_twin(self.act_undo, "Undo", self), fixed_twin(self.act_redo, "Redo", self)
@@ -237,6 +239,11 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         from explorer.ui.layouts_dialog import LayoutsDialog
 
         LayoutsDialog(self.state, self).exec()
+
+    def open_serving(self) -> None:
+        from explorer.ui.serving_dialog import ServingDialog
+
+        ServingDialog(self.state, self.chart.theme.name, self).exec()
 
     def copy_chart(self) -> None:
         from explorer.ui.export_dialog import copy_to_clipboard

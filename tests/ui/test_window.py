@@ -142,6 +142,10 @@ def test_toolbar_undo_keeps_its_label_and_help_lists_every_shortcut(window):
     found = {(item, keys) for _menu, item, keys in menu_shortcuts(window.menuBar())}
     assert ("Find device", "Ctrl+F") in found and ("Presentation mode", "F5") in found
     assert "Drag the star sideways" in shortcuts_html(window.menuBar())
+    by_keys: dict[str, list[str]] = {}
+    for _menu, item, keys in menu_shortcuts(window.menuBar()):
+        by_keys.setdefault(keys, []).append(item)
+    assert {k: v for k, v in by_keys.items() if len(set(v)) > 1} == {}  # no key does two things
 
 
 def test_the_hardware_card_follows_the_chart(window):

@@ -25,7 +25,8 @@ from explorer.chart.slides import (
 from explorer.core.files.atomic import write_bytes_atomic, write_text_atomic
 from explorer.ui.chart.painter import paint
 
-__all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "render_image"]
+__all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "render_image",
+           "write_chart"]
 
 
 def export_chart(doc, path: str | Path, options: ExportOptions | None = None,
@@ -38,8 +39,22 @@ def export_chart(doc, path: str | Path, options: ExportOptions | None = None,
     kind = format_of(path)
     if kind in TEXT_FORMATS:
         return write_text_atomic(path, slide_text(doc, options, slots, kind))
-    chart = slide_chart(doc, options, slots)
-    data = png_bytes(chart_image(chart, options)) if kind == "png" else _pdf(chart)
+    return write_chart(slide_chart(doc, options, slots), path, options)
+
+
+def write_chart(chart: Chart, path: str | Path, options: ExportOptions | None = None,
+                title: str = "Roofline chart") -> Path:
+    """Write ``chart`` (any chart description) to ``path`` as PNG, SVG or PDF, by its suffix."""
+    from explorer.chart.svg import chart_svg
+
+    options = options or ExportOptions()
+    path = Path(path)
+    kind = format_of(path)
+    if kind == "svg":
+        return write_text_atomic(path, chart_svg(chart, options.transparent, title))
+    if kind not in ("png", "pdf"):
+        raise ValueError(f"a chart is drawn as PNG, SVG or PDF, not {kind.upper()}")
+    data = png_bytes(chart_image(chart, options)) if kind == "png" else _pdf(chart, title)
     return write_bytes_atomic(path, data)
 
 
@@ -75,7 +90,7 @@ def render_image(doc, options: ExportOptions, slots: dict[str, int] | None = Non
     return chart_image(slide_chart(doc, options, slots), options)
 
 
-def _pdf(chart: Chart) -> bytes:
+def _pdf(chart: Chart, title: str = "Roofline chart") -> bytes:
     buffer = QtCore.QBuffer()
     buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
     writer = QtGui.QPdfWriter(buffer)
@@ -83,7 +98,7 @@ def _pdf(chart: Chart) -> bytes:
     size_pt = QtCore.QSizeF(chart.page.width * 0.75, chart.page.height * 0.75)
     writer.setPageSize(QtGui.QPageSize(size_pt, QtGui.QPageSize.Unit.Point, "chart"))
     writer.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
-    writer.setTitle("Roofline chart")
+    writer.setTitle(title)
     writer.setCreator("Roofline Explorer")
     painter = QtGui.QPainter(writer)
     try:

@@ -1,0 +1,27 @@
+"""What a serving plan (``core.analysis.serving.plan``) says, in sentences: where its times
+come from, what bounds it, and the point it chose and why no larger batch. The serve
+command prints them and the Serving dialog shows them, so both say the same."""
+
+from __future__ import annotations
+
+from explorer.core.analysis.serving import Plan
+from explorer.core.units import format_number
+
+
+def plan_sentences(plan: Plan, model_name: str, hardware) -> list[str]:
+    """The plan's summary, its notes and its verdict, one sentence (or two) each."""
+    times = f"expected ({plan.efficiency} efficiency)" if plan.time_source == "expected" \
+        else "the roofline bound"
+    energy = "; J/token is TDP ÷ tokens/s, an upper bound" if hardware.specs.tdp_w else \
+        f"; the catalogue gives {hardware.name} no TDP, so no J/token"
+    out = [f"{model_name} on {plan.devices} × {hardware.name}: times are {times}; tokens/s count each "
+           f"request's prefill; the KV cache holds at most {plan.kv_wall_sequences:,} requests{energy}."]
+    out += [f"Note: {note}." for note in plan.notes]
+    c = plan.chosen
+    if c is None:
+        out.append("No batch meets the targets: the time to first token (one prompt's prefill) or the time "
+                   "per output token at batch 1 is already above them.")
+    else:
+        out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
+                   f"device, {c.tpot_s * 1e3:.2f} ms a token; no larger batch: {c.limited_by}.")
+    return out

@@ -1,0 +1,193 @@
+"""The Serving dialog: the workload's model served on the primary device with the layout and
+precisions the workload sets, from batch 1 to the KV-cache wall (``core.analysis.serving``).
+Its picture is the serve command's (``chart.serving_chart``: tokens/s a device against
+tokens/s a user, the TPOT target a line, the chosen point ringed), drawn by the app's
+painter, so it looks and exports as ``serve --out`` does; beside it the plan's sentences
+(``core.words.serving_plan``) and one row a batch. Every input change plans again (a plan
+takes tens of milliseconds)."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from explorer.chart.elements import Page
+from explorer.chart.serving_chart import serving_chart
+from explorer.core.analysis.serving import KV_BLOCK, MAX_TOKENS, Plan, plan
+from explorer.core.model.workload import WorkloadError
+from explorer.core.units import format_number
+from explorer.core.words.serving_plan import plan_sentences
+from explorer.state import AppState
+from explorer.ui.chart.painter import paint
+
+COLUMNS = ("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens", "J/token (≤)")
+RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
+DEFAULT_TTFT_MS, DEFAULT_TPOT_MS = 500.0, 50.0  # the targets issue 30 gives as its example
+
+
+class ServingView(QtWidgets.QWidget):
+    """The plan's picture, laid out for the widget's size on every paint."""
+
+    def __init__(self, theme: str, parent=None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        self.plan: Plan | None = None
+        self.title = ""
+        self.tpot_target_s: float | None = None
+        self.setMinimumSize(420, 300)
+
+    def show_plan(self, result: Plan | None, title: str, tpot_target_s: float | None) -> None:
+        self.plan, self.title, self.tpot_target_s = result, title, tpot_target_s
+        self.update()
+
+    def chart(self, page: Page):
+        return serving_chart(self.plan, page, self.theme, self.title, self.tpot_target_s)
+
+    def paintEvent(self, _event) -> None:
+        painter = QtGui.QPainter(self)
+        try:
+            if self.plan is None:
+                painter.fillRect(self.rect(), self.palette().window())
+                return
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+            paint(painter, self.chart(Page.screen(self.width(), self.height())))
+        finally:
+            painter.end()
+
+
+def _spin(low: float, high: float, value: float, suffix: str, tip: str, none: str = "",
+          decimals: int = 0) -> QtWidgets.QDoubleSpinBox:
+    """A number field; at ``low`` it reads ``none`` (no target, no price) when given."""
+    box = QtWidgets.QDoubleSpinBox()
+    box.setRange(low, high)
+    box.setDecimals(decimals)
+    box.setValue(value)
+    box.setSuffix(suffix)
+    box.setKeyboardTracking(False)
+    box.setToolTip(tip)
+    if none:
+        box.setSpecialValueText(none)
+    return box
+
+
+class ServingDialog(QtWidgets.QDialog):
+    def __init__(self, state: AppState, theme: str = "light", parent=None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setWindowTitle("Serving")
+        self.resize(1040, 720)
+        self.prompt = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Prompt tokens of a request")
+        self.output = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Tokens a request generates")
+        self.ttft = _spin(0, 1e6, DEFAULT_TTFT_MS, " ms", "Time to first token the requests must meet "
+                          "(one prompt's prefill); at 0: no target", none="no target", decimals=1)
+        self.tpot = _spin(0, 1e6, DEFAULT_TPOT_MS, " ms", "Time per output token the requests must meet "
+                          "(the decode step at the batch); at 0: no target", none="no target", decimals=1)
+        self.price = _spin(0, 1e6, 0, " $/h", "What a device costs an hour, for $ per million tokens; at 0: "
+                           "no price", none="no price", decimals=2)
+        self.block = _spin(1, 1 << 16, KV_BLOCK, " tokens", "Tokens in a page of the KV cache (16: vLLM's)")
+        self.view = ServingView(theme)
+        self.summary = QtWidgets.QLabel(wordWrap=True)
+        self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
+        action = QtWidgets.QDialogButtonBox.ButtonRole.ActionRole
+        self.export_button = buttons.addButton("Export picture…", action)
+        self.export_button.setToolTip("Save the picture as PNG, SVG or PDF, laid out for a slide")
+        self.export_button.clicked.connect(self.export)
+        buttons.rejected.connect(self.reject)
+        self._lay_out(buttons)
+        self.result: Plan | None = None
+        for box in (self.prompt, self.output, self.ttft, self.tpot, self.price, self.block):
+            box.valueChanged.connect(self.replan)
+        self.replan()
+
+    def _lay_out(self, buttons: QtWidgets.QDialogButtonBox) -> None:
+        controls = QtWidgets.QGridLayout()
+        fields = (("Prompt", self.prompt), ("Output", self.output), ("KV page", self.block),
+                  ("TTFT target", self.ttft), ("TPOT target", self.tpot), ("Price a device", self.price))
+        for i, (label, box) in enumerate(fields):
+            controls.addWidget(QtWidgets.QLabel(label), i // 3, 2 * (i % 3))
+            controls.addWidget(box, i // 3, 2 * (i % 3) + 1)
+        split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
+        split.addWidget(self.view)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.summary)
+        layout.addWidget(buttons)
+
+    def targets(self) -> tuple[float | None, float | None, float | None]:
+        """(TTFT target s, TPOT target s, price $/h), None where the field says none."""
+        def given(box: QtWidgets.QDoubleSpinBox, scale: float) -> float | None:
+            return box.value() * scale if box.value() > box.minimum() else None
+
+        return given(self.ttft, 1e-3), given(self.tpot, 1e-3), given(self.price, 1.0)
+
+    def replan(self) -> None:
+        """Plan again with the fields' values; a workload that cannot be served says why."""
+        state, hardware = self.state, self.state.primary
+        ttft, tpot, price = self.targets()
+        try:
+            self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
+                               int(self.output.value()), ttft, tpot, price, int(self.block.value()))
+        except WorkloadError as error:
+            self.result = None
+            self.summary.setText(f"Cannot plan serving: {error}")
+            self.summary.setStyleSheet("color: #B00020")
+            self.table.setRowCount(0)
+            self.view.show_plan(None, "", None)
+            self.export_button.setEnabled(False)
+            return
+        self.summary.setStyleSheet("")
+        self.summary.setText(" ".join(plan_sentences(self.result, state.model.name, hardware)))
+        self.view.show_plan(self.result, self.title(), tpot)
+        self.export_button.setEnabled(True)
+        self._fill_table()
+
+    def title(self) -> str:
+        return f"Serving {self.state.model.name} on {self.result.devices} × {self.state.primary.name}"
+
+    def _fill_table(self) -> None:
+        points = self.result.points
+        self.table.setRowCount(len(points))
+        chosen = self.result.chosen
+        for row, p in enumerate(points):
+            cells = (f"{p.batch:,}", f"{p.tpot_s * 1e3:.2f} ms", f"{p.ttft_s * 1e3:.1f} ms",
+                     format_number(p.tokens_per_s_per_device), format_number(p.tokens_per_s_per_user),
+                     "–" if p.cost_per_million_tokens is None else f"${p.cost_per_million_tokens:.3f}",
+                     "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J")
+            for column, text in enumerate(cells):
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setTextAlignment(RIGHT)
+                if chosen is not None and p.batch == chosen.batch:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                    item.setToolTip(f"The chosen point; no larger batch: {chosen.limited_by}")
+                self.table.setItem(row, column, item)
+        self.table.resizeColumnsToContents()
+
+    def export(self, path: str | None = None) -> bool:
+        """Save the picture laid out for a 1600×900 slide (``path``: asked for when None)."""
+        from explorer.chart.slides import ExportOptions
+        from explorer.ui.chart.export import write_chart
+
+        if self.result is None:
+            return False
+        if path is None:
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the serving picture", "serving.png",
+                                                            "Pictures (*.png *.svg *.pdf)")
+            if not path:
+                return False
+        chart = self.view.chart(Page.slide(1600, 900))
+        try:
+            write_chart(chart, path, ExportOptions(theme=self.view.theme), self.title())
+        except (OSError, ValueError) as error:
+            QtWidgets.QMessageBox.critical(self, "Export failed", f"{path}: {error}")
+            return False
+        return True

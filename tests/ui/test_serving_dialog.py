@@ -1,0 +1,68 @@
+"""The Serving dialog: the plan of the workload shown, its picture, its sentences and a row a
+batch, all from ``core.analysis.serving.plan`` with the fields' values; a workload that cannot
+be served says why and nothing breaks."""
+
+import pytest
+from PySide6 import QtGui
+
+from explorer.chart.slides import ExportOptions
+from explorer.core.analysis.serving import plan
+from explorer.core.words.serving_plan import plan_sentences
+from explorer.ui.serving_dialog import ServingDialog
+
+
+@pytest.fixture
+def dialog(state, qtbot):
+    state.set_model("llama-3-8b")
+    state.set_devices(("h100-sxm",))
+    d = ServingDialog(state)
+    qtbot.addWidget(d)
+    return d
+
+
+def test_the_dialog_shows_the_plan_of_the_workload_with_its_targets(dialog, state):
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16)
+    assert dialog.targets() == (pytest.approx(0.5), pytest.approx(0.05), None)
+    assert dialog.result == expected
+    assert dialog.summary.text() == " ".join(plan_sentences(expected, state.model.name, state.primary))
+    assert dialog.table.rowCount() == len(expected.points)
+    row = next(i for i, p in enumerate(expected.points) if p.batch == expected.chosen.batch)
+    assert dialog.table.item(row, 0).font().bold() and dialog.table.item(row, 0).text() == \
+        f"{expected.chosen.batch:,}"
+    assert expected.chosen.limited_by in dialog.table.item(row, 0).toolTip()
+
+
+def test_a_tighter_target_and_a_price_plan_again(dialog, state):
+    dialog.tpot.setValue(10.0)
+    dialog.price.setValue(2.5)
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.01, 2.5, 16)
+    assert dialog.result == expected
+    assert expected.chosen is None or expected.chosen.tpot_s <= 0.01
+    assert f"${expected.points[0].cost_per_million_tokens:.3f}" == dialog.table.item(0, 5).text()
+    dialog.tpot.setValue(0.0)  # no target
+    assert dialog.tpot.text() == "no target" and dialog.targets()[1] is None
+
+
+def test_a_model_that_does_not_fit_says_why_and_the_dialog_stays(state, qtbot):
+    state.set_model("deepseek-v3")
+    state.set_devices(("h100-sxm",))
+    d = ServingDialog(state)
+    qtbot.addWidget(d)
+    assert d.result is None and d.summary.text().startswith("Cannot plan serving: DeepSeek-V3 does not fit")
+    assert not d.export_button.isEnabled() and d.table.rowCount() == 0
+    assert not d.export()
+    d.view.grab()  # paints an empty view without failing
+
+
+def test_the_picture_paints_and_exports_as_serve_draws_it(dialog, tmp_path):
+    dialog.resize(1040, 720)
+    image = dialog.view.grab().toImage()
+    colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 17)
+               for y in range(0, image.height(), 17)}
+    assert len(colours) > 3  # more than a blank page
+    svg, png = tmp_path / "serving.svg", tmp_path / "serving.png"
+    assert dialog.export(str(svg)) and dialog.export(str(png))
+    assert "Serving Llama 3 8B on 1 × NVIDIA H100" in svg.read_text()
+    picture = QtGui.QImage(str(png))
+    width = ExportOptions().png_width  # a 1600×900 slide at the app's export width
+    assert (picture.width(), picture.height()) == (width, width * 9 // 16)
