@@ -38,8 +38,9 @@ def attention(p, batch, d_model: int, heads: int, kv_heads: int, head_dim: int,
 
 def attention_projections(p, batch, d_model: int, heads: int, kv_heads: int, head_dim: int,
                           bias: bool = False, fused_qkv: bool = False, qkv_bias: bool = False,
-                          qk_norm: bool = False) -> list[Part]:
-    """The projections of an attention block, the output projection last."""
+                          qk_norm: bool = False, o_bias: bool = False) -> list[Part]:
+    """The projections of an attention block, the output projection last (with a bias
+    where ``bias`` or ``o_bias``)."""
     ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
     n = batch * p.query_tokens
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
@@ -59,7 +60,7 @@ def attention_projections(p, batch, d_model: int, heads: int, kv_heads: int, hea
         cost = op.norm(n * (heads + kv_heads), head_dim, "rmsnorm", ab, wb)
         cost = cost._replace(bytes=cost.bytes + head_dim * wb, weights=cost.weights + head_dim * wb)
         parts.append(Part("qk_norm", "norm", op.VECTOR, cost, "rmsnorm per head of Q and K"))
-    parts.append(Part("o_proj", "o_proj", op.MATRIX, op.linear(n, q_dim, d_model, ab, wb, bias),
+    parts.append(Part("o_proj", "o_proj", op.MATRIX, op.linear(n, q_dim, d_model, ab, wb, bias or o_bias),
                       f"{q_dim} → {d_model}"))
     return parts
 

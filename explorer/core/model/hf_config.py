@@ -57,6 +57,7 @@ from explorer.core.model.hf_families import (
     DEEPSEEK,
     FAMILIES,
     GLM,
+    LLAMA_ATTENTION,
     MODEL_TYPES,
     NESTED,
     QK_NORM,
@@ -287,9 +288,11 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
         qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
-        or (family in ("LlamaForCausalLM", "GraniteForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM",
-                       *GLM)
+        or (family in (*LLAMA_ATTENTION, *GLM)
             and r.flag("attention_bias", default=family in ("PhimoeForCausalLM", *GLM))),
+        # Llama's attention (and the families built on it) puts attention_bias on o_proj too;
+        # GLM's output projection has none (GlmAttention at 008e5743)
+        o_bias=family in LLAMA_ATTENTION and r.flag("attention_bias", default=family == "PhimoeForCausalLM"),
         qk_norm=family in QK_NORM,
         norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Glm4ForCausalLM") else 2,
         sliding_window=window,

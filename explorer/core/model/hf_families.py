@@ -9,6 +9,9 @@ FAMILIES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwe
             "Gemma3ForConditionalGeneration", "GlmForCausalLM", "Glm4ForCausalLM", "Llama4ForCausalLM",
             "Llama4ForConditionalGeneration", "GraniteForCausalLM")
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")  # biases on Q, K and V by default; GLM-4-0414: four norms
+# Llama's attention, attention_bias on Q, K, V and the output projection (LlamaAttention at
+# 008e5743; Granite, Qwen3 and Phi-3.5-MoE's attention are built on it)
+LLAMA_ATTENTION = ("LlamaForCausalLM", "GraniteForCausalLM", "Qwen3ForCausalLM", "PhimoeForCausalLM")
 # A multimodal model's text decoder, nested in its config: the family it is read as, and what
 # is left out (transformers' Gemma3Config: its text_config is a Gemma3TextConfig).
 NESTED = {"Gemma3ForConditionalGeneration": ("Gemma3ForCausalLM", "its SigLIP vision encoder (about 0.4 B "

@@ -37,7 +37,8 @@ class TransformerSpec:
     # Beyond a plain Llama-style block (all default off; a Hugging Face config sets them,
     # explorer.core.model.hf_config):
     head_dim_value: int = 0  # per-head width when it is not d_model / heads (Gemma, Qwen3)
-    qkv_bias: bool = False  # biases on the Q, K and V projections only (Qwen2)
+    qkv_bias: bool = False  # biases on the Q, K and V projections (Qwen2; with o_bias, Llama)
+    o_bias: bool = False  # a bias on the attention's output projection (Llama-family attention_bias)
     qk_norm: bool = False  # an RMS norm over each head's query and key (Qwen3)
     norms_per_layer: int = 2  # Gemma 2 normalises before and after attention and MLP: 4
     dropout: bool = False  # trained with dropout (GPT-2, GPT-3): its masks are kept for the backward pass
@@ -96,7 +97,7 @@ class TransformerSpec:
             return self._latent_attention_parameters()
         d, q, kv = self.d_model, self.q_dim, self.kv_dim
         weights = d * q + 2 * d * kv + q * d
-        biases = q + 2 * kv + (d if self.bias else 0) if self.bias or self.qkv_bias else 0
+        biases = (q + 2 * kv if self.bias or self.qkv_bias else 0) + (d if self.bias or self.o_bias else 0)
         return weights + biases + (2 * self.head_dim if self.qk_norm else 0)
 
     def _latent_attention_parameters(self) -> int:

@@ -248,7 +248,7 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
         block(blocks.latent_attention(p, batch, m))
     else:
         projections = blocks.attention_projections(p, batch, d, m.heads, m.kv_heads, m.head_dim, m.bias,
-                                                   m.fused_qkv, m.qkv_bias, m.qk_norm)
+                                                   m.fused_qkv, m.qkv_bias, m.qk_norm, m.o_bias)
         block(projections[:-1])
         if full:
             block(blocks.attention_core(p, batch, m.heads, m.kv_heads, m.head_dim), full)
