@@ -120,6 +120,13 @@ def test_cupy_is_not_in_the_bundle(home):
     assert "CuPy is not installed" in done.stdout + done.stderr  # `import cupy` failed inside
 
 
+def test_numba_is_not_in_the_bundle_and_the_kernel_lab_runs_numpy(home):
+    assert not [p for p in APP.rglob("*") if p.name.lower().startswith(("numba", "llvmlite"))]
+    done = run(home, "bench", "--suite", "smoke", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "NumPy in cache-sized blocks" in done.stdout and "numba" not in done.stdout
+
+
 def _start_seconds(command: list[str], env: dict[str, str], cwd: Path, out: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run([*command, "--screenshot", str(out), "--size", "800x600"], cwd=cwd, env=env,

@@ -78,7 +78,7 @@ def test_stream_on_several_threads_in_blocks_computes_every_element(numpy_backen
 
     monkeypatch.setattr(stream, "block_elements", lambda backend, itemsize: 4096)
     backend = NumpyBackend(cpu=replace(numpy_backend.cpu, threads=threads))
-    prepared = stream._prepare(backend, kernel, "fp32", 20_011)
+    prepared = stream._prepare(backend, kernel, "fp32", 20_011, fused=False)
     try:
         parts = prepared.launch.parts
         sizes = [[len(a) for a, _, _ in part] for part in parts]
@@ -90,12 +90,35 @@ def test_stream_on_several_threads_in_blocks_computes_every_element(numpy_backen
         prepared.close()
 
 
-def test_stream_records_its_thread_count(numpy_backend):
-    from explorer.kernels import suites
+@pytest.mark.parametrize("kernel", ["copy", "scale", "add", "triad"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp64"])
+def test_stream_compiled_by_numba_computes_every_element_on_every_core(numpy_backend, kernel, dtype):
+    pytest.importorskip("numba", reason="numba is not installed: pip install 'roofline-explorer[numba]'")
+    from explorer.kernels.compiled import CompiledKernel
 
+    prepared = stream._prepare(numpy_backend, kernel, dtype, 20_011, fused=True)
+    try:
+        assert isinstance(prepared.launch, CompiledKernel)
+        assert prepared.launch.threads == numpy_backend.cpu.threads
+        prepared.launch()
+        assert prepared.check() is None
+        output = prepared.outputs[0]
+        before = output.copy()
+        prepared.launch()  # the same inputs: the same result, every element written
+        np.testing.assert_array_equal(output, before)
+    finally:
+        prepared.close()
+
+
+@pytest.mark.parametrize("found", [False, True])
+def test_stream_records_its_thread_count_and_what_ran(numpy_backend, monkeypatch, found):
+    from explorer.kernels import compiled, suites
+
+    monkeypatch.setattr(compiled, "version", lambda: "0.68.1" if found else None)
     cases = [c for c in suites.SUITES["stream"].cases(numpy_backend, "quick")]
     assert [c.param for c in cases] == [{"threads": numpy_backend.cpu.threads}]
-    assert f"{numpy_backend.cpu.threads} threads" in cases[0].convention
+    method = "one fused loop compiled by numba 0.68.1" if found else "NumPy in cache-sized blocks"
+    assert cases[0].convention.endswith(f"; {numpy_backend.cpu.threads} threads, {method}")
 
 
 @pytest.mark.parametrize("kernel", ["softmax", "layernorm", "gelu"])

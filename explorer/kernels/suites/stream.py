@@ -9,7 +9,9 @@ On the CPU, as STREAM itself runs, every core takes part: the arrays are split i
 contiguous part per thread (NumPy's ufuncs release the GIL), and each thread walks its part
 in blocks small enough to stay in the cache. NumPy has no fused multiply-add, so the
 triad is two in-place passes (``a = c·q``, then ``a += b``); within a block the second pass
-reads ``a`` from the cache, so main memory sees what a fused loop moves.
+reads ``a`` from the cache, so main memory sees what a fused loop moves. Where numba is
+installed (the ``numba`` extra, ``kernels.compiled``) each kernel is one fused loop on
+every core instead, as STREAM's C is; the point's convention says which ran.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.core.hardware.hardware import CPU, GPU
+from explorer.kernels import compiled
 from explorer.kernels.cases import (
     TOLERANCE,
     Case,
@@ -44,7 +47,9 @@ def _kernels_gpu(cp):
     }
 
 
-def _prepare(backend, kernel: str, dtype: str, n: int) -> Prepared:
+def _prepare(backend, kernel: str, dtype: str, n: int, fused: bool | None = None) -> Prepared:
+    """The kernel's arrays and launch; on the CPU one numba loop when ``fused`` (None: where
+    numba is installed), else NumPy in cache-sized blocks on every core."""
     xp = backend.xp
     a, b, c = (backend.random(n, dtype) for _ in range(3))
     q = backend.scalar(Q, dtype)  # by value: not read from memory per element
@@ -56,6 +61,8 @@ def _prepare(backend, kernel: str, dtype: str, n: int) -> Prepared:
             "add": lambda: k["add"](a, b, c),
             "triad": lambda: k["triad"](b, c, q, a),
         }
+    elif compiled.available() if fused is None else fused:
+        launches = {kernel: compiled.CompiledKernel(kernel, a, b, c, q, threads_for(backend))}
     else:
         launches = {kernel: ThreadedKernel(backend, kernel, a, b, c, q)}  # its threads: this one only
     idx = sample_indices(n)
@@ -123,6 +130,13 @@ def _blocks(lo: int, hi: int, block: int):
     return [(s, min(s + block, hi)) for s in range(lo, hi, block)]
 
 
+def cpu_method() -> str:
+    """How the CPU kernels run here, for a point's convention."""
+    if compiled.available():
+        return f"one fused loop compiled by numba {compiled.version()}"
+    return "NumPy in cache-sized blocks"
+
+
 def cases(backend, preset: str) -> list[Case]:
     dtype = "fp32" if preset != "full" else "fp64"
     itemsize = 4 if dtype == "fp32" else 8
@@ -130,7 +144,7 @@ def cases(backend, preset: str) -> list[Case]:
     n = working_set // (3 * itemsize)
     names = ["triad"] if preset == "quick" else list(KERNELS)
     param = {"threads": threads_for(backend)} if backend.device_kind == CPU else {}
-    convention = CONVENTION + (f"; {param['threads']} threads, cache-sized blocks" if param else "")
+    convention = CONVENTION + (f"; {param['threads']} threads, {cpu_method()}" if param else "")
     out = []
     for name in names:
         moved, flops = KERNELS[name]
