@@ -1,33 +1,73 @@
-"""Shared by the benchmark scripts: interleaved rounds and a median-and-spread summary.
+"""Shared by the benchmark scripts: interleaved rounds, the foreign load of each, and a
+median-and-spread summary.
 
 Ratios are measured side by side in one process, alternating ours and the reference
-round by round so slow drifts of this noisy machine hit both alike.
+round by round so slow drifts of this noisy machine hit both alike. Each round's foreign
+load (other programs' CPU time, as ``bench`` reads it: ``explorer.kernels.load``) is read;
+the median and spread are of the clean rounds (no more than ``CPU_THRESHOLD_CORES`` of
+other programs' work), and of every round, said so, when fewer than three are clean.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
+from explorer.kernels.load import CPU_THRESHOLD_CORES, ProcStatLoad
+
+MIN_CLEAN = 3
+
+
+class Ratio(NamedTuple):
+    median: float
+    p20: float
+    p80: float
+    ratios: list[float]  # every round's, clean or not
+    clean: int  # rounds with no foreign load (all of them where it cannot be read)
+    rounds: int
+    foreign_cores: float | None  # the most other programs used in a round (None: not read)
+
+    @property
+    def note(self) -> str:
+        if self.foreign_cores is None:
+            return f"{self.rounds} rounds, foreign load not read"
+        kept = "all rounds: too few clean" if self.clean < MIN_CLEAN else "clean rounds"
+        return (f"{self.clean}/{self.rounds} clean, foreign ≤ {self.foreign_cores:.2f} cores; "
+                f"median of {kept}")
+
 
 def interleaved_ratio(ours: Callable[[], float], reference: Callable[[], float],
-                      rounds: int = 15) -> tuple[float, float, float, list[float]]:
-    """Median, 20th and 80th percentile of reference_time / our_time over alternating rounds
-    (each callable returns seconds per launch). Above 1: ours is faster."""
-    ratios = []
+                      rounds: int = 15) -> Ratio:
+    """reference_time / our_time over alternating rounds (each callable returns seconds per
+    launch), the median and 20th–80th percentiles of the clean rounds. Above 1: ours is
+    faster."""
+    source = ProcStatLoad() if ProcStatLoad.available() else None
+    ratios, clean, loads = [], [], []
     for i in range(rounds):
+        token = source.start() if source else None
         if i % 2:
             r = reference()
             o = ours()
         else:
             o = ours()
             r = reference()
+        foreign = source.stop(token) if source else None
         ratios.append(r / o)
-    p20, p80 = np.percentile(ratios, [20, 80])
-    return statistics.median(ratios), float(p20), float(p80), ratios
+        if foreign is not None:
+            loads.append(foreign.cores)
+        if foreign is None or not foreign.busy:
+            clean.append(r / o)
+    kept = clean if len(clean) >= MIN_CLEAN else ratios
+    p20, p80 = np.percentile(kept, [20, 80])
+    return Ratio(statistics.median(kept), float(p20), float(p80), ratios, len(clean), rounds,
+                 max(loads) if loads else None)
 
 
-def describe(name: str, median: float, p20: float, p80: float, goal: str = "") -> str:
-    return f"{name:40s} median {median:6.3f}  (p20 {p20:6.3f}, p80 {p80:6.3f})  {goal}"
+def describe(name: str, r: Ratio, goal: str = "") -> str:
+    return f"{name:40s} median {r.median:6.3f}  (p20 {r.p20:6.3f}, p80 {r.p80:6.3f}; {r.note})  {goal}"
+
+
+__all__ = ["CPU_THRESHOLD_CORES", "Ratio", "describe", "interleaved_ratio"]

@@ -115,16 +115,15 @@ def main() -> int:
               f"{stream.cpu_method()}; C: {how}")
         for label, c_threads, goal in ((f"ours vs C on {threads} threads", threads, "goal >= 0.85"),
                                        ("ours vs C on 1 thread", 1, "(context)")):
-            median, p20, p80, _ = interleaved_ratio(ours, c_triad(c_threads), args.rounds)
-            print(describe(label, median, p20, p80, goal))
+            print(describe(label, interleaved_ratio(ours, c_triad(c_threads), args.rounds), goal))
         if blocked is not None:
             blocked.launch()
             assert blocked.check() is None
-            median_b, p20_b, p80_b, _ = interleaved_ratio(numpy_blocks, c_triad(threads), args.rounds)
-            print(describe(f"NumPy in blocks vs C on {threads} threads", median_b, p20_b, p80_b, "(context)"))
+            ratio = interleaved_ratio(numpy_blocks, c_triad(threads), args.rounds)
+            print(describe(f"NumPy in blocks vs C on {threads} threads", ratio, "(context)"))
             blocked.close()
-        median_n, p20_n, p80_n, _ = interleaved_ratio(naive, c_triad(threads), args.rounds)
-        print(describe(f"naive a = b + q*c vs C on {threads} threads", median_n, p20_n, p80_n, "(context)"))
+        ratio = interleaved_ratio(naive, c_triad(threads), args.rounds)
+        print(describe(f"naive a = b + q*c vs C on {threads} threads", ratio, "(context)"))
         for c_threads in (threads, 1):
             print(f"C triad on {c_threads} thread(s): {3 * n * 4 / c_triad(c_threads)() / 1e9:.1f} GB/s; "
                   f"ours: {3 * n * 4 / ours() / 1e9:.1f} GB/s (STREAM convention)")

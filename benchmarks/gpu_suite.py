@@ -108,12 +108,13 @@ def bandwidth_references(backend, rounds: int) -> list[dict]:
         cp.cuda.get_current_stream().synchronize()
         expected = b + np.float32(3.0) * c if kernel == "triad" else b
         assert bool(cp.allclose(target, expected)), f"raw {kernel} computed the wrong result"
-        median, p20, p80, _ = interleaved_ratio(
+        ratio = interleaved_ratio(
             lambda ours=ours: measure(ours.launch, backend.timer, PLAN).median_s,
             lambda raw=raw: measure(raw, backend.timer, PLAN).median_s, rounds)
         seconds = measure(raw, backend.timer, PLAN).median_s
-        print(describe(f"{kernel}: ours / float4 raw kernel", median, p20, p80, "goal >= 0.95"))
-        out.append({"kernel": kernel, "ratio_median": median, "ratio_p20": p20, "ratio_p80": p80,
+        print(describe(f"{kernel}: ours / float4 raw kernel", ratio, "goal >= 0.95"))
+        out.append({"kernel": kernel, "ratio_median": ratio.median, "ratio_p20": ratio.p20,
+                    "ratio_p80": ratio.p80, "clean_rounds": ratio.clean, "rounds": ratio.rounds,
                     "reference_bytes_per_s": moved * n * 4 / seconds, "goal": 0.95})
         ours.close()
         backend.release()
@@ -163,13 +164,14 @@ def _gemm_reference(backend, torch, dtype: str, torch_dtype, size: int, rounds: 
         print(f"{dtype}: ours skipped ({reason}); torch.matmul {rate:.1f} TFLOP/s")
         return None
     try:
-        median, p20, p80, _ = interleaved_ratio(
+        ratio = interleaved_ratio(
             lambda: measure(ours.launch, backend.timer, PLAN).median_s, reference, rounds)
     finally:
         ours.close()
         backend.release()
-    print(describe(f"GEMM {dtype} {size}³: ours / torch.matmul", median, p20, p80, "goal >= 0.95"))
-    return {"dtype": dtype, "size": size, "ratio_median": median, "ratio_p20": p20, "ratio_p80": p80,
+    print(describe(f"GEMM {dtype} {size}³: ours / torch.matmul", ratio, "goal >= 0.95"))
+    return {"dtype": dtype, "size": size, "ratio_median": ratio.median, "ratio_p20": ratio.p20,
+            "ratio_p80": ratio.p80, "clean_rounds": ratio.clean, "rounds": ratio.rounds,
             "goal": 0.95, "torch": torch.__version__}
 
 

@@ -1,0 +1,55 @@
+"""benchmarks/common.py: interleaved rounds keep only the clean ones (no foreign load, as
+``bench`` reads it) for the median and spread, and say how many were clean."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.kernels.load import Foreign
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+try:
+    import common
+finally:
+    sys.path.pop(0)
+
+
+class FakeLoad:
+    """Foreign load of each round in turn: busy where ``busy[i]``."""
+
+    def __init__(self, busy: list[bool]) -> None:
+        self.busy = list(busy)
+
+    def start(self):
+        return None
+
+    def stop(self, _token):
+        busy = self.busy.pop(0)
+        return Foreign(1.5 if busy else 0.02, busy, "")
+
+
+def rounds(monkeypatch, busy: list[bool], ours_s: list[float]):
+    class Source(FakeLoad):
+        available = staticmethod(lambda: True)
+
+        def __init__(self) -> None:
+            super().__init__(busy)
+
+    monkeypatch.setattr(common, "ProcStatLoad", Source)
+    times = iter(ours_s)
+    return common.interleaved_ratio(lambda: next(times), lambda: 1.0, len(ours_s))
+
+
+def test_busy_rounds_are_left_out_of_the_median(monkeypatch):
+    # ratios 1/0.5 = 2 in the busy rounds, 1/1.0 = 1 in the clean ones
+    r = rounds(monkeypatch, [True, False, False, True, False], [0.5, 1.0, 1.0, 0.5, 1.0])
+    assert (r.median, r.clean, r.rounds) == (1.0, 3, 5)
+    assert r.ratios == [2.0, 1.0, 1.0, 2.0, 1.0] and r.foreign_cores == pytest.approx(1.5)
+    assert "3/5 clean, foreign ≤ 1.50 cores; median of clean rounds" in common.describe("x", r)
+
+
+def test_too_few_clean_rounds_keep_every_round_and_say_so(monkeypatch):
+    r = rounds(monkeypatch, [True, True, False, True], [0.5, 0.5, 1.0, 0.5])
+    assert (r.median, r.clean) == (2.0, 1) and "median of all rounds: too few clean" in r.note
