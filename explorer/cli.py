@@ -318,6 +318,17 @@ def _expected_lines(a: Analysis) -> list[str]:
     return lines
 
 
+def _energy_lines(a: Analysis) -> list[str]:
+    """At most the step's energy: every device at its TDP for its time."""
+    s = report.step_energy(a, expected_for(a))
+    if s is None:
+        return [f"energy: no data (the catalogue gives {a.hardware.name} no TDP)"]
+    unit = a.totals.item_unit[:-1]
+    return [f"energy at most {format_si(s.joules, 'J')} a step, {format_si(s.joules_per_item, 'J')} a {unit} "
+            f"(every device at its {format_si(s.power_w / a.params.split.devices, 'W')} TDP for the "
+            f"{s.time} time: an upper bound)"]
+
+
 def _summary_lines(a: Analysis) -> list[str]:
     """The step's totals: work, time, memory use and whether it fits, and the notes."""
     p, t = a.params, a.totals
@@ -335,6 +346,7 @@ def _summary_lines(a: Analysis) -> list[str]:
         + f"), {t.bound}-bound; {t.tokens_per_s:,.0f} {t.item_unit}/s"
         + (f" over {t.devices:,} devices" if t.devices > 1 else ""),
         *_expected_lines(a),
+        *_energy_lines(a),
         f"memory{' per device' if t.devices > 1 else ''}: weights {format_bytes(t.weight_bytes, 4)}"
         + (f" + gradients and optimizer state {format_bytes(t.state_bytes, 4)}" if t.state_bytes else "")
         + (f" + KV cache {format_bytes(t.kv_cache_bytes, 4)} "

@@ -218,3 +218,34 @@ def test_a_command_s_short_options_are_not_taken_for_the_window_s():
     args = cli.parse_args(["export", "--scene", "decode-batching", "--out", "a.png", "--w", "800"])
     assert args.width == 800
     assert cli.parse_args(["bench", "--d", "1"]).device == 1
+
+
+@pytest.mark.parametrize("split", [(), ("--tp", "2"), ("--dp", "2")])
+def test_analyze_gives_the_step_s_energy_as_tdp_times_its_time(split):
+    """At most: every device at its 700 W TDP (the H100 datasheet's) for the expected step."""
+    code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--batch", "8", *split,
+                       "--json")
+    assert code == 0
+    doc = json.loads(out)
+    devices = 2 if split else 1
+    energy, seconds = doc["energy"], doc["totals"]["expected_time_s"]
+    assert energy["energy_j"] == pytest.approx(700 * devices * seconds)
+    assert energy["joules_per_token"] == pytest.approx(energy["energy_j"] / 8)
+    assert energy["power_w"] == 700 * devices and energy["upper_bound"] is True
+    assert "gtc22-whitepaper-hopper" in energy["source"] and "expected step time" in energy["source"]
+    code, text, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--batch", "8", *split)
+    from explorer.core.units import format_si
+
+    per_token = format_si(energy["joules_per_token"], "J")
+    assert f"energy at most {format_si(energy['energy_j'], 'J')} a step, {per_token} a token (every device " \
+        "at its 700 W TDP for the expected time: an upper bound)" in text
+
+
+def test_a_device_without_a_tdp_has_no_energy_and_says_why():
+    code, out, _ = run("analyze", "--hardware", "apple-m2-max", "--model", "llama-3-8b", "--json")
+    assert code == 0
+    energy = json.loads(out)["energy"]
+    assert energy["energy_j"] is None and energy["joules_per_token"] is None
+    assert energy["source"] == "no energy data: the catalogue gives Apple M2 Max (38-core GPU) no TDP"
+    _, out, _ = run("analyze", "--hardware", "apple-m2-max", "--model", "resnet-50")
+    assert "energy: no data (the catalogue gives Apple M2 Max (38-core GPU) no TDP)" in out

@@ -80,3 +80,28 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
     values = coefficients / scale
     errors = tuple(float(math.sqrt(max(c, 0.0)) / k) for c, k in zip(np.diag(covariance), scale, strict=True))
     return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), errors, source)
+
+
+@dataclass(frozen=True)
+class StepEnergy:
+    """At most what a step costs: every device at its TDP for the step's time (Choi et al.'s
+    power cap as the whole bill). No catalogue device has sourced ε_flop, ε_byte and π₀, so
+    this upper bound is what a prediction can say; ``fit`` gives the constants of this
+    machine from its own kernels."""
+
+    joules: float  # the step, all its devices together
+    joules_per_item: float  # per token (or image) the step produces or processes
+    power_w: float  # the devices' TDPs together
+    time: str  # whose time: "expected" or "bound"
+    source: str  # where the TDP comes from
+
+
+def tdp_bound(hardware, devices: int, seconds: float, items: int, time: str) -> StepEnergy | None:
+    """The TDP × time upper bound of a step of ``seconds`` on ``devices`` devices producing
+    ``items``; None where the catalogue gives the device no TDP."""
+    tdp = hardware.specs.tdp_w
+    if not tdp:
+        return None
+    source = (hardware.specs.tdp_provenance or hardware.specs.provenance).url
+    joules = tdp * devices * seconds
+    return StepEnergy(joules, joules / max(items, 1), tdp * devices, time, source)

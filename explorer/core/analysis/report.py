@@ -6,6 +6,7 @@ from types import EllipsisType
 from typing import Any
 
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.energy import tdp_bound
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.hardware.hardware import Hardware, Provenance
 from explorer.core.model import parallel
@@ -142,9 +143,30 @@ def analysis_dict(a: Analysis, run=None) -> dict[str, Any]:
         "communication": _communication_dicts(a),
         "totals": {**_totals_dict(a.totals), "expected_time_s": None if e is None else e.time_s},
         "efficiency": efficiency_dict(a, e),
+        "energy": energy_dict(a, e),
         **({"training": run_dict(run)} if run is not None else {}),
         "notes": list(a.notes),
     }
+
+
+def step_energy(a: Analysis, e: Expected | None):
+    """The TDP × time upper bound of ``a``'s step (``energy.tdp_bound``) at its expected time,
+    else its bound; None where the device has no TDP."""
+    seconds, time = (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
+    return tdp_bound(a.hardware, a.params.split.devices, seconds, a.totals.items_per_step, time)
+
+
+def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
+    """``energy_j`` (the step, every device), ``joules_per_token`` (or per image) and
+    ``power_w``: every device at its TDP for the step, an upper bound, with its source."""
+    s, per_item = step_energy(a, e), f"joules_per_{a.totals.item_unit[:-1]}"
+    if s is None:
+        return {"energy_j": None, per_item: None, "power_w": None, "upper_bound": None,
+                "source": f"no energy data: the catalogue gives {a.hardware.name} no TDP"}
+    return {"energy_j": s.joules, per_item: s.joules_per_item,
+            "power_w": s.power_w, "upper_bound": True,
+            "source": f"every device at its TDP ({s.source}) for the {s.time} step time: an upper bound; "
+                      "no per-operation energy is sourced for any catalogue device"}
 
 
 def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
