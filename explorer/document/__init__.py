@@ -241,10 +241,13 @@ class Document(Notifier, Measurements, Derived):
 
     def set_params(self, **changes) -> None:
         """Change workload parameters; raises WorkloadError (naming the parameter) if invalid.
-        Leaving training puts the rows only training uses back to their defaults (one step)."""
+        Leaving training puts the rows only training uses back to their defaults, leaving a
+        prefill its cached prefix (one step)."""
         described = ", ".join(f"{k} {v}" for k, v in changes.items())
         if changes.get("phase", "train") != "train":
             changes = {**{n: BY_NAME[n].default for n in TRAINING_ONLY}, **changes}
+        if changes.get("phase", "prefill") != "prefill":
+            changes = {"prefix": BY_NAME["prefix"].default, **changes}
         params = replace(self._session.params, **changes)
         self._change(replace(self._session, params=params), f"Set {described}")
 

@@ -173,3 +173,30 @@ def test_step_time_lies_between_the_bounds(models, catalog, batch, seq, phase, a
     t = analyze(models["llama-3-8b"], params, catalog["h100-sxm"]).totals
     assert t.time_s >= max(t.compute_time_s, t.memory_time_s) * (1 - 1e-12)
     assert t.time_s <= (t.compute_time_s + t.memory_time_s) * (1 + 1e-12)
+
+
+def test_a_prompt_after_a_cached_prefix_costs_what_the_whole_prompt_costs_beyond_the_prefix(models, catalog):
+    """Causal attention over a 1,536-token cached prefix and a 512-token prompt computes the
+    pairs the 2,048-token prompt computes beyond the first 1,536 tokens' own; the projections
+    and the MLP work on the 512 new tokens only, and the KV cache holds all 2,048."""
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.model.workload import WorkloadError, WorkloadParams
+
+    model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+
+    def ops(**p):
+        a = analyze(model, WorkloadParams(phase="prefill", **p), h100)
+        return {o.role.value: o.flops * o.count for o in a.ops}, a
+
+    whole, _ = ops(seq=2048)
+    first, _ = ops(seq=1536)
+    rest, a = ops(seq=512, prefix=1536)
+    assert rest["attn_score"] == whole["attn_score"] - first["attn_score"]
+    assert rest["attn_value"] == whole["attn_value"] - first["attn_value"]
+    pairs = 2048 * 2049 // 2 - 1536 * 1537 // 2
+    assert rest["attn_value"] == 32 * 2 * 32 * pairs * 128  # layers × 2 FLOPs × heads × pairs × head_dim
+    short, _ = ops(seq=512)
+    assert rest["q_proj"] == short["q_proj"] and rest["down_proj"] == short["down_proj"]
+    assert a.totals.kv_cache_bytes == 2048 * 131072 and a.totals.items_per_step == 512
+    with pytest.raises(WorkloadError, match="prefix applies to a prefill"):
+        WorkloadParams(phase="decode", prefix=10)

@@ -32,7 +32,7 @@ def valid_params(p, value) -> WorkloadParams:
     needs = {name: {"phase": "train"} for name in TRAINING_ONLY}
     needs = {**needs, "vpp": {"phase": "train", "pp": 2, "batch": 2},
              "zero": {"phase": "train", "dp": 2, "batch": 2}, "sp": {"phase": "train", "tp": 2},
-             "dp": {"batch": 2}, "ep": {"batch": 2}}.get(p.name, {})
+             "dp": {"batch": 2}, "ep": {"batch": 2}, "prefix": {"phase": "prefill"}}.get(p.name, {})
     if p.name == "phase" and value == "train":
         needs = {}
     return WorkloadParams(**{**needs, p.name: value})

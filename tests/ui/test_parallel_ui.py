@@ -53,3 +53,18 @@ def test_the_workload_panel_sets_a_training_split(window):
     assert not panel.allreduce.isVisibleTo(panel)  # decode with DP only: no all-reduce
     state.undo()  # one step
     assert (state.params.phase, state.params.recompute, state.params.zero) == ("train", "full", 1)
+
+
+def test_a_prefill_s_cached_prefix_is_shown_only_for_a_prefill_and_leaving_it_resets_it(window):
+    panel, state = window.workload_panel, window.state
+    state.set_model("llama-3-8b")
+    assert not panel.prefix.isVisibleTo(panel)  # decode: its cached tokens are its context
+    panel.phase.setCurrentText("prefill")
+    assert panel.prefix.isVisibleTo(panel)
+    panel.prefix.setValue(1536)
+    assert state.params.prefix == 1536 and state.analysis().params.kv_tokens == 1536 + state.params.seq
+    panel.phase.setCurrentText("decode")  # refused otherwise: the prefix goes back to 0, one step
+    assert (state.params.phase, state.params.prefix) == ("decode", 0)
+    assert not panel.prefix.isVisibleTo(panel)
+    state.undo()
+    assert (state.params.phase, state.params.prefix) == ("prefill", 1536)

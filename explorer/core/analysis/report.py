@@ -272,7 +272,8 @@ def _step_words(model, params) -> str:
         size = getattr(model, "image_size", None)
         return f"forward pass, batch {p.batch:,}" + (f", {size}×{size} images" if size else "")
     if p.phase == "prefill":
-        return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts"
+        cached = f" after a {p.prefix:,}-token cached prefix" if p.prefix else ""
+        return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts{cached}"
     if p.phase == "train":
         return f"training step, batch {p.batch:,} × {p.seq:,} tokens" + training_words(p)
     return f"decode, batch {p.batch:,}, context {p.context:,}"

@@ -84,7 +84,7 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
         value = op.Cost(value.flops, value.bytes - value.cache, value.weights)
     softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
     if p.causal and p.phase != "decode":  # only the pairs the mask keeps are computed
-        pairs = causal_pairs(t, window or kv_len)
+        pairs = causal_pairs(p.prefix + t, window or kv_len) - causal_pairs(p.prefix, window or kv_len)
         score = score._replace(flops=2 * batch * heads * pairs * head_dim)
         value = value._replace(flops=2 * batch * heads * pairs * (v_dim or head_dim))
         softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * pairs
@@ -104,7 +104,9 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
 
 def causal_pairs(tokens: int, window: int) -> int:
     """Query-key pairs a causal mask keeps when ``tokens`` tokens attend over themselves,
-    each over at most ``window`` (itself included): t(t+1)/2 without a window."""
+    each over at most ``window`` (itself included): t(t+1)/2 without a window. The prompt
+    after a cached prefix of P keeps causal_pairs(P + t) − causal_pairs(P): each of its
+    tokens attends over the prefix and the prompt before it."""
     if tokens <= window:
         return tokens * (tokens + 1) // 2
     return window * (window + 1) // 2 + (tokens - window) * window

@@ -134,6 +134,11 @@ PARAMETERS = (
               maximum=MAX_TOKENS, always_saved=True, applies="phase prefill or train"),
     Parameter("context", Kind.COUNT, 1024, "Context", "Cached tokens each new token attends over (decode)",
               unit="tokens", maximum=MAX_TOKENS, always_saved=True, applies="phase decode"),
+    Parameter("prefix", Kind.COUNT, 0, "Cached prefix",
+              "Prefill: tokens already in the KV cache before the prompt (a shared prefix found by prefix "
+              "caching, or the chunks a chunked prefill has done): the prompt's tokens attend over them "
+              "too, and they are not computed again", unit="tokens", minimum=0, maximum=MAX_TOKENS,
+              applies="phase prefill"),
     Parameter("dtype", Kind.CHOICE, "bf16", "Precision",
               "Precision of the arithmetic and of activations (with fp8 and int8 only the matrix "
               "products run in 8 bits: activations stay bf16 between ops)",

@@ -74,6 +74,7 @@ class WorkloadParams:
     batch: int = 1
     seq: int = 512
     context: int = 1024
+    prefix: int = 0  # prefill: tokens already cached before the prompt (prefix caching, chunked prefill)
     dtype: str = "bf16"
     weight_dtype: str | None = None
     kv_dtype: str | None = None
@@ -113,6 +114,9 @@ class WorkloadParams:
             for name in TRAINING_ONLY:
                 if getattr(self, name) != BY_NAME[name].default:
                     raise WorkloadError(f"{name} applies to training (phase train)")
+        if self.prefix and self.phase != "prefill":
+            raise WorkloadError("prefix applies to a prefill (phase prefill): a decode step's cached tokens "
+                                "are its context")
 
     @classmethod
     def from_options(cls, options: Any) -> WorkloadParams:
@@ -162,8 +166,9 @@ class WorkloadParams:
 
     @property
     def kv_tokens(self) -> int:
-        """Tokens each sequence attends over (and holds in its KV cache)."""
-        return self.context if self.phase == "decode" else self.seq
+        """Tokens each sequence attends over (and holds in its KV cache): a prefill's prompt
+        after its cached prefix."""
+        return self.context if self.phase == "decode" else self.prefix + self.seq
 
     @property
     def split(self) -> parallel.Split:

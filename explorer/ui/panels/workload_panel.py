@@ -257,6 +257,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         self._form.setRowVisible(self.causal, transformer and p.phase != "decode")
         self._form.setRowVisible(self.memory_share, p.phase != "train")
         self._form.setRowVisible(self.context, p.phase != "train")  # a training step has no cache
+        self._form.setRowVisible(self.prefix, transformer and p.phase == "prefill")
         collective = p.tp > 1 or (p.phase == "train" and p.dp * p.ep > 1)  # an all-reduce to choose
         self._form.setRowVisible(self.allreduce, collective)
         for name in TRAINING_ONLY:
