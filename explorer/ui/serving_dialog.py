@@ -84,6 +84,8 @@ class ServingDialog(QtWidgets.QDialog):
         self.price = _spin(0, 1e6, 0, " $/h", "What a device costs an hour, for $ per million tokens; at 0: "
                            "no price", none="no price", decimals=2)
         self.block = _spin(1, 1 << 16, KV_BLOCK, " tokens", "Tokens in a page of the KV cache (16: vLLM's)")
+        self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
+                         "shared system prompt), in whole pages; the prefill computes the rest", none="none")
         self.view = ServingView(theme)
         self.summary = QtWidgets.QLabel(wordWrap=True)
         self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -99,17 +101,18 @@ class ServingDialog(QtWidgets.QDialog):
         buttons.rejected.connect(self.reject)
         self._lay_out(buttons)
         self.result: Plan | None = None
-        for box in (self.prompt, self.output, self.ttft, self.tpot, self.price, self.block):
+        for box in (self.prompt, self.output, self.ttft, self.tpot, self.price, self.block, self.hit):
             box.valueChanged.connect(self.replan)
         self.replan()
 
     def _lay_out(self, buttons: QtWidgets.QDialogButtonBox) -> None:
         controls = QtWidgets.QGridLayout()
         fields = (("Prompt", self.prompt), ("Output", self.output), ("KV page", self.block),
-                  ("TTFT target", self.ttft), ("TPOT target", self.tpot), ("Price a device", self.price))
+                  ("Prefix hit", self.hit), ("TTFT target", self.ttft), ("TPOT target", self.tpot),
+                  ("Price a device", self.price))
         for i, (label, box) in enumerate(fields):
-            controls.addWidget(QtWidgets.QLabel(label), i // 3, 2 * (i % 3))
-            controls.addWidget(box, i // 3, 2 * (i % 3) + 1)
+            controls.addWidget(QtWidgets.QLabel(label), i // 4, 2 * (i % 4))
+            controls.addWidget(box, i // 4, 2 * (i % 4) + 1)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
         split.addWidget(self.view)
         split.addWidget(self.table)
@@ -134,7 +137,8 @@ class ServingDialog(QtWidgets.QDialog):
         ttft, tpot, price = self.targets()
         try:
             self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
-                               int(self.output.value()), ttft, tpot, price, int(self.block.value()))
+                               int(self.output.value()), ttft, tpot, price, int(self.block.value()),
+                               prefix_hit=self.hit.value() / 100)
         except WorkloadError as error:
             self.result = None
             self.summary.setText(f"Cannot plan serving: {error}")

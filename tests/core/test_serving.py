@@ -152,3 +152,32 @@ def test_the_readme_s_speculation_example_is_about_twice_as_fast(models, catalog
     fast = plan(models["llama-3-70b"], params, catalog["h100-sxm"], 1024, 1024,
                 speculation=Speculation(models["llama-3-8b"], 4, 0.8))
     assert round(plain.points[0].tpot_s / fast.points[0].tpot_s) == 2  # "about twice as fast"
+
+
+def test_prefix_caching_finds_whole_pages_and_computes_at_least_the_last_token():
+    from explorer.core.analysis.serving import cached_prefix
+    from explorer.core.model.workload import WorkloadError
+
+    assert cached_prefix(4096, 0.75) == 3072 and cached_prefix(100, 0.5) == 48  # 50 → three pages
+    assert cached_prefix(16, 0.99) == 0 and cached_prefix(17, 0.99) == 16  # the last token is computed
+    assert cached_prefix(4096, 0.0) == 0 and cached_prefix(4096, 0.5, block=1) == 2048
+    with pytest.raises(WorkloadError, match="from 0 to below 1"):
+        cached_prefix(4096, 1.0)
+
+
+def test_a_prefix_hit_shortens_the_first_token_and_leaves_the_decode_alone(models, catalog):
+    from dataclasses import replace
+
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.serving import time_of
+
+    model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    cold = plan(model, WorkloadParams(), h100, prompt=4096, output=256)
+    warm = plan(model, WorkloadParams(), h100, prompt=4096, output=256, prefix_hit=0.75)
+    prefill = replace(WorkloadParams(), phase="prefill", seq=1024, prefix=3072, batch=1)
+    assert warm.points[0].ttft_s == time_of(analyze(model, prefill, h100))[0]
+    assert warm.points[0].ttft_s < cold.points[0].ttft_s / 2
+    assert [p.tpot_s for p in warm.points] == [p.tpot_s for p in cold.points]
+    assert warm.kv_wall_sequences == cold.kv_wall_sequences  # the shared pages are not shared here
+    assert warm.chosen.tokens_per_s_per_device > cold.chosen.tokens_per_s_per_device
+    assert any("3,072 of each prompt's 4,096 tokens are found in the cache" in n for n in warm.notes)

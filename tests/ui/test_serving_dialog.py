@@ -66,3 +66,10 @@ def test_the_picture_paints_and_exports_as_serve_draws_it(dialog, tmp_path):
     picture = QtGui.QImage(str(png))
     width = ExportOptions().png_width  # a 1600×900 slide at the app's export width
     assert (picture.width(), picture.height()) == (width, width * 9 // 16)
+
+
+def test_a_prefix_hit_plans_again_with_the_cached_pages(dialog, state):
+    dialog.hit.setValue(75)
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
+                    prefix_hit=0.75)
+    assert dialog.result == expected and "768 of each prompt's 1,024 tokens" in dialog.summary.text()

@@ -10,7 +10,9 @@ generates ``output`` tokens:
   the middle of its generation;
 - **TPOT** (time per output token): the decode step at that batch, at the middle context
   (prompt + output / 2); **TTFT** (time to first token): the prefill of one prompt, with no
-  queueing (a steady stream of arrivals adds its wait, not modelled here);
+  queueing (a steady stream of arrivals adds its wait, not modelled here); with **prefix
+  caching** (``prefix_hit``: the share of each prompt shared with earlier requests, in whole
+  pages) the prefill computes only the rest, attending over the cached part;
 - **tokens/s per device**: in steady state each request is prefilled once and decoded
   ``output`` times, so a cycle of ``output`` steps yields batch × output tokens in
   output × TPOT + batch × TTFT seconds (prefills not overlapped with decode steps), over the
@@ -155,10 +157,19 @@ def _step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tup
     return time_of(analyze(model, params, hardware))
 
 
+def cached_prefix(prompt: int, hit: float, block: int = KV_BLOCK) -> int:
+    """Prompt tokens prefix caching finds in the cache when a share ``hit`` of each prompt is
+    shared: whole pages of ``block`` tokens only (vLLM caches full blocks), and never the
+    whole prompt (its last token is computed to give the first output token)."""
+    if not 0 <= hit < 1:
+        raise WorkloadError(f"the prefix hit rate is a share from 0 to below 1, got {hit}")
+    return min(int(prompt * hit) // block * block, (prompt - 1) // block * block)
+
+
 def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int,
          ttft_target_s: float | None = None, tpot_target_s: float | None = None,
          price_per_device_hour: float | None = None, block: int = KV_BLOCK,
-         speculation: Speculation | None = None) -> Plan:
+         speculation: Speculation | None = None, prefix_hit: float = 0.0) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
@@ -169,7 +180,9 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     try:
         draft = speculation.draft if speculation is not None else None
         wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware, draft)
-        ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt, batch=1), hardware)
+        cached = cached_prefix(prompt, prefix_hit, block)
+        ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt - cached, prefix=cached,
+                                              batch=1), hardware)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None
     if wall < 1:
@@ -200,7 +213,7 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
     if chosen is not None:
         chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s))
-    return Plan(tuple(ordered), wall, chosen, source, devices, _notes(paged, speculation),
+    return Plan(tuple(ordered), wall, chosen, source, devices, _notes(paged, speculation, prompt, cached),
                 str(params.efficiency))
 
 
@@ -218,9 +231,14 @@ def _find_edge(points: dict, point, target_s: float) -> None:
         low, high = (middle, high) if points[middle].tpot_s <= target_s else (low, middle)
 
 
-def _notes(paged: WorkloadParams, speculation: Speculation | None) -> tuple[str, ...]:
+def _notes(paged: WorkloadParams, speculation: Speculation | None, prompt: int,
+           cached: int) -> tuple[str, ...]:
     notes = ("an inference pipeline is costed one batch at a time: its tokens/s are a lower bound",) \
         if paged.split.pp > 1 else ()
+    if cached:
+        notes += (f"prefix caching: {cached:,} of each prompt's {prompt:,} tokens are found in the cache "
+                  f"(whole pages), so a prefill computes the other {prompt - cached:,} over them; each "
+                  "request is still given its own copy of the shared pages, so the KV wall is a lower bound",)
     if speculation is not None:
         notes += (f"speculative decoding with {speculation.draft.name}: {speculation.tokens} drafted tokens "
                   f"accepted at {speculation.acceptance:g} give "
