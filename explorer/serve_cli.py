@@ -16,6 +16,7 @@ from explorer.cli_common import (
     model_of,
     open_catalog,
 )
+from explorer.core.model.parameters import MAX_TOKENS
 from explorer.texttable import format_table
 
 # a request's sizes and the batch are the plan's; the training-only rows do not apply
@@ -72,6 +73,9 @@ def add_parser(sub) -> None:
                     help="what a device costs an hour, for $ per million tokens")
     se.add_argument("--kv-block", type=count_type(1 << 16), default=16, metavar="TOKENS",
                     help="tokens in a page of the KV cache (default 16, vLLM's)")
+    se.add_argument("--prefill-chunk", type=count_type(MAX_TOKENS), metavar="TOKENS",
+                    help="continuous batching with chunked prefill: prompt tokens a decode step also "
+                         "prefills (vLLM's max_num_batched_tokens); default: prefills run on their own")
     se.add_argument("--prefix-hit", type=_share, default=0.0, metavar="SHARE",
                     help="prefix caching: the share of each prompt found in the cache (a shared system "
                          "prompt), whole pages; the prefill computes the rest (default 0)")
@@ -105,7 +109,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _search(args, model, models, hardware, out)
     result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
-                  _speculation(args, models), args.prefix_hit)
+                  _speculation(args, models), args.prefix_hit, args.prefill_chunk)
     if args.out:
         _draw(result, model, hardware, args)
     if args.json:
@@ -129,7 +133,8 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> i
     ranked = search(model, WorkloadParams.from_options(args), hardware, args.devices, args.prompt,
                     args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
-                    speculation=_speculation(args, models), prefix_hit=args.prefix_hit)
+                    speculation=_speculation(args, models), prefix_hit=args.prefix_hit,
+                    prefill_chunk=args.prefill_chunk)
     if args.json:
         json.dump({"model": model.id, "hardware": hardware.id, "devices": args.devices,
                    "layouts": [{"name": s.name, **dict(zip(("tp", "pp", "dp", "ep"), s.split, strict=True)),

@@ -84,6 +84,9 @@ class ServingDialog(QtWidgets.QDialog):
         self.price = _spin(0, 1e6, 0, " $/h", "What a device costs an hour, for $ per million tokens; at 0: "
                            "no price", none="no price", decimals=2)
         self.block = _spin(1, 1 << 16, KV_BLOCK, " tokens", "Tokens in a page of the KV cache (16: vLLM's)")
+        self.chunk = _spin(0, 1 << 20, 0, " tokens", "Continuous batching with chunked prefill: prompt "
+                           "tokens a decode step also prefills (vLLM's max_num_batched_tokens); at 0 "
+                           "prefills run on their own", none="prefills apart")
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
         self.view = ServingView(theme)
@@ -101,7 +104,8 @@ class ServingDialog(QtWidgets.QDialog):
         buttons.rejected.connect(self.reject)
         self._lay_out(buttons)
         self.result: Plan | None = None
-        for box in (self.prompt, self.output, self.ttft, self.tpot, self.price, self.block, self.hit):
+        for box in (self.prompt, self.output, self.ttft, self.tpot, self.price, self.block, self.hit,
+                    self.chunk):
             box.valueChanged.connect(self.replan)
         self.replan()
 
@@ -109,7 +113,7 @@ class ServingDialog(QtWidgets.QDialog):
         controls = QtWidgets.QGridLayout()
         fields = (("Prompt", self.prompt), ("Output", self.output), ("KV page", self.block),
                   ("Prefix hit", self.hit), ("TTFT target", self.ttft), ("TPOT target", self.tpot),
-                  ("Price a device", self.price))
+                  ("Price a device", self.price), ("Prefill chunk", self.chunk))
         for i, (label, box) in enumerate(fields):
             controls.addWidget(QtWidgets.QLabel(label), i // 4, 2 * (i % 4))
             controls.addWidget(box, i // 4, 2 * (i % 4) + 1)
@@ -138,7 +142,8 @@ class ServingDialog(QtWidgets.QDialog):
         try:
             self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
                                int(self.output.value()), ttft, tpot, price, int(self.block.value()),
-                               prefix_hit=self.hit.value() / 100)
+                               prefix_hit=self.hit.value() / 100,
+                               prefill_chunk=int(self.chunk.value()) or None)
         except WorkloadError as error:
             self.result = None
             self.summary.setText(f"Cannot plan serving: {error}")

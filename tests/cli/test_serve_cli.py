@@ -118,3 +118,15 @@ def test_serve_devices_says_why_nothing_serves():
     assert code == 0 and "No split of 1 device can serve Llama 3 70B: see why in the last column." in out
     code, out, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8")
     assert "Splits with a pipeline (PP) are costed one batch at a time" in out
+
+
+def test_serve_plans_continuous_batching_with_chunked_prefill():
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--prompt", "4096",
+                         "--output", "128", "--prefill-chunk", "512", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["chosen"]["batch"] == 16 and doc["points"][-1]["batch"] == 16
+    assert doc["chosen"]["limited_by"].startswith("the prefill chunk")
+    assert any("chunked prefill" in note for note in doc["notes"])
+    code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--prefill-chunk", "0")
+    assert code == 2  # a chunk of no tokens is refused by the option itself

@@ -73,3 +73,11 @@ def test_a_prefix_hit_plans_again_with_the_cached_pages(dialog, state):
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
                     prefix_hit=0.75)
     assert dialog.result == expected and "768 of each prompt's 1,024 tokens" in dialog.summary.text()
+
+
+def test_a_prefill_chunk_plans_continuous_batching(dialog, state):
+    assert dialog.chunk.text() == "prefills apart"
+    dialog.chunk.setValue(2048)
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
+                    prefill_chunk=2048)
+    assert dialog.result == expected and "chunked prefill" in dialog.summary.text()

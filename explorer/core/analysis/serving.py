@@ -16,7 +16,12 @@ generates ``output`` tokens:
 - **tokens/s per device**: in steady state each request is prefilled once and decoded
   ``output`` times, so a cycle of ``output`` steps yields batch × output tokens in
   output × TPOT + batch × TTFT seconds (prefills not overlapped with decode steps), over the
-  devices; **per user** = 1 / TPOT while decoding;
+  devices; **per user** = 1 / TPOT while decoding. With **continuous batching and chunked
+  prefill** (``prefill_chunk``) the prompts are prefilled in chunks riding on the decode
+  steps (``mixed_step``: one weight read for both), in as many steps as keep the batch full
+  (batch × prompt ÷ output prompt tokens a step): TPOT is the average step, TTFT a prompt's
+  chunks one a step, tokens/s a device batch ÷ TPOT, and the batch at most what the chunks
+  can refill;
 - **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
   3,600) × 10⁶, all devices' tokens counted;
 - **energy**: until an energy model is in, an upper bound: every device at its TDP all the
@@ -38,10 +43,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
+from explorer.core.analysis.mixed_step import mixed_step
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
@@ -169,12 +176,15 @@ def cached_prefix(prompt: int, hit: float, block: int = KV_BLOCK) -> int:
 def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int,
          ttft_target_s: float | None = None, tpot_target_s: float | None = None,
          price_per_device_hour: float | None = None, block: int = KV_BLOCK,
-         speculation: Speculation | None = None, prefix_hit: float = 0.0) -> Plan:
+         speculation: Speculation | None = None, prefix_hit: float = 0.0,
+         prefill_chunk: int | None = None) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
     layout the model cannot take, a model that does not decode)."""
     check_request(model, prompt, output)
+    if prefill_chunk is not None and speculation is not None:
+        raise WorkloadError("speculative decoding with chunked prefill is not modelled: give one of them")
     paged = decode_params(params, prompt, output, block)
     decode = decode_params(params, prompt, output)
     try:
@@ -191,20 +201,11 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
                             f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
                             "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
                             "bits (--weight-dtype)")
-    devices = paged.split.devices
-
-    def point(batch: int) -> Point:
-        if speculation is None:
-            tpot = _step_s(model, replace(decode, batch=batch), hardware)[0]
-        else:
-            tpot = speculative_tpot(model, decode, hardware, batch, speculation)
-        rate = batch * output / (output * tpot + batch * ttft) / devices  # prefills included
-        price = None if price_per_device_hour is None else \
-            cost_per_million_tokens(price_per_device_hour, 1, rate)
-        tdp = hardware.specs.tdp_w
-        return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
-
-    points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= wall), wall}}
+    timing = _Timing(model, decode, hardware, output, prompt - cached, cached, ttft, speculation,
+                     prefill_chunk)
+    limit = timing.sustained(wall)
+    point = partial(_point, timing, paged.split.devices, price_per_device_hour, hardware.specs.tdp_w)
+    points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= limit), limit}}
     if tpot_target_s is not None:
         _find_edge(points, point, tpot_target_s)
     ordered = [points[b] for b in sorted(points)]
@@ -212,9 +213,68 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
           and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
     chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
     if chosen is not None:
-        chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s))
-    return Plan(tuple(ordered), wall, chosen, source, devices, _notes(paged, speculation, prompt, cached),
-                str(params.efficiency))
+        chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
+    notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit < wall)
+    return Plan(tuple(ordered), wall, chosen, source, paged.split.devices, notes, str(params.efficiency))
+
+
+@dataclass(frozen=True)
+class _Timing:
+    """How a batch's time per token and time to first token are worked out: prefills run on
+    their own (``chunk`` None), or continuous batching with chunked prefill (``chunk``
+    prompt tokens ride on the decode steps: ``mixed_step``)."""
+
+    model: ModelSpec
+    decode: WorkloadParams
+    hardware: Hardware
+    output: int
+    work: int  # prompt tokens each request prefills (the cached prefix left out)
+    cached: int
+    ttft: float  # one prompt's prefill on its own
+    speculation: Speculation | None
+    chunk: int | None
+
+    def sustained(self, wall: int) -> int:
+        """The largest batch that can run: the KV wall, and with chunked prefill the batch whose
+        finished requests the chunks can replace (batch × prompt ÷ output prompt tokens a
+        step, at most one chunk a step)."""
+        if self.chunk is None:
+            return wall
+        return max(1, min(wall, min(self.chunk, self.work) * self.output // self.work))
+
+    def times(self, batch: int) -> tuple[float, float, bool]:
+        """(TPOT, TTFT, whether prefills are included in the steps) at ``batch``."""
+        if self.speculation is not None:
+            return speculative_tpot(self.model, self.decode, self.hardware, batch, self.speculation), \
+                self.ttft, False
+        plain = _step_s(self.model, replace(self.decode, batch=batch), self.hardware)[0]
+        if self.chunk is None:
+            return plain, self.ttft, False
+        size = min(self.chunk, self.work)
+        mixed = mixed_step(self.model, self.decode, self.hardware, batch, self.decode.context, size,
+                           self.cached + (self.work - size) // 2).time_s
+        carrying = min(1.0, batch * self.work / self.output / size)  # the share of steps with a chunk
+        return carrying * mixed + (1 - carrying) * plain, math.ceil(self.work / size) * mixed, True
+
+    def notes(self, limited: bool) -> tuple[str, ...]:
+        if self.chunk is None:
+            return ()
+        size = min(self.chunk, self.work)
+        return (f"continuous batching with chunked prefill: {size:,}-token chunks of the prompts ride on the "
+                "decode steps (reading the weights once for both), in as many steps as keep the batch full; "
+                "TPOT is the average step, TTFT a prompt's chunks one a step"
+                + (", and the batch is as large as the chunks can refill" if limited else ""),)
+
+
+def _point(timing: _Timing, devices: int, price_per_device_hour: float | None, tdp: float | None,
+           batch: int) -> Point:
+    tpot, ttft, included = timing.times(batch)
+    if included:
+        rate = batch / tpot / devices  # the chunks are inside the decode steps
+    else:
+        rate = batch * timing.output / (timing.output * tpot + batch * ttft) / devices  # prefills between
+    price = None if price_per_device_hour is None else cost_per_million_tokens(price_per_device_hour, 1, rate)
+    return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
 
 
 def _find_edge(points: dict, point, target_s: float) -> None:
@@ -261,8 +321,14 @@ def speculative_tpot(model: ModelSpec, decode: WorkloadParams, hardware: Hardwar
                                                                          speculation.tokens)
 
 
-def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None) -> str:
+def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None,
+           timing: _Timing) -> str:
     """Why the next larger batch is not taken."""
+    sustained = timing.sustained(wall)
+    if chosen.batch >= sustained and sustained < wall:
+        size = min(timing.chunk, timing.work)
+        return (f"the prefill chunk: {sustained + 1:,} sequences finish faster than {size:,}-token chunks, "
+                "one a step, can prefill their successors")
     if chosen.batch >= wall:
         if wall >= MAX_BATCH:
             return f"the largest batch costed here ({MAX_BATCH:,}): the KV cache holds more"
