@@ -231,19 +231,8 @@ class WorkloadPanel(QtWidgets.QWidget):
             self.state.sig_message.emit(str(exc))
             self.refresh()
 
-    def refresh(self) -> None:
-        """Show the state: parameters, op table, totals, memory."""
-        p, model = self.state.params, self.state.model
-        widgets = [self.model_box, self.compare_box, *self.editors.values()]
-        for w in widgets:
-            w.blockSignals(True)
-        self._show_config_item()
-        self.model_box.setCurrentIndex(self.model_box.findData(self.state.session.model))
-        self.compare_box.setCurrentIndex(max(0, self.compare_box.findData(self.state.session.compare)))
-        for parameter in PARAMETERS:
-            _show(parameter, self.editors[parameter.name], getattr(p, parameter.name))
-        for w in widgets:
-            w.blockSignals(False)
+    def _show_rows(self, p, model) -> None:
+        """The rows that apply to this model and phase: shown and enabled, the others not."""
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
         for w in (self.phase, self.kv_dtype, self.attention):
             w.setEnabled(transformer)
@@ -266,6 +255,21 @@ class WorkloadPanel(QtWidgets.QWidget):
         for name in ("tp", "pp", "ep"):
             self.degrees[name].setEnabled(transformer if name != "ep" else getattr(model, "moe", False))
         self.context.setEnabled(transformer and p.phase == "decode")
+
+    def refresh(self) -> None:
+        """Show the state: parameters, op table, totals, memory."""
+        p, model = self.state.params, self.state.model
+        widgets = [self.model_box, self.compare_box, *self.editors.values()]
+        for w in widgets:
+            w.blockSignals(True)
+        self._show_config_item()
+        self.model_box.setCurrentIndex(self.model_box.findData(self.state.session.model))
+        self.compare_box.setCurrentIndex(max(0, self.compare_box.findData(self.state.session.compare)))
+        for parameter in PARAMETERS:
+            _show(parameter, self.editors[parameter.name], getattr(p, parameter.name))
+        for w in widgets:
+            w.blockSignals(False)
+        self._show_rows(p, model)
         analysis = self.state.analysis()
         # During a drag only the totals follow live; the table catches up when it ends.
         if not self.state.in_gesture or self.table_model.rowCount() != len(analysis.ops):
