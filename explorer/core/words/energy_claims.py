@@ -3,7 +3,9 @@ claim recomputed from the circuit-level table (``core.hardware.operation_energy`
 
 from __future__ import annotations
 
+from explorer.core.analysis.analysis import analyze
 from explorer.core.hardware.operation_energy import operations
+from explorer.core.units import format_number, format_si
 from explorer.core.words.claims import Quantity
 
 
@@ -23,3 +25,65 @@ def operation_field(placeholder: str) -> tuple[str, Quantity]:
     text = f"{value:,.0f}" if value >= 9.95 else f"{value:.2g}"
     return text, Quantity(f"energy of a {table[ids[0]].name} over a {table[ids[1]].name}", value, text,
                           lambda: operations()[ids[0]].joules / operations()[ids[1]].joules)
+
+
+# The step's energy at the same table's circuit energies (a 45 nm chip: orders of magnitude,
+# not the device's own), ``{step/FIELD}``: energy-memory (its bytes to and from main memory
+# at a DRAM read's 1.3 nJ per 64 bits), energy-arithmetic (its FLOPs at half a multiply and
+# an add each, of its precision's width: bf16 at fp16's cost, the table having no bf16),
+# energy-ratio (the first over the second), energy-per-token (both over the tokens the step
+# gives) and energy-balance (the FLOP/byte where the two cost the same, the energy
+# counterpart of the ridge). A step spread over devices: one device's share.
+STEP_FIELDS = ("energy-memory", "energy-arithmetic", "energy-ratio", "energy-per-token", "energy-balance")
+WIDTHS = {"fp32": "fp32", "bf16": "fp16", "fp16": "fp16", "int8": "int8"}
+
+
+def handles(field: str) -> bool:
+    return field in STEP_FIELDS
+
+
+def per_flop(dtype: str) -> float:
+    """Joules a FLOP costs at the table's energies: a multiply-add (2 FLOPs) is a multiply and
+    an add of the precision's width."""
+    if dtype not in WIDTHS:
+        raise KeyError(f"the energy table has no {dtype} arithmetic (it has {', '.join(WIDTHS)})")
+    table, width = operations(), WIDTHS[dtype]
+    add = table[f"{width}-add"].joules
+    return (table[f"{width}-mult"].joules + add) / 2
+
+
+def per_byte() -> float:
+    """Joules a byte of main memory costs: a DRAM read of 64 bits (the range's low end) over 8."""
+    return operations()["dram"].joules / 8
+
+
+def _joules(state, fresh: bool = False) -> tuple[float, float, int]:
+    """(memory, arithmetic) joules of the state's step and the items it gives, from its
+    analysis (``fresh``: a new one)."""
+    a = analyze(state.model, state.params, state.hardware) if fresh else state.analysis()
+    return a.totals.bytes * per_byte(), a.totals.flops * per_flop(state.params.dtype), a.totals.items_per_step
+
+
+def _value(state, field: str, fresh: bool = False) -> float:
+    if field == "energy-balance":
+        return per_byte() / per_flop(state.params.dtype)
+    memory, arithmetic, items = _joules(state, fresh)
+    values = {"energy-memory": memory, "energy-arithmetic": arithmetic, "energy-ratio": memory / arithmetic,
+              "energy-per-token": (memory + arithmetic) / items}
+    return values[field]
+
+
+def step_field(state, field: str) -> tuple[str, Quantity]:
+    """A ``{step/FIELD}`` of ``STEP_FIELDS`` ("2.6 J", "312", "217 FLOP/byte")."""
+    value = _value(state, field)
+    if field == "energy-ratio":
+        text = f"{value:,.0f}" if value >= 9.95 else f"{value:.2g}"
+    elif field == "energy-balance":
+        text = f"{format_number(value)} FLOP/byte"
+    else:
+        text = format_si(value, "J")
+    what = {"energy-memory": "energy of the step's memory traffic (45 nm DRAM)",
+            "energy-arithmetic": "energy of the step's arithmetic (45 nm)",
+            "energy-ratio": "memory energy over arithmetic energy", "energy-balance": "energy balance",
+            "energy-per-token": "energy of a token (45 nm)"}[field]
+    return text, Quantity(what, value, text, lambda: _value(state, field, fresh=True), rel=1e-9)

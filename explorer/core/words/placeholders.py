@@ -27,7 +27,8 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   communication, communication-share, train-days:TOKENS; for the expected time,
   ``expected_claims``: expected, expected-ratio, kernels, expected-share:CLASS,
   efficiency:FACTOR; for serving a decode step, ``serving_claims``: per-user, per-device,
-  cost:PRICE, joules-per-token
+  cost:PRICE, joules-per-token; at 45 nm circuit energies, ``energy_claims``: energy-memory,
+  energy-arithmetic, energy-ratio, energy-per-token, energy-balance
 ``{scaling:BUDGET/FIT/FIELD}``, ``{scaling:BUDGET/days:ID:DEVICES}``: ``parallel_claims``
 ``{op:NAME/FIELD}``: bound, intensity, crossing, bytes (a communication op's, per device)
 ``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of time)
@@ -80,6 +81,7 @@ from explorer.core.words.claims import (
 )
 
 PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+STEP_MODULES = (expected_claims, serving_claims, energy_claims)  # each: handles(field), step_field
 
 
 @dataclass(frozen=True)
@@ -219,10 +221,8 @@ def _step(ctx: Context, field: str) -> tuple[str, Claim | None]:
         claim = faster(other, state)
     elif field in parallel_claims.STEP_FIELDS or field.startswith("train-days:"):
         return parallel_claims.step_field(state, field)
-    elif expected_claims.handles(field):
-        return expected_claims.step_field(state, field)
-    elif serving_claims.handles(field):
-        return serving_claims.step_field(state, field)
+    elif (module := next((m for m in STEP_MODULES if m.handles(field)), None)) is not None:
+        return module.step_field(state, field)
     elif field == "vs-previous":
         if ctx.previous is None:
             raise KeyError("the first step has no previous step")
