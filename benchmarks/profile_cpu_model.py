@@ -6,7 +6,7 @@ cut back after every step, so the ``--steps`` profiled steps are the same step.
 
 The trace is PyTorch's profiler output (Kineto chrome-trace JSON, gzipped) with
 ``record_shapes=True``; ``roofline-explorer profile`` and ``analyze --profile`` read it.
-tests/data/cpu-profile/ holds one made by this script (its README says on which machine).
+tests/data/pytorch-cpu/ holds one made by this script (its README says on which machine).
 
 Needs torch and transformers, which the app does not (kept out of its dependencies):
 

@@ -101,7 +101,7 @@ def comparison_dict(profile, comparison) -> dict:
                          "kernels": list(r.kernels)} for r in comparison.rows],
             "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps}
                           for k in comparison.unmatched],
-            "products_by_shape": [{"roles": list(r.roles), "k": r.shape[0], "n": r.shape[1],
+            "products_by_shape": [{"ops": list(r.ops), "k": r.shape[0], "n": r.shape[1],
                                    "bound_s": r.bound_s, "expected_s": r.expected_s,
                                    "measured_s": r.measured_s,
                                    "measured_over_bound": _ratio(r.measured_s, r.bound_s),
@@ -128,7 +128,7 @@ def comparison_lines(profile, comparison) -> list[str]:
         lines.append(f"measured faster than the bound ({', '.join(faster)}): no real run is, so the profile "
                      "is not of this workload or covers another number of steps (--profile-steps)")
     if comparison.products:
-        shaped = [(" + ".join(r.roles), f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
+        shaped = [(" + ".join(r.ops), f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
                    "–" if r.expected_s is None else format_time(r.expected_s), format_time(r.measured_s),
                    ratio(_ratio(r.measured_s, r.bound_s)), ratio(_ratio(r.measured_s, r.expected_s)))
                   for r in comparison.products]

@@ -75,7 +75,8 @@ def add_parser(sub) -> None:
                     help="tokens in a page of the KV cache (default 16, vLLM's)")
     se.add_argument("--prefill-chunk", type=count_type(MAX_TOKENS), metavar="TOKENS",
                     help="continuous batching with chunked prefill: prompt tokens a decode step also "
-                         "prefills (vLLM's max_num_batched_tokens); default: prefills run on their own")
+                         "prefills, from one prompt at a time (vLLM's max_num_batched_tokens less the "
+                         "decodes); default: prefills run on their own")
     se.add_argument("--prefix-hit", type=_share, default=0.0, metavar="SHARE",
                     help="prefix caching: the share of each prompt found in the cache (a shared system "
                          "prompt), whole pages; the prefill computes the rest (default 0)")

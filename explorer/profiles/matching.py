@@ -43,11 +43,11 @@ class Row:
 
 @dataclass(frozen=True)
 class OpRow:
-    """The products of weights with one shape: the predicted ops of that shape (``roles``:
-    several when two share it, as a query and an output projection can) and the profiled
-    kernels the trace recorded that shape for."""
+    """The products of weights with one shape: the predicted ops of that shape (``ops``, by
+    name: several when two share it, as a query and an output projection can) and the
+    profiled kernels the trace recorded that shape for."""
 
-    roles: tuple[str, ...]
+    ops: tuple[str, ...]
     shape: tuple[int, int]  # (K, N) as the profile recorded it
     bound_s: float
     expected_s: float | None
@@ -149,10 +149,10 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) 
     for key, ops in predicted.items():
         if not measured[key]:
             continue
-        roles = tuple(dict.fromkeys(str(a.ops[i].role) for i in ops))
+        names = tuple(dict.fromkeys(a.ops[i].name for i in ops))
         bound = sum(float(a.time_s[i]) * a.ops[i].count for i in ops)
         expected = sum(float(e.op_time_s[i]) * a.ops[i].count for i in ops) if e is not None else None
-        names = tuple(dict.fromkeys(k.name for k in measured[key]))
+        kernels = tuple(dict.fromkeys(k.name for k in measured[key]))
         seconds = sum(k.time_s for k in measured[key]) / steps
-        rows.append(OpRow(roles, measured[key][0].shape, bound, expected, seconds, names))
+        rows.append(OpRow(names, measured[key][0].shape, bound, expected, seconds, kernels))
     return tuple(rows)

@@ -243,7 +243,7 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
     def open_serving(self) -> None:
         from explorer.ui.serving_dialog import ServingDialog
 
-        ServingDialog(self.state, self.chart.theme.name, self).exec()
+        ServingDialog(self.state, self.chart.theme.name, self, self.settings).exec()
 
     def copy_chart(self) -> None:
         from explorer.ui.export_dialog import copy_to_clipboard

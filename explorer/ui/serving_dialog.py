@@ -70,9 +70,13 @@ def _spin(low: float, high: float, value: float, suffix: str, tip: str, none: st
 
 
 class ServingDialog(QtWidgets.QDialog):
-    def __init__(self, state: AppState, theme: str = "light", parent=None) -> None:
+    """``settings``: where the fields' values are kept between openings (the window's)."""
+
+    def __init__(self, state: AppState, theme: str = "light", parent=None,
+                 settings: QtCore.QSettings | None = None) -> None:
         super().__init__(parent)
         self.state = state
+        self.settings = settings
         self.setWindowTitle("Serving")
         self.resize(1040, 720)
         self.prompt = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Prompt tokens of a request")
@@ -85,7 +89,7 @@ class ServingDialog(QtWidgets.QDialog):
                            "no price", none="no price", decimals=2)
         self.block = _spin(1, 1 << 16, KV_BLOCK, " tokens", "Tokens in a page of the KV cache (16: vLLM's)")
         self.chunk = _spin(0, 1 << 20, 0, " tokens", "Continuous batching with chunked prefill: prompt "
-                           "tokens a decode step also prefills (vLLM's max_num_batched_tokens); at 0 "
+                           "tokens a decode step also prefills, from one prompt at a time; at 0 "
                            "prefills run on their own", none="prefills apart")
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
@@ -100,14 +104,26 @@ class ServingDialog(QtWidgets.QDialog):
         action = QtWidgets.QDialogButtonBox.ButtonRole.ActionRole
         self.export_button = buttons.addButton("Export picture…", action)
         self.export_button.setToolTip("Save the picture as PNG, SVG or PDF, laid out for a slide")
-        self.export_button.clicked.connect(self.export)
+        self.export_button.clicked.connect(lambda: self.export())  # (clicked passes a bool)
         buttons.rejected.connect(self.reject)
         self._lay_out(buttons)
         self.result: Plan | None = None
-        for box in (self.prompt, self.output, self.ttft, self.tpot, self.price, self.block, self.hit,
-                    self.chunk):
+        self.fields = {"prompt": self.prompt, "output": self.output, "ttft": self.ttft, "tpot": self.tpot,
+                       "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk}
+        self._recall()
+        for box in self.fields.values():
             box.valueChanged.connect(self.replan)
         self.replan()
+
+    def _recall(self) -> None:
+        """The fields as they were last left (values the fields cannot take are ignored)."""
+        for name, box in self.fields.items() if self.settings is not None else ():
+            try:
+                value = float(self.settings.value(f"serving/{name}", box.value()))
+            except (TypeError, ValueError):
+                continue
+            if box.minimum() <= value <= box.maximum():
+                box.setValue(value)
 
     def _lay_out(self, buttons: QtWidgets.QDialogButtonBox) -> None:
         controls = QtWidgets.QGridLayout()
@@ -136,8 +152,11 @@ class ServingDialog(QtWidgets.QDialog):
         return given(self.ttft, 1e-3), given(self.tpot, 1e-3), given(self.price, 1.0)
 
     def replan(self) -> None:
-        """Plan again with the fields' values; a workload that cannot be served says why."""
+        """Plan again with the fields' values (kept for the next opening); a workload that
+        cannot be served says why."""
         state, hardware = self.state, self.state.primary
+        for name, box in self.fields.items() if self.settings is not None else ():
+            self.settings.setValue(f"serving/{name}", box.value())
         ttft, tpot, price = self.targets()
         try:
             self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),

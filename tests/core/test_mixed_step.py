@@ -65,3 +65,51 @@ def test_chunked_prefill_and_speculation_are_not_modelled_together(llama, models
     with pytest.raises(WorkloadError, match="speculative decoding with chunked prefill"):
         plan(model, WorkloadParams(), h100, 512, 512, speculation=Speculation(models["llama-3-8b"], 4, 0.7),
              prefill_chunk=2048)
+
+
+def test_replicas_each_refill_their_own_sequences(llama):
+    """Data parallel: two replicas of 128 sequences each decode and prefill as one replica of
+    128 does; tokens/s a device and the batch the chunks can refill are the same a replica."""
+    model, h100 = llama
+    one = plan(model, WorkloadParams(), h100, 1024, 1024, prefill_chunk=512)
+    two = plan(model, WorkloadParams(dp=2), h100, 1024, 1024, prefill_chunk=512)
+    at = {p.batch: p for p in one.points}
+    for p in two.points:
+        if p.batch % 2 == 0 and p.batch // 2 in at:
+            assert p.tpot_s == pytest.approx(at[p.batch // 2].tpot_s)
+            assert p.tokens_per_s_per_device == pytest.approx(at[p.batch // 2].tokens_per_s_per_device)
+    assert two.points[-1].batch == 2 * one.points[-1].batch
+    plain_one = plan(model, WorkloadParams(), h100, 1024, 1024)  # prefills apart: the same
+    plain_two = plan(model, WorkloadParams(dp=2), h100, 1024, 1024)
+    at = {p.batch: p for p in plain_one.points}
+    same = [(p, at[p.batch // 2]) for p in plain_two.points if p.batch % 2 == 0 and p.batch // 2 in at]
+    assert same
+    assert all(a.tokens_per_s_per_device == pytest.approx(b.tokens_per_s_per_device) for a, b in same)
+
+
+def test_chunks_beyond_the_decode_steps_run_as_prefill_only_steps(llama):
+    """8,192-token prompts, 4 output tokens, 512-token chunks: a request needs 16 chunk steps
+    and gives 4 tokens, so 12 steps prefill alone and the rate is 4 tokens in 16 steps."""
+    model, h100 = llama
+    p = plan(model, WorkloadParams(), h100, prompt=8192, output=4, prefill_chunk=512)
+    assert [q.batch for q in p.points] == [1]
+    assert p.chosen.limited_by.startswith("the prefill chunk: 2 sequences")
+    step = mixed_step(model, replace(WorkloadParams(), context=8194), h100, 1, 8194, 512, (8192 - 512) // 2)
+    alone = time_of(step.chunk)[0]
+    assert p.chosen.tokens_per_s_per_device == pytest.approx(4 / (4 * step.time_s + 12 * alone))
+    assert p.chosen.tpot_s == pytest.approx(step.time_s)
+    assert p.chosen.ttft_s == pytest.approx(16 * step.time_s)
+
+
+def test_a_window_s_prefill_prefix_and_training_rows_do_not_stop_a_plan(llama):
+    model, h100 = llama
+    base = plan(model, WorkloadParams(), h100, 1024, 1024)
+    assert plan(model, WorkloadParams(phase="prefill", prefix=256), h100, 1024, 1024) == base
+    assert plan(model, WorkloadParams(phase="train", recompute="full"), h100, 1024, 1024) == base
+
+
+def test_an_encoder_has_no_cached_prefix(models, catalog):
+    vit, h100 = models["vit-b-16"], catalog["h100-sxm"]
+    flops = [analyze(vit, WorkloadParams(phase="prefill", batch=8, prefix=n), h100).totals.flops
+             for n in (0, 4096)]
+    assert flops[0] == flops[1]

@@ -135,7 +135,7 @@ def test_the_real_trace_compares_by_class_with_views_left_unmatched(gpt2, models
 def test_the_real_trace_s_products_are_matched_to_their_ops_by_shape(gpt2, models, catalog):
     a = analyze(models["gpt2"], WorkloadParams(phase="decode", batch=1, context=CONTEXT, dtype="fp32"),
                 catalog["epyc-9654"])
-    rows = {r.roles: r for r in compare(gpt2, a, None, steps=STEPS).products}
+    rows = {r.ops: r for r in compare(gpt2, a, None, steps=STEPS).products}
     assert {roles: r.shape for roles, r in rows.items()} == {
         ("qkv_proj",): (D, 3 * D), ("o_proj",): (D, D), ("fc1",): (D, 4 * D), ("fc2",): (4 * D, D),
         ("lm_head",): (D, VOCAB)}
@@ -156,7 +156,7 @@ def test_ops_that_share_a_shape_share_a_row_and_another_model_matches_none(gpt2,
     a = analyze(models["llama-3-8b"], WorkloadParams(batch=1), catalog["h100-sxm"])
     square = ProfiledKernel("sm90_xmma_gemm_bf16", 1e-3, shape=(4096, 4096))
     rows = compare(Profile("test", "t.json", (square,)), a, None).products
-    assert [(r.roles, r.measured_s) for r in rows] == [(("q_proj", "o_proj"), 1e-3)]
+    assert [(r.ops, r.measured_s) for r in rows] == [(("q_proj", "o_proj"), 1e-3)]
     assert compare(gpt2, a, None, steps=STEPS).products == ()  # GPT-2's shapes are not Llama's
     train = analyze(models["llama-3-8b"], WorkloadParams(phase="train", batch=1, seq=512),
                     catalog["h100-sxm"])
@@ -187,7 +187,7 @@ def test_analyze_prints_and_writes_each_product_s_row(gpt2):
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(cli.parse_args([*argv, "--json"]), out, err) == 0, err.getvalue()
     rows = json.loads(out.getvalue())["profile"]["products_by_shape"]
-    assert [(r["roles"], r["k"], r["n"]) for r in rows] == [
+    assert [(r["ops"], r["k"], r["n"]) for r in rows] == [
         (["qkv_proj"], D, 3 * D), (["o_proj"], D, D), (["fc1"], D, 4 * D), (["fc2"], 4 * D, D),
         (["lm_head"], D, VOCAB)]
     head = next(k for k in gpt2.kernels if k.shape == (D, VOCAB))
@@ -200,3 +200,16 @@ def test_analyze_prints_and_writes_each_product_s_row(gpt2):
     out = io.StringIO()
     assert cli.run(cli.parse_args([*argv[:4], "llama-3-8b", *argv[5:]]), out, err) == 0
     assert "no product in the profile has the shape of one of this workload's products" in out.getvalue()
+
+
+def test_ops_that_share_a_role_keep_rows_of_their_own(models, catalog):
+    """DeepSeek-V3's latent attention has three products of role q_proj (q_down, q_up and the
+    absorbed k_up): each is matched by its own shape and named, not by the role."""
+    from explorer.core.profile import Profile, ProfiledKernel
+
+    a = analyze(models["deepseek-v3"], WorkloadParams(batch=1, tp=8), catalog["b200"])
+    q_down = next(o for o in a.ops if o.name == "q_down")
+    assert q_down.role.value == "q_proj"
+    kernel = ProfiledKernel("gemm", 1e-3, shape=(7168, 1536))  # d_model → q_lora_rank
+    rows = compare(Profile("t", "t.json", (kernel,)), a, None).products
+    assert [(r.ops, r.shape) for r in rows] == [(("q_down",), (7168, 1536))]

@@ -100,5 +100,6 @@ def test_the_details_of_a_product_show_the_kernels_of_its_own_shape(window):
     html = window.details_panel.toHtml()
     assert "Measured: fc1, the products of shape 768 × 3,072" in html and "aten::addmm" in html
     assert "matched to this op by the shape" in html
+    assert "48×" in html and "192×" not in html  # fc1's own 48 launches, not every addmm's 192
     window.state.select_op("attn_score")  # attention has no weights: its class's kernels
     assert "Measured: attention (the profile's kernels of this class)" in window.details_panel.toHtml()

@@ -81,3 +81,32 @@ def test_a_prefill_chunk_plans_continuous_batching(dialog, state):
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
                     prefill_chunk=2048)
     assert dialog.result == expected and "chunked prefill" in dialog.summary.text()
+
+
+def test_the_export_button_asks_for_a_file_and_writes_it(dialog, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+
+    path = tmp_path / "from-the-button.svg"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), ""))
+    dialog.export_button.click()
+    assert path.exists() and "Serving Llama 3 8B" in path.read_text()
+
+
+def test_the_fields_come_back_as_they_were_left(state, settings, qtbot):
+    first = ServingDialog(state, settings=settings)
+    qtbot.addWidget(first)
+    first.prompt.setValue(4096)
+    first.chunk.setValue(2048)
+    again = ServingDialog(state, settings=settings)
+    qtbot.addWidget(again)
+    assert (again.prompt.value(), again.chunk.value(), again.tpot.value()) == (4096, 2048, 50.0)
+    settings.setValue("serving/prompt", "lots")  # a value the field cannot take is ignored
+    assert ServingDialog(state, settings=settings).prompt.value() == 1024
+
+
+def test_a_window_s_prefill_with_a_prefix_can_still_be_served(state, qtbot):
+    state.set_model("llama-3-8b")
+    state.set_params(phase="prefill", prefix=256)
+    d = ServingDialog(state)
+    qtbot.addWidget(d)
+    assert d.result is not None and d.summary.text().startswith("Llama 3 8B on 1 ×")

@@ -14,14 +14,15 @@ generates ``output`` tokens:
   caching** (``prefix_hit``: the share of each prompt shared with earlier requests, in whole
   pages) the prefill computes only the rest, attending over the cached part;
 - **tokens/s per device**: in steady state each request is prefilled once and decoded
-  ``output`` times, so a cycle of ``output`` steps yields batch × output tokens in
-  output × TPOT + batch × TTFT seconds (prefills not overlapped with decode steps), over the
-  devices; **per user** = 1 / TPOT while decoding. With **continuous batching and chunked
-  prefill** (``prefill_chunk``) the prompts are prefilled in chunks riding on the decode
-  steps (``mixed_step``: one weight read for both), in as many steps as keep the batch full
-  (batch × prompt ÷ output prompt tokens a step): TPOT is the average step, TTFT a prompt's
-  chunks one a step, tokens/s a device batch ÷ TPOT, and the batch at most what the chunks
-  can refill;
+  ``output`` times, so in a cycle each replica's L = batch ÷ replicas sequences yield
+  L × output tokens in output × TPOT + L × TTFT seconds (prefills not overlapped with
+  decode steps), over its devices; **per user** = 1 / TPOT while decoding. With
+  **continuous batching and chunked prefill** (``prefill_chunk``) the prompts are
+  prefilled in chunks riding on the decode steps (``mixed_step``: one weight read for
+  both): a cycle's L × ⌈prompt ÷ chunk⌉ chunks take that many of its ``output`` decode
+  steps, and any beyond them are prefill-only steps; TPOT is the average decode step, TTFT a
+  prompt's chunks one a step, and the batch at most what the chunks can refill within a
+  cycle;
 - **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
   3,600) × 10⁶, all devices' tokens counted;
 - **energy**: until an energy model is in, an upper bound: every device at its TDP all the
@@ -52,7 +53,7 @@ from explorer.core.analysis.mixed_step import mixed_step
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
-from explorer.core.model.parameters import MAX_BATCH
+from explorer.core.model.parameters import BY_NAME, MAX_BATCH, TRAINING_ONLY
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes
 
@@ -183,6 +184,8 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
     layout the model cannot take, a model that does not decode)."""
     check_request(model, prompt, output)
+    # a serving step's rows: a window's prefill prefix or training rows do not apply
+    params = replace(params, prefix=0, **{name: BY_NAME[name].default for name in TRAINING_ONLY})
     if prefill_chunk is not None and speculation is not None:
         raise WorkloadError("speculative decoding with chunked prefill is not modelled: give one of them")
     paged = decode_params(params, prompt, output, block)
@@ -220,9 +223,11 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
 
 @dataclass(frozen=True)
 class _Timing:
-    """How a batch's time per token and time to first token are worked out: prefills run on
-    their own (``chunk`` None), or continuous batching with chunked prefill (``chunk``
-    prompt tokens ride on the decode steps: ``mixed_step``)."""
+    """How a batch's time per token, time to first token and cycle are worked out. A cycle
+    is what each replica does while its ``local`` sequences produce ``output`` tokens each
+    and are replaced: prefills on their own between decode steps (``chunk`` None), or with
+    continuous batching the prompts' chunks riding on decode steps (``mixed_step``), with
+    prefill-only steps where the chunks outnumber the decode steps."""
 
     model: ModelSpec
     decode: WorkloadParams
@@ -234,45 +239,55 @@ class _Timing:
     speculation: Speculation | None
     chunk: int | None
 
+    @property
+    def size(self) -> int:
+        """Prompt tokens a step prefills: a chunk, or the whole prompt when it is shorter (one
+        prompt a step)."""
+        return min(self.chunk or self.work, self.work)
+
+    @property
+    def chunk_steps(self) -> int:
+        return math.ceil(self.work / self.size)
+
     def sustained(self, wall: int) -> int:
-        """The largest batch that can run: the KV wall, and with chunked prefill the batch whose
-        finished requests the chunks can replace (batch × prompt ÷ output prompt tokens a
-        step, at most one chunk a step)."""
+        """The largest batch that can run: the KV wall, and with chunked prefill the batch each
+        replica can refill in a cycle (its chunks no more than its decode steps)."""
         if self.chunk is None:
             return wall
-        return max(1, min(wall, min(self.chunk, self.work) * self.output // self.work))
+        per_replica = max(1, self.output // self.chunk_steps)
+        return max(1, min(wall, per_replica * self.decode.split.batch_share))
 
-    def times(self, batch: int) -> tuple[float, float, bool]:
-        """(TPOT, TTFT, whether prefills are included in the steps) at ``batch``."""
+    def times(self, batch: int) -> tuple[float, float, float]:
+        """(TPOT, TTFT, a replica's cycle in seconds) at ``batch``."""
+        local = math.ceil(batch / self.decode.split.batch_share)
         if self.speculation is not None:
-            return speculative_tpot(self.model, self.decode, self.hardware, batch, self.speculation), \
-                self.ttft, False
+            tpot = speculative_tpot(self.model, self.decode, self.hardware, batch, self.speculation)
+            return tpot, self.ttft, self.output * tpot + local * self.ttft
         plain = _step_s(self.model, replace(self.decode, batch=batch), self.hardware)[0]
         if self.chunk is None:
-            return plain, self.ttft, False
-        size = min(self.chunk, self.work)
-        mixed = mixed_step(self.model, self.decode, self.hardware, batch, self.decode.context, size,
-                           self.cached + (self.work - size) // 2).time_s
-        carrying = min(1.0, batch * self.work / self.output / size)  # the share of steps with a chunk
-        return carrying * mixed + (1 - carrying) * plain, math.ceil(self.work / size) * mixed, True
+            return plain, self.ttft, self.output * plain + local * self.ttft
+        step = mixed_step(self.model, self.decode, self.hardware, batch, self.decode.context, self.size,
+                          self.cached + (self.work - self.size) // 2)
+        chunks = local * self.chunk_steps
+        carried = min(chunks, self.output)
+        decoding = carried * step.time_s + (self.output - carried) * plain
+        alone = time_of(step.chunk)[0] * (chunks - carried)  # prefill-only steps
+        return decoding / self.output, self.chunk_steps * step.time_s, decoding + alone
 
     def notes(self, limited: bool) -> tuple[str, ...]:
         if self.chunk is None:
             return ()
-        size = min(self.chunk, self.work)
-        return (f"continuous batching with chunked prefill: {size:,}-token chunks of the prompts ride on the "
-                "decode steps (reading the weights once for both), in as many steps as keep the batch full; "
-                "TPOT is the average step, TTFT a prompt's chunks one a step"
+        return (f"continuous batching with chunked prefill: {self.size:,}-token chunks of the prompts (at "
+                "most one prompt a step) ride on the decode steps, reading the weights once for both, in as "
+                "many steps as the finished sequences need; TPOT is the average decode step, TTFT a "
+                "prompt's chunks one a step"
                 + (", and the batch is as large as the chunks can refill" if limited else ""),)
 
 
 def _point(timing: _Timing, devices: int, price_per_device_hour: float | None, tdp: float | None,
            batch: int) -> Point:
-    tpot, ttft, included = timing.times(batch)
-    if included:
-        rate = batch / tpot / devices  # the chunks are inside the decode steps
-    else:
-        rate = batch * timing.output / (timing.output * tpot + batch * ttft) / devices  # prefills between
+    tpot, ttft, cycle = timing.times(batch)
+    rate = batch * timing.output / cycle / devices  # each request's prefill counted
     price = None if price_per_device_hour is None else cost_per_million_tokens(price_per_device_hour, 1, rate)
     return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
 
@@ -326,9 +341,8 @@ def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float |
     """Why the next larger batch is not taken."""
     sustained = timing.sustained(wall)
     if chosen.batch >= sustained and sustained < wall:
-        size = min(timing.chunk, timing.work)
-        return (f"the prefill chunk: {sustained + 1:,} sequences finish faster than {size:,}-token chunks, "
-                "one a step, can prefill their successors")
+        return (f"the prefill chunk: {sustained + 1:,} sequences finish faster than {timing.size:,}-token "
+                "chunks, one a step, can prefill their successors")
     if chosen.batch >= wall:
         if wall >= MAX_BATCH:
             return f"the largest batch costed here ({MAX_BATCH:,}): the KV cache holds more"

@@ -302,7 +302,7 @@ def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
     """One forward pass over ``batch`` images: every token attends over all of the image's
     tokens (an encoder: no mask, no KV cache; keys and values stay activations)."""
     tokens = m.tokens
-    step = replace(p, phase="prefill", seq=tokens, kv_dtype=None, causal=False)
+    step = replace(p, phase="prefill", seq=tokens, prefix=0, kv_dtype=None, causal=False)
     ab, wb = step.act_bytes, step.weight_bytes
     n = batch * tokens
     d, f = m.d_model, m.mlp_width

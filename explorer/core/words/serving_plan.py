@@ -19,8 +19,8 @@ def plan_sentences(plan: Plan, model_name: str, hardware) -> list[str]:
     out += [f"Note: {note}." for note in plan.notes]
     c = plan.chosen
     if c is None:
-        out.append("No batch meets the targets: the time to first token (one prompt's prefill) or the time "
-                   "per output token at batch 1 is already above them.")
+        out.append("No batch meets the targets: the time to first token or the time per output token at "
+                   "batch 1 is already above them.")
     else:
         out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
                    f"device, {c.tpot_s * 1e3:.2f} ms a token; no larger batch: {c.limited_by}.")

@@ -94,10 +94,10 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         from explorer.profiles.matching import compare
 
         comparison = compare(self.state.profiles[0], a, self.state.expected())
-        shaped = next((r for r in comparison.products if str(o.role) in r.roles), None)
+        shaped = next((r for r in comparison.products if o.name in r.ops), None)
         if shaped is not None:
             k, n = shaped.shape
-            title = f"{' + '.join(shaped.roles)}, the products of shape {k:,} × {n:,}"
+            title = f"{' + '.join(shaped.ops)}, the products of shape {k:,} × {n:,}"
             return _measured_html(self.state.profiles[0], shaped, title, (
                 "Kernels matched to this op by the shape the profiler recorded for them "
                 "(record_shapes); ops that share a shape share these figures."))
@@ -114,7 +114,8 @@ class DetailsPanel(QtWidgets.QTextBrowser):
 def _measured_html(profile, row, title: str, how: str) -> str:
     """A comparison row (a class's or a shape's): its measured time against its bound and
     expected time, and its kernels."""
-    times = {k.name: k for k in profile.folded(0.0)}
+    shape = getattr(row, "shape", ())  # a shape's row: only the kernels of that shape
+    times = {k.name: k for k in profile.folded(0.0, by_shape=bool(shape)) if not shape or k.shape == shape}
     kernels = "".join(f"<li>{escape(n[:90])}: {format_time(times[n].time_s)}, {times[n].launches:,}×</li>"
                       for n in row.kernels[:12] if n in times)
     more = f"<li>… and {len(row.kernels) - 12} more</li>" if len(row.kernels) > 12 else ""
