@@ -281,7 +281,7 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     compared, compared_requests = compared_marks(chart, shot, theme)
     ceilings = [*measured_ceilings(chart, shot, theme), *calibrated_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
-    profile_lines, profile_markers = profile_marks(chart, shot.profiles, theme)
+    profile_lines, profile_markers = profile_marks(chart, shot.profiles, theme, shot.analysis)
     markers = [*ridge_marks, *measured_marks(chart, measured, theme), *profile_markers, *compared, *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track, *profile_lines]
     # Roof labels first, the highest roofs first (they take the room above their line),

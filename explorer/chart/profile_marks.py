@@ -1,7 +1,8 @@
-"""A profile of a real run on the chart: each kernel (its launches summed; small ones
-folded into "other") a square at its DRAM intensity and achieved FLOP/s, its area by its
-share of the profile's time, coloured like the predicted ops of its class (told by its
-name: ``profiles.matching``), grey when no name pattern matched it; where the profile
+"""A profile of a real run on the chart: each kernel (its launches summed, each product
+shape apart; small ones folded into "other") a square at its DRAM intensity and achieved
+FLOP/s, its area by its share of the profile's time, coloured like the predicted op its
+product shape matches, else like the predicted ops of its class (told by its name:
+``profiles.matching``), grey when neither matched it; where the profile
 counts a kernel's bytes at the L2 and L1 caches, a hollow mark at each of those
 intensities on a line at the same FLOP/s (Nsight Compute's hierarchical roofline)."""
 
@@ -12,10 +13,11 @@ from pathlib import Path
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke
 from explorer.chart.key import Entry
+from explorer.chart.palette import ROLE_GROUP
 from explorer.core.analysis.expected import OpClass
 from explorer.core.profile import Profile
 from explorer.core.units import format_number, format_si, format_time
-from explorer.profiles.matching import class_of
+from explorer.profiles.matching import class_of, ops_of_shape
 
 # A class of kernels → the op group whose colour it takes (``palette.ROLE_GROUPS``).
 GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", OpClass.MEMORY: "elementwise",
@@ -45,26 +47,45 @@ def profile_points(profiles) -> list[tuple[float, float]]:
             for level in ("dram", *_levels(k))]
 
 
-def profile_marks(chart: Chart, profiles, theme) -> tuple[list[Line], list[Marker]]:
+def name_of(k) -> str:
+    """A placed kernel's name on the chart: its product shape beside it ("aten::addmm 768×3072")."""
+    return f"{k.name} {k.shape[0]}×{k.shape[1]}" if len(k.shape) == 2 else k.name
+
+
+def _matched(k, analysis, colours, theme) -> tuple[str, str]:
+    """(colour, words) of a kernel: the predicted op its shape matches, else its class by name."""
+    ops = ops_of_shape(analysis, k.shape) if analysis is not None else []
+    if ops:
+        k_dim, n = k.shape
+        names = " + ".join(dict.fromkeys(o.name for o in ops))
+        return (colours.get(ROLE_GROUP.get(str(ops[0].role), ""), theme.suspect),
+                f"matched by its shape {k_dim:,} × {n:,} to {names}")
+    op_class = class_of(k.name)
+    colour = colours.get(GROUP_OF_CLASS.get(op_class, ""), theme.suspect)
+    return colour, op_class or "no name pattern matched it"
+
+
+def profile_marks(chart: Chart, profiles, theme, analysis=None) -> tuple[list[Line], list[Marker]]:
     """Each placed kernel's square at DRAM and, where the profile counts them, a hollow mark
-    at L2 and at L1 on a thin line at the same FLOP/s (the hierarchical view)."""
+    at L2 and at L1 on a thin line at the same FLOP/s (the hierarchical view). ``analysis``:
+    the prediction a product is matched to by its shape."""
     scale = chart.page.lines
     colours = dict(theme.groups)
     lines, out = [], []
     for profile in profiles:
         total = profile.time_s
         for k in placed(profile):
-            op_class = class_of(k.name)
-            colour = colours.get(GROUP_OF_CLASS.get(op_class, ""), theme.suspect)
+            colour, matched = _matched(k, analysis, colours, theme)
+            name = name_of(k)
             share = k.time_s / total if total else 0.0
-            tooltip = (f"{k.name} (measured, {Path(profile.source).name}): {k.launches:,} launch(es), "
+            tooltip = (f"{name} (measured, {Path(profile.source).name}): {k.launches:,} launch(es), "
                        f"{format_time(k.time_s)} ({share:.1%} of the profile)\n"
                        f"{format_number(k.intensity('dram'))} FLOP/byte at DRAM, "
-                       f"{format_si(k.flops_per_s, 'FLOP/s')}; {op_class or 'no name pattern matched it'}"
+                       f"{format_si(k.flops_per_s, 'FLOP/s')}; {matched}"
                        + (f"\n{profile.estimated} (estimated, not counted)" if profile.estimated else ""))
             square = (chart.x_px(k.intensity("dram")), chart.y_px(k.flops_per_s))
             out.append(Marker(square, "square", (6 + 18 * math.sqrt(share)) * scale,
-                              Stroke(theme.foreground, 1.0 * scale), colour, ElementKind.PROFILE, k.name,
+                              Stroke(theme.foreground, 1.0 * scale), colour, ElementKind.PROFILE, name,
                               tooltip, fill_opacity=0.75))
             levels = _levels(k)
             for level in levels:

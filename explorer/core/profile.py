@@ -60,8 +60,9 @@ class Profile:
 
     @cached_property
     def shown(self) -> tuple[ProfiledKernel, ...]:
-        """``folded()`` at its default share, worked out once (a chart asks on every frame)."""
-        return self.folded()
+        """``folded()`` at its default share, by name and product shape (a chart places each
+        shape's products where they ran), worked out once (a chart asks on every frame)."""
+        return self.folded(by_shape=True)
 
     def folded(self, share: float = FOLD_SHARE, by_shape: bool = False) -> tuple[ProfiledKernel, ...]:
         """The kernels by name (launches of one kernel summed; by name and product shape with

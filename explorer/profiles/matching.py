@@ -128,6 +128,16 @@ def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
     return out
 
 
+def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
+    """The predicted products of weights a profiled product of ``shape`` (K, N) is matched
+    to, as ``by_shape`` matches them (none in training)."""
+    if len(shape) != 2 or a.params.phase == "train":
+        return []
+    k, n = shape
+    return [a.ops[i] for key, ops in weight_shapes(a).items() if key[0] == k and abs(key[1] - n) <= 0.01 * n
+            for i in ops]
+
+
 def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) -> tuple[OpRow, ...]:
     """Per shape of the workload's products of weights, one step's bound and expected time
     and the measured time of the kernels the profile recorded that shape for (a bias or a

@@ -57,7 +57,7 @@ class ModelConfigFiles:
             QtWidgets.QMessageBox.critical(self, "Cannot import profile", str(exc))
             return False
         self.state.show_profile(profile)
-        kernels = len(profile.folded())
+        kernels = len(profile.shown)
         self.state.sig_message.emit(f"Profile {Path(path).name}: {kernels} kernels on the chart; a saved "
                                     "session keeps them (Ctrl+Z hides them again)")
         return True

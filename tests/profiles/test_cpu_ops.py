@@ -213,3 +213,24 @@ def test_ops_that_share_a_role_keep_rows_of_their_own(models, catalog):
     kernel = ProfiledKernel("gemm", 1e-3, shape=(7168, 1536))  # d_model → q_lora_rank
     rows = compare(Profile("t", "t.json", (kernel,)), a, None).products
     assert [(r.ops, r.shape) for r in rows] == [(("q_down",), (7168, 1536))]
+
+
+def test_the_chart_places_each_product_shape_in_its_op_s_colour(gpt2, models, catalog):
+    from explorer.chart import palette
+    from explorer.chart.elements import Page
+    from explorer.chart.model import build_chart
+    from explorer.core.model.session import Session
+    from explorer.document import Document
+
+    params = WorkloadParams(context=CONTEXT, dtype="fp32")
+    session = Session(model="gpt2", hardware=("epyc-9654",), params=params, profile=gpt2)
+    chart = build_chart(Document(catalog, models, session), Page.screen(1366, 768))
+    squares = {m.name: m for m in chart.markers if m.kind == "profile" and m.symbol == "square"}
+    groups = dict(palette.THEMES["light"].groups)
+    assert squares["aten::addmm 768×3072"].fill == groups["mlp"]  # fc1
+    assert squares["aten::addmm 768×2304"].fill == groups["projection"]  # qkv_proj
+    assert squares["aten::mm 768×50257"].fill == groups["embedding / head"]  # lm_head
+    assert "matched by its shape 3,072 × 768 to fc2" in squares["aten::addmm 3072×768"].tooltip
+    fc1 = [k for k in gpt2.kernels if k.shape == (D, 4 * D)]
+    seconds, flops = sum(k.time_s for k in fc1), sum(k.total_flops for k in fc1)
+    assert squares["aten::addmm 768×3072"].center[1] == pytest.approx(chart.y_px(flops / seconds))
