@@ -77,6 +77,9 @@ def add_parser(sub) -> None:
                     help="continuous batching with chunked prefill: prompt tokens a decode step also "
                          "prefills, from one prompt at a time (vLLM's max_num_batched_tokens less the "
                          "decodes); default: prefills run on their own")
+    se.add_argument("--kv-offload", type=_number(0, 1 << 20, "from 0 to 1,048,576 GiB"), default=0.0,
+                    metavar="GIB", help="KV offload: host memory a device may fill with KV caches beyond its "
+                                        "own (GiB), read over its host link every step (default 0: none)")
     se.add_argument("--prefix-hit", type=_share, default=0.0, metavar="SHARE",
                     help="prefix caching: the share of each prompt found in the cache (a shared system "
                          "prompt), whole pages; the prefill computes the rest (default 0)")
@@ -110,7 +113,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _search(args, model, models, hardware, out)
     result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
-                  _speculation(args, models), args.prefix_hit, args.prefill_chunk)
+                  _speculation(args, models), args.prefix_hit, args.prefill_chunk, args.kv_offload * 2**30)
     if args.out:
         _draw(result, model, hardware, args)
     if args.json:
@@ -135,7 +138,7 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> i
                     args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
                     speculation=_speculation(args, models), prefix_hit=args.prefix_hit,
-                    prefill_chunk=args.prefill_chunk)
+                    prefill_chunk=args.prefill_chunk, kv_offload_bytes=args.kv_offload * 2**30)
     if args.json:
         json.dump({"model": model.id, "hardware": hardware.id, "devices": args.devices,
                    "layouts": [{"name": s.name, **dict(zip(("tp", "pp", "dp", "ep"), s.split, strict=True)),
@@ -221,6 +224,7 @@ def _as_json(result, model, hardware) -> dict:
                 "limited_by": p.limited_by}
 
     return {"model": model.id, "hardware": hardware.id, "devices": result.devices,
+            "kv_wall_sequences": result.kv_wall_sequences, "offloaded_sequences": result.offloaded_sequences,
             "times": result.time_source, "efficiency": result.efficiency,
             "joules_per_token_source": "TDP ÷ tokens/s: an upper bound" if hardware.specs.tdp_w else None,
             "notes": list(result.notes), "chosen": None if result.chosen is None else point(result.chosen),

@@ -91,6 +91,9 @@ class ServingDialog(QtWidgets.QDialog):
         self.chunk = _spin(0, 1 << 20, 0, " tokens", "Continuous batching with chunked prefill: prompt "
                            "tokens a decode step also prefills, from one prompt at a time; at 0 "
                            "prefills run on their own", none="prefills apart")
+        self.offload = _spin(0, 1 << 20, 0, " GiB", "KV offload: host memory a device may fill with KV "
+                             "caches beyond its own, read over its host link every step; at 0 none",
+                             none="none")
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
         self.view = ServingView(theme)
@@ -109,7 +112,8 @@ class ServingDialog(QtWidgets.QDialog):
         self._lay_out(buttons)
         self.result: Plan | None = None
         self.fields = {"prompt": self.prompt, "output": self.output, "ttft": self.ttft, "tpot": self.tpot,
-                       "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk}
+                       "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk,
+                       "offload": self.offload}
         self._recall()
         for box in self.fields.values():
             box.valueChanged.connect(self.replan)
@@ -129,7 +133,7 @@ class ServingDialog(QtWidgets.QDialog):
         controls = QtWidgets.QGridLayout()
         fields = (("Prompt", self.prompt), ("Output", self.output), ("KV page", self.block),
                   ("Prefix hit", self.hit), ("TTFT target", self.ttft), ("TPOT target", self.tpot),
-                  ("Price a device", self.price), ("Prefill chunk", self.chunk))
+                  ("Price a device", self.price), ("Prefill chunk", self.chunk), ("KV offload", self.offload))
         for i, (label, box) in enumerate(fields):
             controls.addWidget(QtWidgets.QLabel(label), i // 4, 2 * (i % 4))
             controls.addWidget(box, i // 4, 2 * (i % 4) + 1)
@@ -162,7 +166,8 @@ class ServingDialog(QtWidgets.QDialog):
             self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
                                int(self.output.value()), ttft, tpot, price, int(self.block.value()),
                                prefix_hit=self.hit.value() / 100,
-                               prefill_chunk=int(self.chunk.value()) or None)
+                               prefill_chunk=int(self.chunk.value()) or None,
+                               kv_offload_bytes=self.offload.value() * 2**30)
         except WorkloadError as error:
             self.result = None
             self.summary.setText(f"Cannot plan serving: {error}")

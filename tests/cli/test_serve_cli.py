@@ -130,3 +130,14 @@ def test_serve_plans_continuous_batching_with_chunked_prefill():
     assert any("chunked prefill" in note for note in doc["notes"])
     code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--prefill-chunk", "0")
     assert code == 2  # a chunk of no tokens is refused by the option itself
+
+
+def test_serve_offloads_kv_caches_to_host_memory():
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
+                         "--kv-offload", "256", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["kv_wall_sequences"] == 331 and doc["offloaded_sequences"] > 2000
+    assert doc["points"][-1]["batch"] == 331 + doc["offloaded_sequences"]
+    code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--kv-offload", "-1")
+    assert code == 2

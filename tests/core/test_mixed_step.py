@@ -113,3 +113,32 @@ def test_an_encoder_has_no_cached_prefix(models, catalog):
     flops = [analyze(vit, WorkloadParams(phase="prefill", batch=8, prefix=n), h100).totals.flops
              for n in (0, 4096)]
     assert flops[0] == flops[1]
+
+
+def test_kv_offload_reads_each_offloaded_cache_over_the_host_link_every_step(models, catalog):
+    """Llama 3 70B at TP 4 on H100 with 256 GiB of host memory a device: the devices hold 331
+    sequences; each one beyond them adds its cache on one device over PCIe 5.0 x16 (64 GB/s
+    a direction) to every step, so the batch grows and tokens/s a device does not."""
+    from explorer.core.analysis.memory import weights_and_kv
+    from explorer.core.analysis.serving import decode_params
+
+    model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
+    params = WorkloadParams(tp=4)
+    plain = plan(model, params, h100, 1024, 1024)
+    off = plan(model, params, h100, 1024, 1024, kv_offload_bytes=256 * 2**30)
+    per_sequence = weights_and_kv(model, decode_params(params, 1024, 1024, 16))[1]
+    assert off.kv_wall_sequences == plain.kv_wall_sequences == 331
+    assert off.offloaded_sequences == 256 * 2**30 // per_sequence
+    assert off.points[-1].batch == 331 + off.offloaded_sequences
+    beyond = next(p for p in off.points if p.batch == 512)
+    step = time_of(analyze(model, replace(decode_params(params, 1024, 1024), batch=512), h100))[0]
+    assert beyond.tpot_s == pytest.approx(step + (512 - 331) * per_sequence / 64e9)
+    assert off.chosen.batch == 331 and off.chosen.tokens_per_s_per_device == pytest.approx(
+        plain.chosen.tokens_per_s_per_device)
+    assert any("read over PCIe 5.0 x16 (64 GB/s a direction)" in n for n in off.notes)
+
+
+def test_a_device_without_a_host_link_cannot_offload(models, catalog):
+    with pytest.raises(WorkloadError, match="no host link: its KV cache cannot be offloaded"):
+        plan(models["llama-3-8b"], WorkloadParams(), catalog["apple-m2-max"], 512, 512,
+             kv_offload_bytes=2**30)

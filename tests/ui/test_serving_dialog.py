@@ -110,3 +110,11 @@ def test_a_window_s_prefill_with_a_prefix_can_still_be_served(state, qtbot):
     d = ServingDialog(state)
     qtbot.addWidget(d)
     assert d.result is not None and d.summary.text().startswith("Llama 3 8B on 1 ×")
+
+
+def test_kv_offload_plans_beyond_the_device_s_wall(dialog, state):
+    dialog.offload.setValue(64)
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
+                    kv_offload_bytes=64 * 2**30)
+    assert dialog.result == expected and expected.offloaded_sequences > 0
+    assert dialog.table.rowCount() == len(expected.points) and "KV offload" in dialog.summary.text()

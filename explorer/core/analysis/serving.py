@@ -5,9 +5,9 @@ batch is the number of concurrent requests. For a request of ``prompt`` tokens t
 generates ``output`` tokens:
 
 - the **KV-cache wall**: the most sequences whose KV cache fits beside the weights and
-  activations in the memory budget (``memory.max_batch_that_fits``), each sequence's cache
-  allocated in whole pages of ``kv_block`` tokens (vLLM's PagedAttention: 16 by default) at
-  the middle of its generation;
+  activations in the memory budget (``memory.max_batch_that_fits``), in whole pages of
+  ``kv_block`` tokens (vLLM's PagedAttention: 16) at the middle of its generation; with
+  **KV offload** host memory holds more, read over the host link every step (``_Offload``);
 - **TPOT** (time per output token): the decode step at that batch, at the middle context
   (prompt + output / 2); **TTFT** (time to first token): the prefill of one prompt, with no
   queueing (a steady stream of arrivals adds its wait, not modelled here); with **prefix
@@ -50,12 +50,12 @@ from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.analysis.mixed_step import mixed_step
-from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.hardware import Hardware, Link
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import BY_NAME, MAX_BATCH, TRAINING_ONLY
 from explorer.core.model.workload import WorkloadError, WorkloadParams
-from explorer.core.units import format_bytes
+from explorer.core.units import format_bytes, format_si
 
 KV_BLOCK = 16  # tokens in a page of the KV cache (vLLM's default block size)
 HOUR_S = 3600.0
@@ -131,6 +131,7 @@ class Plan:
     devices: int
     notes: tuple[str, ...] = ()
     efficiency: str = "published"  # where the expected times' factors come from
+    offloaded_sequences: int = 0  # beyond the KV wall, sequences whose cache host memory holds
 
 
 MAX_TOKENS = 1 << 22  # a request's prompt and output together (the longest context costed)
@@ -178,7 +179,7 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
          ttft_target_s: float | None = None, tpot_target_s: float | None = None,
          price_per_device_hour: float | None = None, block: int = KV_BLOCK,
          speculation: Speculation | None = None, prefix_hit: float = 0.0,
-         prefill_chunk: int | None = None) -> Plan:
+         prefill_chunk: int | None = None, kv_offload_bytes: float = 0.0) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
@@ -186,8 +187,9 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     check_request(model, prompt, output)
     # a serving step's rows: a window's prefill prefix or training rows do not apply
     params = replace(params, prefix=0, **{name: BY_NAME[name].default for name in TRAINING_ONLY})
-    if prefill_chunk is not None and speculation is not None:
-        raise WorkloadError("speculative decoding with chunked prefill is not modelled: give one of them")
+    if speculation is not None and (prefill_chunk is not None or kv_offload_bytes):
+        raise WorkloadError("speculative decoding with chunked prefill or KV offload is not modelled: give "
+                            "one of them")
     paged = decode_params(params, prompt, output, block)
     decode = decode_params(params, prompt, output)
     try:
@@ -204,11 +206,14 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
                             f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
                             "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
                             "bits (--weight-dtype)")
+    offload = _Offload.of(model, paged, hardware, wall, kv_offload_bytes) if kv_offload_bytes else None
     timing = _Timing(model, decode, hardware, output, prompt - cached, cached, ttft, speculation,
-                     prefill_chunk)
+                     prefill_chunk, offload)
+    wall = offload.wall if offload else wall
     limit = timing.sustained(wall)
     point = partial(_point, timing, paged.split.devices, price_per_device_hour, hardware.specs.tdp_w)
-    points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= limit), limit}}
+    knees = {limit, *([min(offload.device_wall, limit)] if offload else [])}  # the device's wall too
+    points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= limit), *knees}}
     if tpot_target_s is not None:
         _find_edge(points, point, tpot_target_s)
     ordered = [points[b] for b in sorted(points)]
@@ -218,7 +223,38 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     if chosen is not None:
         chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit < wall)
-    return Plan(tuple(ordered), wall, chosen, source, paged.split.devices, notes, str(params.efficiency))
+    device_wall = offload.device_wall if offload else wall
+    return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
+                str(params.efficiency), wall - device_wall)
+
+
+@dataclass(frozen=True)
+class _Offload:
+    """KV offload: sequences beyond the devices' KV wall keep their cache in host memory
+    (``host_bytes`` a device) and every decode step reads it over the host link, not
+    overlapped with the step (an upper bound on its time)."""
+
+    device_wall: int  # sequences whose cache the devices hold (every replica)
+    wall: int  # with those host memory holds
+    seconds: float  # one offloaded sequence's cache over the link
+    link: Link
+
+    @classmethod
+    def of(cls, model: ModelSpec, paged: WorkloadParams, hardware: Hardware, wall: int,
+           host_bytes: float) -> _Offload:
+        link = hardware.link("host")
+        if link is None:
+            raise WorkloadError(f"the catalogue gives {hardware.name} no host link: its KV cache cannot be "
+                                "offloaded")
+        per_sequence = weights_and_kv(model, paged)[1]  # one sequence's cache on one device
+        extra = int(host_bytes // per_sequence) * paged.split.batch_share
+        return cls(wall, min(MAX_BATCH, wall + extra), per_sequence / link.per_direction_bytes_per_s, link)
+
+    def step_s(self, batch: int, share: int) -> float:
+        """What a decode step of ``batch`` sequences waits for the offloaded caches (each
+        replica's beyond its share of the wall)."""
+        local, on_device = math.ceil(batch / share), self.device_wall // share
+        return max(0, local - on_device) * self.seconds
 
 
 @dataclass(frozen=True)
@@ -238,6 +274,7 @@ class _Timing:
     ttft: float  # one prompt's prefill on its own
     speculation: Speculation | None
     chunk: int | None
+    offload: _Offload | None = None
 
     @property
     def size(self) -> int:
@@ -263,25 +300,33 @@ class _Timing:
         if self.speculation is not None:
             tpot = speculative_tpot(self.model, self.decode, self.hardware, batch, self.speculation)
             return tpot, self.ttft, self.output * tpot + local * self.ttft
-        plain = _step_s(self.model, replace(self.decode, batch=batch), self.hardware)[0]
+        offloaded = self.offload.step_s(batch, self.decode.split.batch_share) if self.offload else 0.0
+        plain = _step_s(self.model, replace(self.decode, batch=batch), self.hardware)[0] + offloaded
         if self.chunk is None:
             return plain, self.ttft, self.output * plain + local * self.ttft
         step = mixed_step(self.model, self.decode, self.hardware, batch, self.decode.context, self.size,
                           self.cached + (self.work - self.size) // 2)
         chunks = local * self.chunk_steps
         carried = min(chunks, self.output)
-        decoding = carried * step.time_s + (self.output - carried) * plain
+        decoding = carried * (step.time_s + offloaded) + (self.output - carried) * plain
         alone = time_of(step.chunk)[0] * (chunks - carried)  # prefill-only steps
         return decoding / self.output, self.chunk_steps * step.time_s, decoding + alone
 
     def notes(self, limited: bool) -> tuple[str, ...]:
-        if self.chunk is None:
-            return ()
-        return (f"continuous batching with chunked prefill: {self.size:,}-token chunks of the prompts (at "
-                "most one prompt a step) ride on the decode steps, reading the weights once for both, in as "
-                "many steps as the finished sequences need; TPOT is the average decode step, TTFT a "
-                "prompt's chunks one a step"
-                + (", and the batch is as large as the chunks can refill" if limited else ""),)
+        out = []
+        if self.offload is not None:
+            o = self.offload
+            out.append(f"KV offload: beyond the devices' {o.device_wall:,} sequences, host memory holds the "
+                       f"caches of {o.wall - o.device_wall:,} more, each read over {o.link.name} "
+                       f"({format_si(o.link.per_direction_bytes_per_s, 'B/s')} a direction) every step and "
+                       "not overlapped with it: an upper bound on the time")
+        if self.chunk is not None:
+            out.append(f"continuous batching with chunked prefill: {self.size:,}-token chunks of the prompts "
+                       "(at most one prompt a step) ride on the decode steps, reading the weights once for "
+                       "both, in as many steps as the finished sequences need; TPOT is the average decode "
+                       "step, TTFT a prompt's chunks one a step"
+                       + (", and the batch is as large as the chunks can refill" if limited else ""))
+        return tuple(out)
 
 
 def _point(timing: _Timing, devices: int, price_per_device_hour: float | None, tdp: float | None,
@@ -343,6 +388,8 @@ def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float |
     if chosen.batch >= sustained and sustained < wall:
         return (f"the prefill chunk: {sustained + 1:,} sequences finish faster than {timing.size:,}-token "
                 "chunks, one a step, can prefill their successors")
+    if chosen.batch >= wall and timing.offload is not None:
+        return "the KV cache in device and host memory: no more sequences fit"
     if chosen.batch >= wall:
         if wall >= MAX_BATCH:
             return f"the largest batch costed here ({MAX_BATCH:,}): the KV cache holds more"
