@@ -47,3 +47,21 @@ def test_the_serving_picture_keeps_its_labels_apart(models, catalog):
 def test_a_picture_other_than_svg_or_json_is_refused():
     code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--out", "x.png")
     assert code == 2 and "--out draws .svg or .json" in err
+
+
+@pytest.mark.parametrize("options, words", [
+    ({}, "1 to 302, the KV-cache wall"),
+    ({"prompt": 4096, "output": 128, "prefill_chunk": 512},
+     "1 to 16, what the prefill chunks refill (KV wall 111)"),
+    ({"kv_offload_bytes": 64 * 2**30}, "beyond 302, caches in host memory"),
+])
+def test_the_key_says_where_the_batches_stop(models, catalog, options, words):
+    from explorer.chart.elements import Page
+    from explorer.chart.serving_chart import serving_chart
+    from explorer.core.analysis.serving import plan
+    from explorer.core.model.workload import WorkloadParams
+
+    request = {"prompt": 1024, "output": 1024, **options}
+    result = plan(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"], **request)
+    chart = serving_chart(result, Page.slide(1600, 900), "light", "Serving Llama 3 8B")
+    assert words in " ".join(t.text for t in chart.texts) and not problems(chart)  # (the key wraps)

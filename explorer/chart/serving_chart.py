@@ -118,9 +118,15 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
 
 
 def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None) -> list[Entry]:
+    last, wall = plan.points[-1].batch, plan.kv_wall_sequences
+    if plan.offloaded_sequences:
+        span = f"1 to {last:,}: beyond {wall:,}, caches in host memory"
+    elif last < wall:
+        span = f"1 to {last:,}, what the prefill chunks refill (KV wall {wall:,})"
+    else:
+        span = f"1 to {wall:,}, the KV-cache wall"
     out = [Entry("Batches (concurrent requests)", "heading", bold=True),
-           Entry(f"1 to {plan.kv_wall_sequences:,}, the KV-cache wall", "marker", colour, "circle",
-                 fill=theme.background)]
+           Entry(span, "marker", colour, "circle", fill=theme.background)]
     if plan.chosen is not None:
         out.append(Entry(f"chosen: batch {plan.chosen.batch:,}", "marker", theme.selected, "circle"))
     if tpot_target_s:
