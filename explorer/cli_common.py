@@ -98,10 +98,14 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
     return chosen_model(models, args.model or default, getattr(args, "model_config", None))
 
 
-def workload_params(args: argparse.Namespace):
+def workload_params(args: argparse.Namespace, model=None):
+    """The step the options describe; with ``--model-config`` and no ``--weight-dtype``, the
+    weights in the precision the file stores them in (``hf_config.stored_precision``)."""
+    from explorer.core.model.hf_config import stored_precision
     from explorer.core.model.workload import WorkloadParams
 
-    return WorkloadParams.from_options(args)
+    params = WorkloadParams.from_options(args)
+    return stored_precision(params, model) if getattr(args, "model_config", None) else params
 
 
 def warn_skipped(skipped, err) -> None:

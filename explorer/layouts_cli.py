@@ -14,6 +14,7 @@ from explorer.cli_common import (
     count_type,
     model_of,
     open_catalog,
+    workload_params,
 )
 from explorer.texttable import format_table
 
@@ -45,13 +46,12 @@ def add_parser(sub) -> None:
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.analysis.layouts import layouts, ranked, why
     from explorer.core.model.presets import load_models
-    from explorer.core.model.workload import WorkloadParams
     from explorer.core.units import format_bytes, format_time
 
     catalog = open_catalog(err)
     hardware = catalog[args.hardware]
     model = model_of(args, load_models())
-    params = WorkloadParams.from_options(args)
+    params = workload_params(args, model)
     order = ranked(layouts(model, hardware, args.devices, params), args.goal)
     best = order[0]
     if args.json:

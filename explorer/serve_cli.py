@@ -15,6 +15,7 @@ from explorer.cli_common import (
     count_type,
     model_of,
     open_catalog,
+    workload_params,
 )
 from explorer.core.model.parameters import MAX_TOKENS
 from explorer.texttable import format_table
@@ -104,14 +105,13 @@ def add_parser(sub) -> None:
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.analysis.serving import plan
     from explorer.core.model.presets import load_models
-    from explorer.core.model.workload import WorkloadParams
 
     hardware = open_catalog(err)[args.hardware]
     models = load_models()
     model = model_of(args, models)
     if args.devices is not None:
         return _search(args, model, models, hardware, out)
-    result = plan(model, WorkloadParams.from_options(args), hardware, args.prompt, args.output,
+    result = plan(model, workload_params(args, model), hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
                   _speculation(args, models), args.prefix_hit, args.prefill_chunk, args.kv_offload * 2**30)
     if args.out:
@@ -127,14 +127,14 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> int:
     """``--devices N``: every split planned, best first."""
     from explorer.core.analysis.serving_layouts import search
-    from explorer.core.model.workload import WorkloadError, WorkloadParams
+    from explorer.core.model.workload import WorkloadError
     from explorer.core.units import format_number
 
     split = [flag for flag in ("tp", "pp", "dp", "ep") if getattr(args, flag, 1) not in (None, 1)]
     if split or args.out:
         raise WorkloadError(f"--devices searches the splits itself: leave out --{split[0]}" if split
                             else "--out draws one layout: give its --tp/--pp instead of --devices")
-    ranked = search(model, WorkloadParams.from_options(args), hardware, args.devices, args.prompt,
+    ranked = search(model, workload_params(args, model), hardware, args.devices, args.prompt,
                     args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
                     speculation=_speculation(args, models), prefix_hit=args.prefix_hit,

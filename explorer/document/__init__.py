@@ -26,7 +26,7 @@ from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.hardware.catalog import Catalog
 from explorer.core.model.custom import Layer
-from explorer.core.model.hf_config import CONFIG_MODEL
+from explorer.core.model.hf_config import CONFIG_MODEL, stored_precision
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import BY_NAME, TRAINING_ONLY
 from explorer.core.model.presets import ModelCatalog
@@ -264,9 +264,11 @@ class Document(Notifier, Measurements, Derived):
 
     def open_model_config(self, spec) -> None:
         """Use the model a config.json describes (``hf_config``'s spec), keeping the step's
-        parameters: one step."""
-        self._change(replace(self._session, model=CONFIG_MODEL, model_config=spec.config, selected_op=None),
-                     f"Model {spec.name} (from its config.json)")
+        parameters but for the weights, in the precision the file stores them in where none
+        was chosen (``stored_precision``): one step."""
+        params = stored_precision(self._session.params, spec)
+        self._change(replace(self._session, model=CONFIG_MODEL, model_config=spec.config, params=params,
+                             selected_op=None), f"Model {spec.name} (from its config.json)")
 
     def set_what_if(self, ident: str, what_if: WhatIf, text: str = "") -> None:
         self._change(self._session.with_what_if(ident, what_if),

@@ -14,7 +14,7 @@ from explorer.core.files.atomic import write_bytes_atomic
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.catalog import open_catalogue
-from explorer.core.model.hf_config import chosen_model
+from explorer.core.model.hf_config import chosen_model, stored_precision
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.presets import load_models
 from explorer.core.model.session import Session, model_choice
@@ -57,7 +57,10 @@ def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
     for ident in ids:
         catalog[ident]  # unknown ids fail here, with close matches
     spec = chosen_model(models, args.model, getattr(args, "model_config", None))
-    session = Session(hardware=ids, params=WorkloadParams.from_options(args), **model_choice(spec))
+    params = WorkloadParams.from_options(args)
+    if getattr(args, "model_config", None):
+        params = stored_precision(params, spec)
+    session = Session(hardware=ids, params=params, **model_choice(spec))
     return AppState(catalog, models, session), []
 
 

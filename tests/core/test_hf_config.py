@@ -384,3 +384,35 @@ def test_granite_counts_as_llama_and_mlp_biases_are_refused():
     as_llama = {**GRANITE_33_8B, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}
     llama = spec_from_config(as_llama, "l/config.json")
     assert llama.parameter_count() == spec.parameter_count()
+
+
+def test_an_opened_config_s_weights_default_to_the_precision_its_file_stores():
+    """torch_dtype is the default weight precision of a config the user opens: gemma in
+    float32 is analysed with fp32 weights; a weight precision given, or training, keeps its
+    own (and the note says what the file holds)."""
+    from explorer.core.model.hf_config import stored_precision
+
+    spec = spec_from_config({**GEMMA2_9B, "torch_dtype": "float32"}, "gemma/config.json")
+    assert stored_precision(WorkloadParams(), spec).weight_dtype == "fp32"
+    assert stored_precision(WorkloadParams(weight_dtype="int4"), spec).weight_dtype == "int4"
+    assert stored_precision(WorkloadParams(phase="train"), spec).weight_dtype is None
+    bf16 = spec_from_config(LLAMA_3_8B, "l/config.json")
+    assert stored_precision(WorkloadParams(), bf16) == WorkloadParams()  # stored as computed
+
+
+def test_analyze_reads_an_opened_config_s_weights_as_its_file_stores_them(tmp_path):
+    from tests.cli.test_cli import run
+
+    path = tmp_path / "gemma" / "config.json"  # named after its folder
+    path.parent.mkdir()
+    path.write_text(json.dumps({**GEMMA2_9B, "torch_dtype": "float32"}))
+    argv = ["analyze", "--hardware", "h100-sxm", "--model-config", str(path), "--json"]
+    code, out, err = run(*argv)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["workload"]["weight_dtype"] == "fp32"
+    assert not any("stores its weights" in n for n in doc["notes"])
+    code, out, _ = run(*argv, "--weight-dtype", "bf16")
+    assert json.loads(out)["notes"].count(
+        "gemma's config.json stores its weights in fp32; analysed with bf16 weights (--dtype or "
+        "--weight-dtype to change)") == 1

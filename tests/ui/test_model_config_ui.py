@@ -97,3 +97,16 @@ def test_models_on_this_machine_open_from_the_file_menu(window, tmp_path, monkey
     actions["Qwen/Qwen3-8B"].trigger()
     assert window.state.model.name == "Qwen3-8B"
     assert window.state.model.parameter_count() == 8_190_735_360
+
+
+def test_an_opened_config_s_weights_take_the_precision_its_file_stores(window, tmp_path):
+    from tests.core.test_hf_config import GEMMA2_9B
+
+    path = tmp_path / "gemma-2" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**GEMMA2_9B, "torch_dtype": "float32"}))
+    assert window.state.params.weight_dtype is None
+    assert window.open_model_config(path)
+    assert window.state.params.weight_dtype == "fp32"  # as the file stores them: one undo step
+    window.state.undo()
+    assert window.state.params.weight_dtype is None and window.state.session.model != CONFIG_MODEL

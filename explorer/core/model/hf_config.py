@@ -364,3 +364,14 @@ def _check(r: _Reader, spec: TransformerSpec) -> None:
                                              f"{spec.experts} experts")
     if not spec.moe and not spec.mlp_width:
         raise r.error("intermediate_size", "is missing")
+
+
+def stored_precision(params, model):
+    """``params`` with a config.json's weights in the precision its file stores them in
+    (``torch_dtype``) where no weight precision was given: the default for a model the user
+    opens (a preset keeps the compute precision). When the user gives another, the analysis
+    notes what the file says."""
+    stored = getattr(model, "file_dtype", "")
+    if not stored or params.weight_dtype is not None or params.phase == "train" or stored == params.dtype:
+        return params
+    return replace(params, weight_dtype=stored)
