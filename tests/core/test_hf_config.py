@@ -94,6 +94,12 @@ MISTRAL_SMALL_3 = {"architectures": ["MistralForCausalLM"], "head_dim": 128, "hi
                    "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
                    "rms_norm_eps": 1e-05, "rope_theta": 100000000.0, "sliding_window": None,
                    "tie_word_embeddings": False, "vocab_size": 131072}
+# mistralai/Ministral-8B-Instruct-2410's config.json (the fields that matter): transformers reads
+# its sliding_window for every layer (MistralConfig has no layer pattern)
+MINISTRAL_8B = {"architectures": ["MistralForCausalLM"], "hidden_size": 4096, "intermediate_size": 12288,
+                "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                "vocab_size": 131072, "max_position_embeddings": 32768, "sliding_window": 32768,
+                "tie_word_embeddings": False, "hidden_act": "silu", "torch_dtype": "bfloat16"}
 # ibm-granite/granite-3.3-8b-instruct's config.json (its multipliers scale values only)
 GRANITE_33_8B = {"architectures": ["GraniteForCausalLM"], "attention_bias": False,
                  "attention_multiplier": 0.0078125, "embedding_multiplier": 12.0, "hidden_act": "silu",
@@ -122,6 +128,7 @@ PUBLISHED = {
     # Mistral Small 3 (mistralai/Mistral-Small-24B-Instruct-2501): head_dim 128, not 5120 / 32
     "mistral-small-24b": (MISTRAL_SMALL_3, "23.6e9", None),  # the Hub's model size: 23.6B
     "granite-3.3-8b": (GRANITE_33_8B, "8.17e9", None),  # the Hub's model size: 8.17B
+    "ministral-8b": (MINISTRAL_8B, "8.02e9", None),  # the Hub's model size: 8.02B
 }
 
 
