@@ -65,3 +65,15 @@ def test_the_key_says_where_the_batches_stop(models, catalog, options, words):
     result = plan(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"], **request)
     chart = serving_chart(result, Page.slide(1600, 900), "light", "Serving Llama 3 8B")
     assert words in " ".join(t.text for t in chart.texts) and not problems(chart)  # (the key wraps)
+
+
+def test_the_key_names_the_chunks_when_they_stop_before_host_memory(models, catalog):
+    from explorer.chart.elements import Page
+    from explorer.chart.serving_chart import serving_chart
+    from explorer.core.analysis.serving import plan
+    from explorer.core.model.workload import WorkloadParams
+
+    result = plan(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"], 4096, 128, prefill_chunk=512,
+                  kv_offload_bytes=64 * 2**30)
+    words = " ".join(t.text for t in serving_chart(result, Page.slide(1600, 900), "light", "S").texts)
+    assert "what the prefill chunks refill" in words and "host memory" not in words

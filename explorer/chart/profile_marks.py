@@ -91,15 +91,15 @@ def profile_marks(chart: Chart, profiles, theme, analysis=None) -> tuple[list[Li
             for level in levels:
                 at = (chart.x_px(k.intensity(level)), square[1])
                 out.append(Marker(at, CACHE_SYMBOLS[level], 12 * scale, Stroke(colour, 1.6 * scale),
-                                  theme.background, ElementKind.PROFILE, f"{k.name} at {CACHE_NAMES[level]}",
-                                  f"{k.name} at {CACHE_NAMES[level]}: {format_number(k.intensity(level))} "
+                                  theme.background, ElementKind.PROFILE, f"{name} at {CACHE_NAMES[level]}",
+                                  f"{name} at {CACHE_NAMES[level]}: {format_number(k.intensity(level))} "
                                   f"FLOP/byte of the {format_si(k.bytes[level], 'B')} the "
                                   f"{CACHE_NAMES[level]} served, {format_si(k.flops_per_s, 'FLOP/s')}"))
             if levels:
                 ends = sorted([square[0], *(chart.x_px(k.intensity(level)) for level in levels)])
                 lines.append(Line(((ends[0], square[1]), (ends[-1], square[1])),
                                   Stroke(colour, 1.0 * scale, (2.0 * scale, 2.0 * scale), opacity=0.8),
-                                  ElementKind.PROFILE, tooltip=f"{k.name}: DRAM, L2 and L1 intensities"))
+                                  ElementKind.PROFILE, tooltip=f"{name}: DRAM, L2 and L1 intensities"))
     return lines, out
 
 

@@ -119,7 +119,7 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
 
 def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None) -> list[Entry]:
     last, wall = plan.points[-1].batch, plan.kv_wall_sequences
-    if plan.offloaded_sequences:
+    if plan.offloaded_sequences and last > wall:
         span = f"1 to {last:,}: beyond {wall:,}, caches in host memory"
     elif last < wall:
         span = f"1 to {last:,}, what the prefill chunks refill (KV wall {wall:,})"

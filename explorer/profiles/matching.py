@@ -128,14 +128,23 @@ def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
     return out
 
 
-def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
-    """The predicted products of weights a profiled product of ``shape`` (K, N) is matched
-    to, as ``by_shape`` matches them (none in training)."""
-    if len(shape) != 2 or a.params.phase == "train":
-        return []
+def matched_key(keys, shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """The first predicted (K, N) a profiled product of ``shape`` is matched to: K the same,
+    N within 1 % (a bias or a scale widens a predicted op's N by a few values)."""
+    if len(shape) != 2:
+        return None
     k, n = shape
-    return [a.ops[i] for key, ops in weight_shapes(a).items() if key[0] == k and abs(key[1] - n) <= 0.01 * n
-            for i in ops]
+    return next((key for key in keys if key[0] == k and abs(key[1] - n) <= 0.01 * n), None)
+
+
+def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
+    """The predicted products of weights a profiled product of ``shape`` is matched to, as
+    ``by_shape`` matches them (none in training)."""
+    if a.params.phase == "train":
+        return []
+    predicted = weight_shapes(a)
+    key = matched_key(predicted, shape)
+    return [a.ops[i] for i in predicted[key]] if key is not None else []
 
 
 def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) -> tuple[OpRow, ...]:
@@ -149,10 +158,7 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) 
     predicted = weight_shapes(a)
     measured: dict[tuple[int, int], list[ProfiledKernel]] = {key: [] for key in predicted}
     for kernel in profile.kernels:
-        if len(kernel.shape) != 2:
-            continue
-        k, n = kernel.shape
-        key = next((key for key in predicted if key[0] == k and abs(key[1] - n) <= 0.01 * n), None)
+        key = matched_key(predicted, kernel.shape)
         if key is not None:
             measured[key].append(kernel)
     rows = []

@@ -93,7 +93,7 @@ class ServingDialog(QtWidgets.QDialog):
                            "prefills run on their own", none="prefills apart")
         self.offload = _spin(0, 1 << 20, 0, " GiB", "KV offload: host memory a device may fill with KV "
                              "caches beyond its own, read over its host link every step; at 0 none",
-                             none="none")
+                             none="none", decimals=1)
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
         self.view = ServingView(theme)

@@ -142,3 +142,32 @@ def test_a_device_without_a_host_link_cannot_offload(models, catalog):
     with pytest.raises(WorkloadError, match="no host link: its KV cache cannot be offloaded"):
         plan(models["llama-3-8b"], WorkloadParams(), catalog["apple-m2-max"], 512, 512,
              kv_offload_bytes=2**30)
+
+
+def test_offload_with_chunks_and_pipelines_waits_for_every_read(models, catalog):
+    """Chunked prefill beyond the devices' wall: each chunk step also waits for the offloaded
+    caches, so the first token does too. A pipeline's stages read their own layers' caches
+    in turn: TP 4 × PP 2 waits twice what one device of TP 8 does for the same bytes."""
+    from explorer.core.analysis.kv_offload import Offload
+    from explorer.core.analysis.serving import decode_params
+
+    model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
+    p = plan(model, WorkloadParams(tp=4), h100, 1024, 1024, prefill_chunk=512, kv_offload_bytes=256 * 2**30)
+    at = next(q for q in p.points if q.batch == 512)
+    assert at.ttft_s > at.tpot_s  # two chunk steps, each as long as a decode step at least
+    pipeline = Offload.of(model, decode_params(WorkloadParams(tp=4, pp=2), 1024, 1024, 16), h100, 100, 2**40)
+    tensor = Offload.of(model, decode_params(WorkloadParams(tp=8), 1024, 1024, 16), h100, 100, 2**40)
+    assert pipeline.seconds == pytest.approx(2 * tensor.seconds)
+
+
+def test_host_memory_that_holds_no_cache_is_refused(models, catalog):
+    with pytest.raises(WorkloadError, match=r"holds no sequence's .* of KV cache: offload at least"):
+        plan(models["llama-3-70b"], WorkloadParams(tp=4), catalog["h100-sxm"], 1024, 1024,
+             kv_offload_bytes=0.01 * 2**30)
+
+
+def test_offload_the_chunks_never_reach_is_not_noted(llama):
+    model, h100 = llama
+    p = plan(model, WorkloadParams(), h100, 4096, 128, prefill_chunk=512, kv_offload_bytes=64 * 2**30)
+    assert p.points[-1].batch == 16 < p.kv_wall_sequences  # the chunks refill 16: no cache leaves
+    assert not any("KV offload" in n for n in p.notes)

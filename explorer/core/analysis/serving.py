@@ -7,7 +7,7 @@ generates ``output`` tokens:
 - the **KV-cache wall**: the most sequences whose KV cache fits beside the weights and
   activations in the memory budget (``memory.max_batch_that_fits``), in whole pages of
   ``kv_block`` tokens (vLLM's PagedAttention: 16) at the middle of its generation; with
-  **KV offload** host memory holds more, read over the host link every step (``_Offload``);
+  **KV offload** host memory holds more, read over the host link every step (``kv_offload``);
 - **TPOT** (time per output token): the decode step at that batch, at the middle context
   (prompt + output / 2); **TTFT** (time to first token): the prefill of one prompt, with no
   queueing (a steady stream of arrivals adds its wait, not modelled here); with **prefix
@@ -48,9 +48,10 @@ from functools import partial
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.kv_offload import Offload
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.analysis.mixed_step import mixed_step
-from explorer.core.hardware.hardware import Hardware, Link
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import BY_NAME, MAX_BATCH, TRAINING_ONLY
@@ -206,7 +207,7 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
                             f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
                             "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
                             "bits (--weight-dtype)")
-    offload = _Offload.of(model, paged, hardware, wall, kv_offload_bytes) if kv_offload_bytes else None
+    offload = Offload.of(model, paged, hardware, wall, kv_offload_bytes) if kv_offload_bytes else None
     timing = _Timing(model, decode, hardware, output, prompt - cached, cached, ttft, speculation,
                      prefill_chunk, offload)
     wall = offload.wall if offload else wall
@@ -222,39 +223,10 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
     if chosen is not None:
         chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
-    notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit < wall)
+    notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit, wall)
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
                 str(params.efficiency), wall - device_wall)
-
-
-@dataclass(frozen=True)
-class _Offload:
-    """KV offload: sequences beyond the devices' KV wall keep their cache in host memory
-    (``host_bytes`` a device) and every decode step reads it over the host link, not
-    overlapped with the step (an upper bound on its time)."""
-
-    device_wall: int  # sequences whose cache the devices hold (every replica)
-    wall: int  # with those host memory holds
-    seconds: float  # one offloaded sequence's cache over the link
-    link: Link
-
-    @classmethod
-    def of(cls, model: ModelSpec, paged: WorkloadParams, hardware: Hardware, wall: int,
-           host_bytes: float) -> _Offload:
-        link = hardware.link("host")
-        if link is None:
-            raise WorkloadError(f"the catalogue gives {hardware.name} no host link: its KV cache cannot be "
-                                "offloaded")
-        per_sequence = weights_and_kv(model, paged)[1]  # one sequence's cache on one device
-        extra = int(host_bytes // per_sequence) * paged.split.batch_share
-        return cls(wall, min(MAX_BATCH, wall + extra), per_sequence / link.per_direction_bytes_per_s, link)
-
-    def step_s(self, batch: int, share: int) -> float:
-        """What a decode step of ``batch`` sequences waits for the offloaded caches (each
-        replica's beyond its share of the wall)."""
-        local, on_device = math.ceil(batch / share), self.device_wall // share
-        return max(0, local - on_device) * self.seconds
 
 
 @dataclass(frozen=True)
@@ -274,7 +246,7 @@ class _Timing:
     ttft: float  # one prompt's prefill on its own
     speculation: Speculation | None
     chunk: int | None
-    offload: _Offload | None = None
+    offload: Offload | None = None
 
     @property
     def size(self) -> int:
@@ -310,11 +282,12 @@ class _Timing:
         carried = min(chunks, self.output)
         decoding = carried * (step.time_s + offloaded) + (self.output - carried) * plain
         alone = time_of(step.chunk)[0] * (chunks - carried)  # prefill-only steps
-        return decoding / self.output, self.chunk_steps * step.time_s, decoding + alone
+        return decoding / self.output, self.chunk_steps * (step.time_s + offloaded), decoding + alone
 
-    def notes(self, limited: bool) -> tuple[str, ...]:
-        out = []
-        if self.offload is not None:
+    def notes(self, limit: int, wall: int) -> tuple[str, ...]:
+        """What the plan's notes say of offload and chunks, the batches stopping at ``limit``."""
+        out, limited = [], limit < wall
+        if self.offload is not None and limit > self.offload.device_wall:
             o = self.offload
             out.append(f"KV offload: beyond the devices' {o.device_wall:,} sequences, host memory holds the "
                        f"caches of {o.wall - o.device_wall:,} more, each read over {o.link.name} "
@@ -388,11 +361,11 @@ def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float |
     if chosen.batch >= sustained and sustained < wall:
         return (f"the prefill chunk: {sustained + 1:,} sequences finish faster than {timing.size:,}-token "
                 "chunks, one a step, can prefill their successors")
-    if chosen.batch >= wall and timing.offload is not None:
-        return "the KV cache in device and host memory: no more sequences fit"
     if chosen.batch >= wall:
         if wall >= MAX_BATCH:
             return f"the largest batch costed here ({MAX_BATCH:,}): the KV cache holds more"
+        if timing.offload is not None:
+            return "the KV cache in device and host memory: no more sequences fit"
         return "the KV-cache wall: no more sequences fit"
     larger = next(p for p in points if p.batch > chosen.batch)
     if tpot_target_s is not None and larger.tpot_s > tpot_target_s:

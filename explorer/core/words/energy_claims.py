@@ -57,19 +57,19 @@ def per_byte() -> float:
     return operations()["dram"].joules / 8
 
 
-def _joules(state, fresh: bool = False) -> tuple[float, float, int]:
-    """(memory, arithmetic) joules of the state's step and the items it gives, from its
-    analysis (``fresh``: a new one)."""
-    a = analyze(state.model, state.params, state.hardware) if fresh else state.analysis()
-    return a.totals.bytes * per_byte(), a.totals.flops * per_flop(state.params.dtype), a.totals.items_per_step
-
-
 def _value(state, field: str, fresh: bool = False) -> float:
+    """The field's value from the state's analysis (``fresh``: a new one). The totals are one
+    device's: a token's energy counts every device's share."""
     if field == "energy-balance":
         return per_byte() / per_flop(state.params.dtype)
-    memory, arithmetic, items = _joules(state, fresh)
-    values = {"energy-memory": memory, "energy-arithmetic": arithmetic, "energy-ratio": memory / arithmetic,
-              "energy-per-token": (memory + arithmetic) / items}
+    a = analyze(state.model, state.params, state.hardware) if fresh else state.analysis()
+    memory = a.totals.bytes * per_byte()
+    if field == "energy-memory":
+        return memory
+    arithmetic = a.totals.flops * per_flop(state.params.dtype)
+    every_device = (memory + arithmetic) * state.params.split.devices
+    values = {"energy-arithmetic": arithmetic, "energy-ratio": memory / arithmetic,
+              "energy-per-token": every_device / a.totals.items_per_step}
     return values[field]
 
 

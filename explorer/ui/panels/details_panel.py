@@ -114,8 +114,11 @@ class DetailsPanel(QtWidgets.QTextBrowser):
 def _measured_html(profile, row, title: str, how: str) -> str:
     """A comparison row (a class's or a shape's): its measured time against its bound and
     expected time, and its kernels."""
-    shape = getattr(row, "shape", ())  # a shape's row: only the kernels of that shape
-    times = {k.name: k for k in profile.folded(0.0, by_shape=bool(shape)) if not shape or k.shape == shape}
+    from explorer.profiles.matching import matched_key
+
+    shape = getattr(row, "shape", ())  # a shape's row: only the kernels matched to that shape
+    times = {k.name: k for k in profile.folded(0.0, by_shape=bool(shape))
+             if not shape or matched_key([shape], k.shape) is not None}
     kernels = "".join(f"<li>{escape(n[:90])}: {format_time(times[n].time_s)}, {times[n].launches:,}×</li>"
                       for n in row.kernels[:12] if n in times)
     more = f"<li>… and {len(row.kernels) - 12} more</li>" if len(row.kernels) > 12 else ""
