@@ -78,6 +78,9 @@ def add_parser(sub) -> None:
                     help="continuous batching with chunked prefill: prompt tokens a decode step also "
                          "prefills, from one prompt at a time (vLLM's max_num_batched_tokens less the "
                          "decodes); default: prefills run on their own")
+    se.add_argument("--arrival-rate", type=_number(1e-9, 1e9, "a positive number of requests a second"),
+                    metavar="REQ/S", help="the load: requests arriving a second; the point is the smallest "
+                                          "batch that keeps up within the targets (Little's law)")
     se.add_argument("--kv-offload", type=_number(0, 1 << 20, "from 0 to 1,048,576 GiB"), default=0.0,
                     metavar="GIB", help="KV offload: host memory a device may fill with KV caches beyond its "
                                         "own (GiB), read over its host link every step (default 0: none)")
@@ -113,7 +116,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _search(args, model, models, hardware, out)
     result = plan(model, workload_params(args, model), hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
-                  _speculation(args, models), args.prefix_hit, args.prefill_chunk, args.kv_offload * 2**30)
+                  _speculation(args, models), args.prefix_hit, args.prefill_chunk, args.kv_offload * 2**30,
+                  args.arrival_rate)
     if args.out:
         _draw(result, model, hardware, args)
     if args.json:
@@ -131,9 +135,10 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> i
     from explorer.core.units import format_number
 
     split = [flag for flag in ("tp", "pp", "dp", "ep") if getattr(args, flag, 1) not in (None, 1)]
-    if split or args.out:
+    one = "--out draws one layout" if args.out else "--arrival-rate plans one layout's load"
+    if split or args.out or args.arrival_rate is not None:
         raise WorkloadError(f"--devices searches the splits itself: leave out --{split[0]}" if split
-                            else "--out draws one layout: give its --tp/--pp instead of --devices")
+                            else f"{one}: give its --tp/--pp instead of --devices")
     ranked = search(model, workload_params(args, model), hardware, args.devices, args.prompt,
                     args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,

@@ -94,6 +94,9 @@ class ServingDialog(QtWidgets.QDialog):
         self.offload = _spin(0, 1 << 20, 0, " GiB", "KV offload: host memory a device may fill with KV "
                              "caches beyond its own, read over its host link every step; at 0 none",
                              none="none", decimals=1)
+        self.load = _spin(0, 1e6, 0, " req/s", "The load: requests arriving a second; the point is then the "
+                          "smallest batch that keeps up within the targets; at 0 the most tokens/s a device",
+                          none="most tokens/s", decimals=2)
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
         self.view = ServingView(theme)
@@ -113,7 +116,7 @@ class ServingDialog(QtWidgets.QDialog):
         self.result: Plan | None = None
         self.fields = {"prompt": self.prompt, "output": self.output, "ttft": self.ttft, "tpot": self.tpot,
                        "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk,
-                       "offload": self.offload}
+                       "offload": self.offload, "load": self.load}
         self._recall()
         for box in self.fields.values():
             box.valueChanged.connect(self.replan)
@@ -133,7 +136,8 @@ class ServingDialog(QtWidgets.QDialog):
         controls = QtWidgets.QGridLayout()
         fields = (("Prompt", self.prompt), ("Output", self.output), ("KV page", self.block),
                   ("Prefix hit", self.hit), ("TTFT target", self.ttft), ("TPOT target", self.tpot),
-                  ("Price a device", self.price), ("Prefill chunk", self.chunk), ("KV offload", self.offload))
+                  ("Price a device", self.price), ("Prefill chunk", self.chunk), ("KV offload", self.offload),
+                  ("Arrival rate", self.load))
         for i, (label, box) in enumerate(fields):
             controls.addWidget(QtWidgets.QLabel(label), i // 4, 2 * (i % 4))
             controls.addWidget(box, i // 4, 2 * (i % 4) + 1)
@@ -167,7 +171,8 @@ class ServingDialog(QtWidgets.QDialog):
                                int(self.output.value()), ttft, tpot, price, int(self.block.value()),
                                prefix_hit=self.hit.value() / 100,
                                prefill_chunk=int(self.chunk.value()) or None,
-                               kv_offload_bytes=self.offload.value() * 2**30)
+                               kv_offload_bytes=self.offload.value() * 2**30,
+                               arrival_rate=self.load.value() or None)
         except WorkloadError as error:
             self.result = None
             self.summary.setText(f"Cannot plan serving: {error}")

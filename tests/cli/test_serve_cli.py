@@ -141,3 +141,15 @@ def test_serve_offloads_kv_caches_to_host_memory():
     assert doc["points"][-1]["batch"] == 331 + doc["offloaded_sequences"]
     code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--kv-offload", "-1")
     assert code == 2
+
+
+def test_serve_plans_a_load_and_refuses_it_with_a_search():
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--tpot-target", "50ms",
+                         "--arrival-rate", "5", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["chosen"]["limited_by"].startswith("the load: 5 requests/s keep")
+    assert doc["chosen"]["tokens_per_s_per_device"] >= 5 * 1024
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--devices", "8",
+                       "--arrival-rate", "5")
+    assert code == 2 and "--arrival-rate plans one layout's load" in err

@@ -171,3 +171,22 @@ def test_offload_the_chunks_never_reach_is_not_noted(llama):
     p = plan(model, WorkloadParams(), h100, 4096, 128, prefill_chunk=512, kv_offload_bytes=64 * 2**30)
     assert p.points[-1].batch == 16 < p.kv_wall_sequences  # the chunks refill 16: no cache leaves
     assert not any("KV offload" in n for n in p.notes)
+
+
+def test_an_arrival_rate_takes_the_smallest_batch_that_keeps_up(llama):
+    """1 request a second of 1,024 + 1,024 tokens: each stays about 9 s in the system, so
+    about 9 are in flight (Little's law); the plan takes the first batch that serves 1/s."""
+    model, h100 = llama
+    p = plan(model, WorkloadParams(), h100, 1024, 1024, tpot_target_s=0.05, arrival_rate=1.0)
+
+    def served(q):
+        return q.tokens_per_s_per_device / 1024
+
+    chosen = p.chosen
+    before = max((q for q in p.points if q.batch < chosen.batch), key=lambda q: q.batch)
+    assert served(chosen) >= 1.0 > served(before) and before.batch == chosen.batch - 1
+    in_system = chosen.ttft_s + 1024 * chosen.tpot_s
+    assert abs(chosen.batch - 1.0 * in_system) <= 1.5  # Little's law, to a request
+    assert chosen.limited_by == f"the load: 1 requests/s keep {chosen.batch} in flight"
+    too_much = plan(model, WorkloadParams(), h100, 1024, 1024, tpot_target_s=0.05, arrival_rate=100.0)
+    assert too_much.chosen is None and "the queue would grow without end" in too_much.notes[-1]

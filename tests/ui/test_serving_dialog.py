@@ -118,3 +118,12 @@ def test_kv_offload_plans_beyond_the_device_s_wall(dialog, state):
                     kv_offload_bytes=64 * 2**30)
     assert dialog.result == expected and expected.offloaded_sequences > 0
     assert dialog.table.rowCount() == len(expected.points) and "KV offload" in dialog.summary.text()
+
+
+def test_an_arrival_rate_plans_the_smallest_batch_that_keeps_up(dialog, state):
+    assert dialog.load.text() == "most tokens/s"
+    dialog.load.setValue(5)
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
+                    arrival_rate=5.0)
+    assert dialog.result == expected and expected.chosen.limited_by.startswith("the load")
+    assert "arrival rate of 5 requests/s" in dialog.summary.text()

@@ -180,11 +180,13 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
          ttft_target_s: float | None = None, tpot_target_s: float | None = None,
          price_per_device_hour: float | None = None, block: int = KV_BLOCK,
          speculation: Speculation | None = None, prefix_hit: float = 0.0,
-         prefill_chunk: int | None = None, kv_offload_bytes: float = 0.0) -> Plan:
+         prefill_chunk: int | None = None, kv_offload_bytes: float = 0.0,
+         arrival_rate: float | None = None) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
-    layout the model cannot take, a model that does not decode)."""
+    layout the model cannot take, a model that does not decode). With ``arrival_rate``
+    (requests/s) the point is the smallest batch that serves that load within the targets."""
     check_request(model, prompt, output)
     # a serving step's rows: a window's prefill prefix or training rows do not apply
     params = replace(params, prefix=0, **{name: BY_NAME[name].default for name in TRAINING_ONLY})
@@ -216,7 +218,10 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     knees = {limit, *([min(offload.device_wall, limit)] if offload else [])}  # the device's wall too
     points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= limit), *knees}}
     if tpot_target_s is not None:
-        _find_edge(points, point, tpot_target_s)
+        _find_edge(points, point, lambda p: p.tpot_s <= tpot_target_s)
+    served = partial(_requests_per_s, paged.split.devices, output)
+    if arrival_rate is not None:
+        _find_edge(points, point, lambda p: served(p) < arrival_rate)
     ordered = [points[b] for b in sorted(points)]
     ok = [p for p in ordered if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
           and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
@@ -224,6 +229,9 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     if chosen is not None:
         chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit, wall)
+    if arrival_rate is not None:
+        chosen, note = _for_load(ok, chosen, served, arrival_rate)
+        notes += (note,)
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
                 str(params.efficiency), wall - device_wall)
@@ -310,18 +318,36 @@ def _point(timing: _Timing, devices: int, price_per_device_hour: float | None, t
     return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
 
 
-def _find_edge(points: dict, point, target_s: float) -> None:
-    """Add to ``points`` the largest batch within the TPOT target and the next, by bisection
-    between the batches tried (the time a token grows with the batch)."""
-    meets = [b for b in points if points[b].tpot_s <= target_s]
-    misses = [b for b in points if points[b].tpot_s > target_s]
+def _find_edge(points: dict, point, holds) -> None:
+    """Add to ``points`` the largest batch for which ``holds`` (within the TPOT target, or
+    short of the load) and the next, by bisection between the batches tried (``holds``
+    holds for the small batches)."""
+    meets = [b for b in points if holds(points[b])]
+    misses = [b for b in points if not holds(points[b]) and b > min(meets, default=0)]
     if not (meets and misses):
         return
-    low, high = max(meets), min(misses)
+    low, high = max(b for b in meets if b < min(misses)), min(misses)
     while high - low > 1:
         middle = (low + high) // 2
         points[middle] = point(middle)
-        low, high = (middle, high) if points[middle].tpot_s <= target_s else (low, middle)
+        low, high = (middle, high) if holds(points[middle]) else (low, middle)
+
+
+def _requests_per_s(devices: int, output: int, p: Point) -> float:
+    return p.tokens_per_s_per_device * devices / output
+
+
+def _for_load(ok: list[Point], best: Point | None, served, rate: float) -> tuple[Point | None, str]:
+    """The smallest batch within the targets that serves ``rate`` requests/s, and a note."""
+    enough = [p for p in ok if served(p) >= rate]
+    if not enough:
+        most = f"at most {served(best):,.3g} requests/s (batch {best.batch:,})" if best else "none"
+        return None, (f"an arrival rate of {rate:g} requests/s is more than any batch within the targets "
+                      f"serves ({most}): the queue would grow without end")
+    p = min(enough, key=lambda q: q.batch)
+    return replace(p, limited_by=f"the load: {rate:g} requests/s keep {p.batch:,} in flight"), (
+        f"an arrival rate of {rate:g} requests/s is served at batch {p.batch:,}, the smallest that keeps up "
+        f"({served(p):,.3g} requests/s; Little's law: requests in flight = rate × time in the system)")
 
 
 def _notes(paged: WorkloadParams, speculation: Speculation | None, prompt: int,
