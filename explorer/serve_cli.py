@@ -135,15 +135,18 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> i
     from explorer.core.units import format_number
 
     split = [flag for flag in ("tp", "pp", "dp", "ep") if getattr(args, flag, 1) not in (None, 1)]
-    one = "--out draws one layout" if args.out else "--arrival-rate plans one layout's load"
-    if split or args.out or args.arrival_rate is not None:
+    if split or args.arrival_rate is not None:
         raise WorkloadError(f"--devices searches the splits itself: leave out --{split[0]}" if split
-                            else f"{one}: give its --tp/--pp instead of --devices")
+                            else "--arrival-rate plans one layout's load: give its --tp/--pp, not --devices")
     ranked = search(model, workload_params(args, model), hardware, args.devices, args.prompt,
                     args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
                     speculation=_speculation(args, models), prefix_hit=args.prefix_hit,
                     prefill_chunk=args.prefill_chunk, kv_offload_bytes=args.kv_offload * 2**30)
+    served = [s for s in ranked if s.plan is not None]
+    if args.out and served:  # the best layout, and up to three more as curves beside it
+        _draw(served[0].plan, model, hardware, args, served[0].name,
+              tuple((s.name, s.plan) for s in served[1:4]))
     if args.json:
         json.dump({"model": model.id, "hardware": hardware.id, "devices": args.devices,
                    "layouts": [{"name": s.name, **dict(zip(("tp", "pp", "dp", "ep"), s.split, strict=True)),
@@ -186,8 +189,9 @@ def _layout_row(s) -> tuple[str, ...]:
             f"{c.tpot_s * 1e3:.2f} ms", f"{c.ttft_s * 1e3:.1f} ms", cost, c.limited_by)
 
 
-def _draw(result, model, hardware, args: argparse.Namespace) -> None:
-    """Write the plan's picture to ``args.out`` (SVG, or its data as JSON)."""
+def _draw(result, model, hardware, args: argparse.Namespace, name: str = "", others: tuple = ()) -> None:
+    """Write the plan's picture to ``args.out`` (SVG, or its data as JSON): with a layout
+    search, the best layout (``name``) and ``others`` as curves beside it."""
     from pathlib import Path
 
     from explorer.chart.data import chart_data
@@ -201,7 +205,8 @@ def _draw(result, model, hardware, args: argparse.Namespace) -> None:
     if suffix not in (".svg", ".json"):
         raise WorkloadError(f"--out draws .svg or .json, not {suffix or 'a file without a suffix'!r}")
     title = f"Serving {model.name} on {result.devices} × {hardware.name}"
-    chart = serving_chart(result, Page.slide(1600, 900), args.theme, title, args.tpot_target)
+    chart = serving_chart(result, Page.slide(1600, 900), args.theme, title, args.tpot_target, others=others,
+                          name=name)
     write_text_atomic(args.out, chart_svg(chart, False, title) if suffix == ".svg"
                       else json.dumps(chart_data(chart), indent=1) + "\n")
 

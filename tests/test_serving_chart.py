@@ -77,3 +77,33 @@ def test_the_key_names_the_chunks_when_they_stop_before_host_memory(models, cata
                   kv_offload_bytes=64 * 2**30)
     words = " ".join(t.text for t in serving_chart(result, Page.slide(1600, 900), "light", "S").texts)
     assert "what the prefill chunks refill" in words and "host memory" not in words
+
+
+def test_a_layout_search_draws_the_best_layout_and_three_more_beside_it(tmp_path):
+    out = tmp_path / "layouts.json"
+    code, text, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8",
+                          "--tpot-target", "50ms", "--out", str(out), "--json")
+    assert code == 0, err
+    layouts = [s for s in json.loads(text)["layouts"] if s["plan"] is not None]
+    picture = json.loads(out.read_text())
+    curves = [line["tooltip"] for line in picture["lines"] if line["tooltip"].split(":")[0] in
+              {s["name"] for s in layouts[1:4]}]
+    assert [c.split(":")[0] for c in curves] == [s["name"] for s in layouts[1:4]]
+    best = layouts[1]["plan"]["chosen"]
+    assert f"batch {best['batch']:,}, {best['tokens_per_s_per_device']:,.0f} tokens/s a device" in curves[0]
+
+
+def test_other_layouts_keep_the_picture_legible(models, catalog):
+    from explorer.chart.elements import Page
+    from explorer.chart.serving_chart import serving_chart
+    from explorer.core.analysis.serving_layouts import search
+    from explorer.core.model.workload import WorkloadParams
+
+    ranked = [s for s in search(models["llama-3-70b"], WorkloadParams(), catalog["h100-sxm"], 8, 1024, 1024,
+                                tpot_target_s=0.05) if s.plan is not None]
+    others = tuple((s.name, s.plan) for s in ranked[1:4])
+    for page in (Page.slide(1600, 900), Page.screen(1024, 640)):
+        chart = serving_chart(ranked[0].plan, page, "light", "S", 0.05, others=others, name=ranked[0].name)
+        assert not problems(chart)
+        words = " ".join(t.text for t in chart.texts)
+        assert all(name in words for name, _ in others) and ranked[0].name in words

@@ -27,22 +27,32 @@ def _decade_range(values: list[float]) -> tuple[float, float]:
     return 10.0 ** math.floor(math.log10(low) - 0.05), 10.0 ** math.ceil(math.log10(high) + 0.05)
 
 
+OTHER_GROUPS = ("mlp", "attention", "embedding / head")  # the colours of other layouts' curves
+OTHER_DASHES = ((8.0, 4.0), (2.0, 3.0), (10.0, 3.0, 2.0, 3.0))
+
+
 def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_target_s: float | None = None,
-                  key: bool = True) -> Chart:
-    """The plan's points on ``page``: tokens/s a device against tokens/s a user."""
+                  key: bool = True, others: tuple = (), name: str = "") -> Chart:
+    """The plan's points on ``page``: tokens/s a device against tokens/s a user; ``others``:
+    (name, plan) of up to three other layouts, each a curve of its own beside it (``name``:
+    the plan's own layout, for the key)."""
     theme = palette.THEMES[theme_name]
     colour = dict(theme.groups)["projection"]
     texts, top = heading(title, "", page, theme.foreground)
-    entries = _entries(plan, colour, theme, tpot_target_s) if key else []
+    others = tuple(others)[:len(OTHER_GROUPS)]
+    entries = _entries(plan, colour, theme, tpot_target_s, name) + _other_entries(others, theme)
+    entries = entries if key else []
     column = min(key_width(entries, page.text), 0.3 * page.width) if entries else 0.0
     pad = 0.6 * page.text
     plot = Rect(pad + LINE_HEIGHT * page.text + text_width("100 k", page.text) + pad, top + pad,
                 page.width - pad - (column + pad if column else 0.0), page.height - pad - 2.7 * page.text)
-    users = [p.tokens_per_s_per_user for p in plan.points] + ([1 / tpot_target_s] if tpot_target_s else [])
-    devices = [p.tokens_per_s_per_device for p in plan.points]
+    every = [p for q in (plan, *(o for _, o in others)) for p in q.points]
+    users = [p.tokens_per_s_per_user for p in every] + ([1 / tpot_target_s] if tpot_target_s else [])
+    devices = [p.tokens_per_s_per_device for p in every]
     chart = Chart(page, plot, _decade_range(users), _decade_range(devices), theme.background,
                   theme.foreground)
     lines, ticks = _axes(chart, theme)
+    lines += _other_curves(chart, others, theme)
     markers, requests = _batches(chart, plan, colour, theme)
     lines.append(Line(tuple(m.center for m in markers), Stroke(colour, 2.0 * page.lines), ElementKind.SERVING,
                       tooltip="the plan's batches, from 1 (right) to the KV-cache wall"))
@@ -64,6 +74,28 @@ def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_targ
     return Chart(page, plot, chart.x_range, chart.y_range, theme.background, theme.foreground,
                  lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                  texts=(*texts, *ticks, *placed, *key_parts[2]), key=box, overflow=tuple(overflow))
+
+
+def _other_entries(others, theme) -> list[Entry]:
+    groups = dict(theme.groups)
+    return [Entry(f"{name}: {_best(plan)}", "line", groups[group], "", dash)
+            for (name, plan), group, dash in zip(others, OTHER_GROUPS, OTHER_DASHES, strict=False)]
+
+
+def _best(plan: Plan) -> str:
+    c = plan.chosen
+    return "no batch meets the targets" if c is None else \
+        f"batch {c.batch:,}, {c.tokens_per_s_per_device:,.0f} tokens/s a device"
+
+
+def _other_curves(chart: Chart, others, theme) -> list[Line]:
+    """Another layout's batches as a dashed curve in its own colour (unlabelled: the key
+    names it)."""
+    groups, width = dict(theme.groups), 2.0 * chart.page.lines
+    return [Line(tuple((chart.x_px(p.tokens_per_s_per_user), chart.y_px(p.tokens_per_s_per_device))
+                       for p in plan.points), Stroke(groups[group], width, dash), ElementKind.SERVING,
+                 tooltip=f"{name}: batches 1 to {plan.points[-1].batch:,}; {_best(plan)}")
+            for (name, plan), group, dash in zip(others, OTHER_GROUPS, OTHER_DASHES, strict=False)]
 
 
 def _batches(chart: Chart, plan: Plan, colour: str, theme) -> tuple[list[Marker], list[Request]]:
@@ -117,7 +149,7 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
     return lines, texts
 
 
-def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None) -> list[Entry]:
+def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None, name: str = "") -> list[Entry]:
     last, wall = plan.points[-1].batch, plan.kv_wall_sequences
     if plan.offloaded_sequences and last > wall:
         span = f"1 to {last:,}: beyond {wall:,}, caches in host memory"
@@ -126,7 +158,7 @@ def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None) -> lis
     else:
         span = f"1 to {wall:,}, the KV-cache wall"
     out = [Entry("Batches (concurrent requests)", "heading", bold=True),
-           Entry(span, "marker", colour, "circle", fill=theme.background)]
+           Entry(f"{name}: {span}" if name else span, "marker", colour, "circle", fill=theme.background)]
     if plan.chosen is not None:
         out.append(Entry(f"chosen: batch {plan.chosen.batch:,}", "marker", theme.selected, "circle"))
     if tpot_target_s:

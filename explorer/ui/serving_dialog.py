@@ -12,7 +12,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.chart.elements import Page
 from explorer.chart.serving_chart import serving_chart
+from explorer.core.analysis.layouts import split_name
 from explorer.core.analysis.serving import KV_BLOCK, MAX_TOKENS, Plan, plan
+from explorer.core.analysis.serving_layouts import search
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_number
 from explorer.core.words.serving_plan import plan_sentences
@@ -33,14 +35,19 @@ class ServingView(QtWidgets.QWidget):
         self.plan: Plan | None = None
         self.title = ""
         self.tpot_target_s: float | None = None
+        self.others: tuple = ()  # (name, plan) of other layouts drawn beside it
+        self.name = ""
         self.setMinimumSize(420, 300)
 
-    def show_plan(self, result: Plan | None, title: str, tpot_target_s: float | None) -> None:
+    def show_plan(self, result: Plan | None, title: str, tpot_target_s: float | None, others: tuple = (),
+                  name: str = "") -> None:
         self.plan, self.title, self.tpot_target_s = result, title, tpot_target_s
+        self.others, self.name = others, name
         self.update()
 
     def chart(self, page: Page):
-        return serving_chart(self.plan, page, self.theme, self.title, self.tpot_target_s)
+        return serving_chart(self.plan, page, self.theme, self.title, self.tpot_target_s, others=self.others,
+                             name=self.name)
 
     def paintEvent(self, _event) -> None:
         painter = QtGui.QPainter(self)
@@ -100,6 +107,9 @@ class ServingDialog(QtWidgets.QDialog):
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
         self.view = ServingView(theme)
+        self.compare = QtWidgets.QCheckBox("Compare layouts")
+        self.compare.setToolTip("Beside the workload's layout, the three best other splits of its devices, "
+                                "planned alike (dashed curves)")
         self.summary = QtWidgets.QLabel(wordWrap=True)
         self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
@@ -120,6 +130,7 @@ class ServingDialog(QtWidgets.QDialog):
         self._recall()
         for box in self.fields.values():
             box.valueChanged.connect(self.replan)
+        self.compare.toggled.connect(self.replan)
         self.replan()
 
     def _recall(self) -> None:
@@ -141,6 +152,7 @@ class ServingDialog(QtWidgets.QDialog):
         for i, (label, box) in enumerate(fields):
             controls.addWidget(QtWidgets.QLabel(label), i // 4, 2 * (i % 4))
             controls.addWidget(box, i // 4, 2 * (i % 4) + 1)
+        controls.addWidget(self.compare, len(fields) // 4, 2 * (len(fields) % 4), 1, 2)
         split = QtWidgets.QSplitter(QtCore.Qt.Orientation.Vertical)
         split.addWidget(self.view)
         split.addWidget(self.table)
@@ -165,14 +177,10 @@ class ServingDialog(QtWidgets.QDialog):
         state, hardware = self.state, self.state.primary
         for name, box in self.fields.items() if self.settings is not None else ():
             self.settings.setValue(f"serving/{name}", box.value())
-        ttft, tpot, price = self.targets()
+        options = self.options()
         try:
             self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
-                               int(self.output.value()), ttft, tpot, price, int(self.block.value()),
-                               prefix_hit=self.hit.value() / 100,
-                               prefill_chunk=int(self.chunk.value()) or None,
-                               kv_offload_bytes=self.offload.value() * 2**30,
-                               arrival_rate=self.load.value() or None)
+                               int(self.output.value()), **options)
         except WorkloadError as error:
             self.result = None
             self.summary.setText(f"Cannot plan serving: {error}")
@@ -183,9 +191,42 @@ class ServingDialog(QtWidgets.QDialog):
             return
         self.summary.setStyleSheet("")
         self.summary.setText(" ".join(plan_sentences(self.result, state.model.name, hardware)))
-        self.view.show_plan(self.result, self.title(), tpot)
+        others = self.other_layouts(options) if self.compare.isChecked() else ()
+        name = split_name(*_degrees(state.params.split)) if others else ""
+        self.view.show_plan(self.result, self.title(), options["tpot_target_s"], others, name)
         self.export_button.setEnabled(True)
         self._fill_table()
+
+    def options(self) -> dict:
+        """``serving.plan``'s keywords from the fields."""
+        ttft, tpot, price = self.targets()
+        return dict(ttft_target_s=ttft, tpot_target_s=tpot, price_per_device_hour=price,
+                    block=int(self.block.value()), prefix_hit=self.hit.value() / 100,
+                    prefill_chunk=int(self.chunk.value()) or None,
+                    kv_offload_bytes=self.offload.value() * 2**30, arrival_rate=self.load.value() or None)
+
+    def other_layouts(self, options: dict) -> tuple:
+        """The three best other splits of the workload's devices, planned alike (name, plan);
+        a search of more than a moment shows its progress and can be stopped."""
+        state = self.state
+        bar = QtWidgets.QProgressDialog("Planning the other layouts…", "Stop", 0, 0, self)
+        bar.setMinimumDuration(500)
+        bar.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+
+        def progress(done: int, total: int) -> bool:
+            bar.setMaximum(total)
+            bar.setValue(done)
+            return not bar.wasCanceled()
+
+        try:
+            ranked = search(state.model, state.params, state.primary, state.params.split.devices,
+                            int(self.prompt.value()), int(self.output.value()), progress, **options)
+        except WorkloadError:
+            ranked = []
+        finally:
+            bar.close()
+        own = _degrees(state.params.split)
+        return tuple((s.name, s.plan) for s in ranked if s.plan is not None and s.split != own)[:3]
 
     def title(self) -> str:
         return f"Serving {self.state.model.name} on {self.result.devices} × {self.state.primary.name}"
@@ -222,10 +263,14 @@ class ServingDialog(QtWidgets.QDialog):
                                                             "Pictures (*.png *.svg *.pdf)")
             if not path:
                 return False
-        chart = self.view.chart(Page.slide(1600, 900))
+        chart = self.view.chart(Page.slide(1600, 900))  # (with the compared layouts where shown)
         try:
             write_chart(chart, path, ExportOptions(theme=self.view.theme), self.title())
         except (OSError, ValueError) as error:
             QtWidgets.QMessageBox.critical(self, "Export failed", f"{path}: {error}")
             return False
         return True
+
+
+def _degrees(split) -> tuple[int, int, int, int]:
+    return split.tp, split.pp, split.dp, split.ep

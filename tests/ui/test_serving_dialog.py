@@ -5,6 +5,7 @@ be served says why and nothing breaks."""
 import pytest
 from PySide6 import QtGui
 
+from explorer.chart.elements import Page
 from explorer.chart.slides import ExportOptions
 from explorer.core.analysis.serving import plan
 from explorer.core.words.serving_plan import plan_sentences
@@ -127,3 +128,22 @@ def test_an_arrival_rate_plans_the_smallest_batch_that_keeps_up(dialog, state):
                     arrival_rate=5.0)
     assert dialog.result == expected and expected.chosen.limited_by.startswith("the load")
     assert "arrival rate of 5 requests/s" in dialog.summary.text()
+
+
+def test_compare_draws_the_best_other_layouts_of_the_same_devices(state, qtbot):
+    from explorer.core.analysis.serving_layouts import search
+
+    state.set_model("llama-3-70b")
+    state.set_devices(("h100-sxm",))
+    state.set_params(tp=8)
+    d = ServingDialog(state)
+    qtbot.addWidget(d)
+    assert d.view.others == ()
+    d.compare.setChecked(True)
+    ranked = [s for s in search(state.model, state.params, state.primary, 8, 1024, 1024, ttft_target_s=0.5,
+                                tpot_target_s=0.05) if s.plan is not None and s.split != (8, 1, 1, 1)]
+    assert [name for name, _ in d.view.others] == [s.name for s in ranked[:3]] and d.view.name == "TP 8"
+    words = " ".join(t.text for t in d.view.chart(Page.slide(1600, 900)).texts)
+    assert all(s.name in words for s in ranked[:3])
+    d.compare.setChecked(False)
+    assert d.view.others == ()

@@ -41,14 +41,18 @@ class Served:
 
 
 def search(model: ModelSpec, params: WorkloadParams, hardware: Hardware, devices: int, prompt: int,
-           output: int, **options) -> list[Served]:
+           output: int, progress=None, **options) -> list[Served]:
     """Every split of ``devices`` planned with ``options`` (``serving.plan``'s keywords),
-    best first."""
+    best first. ``progress(done, total)`` before each split; a false answer stops the search
+    (the splits planned so far are ranked)."""
     if devices < 1:
         raise WorkloadError(f"serving needs at least one device, got {devices}")
     check_request(model, prompt, output)  # a model that does not decode: no split can serve it
     out = []
-    for tp, pp, dp, ep in splits(model, devices):
+    every = list(splits(model, devices))
+    for done, (tp, pp, dp, ep) in enumerate(every):
+        if progress is not None and not progress(done, len(every)):
+            break
         try:
             served = plan(model, replace(params, tp=tp, pp=pp, dp=dp, ep=ep), hardware, prompt, output,
                           **options)
