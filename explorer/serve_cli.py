@@ -79,8 +79,9 @@ def add_parser(sub) -> None:
                          "prefills, from one prompt at a time (vLLM's max_num_batched_tokens less the "
                          "decodes); default: prefills run on their own")
     se.add_argument("--arrival-rate", type=_number(1e-9, 1e9, "a positive number of requests a second"),
-                    metavar="REQ/S", help="the load: requests arriving a second; the point is the smallest "
-                                          "batch that keeps up within the targets (Little's law)")
+                    metavar="REQ/S", help="the load: requests arriving a second (at random); the batches "
+                                          "that keep up, each with its wait for a free slot (M/M/c), and the "
+                                          "one with the shortest time in the system")
     se.add_argument("--kv-offload", type=_number(0, 1 << 20, "from 0 to 1,048,576 GiB"), default=0.0,
                     metavar="GIB", help="KV offload: host memory a device may fill with KV caches beyond its "
                                         "own (GiB), read over its host link every step (default 0: none)")

@@ -105,9 +105,10 @@ def _batches(chart: Chart, plan: Plan, colour: str, theme) -> tuple[list[Marker]
     batches = [p.batch for p in plan.points]
     chosen = plan.chosen.batch if plan.chosen is not None else None
     after = next((b for b in batches if chosen is not None and b > chosen), None)
-    # powers of two, the wall, the chosen batch and the next one (not every step of a bisection)
-    shown = [p for p in plan.points if p.batch & (p.batch - 1) == 0 or p.batch in (plan.kv_wall_sequences,
-                                                                                  chosen, after)]
+    # powers of two, the first (under a load), the wall, the chosen batch and the next one (not
+    # every step of a bisection)
+    ends = (batches[0], plan.kv_wall_sequences, chosen, after)
+    shown = [p for p in plan.points if p.batch & (p.batch - 1) == 0 or p.batch in ends]
     for p in shown:
         centre = (chart.x_px(p.tokens_per_s_per_user), chart.y_px(p.tokens_per_s_per_device))
         tooltip = (f"batch {p.batch:,}: {p.tpot_s * 1e3:.2f} ms a token, {p.tokens_per_s_per_device:,.0f} "
@@ -150,13 +151,15 @@ def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
 
 
 def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None, name: str = "") -> list[Entry]:
-    last, wall = plan.points[-1].batch, plan.kv_wall_sequences
+    first, last, wall = plan.points[0].batch, plan.points[-1].batch, plan.kv_wall_sequences
     if plan.offloaded_sequences and last > wall:
-        span = f"1 to {last:,}: beyond {wall:,}, caches in host memory"
+        span = f"{first:,} to {last:,}: beyond {wall:,}, caches in host memory"
     elif last < wall:
-        span = f"1 to {last:,}, what the prefill chunks refill (KV wall {wall:,})"
+        span = f"{first:,} to {last:,}, what the prefill chunks refill (KV wall {wall:,})"
     else:
-        span = f"1 to {wall:,}, the KV-cache wall"
+        span = f"{first:,} to {wall:,}, the KV-cache wall"
+    if first > 1:
+        span += "; fewer slots cannot keep up with the load"
     out = [Entry("Batches (concurrent requests)", "heading", bold=True),
            Entry(f"{name}: {span}" if name else span, "marker", colour, "circle", fill=theme.background)]
     if plan.chosen is not None:

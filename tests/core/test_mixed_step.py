@@ -173,20 +173,32 @@ def test_offload_the_chunks_never_reach_is_not_noted(llama):
     assert not any("KV offload" in n for n in p.notes)
 
 
-def test_an_arrival_rate_takes_the_smallest_batch_that_keeps_up(llama):
-    """1 request a second of 1,024 + 1,024 tokens: each stays about 9 s in the system, so
-    about 9 are in flight (Little's law); the plan takes the first batch that serves 1/s."""
+def test_erlang_c_by_hand():
+    from explorer.core.analysis.serving_load import erlang_c, queue_wait
+
+    assert erlang_c(1, 0.5) == pytest.approx(0.5)  # M/M/1: an arrival waits with the utilisation
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)  # (A²/2!·2/(2−A)) / (1 + A + A²/2!·2/(2−A))
+    assert queue_wait(1, 0.5, 1.0) == pytest.approx(1.0)  # M/M/1: ρ/(μ − λ) = 0.5/0.5
+    assert queue_wait(4, 4.0, 1.0) is None  # the slots cannot keep up
+
+
+def test_a_load_takes_the_batch_with_the_shortest_time_in_the_system(llama):
+    """1 request a second of 1,024 + 1,024 tokens (each about 9 s in service): only batches
+    with more slots than the 9 requests offered keep up; each gives the load's tokens/s,
+    its first token after the wait for a free slot, and the plan takes the quickest."""
+    from explorer.core.analysis.serving_load import queue_wait
+
     model, h100 = llama
+    cold = {p.batch: p for p in plan(model, WorkloadParams(), h100, 1024, 1024, tpot_target_s=0.05).points}
     p = plan(model, WorkloadParams(), h100, 1024, 1024, tpot_target_s=0.05, arrival_rate=1.0)
-
-    def served(q):
-        return q.tokens_per_s_per_device / 1024
-
-    chosen = p.chosen
-    before = max((q for q in p.points if q.batch < chosen.batch), key=lambda q: q.batch)
-    assert served(chosen) >= 1.0 > served(before) and before.batch == chosen.batch - 1
-    in_system = chosen.ttft_s + 1024 * chosen.tpot_s
-    assert abs(chosen.batch - 1.0 * in_system) <= 1.5  # Little's law, to a request
-    assert chosen.limited_by == f"the load: 1 requests/s keep {chosen.batch} in flight"
+    for q in p.points:
+        assert q.tokens_per_s_per_device == pytest.approx(1024.0)  # the load's
+        if q.batch in cold:
+            service = cold[q.batch].ttft_s + 1024 * cold[q.batch].tpot_s
+            assert service < q.batch  # stable: fewer requests offered than slots
+            assert q.ttft_s == pytest.approx(cold[q.batch].ttft_s + queue_wait(q.batch, 1.0, service))
+    assert min(q.batch for q in p.points) > 8  # 8 slots cannot hold the ~9 requests in service
+    best = min(p.points, key=lambda q: q.ttft_s + 1024 * q.tpot_s)
+    assert p.chosen.batch == best.batch and p.chosen.limited_by.startswith("the load: 1 requests/s")
     too_much = plan(model, WorkloadParams(), h100, 1024, 1024, tpot_target_s=0.05, arrival_rate=100.0)
     assert too_much.chosen is None and "the queue would grow without end" in too_much.notes[-1]

@@ -51,6 +51,7 @@ from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.kv_offload import Offload
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.analysis.mixed_step import mixed_step
+from explorer.core.analysis.serving_load import choose, under_load
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec, TransformerSpec
@@ -186,7 +187,7 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
     layout the model cannot take, a model that does not decode). With ``arrival_rate``
-    (requests/s) the point is the smallest batch that serves that load within the targets."""
+    (requests/s) the points are the batches that keep up with that load (``serving_load``)."""
     check_request(model, prompt, output)
     # a serving step's rows: a window's prefill prefix or training rows do not apply
     params = replace(params, prefix=0, **{name: BY_NAME[name].default for name in TRAINING_ONLY})
@@ -216,13 +217,15 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     limit = timing.sustained(wall)
     point = partial(_point, timing, paged.split.devices, price_per_device_hour, hardware.specs.tdp_w)
     knees = {limit, *([min(offload.device_wall, limit)] if offload else [])}  # the device's wall too
-    points = {b: point(b) for b in {*(2 ** k for k in range(21) if 2 ** k <= limit), *knees}}
+    steps = 1.15 if arrival_rate is not None else 2  # under a load: finer, to find the best batch
+    batches = {round(steps ** k) for k in range(int(math.log(MAX_BATCH, steps)) + 1)}
+    points = {b: point(b) for b in {*(b for b in batches if b <= limit), *knees}}
     if tpot_target_s is not None:
         _find_edge(points, point, lambda p: p.tpot_s <= tpot_target_s)
-    served = partial(_requests_per_s, paged.split.devices, output)
-    if arrival_rate is not None:
-        _find_edge(points, point, lambda p: served(p) < arrival_rate)
     ordered = [points[b] for b in sorted(points)]
+    if arrival_rate is not None:  # the batches that keep up, each with its wait for a slot
+        ordered = under_load(ordered, arrival_rate, output, paged.split.devices,
+                             partial(_economics, price_per_device_hour, hardware.specs.tdp_w))
     ok = [p for p in ordered if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
           and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
     chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
@@ -230,7 +233,7 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
         chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit, wall)
     if arrival_rate is not None:
-        chosen, note = _for_load(ok, chosen, served, arrival_rate)
+        chosen, note = choose(ok, arrival_rate, output, ordered)
         notes += (note,)
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
@@ -314,8 +317,13 @@ def _point(timing: _Timing, devices: int, price_per_device_hour: float | None, t
            batch: int) -> Point:
     tpot, ttft, cycle = timing.times(batch)
     rate = batch * timing.output / cycle / devices  # each request's prefill counted
+    return Point(batch, tpot, ttft, rate, 1 / tpot, *_economics(price_per_device_hour, tdp, rate))
+
+
+def _economics(price_per_device_hour: float | None, tdp: float | None, rate: float) -> tuple:
+    """($ per million tokens, joules a token) at ``rate`` tokens/s a device."""
     price = None if price_per_device_hour is None else cost_per_million_tokens(price_per_device_hour, 1, rate)
-    return Point(batch, tpot, ttft, rate, 1 / tpot, price, tdp / rate if tdp else None)
+    return price, tdp / rate if tdp else None
 
 
 def _find_edge(points: dict, point, holds) -> None:
@@ -331,23 +339,6 @@ def _find_edge(points: dict, point, holds) -> None:
         middle = (low + high) // 2
         points[middle] = point(middle)
         low, high = (middle, high) if holds(points[middle]) else (low, middle)
-
-
-def _requests_per_s(devices: int, output: int, p: Point) -> float:
-    return p.tokens_per_s_per_device * devices / output
-
-
-def _for_load(ok: list[Point], best: Point | None, served, rate: float) -> tuple[Point | None, str]:
-    """The smallest batch within the targets that serves ``rate`` requests/s, and a note."""
-    enough = [p for p in ok if served(p) >= rate]
-    if not enough:
-        most = f"at most {served(best):,.3g} requests/s (batch {best.batch:,})" if best else "none"
-        return None, (f"an arrival rate of {rate:g} requests/s is more than any batch within the targets "
-                      f"serves ({most}): the queue would grow without end")
-    p = min(enough, key=lambda q: q.batch)
-    return replace(p, limited_by=f"the load: {rate:g} requests/s keep {p.batch:,} in flight"), (
-        f"an arrival rate of {rate:g} requests/s is served at batch {p.batch:,}, the smallest that keeps up "
-        f"({served(p):,.3g} requests/s; Little's law: requests in flight = rate × time in the system)")
 
 
 def _notes(paged: WorkloadParams, speculation: Speculation | None, prompt: int,

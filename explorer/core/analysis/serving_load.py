@@ -1,0 +1,62 @@
+"""A serving plan under a load: requests arriving at random (Poisson) at ``rate`` a second.
+Each batch of B concurrent requests is B slots, each held for a request's time in service,
+S = TTFT + output × TPOT; arrivals that find every slot busy wait in a queue (Erlang's
+M/M/c model: the chance to wait is Erlang C of the offered load A = rate × S over B slots,
+the mean wait C × S ÷ (B − A)). A batch whose slots cannot keep up (A ≥ B) lets the queue
+grow without end. Under the load each device gives the load's tokens (rate × output over
+the devices), so a plan under load takes the batch with the shortest time in the system
+(the wait, the first token and the output) within the targets, not the most tokens/s."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+
+def erlang_c(servers: int, load: float) -> float:
+    """The chance an arrival waits when ``load`` (arrival rate × service time) is offered
+    to ``servers`` (load < servers), by the recurrence of Erlang B (stable for thousands)."""
+    blocked = 1.0
+    for k in range(1, servers + 1):
+        blocked = load * blocked / (k + load * blocked)
+    return servers * blocked / (servers - load * (1 - blocked))
+
+
+def queue_wait(batch: int, rate: float, service_s: float) -> float | None:
+    """The mean wait (s) for a free slot among ``batch``; None when the slots cannot keep up."""
+    load = rate * service_s
+    if load >= batch:
+        return None
+    return erlang_c(batch, load) * service_s / (batch - load)
+
+
+def under_load(points: list, rate: float, output: int, devices: int, economics) -> list:
+    """The batches (``serving.Point``) that keep up with ``rate`` requests/s, each with its
+    wait in the TTFT and the load's tokens/s a device; ``economics(tokens/s a device)``
+    gives the price and joules a token at that rate."""
+    tokens = rate * output / devices
+    price, joules = economics(tokens)
+    out = []
+    for p in points:
+        wait = queue_wait(p.batch, rate, p.ttft_s + output * p.tpot_s)
+        if wait is not None:
+            out.append(replace(p, ttft_s=p.ttft_s + wait, tokens_per_s_per_device=tokens,
+                               cost_per_million_tokens=price, joules_per_token=joules))
+    return out
+
+
+def choose(ok: list, rate: float, output: int, everything: list) -> tuple:
+    """The batch within the targets with the shortest time in the system, and a note."""
+    if not everything:
+        return None, (f"an arrival rate of {rate:g} requests/s: no batch keeps up with it; the queue would "
+                      "grow without end")
+    if not ok:
+        return None, (f"an arrival rate of {rate:g} requests/s: no batch that keeps up with it meets the "
+                      "targets")
+    best = min(ok, key=lambda p: p.ttft_s + output * p.tpot_s)
+    system = best.ttft_s + output * best.tpot_s
+    words = f"the load: {rate:g} requests/s spend least time in the system at batch {best.batch:,}"
+    return replace(best, limited_by=words), (
+        f"an arrival rate of {rate:g} requests/s (Poisson arrivals, Erlang's M/M/c queue): batch "
+        f"{best.batch:,} gives the shortest time in the system, {system:,.3g} s, its first token "
+        f"after {best.ttft_s * 1e3:,.0f} ms with the wait for a free slot; batches that cannot keep up "
+        "are left out")
