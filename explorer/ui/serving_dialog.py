@@ -101,9 +101,9 @@ class ServingDialog(QtWidgets.QDialog):
         self.offload = _spin(0, 1 << 20, 0, " GiB", "KV offload: host memory a device may fill with KV "
                              "caches beyond its own, read over its host link every step; at 0 none",
                              none="none", decimals=1)
-        self.load = _spin(0, 1e6, 0, " req/s", "The load: requests arriving a second, at random; the batches "
-                          "that keep up, each with its wait for a slot, and the one with the shortest time in "
-                          "the system; at 0 the most tokens/s a device",
+        self.load = _spin(0, 1e6, 0, " req/s", "The load: requests arriving a second, at random; the "
+                          "batches that keep up, each with its wait for a slot, and the one with the "
+                          "shortest time in the system; at 0 the most tokens/s a device",
                           none="most tokens/s", decimals=2)
         self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
                          "shared system prompt), in whole pages; the prefill computes the rest", none="none")
