@@ -196,20 +196,8 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
                             "one of them")
     paged = decode_params(params, prompt, output, block)
     decode = decode_params(params, prompt, output)
-    try:
-        draft = speculation.draft if speculation is not None else None
-        wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware, draft)
-        cached = cached_prefix(prompt, prefix_hit, block)
-        ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt - cached, prefix=cached,
-                                              batch=1), hardware)
-    except parallel.ParallelError as error:
-        raise WorkloadError(str(error)) from None
-    if wall < 1:
-        weights, budget = weights_and_kv(model, paged)[0], memory_budget(hardware, paged)
-        raise WorkloadError(f"{model.name} does not fit on {hardware.name}: its weights take "
-                            f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
-                            "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
-                            "bits (--weight-dtype)")
+    cached = cached_prefix(prompt, prefix_hit, block)
+    wall, ttft, source = _wall_and_prefill(model, params, paged, hardware, speculation, prompt, cached)
     offload = Offload.of(model, paged, hardware, wall, kv_offload_bytes) if kv_offload_bytes else None
     timing = _Timing(model, decode, hardware, output, prompt - cached, cached, ttft, speculation,
                      prefill_chunk, offload)
@@ -238,6 +226,26 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
                 str(params.efficiency), wall - device_wall)
+
+
+def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadParams, hardware: Hardware,
+                      speculation: Speculation | None, prompt: int, cached: int) -> tuple[int, float, str]:
+    """(the KV wall, one prompt's prefill after its ``cached`` tokens, whose time that is);
+    a ``WorkloadError`` where the weights do not fit or the layout cannot be."""
+    try:
+        draft = speculation.draft if speculation is not None else None
+        wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware, draft)
+        ttft, source = _step_s(model, replace(params, phase="prefill", seq=prompt - cached, prefix=cached,
+                                              batch=1), hardware)
+    except parallel.ParallelError as error:
+        raise WorkloadError(str(error)) from None
+    if wall < 1:
+        weights, budget = weights_and_kv(model, paged)[0], memory_budget(hardware, paged)
+        raise WorkloadError(f"{model.name} does not fit on {hardware.name}: its weights take "
+                            f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
+                            "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
+                            "bits (--weight-dtype)")
+    return wall, ttft, source
 
 
 @dataclass(frozen=True)
