@@ -99,13 +99,17 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
 
 
 def workload_params(args: argparse.Namespace, model=None):
-    """The step the options describe; with ``--model-config`` and no ``--weight-dtype``, the
-    weights in the precision the file stores them in (``hf_config.stored_precision``)."""
+    """The step the options describe; with ``--model-config`` and neither ``--dtype`` nor
+    ``--weight-dtype``, the weights in the precision the file stores them in
+    (``hf_config.stored_precision``)."""
     from explorer.core.model.hf_config import stored_precision
+    from explorer.core.model.parameters import BY_NAME
     from explorer.core.model.workload import WorkloadParams
 
     params = WorkloadParams.from_options(args)
-    return stored_precision(params, model) if getattr(args, "model_config", None) else params
+    if getattr(args, "model_config", None) and params.dtype == BY_NAME["dtype"].default:
+        return stored_precision(params, model)
+    return params
 
 
 def warn_skipped(skipped, err) -> None:

@@ -144,8 +144,10 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO) -> i
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
                     speculation=_speculation(args, models), prefix_hit=args.prefix_hit,
                     prefill_chunk=args.prefill_chunk, kv_offload_bytes=args.kv_offload * 2**30)
-    served = [s for s in ranked if s.plan is not None]
-    if args.out and served:  # the best layout, and up to three more as curves beside it
+    served = [s for s in ranked if s.plan is not None and s.plan.points]
+    if args.out and not served:
+        raise WorkloadError(f"nothing to draw in {args.out}: no split of {args.devices} devices can serve")
+    if args.out:  # the best layout, and up to three more as curves beside it
         _draw(served[0].plan, model, hardware, args, served[0].name,
               tuple((s.name, s.plan) for s in served[1:4]))
     if args.json:
@@ -205,6 +207,8 @@ def _draw(result, model, hardware, args: argparse.Namespace, name: str = "", oth
     suffix = Path(args.out).suffix.lower()
     if suffix not in (".svg", ".json"):
         raise WorkloadError(f"--out draws .svg or .json, not {suffix or 'a file without a suffix'!r}")
+    if not result.points:
+        raise WorkloadError(f"nothing to draw in {args.out}: {result.notes[-1]}")
     title = f"Serving {model.name} on {result.devices} × {hardware.name}"
     chart = serving_chart(result, Page.slide(1600, 900), args.theme, title, args.tpot_target, others=others,
                           name=name)

@@ -107,3 +107,11 @@ def test_other_layouts_keep_the_picture_legible(models, catalog):
         assert not problems(chart)
         words = " ".join(t.text for t in chart.texts)
         assert all(name in words for name, _ in others) and ranked[0].name in words
+
+
+def test_a_load_no_batch_keeps_up_with_draws_nothing_and_says_why(tmp_path):
+    out = tmp_path / "none.svg"
+    code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--arrival-rate", "20",
+                       "--out", str(out))
+    assert code == 2 and "nothing to draw" in err and "the queue would grow without end" in err
+    assert not out.exists()

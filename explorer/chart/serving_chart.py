@@ -55,7 +55,7 @@ def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_targ
     lines += _other_curves(chart, others, theme)
     markers, requests = _batches(chart, plan, colour, theme)
     lines.append(Line(tuple(m.center for m in markers), Stroke(colour, 2.0 * page.lines), ElementKind.SERVING,
-                      tooltip="the plan's batches, from 1 (right) to the KV-cache wall"))
+                      tooltip="the plan's batches, the smallest at the right"))
     if plan.chosen is not None:
         at = next(m.center for m in markers if m.name == f"batch {plan.chosen.batch}")
         markers.append(Marker(at, "circle", 24 * page.lines, Stroke(theme.selected, 3 * page.lines), None,

@@ -224,7 +224,13 @@ class Document(Notifier, Measurements, Derived):
             name = config_spec(self._session.model_config).name
         else:
             name = self.models[ident].name  # raises UnknownIdError
-        self._change(replace(self._session, model=ident, selected_op=None), f"Model {name}")
+        params = self._session.params
+        if ident == CONFIG_MODEL:  # back to the file: its weights as it stores them, where none chosen
+            params = stored_precision(params, config_spec(self._session.model_config))
+        elif self._session.model == CONFIG_MODEL and self._session.model_config and \
+                params.weight_dtype == config_spec(self._session.model_config).file_dtype:
+            params = replace(params, weight_dtype=None)  # the file's precision leaves with the file
+        self._change(replace(self._session, model=ident, params=params, selected_op=None), f"Model {name}")
 
     def set_compare(self, ident: str) -> None:
         """Draw ``ident``'s whole step beside the workload's ("": none); an undoable step."""
@@ -242,12 +248,15 @@ class Document(Notifier, Measurements, Derived):
     def set_params(self, **changes) -> None:
         """Change workload parameters; raises WorkloadError (naming the parameter) if invalid.
         Leaving training puts the rows only training uses back to their defaults, leaving a
-        prefill its cached prefix (one step)."""
+        prefill its cached prefix, entering training the weights' and cache's own precisions
+        (one step)."""
         described = ", ".join(f"{k} {v}" for k, v in changes.items())
         if changes.get("phase", "train") != "train":
             changes = {**{n: BY_NAME[n].default for n in TRAINING_ONLY}, **changes}
         if changes.get("phase", "prefill") != "prefill":
             changes = {"prefix": BY_NAME["prefix"].default, **changes}
+        if changes.get("phase") == "train":  # training keeps weights and activations in one precision
+            changes = {"weight_dtype": None, "kv_dtype": None, **changes}
         params = replace(self._session.params, **changes)
         self._change(replace(self._session, params=params), f"Set {described}")
 

@@ -110,7 +110,8 @@ class ServingDialog(QtWidgets.QDialog):
         self.view = ServingView(theme)
         self.compare = QtWidgets.QCheckBox("Compare layouts")
         self.compare.setToolTip("Beside the workload's layout, the three best other splits of its devices, "
-                                "planned alike (dashed curves)")
+                                "planned alike (dashed curves); not under a load, where every split gives "
+                                "the load's tokens/s")
         self.summary = QtWidgets.QLabel(wordWrap=True)
         self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
@@ -125,6 +126,7 @@ class ServingDialog(QtWidgets.QDialog):
         buttons.rejected.connect(self.reject)
         self._lay_out(buttons)
         self.result: Plan | None = None
+        self._planning = False
         self.fields = {"prompt": self.prompt, "output": self.output, "ttft": self.ttft, "tpot": self.tpot,
                        "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk,
                        "offload": self.offload, "load": self.load}
@@ -174,7 +176,17 @@ class ServingDialog(QtWidgets.QDialog):
 
     def replan(self) -> None:
         """Plan again with the fields' values (kept for the next opening); a workload that
-        cannot be served says why."""
+        cannot be served says why. (A search's progress dialog lets events through: a change
+        meanwhile waits for the next.)"""
+        if self._planning:
+            return
+        self._planning = True
+        try:
+            self._replan()
+        finally:
+            self._planning = False
+
+    def _replan(self) -> None:
         state, hardware = self.state, self.state.primary
         for name, box in self.fields.items() if self.settings is not None else ():
             self.settings.setValue(f"serving/{name}", box.value())
@@ -192,7 +204,14 @@ class ServingDialog(QtWidgets.QDialog):
             return
         self.summary.setStyleSheet("")
         self.summary.setText(" ".join(plan_sentences(self.result, state.model.name, hardware)))
-        others = self.other_layouts(options) if self.compare.isChecked() else ()
+        loaded = options["arrival_rate"] is not None  # every split gives the load's tokens/s: no ranking
+        self.compare.setEnabled(not loaded)
+        if not self.result.points:  # a load no batch keeps up with: nothing to draw
+            self.view.show_plan(None, "", None)
+            self.export_button.setEnabled(False)
+            self.table.setRowCount(0)
+            return
+        others = self.other_layouts(options) if self.compare.isChecked() and not loaded else ()
         name = split_name(*_degrees(state.params.split)) if others else ""
         self.view.show_plan(self.result, self.title(), options["tpot_target_s"], others, name)
         self.export_button.setEnabled(True)

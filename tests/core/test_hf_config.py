@@ -423,3 +423,15 @@ def test_analyze_reads_an_opened_config_s_weights_as_its_file_stores_them(tmp_pa
     assert json.loads(out)["notes"].count(
         "gemma's config.json stores its weights in fp32; analysed with bf16 weights (--dtype or "
         "--weight-dtype to change)") == 1
+
+
+def test_a_compute_precision_given_on_the_command_line_holds_the_weights_too(tmp_path):
+    from tests.cli.test_cli import run
+
+    path = tmp_path / "llama" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**LLAMA_3_8B, "torch_dtype": "float32"}))
+    code, out, err = run("analyze", "--hardware", "h100-sxm", "--model-config", str(path), "--dtype", "fp8",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["workload"]["weight_dtype"] == "fp8"  # --dtype given: the file's fp32 set aside

@@ -183,9 +183,10 @@ def test_erlang_c_by_hand():
 
 
 def test_a_load_takes_the_batch_with_the_shortest_time_in_the_system(llama):
-    """1 request a second of 1,024 + 1,024 tokens (each about 9 s in service): only batches
-    with more slots than the 9 requests offered keep up; each gives the load's tokens/s,
-    its first token after the wait for a free slot, and the plan takes the quickest."""
+    """1 request a second of 1,024 + 1,024 tokens: a slot is held for the plan's own cycle
+    (the output and the prefills it waits for, so B slots serve the plan's own requests/s);
+    only batches with more slots than requests offered keep up; each gives the load's
+    tokens/s, its first token after the wait for a free slot; the plan takes the quickest."""
     from explorer.core.analysis.serving_load import queue_wait
 
     model, h100 = llama
@@ -194,11 +195,29 @@ def test_a_load_takes_the_batch_with_the_shortest_time_in_the_system(llama):
     for q in p.points:
         assert q.tokens_per_s_per_device == pytest.approx(1024.0)  # the load's
         if q.batch in cold:
-            service = cold[q.batch].ttft_s + 1024 * cold[q.batch].tpot_s
-            assert service < q.batch  # stable: fewer requests offered than slots
+            service = q.batch * 1024 / cold[q.batch].tokens_per_s_per_device  # the cycle: its own rate
+            assert 1.0 * service < q.batch  # stable: fewer requests offered than slots
             assert q.ttft_s == pytest.approx(cold[q.batch].ttft_s + queue_wait(q.batch, 1.0, service))
     assert min(q.batch for q in p.points) > 8  # 8 slots cannot hold the ~9 requests in service
     best = min(p.points, key=lambda q: q.ttft_s + 1024 * q.tpot_s)
     assert p.chosen.batch == best.batch and p.chosen.limited_by.startswith("the load: 1 requests/s")
     too_much = plan(model, WorkloadParams(), h100, 1024, 1024, tpot_target_s=0.05, arrival_rate=100.0)
     assert too_much.chosen is None and "the queue would grow without end" in too_much.notes[-1]
+
+
+def test_a_load_is_kept_up_with_only_below_the_plan_s_own_rate(llama):
+    """The most a batch serves without a load is its own rate: a load just above the best
+    plan's requests/s keeps up with no batch (the queue's slots turn over at that rate)."""
+    model, h100 = llama
+    best = plan(model, WorkloadParams(), h100, 1024, 1024).chosen
+    most = best.tokens_per_s_per_device / 1024  # requests/s
+    beyond = plan(model, WorkloadParams(), h100, 1024, 1024, arrival_rate=most * 1.05)
+    assert beyond.points == () and beyond.chosen is None
+    assert plan(model, WorkloadParams(), h100, 1024, 1024, arrival_rate=most * 0.9).chosen is not None
+
+
+def test_a_load_with_offload_and_a_target_plans_without_failing(llama):
+    model, h100 = llama
+    p = plan(model, WorkloadParams(), h100, 1024, 1024, ttft_target_s=0.0245, kv_offload_bytes=64 * 2**30,
+             arrival_rate=8.0)
+    assert p.chosen is None or p.chosen.ttft_s <= 0.0245

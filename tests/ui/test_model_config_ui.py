@@ -110,3 +110,19 @@ def test_an_opened_config_s_weights_take_the_precision_its_file_stores(window, t
     assert window.state.params.weight_dtype == "fp32"  # as the file stores them: one undo step
     window.state.undo()
     assert window.state.params.weight_dtype is None and window.state.session.model != CONFIG_MODEL
+
+
+def test_the_file_s_precision_leaves_with_the_file_and_training_clears_it(window, tmp_path):
+    from tests.core.test_hf_config import GEMMA2_9B
+
+    path = tmp_path / "gemma-2" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**GEMMA2_9B, "torch_dtype": "float32"}))
+    state = window.state
+    assert window.open_model_config(path) and state.params.weight_dtype == "fp32"
+    state.set_model("llama-3-8b")  # a preset: its weights in the compute precision again
+    assert state.params.weight_dtype is None
+    state.set_model(CONFIG_MODEL)  # the file again: as it stores them
+    assert state.params.weight_dtype == "fp32"
+    state.set_params(phase="train")  # training keeps one precision: accepted, the file's set aside
+    assert (state.params.phase, state.params.weight_dtype) == ("train", None)

@@ -147,3 +147,12 @@ def test_compare_draws_the_best_other_layouts_of_the_same_devices(state, qtbot):
     assert all(s.name in words for s in ranked[:3])
     d.compare.setChecked(False)
     assert d.view.others == ()
+
+
+def test_a_load_no_batch_keeps_up_with_leaves_an_empty_picture_and_says_why(dialog):
+    dialog.load.setValue(20)
+    assert dialog.result.points == () and "the queue would grow without end" in dialog.summary.text()
+    assert "No batch meets the targets" not in dialog.summary.text()  # the load's note says why
+    assert not dialog.export_button.isEnabled() and dialog.table.rowCount() == 0
+    dialog.view.grab()  # paints without failing
+    assert not dialog.compare.isEnabled()  # under a load every split gives the load's tokens/s

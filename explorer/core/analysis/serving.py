@@ -134,6 +134,7 @@ class Plan:
     notes: tuple[str, ...] = ()
     efficiency: str = "published"  # where the expected times' factors come from
     offloaded_sequences: int = 0  # beyond the KV wall, sequences whose cache host memory holds
+    arrival_rate: float | None = None  # the load planned for (requests/s), None: the most tokens/s
 
 
 MAX_TOKENS = 1 << 22  # a request's prompt and output together (the longest context costed)
@@ -216,16 +217,17 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
                              partial(_economics, price_per_device_hour, hardware.specs.tdp_w))
     ok = [p for p in ordered if (tpot_target_s is None or p.tpot_s <= tpot_target_s)
           and (ttft_target_s is None or p.ttft_s <= ttft_target_s)]
-    chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
-    if chosen is not None:
-        chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     notes = _notes(paged, speculation, prompt, cached) + timing.notes(limit, wall)
     if arrival_rate is not None:
         chosen, note = choose(ok, arrival_rate, output, ordered)
         notes += (note,)
+    else:
+        chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
+        if chosen is not None:
+            chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
-                str(params.efficiency), wall - device_wall)
+                str(params.efficiency), wall - device_wall, arrival_rate)
 
 
 def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadParams, hardware: Hardware,
@@ -392,7 +394,7 @@ def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float |
         if timing.offload is not None:
             return "the KV cache in device and host memory: no more sequences fit"
         return "the KV-cache wall: no more sequences fit"
-    larger = next(p for p in points if p.batch > chosen.batch)
+    larger = next((p for p in points if p.batch > chosen.batch), chosen)
     if tpot_target_s is not None and larger.tpot_s > tpot_target_s:
         return f"the TPOT target: batch {larger.batch:,} takes {larger.tpot_s * 1e3:.1f} ms a token"
     return "nothing: a larger batch gives fewer tokens/s per device"

@@ -1,6 +1,8 @@
 """A serving plan under a load: requests arriving at random (Poisson) at ``rate`` a second.
-Each batch of B concurrent requests is B slots, each held for a request's time in service,
-S = TTFT + output × TPOT; arrivals that find every slot busy wait in a queue (Erlang's
+Each batch of B concurrent requests is B slots, each held for a request's time in service:
+the plan's cycle, in which a replica's sequences produce their output and are replaced
+(output × TPOT and the prefills it waits for: B ÷ S requests/s is the plan's own rate);
+arrivals that find every slot busy wait in a queue (Erlang's
 M/M/c model: the chance to wait is Erlang C of the offered load A = rate × S over B slots,
 the mean wait C × S ÷ (B − A)). A batch whose slots cannot keep up (A ≥ B) lets the queue
 grow without end. Under the load each device gives the load's tokens (rate × output over
@@ -37,7 +39,8 @@ def under_load(points: list, rate: float, output: int, devices: int, economics) 
     price, joules = economics(tokens)
     out = []
     for p in points:
-        wait = queue_wait(p.batch, rate, p.ttft_s + output * p.tpot_s)
+        held = p.batch * output / (p.tokens_per_s_per_device * devices)  # the plan's cycle: its own rate
+        wait = queue_wait(p.batch, rate, held)
         if wait is not None:
             out.append(replace(p, ttft_s=p.ttft_s + wait, tokens_per_s_per_device=tokens,
                                cost_per_million_tokens=price, joules_per_token=joules))

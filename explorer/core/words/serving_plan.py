@@ -18,10 +18,12 @@ def plan_sentences(plan: Plan, model_name: str, hardware) -> list[str]:
            f"request's prefill; the KV cache holds at most {plan.kv_wall_sequences:,} requests{energy}."]
     out += [f"Note: {note}." for note in plan.notes]
     c = plan.chosen
-    if c is None:
-        out.append("No batch meets the targets: the time to first token or the time per output token at "
-                   "batch 1 is already above them.")
-    else:
-        out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
-                   f"device, {c.tpot_s * 1e3:.2f} ms a token; no larger batch: {c.limited_by}.")
+    if c is None:  # under a load, its note has said why
+        if plan.arrival_rate is None:
+            out.append("No batch meets the targets: the time to first token or the time per output token "
+                       "at batch 1 is already above them.")
+        return out
+    why = c.limited_by if plan.arrival_rate is not None else f"no larger batch: {c.limited_by}"
+    out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
+               f"device, {c.tpot_s * 1e3:.2f} ms a token; {why}.")
     return out
