@@ -13,8 +13,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer.chart.elements import Page
 from explorer.chart.serving_chart import serving_chart
 from explorer.core.analysis.layouts import split_name
-from explorer.core.analysis.serving import KV_BLOCK, MAX_TOKENS, Plan, plan
+from explorer.core.analysis.serving import KV_BLOCK, MAX_TOKENS, Plan, Speculation, plan
 from explorer.core.analysis.serving_layouts import search
+from explorer.core.model.models import TransformerSpec
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_number
 from explorer.core.words.serving_plan import plan_sentences
@@ -86,27 +87,7 @@ class ServingDialog(QtWidgets.QDialog):
         self.settings = settings
         self.setWindowTitle("Serving")
         self.resize(1040, 720)
-        self.prompt = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Prompt tokens of a request")
-        self.output = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Tokens a request generates")
-        self.ttft = _spin(0, 1e6, DEFAULT_TTFT_MS, " ms", "Time to first token the requests must meet "
-                          "(one prompt's prefill); at 0: no target", none="no target", decimals=1)
-        self.tpot = _spin(0, 1e6, DEFAULT_TPOT_MS, " ms", "Time per output token the requests must meet "
-                          "(the decode step at the batch); at 0: no target", none="no target", decimals=1)
-        self.price = _spin(0, 1e6, 0, " $/h", "What a device costs an hour, for $ per million tokens; at 0: "
-                           "no price", none="no price", decimals=2)
-        self.block = _spin(1, 1 << 16, KV_BLOCK, " tokens", "Tokens in a page of the KV cache (16: vLLM's)")
-        self.chunk = _spin(0, 1 << 20, 0, " tokens", "Continuous batching with chunked prefill: prompt "
-                           "tokens a decode step also prefills, from one prompt at a time; at 0 "
-                           "prefills run on their own", none="prefills apart")
-        self.offload = _spin(0, 1 << 20, 0, " GiB", "KV offload: host memory a device may fill with KV "
-                             "caches beyond its own, read over its host link every step; at 0 none",
-                             none="none", decimals=1)
-        self.load = _spin(0, 1e6, 0, " req/s", "The load: requests arriving a second, at random; the "
-                          "batches that keep up, each with its wait for a slot, and the one with the "
-                          "shortest time in the system; at 0 the most tokens/s a device",
-                          none="most tokens/s", decimals=2)
-        self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
-                         "shared system prompt), in whole pages; the prefill computes the rest", none="none")
+        self._make_fields()
         self.view = ServingView(theme)
         self.compare = QtWidgets.QCheckBox("Compare layouts")
         self.compare.setToolTip("Beside the workload's layout, the three best other splits of its devices, "
@@ -129,12 +110,45 @@ class ServingDialog(QtWidgets.QDialog):
         self._planning = False
         self.fields = {"prompt": self.prompt, "output": self.output, "ttft": self.ttft, "tpot": self.tpot,
                        "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk,
-                       "offload": self.offload, "load": self.load}
+                       "offload": self.offload, "load": self.load, "gamma": self.gamma, "alpha": self.alpha}
         self._recall()
         for box in self.fields.values():
             box.valueChanged.connect(self.replan)
         self.compare.toggled.connect(self.replan)
+        self.draft.currentIndexChanged.connect(self.replan)
         self.replan()
+
+    def _make_fields(self) -> None:
+        """The request's, the targets', the engine's and the draft's fields."""
+        self.prompt = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Prompt tokens of a request")
+        self.output = _spin(1, MAX_TOKENS - 1, 1024, " tokens", "Tokens a request generates")
+        self.ttft = _spin(0, 1e6, DEFAULT_TTFT_MS, " ms", "Time to first token the requests must meet "
+                          "(one prompt's prefill); at 0: no target", none="no target", decimals=1)
+        self.tpot = _spin(0, 1e6, DEFAULT_TPOT_MS, " ms", "Time per output token the requests must meet "
+                          "(the decode step at the batch); at 0: no target", none="no target", decimals=1)
+        self.price = _spin(0, 1e6, 0, " $/h", "What a device costs an hour, for $ per million tokens; at 0: "
+                           "no price", none="no price", decimals=2)
+        self.block = _spin(1, 1 << 16, KV_BLOCK, " tokens", "Tokens in a page of the KV cache (16: vLLM's)")
+        self.chunk = _spin(0, 1 << 20, 0, " tokens", "Continuous batching with chunked prefill: prompt "
+                           "tokens a decode step also prefills, from one prompt at a time; at 0 "
+                           "prefills run on their own", none="prefills apart")
+        self.offload = _spin(0, 1 << 20, 0, " GiB", "KV offload: host memory a device may fill with KV "
+                             "caches beyond its own, read over its host link every step; at 0 none",
+                             none="none", decimals=1)
+        self.load = _spin(0, 1e6, 0, " req/s", "The load: requests arriving a second, at random; the "
+                          "batches that keep up, each with its wait for a slot, and the one with the "
+                          "shortest time in the system; at 0 the most tokens/s a device",
+                          none="most tokens/s", decimals=2)
+        self.hit = _spin(0, 99, 0, " %", "Prefix caching: the share of each prompt found in the cache (a "
+                         "shared system prompt), in whole pages; the prefill computes the rest", none="none")
+        self.draft = QtWidgets.QComboBox()
+        self.draft.addItem("none", "")
+        for ident, spec in self.state.models.items():
+            if isinstance(spec, TransformerSpec):
+                self.draft.addItem(spec.name, ident)
+        self.draft.setToolTip("Speculative decoding: the model that drafts tokens for the target to check")
+        self.gamma = _spin(1, 64, 4, " tokens", "Tokens the draft proposes a step (γ)")
+        self.alpha = _spin(0, 0.99, 0.7, "", "The chance each drafted token is accepted (α)", decimals=2)
 
     def _recall(self) -> None:
         """The fields as they were last left (values the fields cannot take are ignored)."""
@@ -145,13 +159,17 @@ class ServingDialog(QtWidgets.QDialog):
                 continue
             if box.minimum() <= value <= box.maximum():
                 box.setValue(value)
+        if self.settings is not None:  # the draft model by its id (an id no longer listed: none)
+            remembered = str(self.settings.value("serving/draft", ""))
+            self.draft.setCurrentIndex(max(0, self.draft.findData(remembered)))
 
     def _lay_out(self, buttons: QtWidgets.QDialogButtonBox) -> None:
         controls = QtWidgets.QGridLayout()
         fields = (("Prompt", self.prompt), ("Output", self.output), ("KV page", self.block),
                   ("Prefix hit", self.hit), ("TTFT target", self.ttft), ("TPOT target", self.tpot),
                   ("Price a device", self.price), ("Prefill chunk", self.chunk), ("KV offload", self.offload),
-                  ("Arrival rate", self.load))
+                  ("Arrival rate", self.load), ("Draft model", self.draft), ("Draft tokens", self.gamma),
+                  ("Acceptance", self.alpha))
         for i, (label, box) in enumerate(fields):
             controls.addWidget(QtWidgets.QLabel(label), i // 4, 2 * (i % 4))
             controls.addWidget(box, i // 4, 2 * (i % 4) + 1)
@@ -190,6 +208,8 @@ class ServingDialog(QtWidgets.QDialog):
         state, hardware = self.state, self.state.primary
         for name, box in self.fields.items() if self.settings is not None else ():
             self.settings.setValue(f"serving/{name}", box.value())
+        if self.settings is not None:
+            self.settings.setValue("serving/draft", self.draft.currentData())
         options = self.options()
         try:
             self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
@@ -223,7 +243,15 @@ class ServingDialog(QtWidgets.QDialog):
         return dict(ttft_target_s=ttft, tpot_target_s=tpot, price_per_device_hour=price,
                     block=int(self.block.value()), prefix_hit=self.hit.value() / 100,
                     prefill_chunk=int(self.chunk.value()) or None,
-                    kv_offload_bytes=self.offload.value() * 2**30, arrival_rate=self.load.value() or None)
+                    kv_offload_bytes=self.offload.value() * 2**30, arrival_rate=self.load.value() or None,
+                    speculation=self.speculation())
+
+    def speculation(self) -> Speculation | None:
+        """The draft model the fields name, with its tokens and acceptance (None: no draft)."""
+        ident = self.draft.currentData()
+        if not ident:
+            return None
+        return Speculation(self.state.models[ident], int(self.gamma.value()), self.alpha.value())
 
     def other_layouts(self, options: dict) -> tuple:
         """The three best other splits of the workload's devices, planned alike (name, plan);

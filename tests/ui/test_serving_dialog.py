@@ -156,3 +156,25 @@ def test_a_load_no_batch_keeps_up_with_leaves_an_empty_picture_and_says_why(dial
     assert not dialog.export_button.isEnabled() and dialog.table.rowCount() == 0
     dialog.view.grab()  # paints without failing
     assert not dialog.compare.isEnabled()  # under a load every split gives the load's tokens/s
+
+
+def test_a_draft_model_plans_speculative_decoding(state, qtbot, settings):
+    from explorer.core.analysis.serving import Speculation
+
+    state.set_model("llama-3-70b")
+    state.set_devices(("h100-sxm",))
+    state.set_params(tp=4)
+    d = ServingDialog(state, settings=settings)
+    qtbot.addWidget(d)
+    d.tpot.setValue(0)  # no target
+    d.draft.setCurrentIndex(d.draft.findData("llama-3-8b"))
+    d.alpha.setValue(0.8)
+    draft = Speculation(state.models["llama-3-8b"], 4, 0.8)
+    expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, None, None, 16,
+                    speculation=draft)
+    assert d.result == expected and "speculative decoding with Llama 3 8B" in d.summary.text()
+    d.chunk.setValue(2048)  # not modelled together: said, nothing lost
+    assert d.result is None and "speculative decoding with chunked prefill" in d.summary.text()
+    again = ServingDialog(state, settings=settings)
+    qtbot.addWidget(again)
+    assert again.draft.currentData() == "llama-3-8b" and again.alpha.value() == 0.8
