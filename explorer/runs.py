@@ -18,17 +18,18 @@ import logging
 import threading
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6 import QtCore
 
 from explorer.core.hardware.catalog import Catalog
 from explorer.kernels import gpuinfo
 from explorer.kernels.backends import BackendUnavailable, open_backend
-from explorer.kernels.journal import Journal, journal_folders, open_journal
 from explorer.kernels.reference import reference_for
-from explorer.kernels.runner import drive, run
 from explorer.kernels.timing import CancelToken
+
+if TYPE_CHECKING:
+    from explorer.kernels.journal import Journal
 
 
 class Report(StrEnum):
@@ -139,6 +140,8 @@ class Jobs(QtCore.QObject):
                     compare: str | None = None) -> None:
         """Measure ``suites`` with a backend (cancelling a run in progress)."""
         catalog = self.catalog()
+        from explorer.kernels.journal import journal_folders, open_journal  # (not at start-up: the suites
+        from explorer.kernels.runner import drive, run  # they import take tens of ms)
 
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
@@ -165,6 +168,7 @@ class Jobs(QtCore.QObject):
         (as ``roofline-explorer calibrate``); the result is a ``Calibration``. Runs as the
         ``kernels`` job: one measurement at a time."""
         from explorer.kernels import calibrate  # (not at start-up: a calibration is rare)
+        from explorer.kernels.runner import drive, run
 
         catalog = self.catalog()
 

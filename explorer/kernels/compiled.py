@@ -12,7 +12,6 @@ only the first run on a machine compiles them (about a second a kernel and type)
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 from functools import cache
 
@@ -22,9 +21,11 @@ def version() -> str | None:
     """numba's version where it is installed, else None (found, not imported)."""
     if importlib.util.find_spec("numba") is None:
         return None
+    from importlib import metadata  # (not at start-up: it imports the email package)
+
     try:
-        return importlib.metadata.version("numba")
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version("numba")
+    except metadata.PackageNotFoundError:
         return None
 
 
