@@ -88,4 +88,7 @@ def search(repeats: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from common import watched  # (run as a script: benchmarks/ is on the path)
+
+    with watched():
+        main()

@@ -138,4 +138,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import watched  # (run as a script: benchmarks/ is on the path)
+
+    with watched():
+        code = main()
+    sys.exit(code)

@@ -78,4 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import watched  # (run as a script: benchmarks/ is on the path)
+
+    with watched():
+        code = main()
+    raise SystemExit(code)

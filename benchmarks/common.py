@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -66,8 +67,25 @@ def interleaved_ratio(ours: Callable[[], float], reference: Callable[[], float],
                  max(loads) if loads else None)
 
 
+@contextmanager
+def watched():
+    """Around a whole benchmark: on leaving, print how busy other programs kept the machine
+    meanwhile (the same reading as a round's), and whether its figures may be published."""
+    source = ProcStatLoad() if ProcStatLoad.available() else None
+    token = source.start() if source else None
+    try:
+        yield
+    finally:
+        foreign = source.stop(token) if source else None
+        if foreign is None:
+            print("foreign load: not read here (no /proc, or the run was too short)")
+        else:
+            verdict = "busy: these figures are not for publishing" if foreign.busy else "quiet"
+            print(f"foreign load over the run: {foreign.cores:.2f} cores ({verdict})")
+
+
 def describe(name: str, r: Ratio, goal: str = "") -> str:
     return f"{name:40s} median {r.median:6.3f}  (p20 {r.p20:6.3f}, p80 {r.p80:6.3f}; {r.note})  {goal}"
 
 
-__all__ = ["CPU_THRESHOLD_CORES", "Ratio", "describe", "interleaved_ratio"]
+__all__ = ["CPU_THRESHOLD_CORES", "Ratio", "describe", "interleaved_ratio", "watched"]

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from common import describe, interleaved_ratio
+from common import describe, interleaved_ratio, watched
 
 from explorer.kernels import compiled
 from explorer.kernels.backends import NumpyBackend
@@ -132,4 +132,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with watched():
+        code = main()
+    sys.exit(code)

@@ -202,4 +202,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import watched  # (run as a script: benchmarks/ is on the path)
+
+    with watched():
+        code = main()
+    sys.exit(code)

@@ -17,7 +17,7 @@ import sys
 import time
 
 import numpy as np
-from common import describe, interleaved_ratio
+from common import describe, interleaved_ratio, watched
 
 from explorer.kernels.backends import NumpyBackend
 from explorer.kernels.cases import Case
@@ -64,4 +64,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with watched():
+        code = main()
+    sys.exit(code)

@@ -53,3 +53,17 @@ def test_busy_rounds_are_left_out_of_the_median(monkeypatch):
 def test_too_few_clean_rounds_keep_every_round_and_say_so(monkeypatch):
     r = rounds(monkeypatch, [True, True, False, True], [0.5, 0.5, 1.0, 0.5])
     assert (r.median, r.clean) == (2.0, 1) and "median of all rounds: too few clean" in r.note
+
+
+def test_a_whole_run_says_how_busy_the_machine_was(monkeypatch, capsys):
+    class Source(FakeLoad):
+        available = staticmethod(lambda: True)
+
+        def __init__(self) -> None:
+            super().__init__([True])
+
+    monkeypatch.setattr(common, "ProcStatLoad", Source)
+    with common.watched():
+        pass
+    assert "foreign load over the run: 1.50 cores (busy: these figures are not for publishing)" in \
+        capsys.readouterr().out
