@@ -48,6 +48,21 @@ KERNELS = "kernels"
 Work = Callable[[CancelToken, Callable[[str, Any], None]], Any]
 
 
+def run(*args, **kwargs):
+    """The kernel runner's ``run``, imported on first use (the suites it imports take tens of
+    ms, which start-up need not pay)."""
+    from explorer.kernels import runner
+
+    return runner.run(*args, **kwargs)
+
+
+def drive(*args, **kwargs):
+    """The kernel runner's ``drive`` (see ``run``)."""
+    from explorer.kernels import runner
+
+    return runner.drive(*args, **kwargs)
+
+
 class JobError(Exception):
     """A job that cannot do its work: the message is for a person."""
 
@@ -140,8 +155,7 @@ class Jobs(QtCore.QObject):
                     compare: str | None = None) -> None:
         """Measure ``suites`` with a backend (cancelling a run in progress)."""
         catalog = self.catalog()
-        from explorer.kernels.journal import journal_folders, open_journal  # (not at start-up: the suites
-        from explorer.kernels.runner import drive, run  # they import take tens of ms)
+        from explorer.kernels.journal import journal_folders, open_journal  # (not at start-up)
 
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
@@ -168,7 +182,6 @@ class Jobs(QtCore.QObject):
         (as ``roofline-explorer calibrate``); the result is a ``Calibration``. Runs as the
         ``kernels`` job: one measurement at a time."""
         from explorer.kernels import calibrate  # (not at start-up: a calibration is rare)
-        from explorer.kernels.runner import drive, run
 
         catalog = self.catalog()
 
