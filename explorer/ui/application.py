@@ -19,6 +19,7 @@ from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.presets import load_models
 from explorer.core.model.session import Session, model_choice
 from explorer.core.model.workload import WorkloadParams
+from explorer.core.words.scenes import StepError, fill_every_step
 from explorer.paths import resource_path, user_file
 from explorer.state import AppState
 from explorer.ui.main_window import MainWindow
@@ -90,9 +91,12 @@ def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = N
             step = 1 if getattr(args, "step", None) is None else args.step
             if not 1 <= step <= len(scene.steps):
                 raise UsageError(f"the scene {args.scene} has steps 1 to {len(scene.steps)}, not {step}")
-        except (UnknownIdError, UsageError):
+            fill_every_step(scene, state.catalog, state.models)  # (the player fills it in on start)
+        except (UnknownIdError, UsageError, StepError) as exc:
             window.runs.shutdown()  # nothing is left running behind the refusal
             window.deleteLater()
+            if isinstance(exc, StepError):
+                raise UsageError(f"the scene cannot be played: {exc}") from None
             raise
         window.player.start(args.scene, step - 1)
     if getattr(args, "presentation", False):

@@ -13,7 +13,7 @@ from PySide6 import QtCore
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.session import Session
-from explorer.core.words.scenes import Scene, SceneCatalog, open_scenes
+from explorer.core.words.scenes import Scene, SceneCatalog, StepError, fill_every_step, open_scenes
 from explorer.state import AppState
 
 
@@ -25,8 +25,8 @@ class ScenePlayer(QtCore.QObject):
         self.state = state
         self.error = ""  # why no scenes could be loaded
         if scenes is None:
-            try:
-                scenes = open_scenes(state.catalog, state.models)
+            try:  # the shipped captions are filled in when their scene starts (start-up time)
+                scenes = open_scenes(state.catalog, state.models, fill_shipped=False)
             except DataFileError as exc:  # a broken scene file must not stop the app
                 self.error = str(exc)
         self.scenes = scenes or {}
@@ -42,12 +42,21 @@ class ScenePlayer(QtCore.QObject):
     def active(self) -> bool:
         return self.scene is not None
 
-    def start(self, ident: str, step: int = 0) -> None:
+    def start(self, ident: str, step: int = 0) -> bool:
+        """Play scene ``ident`` from ``step``; False (and a message saying why) where one of
+        its steps cannot be shown with the devices loaded (a user's file replacing a
+        shipped device can take away what a caption names)."""
+        try:
+            fill_every_step(self.scenes[ident], self.state.catalog, self.state.models)
+        except StepError as exc:
+            self.state.sig_message.emit(f"The scene cannot be played: {exc}")
+            return False
         if self.scene is None:
             self._before = self.state.session
         self.scene = self.scenes[ident]
         self._steps = [_shown(self.scene.session_at(i)) for i in range(len(self.scene.steps))]
         self.go(step)
+        return True
 
     def go(self, step: int) -> None:
         scene = self.scene

@@ -175,3 +175,28 @@ def test_captions_are_checked_when_loaded(tmp_path, catalog, models):
     assert info.value.field == "steps[0].caption"
     with pytest.raises(DataFileError, match="no measured memory latency"):
         load_one_scene(tmp_path, catalog, models, "{caption: slow, in_flight: 4 KiB}")
+
+
+def test_a_scene_loaded_without_its_captions_is_filled_in_before_it_is_played(tmp_path, catalog, models):
+    """The window reads the shipped scenes without filling their captions in (they are
+    filled in here, by the suite, and when a scene starts): the same mistake is then
+    found by ``fill_every_step``, naming the scene, the step and what is missing."""
+    from explorer.core.words.scenes import StepError, fill_every_step
+
+    (tmp_path / "s.yaml").write_text(
+        "schema: 1\nscenes:\n- id: s\n  title: S\n  start: {hardware: [t4], workload: {model: gpt2}}\n"
+        "  steps:\n  - {caption: fine}\n  - {caption: 'T4 memory latency {t4/latency}'}\n")
+    topics = {t.id for t in load_topics(catalog)}
+    with pytest.raises(DataFileError, match="cannot fill in"):
+        load_scenes(catalog, models, topics, tmp_path)
+    scene = load_scenes(catalog, models, topics, tmp_path, fill=False)["s"]
+    with pytest.raises(StepError, match=r"^S, steps\[1\]\.caption: cannot fill in.*no measured memory"):
+        fill_every_step(scene, catalog, models)
+
+
+def test_every_shipped_scene_fills_in_every_step(scenes, catalog, models):
+    """What the window no longer does at start-up, the suite does for every shipped scene."""
+    from explorer.core.words.scenes import fill_every_step
+
+    for scene in scenes.values():
+        fill_every_step(scene, catalog, models)

@@ -151,3 +151,25 @@ def test_presenting_at_1024x768_keeps_the_caption_under_a_fifth_of_the_height(wi
     window.presentation.leave()
     qtbot.wait(10)
     assert bar.caption.font().pointSizeF() == 13
+
+
+def test_a_scene_whose_caption_cannot_be_filled_in_is_not_started_and_says_why(window, tmp_path):
+    """The window reads the shipped scenes without filling their captions in (start-up
+    time); a scene is filled in when it starts, and one that cannot be is refused with a
+    message naming the step, leaving what is shown as it was."""
+    from explorer.core.words.scenes import load_scenes
+    from explorer.core.words.why import load_topics
+
+    (tmp_path / "s.yaml").write_text(
+        "schema: 1\nscenes:\n- id: s\n  title: Latency\n  start: {hardware: [t4], workload: {model: gpt2}}\n"
+        "  steps:\n  - {caption: 'T4 memory latency {t4/latency}'}\n")
+    state, player = window.state, window.player
+    topics = {t.id for t in load_topics(state.catalog)}
+    player.scenes = load_scenes(state.catalog, state.models, topics, tmp_path, fill=False)
+    messages, before = [], state.session
+    state.sig_message.connect(messages.append)
+    assert player.start("s") is False
+    assert not player.active and state.session == before and not window.caption_bar.isVisible()
+    (message,) = messages
+    assert message.startswith("The scene cannot be played: Latency, steps[0].caption: cannot fill in: ")
+    assert "no measured memory latency" in message

@@ -67,3 +67,20 @@ def test_a_scene_step_out_of_range_raises_before_the_window_shows(settings):
 def test_options_that_would_be_ignored_are_refused(tmp_path, capsys, args, words):
     code = run_window(window_args(screenshot=str(tmp_path / "w.png"), **args))
     assert code == 2 and words in capsys.readouterr().err
+
+
+def test_a_scene_that_cannot_be_filled_in_is_refused_on_the_command_line(tmp_path, capsys, monkeypatch):
+    """(A user's device file replacing a shipped device can take away what a shipped
+    caption names; the window fills a scene in only when it is asked for.)"""
+    from explorer.core.words import scenes
+    from explorer.ui import application
+
+    def refuse(scene, catalog, models):
+        raise scenes.StepError(scene, "steps[2].caption", "cannot fill in: {h100-sxm/latency}")
+
+    monkeypatch.setattr(application, "fill_every_step", refuse)
+    code = run_window(window_args(screenshot=str(tmp_path / "w.png"), scene="decode-batching"))
+    err = capsys.readouterr().err
+    assert code == 2 and not (tmp_path / "w.png").exists()
+    assert ("the scene cannot be played: Why decode is memory-bound, and how batching helps, "
+            "steps[2].caption: cannot fill in: {h100-sxm/latency}") in err

@@ -178,9 +178,11 @@ class Scene:
 class SceneReader:
     """Validates scene files against the catalogue, the known models and topics."""
 
-    def __init__(self, catalog: Mapping[str, Hardware], models: Mapping, topic_ids) -> None:
+    def __init__(self, catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
+                 fill: bool = True) -> None:
         self.catalog, self.models, self.topic_ids = catalog, models, set(topic_ids)
         self.model_ids = set(models)
+        self.fill = fill  # fill every caption in now (False: the caller does before playing one)
 
     def __call__(self, fields: Fields) -> Scene:
         ident = fields.identifier("id")
@@ -195,15 +197,11 @@ class SceneReader:
             steps.append(self._step(step_fields))
             step_fields.finish()
         scene = Scene(ident, title, summary, start, tuple(steps), fields.file)
-        for index in range(len(steps)):  # every step must lead to a valid state
+        if self.fill:
             try:
-                for ident, what_if in scene.session_at(index).what_ifs:
-                    what_if.apply(self.catalog[ident])
-                scene.explain_step(index, self.catalog, self.models)
-            except KeyError as exc:
-                raise fields.error(f"steps[{index}].caption", f"cannot fill in: {exc.args[0]}") from None
-            except (ValueError, WorkloadError) as exc:
-                raise fields.error(f"steps[{index}]", str(exc)) from None
+                fill_every_step(scene, self.catalog, self.models)
+            except StepError as exc:
+                raise fields.error(exc.field, exc.reason) from None
         return scene
 
     def _step(self, f: Fields) -> Step:
@@ -252,6 +250,28 @@ class SceneReader:
         return check
 
 
+class StepError(ValueError):
+    """A scene's step that leads to no valid state or whose caption cannot be filled in."""
+
+    def __init__(self, scene: Scene, field: str, reason: str) -> None:
+        super().__init__(f"{scene.title}, {field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+def fill_every_step(scene: Scene, catalog: Mapping[str, Hardware], models: Mapping) -> None:
+    """Raise ``StepError`` unless every step of ``scene`` leads to a valid state whose
+    caption fills in."""
+    for index in range(len(scene.steps)):
+        try:
+            for ident, what_if in scene.session_at(index).what_ifs:
+                what_if.apply(catalog[ident])
+            scene.explain_step(index, catalog, models)
+        except KeyError as exc:
+            raise StepError(scene, f"steps[{index}].caption", f"cannot fill in: {exc.args[0]}") from None
+        except (ValueError, WorkloadError) as exc:
+            raise StepError(scene, f"steps[{index}]", str(exc)) from None
+
+
 class SceneCatalog(Registry[Scene]):
     def __init__(self, scenes, skipped=()) -> None:
         super().__init__("scene", scenes, skipped)
@@ -269,12 +289,14 @@ def _topic_ids(catalog, models) -> set[str]:
 
 
 def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
-                user_directory: str | Path | None = None) -> SceneCatalog:
+                user_directory: str | Path | None = None, fill_shipped: bool = True) -> SceneCatalog:
     """The shipped scenes and the user's own (the data folder's ``scenes/``, or
     ``user_directory``), one file at a time: a broken user file is skipped and listed in
-    ``skipped``; a user's scene with a shipped id replaces the shipped one."""
+    ``skipped``; a user's scene with a shipped id replaces the shipped one.
+    ``fill_shipped`` False: the shipped scenes' captions are not filled in now (the test
+    suite fills every one; a window fills a scene's when it starts it), the user's are."""
     topics = _topic_ids(catalog, models)
-    shipped = load_scenes(catalog, models, topics)
+    shipped = load_scenes(catalog, models, topics, fill=fill_shipped)
     if user_directory is None:
         from explorer.paths import user_file
 
@@ -287,15 +309,15 @@ def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
 
 
 def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
-                directory: str | Path | None = None) -> SceneCatalog:
+                directory: str | Path | None = None, fill: bool = True) -> SceneCatalog:
     directory = Path(directory) if directory is not None else resource_path("scenes")
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise DataFileError(directory, "holds no scene files (*.yaml)")
     return SceneCatalog(scene for path in files
-                        for scene in load_scene_file(path, catalog, models, topic_ids))
+                        for scene in load_scene_file(path, catalog, models, topic_ids, fill))
 
 
 def load_scene_file(path: str | Path, catalog: Mapping[str, Hardware], models: Mapping,
-                    topic_ids) -> list[Scene]:
-    return read_entries(path, "scenes", SCHEMA, SceneReader(catalog, models, topic_ids))
+                    topic_ids, fill: bool = True) -> list[Scene]:
+    return read_entries(path, "scenes", SCHEMA, SceneReader(catalog, models, topic_ids, fill))
