@@ -111,6 +111,7 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
         self.tabifyDockWidget(self.docks["explain"], self.docks["scaling"])
         self.scaling_panel.follow(self.docks["scaling"])
+        self.explain_panel.follow(self.docks["explain"])
         self.docks["workload"].raise_()
         self._docks_sized = False  # sized to the window when first shown (unless restored)
 

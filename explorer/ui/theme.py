@@ -10,6 +10,7 @@ from PySide6 import QtGui, QtWidgets
 from explorer.chart.palette import Theme
 
 _native: tuple[str, QtGui.QPalette] | None = None  # the platform's style and palette, kept for light
+_applied: str = "light"  # the theme the application has now (at start: the platform's look)
 
 
 def window_palette(theme: Theme) -> QtGui.QPalette:
@@ -35,13 +36,18 @@ def window_palette(theme: Theme) -> QtGui.QPalette:
 
 
 def apply(theme: Theme) -> None:
-    """Style the whole application in ``theme`` (light: the platform's own look)."""
-    global _native
+    """Style the whole application in ``theme`` (light: the platform's own look). Nothing
+    is done for the theme the application already has: setting a style, even the same
+    one, polishes every widget again (tens of milliseconds at start-up)."""
+    global _native, _applied
     app = QtWidgets.QApplication.instance()
     if app is None:
         return
     if _native is None:
         _native = (app.style().name(), app.palette())
+    if theme.name == _applied:
+        return
+    _applied = theme.name
     if theme.name == "light":
         app.setStyle(_native[0])
         app.setPalette(_native[1])

@@ -359,11 +359,39 @@ def test_layer_editor_builds_a_custom_stack(window, qtbot, monkeypatch):
     assert state.model.id == "llama-3-8b"
 
 
-def test_explain_panel_follows_the_state(window):
+def test_explain_panel_writes_its_words_when_its_tab_comes_to_the_front(window, qtbot):
+    """Behind another tab (as at start-up) the panel works nothing out; brought to the front
+    it shows the state as it is then, and follows it from there."""
+    from explorer.core.words.explain import explain_state
+
+    panel, state = window.explain_panel, window.state
+
+    def words() -> str:  # what the panel says of the state as it is now
+        return explain_state(state.model, state.params, state.devices(), None)[0].text
+
+    assert panel.text.toPlainText() == ""  # the workload's tab is in front
+    state.set_params(batch=64)
+    assert panel.text.toPlainText() == ""
+    window.docks["explain"].raise_()
+    qtbot.waitUntil(lambda: panel.text.toPlainText() != "")
+    at_64 = words()
+    assert at_64 in panel.text.toPlainText()
+    state.set_params(batch=1)
+    assert words() != at_64 and words() in panel.text.toPlainText()
+    window.docks["workload"].raise_()
+    qtbot.waitUntil(lambda: panel.visibleRegion().isEmpty())
+    state.set_params(batch=64)
+    assert at_64 not in panel.text.toPlainText()  # behind again: due, not worked out
+    window.docks["explain"].raise_()
+    qtbot.waitUntil(lambda: at_64 in panel.text.toPlainText())
+
+
+def test_explain_panel_follows_the_state(window, qtbot):
     from explorer.core.words.explain import compare_devices
 
     panel, state = window.explain_panel, window.state
-    assert "memory-bound" in panel.text.toPlainText()
+    window.docks["explain"].raise_()
+    qtbot.waitUntil(lambda: "memory-bound" in panel.text.toPlainText())
     # The hint lives in the tooltip, not appended to every explanation.
     assert "Tick a CPU and a GPU" not in panel.text.toPlainText() and "tick a CPU" in panel.text.toolTip()
     state.set_devices(["h100-sxm", "xeon-platinum-8480"])

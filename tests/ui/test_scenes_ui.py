@@ -115,7 +115,25 @@ def test_the_theme_applies_to_chart_and_caption_and_is_remembered(window, settin
     assert QtWidgets.QApplication.palette().color(QtGui.QPalette.ColorRole.Window).name() != "#000000"
 
 
-def test_the_explain_panel_follows_the_selected_op(window):
+def test_setting_the_theme_already_shown_restyles_and_redraws_nothing(window, monkeypatch):
+    """(Setting a style, even the same one, polishes every widget again: tens of
+    milliseconds at start-up, where the window sets the theme it was drawn in.)"""
+    app = QtWidgets.QApplication.instance()
+    styled, drawn = [], []
+    monkeypatch.setattr(type(app), "setStyle", lambda self, name: styled.append(name), raising=False)
+    monkeypatch.setattr(window.chart, "redraw", lambda *a, **k: drawn.append(1))
+    window.set_theme("light")
+    assert styled == [] and drawn == []
+    window.set_theme("dark")
+    window.set_theme("dark")
+    assert styled == ["Fusion"] and drawn == [1]
+    window.set_theme("light")
+    assert len(styled) == 2 and drawn == [1, 1]
+
+
+def test_the_explain_panel_follows_the_selected_op(window, qtbot):
+    window.docks["explain"].raise_()
+    qtbot.waitUntil(lambda: window.explain_panel.text.toPlainText() != "")
     window.state.select_op("down_proj")
     html = window.explain_panel.text.toPlainText()
     assert html.startswith("Selected: down_proj") and "memory-bound" in html

@@ -195,6 +195,8 @@ class RooflinePlot(QtWidgets.QWidget):
     # -- appearance ------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
         """``light``, ``dark`` or ``contrast`` (for projectors)."""
+        if name == self.theme.name and self.chart is not None:
+            return  # drawn in it already (the window sets its theme as it starts)
         self.theme = palette.THEMES[name]
         self.redraw(fit=False)
 

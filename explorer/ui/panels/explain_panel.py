@@ -1,5 +1,7 @@
 """Explain panel: what the chart shows, in words, with numbers from core; and short "why"
-paragraphs on the ideas behind it."""
+paragraphs on the ideas behind it. Its words are worked out while it can be seen: behind
+another tab (as at start-up) it only notes that they are due, and writes them when its tab
+comes to the front."""
 
 from __future__ import annotations
 
@@ -44,12 +46,22 @@ class ExplainPanel(QtWidgets.QWidget):
         self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed,
                                           state.sig_catalog_changed, state.sig_selection_changed),
                                   self.refresh, self)
-        self.refresh()
+        self._due = True  # the words wait for the panel to be seen (``follow``)
         self._show_topic(0)
 
-    def refresh(self, *_args) -> None:
+    def follow(self, dock: QtWidgets.QDockWidget) -> None:
+        """Write the words when ``dock`` (which holds this panel) comes to the front; until
+        then changes only mark them due (a tab behind another counts as visible to Qt, but
+        shows nothing)."""
+        dock.visibilityChanged.connect(lambda shown: shown and self._due and self.refresh(seen=True))
+
+    def refresh(self, *_args, seen: bool = False) -> None:
         if self.state.in_gesture:
             return  # once, when the drag ends
+        if not seen and self.visibleRegion().isEmpty():
+            self._due = True
+            return
+        self._due = False
         explanations = explain_state(self.state.model, self.state.params, self.state.devices(),
                                      self.state.session.selected_op)
         self.text.setHtml("".join(f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explanations))
