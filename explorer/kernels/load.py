@@ -62,12 +62,14 @@ class ProcStatLoad:
         return True
 
     def _sample(self) -> tuple[int, int, int]:
-        """(busy ticks of all CPUs, all ticks of all CPUs, our own busy ticks)."""
+        """(busy ticks of all CPUs, all ticks of all CPUs, our own busy ticks): ours are this
+        process's threads' and those of its children it has waited for (a benchmark that
+        times fresh interpreters, as start-up's does, must not read them as foreign)."""
         fields = [int(v) for v in _text(self.root / "stat").splitlines()[0].split()[1:]]
         idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
         total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
         own = _text(self.root / "self" / "stat").rsplit(")", 1)[1].split()
-        return total - idle, total, int(own[11]) + int(own[12])  # utime + stime: every thread
+        return total - idle, total, sum(int(v) for v in own[11:15])  # utime, stime, cutime, cstime
 
     def start(self):
         return self._sample(), time.monotonic()

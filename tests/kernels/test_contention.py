@@ -94,19 +94,20 @@ def test_no_source_is_said_in_the_summary(numpy_backend):
 
 def test_proc_stat_counts_other_programs_cores(tmp_path, monkeypatch):
     """Two CPUs; over the window 200 ticks pass (100 per CPU), all processes are busy for 130
-    of them and we for 40: other programs kept 0.9 of a core busy."""
+    of them and we for 40 (25 in our threads, 15 in a child we waited for, such as a
+    start-up round's fresh interpreter): other programs kept 0.9 of a core busy."""
     (tmp_path / "self").mkdir()
 
-    def write(busy_user, idle, own):
+    def write(busy_user, idle, own, children):
         (tmp_path / "stat").write_text(f"cpu  {busy_user} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3 4\n")
         (tmp_path / "self" / "stat").write_text(
-            "42 (python (x)) R " + " ".join(["0"] * 10) + f" {own} 0 " + " ".join(["0"] * 30))
+            "42 (python (x)) R " + " ".join(["0"] * 10) + f" {own} 0 {children} 0 " + " ".join(["0"] * 30))
 
     load = ProcStatLoad(tmp_path)
     load.cpus = 2
-    write(1000, 5000, 300)
+    write(1000, 5000, 300, 0)
     token = load.start()
-    write(1130, 5070, 340)
+    write(1130, 5070, 325, 15)
     monkeypatch.setattr("explorer.kernels.load.time.monotonic", lambda: token[1] + 1.0)
     foreign = load.stop(token)
     assert foreign.cores == pytest.approx(0.9) and foreign.busy
