@@ -43,10 +43,10 @@ def apply(theme: Theme) -> None:
     app = QtWidgets.QApplication.instance()
     if app is None:
         return
-    if _native is None:
-        _native = (app.style().name(), app.palette())
     if theme.name == _applied:
         return
+    if _native is None:  # (asking for the style makes it: not before it is needed)
+        _native = (app.style().name(), app.palette())
     _applied = theme.name
     if theme.name == "light":
         app.setStyle(_native[0])
