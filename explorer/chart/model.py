@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from explorer.chart import palette
+from explorer.chart.axes_frame import tick_label
 from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.compared_marks import compared_entry_text, compared_marks
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
@@ -38,7 +39,6 @@ from explorer.core.analysis.report import step_words
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.analysis.terms import op_roofs
 from explorer.core.hardware.hardware import Hardware
-from explorer.core.units import format_si
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
 
@@ -56,11 +56,6 @@ class ChartOptions:
     hints: tuple[int, ...] = ()  # the label places taken last time (``Chart.placement``), tried first
     key_outside: bool | None = None  # where the key went last time (``Chart.key_outside``), tried first
     heading: bool = True  # the title and subtitle (a slide deck sets them as the slide's own text)
-
-
-def tick_label(value: float) -> str:
-    """``1e12`` → "1 T"; values below 1 written plainly ("0.01")."""
-    return f"{value:g}" if value < 1 else format_si(value, "", digits=3).strip()
 
 
 def style_slots(previous: dict[str, int], shown: tuple[str, ...]) -> dict[str, int]:

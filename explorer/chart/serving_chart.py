@@ -9,13 +9,12 @@ from __future__ import annotations
 import math
 
 from explorer.chart import palette
-from explorer.chart.axes_frame import axis_titles, frame_lines
+from explorer.chart.axes_frame import log_axes
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Page, Stroke, Text
-from explorer.chart.geometry import Rect, overlap
+from explorer.chart.geometry import Rect
 from explorer.chart.heading import heading
 from explorer.chart.key import Entry, draw_key, key_width
 from explorer.chart.layout import Request, Spots, place
-from explorer.chart.model import tick_label
 from explorer.chart.text import LINE_HEIGHT, text_width
 from explorer.core.analysis.serving import Plan
 
@@ -51,7 +50,7 @@ def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_targ
     devices = [p.tokens_per_s_per_device for p in every]
     chart = Chart(page, plot, _decade_range(users), _decade_range(devices), theme.background,
                   theme.foreground)
-    lines, ticks = _axes(chart, theme)
+    lines, ticks = log_axes(chart, theme, X_TITLE, Y_TITLE)
     lines += _other_curves(chart, others, theme)
     markers, requests = _batches(chart, plan, colour, theme)
     lines.append(Line(tuple(m.center for m in markers), Stroke(colour, 2.0 * page.lines), ElementKind.SERVING,
@@ -125,29 +124,6 @@ def _batches(chart: Chart, plan: Plan, colour: str, theme) -> tuple[list[Marker]
         requests.append(Request(Spots([(text, (centre[0] + dx * gap, centre[1] + dy * gap), 0.0, align, side,
                                         0.0) for dx, dy, align, side in places]), marker))
     return markers, requests
-
-
-def _axes(chart: Chart, theme) -> tuple[list[Line], list[Text]]:
-    plot, size = chart.plot, chart.page.text
-    lines, grid = frame_lines(chart, theme)
-    texts = []
-    for horizontal, (low, high) in ((True, chart.x_range), (False, chart.y_range)):
-        for exponent in range(round(math.log10(low)), round(math.log10(high)) + 1):
-            value, label = 10.0 ** exponent, tick_label(10.0 ** exponent)
-            if horizontal:
-                x = chart.x_px(value)
-                lines.append(Line(((x, plot.top), (x, plot.bottom)), grid, ElementKind.GRID))
-                texts.append(Text(label, (x, plot.bottom + 0.3 * size), size, theme.foreground,
-                                  ElementKind.TICK, dx=-text_width(label, size) / 2))
-            else:
-                y = chart.y_px(value)
-                lines.append(Line(((plot.left, y), (plot.right, y)), grid, ElementKind.GRID))
-                tick = Text(label, (plot.left - 0.4 * size, y), size, theme.foreground, ElementKind.TICK,
-                            dx=-text_width(label, size), dy=-0.58 * size)
-                if not any(overlap(tick.corners, other.corners) for other in texts):  # the corner
-                    texts.append(tick)
-    texts += axis_titles(chart, theme, X_TITLE, Y_TITLE)
-    return lines, texts
 
 
 def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None, name: str = "") -> list[Entry]:

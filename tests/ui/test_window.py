@@ -9,8 +9,9 @@ from PySide6 import QtGui
 
 from explorer import app
 from explorer.chart import hits
+from explorer.chart.axes_frame import tick_label
 from explorer.chart.geometry import overlap
-from explorer.chart.model import build_chart, tick_label
+from explorer.chart.model import build_chart
 from explorer.chart.points import op_infos
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.report import step_summary

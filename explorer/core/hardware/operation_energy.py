@@ -56,3 +56,21 @@ def read_operations(path: str | Path) -> dict[str, OperationEnergy]:
 def operations() -> dict[str, OperationEnergy]:
     """The bundled table (read once)."""
     return read_operations(resource_path("energy", "operations.yaml"))
+
+
+# A FLOP at the table's energies: half a multiply and an add of the precision's width (a
+# multiply-add is two FLOPs); bf16 at fp16's cost, the table having no bf16.
+WIDTHS = {"fp32": "fp32", "bf16": "fp16", "fp16": "fp16", "int8": "int8"}
+
+
+def flop_joules(dtype: str) -> float:
+    """Joules a FLOP of ``dtype`` costs at the table's energies (KeyError: no such width)."""
+    if dtype not in WIDTHS:
+        raise KeyError(f"the energy table has no {dtype} arithmetic (it has {', '.join(WIDTHS)})")
+    table, width = operations(), WIDTHS[dtype]
+    return (table[f"{width}-mult"].joules + table[f"{width}-add"].joules) / 2
+
+
+def byte_joules() -> float:
+    """Joules a byte of main memory costs: a DRAM read of 64 bits (the range's low end) over 8."""
+    return operations()["dram"].joules / 8

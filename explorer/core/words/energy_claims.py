@@ -4,6 +4,8 @@ claim recomputed from the circuit-level table (``core.hardware.operation_energy`
 from __future__ import annotations
 
 from explorer.core.analysis.analysis import analyze
+from explorer.core.hardware.operation_energy import byte_joules as per_byte
+from explorer.core.hardware.operation_energy import flop_joules as per_flop
 from explorer.core.hardware.operation_energy import operations
 from explorer.core.units import format_number, format_si
 from explorer.core.words.claims import Quantity
@@ -34,27 +36,17 @@ def operation_field(placeholder: str) -> tuple[str, Quantity]:
 # energy-ratio (the first over the second), energy-per-token (both over the tokens the step
 # gives) and energy-balance (the FLOP/byte where the two cost the same, the energy
 # counterpart of the ridge). A step spread over devices: one device's share.
+# The step's energy at the same table's circuit energies (a 45 nm chip: orders of magnitude,
+# not the device's own), ``{step/FIELD}``: energy-memory (its bytes to and from main memory
+# at a DRAM read's 1.3 nJ per 64 bits), energy-arithmetic (its FLOPs, ``flop_joules``),
+# energy-ratio (the first over the second), energy-per-token (both over the tokens the step
+# gives) and energy-balance (the FLOP/byte where the two cost the same, the energy
+# counterpart of the ridge). A step spread over devices: one device's share.
 STEP_FIELDS = ("energy-memory", "energy-arithmetic", "energy-ratio", "energy-per-token", "energy-balance")
-WIDTHS = {"fp32": "fp32", "bf16": "fp16", "fp16": "fp16", "int8": "int8"}
 
 
 def handles(field: str) -> bool:
     return field in STEP_FIELDS
-
-
-def per_flop(dtype: str) -> float:
-    """Joules a FLOP costs at the table's energies: a multiply-add (2 FLOPs) is a multiply and
-    an add of the precision's width."""
-    if dtype not in WIDTHS:
-        raise KeyError(f"the energy table has no {dtype} arithmetic (it has {', '.join(WIDTHS)})")
-    table, width = operations(), WIDTHS[dtype]
-    add = table[f"{width}-add"].joules
-    return (table[f"{width}-mult"].joules + add) / 2
-
-
-def per_byte() -> float:
-    """Joules a byte of main memory costs: a DRAM read of 64 bits (the range's low end) over 8."""
-    return operations()["dram"].joules / 8
 
 
 def _value(state, field: str, fresh: bool = False) -> float:

@@ -6,7 +6,7 @@ import math
 
 import pyqtgraph as pg
 
-from explorer.chart.model import tick_label
+from explorer.chart.axes_frame import tick_label
 from explorer.ui.chart import coords
 
 MIN_TICK_PIXELS = 48  # room for one label such as "100 G"
