@@ -130,6 +130,7 @@ def summary(results: Results, reference: Reference) -> str:
 
 def _energy_lines(results) -> list[str]:
     """The energy constants a run's powers give (Choi et al.'s model), or why none."""
+    from explorer.core.analysis.energy import describe
     from explorer.kernels import energy
 
     if not any(p.power_w is not None for p in results.points):
@@ -137,7 +138,7 @@ def _energy_lines(results) -> list[str]:
     constants = energy.fitted(results)
     if isinstance(constants, str):
         return [f"energy: no fit ({constants})"]
-    return [f"energy: {energy.describe(constants)}, {constants.source}"]
+    return [f"energy: {describe(constants)}, {constants.source}"]
 
 
 class StopNow(BaseException):  # like KeyboardInterrupt: past the runner's "except Exception"

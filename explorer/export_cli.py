@@ -14,6 +14,7 @@ from explorer.cli_common import add_model_arguments, count_type, model_of, open_
 
 FORMATS = ("png", "svg", "pdf", "json", "csv", "pptx")
 THEMES = tuple(defaults.THEMES)
+VIEWS = ("roofline", "energy")  # as chart.slides.VIEWS (not imported: the parser stays light)
 
 
 def add_parser(sub) -> None:
@@ -50,6 +51,9 @@ def add_parser(sub) -> None:
     export.add_argument("--no-caption", action="store_true", help="no caption under a scene's title")
     export.add_argument("--no-legend", action="store_true")
     export.add_argument("--no-annotations", action="store_true", help="no roof and ridge labels")
+    export.add_argument("--view", choices=VIEWS, default="roofline",
+                        help="the picture: the roofline (default) or the energy roofline (FLOP/J against "
+                             "intensity, at 45 nm circuit energies and any measured run's fitted constants)")
     export.add_argument("--theme", choices=THEMES, default="light",
                         help="colours: light, dark, or high contrast for projectors")
 
@@ -68,6 +72,9 @@ def _check(args: argparse.Namespace) -> None:
         raise _UsageError("--out FILE.{png,svg,pdf,json,csv,pptx} is required")
     if args.step and not args.scene:
         raise _UsageError("--step needs --scene")
+    suffix = Path(args.out).suffix.lower().lstrip(".") if args.out else args.format
+    if args.view != "roofline" and suffix in ("json", "csv"):
+        raise _UsageError(f"the {args.view} view is a picture: write .png, .svg, .pdf or .pptx")
     if (args.scene or args.session or args.all_scenes) and (args.hardware or args.model or args.model_config):
         raise _UsageError("--hardware and --model (or --model-config) are for a chart without --scene or "
                           "--session")
@@ -130,7 +137,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             format_of(args.out)
         base = ExportOptions(width_px=args.width, dpi=args.dpi, aspect=args.aspect,
                              transparent=args.transparent, legend=not args.no_legend,
-                             annotations=not args.no_annotations, theme=args.theme)
+                             annotations=not args.no_annotations, theme=args.theme, view=args.view)
     except (_UsageError, ValueError) as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 2

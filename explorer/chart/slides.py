@@ -22,6 +22,7 @@ ASPECTS = {"16:9": (16, 9), "4:3": (4, 3)}
 # a PNG is as wide as the slide at that resolution and says so in its metadata.
 SLIDE_INCHES = {"16:9": 13.333, "4:3": 10.0}
 THEMES = tuple(defaults.THEMES)
+VIEWS = ("roofline", "energy")
 LOGICAL_WIDTH = 1600  # the page is laid out this wide, then scaled to the output
 
 
@@ -38,12 +39,15 @@ class ExportOptions:
     dpi: int | None = None  # PNG only: instead of width_px, a full slide at this resolution
     heading: bool = True  # the title and subtitle drawn (a deck's slide holds them as text)
     scaling_budget: float | None = None  # draw the scaling laws of this budget, not the roofline
+    view: str = "roofline"  # or "energy": the energy roofline (``energy_chart``)
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
             raise ValueError(f"aspect must be one of {', '.join(ASPECTS)}, got {self.aspect!r}")
         if self.theme not in THEMES:
             raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {self.theme!r}")
+        if self.view not in VIEWS:
+            raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {self.view!r}")
         if self.dpi is not None and not 20 <= self.dpi <= defaults.EXPORT_DPI_MAX:
             raise ValueError(f"DPI must be between 20 and {defaults.EXPORT_DPI_MAX}, got {self.dpi}")
         low, high = defaults.EXPORT_WIDTH_RANGE
@@ -73,6 +77,12 @@ def format_of(path: str | Path) -> str:
 
 
 def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
+    if options.view == "energy":
+        from explorer.chart.energy_chart import energy_chart, energy_view
+        from explorer.chart.snapshot import Snapshot
+
+        return energy_chart(energy_view(Snapshot.of(doc)), options.page, options.theme, options.legend,
+                            options.title, options.subtitle or "", options.heading)
     if options.scaling_budget is not None:  # a scene step that shows the scaling laws
         return scaling_chart(doc.model, options.scaling_budget, options.page, options.theme,
                              options.title or "Scaling laws", options.subtitle or "", options.legend,
@@ -84,6 +94,8 @@ def slide_text(doc: Source, options: ExportOptions, slots: dict[str, int] | None
     """The chart in a text format: SVG, or the chart as data (JSON, CSV: ``chart.data``)."""
     if kind == "svg":
         return slide_svg(doc, options, slots)
+    if options.view != "roofline":
+        raise ValueError(f"the {options.view} view is drawn as PNG, SVG or PDF, not {kind.upper()}")
     chart = slide_chart(doc, options, slots)
     return json.dumps(chart_data(chart), indent=1) + "\n" if kind == "json" else chart_csv(chart)
 

@@ -15,7 +15,6 @@ the average power over the window, which a case's launches keep alike throughout
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,29 +156,27 @@ def meter_for(backend) -> RaplMeter | NvmlMeter | Unmeasurable:
     return RaplMeter.probe()
 
 
-def fitted(results) -> EnergyConstants | str:
-    """The energy constants fitted to a run's trusted points that have a power (each launch's
-    joules: its power × its median time), or why there are none. Only points whose bytes are
-    main-memory traffic count (the model's Q; not a cache's, nor a product's compulsory
-    bytes), and only one precision's (ε_flop depends on it): the one with most points."""
+def metered(results) -> tuple[str, list]:
+    """(precision, points) a run's energy is fitted to: its trusted points with a power
+    whose bytes are main-memory traffic (the model's Q; not a cache's, nor a product's
+    compulsory bytes), of one precision (ε_flop depends on it): the one with most points."""
     usable = [p for p in results.points if p.trusted and p.power_w is not None and p.dram_traffic
               and p.suite not in CACHE_SUITES and (p.flops or p.bytes)]
     if not usable:
-        return "no point streaming from main memory has a measured power"
+        return "", []
     dtype = max(sorted({p.dtype for p in usable}), key=lambda d: sum(p.dtype == d for p in usable))
-    points = [p for p in usable if p.dtype == dtype]
+    return dtype, [p for p in usable if p.dtype == dtype]
+
+
+def fitted(results) -> EnergyConstants | str:
+    """The energy constants fitted to a run's ``metered`` points (each launch's joules: its
+    power × its median time), or why there are none."""
+    dtype, points = metered(results)
+    if not points:
+        return "no point streaming from main memory has a measured power"
     samples = [Sample(p.flops, p.bytes, p.time_median_s, p.power_w * p.time_median_s) for p in points]
     suites = ", ".join(sorted({p.suite for p in points}))
     try:
         return fit(samples, f"fitted to {len(points)} {dtype} kernels of this run ({suites})")
     except FitError as error:
         return str(error)
-
-
-def describe(constants: EnergyConstants) -> str:
-    """"ε_flop 12 ± 3 pJ/FLOP, ε_byte 410 ± 40 pJ/byte, π₀ 38 ± 2 W (balance 34 FLOP/byte)"."""
-    e_flop, e_byte, e_w = constants.errors or (math.nan, math.nan, math.nan)
-    balance = f"{constants.balance:.3g} FLOP/byte" if constants.flop_j > 0 else "undefined: ε_flop ≤ 0"
-    return (f"ε_flop {constants.flop_j * 1e12:.3g} ± {e_flop * 1e12:.2g} pJ/FLOP, "
-            f"ε_byte {constants.byte_j * 1e12:.3g} ± {e_byte * 1e12:.2g} pJ/byte, "
-            f"π₀ {constants.constant_w:.3g} ± {e_w:.2g} W (energy balance {balance})")

@@ -33,6 +33,7 @@ from explorer.ui.scene_player import ScenePlayer
 from explorer.ui.toolbar import build_toolbar, fixed_twin
 from explorer.ui.window_menus import WindowMenus
 from explorer.ui.window_sessions import SessionFiles
+from explorer.ui.window_tools import WindowTools
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
 
@@ -43,7 +44,8 @@ def _scaling_panel(state):
     return ScalingPanel(state)
 
 
-class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWidgets.QMainWindow):
+class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, NarrowLayout,
+                 QtWidgets.QMainWindow):
     def __init__(self, state: AppState, settings: QtCore.QSettings | None = None) -> None:
         super().__init__()
         self.state = state
@@ -213,13 +215,7 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
                                          "The scene's previous step (Left or Page Up when presenting)")
         self.act_stop_scene = self._action("&Leave scene", self.player.stop, tip=(
             "Show again what was shown before the scene"))
-        self.act_lab = self._action("From CPU to GPU (&design lab)…", self.open_design_lab, "Ctrl+L",
-                                    "Turn a CPU into a GPU one design choice at a time")
-        self.design_lab = None
-        self.act_layouts = self._action("Parallel &layouts…", self.open_layouts, "Ctrl+Shift+L",
-                                        "Every way of spreading the step over N devices, ranked")
-        self.act_serving = self._action("&Serving…", self.open_serving, "Ctrl+Shift+T", (
-            "How many requests the device serves at what latency and price, batch 1 to the KV-cache wall"))
+        self._build_tool_actions()
 
     def _build_toolbar(self) -> None:
         undo, redo = fixed_twin(self.act_undo, "Undo", self), fixed_twin(self.act_redo, "Redo", self)
@@ -235,16 +231,6 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
                               subtitle=self.player.caption())
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
             self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
-
-    def open_layouts(self) -> None:
-        from explorer.ui.layouts_dialog import LayoutsDialog
-
-        LayoutsDialog(self.state, self).exec()
-
-    def open_serving(self) -> None:
-        from explorer.ui.serving_dialog import ServingDialog
-
-        ServingDialog(self.state, self.chart.theme.name, self, self.settings).exec()
 
     def copy_chart(self) -> None:
         from explorer.ui.export_dialog import copy_to_clipboard
@@ -275,22 +261,6 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
             self.docks["scaling"].raise_()
             self.scaling_panel.panel.show_budget(budget)
 
-    def open_design_lab(self) -> None:
-        """The design lab in its own window (one at a time; the session is not touched)."""
-        from explorer.ui.design_lab_window import DesignLabWindow
-
-        if self.design_lab is None:
-            try:
-                self.design_lab = DesignLabWindow(self.state, self.chart.theme.name, self)
-            except ValueError as exc:
-                QtWidgets.QMessageBox.warning(self, "Design lab", str(exc))
-                return
-            self.design_lab.destroyed.connect(lambda: setattr(self, "design_lab", None))
-            self.design_lab.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose, True)
-        self.design_lab.show()
-        self.design_lab.raise_()
-        self.design_lab.activateWindow()
-
     def set_theme(self, name: str, remember: bool = True) -> None:
         """The window's colours: light, dark or high contrast (remembered between runs when
         chosen in the window; ``--theme`` on the command line is for that run only)."""
@@ -299,6 +269,8 @@ class MainWindow(WindowMenus, SessionFiles, ModelConfigFiles, NarrowLayout, QtWi
         self.chart.set_theme(name)
         window_theme.apply(self.chart.theme)  # docks, tables, toolbar, menus and dialogs too
         self.caption_bar.set_theme(self.chart.theme)
+        if self.energy_dialog is not None:
+            self.energy_dialog.set_theme(name)
         for action in self.theme_group.actions():
             action.setChecked(action.data() == name)
         if remember:

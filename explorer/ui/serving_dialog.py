@@ -8,7 +8,7 @@ takes tens of milliseconds)."""
 
 from __future__ import annotations
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from explorer.chart.elements import Page
 from explorer.chart.serving_chart import serving_chart
@@ -20,25 +20,23 @@ from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_number
 from explorer.core.words.serving_plan import plan_sentences
 from explorer.state import AppState
-from explorer.ui.chart.painter import paint
+from explorer.ui.chart.picture import Picture, picture_buttons, save_picture
 
 COLUMNS = ("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens", "J/token (≤)")
 RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
 DEFAULT_TTFT_MS, DEFAULT_TPOT_MS = 500.0, 50.0  # the targets issue 30 gives as its example
 
 
-class ServingView(QtWidgets.QWidget):
-    """The plan's picture, laid out for the widget's size on every paint."""
+class ServingView(Picture):
+    """The plan's picture."""
 
     def __init__(self, theme: str, parent=None) -> None:
-        super().__init__(parent)
-        self.theme = theme
+        super().__init__(theme, parent)
         self.plan: Plan | None = None
         self.title = ""
         self.tpot_target_s: float | None = None
         self.others: tuple = ()  # (name, plan) of other layouts drawn beside it
         self.name = ""
-        self.setMinimumSize(420, 300)
 
     def show_plan(self, result: Plan | None, title: str, tpot_target_s: float | None, others: tuple = (),
                   name: str = "") -> None:
@@ -46,20 +44,12 @@ class ServingView(QtWidgets.QWidget):
         self.others, self.name = others, name
         self.update()
 
+    def shown(self) -> bool:
+        return self.plan is not None
+
     def chart(self, page: Page):
         return serving_chart(self.plan, page, self.theme, self.title, self.tpot_target_s, others=self.others,
                              name=self.name)
-
-    def paintEvent(self, _event) -> None:
-        painter = QtGui.QPainter(self)
-        try:
-            if self.plan is None:
-                painter.fillRect(self.rect(), self.palette().window())
-                return
-            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
-            paint(painter, self.chart(Page.screen(self.width(), self.height())))
-        finally:
-            painter.end()
 
 
 def _spin(low: float, high: float, value: float, suffix: str, tip: str, none: str = "",
@@ -99,12 +89,7 @@ class ServingDialog(QtWidgets.QDialog):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
-        action = QtWidgets.QDialogButtonBox.ButtonRole.ActionRole
-        self.export_button = buttons.addButton("Export picture…", action)
-        self.export_button.setToolTip("Save the picture as PNG, SVG or PDF, laid out for a slide")
-        self.export_button.clicked.connect(lambda: self.export())  # (clicked passes a bool)
-        buttons.rejected.connect(self.reject)
+        buttons, self.export_button = picture_buttons(self)
         self._lay_out(buttons)
         self.result: Plan | None = None
         self._planning = False
@@ -300,24 +285,9 @@ class ServingDialog(QtWidgets.QDialog):
         self.table.resizeColumnsToContents()
 
     def export(self, path: str | None = None) -> bool:
-        """Save the picture laid out for a 1600×900 slide (``path``: asked for when None)."""
-        from explorer.chart.slides import ExportOptions
-        from explorer.ui.chart.export import write_chart
-
-        if self.result is None:
-            return False
-        if path is None:
-            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the serving picture", "serving.png",
-                                                            "Pictures (*.png *.svg *.pdf)")
-            if not path:
-                return False
-        chart = self.view.chart(Page.slide(1600, 900))  # (with the compared layouts where shown)
-        try:
-            write_chart(chart, path, ExportOptions(theme=self.view.theme), self.title())
-        except (OSError, ValueError) as error:
-            QtWidgets.QMessageBox.critical(self, "Export failed", f"{path}: {error}")
-            return False
-        return True
+        """Save the picture (with the compared layouts where shown) laid out for a slide
+        (``path``: asked for when None)."""
+        return self.result is not None and save_picture(self, self.view, self.title(), "serving.png", path)
 
 
 def _degrees(split) -> tuple[int, int, int, int]:

@@ -79,6 +79,7 @@ class WindowMenus:
         view.addAction(self.act_reset)
         view.addAction(self.act_layouts)
         view.addAction(self.act_serving)
+        view.addAction(self.act_energy)
         self.roofs_menu = view.addMenu("Compute &roofs")
         self.roofs_menu.aboutToShow.connect(self._fill_roofs_menu)
         view.addSeparator()

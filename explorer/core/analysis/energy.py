@@ -105,3 +105,12 @@ def tdp_bound(hardware, devices: int, seconds: float, items: int, time: str) -> 
     source = (hardware.specs.tdp_provenance or hardware.specs.provenance).url
     joules = tdp * devices * seconds
     return StepEnergy(joules, joules / max(items, 1), tdp * devices, time, source)
+
+
+def describe(constants: EnergyConstants) -> str:
+    """"ε_flop 12 ± 3 pJ/FLOP, ε_byte 410 ± 40 pJ/byte, π₀ 38 ± 2 W (balance 34 FLOP/byte)"."""
+    e_flop, e_byte, e_w = constants.errors or (math.nan, math.nan, math.nan)
+    balance = f"{constants.balance:.3g} FLOP/byte" if constants.flop_j > 0 else "undefined: ε_flop ≤ 0"
+    return (f"ε_flop {constants.flop_j * 1e12:.3g} ± {e_flop * 1e12:.2g} pJ/FLOP, "
+            f"ε_byte {constants.byte_j * 1e12:.3g} ± {e_byte * 1e12:.2g} pJ/byte, "
+            f"π₀ {constants.constant_w:.3g} ± {e_w:.2g} W (energy balance {balance})")
