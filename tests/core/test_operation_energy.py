@@ -1,6 +1,6 @@
-"""The circuit-level table of operation energies (Horowitz, ISSCC 2014) and the "why"
-paragraph that reads it: the published figures, their ratios as checked claims, and a
-broken table refused by name."""
+"""The circuit-level table of operation energies (Horowitz, ISSCC 2014; two GPU memories
+from O'Connor et al., MICRO 2017) and the "why" paragraph that reads it: the published
+figures, their ratios as checked claims, and a broken table refused by name."""
 
 import pytest
 
@@ -12,14 +12,18 @@ from explorer.core.words.energy_claims import operation_field
 PUBLISHED_PJ = {"int8-add": 0.03, "int32-add": 0.1, "fp16-add": 0.4, "fp32-add": 0.9, "int8-mult": 0.2,
                 "int32-mult": 3.1, "fp16-mult": 1.1, "fp32-mult": 3.7, "sram-8kb": 10, "sram-32kb": 20,
                 "sram-1mb": 100, "dram": 1300}
+# O'Connor et al.: HBM2 "approximately 3.97 pJ/bit", GDDR5 14.0 pJ/bit (Figure 1a), a 64-bit access each.
+MEMORIES_PJ = {"hbm2": 3.97 * 64, "gddr5": 14.0 * 64}
 
 
 def test_the_table_is_the_published_one():
     table = operations()
-    assert {k: round(v.joules * 1e12, 6) for k, v in table.items()} == PUBLISHED_PJ
+    assert {k: round(v.joules * 1e12, 6) for k, v in table.items()} == {**PUBLISHED_PJ, **MEMORIES_PJ}
     assert table["dram"].high == pytest.approx(2.6e-9) and table["dram"].text == "1.3–2.6 nJ"
     assert table["fp32-add"].text == "0.9 pJ" and table["sram-1mb"].text == "100 pJ"
-    assert all(op.source == "https://doi.org/10.1109/ISSCC.2014.6757323" for op in table.values())
+    assert all(table[k].source == "https://doi.org/10.1109/ISSCC.2014.6757323" for k in PUBLISHED_PJ)
+    assert all(table[k].source == "https://doi.org/10.1145/3123939.3124545" for k in MEMORIES_PJ)
+    assert table["hbm2"].text == "254 pJ" and table["gddr5"].text == "896 pJ"
 
 
 def test_the_placeholders_are_checked_claims():
