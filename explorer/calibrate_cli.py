@@ -77,10 +77,21 @@ def _measure(args: argparse.Namespace, err: TextIO):
             print(f"[{p.done + 1}/{p.total}] {p.current}", file=err)
 
     try:
-        return drive(run(backend, list(calibrate.SUITES), args.preset), progress)
+        return drive(run(backend, calibrate.suites_for(backend), args.preset), progress)
     except KeyboardInterrupt:
         print("calibration cancelled: nothing was written", file=err)
         return None
+
+
+def _energy_line(done) -> str:
+    """What the profile keeps of energy, or why nothing."""
+    from explorer.core.analysis.energy import describe
+    from explorer.kernels.calibrate import measured_energy
+
+    kept = done.profile.energy
+    if kept is None:
+        return f"energy: not kept ({measured_energy(done.results)[1]})"
+    return f"energy ({kept.precision}): {describe(kept.constants)}, {kept.constants.source}"
 
 
 def _report(done, out: TextIO) -> None:
@@ -93,6 +104,7 @@ def _report(done, out: TextIO) -> None:
         shapes = ", ".join(f"{label} {ratio:.2f}" for label, ratio in held_out)
         print(f"held-out products, predicted ÷ measured: {shapes} (median error "
               f"{done.median_error:.0%})", file=out)
+    print(_energy_line(done), file=out)
     if profile.machine:
         print(f"wrote {path}. {profile.machine} is not in the catalogue: the profile applies to no "
               "device until it is (Hardware › Duplicate and edit, with its datasheet peaks and "

@@ -188,7 +188,7 @@ class Jobs(QtCore.QObject):
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
             emit(Report.STARTED, f"{opened.label}, calibrating")
-            results = drive(run(opened, list(calibrate.SUITES), preset, cancel=token),
+            results = drive(run(opened, calibrate.suites_for(opened), preset, cancel=token),
                             lambda progress: emit(Report.PROGRESS, progress))
             if results.cancelled:
                 return calibrate.Calibration(results)

@@ -15,7 +15,7 @@ from explorer.core.words.energy_words import energy_sentences
 from explorer.document import Document
 from explorer.kernels.results import Point, Results
 from tests.cli.test_cli import run
-from tests.core.test_energy import TRUE, sweep
+from tests.core.test_energy import TRUE, metered_points, sweep
 from tests.test_chart import PAGES, problems
 
 
@@ -26,10 +26,7 @@ def doc_of(catalog, models, **params) -> Document:
 
 def metered_run(path) -> None:
     """An intensity sweep whose powers come from known constants (``tests.core.test_energy``)."""
-    points = tuple(Point("intensity", f"k{i}", "fp32", {"n": 1}, {}, int(s.flops), int(s.bytes), s.seconds,
-                         s.seconds, s.seconds, power_w=s.joules / s.seconds)
-                   for i, s in enumerate(sweep(TRUE)))
-    Results({"backend": "cupy"}, "cuda-event", "quick", ("intensity",), points).save(path)
+    Results({"backend": "cupy"}, "cuda-event", "quick", ("intensity",), metered_points()).save(path)
 
 
 @pytest.mark.parametrize("params", [dict(dtype="bf16"), dict(dtype="bf16", phase="prefill", seq=2048),

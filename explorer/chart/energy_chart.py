@@ -50,6 +50,8 @@ def energy_view(shot: Snapshot) -> EnergyView:
     else:
         roofs.append(circuit)
         workload = tuple(workload_points(a, circuit))
+    calibrated = _calibrated_roof(shot)
+    roofs += [calibrated] if calibrated else []
     measured = []
     for path, results in shot.results:
         roof, label, points, note = _run(Path(path).name, results)
@@ -60,6 +62,21 @@ def energy_view(shot: Snapshot) -> EnergyView:
     ridge = op_roofs(hw, dtype).matrix.flops_per_s / hw.bandwidth_bytes_per_s
     title = f"Energy roofline: {a.model.name}, {step_words(a.model, a.params)}, {dtype}"
     return EnergyView(title, tuple(roofs), workload, tuple(measured), (hw.label, ridge), tuple(notes))
+
+
+def _calibrated_roof(shot: Snapshot) -> EnergyRoof | None:
+    """The roof of the constants a calibration of the primary device kept, where the
+    expected time uses it: its time roof the device's peak and bandwidth at the shares the
+    calibration measured."""
+    e = shot.expected
+    kept = e.efficiency.energy if e is not None else None
+    if kept is None:
+        return None
+    hw, eff = shot.analysis.hardware, e.efficiency
+    peak = hw.peak_flops(kept.precision) if hw.peak(kept.precision) is not None else None
+    return measured_roof(f"{eff.name}: fitted, {kept.precision}", kept.constants,
+                         peak * eff.gemm if peak else None, hw.bandwidth_bytes_per_s * eff.bandwidth,
+                         kept.precision)
 
 
 def _run(name: str, results) -> tuple[EnergyRoof | None, str, list[EnergyPoint], str | None]:

@@ -12,6 +12,10 @@ depth sweeps (the held-out shapes are left out, to check the fit). The peak and 
 are the catalogue's for a device it lists (a GPU by its name, a CPU by its model); for a
 CPU it does not list, the derived peak and the best stream rate of the same run (whose
 share is then 1 by definition), and the profile applies to no device.
+
+Where this machine's energy can be read (``energy.meter_for``), the run adds the intensity
+sweep, and the profile keeps the energy constants fitted to its powers (``energy.fitted``):
+the sweep tells a FLOP's energy from a byte's, which the stream suite alone cannot.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import itertools
 import math
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -33,6 +37,7 @@ from explorer.core.hardware.efficiency import (
     FACTORS,
     Efficiency,
     Factor,
+    MeasuredEnergy,
     efficiency_for,
     published,
     to_text,
@@ -44,6 +49,7 @@ from explorer.kernels.suites.shapes import HELD_OUT, SUITE
 from explorer.paths import user_path
 
 SUITES = (SUITE, "stream")
+SWEEP = "intensity"  # added where power can be read: the energy fit needs a sweep of intensities
 TILES = (1, 2, 4, 8, 16, 32, 64, 128)
 DEPTHS = (0.0, *np.geomspace(4, 8192, 23).tolist())
 SHARES = np.linspace(0.01, 1.0, 100)
@@ -92,6 +98,31 @@ class Roofs:
     bandwidth_source: str
 
 
+def suites_for(backend) -> list[str]:
+    """The suites a calibration on ``backend`` runs: ``SUITES``, and the intensity sweep
+    where the machine's energy can be read."""
+    from explorer.kernels.energy import Unmeasurable, meter_for
+
+    return [*SUITES, *([] if isinstance(meter_for(backend), Unmeasurable) else [SWEEP])]
+
+
+def measured_energy(results: Results) -> tuple[MeasuredEnergy | None, str]:
+    """The energy constants a calibration keeps (None: why not, in words): fitted to the
+    run's metered kernels, each of them above 0 (π₀ at least 0) to mean anything."""
+    from explorer.kernels import energy
+
+    if not any(p.power_w is not None for p in results.points):
+        return None, "no power was measured (see the run's notes)"
+    dtype, _ = energy.metered(results)
+    constants = energy.fitted(results)
+    if isinstance(constants, str):
+        return None, constants
+    if constants.flop_j <= 0 or constants.byte_j <= 0 or constants.constant_w < 0:
+        return None, ("the fit gave a constant below 0 (too few or too alike kernels, or a noisy "
+                      "meter): not kept")
+    return MeasuredEnergy(replace(constants, source=f"{constants.source}; {METHOD}"), dtype), ""
+
+
 def quiet_time(p: Point) -> float:
     """A kernel's time on a quiet machine: the fast end of its timings (the 20th
     percentile), since other programs and clock drift only ever add time."""
@@ -104,13 +135,13 @@ def _products(results: Results, held_out: bool) -> list[Point]:
 
 
 def _efficiency(values: dict[str, float], notes: dict[str, str], ident: str, name: str, roofs: Roofs,
-                measured: str, error: float | None) -> Efficiency:
+                measured: str, error: float | None, energy: MeasuredEnergy | None) -> Efficiency:
     factors = {spec.name: Factor(float(values[spec.name]), METHOD, notes[spec.name]) for spec in FACTORS}
     if roofs.matched:
-        return Efficiency(ident, name, (roofs.device,), None, factors, "", measured, error)
+        return Efficiency(ident, name, (roofs.device,), None, factors, "", measured, error, energy=energy)
     # Shares of this machine's own roofs (a derived peak, a measured stream): they mean nothing
     # for another device, so the profile applies to none until the machine is catalogued.
-    return Efficiency(ident, name, (), None, factors, "", measured, error, roofs.device)
+    return Efficiency(ident, name, (), None, factors, "", measured, error, roofs.device, energy)
 
 
 def _grid_fit(points: list[Point], roofs: Roofs, launch_s: float) -> tuple[dict[str, float], float]:
@@ -166,7 +197,7 @@ def fit(results: Results, roofs: Roofs, backend: str, measured: str = "") -> Eff
     when = measured or datetime.now().astimezone().isoformat(timespec="seconds")
     ident = "calibrated-" + re.sub(r"[^a-z0-9._-]+", "-", roofs.device.lower()).strip("-")[:48]
     return _efficiency(values, notes, ident, f"{roofs.device}, calibrated {when[:10]}", roofs,
-                       f"{when}, {backend}", error)
+                       f"{when}, {backend}", error, measured_energy(results)[0])
 
 
 def roofs_for(results: Results, catalog) -> Roofs:

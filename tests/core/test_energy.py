@@ -25,6 +25,16 @@ def sweep(constants: EnergyConstants, noise: float = 0.0, seed: int = 1) -> list
     return out
 
 
+def metered_points(constants: EnergyConstants = TRUE):
+    """``sweep``'s kernels as a run's measured points (the intensity suite, fp32), each with
+    the power its joules over its time give."""
+    from explorer.kernels.results import Point
+
+    return tuple(Point("intensity", f"k{i}", "fp32", {"n": 1}, {}, int(s.flops), int(s.bytes), s.seconds,
+                       s.seconds, s.seconds, power_w=s.joules / s.seconds)
+                 for i, s in enumerate(sweep(constants)))
+
+
 def test_exact_measurements_give_the_constants_back():
     got = fit(sweep(TRUE))
     assert got.flop_j == pytest.approx(TRUE.flop_j, rel=1e-9)

@@ -6,7 +6,7 @@ from types import EllipsisType
 from typing import Any
 
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.energy import tdp_bound
+from explorer.core.analysis.energy import StepEnergy, tdp_bound
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.hardware.hardware import Hardware, Provenance
 from explorer.core.model import parallel
@@ -156,17 +156,42 @@ def step_energy(a: Analysis, e: Expected | None):
     return tdp_bound(a.hardware, a.params.split.devices, seconds, a.totals.items_per_step, time)
 
 
+def fitted_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
+    """The step's energy at the constants a calibration of the device fitted to its measured
+    power (Choi et al.'s model: each device's FLOPs, main-memory bytes and expected time),
+    every device together; None where the expected time's profile keeps none."""
+    kept = e.efficiency.energy if e is not None else None
+    if kept is None:
+        return None
+    devices = a.params.split.devices
+    joules = kept.constants.joules(float(a.totals.flops), float(a.totals.bytes), e.time_s) * devices
+    precision = "" if kept.precision == a.params.dtype else \
+        f" (ε_flop measured for {kept.precision}; the step runs {a.params.dtype})"
+    return StepEnergy(joules, joules / max(a.totals.items_per_step, 1), joules / e.time_s, "expected",
+                      f"{e.efficiency.name}: {kept.constants.source}{precision}")
+
+
 def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
     """``energy_j`` (the step, every device), ``joules_per_token`` (or per image) and
-    ``power_w``: every device at its TDP for the step, an upper bound, with its source."""
+    ``power_w``: every device at its TDP for the step, an upper bound, with its source; and
+    ``fitted``, the same at a calibration's fitted constants where the expected time's
+    profile keeps them."""
     s, per_item = step_energy(a, e), f"joules_per_{a.totals.item_unit[:-1]}"
+    fitted = fitted_energy(a, e)
+    out: dict[str, Any] = {"fitted": None if fitted is None else {
+        "energy_j": fitted.joules, per_item: fitted.joules_per_item, "power_w": fitted.power_w,
+        "constants": {"flop_j": e.efficiency.energy.constants.flop_j,
+                      "byte_j": e.efficiency.energy.constants.byte_j,
+                      "constant_w": e.efficiency.energy.constants.constant_w,
+                      "precision": e.efficiency.energy.precision},
+        "source": fitted.source}}
     if s is None:
         return {"energy_j": None, per_item: None, "power_w": None, "upper_bound": None,
-                "source": f"no energy data: the catalogue gives {a.hardware.name} no TDP"}
+                "source": f"no energy data: the catalogue gives {a.hardware.name} no TDP", **out}
     return {"energy_j": s.joules, per_item: s.joules_per_item,
             "power_w": s.power_w, "upper_bound": True,
             "source": f"every device at its TDP ({s.source}) for the {s.time} step time: an upper bound; "
-                      "no per-operation energy is sourced for any catalogue device"}
+                      "no per-operation energy is sourced for any catalogue device", **out}
 
 
 def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:

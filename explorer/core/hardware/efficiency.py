@@ -38,6 +38,9 @@ with the measurement it comes from:
 
 The factors come from a file (``read_efficiencies``): the published ones bundled in
 ``resources/efficiency``, a calibration of this machine, or the user's own.
+
+A calibration whose run measured power also keeps the energy constants fitted to it
+(``energy``: ε_flop for one precision, ε_byte and π₀, after Choi et al.; ``analysis.energy``).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from pathlib import Path
 
 import yaml
 
+from explorer.core.analysis.energy import EnergyConstants
 from explorer.core.files.datafile import Fields, read_entries
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import DeviceKind, Hardware
@@ -131,6 +135,14 @@ class Factor:
 
 
 @dataclass(frozen=True)
+class MeasuredEnergy:
+    """Energy constants fitted to a calibration's kernels, ε_flop for ``precision``."""
+
+    constants: EnergyConstants
+    precision: str
+
+
+@dataclass(frozen=True)
 class Efficiency:
     """The factors for one family of devices (``devices``: their catalogue ids; ``kind``:
     every device of that kind the file lists no family for)."""
@@ -144,6 +156,7 @@ class Efficiency:
     measured: str = ""  # a calibration: when (ISO 8601), on what, with which backend
     fit_error: float | None = None  # a calibration: RMS relative error of its product-time fit
     machine: str = ""  # a calibration of a machine the catalogue does not list: applies to no device
+    energy: MeasuredEnergy | None = None  # a calibration whose run measured power
 
     def __hash__(self) -> int:  # the factors' dict is never changed after reading
         return hash((self.id, self.origin))
@@ -221,8 +234,36 @@ def _read_efficiency(fields: Fields) -> Efficiency:
     if fit_error is not None and (isinstance(fit_error, bool) or not isinstance(fit_error, int | float)
                                   or not 0 <= fit_error <= 10):
         raise fields.error("fit_error", f"expected a relative error from 0 to 10, got {fit_error!r}")
+    energy = _read_energy(fields.child(fields.mapping("energy"), "energy")) if fields.has("energy") else None
     return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file,
-                      measured, fit_error, machine)
+                      measured, fit_error, machine, energy)
+
+
+ENERGY_LIMITS = {"flop_j": (0.0, 1e-6), "byte_j": (0.0, 1e-6), "constant_w": (0.0, 1e5)}
+
+
+def _read_energy(f: Fields) -> MeasuredEnergy:
+    """``energy: {precision, flop_j, byte_j, constant_w, errors: [three], source}``: joules a
+    FLOP and a byte (above 0, below a microjoule), watts at rest (0 to 100 kW)."""
+    values = []
+    for name, (low, high) in ENERGY_LIMITS.items():
+        raw = f.raw(name)
+        if isinstance(raw, str):  # YAML 1.1 reads 1e-12, without a point, as text
+            raise f.error(name, "expected a number: write it with a point and a signed exponent, as 1.0e-12")
+        none_at_rest = name == "constant_w" and raw == 0  # (a fit may find no constant power)
+        number = isinstance(raw, int | float) and not isinstance(raw, bool)
+        if not number or not (low < raw < high or none_at_rest):
+            raise f.error(name, f"expected a number above {low:g} and below {high:g}, got {raw!r}")
+        values.append(float(raw))
+    errors = f.raw("errors", required=False)
+    if errors is not None and (not isinstance(errors, list) or len(errors) != 3 or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in errors)):
+        raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
+    precision = f.text("precision", choices=sorted(DTYPE_BYTES))
+    spread = tuple(float(v) for v in errors) if errors else None
+    constants = EnergyConstants(*values, spread, f.text("source"))
+    f.finish()
+    return MeasuredEnergy(constants, precision)
 
 
 def read_efficiencies(path: str | Path, text: str | None = None) -> list[Efficiency]:
@@ -275,6 +316,12 @@ def to_text(e: Efficiency) -> str:
         entry["fit_error"] = round(e.fit_error, 4)
     for name, factor in e.factors.items():
         entry[name] = {"value": round(factor.value, 6), "source": factor.source, "note": factor.note}
+    if e.energy is not None:
+        c = e.energy.constants
+        entry["energy"] = {"precision": e.energy.precision, "flop_j": float(f"{c.flop_j:.6g}"),
+                           "byte_j": float(f"{c.byte_j:.6g}"), "constant_w": float(f"{c.constant_w:.6g}"),
+                           **({"errors": [float(f"{v:.3g}") for v in c.errors]} if c.errors else {}),
+                           "source": c.source}
     return yaml.safe_dump({"schema": SCHEMA, "efficiencies": [entry]}, sort_keys=False, allow_unicode=True,
                           width=100)
 

@@ -270,7 +270,9 @@ class KernelPanel(QtWidgets.QWidget):
         gemm = done.profile.value("gemm")
         error = done.median_error
         held = f", held-out products predicted within {error:.0%} (median)" if error is not None else ""
-        self.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}; saved to {done.path.name}")
+        kept = "; energy constants fitted to its power" if done.profile.energy is not None else ""
+        self.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}{kept}; saved to "
+                         f"{done.path.name}")
         self.state.efficiency_changed()
         primary = self.state.primary
         if done.profile.machine:
