@@ -129,8 +129,10 @@ def summary(results: Results, reference: Reference) -> str:
 
 
 def _energy_lines(results) -> list[str]:
-    """The energy constants a run's powers give (Choi et al.'s model), or why none."""
+    """The energy constants a run's powers give (Choi et al.'s model), or why none; beside
+    them, the 45 nm circuit energies of the same precision, for scale."""
     from explorer.core.analysis.energy import describe
+    from explorer.core.analysis.energy_roofline import circuit_roof
     from explorer.kernels import energy
 
     if not any(p.power_w is not None for p in results.points):
@@ -138,7 +140,13 @@ def _energy_lines(results) -> list[str]:
     constants = energy.fitted(results)
     if isinstance(constants, str):
         return [f"energy: no fit ({constants})"]
-    return [f"energy: {describe(constants)}, {constants.source}"]
+    dtype, _ = energy.metered(results)
+    circuit = circuit_roof(dtype)
+    scale = [] if circuit is None else [
+        f"energy at 45 nm circuit energies ({dtype}, Horowitz, ISSCC 2014), for scale: "
+        f"ε_flop {circuit.constants.flop_j * 1e12:.3g} pJ/FLOP, ε_byte {circuit.constants.byte_j * 1e12:.3g} "
+        f"pJ/byte (energy balance {circuit.balance:.3g} FLOP/byte)"]
+    return [f"energy: {describe(constants)}, {constants.source}", *scale]
 
 
 class StopNow(BaseException):  # like KeyboardInterrupt: past the runner's "except Exception"

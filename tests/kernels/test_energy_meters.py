@@ -160,3 +160,15 @@ def test_a_runs_powers_give_energy_constants(numpy_backend):
     assert abs(constants.flop_j) < 1e-15 and abs(constants.byte_j) < 1e-15
     text = summary(results, Reference("no reference"))
     assert "energy: ε_flop" in text and "π₀ 40 ± " in text and "fitted to" in text
+
+
+def test_bench_prints_the_fitted_constants_beside_the_circuit_energies():
+    from explorer.bench_cli import _energy_lines
+    from explorer.kernels.results import Results
+    from tests.core.test_energy import metered_points
+
+    fitted, scale = _energy_lines(Results({"backend": "cupy"}, "cuda", "quick", ("intensity",),
+                                          metered_points()))
+    assert fitted.startswith("energy: ε_flop 0.6 ± ") and "π₀ 90 ± " in fitted and "(intensity)" in fitted
+    assert scale == ("energy at 45 nm circuit energies (fp32, Horowitz, ISSCC 2014), for scale: ε_flop 2.3 "
+                     "pJ/FLOP, ε_byte 162 pJ/byte (energy balance 70.7 FLOP/byte)")
