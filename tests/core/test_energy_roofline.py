@@ -97,3 +97,17 @@ def test_the_sentences_state_the_picture_s_numbers(models, catalog):
     assert "above the balance" in prefill and "costs 0.28 times the computing" in prefill
     fp8 = view_of(models, catalog, dtype="fp8")
     assert fp8.roofs == () and "energy balance is" not in " ".join(energy_sentences(fp8))
+
+
+def test_the_status_line_ends_with_a_token_s_energy(models, catalog):
+    from explorer.core.analysis.expected import expected_for
+    from explorer.core.analysis.report import step_summary
+    from explorer.core.units import format_si
+
+    hw = catalog["h100-sxm"]
+    a = analyze(models["llama-3-8b"], WorkloadParams(dtype="bf16"), hw)
+    e = expected_for(a)
+    assert hw.specs.tdp_w == 700  # the datasheet's, at most what the device draws
+    assert step_summary(a, e).endswith(f"; at most {format_si(700 * e.time_s, 'J')} a token at TDP")
+    no_tdp = analyze(models["gpt2"], WorkloadParams(), catalog["apple-m3-max"])  # Apple gives no TDP
+    assert catalog["apple-m3-max"].specs.tdp_w is None and "at TDP" not in step_summary(no_tdp)

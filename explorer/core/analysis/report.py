@@ -351,4 +351,16 @@ def step_summary(a: Analysis, e: Expected | EllipsisType | None = ...) -> str:
             f"{t.bound}-bound{expected}; "
             f"{memory} {format_bytes(t.memory_required_bytes)} {fit} the "
             f"{format_bytes(t.memory_budget_bytes)} budget ({p.budget_share:.0%} of "
-            f"{format_bytes(t.memory_usable_bytes)} usable)")
+            f"{format_bytes(t.memory_usable_bytes)} usable){energy_words(a, e)}")
+
+
+def energy_words(a: Analysis, e: Expected | None) -> str:
+    """"; 2.1 J a token at this machine's fitted constants" (a calibration's, where the
+    expected time uses one), else "; at most 4.6 J a token at TDP", else nothing."""
+    unit = a.totals.item_unit[:-1]
+    fitted = fitted_energy(a, e)
+    if fitted is not None:
+        return (f"; {format_si(fitted.joules_per_item, 'J')} a {unit}, {format_si(fitted.power_w, 'W')} "
+                "at this machine's fitted energy constants")
+    bound = step_energy(a, e)
+    return "" if bound is None else f"; at most {format_si(bound.joules_per_item, 'J')} a {unit} at TDP"
