@@ -53,6 +53,21 @@ def test_a_calibration_with_power_keeps_its_energy_constants(tmp_path, monkeypat
     code, text, _ = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--efficiency",
                          "calibrated")
     assert "energy at this machine's fitted constants" in text
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.expected import expected_for
+    from explorer.core.analysis.report import fitted_energy, step_summary
+    from explorer.core.hardware.catalog import load_catalog
+    from explorer.core.model.presets import load_models
+    from explorer.core.model.workload import WorkloadParams
+    from explorer.core.units import format_si
+
+    a = analyze(load_models()["llama-3-8b"], WorkloadParams(efficiency="calibrated"),
+                load_catalog()["h100-sxm"])
+    e = expected_for(a)
+    mine = fitted_energy(a, e)
+    assert step_summary(a, e).endswith(f"; {format_si(mine.joules_per_item, 'J')} a token, "
+                                       f"{format_si(mine.power_w, 'W')} at this machine's fitted energy "
+                                       "constants")
 
 
 def test_the_energy_roofline_draws_the_calibrated_device_s_roof(tmp_path, monkeypatch, catalog, models):
