@@ -53,9 +53,9 @@ from pathlib import Path
 
 import yaml
 
-from explorer.core.analysis.energy import EnergyConstants
 from explorer.core.files.datafile import Fields, read_entries
 from explorer.core.files.userfiles import load_each, yaml_files
+from explorer.core.hardware.energy_constants import EnergyConstants
 from explorer.core.hardware.hardware import DeviceKind, Hardware
 from explorer.core.units import DTYPE_BYTES
 from explorer.paths import resource_path
