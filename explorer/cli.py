@@ -331,6 +331,9 @@ def _energy_lines(a: Analysis) -> list[str]:
         lines.append(f"energy at this machine's fitted constants {format_si(fitted.joules, 'J')} a step, "
                      f"{format_si(fitted.joules_per_item, 'J')} a {unit}, {format_si(fitted.power_w, 'W')} "
                      f"on average ({fitted.source})")
+    note = report.fitted_energy_note(a, e)
+    if note is not None:
+        lines.append(f"energy at this machine's fitted constants: not given ({note})")
     return lines
 
 

@@ -75,6 +75,9 @@ def _check(args: argparse.Namespace) -> None:
     suffix = Path(args.out).suffix.lower().lstrip(".") if args.out else args.format
     if args.view != "roofline" and suffix in ("json", "csv"):
         raise _UsageError(f"the {args.view} view is a picture: write .png, .svg, .pdf or .pptx")
+    if args.view != "roofline" and (args.scene or args.all_scenes):
+        raise _UsageError(f"the {args.view} view draws a workload, not a scene (whose captions describe the "
+                          "roofline): give --model and --hardware, or --session")
     if (args.scene or args.session or args.all_scenes) and (args.hardware or args.model or args.model_config):
         raise _UsageError("--hardware and --model (or --model-config) are for a chart without --scene or "
                           "--session")

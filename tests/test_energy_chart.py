@@ -77,10 +77,24 @@ def test_a_measured_run_with_power_gets_its_fitted_roof_and_its_kernels(catalog,
     assert curves[1].stroke.colour == THEMES["dark"].measured
     squares = [m for m in chart.markers if m.kind == ElementKind.MEASURED]
     assert len(squares) == 22 and not problems(chart)
+    assert fitted.timed  # its time roof from its own kernels' best rates (the run has no stream suite)
+    for _, p in view.measured:  # slower than their roof, each spends more on constant power: under it
+        assert p.flops_per_joule <= float(fitted.flops_per_joule(p.intensity)) * (1 + 1e-9)
     words = " ".join(energy_sentences(view))
     assert "run.json: fitted, fp32: ε_flop 0.6 ± " in words and "π₀ 90 ± " in words
     best = max(s.flops / s.joules for s in sweep(TRUE))
     assert f"its 22 kernels with a measured power reach up to {format_si(best, 'FLOP/J')}" in words
+
+
+def test_two_runs_are_told_apart_by_their_dashes(catalog, models, tmp_path):
+    doc = doc_of(catalog, models, dtype="bf16")
+    for name in ("a.json", "b.json"):
+        metered_run(tmp_path / name)
+        doc.add_results(str(tmp_path / name))
+    view = energy_view(Snapshot.of(doc))
+    chart = energy_chart(view, Page.slide(1600, 900), "light")
+    curves = [ln for ln in chart.lines if ln.kind == ElementKind.ROOF and len(ln.points) > 2]
+    assert len(curves) == 3 and len({ln.stroke.dash for ln in curves}) == 3
 
 
 def test_a_run_without_power_says_so_and_draws_no_roof(catalog, models, tmp_path):
@@ -104,3 +118,6 @@ def test_export_draws_the_energy_view_and_refuses_it_as_data(tmp_path):
     code, _, err = run("export", "--model", "llama-3-8b", "--view", "energy", "--out",
                        str(tmp_path / "e.json"))
     assert code == 2 and "the energy view is a picture: write .png, .svg, .pdf or .pptx" in err
+    code, _, err = run("export", "--scene", "decode-batching", "--view", "energy", "--out",
+                       str(tmp_path / "e.pptx"))
+    assert code == 2 and "the energy view draws a workload, not a scene" in err

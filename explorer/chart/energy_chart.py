@@ -66,16 +66,17 @@ def energy_view(shot: Snapshot) -> EnergyView:
 
 def _calibrated_roof(shot: Snapshot) -> EnergyRoof | None:
     """The roof of the constants a calibration of the primary device kept, where the
-    expected time uses it: its time roof the device's peak and bandwidth at the shares the
-    calibration measured."""
+    expected time uses it: its time roof the device's vector peak of that precision and its
+    bandwidth at the share the calibration measured."""
     e = shot.expected
     kept = e.efficiency.energy if e is not None else None
     if kept is None:
         return None
     hw, eff = shot.analysis.hardware, e.efficiency
-    peak = hw.peak_flops(kept.precision) if hw.peak(kept.precision) is not None else None
+    # The sweep's kernels are chains of multiply-adds on the vector units: their peak.
+    peak = hw.vector_peak(kept.precision) or hw.peak(kept.precision)
     return measured_roof(f"{eff.name}: fitted, {kept.precision}", kept.constants,
-                         peak * eff.gemm if peak else None, hw.bandwidth_bytes_per_s * eff.bandwidth,
+                         peak.flops_per_s if peak else None, hw.bandwidth_bytes_per_s * eff.bandwidth,
                          kept.precision)
 
 
@@ -88,14 +89,15 @@ def _run(name: str, results) -> tuple[EnergyRoof | None, str, list[EnergyPoint],
     if not metered:
         return None, "", [], f"{name}: no power was measured with its main-memory kernels"
     constants = energy.fitted(results)
-    peak, bandwidth = results.best_flops().get(dtype), results.best_bandwidth()
+    # Its time roof: the best rates its own metered kernels reached (what the fit's times did).
+    peak = max((p.flops_per_s for p in metered if p.flops > 0), default=None)
+    bandwidth = max(p.bytes_per_s for p in metered)
     roof = None if isinstance(constants, str) else measured_roof(
-        f"{name}: fitted, {dtype}", constants, peak.value if peak else None,
-        bandwidth.value if bandwidth else None, dtype)
+        f"{name}: fitted, {dtype}", constants, peak, bandwidth, dtype)
     note = None
     if roof is None:
         why = constants if isinstance(constants, str) else \
-            "ε_flop or ε_byte came out ≤ 0: too few or too alike kernels"
+            "ε_flop or ε_byte came out ≤ 0, or π₀ below 0: too few or too alike kernels, or a noisy meter"
         note = f"{name}: no roof fitted ({why})"
     points = [EnergyPoint(f"{p.suite}/{p.kernel}", "measured", p.intensity,
                           p.flops / (p.power_w * p.time_median_s), p.power_w * p.time_median_s)
@@ -122,7 +124,7 @@ def energy_chart(view: EnergyView, page: Page, theme_name: str, key: bool = True
     lines, ticks = log_axes(chart, theme, X_TITLE, Y_TITLE)
     markers, requests = [], []
     for roof in view.roofs:
-        drawn, diamond, labels = _roof(chart, roof, colours[roof.label], theme)
+        drawn, diamond, labels = _roof(chart, roof, colours[roof.label], theme, _dash(view, roof))
         lines += drawn
         markers.append(diamond)
         requests += labels
@@ -143,8 +145,17 @@ def energy_chart(view: EnergyView, page: Page, theme_name: str, key: bool = True
                  texts=(*texts, *ticks, *placed, *key_parts[2]), key=box, overflow=tuple(overflow))
 
 
+MEASURED_DASHES = ((6.0, 3.0), (2.0, 3.0), (10.0, 3.0, 2.0, 3.0), (4.0, 4.0))  # one a measured roof
+
+
 def _roof_colour(theme, index: int, roof: EnergyRoof) -> str:
     return theme.measured if roof.measured else theme.devices[index % len(theme.devices)]
+
+
+def _dash(view: EnergyView, roof: EnergyRoof) -> tuple[float, ...]:
+    """No dash for the circuit energies; each measured roof its own (the key tells them apart)."""
+    measured = [r.label for r in view.roofs if r.measured]
+    return MEASURED_DASHES[measured.index(roof.label) % len(MEASURED_DASHES)] if roof.measured else ()
 
 
 def _decades(low: float, high: float) -> tuple[float, float]:
@@ -166,13 +177,14 @@ def _ranges(view: EnergyView) -> tuple[tuple[float, float], tuple[float, float]]
     return x_range, _decades(min(ys) / 2, max(ys) * 2)
 
 
-def _roof(chart: Chart, roof: EnergyRoof, colour: str, theme) -> tuple[list[Line], Marker, list[Request]]:
+def _roof(chart: Chart, roof: EnergyRoof, colour: str, theme,
+          dash: tuple[float, ...]) -> tuple[list[Line], Marker, list[Request]]:
     """A roof's curve and its balance's drop line, the balance's diamond, and the requests
     of their labels."""
     page = chart.page
     xs = np.geomspace(*chart.x_range, SAMPLES)
     ys = roof.flops_per_joule(xs)
-    dash = (6.0 * page.lines, 3.0 * page.lines) if roof.measured else ()
+    dash = tuple(d * page.lines for d in dash)
     tip = (f"{roof.label}: ε_flop {format_si(roof.constants.flop_j, 'J')}, ε_byte "
            f"{format_si(roof.constants.byte_j, 'J')}"
            + (f", π₀ {roof.constants.constant_w:.3g} W" if roof.timed else ", no constant power")
@@ -262,8 +274,7 @@ def _points(chart: Chart, view: EnergyView, theme, colours: dict[str, str]) -> l
 def _entries(view: EnergyView, theme, colours: dict[str, str]) -> list[Entry]:
     out = [Entry("Energy rooflines", "heading", bold=True)]
     for roof in view.roofs:
-        dash = (6.0, 3.0) if roof.measured else ()
-        out.append(Entry(_short(roof), "line", colours[roof.label], "", dash))
+        out.append(Entry(_short(roof), "line", colours[roof.label], "", _dash(view, roof)))
     if view.roofs:
         out.append(Entry("energy balance", "marker", theme.foreground, "diamond", fill=theme.background))
     if view.ridge is not None:

@@ -42,6 +42,7 @@ def test_a_measured_roof_counts_its_constant_power_on_its_time_roofline():
     assert roof.ceiling == pytest.approx(1 / (1e-12 + 1e-12))
     assert measured_roof("run", c, None, None).timed is False  # no time roof: no constant power term
     assert measured_roof("run", EnergyConstants(-1e-12, 50e-12, 100.0), 1e14, 1e12) is None
+    assert measured_roof("run", EnergyConstants(1e-12, 50e-12, -1.0), 1e14, 1e12) is None  # π₀ below 0
 
 
 def test_the_ops_sit_on_their_curve_and_the_step_adds_them_up(models, catalog):
@@ -111,3 +112,22 @@ def test_the_status_line_ends_with_a_token_s_energy(models, catalog):
     assert step_summary(a, e).endswith(f"; at most {format_si(700 * e.time_s, 'J')} a token at TDP")
     no_tdp = analyze(models["gpt2"], WorkloadParams(), catalog["apple-m3-max"])  # Apple gives no TDP
     assert catalog["apple-m3-max"].specs.tdp_w is None and "at TDP" not in step_summary(no_tdp)
+
+
+@pytest.mark.parametrize("params", [dict(pp=2), dict(tp=2, pp=2),
+                                    dict(phase="train", batch=8, seq=2048, pp=4, dtype="bf16")])
+def test_the_step_is_one_device_s_as_the_analysis_counts_it(models, catalog, params):
+    """A pipeline stage does its share of the layers: the star's intensity is the main
+    chart's, its joules one device's FLOPs and bytes at the circuit energies."""
+    a = analyze(models["llama-3-8b"], WorkloadParams(**{"dtype": "bf16", **params}), catalog["h100-sxm"])
+    step = workload_points(a, circuit_roof("bf16"))[-1]
+    # (the analysis divides whole FLOPs and bytes by the stages: a rounding of a few parts a million)
+    assert step.intensity == pytest.approx(a.totals.intensity, rel=1e-4)
+    assert step.joules == pytest.approx(a.totals.flops * FLOP_J + a.totals.bytes * BYTE_J, rel=1e-4)
+
+
+def test_the_sentences_say_an_or_a_as_the_precision_is_read():
+    from explorer.core.words.energy_words import article
+
+    said = [article(p) for p in ("fp32", "int8", "bf16", "fp16")]
+    assert said == ["an fp32", "an int8", "a bf16", "an fp16"]

@@ -37,7 +37,7 @@ def test_a_calibration_with_power_keeps_its_energy_constants(tmp_path, monkeypat
     assert kept.constants.constant_w == pytest.approx(ENERGY.constant_w, rel=1e-5)
     assert "fitted to 22 fp32 kernels of this run (intensity)" in kept.constants.source
     assert "energy (fp32): ε_flop 0.6 ± " in out and "π₀ 90 ± " in out
-    code, text, err = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--dtype", "bf16",
+    code, text, err = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--dtype", "fp32",
                            "--efficiency", "calibrated", "--json")
     assert code == 0, err
     report = json.loads(text)
@@ -47,11 +47,16 @@ def test_a_calibration_with_power_keeps_its_energy_constants(tmp_path, monkeypat
     assert fitted["energy_j"] == pytest.approx(joules, rel=1e-4)
     assert fitted["joules_per_token"] == pytest.approx(joules, rel=1e-4)  # batch 1: a token a step
     assert fitted["power_w"] == pytest.approx(joules / seconds, rel=1e-4)
-    assert fitted["constants"]["precision"] == "fp32"
-    assert "ε_flop measured for fp32; the step runs bf16" in fitted["source"]
+    assert fitted["constants"]["precision"] == "fp32" and report["energy"]["fitted_note"] is None
     assert report["energy"]["upper_bound"] is True  # the TDP bound stays beside it
-    code, text, _ = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--efficiency",
-                         "calibrated")
+    code, text, err = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--dtype", "bf16",
+                           "--efficiency", "calibrated", "--json")
+    energy_json = json.loads(text)["energy"]
+    assert energy_json["fitted"] is None  # an fp32 FLOP's energy says nothing of a bf16 tensor-core FLOP's
+    assert energy_json["fitted_note"].startswith(
+        "the calibration's energy constants are for fp32 arithmetic, the step runs bf16")
+    code, text, _ = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--dtype", "fp32",
+                         "--efficiency", "calibrated")
     assert "energy at this machine's fitted constants" in text
     from explorer.core.analysis.analysis import analyze
     from explorer.core.analysis.expected import expected_for
@@ -61,13 +66,30 @@ def test_a_calibration_with_power_keeps_its_energy_constants(tmp_path, monkeypat
     from explorer.core.model.workload import WorkloadParams
     from explorer.core.units import format_si
 
-    a = analyze(load_models()["llama-3-8b"], WorkloadParams(efficiency="calibrated"),
+    a = analyze(load_models()["llama-3-8b"], WorkloadParams(efficiency="calibrated", dtype="fp32"),
                 load_catalog()["h100-sxm"])
     e = expected_for(a)
     mine = fitted_energy(a, e)
     assert step_summary(a, e).endswith(f"; {format_si(mine.joules_per_item, 'J')} a token, "
                                        f"{format_si(mine.power_w, 'W')} at this machine's fitted energy "
                                        "constants")
+
+
+def test_constants_that_would_pass_the_tdp_are_not_applied(tmp_path, monkeypatch):
+    """π₀ of 900 W on a 700 W device: the step cannot have run so (a power cap would have
+    stretched it); the TDP bound alone is given, and why."""
+    from explorer.core.hardware.energy_constants import EnergyConstants
+
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    results = _results(_profile(TRUE))
+    hot = metered_points(EnergyConstants(0.6e-12, 40e-12, 900.0))
+    Results(H100, "cuda-events", "quick", (*results.suites, "intensity"), results.points + hot).save(
+        tmp_path / "run.json")
+    assert _cli("calibrate", "--results", str(tmp_path / "run.json"))[0] == 0
+    code, text, _ = _cli("analyze", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--dtype", "fp32",
+                         "--efficiency", "calibrated", "--json")
+    energy_json = json.loads(text)["energy"]
+    assert code == 0 and energy_json["fitted"] is None and "above the 700 W TDP" in energy_json["fitted_note"]
 
 
 def test_the_energy_roofline_draws_the_calibrated_device_s_roof(tmp_path, monkeypatch, catalog, models):
@@ -82,11 +104,18 @@ def test_the_energy_roofline_draws_the_calibrated_device_s_roof(tmp_path, monkey
     assert _cli("calibrate", "--results", str(tmp_path / "run.json"))[0] == 0
     doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",),
                                             params=WorkloadParams(efficiency="calibrated")))
-    circuit, mine = energy_view(Snapshot.of(doc)).roofs
+    view = energy_view(Snapshot.of(doc))
+    circuit, mine = view.roofs
     assert not circuit.measured and mine.measured and mine.label.endswith(": fitted, fp32")
     assert mine.constants.constant_w == pytest.approx(90.0, rel=1e-5) and mine.timed
     h100 = catalog["h100-sxm"]
     assert mine.bandwidth == pytest.approx(h100.bandwidth_bytes_per_s * doc.expected().efficiency.bandwidth)
+    assert mine.peak_flops == h100.vector_peak("fp32").flops_per_s  # the sweep's FMA chains
+    from explorer.core.words.energy_words import energy_sentences
+
+    words = " ".join(energy_sentences(view))
+    assert ": fitted, fp32: ε_flop 0.6 ± " in words
+    assert "with a measured power reach" not in words  # no kernels of its own are drawn
 
 
 def test_a_calibration_without_power_keeps_none_and_says_why(tmp_path):
@@ -105,6 +134,17 @@ def test_the_sweep_joins_the_calibration_where_power_can_be_read(monkeypatch, nu
     assert calibrate.suites_for(numpy_backend) == ["shapes", "stream", "intensity"]
 
 
+def _broken(tmp_path, energy_yaml: str):
+    from explorer.core.hardware.efficiency import to_text
+
+    roofs = calibrate.Roofs(1e15, 2e12, "h100-sxm", True, "gpu", "x")
+    profile = calibrate.fit(_results(_profile(TRUE)), roofs, "cupy", "2026-12-01T00:00:00+00:00")
+    return read_efficiencies(tmp_path / "p.yaml", to_text(profile).rstrip() + f"\n  energy: {energy_yaml}\n")
+
+
+GOOD = "precision: fp32, flop_j: 1.0e-12, byte_j: 4.0e-11, source: s"
+
+
 @pytest.mark.parametrize(("energy_yaml", "field", "words"), [
     ("{precision: fp32, flop_j: -1.0e-12, byte_j: 4.0e-11, constant_w: 90, source: s}", "energy.flop_j",
      "above 0"),
@@ -112,15 +152,20 @@ def test_the_sweep_joins_the_calibration_where_power_can_be_read(monkeypatch, nu
      "with a point and a signed exponent"),
     ("{precision: fp3, flop_j: 1.0e-12, byte_j: 4.0e-11, constant_w: 90, source: s}", "energy.precision",
      "fp3"),
-    ("{precision: fp32, flop_j: 1.0e-12, byte_j: 4.0e-11, constant_w: 90, errors: [1], source: s}",
-     "energy.errors", "three standard errors"),
+    (f"{{{GOOD}, constant_w: 90, errors: [1]}}", "energy.errors", "three standard errors"),
+    (f"{{{GOOD}, constant_w: 90, errors: [.inf, 1.0e-12, 1.0]}}", "energy.errors", "a finite number"),
+    (f"{{{GOOD}, constant_w: 90, errors: [1.0e-13, 1.0e-12, 1e1]}}", "energy.errors",
+     "with a point and a signed exponent"),
+    (f"{{{GOOD}, constant_w: .nan}}", "energy.constant_w", "a finite number"),
+    ("[1.0e-12]", "energy", "expected the fitted constants"),
 ])
 def test_a_broken_energy_block_is_refused_by_field(tmp_path, energy_yaml, field, words):
-    from explorer.core.hardware.efficiency import to_text
-
-    profile = calibrate.fit(_results(_profile(TRUE)), calibrate.Roofs(1e15, 2e12, "h100-sxm", True,
-                            "gpu", "x"), "cupy", "2026-12-01T00:00:00+00:00")
-    text = to_text(profile).rstrip() + f"\n  energy: {energy_yaml}\n"
     with pytest.raises(DataFileError, match=words) as info:
-        read_efficiencies(tmp_path / "p.yaml", text)
+        _broken(tmp_path, energy_yaml)
     assert info.value.field == field
+
+
+def test_no_constant_power_is_kept_as_zero_and_a_null_block_as_none(tmp_path):
+    [profile] = _broken(tmp_path, f"{{{GOOD}, constant_w: -0.0}}")
+    assert str(profile.energy.constants.constant_w) == "0.0"
+    assert _broken(tmp_path, "null")[0].energy is None

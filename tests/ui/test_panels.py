@@ -386,6 +386,15 @@ def test_explain_panel_writes_its_words_when_its_tab_comes_to_the_front(window, 
     qtbot.waitUntil(lambda: at_64 in panel.text.toPlainText())
 
 
+def test_explain_panel_torn_out_from_behind_another_tab_writes_its_words(window, qtbot):
+    """(A tab torn out while behind another says nothing to visibilityChanged.)"""
+    panel = window.explain_panel
+    assert panel.text.toPlainText() == ""
+    window.docks["explain"].setFloating(True)
+    qtbot.waitUntil(lambda: panel.text.toPlainText() != "")
+    assert "memory-bound" in panel.text.toPlainText()
+
+
 def test_explain_panel_follows_the_state(window, qtbot):
     from explorer.core.words.explain import compare_devices
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.analysis.energy import EnergyConstants
+from explorer.core.analysis.terms import once_per_step
 from explorer.core.hardware.operation_energy import byte_joules, flop_joules
 
 CIRCUIT_SOURCE = "https://doi.org/10.1109/ISSCC.2014.6757323"
@@ -84,8 +85,9 @@ def circuit_roof(dtype: str) -> EnergyRoof | None:
 def measured_roof(label: str, constants: EnergyConstants, peak_flops: float | None,
                   bandwidth: float | None, precision: str = "") -> EnergyRoof | None:
     """A run's roof from its fitted constants (None where the fit gives no positive
-    ε_flop or ε_byte: too few or too alike kernels for the model to mean anything)."""
-    if not (constants.flop_j > 0 and constants.byte_j > 0):
+    ε_flop or ε_byte, or a negative π₀: too few or too alike kernels, or a noisy meter, for
+    the model to mean anything)."""
+    if not (constants.flop_j > 0 and constants.byte_j > 0 and constants.constant_w >= 0):
         return None
     return EnergyRoof(label, constants, peak_flops, bandwidth, measured=True, precision=precision)
 
@@ -98,21 +100,23 @@ class EnergyPoint:
     role: str  # the op's role (its colour), "step" or "measured"
     intensity: float  # FLOP/byte
     flops_per_joule: float
-    joules: float  # the op's every occurrence, the step or one launch
+    joules: float  # one device's share of the op's occurrences, of the step, or one launch
 
 
 def workload_points(a, roof: EnergyRoof) -> list[EnergyPoint]:
-    """The step's ops with arithmetic (every occurrence) and the whole step, at ``roof``'s
-    energies and each op's bound time. The step counts every op's bytes, those without
-    arithmetic too (an embedding's rows), but not communication's: its bytes cross a link,
-    not memory."""
+    """The step's ops with arithmetic and the whole step, one device's share as the
+    analysis counts it (a pipeline stage's share of the layers, the once-a-step ops whole),
+    at ``roof``'s energies and each op's bound time. The step counts every op's bytes, those
+    without arithmetic too (an embedding's rows), but not communication's: its bytes cross a
+    link, not memory."""
     points, total_flops, total_bytes, total_j = [], 0.0, 0.0, 0.0
-    c = roof.constants
-    for o, flops, moved, seconds, count, link in zip(a.ops, a.flops, a.bytes, a.time_s, a.counts, a.links,
-                                                      strict=True):
+    c, once = roof.constants, once_per_step(a.ops)
+    for o, flops, moved, seconds, count, link, whole in zip(a.ops, a.flops, a.bytes, a.time_s, a.counts,
+                                                            a.links, once, strict=True):
         if link is not None:
             continue
-        w, q, t = float(flops) * int(count), float(moved) * int(count), float(seconds) * int(count)
+        share = int(count) / (1 if whole else a.params.pp)
+        w, q, t = float(flops) * share, float(moved) * share, float(seconds) * share
         joules = w * c.flop_j + q * c.byte_j + (c.constant_w * t if roof.timed else 0.0)
         if w > 0 and q > 0:
             points.append(EnergyPoint(o.name, str(o.role), w / q, w / joules, joules))

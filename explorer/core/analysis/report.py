@@ -159,16 +159,40 @@ def step_energy(a: Analysis, e: Expected | None):
 def fitted_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
     """The step's energy at the constants a calibration of the device fitted to its measured
     power (Choi et al.'s model: each device's FLOPs, main-memory bytes and expected time),
-    every device together; None where the expected time's profile keeps none."""
+    every device together; None where the expected time's profile keeps none, or where they
+    do not describe the step (``fitted_energy_note`` says why)."""
     kept = e.efficiency.energy if e is not None else None
-    if kept is None:
+    joules = _fitted_estimate(a, e) if kept is not None else None
+    if joules is None:
         return None
-    devices = a.params.split.devices
-    joules = kept.constants.joules(float(a.totals.flops), float(a.totals.bytes), e.time_s) * devices
-    precision = "" if kept.precision == a.params.dtype else \
-        f" (ε_flop measured for {kept.precision}; the step runs {a.params.dtype})"
     return StepEnergy(joules, joules / max(a.totals.items_per_step, 1), joules / e.time_s, "expected",
-                      f"{e.efficiency.name}: {kept.constants.source}{precision}")
+                      f"{e.efficiency.name}: {kept.constants.source}")
+
+
+def _fitted_estimate(a: Analysis, e: Expected) -> float | None:
+    """Joules of the step, every device, at the kept constants (None: precisions differ)."""
+    kept = e.efficiency.energy
+    if kept.precision != a.params.dtype:
+        return None
+    per_device = kept.constants.joules(float(a.totals.flops), float(a.totals.bytes), e.time_s)
+    joules = per_device * a.params.split.devices
+    tdp = a.hardware.specs.tdp_w
+    return None if tdp and joules / e.time_s > tdp * a.params.split.devices else joules
+
+
+def fitted_energy_note(a: Analysis, e: Expected | None) -> str | None:
+    """Why a calibration's energy constants are not applied to this step (None: they are,
+    or there are none)."""
+    kept = e.efficiency.energy if e is not None else None
+    if kept is None or fitted_energy(a, e) is not None:
+        return None
+    if kept.precision != a.params.dtype:
+        return (f"the calibration's energy constants are for {kept.precision} arithmetic, the step runs "
+                f"{a.params.dtype}: a FLOP of one costs what a FLOP of the other does only by chance")
+    power = kept.constants.joules(float(a.totals.flops), float(a.totals.bytes), e.time_s) / e.time_s
+    return (f"the calibration's energy constants give {format_si(power, 'W')} a device, above the "
+            f"{format_si(a.hardware.specs.tdp_w, 'W')} TDP: a power cap would stretch the step, which "
+            "the model does not follow")
 
 
 def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
@@ -178,7 +202,7 @@ def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
     profile keeps them."""
     s, per_item = step_energy(a, e), f"joules_per_{a.totals.item_unit[:-1]}"
     fitted = fitted_energy(a, e)
-    out: dict[str, Any] = {"fitted": None if fitted is None else {
+    out: dict[str, Any] = {"fitted_note": fitted_energy_note(a, e), "fitted": None if fitted is None else {
         "energy_j": fitted.joules, per_item: fitted.joules_per_item, "power_w": fitted.power_w,
         "constants": {"flop_j": e.efficiency.energy.constants.flop_j,
                       "byte_j": e.efficiency.energy.constants.byte_j,

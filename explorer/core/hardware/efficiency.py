@@ -234,7 +234,8 @@ def _read_efficiency(fields: Fields) -> Efficiency:
     if fit_error is not None and (isinstance(fit_error, bool) or not isinstance(fit_error, int | float)
                                   or not 0 <= fit_error <= 10):
         raise fields.error("fit_error", f"expected a relative error from 0 to 10, got {fit_error!r}")
-    energy = _read_energy(fields.child(fields.mapping("energy"), "energy")) if fields.has("energy") else None
+    kept = fields.raw("energy", required=False)  # (``energy: null`` is no energy, as leaving it out)
+    energy = None if kept is None else _read_energy(fields.child(_energy_mapping(fields, kept), "energy"))
     return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file,
                       measured, fit_error, machine, energy)
 
@@ -242,25 +243,38 @@ def _read_efficiency(fields: Fields) -> Efficiency:
 ENERGY_LIMITS = {"flop_j": (0.0, 1e-6), "byte_j": (0.0, 1e-6), "constant_w": (0.0, 1e5)}
 
 
+def _energy_mapping(fields: Fields, raw) -> dict:
+    if not isinstance(raw, dict):
+        raise fields.error("energy", "expected the fitted constants: precision, flop_j, byte_j, constant_w, "
+                                     f"source (leave it out where none were fitted), got {raw!r}")
+    return raw
+
+
+def _number_of(f: Fields, name: str, raw) -> float:
+    """``raw`` as a finite number, or an error naming ``name`` (and YAML's text trap)."""
+    if isinstance(raw, str):  # YAML 1.1 reads 1e-12, without a point, as text
+        raise f.error(name, "expected a number: write it with a point and a signed exponent, as 1.0e-12")
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise f.error(name, f"expected a finite number, got {raw!r}")
+    return float(raw) + 0.0  # (−0.0 is 0)
+
+
 def _read_energy(f: Fields) -> MeasuredEnergy:
     """``energy: {precision, flop_j, byte_j, constant_w, errors: [three], source}``: joules a
     FLOP and a byte (above 0, below a microjoule), watts at rest (0 to 100 kW)."""
     values = []
     for name, (low, high) in ENERGY_LIMITS.items():
-        raw = f.raw(name)
-        if isinstance(raw, str):  # YAML 1.1 reads 1e-12, without a point, as text
-            raise f.error(name, "expected a number: write it with a point and a signed exponent, as 1.0e-12")
-        none_at_rest = name == "constant_w" and raw == 0  # (a fit may find no constant power)
-        number = isinstance(raw, int | float) and not isinstance(raw, bool)
-        if not number or not (low < raw < high or none_at_rest):
-            raise f.error(name, f"expected a number above {low:g} and below {high:g}, got {raw!r}")
-        values.append(float(raw))
+        value = _number_of(f, name, f.raw(name))
+        if not (low < value < high or (name == "constant_w" and value == 0)):  # (π₀ may fit to 0)
+            raise f.error(name, f"expected a number above {low:g} and below {high:g}, got {value:g}")
+        values.append(value)
     errors = f.raw("errors", required=False)
-    if errors is not None and (not isinstance(errors, list) or len(errors) != 3 or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in errors)):
+    if errors is not None and (not isinstance(errors, list) or len(errors) != 3):
+        raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
+    spread = tuple(_number_of(f, "errors", v) for v in errors) if errors is not None else None
+    if spread is not None and min(spread) < 0:
         raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
     precision = f.text("precision", choices=sorted(DTYPE_BYTES))
-    spread = tuple(float(v) for v in errors) if errors else None
     constants = EnergyConstants(*values, spread, f.text("source"))
     f.finish()
     return MeasuredEnergy(constants, precision)

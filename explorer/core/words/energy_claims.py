@@ -31,13 +31,6 @@ def operation_field(placeholder: str) -> tuple[str, Quantity]:
 
 # The step's energy at the same table's circuit energies (a 45 nm chip: orders of magnitude,
 # not the device's own), ``{step/FIELD}``: energy-memory (its bytes to and from main memory
-# at a DRAM read's 1.3 nJ per 64 bits), energy-arithmetic (its FLOPs at half a multiply and
-# an add each, of its precision's width: bf16 at fp16's cost, the table having no bf16),
-# energy-ratio (the first over the second), energy-per-token (both over the tokens the step
-# gives) and energy-balance (the FLOP/byte where the two cost the same, the energy
-# counterpart of the ridge). A step spread over devices: one device's share.
-# The step's energy at the same table's circuit energies (a 45 nm chip: orders of magnitude,
-# not the device's own), ``{step/FIELD}``: energy-memory (its bytes to and from main memory
 # at a DRAM read's 1.3 nJ per 64 bits), energy-arithmetic (its FLOPs, ``flop_joules``),
 # energy-ratio (the first over the second), energy-per-token (both over the tokens the step
 # gives) and energy-balance (the FLOP/byte where the two cost the same, the energy

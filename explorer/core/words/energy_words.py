@@ -15,6 +15,11 @@ def times(ratio: float) -> str:
     return f"{ratio:,.0f} times" if ratio >= 9.95 else f"{ratio:.2g} times"
 
 
+def article(precision: str) -> str:
+    """"a bf16", "an fp32", "an int8" (as the letters are read out)."""
+    return f"{'an' if precision[:1] in 'aefhilmnorsx' else 'a'} {precision}"
+
+
 def energy_sentences(view: EnergyView) -> list[str]:
     """The picture's sentences, in the order a reader needs them."""
     out = []
@@ -22,10 +27,11 @@ def energy_sentences(view: EnergyView) -> list[str]:
     step = view.step
     if circuit is not None:
         c = circuit.constants
-        out.append(f"At the circuit energies of a 45 nm chip (Horowitz, ISSCC 2014) a {circuit.precision} "
-                   f"FLOP costs {format_si(c.flop_j, 'J')} and a byte read from DRAM "
-                   f"{format_si(c.byte_j, 'J')}: the energy balance is {format_number(circuit.balance)} "
-                   "FLOP/byte, the intensity where a byte costs what the arithmetic done on it does. "
+        out.append(f"At the circuit energies of a 45 nm chip (Horowitz, ISSCC 2014) "
+                   f"{article(circuit.precision)} FLOP costs {format_si(c.flop_j, 'J')} and a byte read "
+                   f"from DRAM {format_si(c.byte_j, 'J')}: the energy balance is "
+                   f"{format_number(circuit.balance)} FLOP/byte, the intensity where a byte costs what "
+                   "the arithmetic done on it does. "
                    "Orders of magnitude for teaching: newer chips spend less on both.")
         if step is not None:
             side = "below" if step.intensity < circuit.balance else "above"
@@ -37,12 +43,12 @@ def energy_sentences(view: EnergyView) -> list[str]:
                        f"{format_si(circuit.ceiling, 'FLOP/J')} the arithmetic alone would allow.")
     if view.ridge is not None:
         device, ridge = view.ridge
-        out.append(f"The {device}'s time roofline bends at {format_number(ridge)} FLOP/byte (the dashed "
-                   "line): time and energy each have their own balance point.")
+        out.append(f"The {device}'s time roofline bends at {format_number(ridge)} FLOP/byte (the grey "
+                   "upright line): time and energy each have their own balance point.")
     for roof in (r for r in view.roofs if r.measured):
-        count = sum(label == roof.label for label, _ in view.measured)
-        best = max((p.flops_per_joule for label, p in view.measured if label == roof.label), default=0.0)
-        out.append(f"{roof.label}: {describe(roof.constants)}, {roof.constants.source}; its {count} "
-                   f"kernels with a measured power reach up to {format_si(best, 'FLOP/J')}.")
+        reached = [p.flops_per_joule for label, p in view.measured if label == roof.label]
+        kernels = f"; its {len(reached)} kernels with a measured power reach up to " \
+                  f"{format_si(max(reached), 'FLOP/J')}" if reached else ""
+        out.append(f"{roof.label}: {describe(roof.constants)}, {roof.constants.source}{kernels}.")
     out += [f"{note[0].upper()}{note[1:]}." for note in view.notes]
     return out

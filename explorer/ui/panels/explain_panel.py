@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.words.explain import explain_state
@@ -54,6 +54,17 @@ class ExplainPanel(QtWidgets.QWidget):
         then changes only mark them due (a tab behind another counts as visible to Qt, but
         shows nothing)."""
         dock.visibilityChanged.connect(lambda shown: shown and self._due and self.refresh(seen=True))
+        # A tab torn out of its group while behind another says nothing to visibilityChanged:
+        # look once it has settled where it went.
+        dock.topLevelChanged.connect(lambda _floating: QtCore.QTimer.singleShot(0, self._if_seen))
+
+    def showEvent(self, event) -> None:  # Qt override
+        super().showEvent(event)
+        QtCore.QTimer.singleShot(0, self._if_seen)
+
+    def _if_seen(self) -> None:
+        if self._due and not self.visibleRegion().isEmpty():
+            self.refresh(seen=True)
 
     def refresh(self, *_args, seen: bool = False) -> None:
         if self.state.in_gesture:
