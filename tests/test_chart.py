@@ -512,3 +512,47 @@ def test_a_key_too_tall_to_go_below_goes_beside_and_the_plot_keeps_its_height(ca
     small = build_chart(Document(catalog, models, replace(session, hardware=("h100-sxm",))), page)
     assert small.plot.height > 0.6 * page.height
     assert MAX_BAND < 0.5 and key_band([], page)[1] < MAX_BAND * page.height
+
+
+def test_a_drag_s_first_move_keeps_the_key_and_the_plot_where_they_were(catalog, models):
+    """The first what-if adds a row and "(what-if)" to the key: the key stays under the
+    chart in the band it had, the plot does not move, and the labels keep last frame's
+    places (the hints name places of the same plot); the full layout follows the drag."""
+    from explorer.core.model.session import WhatIf
+
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("mi300x", "h100-sxm", "epyc-9654",
+                                                                           "rtx-4090")))
+    page = Page.screen(800, 690)  # a narrow window's chart: the key goes under it
+    before = build_chart(doc, page)
+    assert before.key_place == "below"
+    doc.set_what_if("mi300x", WhatIf(bandwidth_scale=1.3))
+    options = ChartOptions(ranges=(before.x_range, before.y_range), hints=before.placement,
+                           key_place=before.key_place, plot=before.plot)
+    moved = build_chart(doc, page, options)
+    assert moved.key_place == "below" and moved.plot == before.plot and moved.key == before.key
+    kept = [i for i, (a, b) in enumerate(zip(before.placement, moved.placement, strict=True)) if a == b]
+    assert len(kept) >= len(before.placement) - 2  # the moved roof's labels may move; the rest stay
+    assert not problems(moved)
+    full = build_chart(doc, page)  # when the drag ends
+    assert full.plot != before.plot and "MI300X (what-if)" in {t.text for t in full.texts}
+
+
+def test_a_label_whose_hinted_place_is_taken_tries_only_a_few_others_during_a_drag():
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.geometry import Rect
+    from explorer.chart.layout import DRAG_TRIES, Request, Spots, place
+
+    asked = []
+
+    class Counted(Spots):
+        def __getitem__(self, index):
+            asked.append(index)
+            return super().__getitem__(index)
+
+    text = Text("label", (0.0, 0.0), 12.0, "#000000", ElementKind.ROOF)
+    nowhere = Counted([(text, (-500.0, -500.0), 0.0, "start", "above", 0.0)] * 60)  # all off the plot
+    plot = Rect(0, 0, 400, 300)
+    assert place([Request(nowhere)], plot, [], [], hints=(5,))[2] == (-1,)
+    assert len(asked) == 1 + DRAG_TRIES + 1  # the hint, the others tried, and the fullest text for the key
+    asked.clear()
+    assert place([Request(nowhere)], plot, [], [])[2] == (-1,) and len(asked) == 60 + 1  # no drag: all

@@ -170,5 +170,12 @@ class Chart:
         (not in one of its corners)."""
         return self.key is not None and (self.key.left >= self.plot.right or self.key.top >= self.plot.bottom)
 
+    @property
+    def key_place(self) -> str | None:
+        """Where the key went: "inside" the plot (a corner), "below" it or "beside" it."""
+        if self.key is None:
+            return None
+        return "below" if self.key.top >= self.plot.bottom else "beside" if self.key_outside else "inside"
+
     def texts_of(self, *kinds: str) -> list[Text]:
         return [t for t in self.texts if t.kind in kinds]

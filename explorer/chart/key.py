@@ -35,6 +35,7 @@ def key_width(entries: list[Entry], size: float) -> float:
 
 
 MAX_ROWS = 3  # a key entry wraps to at most three rows (a number is rarely cut then)
+WHAT_IF = "datasheet value (before a what-if)"  # the entry a dragged roof adds
 
 
 @lru_cache(maxsize=1024)  # a drag fits the same entries on every move

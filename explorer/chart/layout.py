@@ -12,6 +12,7 @@ from explorer.chart.elements import ElementKind, Line, Marker, Text
 from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, nearest, overlap, square
 
 IGNORED_LINES = (ElementKind.GRID, ElementKind.TRACK, ElementKind.AXIS)  # labels may sit over these
+DRAG_TRIES = 16  # places a label whose hinted one is taken tries during a drag, besides it
 
 
 class Spots(Sequence):
@@ -68,7 +69,9 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     the candidate each request took or -1) for
     ``requests`` in order of priority. ``hints``: the candidates taken last time (during a
     drag the chart changes a little between frames), tried first; a label that had no room
-    last time is not tried again (the full layout follows when the drag ends)."""
+    last time is not tried again, and one whose place is taken tries only its first
+    ``DRAG_TRIES`` others: a frame of a drag never searches every place (the full layout
+    follows when the drag ends)."""
     placed: list[tuple[Text, tuple]] = []
     left: list[Text] = []
     chosen: list[int] = []
@@ -97,10 +100,13 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     for number, request in enumerate(requests):
         count = len(request.candidates)
         hint = hints[number] if number < len(hints) and hints[number] < count else None
+        others = [i for i in range(count) if i != hint]
         if hint == -1:
             order = []
+        elif hint is not None:
+            order = [hint, *others[:DRAG_TRIES]]
         else:
-            order = ([hint] if hint is not None else []) + [i for i in range(count) if i != hint]
+            order = others
         for index in order:
             candidate = request.candidates[index]
             own = free(candidate, request.owner)

@@ -17,7 +17,15 @@ from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect, crosses, overlap, square
 from explorer.chart.heading import heading
 from explorer.chart.heading import lines as wrapped
-from explorer.chart.key import Entry, draw_key, fitted, key_width, unplotted_entries, workload_entries
+from explorer.chart.key import (
+    WHAT_IF,
+    Entry,
+    draw_key,
+    fitted,
+    key_width,
+    unplotted_entries,
+    workload_entries,
+)
 from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_key_below
 from explorer.chart.layout import place
 from explorer.chart.memory_note import memory_note
@@ -54,7 +62,8 @@ class ChartOptions:
     suites: frozenset[str] | None = None  # measured suites drawn (None: all)
     ranges: tuple | None = None  # ((x low, x high), (y low, y high)) kept (a zoom, a drag); None: fitted
     hints: tuple[int, ...] = ()  # the label places taken last time (``Chart.placement``), tried first
-    key_outside: bool | None = None  # where the key went last time (``Chart.key_outside``), tried first
+    key_place: str | None = None  # where the key went last time (``Chart.key_place``): a drag keeps it
+    plot: Rect | None = None  # the plot last time: a drag keeps it where only the key's width changed
     heading: bool = True  # the title and subtitle (a slide deck sets them as the slide's own text)
 
 
@@ -211,7 +220,7 @@ def _key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[
         entries.append(Entry(shown.hardware.label + moved, "line", shown.colour(theme), shown.symbol,
                              shown.dash))
     if any(s.hardware != s.datasheet for s in devices):
-        entries.append(Entry("datasheet value (before a what-if)", "line", theme.track, "", (1.4, 2.1)))
+        entries.append(Entry(WHAT_IF, "line", theme.track, "", (1.4, 2.1)))
     a = shot.analysis
     groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
@@ -247,7 +256,10 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     devices = _devices(shot, style_slots(options.slots, shot.session.hardware))
     measured = measured_points(shot, options.suites)
     entries = _key_entries(shot, devices, theme, measured) if options.key else []
-    if not options.key_outside:  # a drag keeps the key where it was: one layout instead of two
+    if options.key_place in ("below", "beside"):  # a drag keeps the key where it was: one layout
+        below = options.key_place == "below"
+        return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
+    if options.key_place is None or options.key_place == "inside":
         inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
         if inside is not None:
             return inside
@@ -262,6 +274,7 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
              beside: bool, below: bool = False) -> Chart | None:
     columns, band = key_band(entries, page) if below else (1, 0.0)
     plot, frame_texts = _frame(shot, page, options, theme, entries if beside else [], band)
+    plot, frame_texts, band = _kept_plot(shot, page, options, theme, plot, frame_texts, band, beside, below)
     if options.ranges:
         x_range, y_range = options.ranges
     else:
@@ -287,7 +300,10 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
                 *(line_label(chart, line, text) for line, text in ceilings)]
     if entries and not (beside or below) and _empty_corner(chart, entries, lines, markers, []) is None:
         return None  # the key cannot go inside even before labels and their overflow rows take room
-    placed, overflow, chosen = (place(requests, plot, lines, markers, hints=options.hints)
+    # Last frame's places are hints only where the plot has not moved (a key that grew a row
+    # under it, a first move's re-layout): elsewhere they name other places.
+    hints = options.hints if options.plot is None or options.plot == plot else ()
+    placed, overflow, chosen = (place(requests, plot, lines, markers, hints=hints)
                                 if options.annotations else ([], [], ()))
     placed = one_naming(placed, tuple(s.hardware.label for s in devices))
     key_parts, key_box = ([], [], []), None
@@ -310,6 +326,25 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
+
+
+def _kept_plot(shot, page, options, theme, plot, frame_texts, band, beside, below):
+    """(plot, frame texts, key band) with last frame's plot kept during a drag: its first
+    move adds "(what-if)" and a row to the key, and a wider key column or a taller band
+    would move everything on the plot (and make last frame's label places mean other
+    places). A column keeps its width (entries wrap in it); a band gives up the rows that
+    no longer fit (the key ends with "…" until the full layout when the drag ends)."""
+    kept = options.plot
+    if kept is None or (kept.left, kept.top) != (plot.left, plot.top) or kept == plot:
+        return plot, frame_texts, band
+    if beside and kept.bottom == plot.bottom:
+        return kept, frame_texts, band
+    if below and kept.right == plot.right:
+        band -= kept.bottom - plot.bottom
+        plot, frame_texts = _frame(shot, page, options, theme, [], band)
+        if abs(plot.bottom - kept.bottom) < 1e-6:
+            return kept, frame_texts, band
+    return plot, frame_texts, band
 
 
 def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:

@@ -103,10 +103,10 @@ class RooflinePlot(QtWidgets.QWidget):
         return Page.screen(max(self.width(), 320), max(self.height(), 240), self.scale)
 
     def options(self, ranges=None, hints: tuple[int, ...] = (),
-                key_outside: bool | None = None) -> ChartOptions:
+                key_place: str | None = None, plot=None) -> ChartOptions:
         suites = frozenset(self.measured_suites) if self.measured_suites is not None else None
         return ChartOptions(theme=self.theme.name, slots=self.slots, suites=suites, ranges=ranges,
-                            hints=hints, key_outside=key_outside)
+                            hints=hints, key_place=key_place, plot=plot)
 
     def redraw(self, fit: bool | None = None) -> None:
         """Rebuild the chart for the state. The ranges are fitted again when what is shown
@@ -125,7 +125,8 @@ class RooflinePlot(QtWidgets.QWidget):
         # was: they stay put, and the layout takes a fraction of the time.
         last = self.chart if self.state.in_gesture else None
         self.chart = build_chart(self.state, self.page(), self.options(
-            self._ranges, last.placement if last else (), last.key_outside if last else None))
+            self._ranges, last.placement if last else (), last.key_place if last else None,
+            last.plot if last and last.page == self.page() else None))
         self._ranges = (self.chart.x_range, self.chart.y_range)
         self._hover = None
         self.setAccessibleDescription(self.title())
