@@ -278,7 +278,9 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
 
     # -- state -----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
-        self.summary_label.setText(step_summary(self.state.analysis(), self.state.expected()))
+        summary = step_summary(self.state.analysis(), self.state.expected())
+        self.summary_label.setText(summary)
+        self.summary_label.setToolTip(f"The workload on the primary device (predicted): {summary}")  # (whole)
         if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
         self._update_title()

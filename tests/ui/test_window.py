@@ -70,6 +70,8 @@ def test_status_bar_summarises_the_prediction(window):
     text = window.summary_label.text()
     assert "tokens/s" in text and "memory-bound" in text
     assert "fits in the 71.7 GiB budget (90% of 79.6 GiB usable)" in text
+    assert text.endswith("J a token at TDP")  # past a narrow window's right edge: the tooltip has it whole
+    assert window.summary_label.toolTip().endswith(text)
 
 
 def test_cnn_summary_speaks_of_images_and_weights(catalog, models):
