@@ -556,3 +556,27 @@ def test_a_label_whose_hinted_place_is_taken_tries_only_a_few_others_during_a_dr
     assert len(asked) == 1 + DRAG_TRIES + 1  # the hint, the others tried, and the fullest text for the key
     asked.clear()
     assert place([Request(nowhere)], plot, [], [])[2] == (-1,) and len(asked) == 60 + 1  # no drag: all
+
+
+@pytest.mark.parametrize(("w", "h"), [(1000, 640), (669, 698), (800, 690), (640, 560)])
+def test_a_drag_frame_never_overlaps_and_a_key_leaving_its_corner_is_laid_out_afresh(catalog, models, w, h):
+    """A drag from a key inside the plot whose corner the what-if row no longer fits: the
+    key goes beside or below with a plot of its own (not the whole area it had); and a
+    new page mid-drag (a resize, presentation mode) lays the key out afresh."""
+    from explorer.core.model.session import WhatIf
+
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("mi300x", "h100-sxm", "epyc-9654",
+                                                                           "rtx-4090")))
+    page = Page.screen(w, h)
+    before = build_chart(doc, page)
+    for factor in (1.3, 0.4):
+        doc.set_what_if("mi300x", WhatIf(bandwidth_scale=factor))
+        frame = build_chart(doc, page, ChartOptions(ranges=(before.x_range, before.y_range),
+                                                    hints=before.placement, key_place=before.key_place,
+                                                    plot=before.plot))
+        assert not problems(frame) and frame.plot.height > 0.3 * h
+        if frame.key_place != before.key_place:
+            assert frame.key.width > 0.1 * w or frame.key_place == "below"
+        bigger = build_chart(doc, Page.screen(w, h, scale=1.6), ChartOptions(
+            ranges=(before.x_range, before.y_range), hints=before.placement, key_place=before.key_place))
+        assert bigger.plot.height > 0 and not problems(bigger)

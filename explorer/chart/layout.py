@@ -69,8 +69,8 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     the candidate each request took or -1) for
     ``requests`` in order of priority. ``hints``: the candidates taken last time (during a
     drag the chart changes a little between frames), tried first; a label that had no room
-    last time is not tried again, and one whose place is taken tries only its first
-    ``DRAG_TRIES`` others: a frame of a drag never searches every place (the full layout
+    last time is not tried again, and one whose place is taken tries only the ``DRAG_TRIES``
+    places nearest it: a frame of a drag never searches every place (the full layout
     follows when the drag ends)."""
     placed: list[tuple[Text, tuple]] = []
     left: list[Text] = []
@@ -100,13 +100,13 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     for number, request in enumerate(requests):
         count = len(request.candidates)
         hint = hints[number] if number < len(hints) and hints[number] < count else None
-        others = [i for i in range(count) if i != hint]
         if hint == -1:
             order = []
-        elif hint is not None:
-            order = [hint, *others[:DRAG_TRIES]]
+        elif hint is not None:  # the places nearest the hinted one (its neighbours along the line)
+            nearest = sorted((i for i in range(count) if i != hint), key=lambda i: abs(i - hint))
+            order = [hint, *nearest[:DRAG_TRIES]]
         else:
-            order = others
+            order = list(range(count))
         for index in order:
             candidate = request.candidates[index]
             own = free(candidate, request.owner)

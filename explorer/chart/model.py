@@ -256,7 +256,9 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     devices = _devices(shot, style_slots(options.slots, shot.session.hardware))
     measured = measured_points(shot, options.suites)
     entries = _key_entries(shot, devices, theme, measured) if options.key else []
-    if options.key_place in ("below", "beside"):  # a drag keeps the key where it was: one layout
+    # A drag keeps the key where it was (one layout), on the same page only: a resize or
+    # presentation mode mid-drag lays the key out afresh.
+    if options.plot is not None and options.key_place in ("below", "beside"):
         below = options.key_place == "below"
         return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
     if options.key_place is None or options.key_place == "inside":
@@ -334,8 +336,9 @@ def _kept_plot(shot, page, options, theme, plot, frame_texts, band, beside, belo
     would move everything on the plot (and make last frame's label places mean other
     places). A column keeps its width (entries wrap in it); a band gives up the rows that
     no longer fit (the key ends with "…" until the full layout when the drag ends)."""
-    kept = options.plot
-    if kept is None or (kept.left, kept.top) != (plot.left, plot.top) or kept == plot:
+    kept, place = options.plot, "beside" if beside else "below" if below else "inside"
+    if kept is None or options.key_place != place or (kept.left, kept.top) != (plot.left, plot.top) \
+            or kept == plot:  # (a key that moved out of its corner: the plot it had was the whole area)
         return plot, frame_texts, band
     if beside and kept.bottom == plot.bottom:
         return kept, frame_texts, band

@@ -192,3 +192,20 @@ def test_the_star_drags_when_the_model_does_not_fit(window):
     target = mouse.to_pixels(plot, math.log10(target_i), mouse.to_view(plot, start)[1])
     mouse.drag(plot, start, QtCore.QPointF(target.x(), start.y()))
     assert 50 <= state.params.batch <= 80
+
+
+def test_escape_after_dragging_back_to_the_start_lays_the_chart_out_in_full(window, qtbot):
+    """(Back where it began, the cancel changes nothing in the session: no signal would
+    redraw, and the drag's last frame, laid out from hints, would stay.)"""
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    full = plot.chart
+    mouse.drag(plot, start, QtCore.QPointF(start.x(), start.y() - 80), finish=False)
+    qtbot.wait(60)
+    mouse.move(plot, start, mouse.LEFT)
+    qtbot.wait(60)
+    redrawn = []
+    plot.redraw = lambda *a, **k: (redrawn.append(k), type(plot).redraw(plot, *a, **k))
+    QTest.keyClick(plot, QtCore.Qt.Key.Key_Escape)
+    assert redrawn and not window.state.in_gesture
+    assert plot.chart.placement == full.placement and plot.chart.key == full.key

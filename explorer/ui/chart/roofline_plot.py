@@ -381,6 +381,7 @@ class RooflinePlot(QtWidgets.QWidget):
         if not self.state.in_gesture:
             return False
         self.state.cancel_gesture()
+        self.redraw(fit=False)  # the full layout, even where the drag came back to where it began
         return True
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:
