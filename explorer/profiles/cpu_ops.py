@@ -62,7 +62,8 @@ def _work(event: dict, list_type: str | None) -> tuple[str, int | None, int, tup
     first = types[0] if isinstance(types, list) and types else None
     precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
     name, dims = str(event["name"]), args.get("Input Dims")
-    return (precision, *op_work(name, dims, types, list_type), weight_shape(name, dims, types) or ())
+    return (precision, *op_work(name, dims, types, list_type, args.get("Concrete Inputs")),
+            weight_shape(name, dims, types) or ())
 
 
 def _enclosing(inner) -> set[int]:

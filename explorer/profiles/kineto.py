@@ -11,6 +11,11 @@ and the kernel is placed on the chart at that intensity; without, its kernels ar
 by time only (``analyze --profile``). All of an op's work goes to its longest kernel.
 A trace of a CPU run has no GPU kernels: its innermost ops are read as its kernels
 (``profiles.cpu_ops``).
+
+Where the trace marks the profiler's steps on the GPU (``"cat": "gpu_user_annotation"``
+named ``ProfilerStep#N``), only the kernels that start inside one are read: the window a
+schedule records opens while the GPU still runs earlier steps' kernels, which belong to
+no recorded step (a note says how many were left out).
 """
 
 from __future__ import annotations
@@ -100,7 +105,8 @@ def _op_work(path, events: list) -> dict[Any, OpWork]:
         types = args.get("Input type")
         first = types[0] if isinstance(types, list) and types else None
         precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
-        from_shapes, moved = op_work(str(event.get("name", "")), args.get("Input Dims"), types)
+        from_shapes, moved = op_work(str(event.get("name", "")), args.get("Input Dims"), types,
+                                     concrete=args.get("Concrete Inputs"))
         counted = "flops" in args
         flops = round(_number(path, args, "flops", index)) if counted else from_shapes
         if flops is not None or moved:
@@ -124,7 +130,8 @@ def _notes(placed: list[OpWork]) -> list[str]:
         notes.append(f"FLOPs of {counted} op(s) from the profiler's own count (with_flops), each given to "
                      "the op's longest kernel")
     if shaped:
-        notes.append(f"FLOPs of {shaped} matrix product(s) from their recorded shapes (2 per multiply-add)")
+        notes.append(f"FLOPs of {shaped} matrix product(s) and attention op(s) from their recorded shapes "
+                     "(2 per multiply-add; attention under a causal mask counts the pairs it keeps)")
     if moved:
         notes.append(f"bytes of {moved} op(s) from their recorded shapes (record_shapes): each input read "
                      "once and the result written once, an estimate, not a count; each op's on its longest "
@@ -164,6 +171,44 @@ def _without_kernels(path, doc: dict, events: list) -> Profile:
                    "FLOPs and bytes from shapes" if shaped else "")
 
 
+STEP_PREFIX = "ProfilerStep#"
+
+
+def _step_spans(events: list) -> list[tuple[float, float]]:
+    """(start, end) in µs of each profiler step's span on the GPU."""
+    spans = []
+    for event in events:
+        if not isinstance(event, dict) or event.get("cat") != "gpu_user_annotation" \
+                or not str(event.get("name", "")).startswith(STEP_PREFIX):
+            continue
+        start, length = event.get("ts"), event.get("dur")
+        if all(isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e18
+               for v in (start, length)):
+            spans.append((float(start), float(start) + float(length)))
+    return spans
+
+
+def _in_steps(events: list, kernels: list) -> tuple[list, list[str]]:
+    """(the kernels that start inside a profiler step's GPU span, a note on those left
+    out): all of them, and no note, where the trace marks no step on the GPU or none
+    starts inside one."""
+    spans = _step_spans(events)
+
+    def inside(start) -> bool:
+        if not isinstance(start, int | float) or isinstance(start, bool):
+            return True  # no start recorded: kept
+        return any(low - 0.5 <= start < high for low, high in spans)  # (µs rounding at the edge)
+
+    kept = [item for item in kernels if inside(item[2])] if spans else kernels
+    if not kept or len(kept) == len(kernels):
+        return kernels, []
+    left = [k for _, k, start in kernels if not inside(start)]
+    seconds = sum(k.time_s for k in left)
+    return kept, [f"{len(left):,} kernel(s), {seconds * 1e3:.3g} ms, started outside the profiler's "
+                  f"{len(spans)} step(s) on the GPU ({STEP_PREFIX}…): earlier steps' work, still running "
+                  "when the recording began; left out"]
+
+
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read)."""
     data = gunzipped(path, read_bytes(path, MAX_TRACE_BYTES) if data is None else data)
@@ -181,16 +226,17 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
             raise DataFileError(path, "a kernel needs a name", f"event {index}", "name")
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         seconds = _number(path, event, "dur", index) * 1e-6
-        kernels.append((_external_id(args), ProfiledKernel(name, seconds)))
+        kernels.append((_external_id(args), ProfiledKernel(name, seconds), event.get("ts")))
     if not kernels:
         return _without_kernels(path, doc, events)
+    kernels, outside = _in_steps(events, kernels)
     longest: dict[Any, int] = {}
-    for i, (op, kernel) in enumerate(kernels):
+    for i, (op, kernel, _) in enumerate(kernels):
         if op in work and (op not in longest or kernel.time_s > kernels[longest[op]][1].time_s):
             longest[op] = i
-    placed = [_with_work(k, work[op]) if longest.get(op) == i else k for i, (op, k) in enumerate(kernels)]
+    placed = [_with_work(k, work[op]) if longest.get(op) == i else k for i, (op, k, _) in enumerate(kernels)]
     used = [work[op] for op in longest]
-    notes = _notes(used)
+    notes = [*outside, *_notes(used)]
     estimated = " and ".join(part for part, made in (
         ("FLOPs", any(w.flops is not None and not w.counted for w in used)),
         ("bytes", any(w.moved for w in used))) if made)

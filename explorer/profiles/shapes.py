@@ -8,9 +8,11 @@ operand or keeps it in a cache moves more or less than this.
   the two matrices), ``aten::bmm`` [B, M, K] × [B, K, N], ``aten::linear`` ([..., K] input,
   [N, K] weight), ``aten::matmul`` of two matrices or batches of them; attention
   (``scaled_dot_product`` in the name: ``aten::scaled_dot_product_attention`` and the
-  kernels it calls) [..., Lq, D] queries, [..., Lk, D] keys, [..., Lk, Dv] values: the
-  scores and the weighted sum, 2·Lq·Lk·(D + Dv) per head, every pair (a causal mask's
-  skipped half is not known from shapes);
+  kernels it calls) [..., Lq, D] queries, [..., Lk, D] keys, [..., Lk, Dv] values, and
+  FlashAttention's own entry (``aten::_flash_attention_forward``, [B, L, H, D]): the
+  scores and the weighted sum, 2·(D + Dv) per pair of a query and a key, every pair, or
+  under a causal mask (``is_causal`` true in the op's ``Concrete Inputs``) the pairs it
+  keeps, Lq·Lk − Lq·(Lq − 1)/2, as the predicted attention counts them;
 - bytes: every tensor input's elements × its type's size, plus the result: a product's
   from its shape, attention's as large as its queries with Dv columns, any other op's as
   large as its largest input (elementwise ops, norms, softmax); a lookup in a table
@@ -33,6 +35,11 @@ VIEWS = frozenset(f"aten::{name}" for name in (
     "detach", "resolve_conj", "resolve_neg", "empty", "empty_strided", "empty_like", "resize_",
     "result_type", "lift_fresh", "to", "contiguous", "dropout"))  # no bytes (a no-op at inference)
 LOOKUPS = ("aten::embedding", "aten::index_select")  # a table's looked-up rows, not the whole table
+# Where each attention op's ``is_causal`` sits among its inputs (``Concrete Inputs``).
+CAUSAL_AT = {"aten::scaled_dot_product_attention": 5, "aten::_scaled_dot_product_flash_attention": 4,
+             "aten::_scaled_dot_product_efficient_attention": 5, "aten::_flash_attention_forward": 8,
+             "aten::_scaled_dot_product_cudnn_attention": 6}
+HEADS_SECOND_TO_LAST = ("aten::_flash_attention_forward",)  # [B, L, H, D], not [B, H, L, D]
 MAX_DIMS, MAX_ELEMENTS = 8, 1 << 48  # a tensor beyond these is not a recorded shape: skipped
 
 
@@ -76,16 +83,25 @@ def _product(name: str, shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, 
     return math.prod(batch) * m * k * n, (*batch, m, n)
 
 
-def _attention(shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, ...]] | None:
-    """(multiply-adds, result shape) of attention over queries, keys and values, None if
-    the shapes do not fit it."""
-    if len(shapes) < 3 or any(len(s) < 2 for s in shapes[:3]):
+def _attention(shapes: list[tuple[int, ...]], causal: bool = False,
+               heads_inside: bool = False) -> tuple[int, tuple[int, ...]] | None:
+    """(multiply-adds, result shape) of attention over queries, keys and values ([..., L, D];
+    ``heads_inside``: [B, L, H, D]), None if the shapes do not fit it."""
+    if len(shapes) < 3 or any(len(s) < (4 if heads_inside else 2) for s in shapes[:3]):
         return None
-    q, k, v = shapes[:3]
+    q, k, v = ((*s[:-3], s[-2], s[-3], s[-1]) if heads_inside else s for s in shapes[:3])
     if q[:-2] != k[:-2] or k[:-1] != v[:-1] or q[-1] != k[-1]:
         return None
-    heads = math.prod(q[:-2])
-    return heads * q[-2] * k[-2] * (q[-1] + v[-1]), (*q[:-1], v[-1])
+    heads, lq, lk = math.prod(q[:-2]), q[-2], k[-2]
+    pairs = lq * lk - lq * (lq - 1) // 2 if causal and lq <= lk else lq * lk
+    return heads * pairs * (q[-1] + v[-1]), (*shapes[0][:-1], v[-1])
+
+
+def _causal(name: str, concrete) -> bool:
+    """Whether an attention op's recorded concrete inputs say ``is_causal`` true."""
+    at = CAUSAL_AT.get(name)
+    return (at is not None and isinstance(concrete, list) and len(concrete) > at
+            and concrete[at] in ("True", "true", "1"))
 
 
 def weight_shape(name: str, dims, types) -> tuple[int, int] | None:
@@ -104,8 +120,10 @@ def weight_shape(name: str, dims, types) -> tuple[int, int] | None:
     return (cols, rows) if name == "aten::linear" else (rows, cols)
 
 
-def op_work(name: str, dims, types, list_type: str | None = None) -> tuple[int | None, int]:
-    """(FLOPs, bytes) of an op from its recorded shapes: FLOPs None unless it is a matrix
+def op_work(name: str, dims, types, list_type: str | None = None,
+            concrete=None) -> tuple[int | None, int]:
+    """(FLOPs, bytes) of an op from its recorded shapes (and ``concrete``: its recorded
+    ``Concrete Inputs``, for attention's causal mask): FLOPs None unless it is a matrix
     product or attention whose shapes fit; bytes 0 when no tensor input's shape is known
     and for a view."""
     if not isinstance(dims, list) or not isinstance(types, list) or name in VIEWS:
@@ -119,7 +137,9 @@ def op_work(name: str, dims, types, list_type: str | None = None) -> tuple[int |
         return None, 2 * rows + math.prod(index) * index_size
     read = sum(math.prod(shape) * size for shape, size in tensors)
     shapes = [shape for shape, _ in tensors]
-    product = _attention(shapes) if "scaled_dot_product" in name else _product(name, shapes)
+    attention = "scaled_dot_product" in name or name in HEADS_SECOND_TO_LAST
+    product = (_attention(shapes, _causal(name, concrete), name in HEADS_SECOND_TO_LAST) if attention
+               else _product(name, shapes))
     if product is not None:
         macs, result = product
         return 2 * macs, read + math.prod(result) * tensors[0][1]

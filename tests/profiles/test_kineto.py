@@ -119,3 +119,54 @@ def test_shapes_beyond_any_tensor_are_skipped_not_multiplied(tmp_path):
     path.write_text(json.dumps({"traceEvents": _op("aten::mm", 1, dims, ["float", "float"])}))
     kernel = read_profile(path).kernels[0]
     assert kernel.bytes == {} and kernel.flops == {}
+
+
+def _step(ts, dur, cat="gpu_user_annotation", name="ProfilerStep#3"):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "args": {}}
+
+
+def test_only_kernels_inside_a_profiled_step_on_the_gpu_are_read(tmp_path):
+    """The GEMM (ts 10) and its reduce (36) run inside the step's GPU span (from 8 to 40
+    µs); the norm's kernel (55) runs after it: an earlier or later step's, left out."""
+    events = [*trace()["traceEvents"], _step(8, 32), _step(0, 100, cat="user_annotation")]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = read_profile(path)
+    assert [k.name for k in profile.kernels] == ["sm90_xmma_gemm_bf16bf16_bf16f32", "splitKreduce_kernel"]
+    assert profile.notes[0] == ("1 kernel(s), 0.003 ms, started outside the profiler's 1 step(s) on the GPU "
+                                "(ProfilerStep#…): earlier steps' work, still running when the recording "
+                                "began; left out")
+
+
+@pytest.mark.parametrize("spans", [
+    [],  # no step marked on the GPU: every kernel
+    [(200, 10)],  # no kernel inside any step (a damaged or foreign annotation): every kernel
+    [(8, 32), (50, "long")],  # a span without a number is not a span; the norm's kernel is outside
+])
+def test_without_a_step_holding_kernels_every_kernel_is_read(tmp_path, spans):
+    events = [*trace()["traceEvents"], *(_step(ts, dur) for ts, dur in spans)]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    count = len(read_profile(path).kernels)
+    assert count == (2 if len(spans) == 2 else 3)
+
+
+@pytest.mark.parametrize("name, dims, concrete, flops", [
+    # [B, H, L, D] queries, keys, values; every pair of 128 queries and 128 keys
+    ("aten::scaled_dot_product_attention", [[2, 4, 128, 64]] * 3, None, 2 * 8 * 128 * 128 * 128),
+    # a causal mask keeps 128·129/2 pairs (is_causal is the sixth input)
+    ("aten::scaled_dot_product_attention", [[2, 4, 128, 64]] * 3, ["", "", "", "", "0.", "True", "", ""],
+     2 * 8 * (128 * 129 // 2) * 128),
+    # FlashAttention's own entry: [B, L, H, D], is_causal the ninth input
+    ("aten::_flash_attention_forward", [[2, 128, 4, 64]] * 3, [""] * 8 + ["True"],
+     2 * 8 * (128 * 129 // 2) * 128),
+    ("aten::_flash_attention_forward", [[2, 128, 4, 64]] * 3, [""] * 8 + ["False"], 2 * 8 * 128 * 128 * 128),
+    # 16 new queries over 144 keys (a prompt after a cached prefix): 16·144 − 16·15/2 pairs kept
+    ("aten::_scaled_dot_product_flash_attention", [[1, 2, 16, 64], [1, 2, 144, 64], [1, 2, 144, 64]],
+     ["", "", "", "0.", "True"], 2 * 2 * (16 * 144 - 16 * 15 // 2) * 128),
+])
+def test_attention_takes_its_flops_from_its_shapes_and_its_mask(tmp_path, name, dims, concrete, flops):
+    extra = {} if concrete is None else {"Concrete Inputs": concrete}
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": _op(name, 1, dims, ["c10::BFloat16"] * 3, **extra)}))
+    assert read_profile(path).kernels[0].flops == {"bf16": flops}
