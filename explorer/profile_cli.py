@@ -81,7 +81,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def compared(path: str, analysis, steps: int):
     """(profile, comparison) of the profile at ``path`` with ``analysis`` (and its expected time)."""
     from explorer.core.analysis.expected import expected_for
-    from explorer.profiles.matching import compare
+    from explorer.core.analysis.profile_match import compare
     from explorer.profiles.reading import read_profile
 
     profile = read_profile(path)

@@ -1,9 +1,9 @@
-"""A profile of a real run on the chart: each kernel (its launches summed, each product
-shape apart; small ones folded into "other") a square at its DRAM intensity and achieved
-FLOP/s, its area by its share of the profile's time, coloured like the predicted op its
-product shape matches, else like the predicted ops of its class (told by its name:
-``profiles.matching``), grey when neither matched it; where the profile
-counts a kernel's bytes at the L2 and L1 caches, a hollow mark at each of those
+"""A profile of a real run on the chart: each kernel (its launches summed, each product shape
+apart; small ones folded into "other", not placed from shapes) a square at its DRAM
+intensity and achieved FLOP/s, its area by its share of the profile's time, coloured like
+the predicted op its product shape matches, else like the predicted ops of its class (told
+by its name: ``core.analysis.profile_match``), grey when neither matched it; where the
+profile counts a kernel's bytes at the L2 and L1 caches, a hollow mark at each of those
 intensities on a line at the same FLOP/s (Nsight Compute's hierarchical roofline)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke
 from explorer.chart.key import Entry
 from explorer.chart.palette import ROLE_GROUP
 from explorer.core.analysis.expected import OpClass
-from explorer.core.profile import Profile
+from explorer.core.analysis.profile_match import class_of, ops_of_shape
+from explorer.core.profile import OTHER, Profile
 from explorer.core.units import format_number, format_si, format_time
-from explorer.profiles.matching import class_of, ops_of_shape
 
 # A class of kernels → the op group whose colour it takes (``palette.ROLE_GROUPS``).
 GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", OpClass.MEMORY: "elementwise",
@@ -25,8 +25,13 @@ GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", Op
 
 
 def placed(profile: Profile) -> list:
-    """The kernels a chart can place: FLOPs and DRAM bytes both counted."""
-    return [k for k in profile.shown if k.total_flops > 0 and k.time_s > 0 and k.bytes.get("dram", 0) > 0]
+    """The kernels a chart can place: FLOPs and DRAM bytes both counted. Where FLOPs come
+    from recorded shapes, the small kernels folded into "other" are not: most have no FLOPs
+    known (not none done), and the FLOPs of a few over the bytes of all would place them
+    at an intensity none of them has."""
+    unknown = "FLOPs" in profile.estimated
+    return [k for k in profile.shown if not (unknown and k.name == OTHER) and k.total_flops > 0
+            and k.time_s > 0 and k.bytes.get("dram", 0) > 0]
 
 
 # The caches a profile may count bytes at, each with its mark: Nsight Compute's hierarchical

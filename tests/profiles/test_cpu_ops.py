@@ -9,9 +9,9 @@ import pytest
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import OpClass
+from explorer.core.analysis.profile_match import compare
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.workload import WorkloadParams
-from explorer.profiles.matching import compare
 from explorer.profiles.reading import read_profile
 
 GPT2_TRACE = Path(__file__).parents[1] / "data" / "pytorch-cpu" / "gpt2-decode.pt.trace.json.gz"

@@ -9,10 +9,10 @@ import pytest
 from explorer import cli
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import OpClass, class_times, expected_for
+from explorer.core.analysis.profile_match import class_of, compare, read_patterns
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.profile import Profile, ProfiledKernel
-from explorer.profiles.matching import class_of, compare, read_patterns
 
 
 @pytest.mark.parametrize("name, op_class", [

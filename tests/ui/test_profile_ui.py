@@ -21,7 +21,7 @@ def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path
         ["other at L2"]
     assert any(m.startswith("Profile run.csv: 2 kernels on the chart") for m in messages)
     # the workload panel puts each class's measured time beside its predicted one
-    from explorer.profiles.matching import compare
+    from explorer.core.analysis.profile_match import compare
 
     comparison = compare(window.state.profiles[0], window.state.analysis(), window.state.expected())
     products = next(r for r in comparison.rows if r.op_class == "matrix products")

@@ -91,7 +91,7 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         if not self.state.profiles:
             return ""
         from explorer.core.analysis.expected import op_class
-        from explorer.profiles.matching import compare
+        from explorer.core.analysis.profile_match import compare
 
         comparison = compare(self.state.profiles[0], a, self.state.expected())
         shaped = next((r for r in comparison.products if o.name in r.ops), None)
@@ -114,11 +114,11 @@ class DetailsPanel(QtWidgets.QTextBrowser):
 def _measured_html(profile, row, title: str, how: str) -> str:
     """A comparison row (a class's or a shape's): its measured time against its bound and
     expected time, and its kernels."""
-    from explorer.profiles.matching import matched_key
+    from explorer.core.analysis.profile_match import matched_keys
 
     shape = getattr(row, "shape", ())  # a shape's row: only the kernels matched to that shape
     times = {k.name: k for k in profile.folded(0.0, by_shape=bool(shape))
-             if not shape or matched_key([shape], k.shape) is not None}
+             if not shape or matched_keys([shape], k.shape)}
     kernels = "".join(f"<li>{escape(n[:90])}: {format_time(times[n].time_s)}, {times[n].launches:,}×</li>"
                       for n in row.kernels[:12] if n in times)
     more = f"<li>… and {len(row.kernels) - 12} more</li>" if len(row.kernels) > 12 else ""

@@ -152,7 +152,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         ("products 1.31× expected"; kernels are told apart by name, so by class, not by op)."""
         if not self.state.profiles:
             return ""
-        from explorer.profiles.matching import compare  # (not at start-up: profiles are rare)
+        from explorer.core.analysis.profile_match import compare  # (not at start-up: profiles are rare)
 
         comparison = compare(self.state.profiles[0], analysis, self.state.expected())
         parts = []

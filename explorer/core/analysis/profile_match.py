@@ -128,13 +128,15 @@ def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
     return out
 
 
-def matched_key(keys, shape: tuple[int, ...]) -> tuple[int, int] | None:
-    """The first predicted (K, N) a profiled product of ``shape`` is matched to: K the same,
-    N within 1 % (a bias or a scale widens a predicted op's N by a few values)."""
+def matched_keys(keys, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """The predicted (K, N) a profiled product of ``shape`` may be: K the same, N within 1 %
+    (a bias or a scale widens a predicted op's N by a few values, and a recorded shape does
+    not tell a product with a bias from one without: Qwen's query projection, biased, and
+    its output projection, not, are both 1,024 × 1,024 in a trace)."""
     if len(shape) != 2:
-        return None
+        return ()
     k, n = shape
-    return next((key for key in keys if key[0] == k and abs(key[1] - n) <= 0.01 * n), None)
+    return tuple(key for key in keys if key[0] == k and abs(key[1] - n) <= 0.01 * n)
 
 
 def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
@@ -143,32 +145,30 @@ def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
     if a.params.phase == "train":
         return []
     predicted = weight_shapes(a)
-    key = matched_key(predicted, shape)
-    return [a.ops[i] for i in predicted[key]] if key is not None else []
+    return [a.ops[i] for key in matched_keys(predicted, shape) for i in predicted[key]]
 
 
 def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) -> tuple[OpRow, ...]:
     """Per shape of the workload's products of weights, one step's bound and expected time
-    and the measured time of the kernels the profile recorded that shape for (a bias or a
-    scale can make a predicted op's N a few values wider than the trace's: 1 % is allowed).
-    None in training, whose backward products have the forward's shapes transposed (fc1's
-    gradient is as wide as fc2)."""
+    and the measured time of the kernels the profile recorded that shape for; predicted
+    shapes a profiled one cannot tell apart (``matched_keys``) share one row. None in
+    training, whose backward products have the forward's shapes transposed (fc1's gradient
+    is as wide as fc2)."""
     if a.params.phase == "train":
         return ()
     predicted = weight_shapes(a)
-    measured: dict[tuple[int, int], list[ProfiledKernel]] = {key: [] for key in predicted}
+    measured: dict[tuple, list[ProfiledKernel]] = {}
     for kernel in profile.kernels:
-        key = matched_key(predicted, kernel.shape)
-        if key is not None:
-            measured[key].append(kernel)
+        keys = matched_keys(predicted, kernel.shape)
+        if keys:
+            measured.setdefault(keys, []).append(kernel)
     rows = []
-    for key, ops in predicted.items():
-        if not measured[key]:
-            continue
-        names = tuple(dict.fromkeys(a.ops[i].name for i in ops))
+    for keys in sorted(measured, key=lambda ks: min(predicted[k][0] for k in ks)):  # the model's order
+        ops = [i for key in keys for i in predicted[key]]
+        names = tuple(dict.fromkeys(a.ops[i].name for i in sorted(ops)))
         bound = sum(float(a.time_s[i]) * a.ops[i].count for i in ops)
         expected = sum(float(e.op_time_s[i]) * a.ops[i].count for i in ops) if e is not None else None
-        kernels = tuple(dict.fromkeys(k.name for k in measured[key]))
-        seconds = sum(k.time_s for k in measured[key]) / steps
-        rows.append(OpRow(names, measured[key][0].shape, bound, expected, seconds, kernels))
+        kernels = tuple(dict.fromkeys(k.name for k in measured[keys]))
+        seconds = sum(k.time_s for k in measured[keys]) / steps
+        rows.append(OpRow(names, measured[keys][0].shape, bound, expected, seconds, kernels))
     return tuple(rows)
