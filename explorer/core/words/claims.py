@@ -23,6 +23,7 @@ from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY, Boun
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams
+from explorer.core.profile import Profile
 from explorer.core.units import format_time
 
 SAME = 0.01  # within 1 %, a time "does not move"
@@ -42,6 +43,7 @@ class State:
     model: ModelSpec
     params: WorkloadParams
     hardware: Hardware
+    profile: Profile | None = None  # a real run of the step, shown beside it (``profile_claims``)
 
     def analysis(self) -> Analysis:
         return _analysis(self.model, self.params, self.hardware)

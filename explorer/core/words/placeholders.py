@@ -28,7 +28,7 @@ The step shown by a scene (its primary device), ``{step/FIELD}``:
   ``expected_claims``: expected, expected-ratio, kernels, expected-share:CLASS,
   efficiency:FACTOR; for serving a decode step, ``serving_claims``: per-user, per-device,
   cost:PRICE, joules-per-token; at 45 nm circuit energies, ``energy_claims``: energy-memory,
-  energy-arithmetic, energy-ratio, energy-per-token, energy-balance
+  energy-arithmetic, energy-ratio, energy-per-token, energy-balance; a real run's, ``profile_claims``
 ``{scaling:BUDGET/FIT/FIELD}``, ``{scaling:BUDGET/days:ID:DEVICES}``: ``parallel_claims``
 ``{op:NAME/FIELD}``: bound, intensity, crossing, bytes (a communication op's, per device)
 ``{role:ROLE/FIELD}``: intensity-range ("32–332 FLOP/byte"), intensity-median, share (of time)
@@ -66,7 +66,7 @@ from explorer.core.units import (
     parse_quantity,
     rate_unit,
 )
-from explorer.core.words import energy_claims, expected_claims, parallel_claims, serving_claims
+from explorer.core.words import energy_claims, parallel_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
 from explorer.core.words.claims import (
     Bound,
@@ -79,9 +79,9 @@ from explorer.core.words.claims import (
     step_time,
     throughput,
 )
+from explorer.core.words.step_fields import STEP_MODULES
 
 PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
-STEP_MODULES = (expected_claims, serving_claims, energy_claims)  # each: handles(field), step_field
 
 
 @dataclass(frozen=True)

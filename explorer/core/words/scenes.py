@@ -33,13 +33,14 @@ the step's slide the scaling laws of that training budget instead of the rooflin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
 from explorer.core.analysis.scaling_laws import BUDGET_RANGE
-from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.files.datafile import DataFileError, Fields, load_yaml, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
@@ -155,7 +156,7 @@ class Scene:
         """The step on its primary device, what-ifs applied: what its claims are about."""
         session = self.session_at(step)
         hardware = session.what_if(session.primary).apply(catalog[session.primary])
-        return State(models[session.model], session.params, hardware)
+        return State(models[session.model], session.params, hardware, session.profile)
 
     def explain_step(self, step: int, catalog, models) -> Explanation:
         """The caption of ``step`` with its ``{…}`` numbers filled in, the claims behind
@@ -188,7 +189,7 @@ class SceneReader:
         ident = fields.identifier("id")
         title = fields.text("title")
         summary = fields.text("summary", required=False, default="")
-        start_fields = fields.child(fields.mapping("start"), "start")
+        start_fields = fields.child(_with_shipped_profile(fields, fields.mapping("start")), "start")
         start = read_session(start_fields, self.catalog, self.model_ids)
         start_fields.finish()
         steps = []
@@ -248,6 +249,22 @@ class SceneReader:
                       fits=fits, vs_previous=f.text("vs_previous", required=False, choices=DIRECTIONS))
         f.finish()
         return check
+
+
+SHIPPED_PROFILE = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}\.yaml")
+
+
+def _with_shipped_profile(fields: Fields, start: dict) -> dict:
+    """A scene's start with ``profile: NAME.yaml`` (a profile shipped in resources/profiles,
+    as a session keeps it) read in its place; a session's own form is left as it is."""
+    name = start.get("profile")
+    if not isinstance(name, str):
+        return start
+    path = resource_path("profiles") / name
+    if not SHIPPED_PROFILE.fullmatch(name) or not path.is_file():
+        raise fields.error("start.profile", f"no profile {name!r} is shipped (resources/profiles/*.yaml); "
+                                            "or give the profile itself, as a session file keeps it")
+    return {**start, "profile": load_yaml(path)}
 
 
 class StepError(ValueError):
