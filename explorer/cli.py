@@ -87,8 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--profile", metavar="FILE.csv",
                     help="a profile of the same workload (Nsight Compute CSV): its kernels' time per "
                          "class of op beside the bound and the expected time")
-    an.add_argument("--profile-steps", type=count_type(1 << 20), default=1, metavar="N",
-                    help="the steps the profile covers (its time is divided by N; default 1)")
+    an.add_argument("--profile-steps", type=count_type(1 << 20), metavar="N",
+                    help="the steps the profile covers (its time is divided by N; default: the steps "
+                         "a PyTorch trace marks, else 1)")
     an.add_argument("--all-ops", action="store_true",
                     help="list every op of every layer (default: one layer's ops with their count)")
     an.add_argument("--json", action="store_true", help="print JSON (every op of every layer)")

@@ -78,7 +78,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def compared(path: str, analysis, steps: int):
+def compared(path: str, analysis, steps: int | None):
     """(profile, comparison) of the profile at ``path`` with ``analysis`` (and its expected time)."""
     from explorer.core.analysis.expected import expected_for
     from explorer.core.analysis.profile_match import compare

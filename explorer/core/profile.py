@@ -53,6 +53,7 @@ class Profile:
     kernels: tuple[ProfiledKernel, ...]
     notes: tuple[str, ...] = ()
     estimated: str = ""  # what is worked out, not counted ("bytes from shapes"); "" when all is counted
+    steps: int = 1  # the steps of the run its kernels cover, where the profile marks them (a trace's)
 
     @property
     def time_s(self) -> float:
@@ -107,6 +108,7 @@ MAX_SECONDS = 1e8  # one kernel row's time: far above any profiled run
 MAX_COUNT = 10**21  # FLOPs, bytes or launches of one kernel's row: far above any real run
 KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions", "shape")
 MAX_DIM = 1 << 40  # one side of a product's weight matrix
+MAX_STEPS = 1 << 20  # steps one profile covers
 FLOP_KEYS = (*PRECISIONS, "unknown")
 
 
@@ -156,6 +158,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
 
     profile = kept(profile)
     out: dict[str, Any] = {"tool": profile.tool, "source": profile.source}
+    if profile.steps != 1:
+        out["steps"] = profile.steps
     if profile.notes:
         out["notes"] = list(profile.notes)
     if profile.estimated:
@@ -178,8 +182,9 @@ def read_saved_profile(fields: Fields) -> Profile:
     if len(kernels) > MAX_SAVED_KERNELS:
         raise fields.error("kernels", f"a session keeps at most {MAX_SAVED_KERNELS} kernels, "
                                       f"got {len(kernels):,}")
+    steps = fields.integer("steps", required=False, minimum=1, maximum=MAX_STEPS, default=1)
     profile = Profile(tool, source, tuple(_read_kernel(fields.child(raw, f"kernels[{i}]"))
-                                          for i, raw in enumerate(kernels)), tuple(notes), estimated)
+                                          for i, raw in enumerate(kernels)), tuple(notes), estimated, steps)
     fields.finish()
     return profile
 

@@ -13,9 +13,10 @@ A trace of a CPU run has no GPU kernels: its innermost ops are read as its kerne
 (``profiles.cpu_ops``).
 
 Where the trace marks the profiler's steps on the GPU (``"cat": "gpu_user_annotation"``
-named ``ProfilerStep#N``), only the kernels that start inside one are read: the window a
-schedule records opens while the GPU still runs earlier steps' kernels, which belong to
-no recorded step (a note says how many were left out).
+named ``ProfilerStep#N``), only the kernels that start inside one are read, and the
+profile covers that many steps: the window a schedule records opens while the GPU still
+runs earlier steps' kernels, which belong to no recorded step (a note says how many were
+left out).
 """
 
 from __future__ import annotations
@@ -188,10 +189,10 @@ def _step_spans(events: list) -> list[tuple[float, float]]:
     return spans
 
 
-def _in_steps(events: list, kernels: list) -> tuple[list, list[str]]:
+def _in_steps(events: list, kernels: list) -> tuple[list, list[str], int]:
     """(the kernels that start inside a profiler step's GPU span, a note on those left
-    out): all of them, and no note, where the trace marks no step on the GPU or none
-    starts inside one."""
+    out, the steps they cover): all of them, no note and one step where the trace marks no
+    step on the GPU or none starts inside one."""
     spans = _step_spans(events)
 
     def inside(start) -> bool:
@@ -200,13 +201,15 @@ def _in_steps(events: list, kernels: list) -> tuple[list, list[str]]:
         return any(low - 0.5 <= start < high for low, high in spans)  # (µs rounding at the edge)
 
     kept = [item for item in kernels if inside(item[2])] if spans else kernels
-    if not kept or len(kept) == len(kernels):
-        return kernels, []
+    if not kept:
+        return kernels, [], 1
+    if len(kept) == len(kernels):
+        return kernels, [], len(spans) or 1
     left = [k for _, k, start in kernels if not inside(start)]
     seconds = sum(k.time_s for k in left)
     return kept, [f"{len(left):,} kernel(s), {seconds * 1e3:.3g} ms, started outside the profiler's "
-                  f"{len(spans)} step(s) on the GPU ({STEP_PREFIX}…): earlier steps' work, still running "
-                  "when the recording began; left out"]
+                  f"{len(spans)} step(s) on the GPU ({STEP_PREFIX}…): work of steps not recorded (a "
+                  "recording opens while the GPU still runs the step before); left out"], len(spans)
 
 
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
@@ -229,7 +232,7 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
         kernels.append((_external_id(args), ProfiledKernel(name, seconds), event.get("ts")))
     if not kernels:
         return _without_kernels(path, doc, events)
-    kernels, outside = _in_steps(events, kernels)
+    kernels, outside, steps = _in_steps(events, kernels)
     longest: dict[Any, int] = {}
     for i, (op, kernel, _) in enumerate(kernels):
         if op in work and (op not in longest or kernel.time_s > kernels[longest[op]][1].time_s):
@@ -241,4 +244,4 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
         ("FLOPs", any(w.flops is not None and not w.counted for w in used)),
         ("bytes", any(w.moved for w in used))) if made)
     return Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes),
-                   f"{estimated} from shapes" if estimated else "")
+                   f"{estimated} from shapes" if estimated else "", steps)

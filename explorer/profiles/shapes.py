@@ -9,10 +9,12 @@ operand or keeps it in a cache moves more or less than this.
   [N, K] weight), ``aten::matmul`` of two matrices or batches of them; attention
   (``scaled_dot_product`` in the name: ``aten::scaled_dot_product_attention`` and the
   kernels it calls) [..., Lq, D] queries, [..., Lk, D] keys, [..., Lk, Dv] values, and
-  FlashAttention's own entry (``aten::_flash_attention_forward``, [B, L, H, D]): the
-  scores and the weighted sum, 2·(D + Dv) per pair of a query and a key, every pair, or
-  under a causal mask (``is_causal`` true in the op's ``Concrete Inputs``) the pairs it
-  keeps, Lq·Lk − Lq·(Lq − 1)/2, as the predicted attention counts them;
+  FlashAttention's own entry (``aten::_flash_attention_forward``, [B, L, H, D]); keys and
+  values may have fewer heads than the queries (grouped-query attention): the scores and
+  the weighted sum, 2·(D + Dv) per pair of a query and a key, every pair, or under a
+  causal mask (``is_causal`` true in the op's ``Concrete Inputs``) the pairs it keeps,
+  Lq·(Lq + 1)/2 for a square mask, as the predicted attention counts them (aligned to the
+  first key by PyTorch's ops, to the last by FlashAttention's when Lq ≠ Lk);
 - bytes: every tensor input's elements × its type's size, plus the result: a product's
   from its shape, attention's as large as its queries with Dv columns, any other op's as
   large as its largest input (elementwise ops, norms, softmax); a lookup in a table
@@ -35,11 +37,17 @@ VIEWS = frozenset(f"aten::{name}" for name in (
     "detach", "resolve_conj", "resolve_neg", "empty", "empty_strided", "empty_like", "resize_",
     "result_type", "lift_fresh", "to", "contiguous", "dropout"))  # no bytes (a no-op at inference)
 LOOKUPS = ("aten::embedding", "aten::index_select")  # a table's looked-up rows, not the whole table
-# Where each attention op's ``is_causal`` sits among its inputs (``Concrete Inputs``).
+# Where each attention op's ``is_causal`` sits among its inputs (``Concrete Inputs``), by
+# its signature in ATen's native_functions.yaml. (cuDNN's moved between releases: its
+# causal mask is not read, every pair counted.)
 CAUSAL_AT = {"aten::scaled_dot_product_attention": 5, "aten::_scaled_dot_product_flash_attention": 4,
-             "aten::_scaled_dot_product_efficient_attention": 5, "aten::_flash_attention_forward": 8,
-             "aten::_scaled_dot_product_cudnn_attention": 6}
-HEADS_SECOND_TO_LAST = ("aten::_flash_attention_forward",)  # [B, L, H, D], not [B, H, L, D]
+             "aten::_scaled_dot_product_efficient_attention": 6, "aten::_flash_attention_forward": 8,
+             "aten::_scaled_dot_product_flash_attention_for_cpu": 4,
+             "aten::_scaled_dot_product_attention_math": 5}
+# FlashAttention's own entry: [B, L, H, D] (not [B, H, L, D]), its causal mask aligned to
+# the last key (a query sees the keys up to its own place counted from the end); the others
+# align it to the first (PyTorch's is_causal: query i sees keys 0 … i).
+FLASH_LAYOUT = ("aten::_flash_attention_forward",)
 MAX_DIMS, MAX_ELEMENTS = 8, 1 << 48  # a tensor beyond these is not a recorded shape: skipped
 
 
@@ -83,18 +91,30 @@ def _product(name: str, shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, 
     return math.prod(batch) * m * k * n, (*batch, m, n)
 
 
+def _pairs(lq: int, lk: int, causal: bool, from_end: bool) -> int:
+    """Query–key pairs attention computes: all, or those a causal mask keeps, aligned to the
+    last key (``from_end``) or to the first."""
+    if not causal:
+        return lq * lk
+    if from_end:  # query i sees keys up to i + lk − lq
+        return lq * lk - lq * (lq - 1) // 2 if lq <= lk else lk * (lk + 1) // 2
+    return lq * (lq + 1) // 2 if lq <= lk else lk * (lk + 1) // 2 + (lq - lk) * lk
+
+
 def _attention(shapes: list[tuple[int, ...]], causal: bool = False,
-               heads_inside: bool = False) -> tuple[int, tuple[int, ...]] | None:
+               flash: bool = False) -> tuple[int, tuple[int, ...]] | None:
     """(multiply-adds, result shape) of attention over queries, keys and values ([..., L, D];
-    ``heads_inside``: [B, L, H, D]), None if the shapes do not fit it."""
-    if len(shapes) < 3 or any(len(s) < (4 if heads_inside else 2) for s in shapes[:3]):
+    ``flash``: FlashAttention's [B, L, H, D] and its mask's alignment), None if the shapes
+    do not fit it. Keys and values may have fewer heads than the queries, each shared by as
+    many query heads (grouped-query attention)."""
+    if len(shapes) < 3 or any(len(s) < (4 if flash else 2) for s in shapes[:3]):
         return None
-    q, k, v = ((*s[:-3], s[-2], s[-3], s[-1]) if heads_inside else s for s in shapes[:3])
-    if q[:-2] != k[:-2] or k[:-1] != v[:-1] or q[-1] != k[-1]:
+    q, k, v = ((*s[:-3], s[-2], s[-3], s[-1]) if flash else s for s in shapes[:3])
+    grouped = len(q) == len(k) >= 3 and q[:-3] == k[:-3] and k[-3] > 0 and q[-3] % k[-3] == 0
+    if (q[:-2] != k[:-2] and not grouped) or k[:-1] != v[:-1] or q[-1] != k[-1]:
         return None
-    heads, lq, lk = math.prod(q[:-2]), q[-2], k[-2]
-    pairs = lq * lk - lq * (lq - 1) // 2 if causal and lq <= lk else lq * lk
-    return heads * pairs * (q[-1] + v[-1]), (*shapes[0][:-1], v[-1])
+    pairs = _pairs(q[-2], k[-2], causal, flash)
+    return math.prod(q[:-2]) * pairs * (q[-1] + v[-1]), (*shapes[0][:-1], v[-1])
 
 
 def _causal(name: str, concrete) -> bool:
@@ -137,8 +157,8 @@ def op_work(name: str, dims, types, list_type: str | None = None,
         return None, 2 * rows + math.prod(index) * index_size
     read = sum(math.prod(shape) * size for shape, size in tensors)
     shapes = [shape for shape, _ in tensors]
-    attention = "scaled_dot_product" in name or name in HEADS_SECOND_TO_LAST
-    product = (_attention(shapes, _causal(name, concrete), name in HEADS_SECOND_TO_LAST) if attention
+    attention = "scaled_dot_product" in name or name in FLASH_LAYOUT
+    product = (_attention(shapes, _causal(name, concrete), name in FLASH_LAYOUT) if attention
                else _product(name, shapes))
     if product is not None:
         macs, result = product

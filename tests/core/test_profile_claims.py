@@ -75,3 +75,34 @@ def test_a_step_without_a_profile_says_so(state):
 
     with pytest.raises(KeyError, match="shows no profile"):
         step_field(replace(state, profile=None), "measured")
+
+
+def test_a_profile_of_several_steps_gives_one_step_s_figures(state):
+    from dataclasses import replace
+
+    two = replace(state, profile=replace(state.profile, steps=2))
+    assert step_field(two, "measured")[1].value == pytest.approx(state.profile.time_s / 2)
+    assert step_field(two, "measured-ratio:products")[1].value == pytest.approx(
+        step_field(state, "measured-ratio:products")[1].value / 2)
+    assert step_field(two, "measured-kernels")[0] == "514"  # 1,029 launches over two steps, rounded
+    # shares and rates are the same whatever the steps
+    for field in ("measured-share:products", "measured-rate:attention"):
+        assert step_field(two, field)[1].value == pytest.approx(step_field(state, field)[1].value)
+
+
+def test_a_claim_is_checked_by_a_second_route(state):
+    from dataclasses import replace
+
+    for field in ("measured", "measured-ratio", "measured-ratio:memory", "measured-roof:products"):
+        _, claim = step_field(state, field)
+        assert claim.check() is None
+        assert replace(claim, value=claim.value * 1.01).check() is not None  # a wrong number is caught
+
+
+def test_a_profile_whose_kernels_took_no_time_is_refused_by_name(state):
+    from dataclasses import replace
+
+    idle = replace(state, profile=replace(state.profile, kernels=tuple(
+        replace(k, time_s=0.0) for k in state.profile.kernels)))
+    with pytest.raises(KeyError, match="took no time"):
+        step_field(idle, "measured-share:products")

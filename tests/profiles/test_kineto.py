@@ -134,8 +134,28 @@ def test_only_kernels_inside_a_profiled_step_on_the_gpu_are_read(tmp_path):
     profile = read_profile(path)
     assert [k.name for k in profile.kernels] == ["sm90_xmma_gemm_bf16bf16_bf16f32", "splitKreduce_kernel"]
     assert profile.notes[0] == ("1 kernel(s), 0.003 ms, started outside the profiler's 1 step(s) on the GPU "
-                                "(ProfilerStep#…): earlier steps' work, still running when the recording "
-                                "began; left out")
+                                "(ProfilerStep#…): work of steps not recorded (a recording opens while the "
+                                "GPU still runs the step before); left out")
+    assert profile.steps == 1
+
+
+def test_a_profile_covers_the_steps_the_trace_marks_and_is_compared_per_step(tmp_path, models, catalog):
+    """Two steps, each a GEMM and a norm: the comparison gives one step's time."""
+    events = [*trace()["traceEvents"], _step(8, 32, name="ProfilerStep#3"),
+              _step(50, 20, name="ProfilerStep#4")]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = read_profile(path)
+    assert profile.steps == 2 and len(profile.kernels) == 3 and profile.notes[0].startswith("FLOPs")
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.profile_match import compare
+    from explorer.core.model.workload import WorkloadParams
+
+    a = analyze(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"])
+    comparison = compare(profile, a, None)
+    assert comparison.steps == 2
+    assert sum(r.measured_s for r in comparison.rows) == pytest.approx(profile.time_s / 2)
+    assert compare(profile, a, None, steps=1).steps == 1  # told otherwise (--profile-steps)
 
 
 @pytest.mark.parametrize("spans", [
@@ -161,9 +181,26 @@ def test_without_a_step_holding_kernels_every_kernel_is_read(tmp_path, spans):
     ("aten::_flash_attention_forward", [[2, 128, 4, 64]] * 3, [""] * 8 + ["True"],
      2 * 8 * (128 * 129 // 2) * 128),
     ("aten::_flash_attention_forward", [[2, 128, 4, 64]] * 3, [""] * 8 + ["False"], 2 * 8 * 128 * 128 * 128),
-    # 16 new queries over 144 keys (a prompt after a cached prefix): 16·144 − 16·15/2 pairs kept
+    # 16 queries over 144 keys: PyTorch's mask starts at the first key, query i sees keys 0 … i
     ("aten::_scaled_dot_product_flash_attention", [[1, 2, 16, 64], [1, 2, 144, 64], [1, 2, 144, 64]],
-     ["", "", "", "0.", "True"], 2 * 2 * (16 * 144 - 16 * 15 // 2) * 128),
+     ["", "", "", "0.", "True"], 2 * 2 * (16 * 17 // 2) * 128),
+    # FlashAttention's ends at the last key (new tokens after a cached prefix): 16·144 − 16·15/2
+    ("aten::_flash_attention_forward", [[1, 16, 2, 64], [1, 144, 2, 64], [1, 144, 2, 64]],
+     [""] * 8 + ["True"], 2 * 2 * (16 * 144 - 16 * 15 // 2) * 128),
+    # more queries than keys: 4 see none under FlashAttention's mask, then 1 … 4 keys
+    ("aten::_flash_attention_forward", [[1, 8, 1, 64], [1, 4, 1, 64], [1, 4, 1, 64]],
+     [""] * 8 + ["True"], 2 * (1 + 2 + 3 + 4) * 128),
+    # … and PyTorch's: queries 0 … 3 see 1 … 4 keys, the 4 after them all 4
+    ("aten::scaled_dot_product_attention", [[1, 1, 8, 64], [1, 1, 4, 64], [1, 1, 4, 64]],
+     ["", "", "", "", "0.", "True"], 2 * (1 + 2 + 3 + 4 + 4 * 4) * 128),
+    # the memory-efficient kernel's is_causal is its seventh input (after compute_log_sumexp, dropout_p)
+    ("aten::_scaled_dot_product_efficient_attention", [[1, 1, 8, 64]] * 3,
+     ["", "", "", "", "False", "0.", "True"], 2 * (8 * 9 // 2) * 128),
+    # grouped-query attention: 32 query heads share 8 key/value heads; every query head counts
+    ("aten::_flash_attention_forward", [[1, 64, 32, 128], [1, 64, 8, 128], [1, 64, 8, 128]],
+     [""] * 8 + ["False"], 2 * 32 * 64 * 64 * 256),
+    ("aten::scaled_dot_product_attention", [[1, 32, 64, 128], [1, 8, 64, 128], [1, 8, 64, 128]],
+     None, 2 * 32 * 64 * 64 * 256),
 ])
 def test_attention_takes_its_flops_from_its_shapes_and_its_mask(tmp_path, name, dims, concrete, flops):
     extra = {} if concrete is None else {"Concrete Inputs": concrete}

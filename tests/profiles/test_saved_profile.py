@@ -63,6 +63,27 @@ def test_a_damaged_profile_in_a_session_is_named(tmp_path, change, message):
         load_session(path)
 
 
+@pytest.mark.parametrize("steps", [1, 3])
+def test_the_steps_a_profile_covers_are_kept(tmp_path, steps):
+    from dataclasses import replace
+
+    session = Session(profile=kept(replace(_profile(GEMM), steps=steps)))
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    assert load_session(path).profile.steps == steps
+    assert ("steps" in session.to_dict()["profile"]) == (steps != 1)  # one step is the default, not written
+
+
+@pytest.mark.parametrize("steps", [0, -2, 1.5, "two"])
+def test_a_damaged_step_count_is_named(tmp_path, steps):
+    data = Session(profile=kept(_profile(GEMM))).to_dict()
+    data["profile"]["steps"] = steps
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(DataFileError, match=re.escape("profile.steps")):
+        load_session(path)
+
+
 def test_too_many_kernels_are_refused(tmp_path):
     data = Session(profile=kept(_profile(GEMM))).to_dict()
     data["profile"]["kernels"] *= MAX_SAVED_KERNELS + 1

@@ -1,4 +1,4 @@
-"""The profile the scene "Your model, measured" shows (resources/profiles) is what the app
+"""The profile the scene "Your model, measured" shows (resources/profiles/runs) is what the app
 reads from the trace it came from (tests/data/tracelens), as a session keeps a profile:
 a change to the trace reader that changes it fails here until the file is written again
 (``python tests/data/tracelens/write_shipped_profile.py``)."""

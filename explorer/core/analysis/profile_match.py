@@ -97,10 +97,12 @@ def _bundled_class(name: str) -> str | None:
     return class_of(name, list(_bundled()))
 
 
-def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1,
+def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None = None,
             patterns: list[Pattern] | None = None) -> Comparison:
     """Per class of op: one step's bound and expected time (``a``, ``e``) and the measured
-    time of the profile's kernels of that class, divided by ``steps``."""
+    time of the profile's kernels of that class, divided by ``steps`` (by default the
+    steps the profile marks)."""
+    steps = profile.steps if steps is None else steps
     if steps < 1:
         raise DataFileError(profile.source, f"a profile covers at least one step, not {steps}")
     measured: dict[str, list[ProfiledKernel]] = {c: [] for c in CLASSES.values()}
@@ -148,7 +150,8 @@ def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
     return [a.ops[i] for key in matched_keys(predicted, shape) for i in predicted[key]]
 
 
-def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) -> tuple[OpRow, ...]:
+def by_shape(profile: Profile, a: Analysis, e: Expected | None,
+             steps: int | None = None) -> tuple[OpRow, ...]:
     """Per shape of the workload's products of weights, one step's bound and expected time
     and the measured time of the kernels the profile recorded that shape for; predicted
     shapes a profiled one cannot tell apart (``matched_keys``) share one row. None in
@@ -156,12 +159,16 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None, steps: int = 1) 
     is as wide as fc2)."""
     if a.params.phase == "train":
         return ()
+    steps = profile.steps if steps is None else steps
     predicted = weight_shapes(a)
     measured: dict[tuple, list[ProfiledKernel]] = {}
     for kernel in profile.kernels:
         keys = matched_keys(predicted, kernel.shape)
-        if keys:
-            measured.setdefault(keys, []).append(kernel)
+        if not keys:
+            continue
+        joined = [group for group in measured if set(group) & set(keys)]  # a predicted shape in one row
+        kernels = [kernel, *(k for group in joined for k in measured.pop(group))]
+        measured[tuple(sorted({*keys, *(key for group in joined for key in group)}))] = kernels
     rows = []
     for keys in sorted(measured, key=lambda ks: min(predicted[k][0] for k in ks)):  # the model's order
         ops = [i for key in keys for i in predicted[key]]

@@ -1,5 +1,7 @@
-"""Scene fields of a real run shown beside the step (its profile, one step of it), each a
-claim recomputed from the profile and the step's analysis (``core.analysis.profile_match``):
+"""Scene fields of a real run shown beside the step (its profile: one step of the steps
+it covers), each a claim checked by a second route: the text from the comparison
+(``core.analysis.profile_match``, the kernels by name) and the step's cached analysis,
+the check from the profile's kernels one by one and the analysis worked out afresh:
 
 ``{step/measured}`` (the profile's kernel time, "31.8 ms"), ``{step/measured-kernels}``
 (its kernel launches), ``{step/measured-ratio}`` (over the expected time, "2.04×"),
@@ -15,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from explorer.core.analysis.expected import expected_for, missing_efficiency
+from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.analysis.profile_match import CLASSES, class_of, compare
 from explorer.core.profile import Profile
 from explorer.core.units import format_number, format_share, format_si, format_time, rate_unit
@@ -31,51 +34,67 @@ def handles(field: str) -> bool:
 def _profile(state: State) -> Profile:
     if state.profile is None:
         raise KeyError("the step shows no profile of a real run (a scene's start: profile)")
+    if state.profile.time_s <= 0:
+        raise KeyError("the profile's kernels took no time")
     return state.profile
 
 
-def _comparison(state: State):
-    a = state.analysis()
+def _expected(state: State, again: bool) -> tuple[Analysis, Expected]:
+    """The step's analysis and expected time: the cached ones, or (``again``) worked out
+    afresh, for a check that does not share their route."""
+    a = analyze(state.model, state.params, state.hardware) if again else state.analysis()
     e = expected_for(a)
     if e is None:
         raise KeyError(missing_efficiency(a) or "the step's efficiency is 'bound': no expected time")
-    return a, e, compare(_profile(state), a, e)
+    return a, e
 
 
-def _kernels(state: State, op_class: str | None) -> list:
-    """The profile's kernels (by name) of ``op_class`` (None: all of them)."""
-    return [k for k in _profile(state).folded(0.0) if op_class is None or class_of(k.name) == op_class]
+def _kernels(state: State, op_class: str | None, again: bool) -> list:
+    """The profile's kernels of ``op_class`` (None: all): by name, or (``again``) one by one."""
+    profile = _profile(state)
+    kernels = profile.kernels if again else profile.folded(0.0)
+    return [k for k in kernels if op_class is None or class_of(k.name) == op_class]
 
 
-def _row(state: State, op_class: str):
-    row = next((r for r in _comparison(state)[2].rows if r.op_class == op_class), None)
+def _class_time(state: State, op_class: str, again: bool) -> tuple[float, float]:
+    """(one step's measured seconds of ``op_class``, its expected seconds): from the
+    comparison's row, or (``again``) from the kernels and a fresh expected time."""
+    if again:
+        steps = _profile(state).steps
+        return (sum(k.time_s for k in _kernels(state, op_class, True)) / steps,
+                _expected(state, True)[1].parts[op_class])
+    a, e = _expected(state, False)
+    row = next((r for r in compare(_profile(state), a, e).rows if r.op_class == op_class), None)
     if row is None:
         raise KeyError(f"neither the step nor the profile has any {op_class}")
-    return row
+    return row.measured_s, row.expected_s or 0.0
 
 
-def _value(state: State, what: str, op_class: str | None) -> float:
-    """One number of the profile against the step (``step_field``'s ``what``)."""
-    kernels = _kernels(state, op_class)
-    seconds = sum(k.time_s for k in kernels)
-    if what == "time":
-        return seconds
+def _value(state: State, what: str, op_class: str | None, again: bool = False) -> float:
+    """One number of the profile against the step (``step_field``'s ``what``); ``again``:
+    by a second route (the check's)."""
+    profile = _profile(state)
+    kernels = _kernels(state, op_class, again)
+    seconds = sum(k.time_s for k in kernels) / profile.steps
     if what == "kernels":
-        return sum(k.launches for k in kernels)
-    if what == "share":
-        return seconds / _profile(state).time_s
+        return sum(k.launches for k in kernels) / profile.steps
     if what in ("rate", "roof"):
         if seconds <= 0 or not any(k.total_flops for k in kernels):
             raise KeyError("the profile counts no FLOPs for these kernels")
-        rate = sum(k.total_flops for k in kernels) / seconds
-        return rate if what == "rate" else rate / state.analysis().roofs.matrix.flops_per_s
-    a, e, _ = _comparison(state)
-    if op_class is not None:
-        row = _row(state, op_class)
-        if not row.expected_s:
-            raise KeyError(f"the step expects no time in {op_class}")
-        return row.measured_s / row.expected_s
-    return seconds / (e.time_s if what == "ratio" else a.totals.time_s)
+        rate = sum(k.total_flops for k in kernels) / profile.steps / seconds
+        return rate if what == "rate" else rate / _expected(state, again)[0].roofs.matrix.flops_per_s
+    if what == "share":
+        return seconds * profile.steps / profile.time_s
+    if op_class is None:  # the whole step: its time, over the expected time or the bound
+        whole = (profile.time_s if not again else sum(k.time_s for k in profile.folded(0.0))) / profile.steps
+        a, e = _expected(state, again)
+        return {"time": whole, "ratio": whole / e.time_s, "bound-ratio": whole / a.totals.time_s}[what]
+    measured, expected = _class_time(state, op_class, again)
+    if what == "time":
+        return measured
+    if not expected:
+        raise KeyError(f"the step expects no time in {op_class}")
+    return measured / expected
 
 
 WORDS = {"": "time", "-kernels": "kernels", "-ratio": "ratio", "-bound-ratio": "bound-ratio",
@@ -105,8 +124,8 @@ def step_field(state: State, field: str) -> tuple[str, Quantity]:
     if what == "bound-ratio" and name:
         raise KeyError("measured-bound-ratio is of the whole step, not of a class")
     op_class = CLASSES[name] if name else None
-    recompute: Callable[[], float] = lambda: _value(state, what, op_class)  # noqa: E731
-    value = recompute()
+    value = _value(state, what, op_class)
+    recompute: Callable[[], float] = lambda: _value(state, what, op_class, again=True)  # noqa: E731
     text = _text(state, what, value)
     about = f"measured {what}" + (f" of {name}" if name else "")
     return text, Quantity(about, value, text, recompute, rel=1e-9)

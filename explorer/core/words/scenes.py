@@ -255,15 +255,16 @@ SHIPPED_PROFILE = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}\.yaml")
 
 
 def _with_shipped_profile(fields: Fields, start: dict) -> dict:
-    """A scene's start with ``profile: NAME.yaml`` (a profile shipped in resources/profiles,
-    as a session keeps it) read in its place; a session's own form is left as it is."""
+    """A scene's start with ``profile: NAME.yaml`` (a profile shipped in
+    resources/profiles/runs, as a session keeps it) read in its place; a session's own form
+    is left as it is."""
     name = start.get("profile")
     if not isinstance(name, str):
         return start
-    path = resource_path("profiles") / name
+    path = resource_path("profiles") / "runs" / name
     if not SHIPPED_PROFILE.fullmatch(name) or not path.is_file():
-        raise fields.error("start.profile", f"no profile {name!r} is shipped (resources/profiles/*.yaml); "
-                                            "or give the profile itself, as a session file keeps it")
+        raise fields.error("start.profile", f"no profile {name!r} is shipped (resources/profiles/runs/"
+                                            "*.yaml); or give the profile itself, as a session file keeps it")
     return {**start, "profile": load_yaml(path)}
 
 

@@ -1,4 +1,4 @@
-"""Write resources/profiles/qwen1.5-0.5b-chat-h100.yaml, the profile the scene "Your model,
+"""Write resources/profiles/runs/qwen1.5-0.5b-chat-h100.yaml, the profile the scene "Your model,
 measured" shows, from the trace beside this file, as a session keeps a profile (its kernels
 by name and product shape). Run from the repository root after a change to the trace reader:
 
@@ -16,7 +16,7 @@ from explorer.profiles.reading import read_profile
 
 ROOT = Path(__file__).resolve().parents[3]
 TRACE = Path(__file__).with_name("qwen1.5-0.5b-chat-h100.pt.trace.json.gz")
-SHIPPED = ROOT / "resources" / "profiles" / "qwen1.5-0.5b-chat-h100.yaml"
+SHIPPED = ROOT / "resources" / "profiles" / "runs" / "qwen1.5-0.5b-chat-h100.yaml"
 HEADER = """\
 # One forward pass of Qwen1.5 0.5B (Qwen2Model, no output head; bf16, 16 prompts of 559
 # tokens, PyTorch 2.6 eager with SDPA's FlashAttention) on an NVIDIA H100 80GB HBM3, as the
