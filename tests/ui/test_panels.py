@@ -386,6 +386,23 @@ def test_explain_panel_writes_its_words_when_its_tab_comes_to_the_front(window, 
     qtbot.waitUntil(lambda: at_64 in panel.text.toPlainText())
 
 
+def test_explain_panel_fills_its_topic_in_when_seen_and_names_one_that_cannot_be(window, qtbot, monkeypatch):
+    """The "why" topic is filled in with the words (not at start-up); a topic whose number
+    cannot be filled in says which, and the panel stays."""
+    from explorer.core.words.why import Topic
+
+    panel = window.explain_panel
+    assert panel.why.toPlainText() == ""  # behind the workload's tab
+    window.docks["explain"].raise_()
+    qtbot.waitUntil(lambda: panel.why.toPlainText() != "")
+    assert "{" not in panel.why.toPlainText()  # every placeholder filled in
+    broken = Topic("broken", "Broken", "{no-such-device/bandwidth}")
+    monkeypatch.setattr(panel, "topics", [*panel.topics, broken])
+    panel.topic.addItem("Broken", "broken")
+    panel.show_topic("broken")
+    assert panel.why.toPlainText().startswith("This topic cannot be filled in: {no-such-device/bandwidth}")
+
+
 def test_explain_panel_torn_out_from_behind_another_tab_writes_its_words(window, qtbot):
     """(A tab torn out while behind another says nothing to visibilityChanged.)"""
     panel = window.explain_panel

@@ -88,3 +88,25 @@ def test_the_window_imports_pyqtgraph_only_when_the_scaling_laws_are_first_shown
                                                        "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True", "True", "ScalingPanel"]
+
+
+def test_start_up_reads_no_caption_or_explanation_machinery(tmp_path):
+    """The placeholders, claims and explanations (a tenth of the window's own imports) load
+    when a scene step, a topic or the Explain panel is first shown, not at start-up."""
+    import os
+    import subprocess
+    import sys
+
+    words = ("explorer.core.words.placeholders", "explorer.core.words.claims", "explorer.core.words.explain")
+    code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
+            "from explorer.ui.application import build_window; from explorer.window_options import parse; "
+            "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
+            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
+            f"app.processEvents(); print(*[m in sys.modules for m in {words!r}]); "
+            "w.docks['explain'].raise_(); app.processEvents(); app.processEvents(); "
+            f"print(*[m in sys.modules for m in {words!r}]); w.runs.shutdown()")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
+                                                       "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"] * 3 + ["True"] * 3

@@ -37,6 +37,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
 from explorer.core.analysis.scaling_laws import BUDGET_RANGE
@@ -56,17 +57,11 @@ from explorer.core.model.session import (
 from explorer.core.model.workload import WorkloadError
 from explorer.core.model.workload_file import read_param
 from explorer.core.units import BYTES, PRECISIONS
-from explorer.core.words.claims import (
-    Bound,
-    Claim,
-    Direction,
-    Fits,
-    OpsBound,
-    State,
-)
-from explorer.core.words.placeholders import Context, fill_with_claims
-from explorer.core.words.sentences import Explanation
 from explorer.paths import resource_path
+
+if TYPE_CHECKING:  # the claims and words are read when a step is explained, not at start-up
+    from explorer.core.words.claims import Claim, State
+    from explorer.core.words.sentences import Explanation
 
 SCHEMA = 1
 BOUNDS = tuple(BoundKind)
@@ -84,6 +79,8 @@ class Check:
     vs_previous: str | None = None
 
     def claims(self, state: State, previous: State | None) -> list[Claim]:
+        from explorer.core.words.claims import Bound, Direction, Fits, OpsBound
+
         out: list[Claim] = []
         if self.bound:
             out.append(Bound(state, self.bound))
@@ -154,6 +151,8 @@ class Scene:
 
     def state_at(self, step: int, catalog, models) -> State:
         """The step on its primary device, what-ifs applied: what its claims are about."""
+        from explorer.core.words.claims import State
+
         session = self.session_at(step)
         hardware = session.what_if(session.primary).apply(catalog[session.primary])
         return State(models[session.model], session.params, hardware, session.profile)
@@ -163,6 +162,9 @@ class Scene:
         them, and the claims its ``check`` declares."""
         state = self.state_at(step, catalog, models)
         previous = self.state_at(step - 1, catalog, models) if step > 0 else None
+        from explorer.core.words.placeholders import Context, fill_with_claims  # (not at start-up: 40 ms)
+        from explorer.core.words.sentences import Explanation
+
         text, claims = fill_with_claims(self.steps[step].caption, Context(catalog, models, state, previous))
         return Explanation(f"{self.title}, step {step + 1}", text, tuple(claims), {},
                            tuple(self.steps[step].check.claims(state, previous)))
@@ -303,7 +305,7 @@ def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping) -> Sce
 def _topic_ids(catalog, models) -> set[str]:
     from explorer.core.words.why import load_topics
 
-    return {t.id for t in load_topics(catalog, models=models)}
+    return {t.id for t in load_topics(catalog, models=models, check=False)}  # (ids: the suite fills them)
 
 
 def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,

@@ -10,7 +10,6 @@ from html import escape
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
-from explorer.core.words.explain import explain_state
 from explorer.core.words.why import load_topics, render
 from explorer.state import AppState
 from explorer.ui.follow import Follower
@@ -28,7 +27,7 @@ class ExplainPanel(QtWidgets.QWidget):
         self.why = QtWidgets.QTextBrowser()
         self.why.setMaximumHeight(170)
         try:
-            self.topics = load_topics(state.catalog, models=state.models)
+            self.topics = load_topics(state.catalog, models=state.models, check=False)  # filled when shown
         except DataFileError as exc:  # a broken resource file must not stop the app
             self.topics = []
             self.why.setPlainText(str(exc))
@@ -46,8 +45,7 @@ class ExplainPanel(QtWidgets.QWidget):
         self._follower = Follower(state, (state.sig_workload_changed, state.sig_hardware_changed,
                                           state.sig_catalog_changed, state.sig_selection_changed),
                                   self.refresh, self)
-        self._due = True  # the words wait for the panel to be seen (``follow``)
-        self._show_topic(0)
+        self._due = True  # the words (and the topic's) wait for the panel to be seen (``follow``)
 
     def follow(self, dock: QtWidgets.QDockWidget) -> None:
         """Write the words when ``dock`` (which holds this panel) comes to the front; until
@@ -73,6 +71,9 @@ class ExplainPanel(QtWidgets.QWidget):
             self._due = True
             return
         self._due = False
+        from explorer.core.words.explain import explain_state  # (not at start-up)
+
+        self._show_topic(self.topic.currentIndex())
         explanations = explain_state(self.state.model, self.state.params, self.state.devices(),
                                      self.state.session.selected_op)
         self.text.setHtml("".join(f"<h4>{escape(e.title)}</h4><p>{escape(e.text)}</p>" for e in explanations))
@@ -83,5 +84,10 @@ class ExplainPanel(QtWidgets.QWidget):
             self.topic.setCurrentIndex(index)
 
     def _show_topic(self, index: int) -> None:
-        if 0 <= index < len(self.topics):
-            self.why.setPlainText(render(self.topics[index], self.state.catalog, self.state.models))
+        if not 0 <= index < len(self.topics):
+            return
+        try:
+            text = render(self.topics[index], self.state.catalog, self.state.models)
+        except KeyError as exc:  # a topic file edited by hand: say which number, keep the panel
+            text = f"This topic cannot be filled in: {exc.args[0] if exc.args else exc}"
+        self.why.setPlainText(text)
