@@ -40,31 +40,46 @@ class Ratio(NamedTuple):
                 f"median of {kept}")
 
 
+class Rounds(NamedTuple):
+    times: dict[str, list[float]]  # seconds of each run, round by round
+    busy: list[bool | None]  # each round's foreign load past the threshold (None: not read)
+    loads: list[float]  # each round's foreign load, in cores, where it was read
+
+    def ratio(self, numerator: str, denominator: str) -> Ratio:
+        """``numerator``'s time over ``denominator``'s, round by round: the median and
+        20th–80th percentiles of the clean rounds (of all of them when too few are clean)."""
+        ratios = [n / d for n, d in zip(self.times[numerator], self.times[denominator], strict=True)]
+        clean = [r for r, busy in zip(ratios, self.busy, strict=True) if not busy]
+        kept = clean if len(clean) >= MIN_CLEAN else ratios
+        p20, p80 = np.percentile(kept, [20, 80])
+        return Ratio(statistics.median(kept), float(p20), float(p80), ratios, len(clean), len(ratios),
+                     max(self.loads) if self.loads else None)
+
+
+def interleaved(runs: dict[str, Callable[[], float]], rounds: int) -> Rounds:
+    """Each run (a callable returning seconds) once a round, in the order given in even
+    rounds and the reverse in odd ones, so a drift of the machine hits them alike; each
+    round's foreign load read around it."""
+    source = ProcStatLoad() if ProcStatLoad.available() else None
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    busy, loads = [], []
+    for i in range(rounds):
+        token = source.start() if source else None
+        for name in (reversed(list(runs)) if i % 2 else runs):
+            times[name].append(runs[name]())
+        foreign = source.stop(token) if source else None
+        busy.append(None if foreign is None else foreign.busy)
+        if foreign is not None:
+            loads.append(foreign.cores)
+    return Rounds(times, busy, loads)
+
+
 def interleaved_ratio(ours: Callable[[], float], reference: Callable[[], float],
                       rounds: int = 15) -> Ratio:
     """reference_time / our_time over alternating rounds (each callable returns seconds per
     launch), the median and 20th–80th percentiles of the clean rounds. Above 1: ours is
     faster."""
-    source = ProcStatLoad() if ProcStatLoad.available() else None
-    ratios, clean, loads = [], [], []
-    for i in range(rounds):
-        token = source.start() if source else None
-        if i % 2:
-            r = reference()
-            o = ours()
-        else:
-            o = ours()
-            r = reference()
-        foreign = source.stop(token) if source else None
-        ratios.append(r / o)
-        if foreign is not None:
-            loads.append(foreign.cores)
-        if foreign is None or not foreign.busy:
-            clean.append(r / o)
-    kept = clean if len(clean) >= MIN_CLEAN else ratios
-    p20, p80 = np.percentile(kept, [20, 80])
-    return Ratio(statistics.median(kept), float(p20), float(p80), ratios, len(clean), rounds,
-                 max(loads) if loads else None)
+    return interleaved({"ours": ours, "reference": reference}, rounds).ratio("reference", "ours")
 
 
 @contextmanager
@@ -88,4 +103,5 @@ def describe(name: str, r: Ratio, goal: str = "") -> str:
     return f"{name:40s} median {r.median:6.3f}  (p20 {r.p20:6.3f}, p80 {r.p80:6.3f}; {r.note})  {goal}"
 
 
-__all__ = ["CPU_THRESHOLD_CORES", "Ratio", "describe", "interleaved_ratio", "watched"]
+__all__ = ["CPU_THRESHOLD_CORES", "Ratio", "Rounds", "describe", "interleaved", "interleaved_ratio",
+           "watched"]

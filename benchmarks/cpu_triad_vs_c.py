@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from common import describe, interleaved_ratio, watched
+from common import Ratio, describe, interleaved_ratio, watched
 
 from explorer.kernels import compiled
 from explorer.kernels.backends import NumpyBackend
@@ -65,69 +65,92 @@ def compile_triad(workdir: Path):
     return None, f"the compiler failed: {result.stderr.strip()[:200]}"
 
 
+class Triads:
+    """Our triad, NumPy in blocks, the naive form and the C triad on the same arrays, each
+    a callable returning seconds per launch (``common.interleaved_ratio`` takes them)."""
+
+    def __init__(self, backend: NumpyBackend, lib) -> None:
+        self.n = n = backend.streaming_bytes() // 12
+        self.prepared = stream._prepare(backend, "triad", "fp32", n)
+        self.blocked = (stream._prepare(backend, "triad", "fp32", n, fused=False) if compiled.available()
+                        else None)
+        (self.a,) = self.prepared.outputs  # our kernel reads its own b and c: C gets the same sizes
+        self.b, self.c = backend.random(n, "fp32"), backend.random(n, "fp32")
+        self.lib, self.threads = lib, stream.threads_for(backend)
+        self.plan, self.timer = TimingPlan(warmup=2, min_regions=5, max_regions=9, target_s=0.2), CpuTimer()
+        # Both kernels must compute the triad before their speeds mean anything.
+        lib.triad(self.a.ctypes.data, self.b.ctypes.data, self.c.ctypes.data, 3.0, n)
+        np.testing.assert_allclose(self.a[::4099], (self.b + np.float32(3.0) * self.c)[::4099], rtol=1e-6)
+        self.prepared.launch()
+        assert self.prepared.check() is None
+
+    def ours(self) -> float:
+        return measure(self.prepared.launch, self.timer, self.plan).median_s
+
+    def numpy_blocks(self) -> float:
+        return measure(self.blocked.launch, self.timer, self.plan).median_s
+
+    def c_triad(self, threads: int):
+        def timed() -> float:
+            self.lib.set_threads(threads)
+            return measure(lambda: self.lib.triad(self.a.ctypes.data, self.b.ctypes.data, self.c.ctypes.data,
+                                                  3.0, self.n), self.timer, self.plan).median_s
+        return timed
+
+    def naive(self) -> float:
+        holder = {}
+
+        def launch():
+            holder["a"] = self.b + np.float32(3.0) * self.c
+
+        return measure(launch, self.timer, self.plan).median_s
+
+    def close(self) -> None:
+        self.prepared.close()
+        if self.blocked is not None:
+            self.blocked.close()
+
+
+def ours_over_c(rounds: int) -> Ratio | str:
+    """C's time over ours on every core (the goal's figure), or why it cannot be measured."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lib, how = compile_triad(Path(tmp))
+        if lib is None:
+            return how
+        triads = Triads(NumpyBackend(), lib)
+        try:
+            return interleaved_ratio(triads.ours, triads.c_triad(triads.threads), rounds)
+        finally:
+            triads.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
-    backend = NumpyBackend()
     with tempfile.TemporaryDirectory() as tmp:
         lib, how = compile_triad(Path(tmp))
         if lib is None:
             print(f"skipped: {how}")
             return 0
-        n = backend.streaming_bytes() // 12
-        prepared = stream._prepare(backend, "triad", "fp32", n)
-        blocked = stream._prepare(backend, "triad", "fp32", n, fused=False) if compiled.available() else None
-        (a,) = prepared.outputs
-        b, c = backend.random(n, "fp32"), backend.random(n, "fp32")
-        # Our kernel reads its own b and c; give C the same sizes and the same output array.
-        plan = TimingPlan(warmup=2, min_regions=5, max_regions=9, target_s=0.2)
-        timer = CpuTimer()
-
-        def ours() -> float:
-            return measure(prepared.launch, timer, plan).median_s
-
-        def numpy_blocks() -> float:
-            return measure(blocked.launch, timer, plan).median_s
-
-        def c_triad(threads: int):
-            def timed() -> float:
-                lib.set_threads(threads)
-                return measure(lambda: lib.triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 3.0, n),
-                               timer, plan).median_s
-            return timed
-
-        def naive() -> float:
-            holder = {}
-
-            def launch():
-                holder["a"] = b + np.float32(3.0) * c
-
-            return measure(launch, timer, plan).median_s
-
-        # Both kernels must compute the triad before their speeds mean anything.
-        lib.triad(a.ctypes.data, b.ctypes.data, c.ctypes.data, 3.0, n)
-        np.testing.assert_allclose(a[::4099], (b + np.float32(3.0) * c)[::4099], rtol=1e-6)
-        prepared.launch()
-        assert prepared.check() is None
-        threads = stream.threads_for(backend)
-        print(f"triad over 3 × {n:,} fp32 ({3 * n * 4 / 2**20:.0f} MiB); ours on {threads} threads, "
+        t = Triads(NumpyBackend(), lib)
+        threads = t.threads
+        print(f"triad over 3 × {t.n:,} fp32 ({3 * t.n * 4 / 2**20:.0f} MiB); ours on {threads} threads, "
               f"{stream.cpu_method()}; C: {how}")
         for label, c_threads, goal in ((f"ours vs C on {threads} threads", threads, "goal >= 0.85"),
                                        ("ours vs C on 1 thread", 1, "(context)")):
-            print(describe(label, interleaved_ratio(ours, c_triad(c_threads), args.rounds), goal))
-        if blocked is not None:
-            blocked.launch()
-            assert blocked.check() is None
-            ratio = interleaved_ratio(numpy_blocks, c_triad(threads), args.rounds)
+            print(describe(label, interleaved_ratio(t.ours, t.c_triad(c_threads), args.rounds), goal))
+        if t.blocked is not None:
+            t.blocked.launch()
+            assert t.blocked.check() is None
+            ratio = interleaved_ratio(t.numpy_blocks, t.c_triad(threads), args.rounds)
             print(describe(f"NumPy in blocks vs C on {threads} threads", ratio, "(context)"))
-            blocked.close()
-        ratio = interleaved_ratio(naive, c_triad(threads), args.rounds)
+        ratio = interleaved_ratio(t.naive, t.c_triad(threads), args.rounds)
         print(describe(f"naive a = b + q*c vs C on {threads} threads", ratio, "(context)"))
         for c_threads in (threads, 1):
-            print(f"C triad on {c_threads} thread(s): {3 * n * 4 / c_triad(c_threads)() / 1e9:.1f} GB/s; "
-                  f"ours: {3 * n * 4 / ours() / 1e9:.1f} GB/s (STREAM convention)")
-        prepared.close()
+            print(f"C triad on {c_threads} thread(s): {3 * t.n * 4 / t.c_triad(c_threads)() / 1e9:.1f} GB/s; "
+                  f"ours: {3 * t.n * 4 / t.ours() / 1e9:.1f} GB/s (STREAM convention)")
+        t.close()
     return 0
 
 

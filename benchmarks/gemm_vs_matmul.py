@@ -17,7 +17,7 @@ import sys
 import time
 
 import numpy as np
-from common import describe, interleaved_ratio, watched
+from common import Ratio, describe, interleaved_ratio, watched
 
 from explorer.kernels.backends import NumpyBackend
 from explorer.kernels.cases import Case
@@ -25,39 +25,51 @@ from explorer.kernels.runner import drive, run
 from explorer.kernels.suites import gemm
 from explorer.kernels.timing import TimingPlan, measure
 
+PLAN = TimingPlan(warmup=1, min_regions=3, max_regions=5, target_s=0.2)
+
+
+def case_ratio(backend: NumpyBackend, case: Case, rounds: int) -> Ratio:
+    """``A @ B``'s time over our GEMM point's, same shape and dtype, interleaved."""
+    prepared = case.prepare()
+    m, n, k = case.size["m"], case.size["n"], case.size["k"]
+    dtype = np.float64 if case.dtype == "fp64" else np.float32
+    a, b = np.random.rand(m, k).astype(dtype), np.random.rand(k, n).astype(dtype)
+
+    def ours() -> float:
+        return measure(prepared.launch, backend.timer, PLAN).median_s
+
+    def matmul() -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            a @ b
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    prepared.launch()
+    assert prepared.check() is None  # the product is right before its speed counts
+    return interleaved_ratio(ours, matmul, rounds)
+
+
+def quick_cases(backend: NumpyBackend) -> list[Case]:
+    """The quick preset's CPU products, after a STREAM run on every core (the thread pools a
+    real run leaves behind: they must not slow BLAS down)."""
+    drive(run(backend, ["stream", "quick"]))
+    return [case for case in gemm.cases(backend, "quick") if isinstance(case, Case)]
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
     backend = NumpyBackend()
-    drive(run(backend, ["stream", "quick"]))  # the thread pools a real run leaves behind, first
-    plan = TimingPlan(warmup=1, min_regions=3, max_regions=5, target_s=0.2)
+    cases = quick_cases(backend)
     print(f"NumPy {np.__version__}, {backend.cpu.blas}, {backend.cpu.threads} threads")
     worst = []
-    for case in gemm.cases(backend, "quick"):
-        if not isinstance(case, Case):
-            continue
-        prepared = case.prepare()
-        m, n, k = case.size["m"], case.size["n"], case.size["k"]
-        dtype = np.float64 if case.dtype == "fp64" else np.float32
-        a, b = np.random.rand(m, k).astype(dtype), np.random.rand(k, n).astype(dtype)
-
-        def ours(prepared=prepared) -> float:
-            return measure(prepared.launch, backend.timer, plan).median_s
-
-        def matmul(a=a, b=b) -> float:
-            times = []
-            for _ in range(3):
-                start = time.perf_counter()
-                a @ b
-                times.append(time.perf_counter() - start)
-            return statistics.median(times)
-
-        prepared.launch()
-        assert prepared.check() is None  # the product is right before its speed counts
-        ratio = interleaved_ratio(ours, matmul, args.rounds)
+    for case in cases:
+        ratio = case_ratio(backend, case, args.rounds)
         worst.append(ratio.median)
+        m, n, k = case.size["m"], case.size["n"], case.size["k"]
         print(describe(f"{case.kernel} {case.dtype} {m}×{n}×{k}", ratio, "goal 0.9–1.1"))
     print(f"ratios (matmul time / ours): min {min(worst):.2f}, max {max(worst):.2f}")
     return 0
