@@ -200,3 +200,19 @@ def test_every_shipped_scene_fills_in_every_step(scenes, catalog, models):
 
     for scene in scenes.values():
         fill_every_step(scene, catalog, models)
+
+
+def test_a_step_names_a_shipped_profile_that_replaces_the_one_shown(tmp_path, catalog, models):
+    h100, mi300x = "qwen1.5-0.5b-chat-h100", "qwen1.5-0.5b-chat-mi300x"
+    scene = load_one_scene(tmp_path, catalog, models, f"{{caption: on an H100, profile: {h100}.yaml}}",
+                           f"{{caption: on an MI300X, hardware: [mi300x], profile: {mi300x}.yaml}}",
+                           "{caption: and again}")["s"]
+    sources = [scene.session_at(i).profile.source for i in range(3)]
+    assert sources == [f"{h100}.pt.trace.json.gz", *[f"{mi300x}.pt.trace.json.gz"] * 2]  # until replaced
+    assert scene.state_at(1, catalog, models).profile.steps == 1
+
+
+@pytest.mark.parametrize("name", ["no-such-run.yaml", "../hardware/h100.yaml", "kernel-names.yaml"])
+def test_a_profile_that_is_not_shipped_is_refused_naming_the_step(tmp_path, catalog, models, name):
+    with pytest.raises(DataFileError, match=r"steps\[0\]\.profile.*is shipped"):
+        load_one_scene(tmp_path, catalog, models, f"{{caption: x, profile: '{name}'}}")

@@ -6,6 +6,8 @@ a change to the trace reader that changes it fails here until the file is writte
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from explorer.core.files.datafile import Fields, load_yaml
 from explorer.core.profile import read_saved_profile
 
@@ -19,10 +21,19 @@ def _writer():
     return module
 
 
-def test_the_shipped_profile_is_the_trace_as_the_app_reads_it():
+@pytest.mark.parametrize("name, launches", [("qwen1.5-0.5b-chat-h100", 1029),
+                                             ("qwen1.5-0.5b-chat-mi300x", 1053)])
+def test_a_shipped_profile_is_its_trace_as_the_app_reads_it(name, launches):
     writer = _writer()
-    shipped = load_yaml(writer.SHIPPED)
-    assert shipped == writer.shipped_form()
-    profile = read_saved_profile(Fields(shipped, writer.SHIPPED, None))  # a session reads it back
-    assert sum(k.launches for k in profile.kernels) == 1029
-    assert writer.SHIPPED.read_text(encoding="utf-8").startswith(writer.HEADER)  # origin and licence
+    path = writer.SHIPPED / f"{name}.yaml"
+    shipped = load_yaml(path)
+    assert shipped == writer.shipped_form(name)
+    profile = read_saved_profile(Fields(shipped, path, None))  # a session reads it back
+    assert sum(k.launches for k in profile.kernels) == launches  # the kernels linked to the recorded step
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(writer.header(name)) and "MIT License" in text  # origin and licence
+
+
+def test_every_shipped_profile_has_its_trace():
+    writer = _writer()
+    assert {p.stem for p in writer.SHIPPED.glob("*.yaml")} == set(writer.RUNS)

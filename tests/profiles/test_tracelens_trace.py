@@ -25,6 +25,23 @@ def profile():
     return read_profile(TRACE)
 
 
+def test_the_same_step_on_an_mi300x_does_the_same_work(profile):
+    """The same workload traced on an MI300X (hipBLASLt's products, ROCm's attention
+    kernel): its own kernels and time, the same FLOPs for every product shape."""
+    amd = read_profile(TRACE.with_name("qwen1.5-0.5b-chat-mi300x.pt.trace.json.gz"))
+    assert sum(k.launches for k in amd.kernels) == 1053  # 1,516 in the file; the rest before the step
+    assert amd.notes[0].startswith("463 kernel(s)")
+
+    def work(p):
+        out = defaultdict(int)
+        for k in p.kernels:
+            if k.shape:
+                out[k.shape] += k.total_flops
+        return dict(out)
+
+    assert work(amd) == work(profile) and work(amd)[(D, FF)] == 2 * LAYERS * 2 * ROWS * D * FF
+
+
 def test_only_the_kernels_of_the_recorded_step_are_read(profile):
     # 1,465 kernels in the file: the 436 before the step's span on the GPU are the previous
     # step's tail (they link to no CPU op)

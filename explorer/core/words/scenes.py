@@ -56,6 +56,7 @@ from explorer.core.model.session import (
 )
 from explorer.core.model.workload import WorkloadError
 from explorer.core.model.workload_file import read_param
+from explorer.core.profile import Profile, read_saved_profile
 from explorer.core.units import BYTES, PRECISIONS
 from explorer.paths import resource_path
 
@@ -108,6 +109,7 @@ class Step:
     in_flight_bytes: float | None = None  # Little's-law cap on the primary device's memory
     check: Check = Check()
     scaling_budget: float | None = None  # the step shows the scaling laws of this budget (FLOPs)
+    profile: Profile | None = None  # a real run of the step shown beside it, replacing the one before
 
     def apply(self, session: Session) -> Session:
         changes: dict = {}
@@ -124,6 +126,8 @@ class Step:
             primary = base.primary
             changes["what_ifs"] = base.with_what_if(primary, replace(
                 base.what_if(primary), in_flight_bytes=self.in_flight_bytes)).what_ifs
+        if self.profile is not None:
+            changes["profile"] = self.profile
         if self.precisions is not None:
             changes["precisions"] = self.precisions
         if self.select is not None or self.model is not None:
@@ -191,11 +195,12 @@ class SceneReader:
         ident = fields.identifier("id")
         title = fields.text("title")
         summary = fields.text("summary", required=False, default="")
-        start_fields = fields.child(_with_shipped_profile(fields, fields.mapping("start")), "start")
+        start_fields = fields.child(_with_shipped_profile(fields, "start", fields.mapping("start")), "start")
         start = read_session(start_fields, self.catalog, self.model_ids)
         start_fields.finish()
         steps = []
         for index, raw in enumerate(fields.items("steps")):
+            raw = _with_shipped_profile(fields, f"steps[{index}]", raw) if isinstance(raw, dict) else raw
             step_fields = fields.child(raw, f"steps[{index}]")
             steps.append(self._step(step_fields))
             step_fields.finish()
@@ -224,6 +229,7 @@ class SceneReader:
             raise f.error("topic", f"unknown topic {topic!r} (known: {', '.join(sorted(self.topic_ids))})")
         caption = f.text("caption")
         check = self._check(f.child(f.mapping("check"), "check")) if f.has("check") else Check()
+        profile = read_saved_profile(f.child(f.raw("profile"), "profile")) if f.has("profile") else None
         budget = f.number("scaling_laws", required=False)
         if budget is not None and not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]:
             raise f.error("scaling_laws", f"a training budget in FLOPs from {BUDGET_RANGE[0]:.0e} to "
@@ -231,7 +237,7 @@ class SceneReader:
         return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
                     what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
                     topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False),
-                    check=check, scaling_budget=budget)
+                    check=check, scaling_budget=budget, profile=profile)
 
     @staticmethod
     def _check(f: Fields) -> Check:
@@ -256,18 +262,18 @@ class SceneReader:
 SHIPPED_PROFILE = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}\.yaml")
 
 
-def _with_shipped_profile(fields: Fields, start: dict) -> dict:
-    """A scene's start with ``profile: NAME.yaml`` (a profile shipped in
-    resources/profiles/runs, as a session keeps it) read in its place; a session's own form
-    is left as it is."""
-    name = start.get("profile")
+def _with_shipped_profile(fields: Fields, where: str, mapping: dict) -> dict:
+    """A scene's start or step (``where``) with ``profile: NAME.yaml`` (a profile shipped
+    in resources/profiles/runs, as a session keeps it) read in its place; a session's own
+    form is left as it is."""
+    name = mapping.get("profile")
     if not isinstance(name, str):
-        return start
+        return mapping
     path = resource_path("profiles") / "runs" / name
     if not SHIPPED_PROFILE.fullmatch(name) or not path.is_file():
-        raise fields.error("start.profile", f"no profile {name!r} is shipped (resources/profiles/runs/"
-                                            "*.yaml); or give the profile itself, as a session file keeps it")
-    return {**start, "profile": load_yaml(path)}
+        raise fields.error(f"{where}.profile", f"no profile {name!r} is shipped (resources/profiles/runs/"
+                                               "*.yaml); or give the profile, as a session file keeps it")
+    return {**mapping, "profile": load_yaml(path)}
 
 
 class StepError(ValueError):
