@@ -84,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="training: tokens to train on (e.g. 1.4e12): the run's time, device-hours, energy")
     an.add_argument("--mfu", type=share_from(0.01), default=None, metavar="SHARE",
                     help="training: model-FLOPs utilisation for the run's time (default 0.4, stated)")
-    an.add_argument("--profile", metavar="FILE.csv",
-                    help="a profile of the same workload (Nsight Compute CSV): its kernels' time per "
+    an.add_argument("--profile", metavar="FILE",
+                    help="a profile of the same workload (an Nsight Compute CSV, a PyTorch profiler trace "
+                         "or a rocprof-compute workload): its kernels' time per "
                          "class of op beside the bound and the expected time")
     an.add_argument("--profile-steps", type=count_type(1 << 20), metavar="N",
                     help="the steps the profile covers (its time is divided by N; default: the steps "

@@ -33,8 +33,9 @@ def add_parser(sub) -> None:
                         help="devices to overlay, comma-separated, the first primary (without --session)")
     add_model_arguments(export, required=False, help="model (without --session)")
     export.add_argument("--out", metavar="FILE.{png,svg,pdf,json,csv,pptx}", help="the file to write")
-    export.add_argument("--profile", metavar="FILE.csv",
-                        help="a profile of a real run (Nsight Compute CSV): its kernels beside the "
+    export.add_argument("--profile", metavar="FILE",
+                        help="a profile of a real run (an Nsight Compute CSV, a PyTorch profiler trace or "
+                             "a rocprof-compute workload): its kernels beside the "
                              "prediction")
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
     export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
