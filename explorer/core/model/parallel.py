@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -259,6 +260,11 @@ def device_parameters(model, split: Split) -> int:
     (last stage), whichever stage holds more."""
     if not isinstance(model, TransformerSpec):
         return model.parameter_count()
+    return _transformer_device_parameters(model, split)
+
+
+@lru_cache(maxsize=64)  # a what-if drag analyses the same model and split on every frame
+def _transformer_device_parameters(model: TransformerSpec, split: Split) -> int:
     shard = expert_shard(tensor_shard(model, split.tp), split.ep)
     router_rest = 0
     if split.ep > 1:  # every device routes its own tokens over all the experts
