@@ -67,3 +67,30 @@ def test_a_whole_run_says_how_busy_the_machine_was(monkeypatch, capsys):
         pass
     assert "foreign load over the run: 1.50 cores (busy: these figures are not for publishing)" in \
         capsys.readouterr().out
+
+
+def test_any_number_of_runs_alternate_their_order_round_by_round(monkeypatch):
+    """Three runs a round, in the order given in even rounds and reversed in odd ones; each
+    ratio of two of them is taken round by round over the clean rounds."""
+    class Source(FakeLoad):
+        available = staticmethod(lambda: True)
+
+        def __init__(self) -> None:
+            super().__init__([False, True, False, False])
+
+    monkeypatch.setattr(common, "ProcStatLoad", Source)
+    calls = []
+
+    def run(name, seconds):
+        def timed():
+            calls.append(name)
+            return seconds[len([c for c in calls if c == name]) - 1]
+        return timed
+
+    measured = common.interleaved({"a": run("a", [1.0, 9.0, 1.0, 1.0]), "b": run("b", [2.0, 2.0, 2.0, 4.0]),
+                                   "c": run("c", [4.0] * 4)}, 4)
+    assert calls == ["a", "b", "c", "c", "b", "a", "a", "b", "c", "c", "b", "a"]
+    r = measured.ratio("b", "a")
+    assert r.ratios == [2.0, 2.0 / 9.0, 2.0, 4.0] and (r.clean, r.rounds) == (3, 4)
+    assert r.median == 2.0  # the busy second round is left out
+    assert measured.ratio("c", "b").ratios == [2.0, 2.0, 2.0, 1.0]

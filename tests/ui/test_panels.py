@@ -403,6 +403,20 @@ def test_explain_panel_fills_its_topic_in_when_seen_and_names_one_that_cannot_be
     assert panel.why.toPlainText().startswith("This topic cannot be filled in: {no-such-device/bandwidth}")
 
 
+def test_explain_panel_keeps_the_reader_s_place_in_a_topic_as_the_state_changes(window, qtbot):
+    panel, state = window.explain_panel, window.state
+    window.docks["explain"].raise_()
+    qtbot.waitUntil(lambda: panel.why.toPlainText() != "")
+    longest = max(panel.topics, key=lambda t: len(t.text))
+    panel.show_topic(longest.id)
+    bar = panel.why.verticalScrollBar()
+    assert bar.maximum() > 0  # (the box is shorter than the topic)
+    bar.setValue(bar.maximum())
+    state.set_params(batch=64)  # the words above are worked out again
+    qtbot.waitUntil(lambda: "64" in panel.text.toPlainText())
+    assert bar.value() == bar.maximum() > 0
+
+
 def test_explain_panel_torn_out_from_behind_another_tab_writes_its_words(window, qtbot):
     """(A tab torn out while behind another says nothing to visibilityChanged.)"""
     panel = window.explain_panel

@@ -16,7 +16,9 @@ in (``placeholders`` lists every field); each filled number is a claim that
 
 Steps apply cumulatively: the state at step k is the start with steps 1..k applied. A
 step may change the devices, the workload parameters, what-ifs, the roofs drawn, the
-selected op, and the "why" topic shown beside the chart; ``scaling_laws: 5.76e23`` makes
+selected op, the real run's profile shown (``profile: NAME.yaml``, one shipped in
+resources/profiles/runs, as the start may name one too), and the "why" topic shown beside
+the chart; ``scaling_laws: 5.76e23`` makes
 the step's slide the scaling laws of that training budget instead of the roofline::
 
     schema: 1

@@ -90,4 +90,5 @@ class ExplainPanel(QtWidgets.QWidget):
             text = render(self.topics[index], self.state.catalog, self.state.models)
         except KeyError as exc:  # a topic file edited by hand: say which number, keep the panel
             text = f"This topic cannot be filled in: {exc.args[0] if exc.args else exc}"
-        self.why.setPlainText(text)
+        if text != self.why.toPlainText():  # (the words follow every change: keep the reader's place)
+            self.why.setPlainText(text)
