@@ -67,7 +67,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.set_theme(str(self.settings.value("theme", "light")))
         self._on_scene_changed()
         self._connect_messages()
-        self.notice.add([*state.catalog.skipped, *getattr(self.player.scenes, "skipped", ())])
+        self.notice.add([*state.catalog.skipped, *self.player.skipped])
         self._follower = Follower(state, (state.sig_session_changed,), self._on_session_changed, self)
         state.undo_stack.cleanChanged.connect(self._update_title)
         self.runs.sig_started.connect(lambda _job, label: self.backend_label.setText(f"Kernel lab: {label}"))

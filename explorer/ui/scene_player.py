@@ -7,13 +7,23 @@ undo went back to before it, and otherwise says the chart has changed since the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from PySide6 import QtCore
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.session import Session
-from explorer.core.words.scenes import Scene, SceneCatalog, StepError, fill_every_step, open_scenes
+from explorer.core.words.scenes import (
+    Scene,
+    SceneCatalog,
+    StepError,
+    fill_every_step,
+    load_scenes,
+    merged,
+    topic_ids,
+    user_scenes,
+)
 from explorer.state import AppState
 
 
@@ -23,13 +33,17 @@ class ScenePlayer(QtCore.QObject):
     def __init__(self, state: AppState, scenes: SceneCatalog | None = None, parent=None) -> None:
         super().__init__(parent)
         self.state = state
-        self.error = ""  # why no scenes could be loaded
+        self.error = ""  # why the shipped scenes could not be loaded
+        self._scenes = scenes
+        self._mine: list[Scene] = []  # the user's own, read at start: a broken one is named at once
+        self.skipped = list(getattr(scenes, "skipped", ()))
+        self._topics: set[str] = set()
         if scenes is None:
-            try:  # the shipped captions are filled in when their scene starts (start-up time)
-                scenes = open_scenes(state.catalog, state.models, fill_shipped=False)
-            except DataFileError as exc:  # a broken scene file must not stop the app
+            try:
+                self._topics = topic_ids(state.catalog, state.models)
+                self._mine, self.skipped = user_scenes(state.catalog, state.models, self._topics)
+            except DataFileError as exc:  # a broken topics file must not stop the app
                 self.error = str(exc)
-        self.scenes = scenes or {}
         self.scene: Scene | None = None
         self.step = 0
         self.changed = False  # the session shown is none of the scene's steps
@@ -37,6 +51,25 @@ class ScenePlayer(QtCore.QObject):
         self._steps: list[Session] = []  # each step's session, user data left out
         self._applying = False
         state.sig_session_changed.connect(self._follow)
+
+    @property
+    def scenes(self) -> Mapping[str, Scene]:
+        """Every scene by id: the shipped ones read when first asked for (the Scenes menu
+        opened, a scene started; not at start-up), their captions filled in when their
+        scene starts; the user's own in their place."""
+        if self._scenes is None:
+            shipped: Mapping[str, Scene] = {}
+            if not self.error:
+                try:
+                    shipped = load_scenes(self.state.catalog, self.state.models, self._topics, fill=False)
+                except DataFileError as exc:  # a broken scene file must not stop the app
+                    self.error = str(exc)
+            self._scenes = merged(shipped, self._mine, self.skipped)
+        return self._scenes
+
+    @scenes.setter
+    def scenes(self, scenes: Mapping[str, Scene]) -> None:
+        self._scenes = scenes
 
     @property
     def active(self) -> bool:

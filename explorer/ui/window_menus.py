@@ -96,24 +96,37 @@ class WindowMenus:
         view.addAction(self.act_present)
 
     def _build_scenes_menu(self, bar: QtWidgets.QMenuBar) -> None:
-        """Every scene (a broken scenes file says so, disabled, rather than leaving the menu
-        silently short), the design lab and the stepping actions."""
-        scenes = bar.addMenu("&Scenes")
-        for scene in self.player.scenes.values():
-            action = scenes.addAction(scene.title, lambda ident=scene.id: self.player.start(ident))
-            action.setToolTip(scene.summary)
-            action.setStatusTip(scene.summary)
-        if self.player.error:
-            broken = scenes.addAction("Scenes could not be loaded (see the tooltip)")
-            broken.setEnabled(False)
-            broken.setToolTip(self.player.error)
-            broken.setStatusTip(self.player.error)
+        """Every scene (filled in when the menu first opens: the shipped scenes are read
+        then, not at start-up), the design lab and the stepping actions."""
+        scenes = self.scenes_menu = bar.addMenu("&Scenes")
         scenes.setToolTipsVisible(True)
+        scenes.aboutToShow.connect(self.fill_scenes_menu)
         scenes.addSeparator()
         scenes.addAction(self.act_lab)
         scenes.addSeparator()
         for action in (self.act_previous, self.act_next, self.act_stop_scene):
             scenes.addAction(action)
+
+    def fill_scenes_menu(self) -> None:
+        """Put every scene above the design lab, once (a broken scenes file says so,
+        disabled, rather than leaving the menu silently short)."""
+        menu = self.scenes_menu
+        if menu.property("filled"):
+            return
+        menu.setProperty("filled", True)
+        first = menu.actions()[0]
+        for scene in self.player.scenes.values():
+            action = QtGui.QAction(scene.title, menu)
+            action.triggered.connect(lambda _checked=False, ident=scene.id: self.player.start(ident))
+            action.setToolTip(scene.summary)
+            action.setStatusTip(scene.summary)
+            menu.insertAction(first, action)
+        if self.player.error:
+            broken = QtGui.QAction("Scenes could not be loaded (see the tooltip)", menu)
+            broken.setEnabled(False)
+            broken.setToolTip(self.player.error)
+            broken.setStatusTip(self.player.error)
+            menu.insertAction(first, broken)
 
     def _fill_roofs_menu(self) -> None:
         """Which precisions' compute roofs are drawn: automatic (the workload's and fp32) or

@@ -191,3 +191,20 @@ def test_a_scene_whose_caption_cannot_be_filled_in_is_not_started_and_says_why(w
     (message,) = messages
     assert message.startswith("The scene cannot be played: Latency, steps[0].caption: cannot fill in: ")
     assert "no measured memory latency" in message
+
+
+def test_a_broken_shipped_scenes_file_is_named_in_the_menu_and_the_window_stays(window, monkeypatch):
+    """The shipped scenes are read when the Scenes menu first opens: one that cannot be
+    read is named there (disabled, with why), and the menu keeps the rest."""
+    import explorer.ui.scene_player as scene_player
+    from explorer.core.files.datafile import DataFileError
+
+    def broken(*_args, **_kwargs):
+        raise DataFileError("resources/scenes/01-cpu-vs-gpu.yaml", "is not valid YAML")
+
+    monkeypatch.setattr(scene_player, "load_scenes", broken)
+    window.player.scenes = None  # (as at start-up: not read yet)
+    window.scenes_menu.aboutToShow.emit()
+    [named] = [a for a in window.scenes_menu.actions() if a.text().startswith("Scenes could not be loaded")]
+    assert not named.isEnabled() and "01-cpu-vs-gpu.yaml: is not valid YAML" in named.toolTip()
+    assert window.act_lab in window.scenes_menu.actions() and window.player.scenes == {}

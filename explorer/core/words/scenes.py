@@ -307,33 +307,45 @@ class SceneCatalog(Registry[Scene]):
 
 def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping) -> SceneCatalog:
     """The scenes shipped in resources/scenes, checked against the shipped "why" topics."""
-    return load_scenes(catalog, models, _topic_ids(catalog, models))
+    return load_scenes(catalog, models, topic_ids(catalog, models))
 
 
-def _topic_ids(catalog, models) -> set[str]:
+def topic_ids(catalog, models) -> set[str]:
+    """The ids of the shipped "why" topics a scene step may name."""
     from explorer.core.words.why import load_topics
 
     return {t.id for t in load_topics(catalog, models=models, check=False)}  # (ids: the suite fills them)
 
 
-def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
-                user_directory: str | Path | None = None, fill_shipped: bool = True) -> SceneCatalog:
-    """The shipped scenes and the user's own (the data folder's ``scenes/``, or
-    ``user_directory``), one file at a time: a broken user file is skipped and listed in
-    ``skipped``; a user's scene with a shipped id replaces the shipped one.
-    ``fill_shipped`` False: the shipped scenes' captions are not filled in now (the test
-    suite fills every one; a window fills a scene's when it starts it), the user's are."""
-    topics = _topic_ids(catalog, models)
-    shipped = load_scenes(catalog, models, topics, fill=fill_shipped)
+def user_scenes(catalog: Mapping[str, Hardware], models: Mapping, topics,
+                user_directory: str | Path | None = None) -> tuple[list[Scene], list]:
+    """(the user's own scenes, the files skipped) from the data folder's ``scenes/`` (or
+    ``user_directory``), one file at a time: a broken file is skipped and listed, its
+    captions filled in to check them."""
     if user_directory is None:
         from explorer.paths import user_file
 
         user_directory = user_file("scenes")
-    mine, skipped = load_each(yaml_files(user_directory),
-                              lambda path: load_scene_file(path, catalog, models, topics), "scene", "scenes")
+    return load_each(yaml_files(user_directory),
+                     lambda path: load_scene_file(path, catalog, models, topics), "scene", "scenes")
+
+
+def merged(shipped: Mapping[str, Scene], mine: list[Scene], skipped=()) -> SceneCatalog:
+    """The shipped scenes and the user's own: a user's scene with a shipped id replaces the
+    shipped one, in its place; the others follow."""
     by_id = {scene.id: scene for scene in mine}
-    scenes = [by_id.pop(scene.id, scene) for scene in shipped.values()] + list(by_id.values())
-    return SceneCatalog(scenes, skipped)
+    return SceneCatalog([by_id.pop(scene.id, scene) for scene in shipped.values()] + list(by_id.values()),
+                        skipped)
+
+
+def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
+                user_directory: str | Path | None = None, fill_shipped: bool = True) -> SceneCatalog:
+    """The shipped scenes and the user's own (``user_scenes``, ``merged``). ``fill_shipped``
+    False: the shipped scenes' captions are not filled in now (the test suite fills every
+    one; a window fills a scene's when it starts it), the user's are."""
+    topics = topic_ids(catalog, models)
+    shipped = load_scenes(catalog, models, topics, fill=fill_shipped)
+    return merged(shipped, *user_scenes(catalog, models, topics, user_directory))
 
 
 def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
