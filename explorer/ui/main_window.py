@@ -25,7 +25,6 @@ from explorer.ui.notice_bar import NoticeBar
 from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
-from explorer.ui.panels.kernel_panel import KernelPanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
 from explorer.ui.save_banner import SaveBanner
@@ -36,6 +35,12 @@ from explorer.ui.window_sessions import SessionFiles
 from explorer.ui.window_tools import WindowTools
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
+
+
+def _kernel_panel(state, runs):
+    from explorer.ui.panels.kernel_panel import KernelPanel  # the kernel lab's suites and runner
+
+    return KernelPanel(state, runs)
 
 
 def _scaling_panel(state):
@@ -95,7 +100,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         state = self.state
         self.hardware_panel = HardwarePanel(state, self.runs)
         self.workload_panel = WorkloadPanel(state)
-        self.kernel_panel = KernelPanel(state, self.runs)
+        self.kernel_lab = LazyPanel(lambda: _kernel_panel(state, self.runs))  # on first show or use
         self.details_panel = DetailsPanel(state)
         self.explain_panel = ExplainPanel(state)
         self.scaling_panel = LazyPanel(lambda: _scaling_panel(state))  # pyqtgraph: on first show
@@ -104,7 +109,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.docks = {
             "hardware": self._dock("Hardware", self.hardware_panel, left),
             "workload": self._dock("Workload", self.workload_panel, right),
-            "kernels": self._dock("Kernel lab", self.kernel_panel, right),
+            "kernels": self._dock("Kernel lab", self.kernel_lab, right),
             "details": self._dock("Details", self.details_panel, left),
             "explain": self._dock("Explain", self.explain_panel, right),
             "scaling": self._dock("Scaling laws", self.scaling_panel, right),
@@ -113,9 +118,15 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.tabifyDockWidget(self.docks["kernels"], self.docks["explain"])
         self.tabifyDockWidget(self.docks["explain"], self.docks["scaling"])
         self.scaling_panel.follow(self.docks["scaling"])
+        self.kernel_lab.follow(self.docks["kernels"])
         self.explain_panel.follow(self.docks["explain"])
         self.docks["workload"].raise_()
         self._docks_sized = False  # sized to the window when first shown (unless restored)
+
+    @property
+    def kernel_panel(self):
+        """The Kernel lab, built now if it was not yet (it is built when first shown)."""
+        return self.kernel_lab.panel
 
     def _build_status_bar(self) -> None:
         self.summary_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)  # user names
@@ -203,7 +214,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
                                     "Show every roof and point again after zooming or panning")
         self.act_reset = self._action("&Reset what-ifs", lambda: self.state.reset_what_ifs(), "Ctrl+Shift+R",
                                       "Put every dragged roof back on its datasheet value")
-        self.act_run = self._action("&Run kernels", self.kernel_panel.start, "Ctrl+R",
+        self.act_run = self._action("&Run kernels", lambda: self.kernel_panel.start(), "Ctrl+R",
                                     "Run the Kernel lab's chosen suites")
         self.act_find = self._action("&Find device", self._find_device, keys.Find,
                                      "Jump to the Hardware panel's search field")

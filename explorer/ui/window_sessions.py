@@ -152,7 +152,11 @@ class SessionFiles:
         except OSError as exc:  # a read-only data folder: say so until it is solved
             self.save_banner.show_problem(f"cannot write {self.recovery.folder}: {exc.strerror or exc}")
         self.recovery.tidy()  # locks and half-written files of instances that left no session
-        self.kernel_panel.recover_interrupted()  # measurements first: they never wait for an answer
+        from explorer.kernels.journal import journal_folders, recover_all  # (after the first paint)
+
+        recovered = recover_all(*journal_folders())  # measurements first: they never wait for an answer
+        if recovered:
+            self.kernel_panel.show_recovered(recovered)
         for crashed in self.recovery.crashed():
             try:
                 session = load_session(crashed.autosave, self.state.catalog, self.state.models)

@@ -110,3 +110,27 @@ def test_start_up_reads_no_caption_or_explanation_machinery(tmp_path):
                                                        "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False"] * 3 + ["True"] * 3
+
+
+def test_the_kernel_lab_is_built_when_first_shown_or_used(tmp_path):
+    """Its suites and runner load when its tab comes to the front (or Run kernels is used),
+    not at start-up."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
+            "from explorer.ui.application import build_window; from explorer.window_options import parse; "
+            "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
+            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
+            "app.processEvents(); app.processEvents(); "
+            "print('explorer.ui.panels.kernel_panel' in sys.modules, w.kernel_lab.built); "
+            "w.docks['kernels'].raise_(); app.processEvents(); app.processEvents(); "
+            "print(w.kernel_lab.built, type(w.kernel_panel).__name__, "
+            "w.kernel_panel.run_button.isEnabled()); "
+            "w.runs.shutdown()")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
+                                                       "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False", "True", "KernelPanel", "True"]

@@ -14,7 +14,6 @@ from explorer.core.hardware.efficiency import efficiency_for
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
 from explorer.kernels.cases import PRESETS
-from explorer.kernels.journal import journal_folders, recover_all
 from explorer.kernels.results import Point, new_results_name
 from explorer.kernels.suites import SUITES
 from explorer.paths import user_file, user_path
@@ -318,10 +317,10 @@ class KernelPanel(QtWidgets.QWidget):
         self.state.add_results(str(path))
         return f"saved to {path.name}"
 
-    def recover_interrupted(self) -> None:
-        """Turn the journals of kernel runs that were interrupted (the app was killed, the
-        machine stopped) into results files and show them."""
-        for path, results in recover_all(*journal_folders()):
+    def show_recovered(self, recovered) -> None:
+        """Show the results files the journals of interrupted kernel runs (the app was
+        killed, the machine stopped) were turned into (``journal.recover_all``)."""
+        for path, results in recovered:
             self.state.keep_results(str(path), results)
             self.eta.setText(f"Recovered {len(results.points)} points of an interrupted run: {path.name}")
             self.state.sig_message.emit(f"Recovered {len(results.points)} measured points of a "
