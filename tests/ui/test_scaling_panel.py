@@ -68,9 +68,10 @@ def test_the_frontier_joins_the_optima_of_neighbouring_budgets(panel):
         assert 10 ** xs10[best] == pytest.approx(n10, rel=0.1)  # the tenfold budget's curve bottoms out there
 
 
-def test_the_window_imports_pyqtgraph_only_when_the_scaling_laws_are_first_shown(tmp_path):
-    """Start-up builds no hidden pyqtgraph panel (a quarter of the window's import time);
-    raising the Scaling laws tab builds it."""
+def started_window(tmp_path, then: str) -> list[str]:
+    """What ``then`` prints in a fresh interpreter after a window (``w``; its application
+    ``app``) has started and painted its first frame: the modules loaded at start-up are
+    those of a real start, not of this test run's."""
     import os
     import subprocess
     import sys
@@ -78,59 +79,41 @@ def test_the_window_imports_pyqtgraph_only_when_the_scaling_laws_are_first_shown
     code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
             "from explorer.ui.application import build_window; from explorer.window_options import parse; "
             "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
-            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); "
-            "app.processEvents(); app.processEvents(); before = 'pyqtgraph' in sys.modules; "
-            "w.docks['scaling'].raise_(); app.processEvents(); app.processEvents(); "
-            "print(before, 'pyqtgraph' in sys.modules, w.scaling_panel.built, "
-            "type(w.scaling_panel.panel).__name__); w.runs.shutdown()")
+            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
+            f"app.processEvents(); app.processEvents(); {then}; w.runs.shutdown()")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
                                                        "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True", "True", "ScalingPanel"]
+    return done.stdout.split()
+
+
+def raised(dock: str) -> str:
+    return f"w.docks[{dock!r}].raise_(); app.processEvents(); app.processEvents()"
+
+
+def test_the_window_imports_pyqtgraph_only_when_the_scaling_laws_are_first_shown(tmp_path):
+    """Start-up builds no hidden pyqtgraph panel (a quarter of the window's import time);
+    raising the Scaling laws tab builds it."""
+    printed = started_window(tmp_path, "before = 'pyqtgraph' in sys.modules; " + raised("scaling") +
+                             "; print(before, 'pyqtgraph' in sys.modules, w.scaling_panel.built, "
+                             "type(w.scaling_panel.panel).__name__)")
+    assert printed == ["False", "True", "True", "ScalingPanel"]
 
 
 def test_start_up_reads_no_caption_or_explanation_machinery(tmp_path):
     """The placeholders, claims and explanations (a tenth of the window's own imports) load
     when a scene step, a topic or the Explain panel is first shown, not at start-up."""
-    import os
-    import subprocess
-    import sys
-
     words = ("explorer.core.words.placeholders", "explorer.core.words.claims", "explorer.core.words.explain")
-    code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
-            "from explorer.ui.application import build_window; from explorer.window_options import parse; "
-            "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
-            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
-            f"app.processEvents(); print(*[m in sys.modules for m in {words!r}]); "
-            "w.docks['explain'].raise_(); app.processEvents(); app.processEvents(); "
-            f"print(*[m in sys.modules for m in {words!r}]); w.runs.shutdown()")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
-                                                       "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False"] * 3 + ["True"] * 3
+    loaded = f"print(*[m in sys.modules for m in {words!r}])"
+    printed = started_window(tmp_path, f"{loaded}; {raised('explain')}; {loaded}")
+    assert printed == ["False"] * 3 + ["True"] * 3
 
 
 def test_the_kernel_lab_is_built_when_first_shown_or_used(tmp_path):
     """Its suites and runner load when its tab comes to the front (or Run kernels is used),
     not at start-up."""
-    import os
-    import subprocess
-    import sys
-
-    code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
-            "from explorer.ui.application import build_window; from explorer.window_options import parse; "
-            "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
-            "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
-            "app.processEvents(); app.processEvents(); "
-            "print('explorer.ui.panels.kernel_panel' in sys.modules, w.kernel_lab.built); "
-            "w.docks['kernels'].raise_(); app.processEvents(); app.processEvents(); "
-            "print(w.kernel_lab.built, type(w.kernel_panel).__name__, "
-            "w.kernel_panel.run_button.isEnabled()); "
-            "w.runs.shutdown()")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
-                                                       "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data")})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "False", "True", "KernelPanel", "True"]
+    before = "print('explorer.ui.panels.kernel_panel' in sys.modules, w.kernel_lab.built)"
+    after = "print(w.kernel_lab.built, type(w.kernel_panel).__name__, w.kernel_panel.run_button.isEnabled())"
+    printed = started_window(tmp_path, f"{before}; {raised('kernels')}; {after}")
+    assert printed == ["False", "False", "True", "KernelPanel", "True"]
