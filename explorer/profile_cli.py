@@ -52,7 +52,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     hardware = open_catalog(err)[args.hardware] if args.hardware else None
     kernels = profile.folded()
     if args.json:
-        json.dump({"tool": profile.tool, "source": profile.source, "time_s": profile.time_s,
+        json.dump({"tool": profile.tool, "source": profile.source, "device": profile.device,
+                   "time_s": profile.time_s,
                    "notes": list(profile.notes),
                    "kernels": [{"name": k.name, "launches": k.launches, "time_s": k.time_s, "flops": k.flops,
                                 "bytes": k.bytes, "intensity_dram": k.intensity("dram"),
@@ -69,7 +70,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                      format_count(k.total_flops) if k.flops else "–", format_si(k.bytes.get("dram", 0), "B"),
                      format_number(intensity) if intensity is not None else "–",
                      format_si(k.flops_per_s, "FLOP/s") if k.flops else "–", share))
-    print(f"{profile.tool}: {profile.source}, {sum(k.launches for k in kernels):,} launches, "
+    on = f" on {profile.device}" if profile.device else ""
+    print(f"{profile.tool}{on}: {profile.source}, {sum(k.launches for k in kernels):,} launches, "
           f"{format_time(profile.time_s)} of kernels", file=out)
     print(format_table(("kernel", "launches", "time", "share", "FLOPs", "DRAM", "FLOP/B", "achieved",
                         "against the roof" if hardware else ""), rows, right=(1, 2, 3, 4, 5, 6, 7)), file=out)
@@ -93,7 +95,8 @@ def _ratio(measured: float, predicted: float | None) -> float | None:
 
 
 def comparison_dict(profile, comparison) -> dict:
-    return {"tool": profile.tool, "source": profile.source, "steps": comparison.steps,
+    return {"tool": profile.tool, "source": profile.source, "device": profile.device,
+            "steps": comparison.steps,
             "notes": list(profile.notes),
             "classes": [{"class": r.op_class, "bound_s": r.bound_s, "expected_s": r.expected_s,
                          "measured_s": r.measured_s, "measured_over_bound": _ratio(r.measured_s, r.bound_s),
@@ -120,7 +123,8 @@ def comparison_lines(profile, comparison) -> list[str]:
              format_time(r.measured_s), ratio(_ratio(r.measured_s, r.bound_s)),
              ratio(_ratio(r.measured_s, r.expected_s)), f"{len(r.kernels)}") for r in comparison.rows]
     steps = f", its time over {comparison.steps:,} steps" if comparison.steps > 1 else ""
-    lines = ["", f"measured ({profile.tool}: {profile.source}{steps}), one step:",
+    on = f" on {profile.device}" if profile.device else ""
+    lines = ["", f"measured ({profile.tool}{on}: {profile.source}{steps}), one step:",
              format_table(("class", "bound", "expected", "measured", "÷ bound", "÷ expected", "kernels"),
                           rows, right=(1, 2, 3, 4, 5, 6))]
     faster = [r.op_class for r in comparison.rows if r.measured_s and r.measured_s < r.bound_s]

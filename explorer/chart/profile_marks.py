@@ -117,8 +117,9 @@ def profile_entries(profiles, theme) -> list[Entry]:
         counted = f"{shown} of {kernels} kernels" + ("" if shown else " (no FLOPs and DRAM bytes counted)")
         if profile.estimated:
             counted += f", {profile.estimated}"
-        out.append(Entry(f"{Path(profile.source).stem}: {counted}", "marker", theme.foreground, "square",
-                         fill=theme.suspect))
+        where = f", on {profile.device}" if profile.device else ""
+        out.append(Entry(f"{Path(profile.source).stem}{where}: {counted}", "marker", theme.foreground,
+                         "square", fill=theme.suspect))
     counted = {level for p in profiles for k in placed(p) for level in _levels(k)}
     out += [Entry(f"the same kernel at {CACHE_NAMES[level]} (its bytes there)", "marker", theme.foreground,
                   CACHE_SYMBOLS[level], fill=theme.background) for level in CACHE_SYMBOLS if level in counted]

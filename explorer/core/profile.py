@@ -54,6 +54,7 @@ class Profile:
     notes: tuple[str, ...] = ()
     estimated: str = ""  # what is worked out, not counted ("bytes from shapes"); "" when all is counted
     steps: int = 1  # the steps of the run its kernels cover, where the profile marks them (a trace's)
+    device: str = ""  # the GPU (or CPU) it ran on, as the profile names it ("" where it does not)
 
     @property
     def time_s(self) -> float:
@@ -128,7 +129,7 @@ def kept(profile: Profile, limit: int = MAX_SAVED_KERNELS) -> Profile:
     source = Path(profile.source).name or "profile"
     return replace(profile, source=source[:MAX_NAME], kernels=tuple(by_name),
                    notes=tuple(n[:MAX_NAME] for n in profile.notes[:100]),
-                   estimated=profile.estimated[:MAX_NAME])
+                   estimated=profile.estimated[:MAX_NAME], device=profile.device[:MAX_NAME])
 
 
 def _bounded(k: ProfiledKernel) -> ProfiledKernel:
@@ -160,6 +161,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {"tool": profile.tool, "source": profile.source}
     if profile.steps != 1:
         out["steps"] = profile.steps
+    if profile.device:
+        out["device"] = profile.device
     if profile.notes:
         out["notes"] = list(profile.notes)
     if profile.estimated:
@@ -183,8 +186,12 @@ def read_saved_profile(fields: Fields) -> Profile:
         raise fields.error("kernels", f"a session keeps at most {MAX_SAVED_KERNELS} kernels, "
                                       f"got {len(kernels):,}")
     steps = fields.integer("steps", required=False, minimum=1, maximum=MAX_STEPS, default=1)
+    device = fields.text("device", required=False) or ""
+    if len(device) > MAX_NAME:
+        raise fields.error("device", f"expected a device's name (at most {MAX_NAME} characters)")
     profile = Profile(tool, source, tuple(_read_kernel(fields.child(raw, f"kernels[{i}]"))
-                                          for i, raw in enumerate(kernels)), tuple(notes), estimated, steps)
+                                          for i, raw in enumerate(kernels)), tuple(notes), estimated, steps,
+                      device)
     fields.finish()
     return profile
 

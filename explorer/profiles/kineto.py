@@ -172,6 +172,13 @@ def _without_kernels(path, doc: dict, events: list) -> Profile:
                    "FLOPs and bytes from shapes" if shaped else "")
 
 
+def _device(doc: dict) -> str:
+    """The GPUs the trace's ``deviceProperties`` name (each once), "" where it names none."""
+    properties = doc.get("deviceProperties")
+    names = [d.get("name") for d in properties if isinstance(d, dict)] if isinstance(properties, list) else []
+    return ", ".join(dict.fromkeys(n.strip() for n in names if isinstance(n, str) and n.strip()))
+
+
 STEP_PREFIX = "ProfilerStep#"
 
 
@@ -244,4 +251,4 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
         ("FLOPs", any(w.flops is not None and not w.counted for w in used)),
         ("bytes", any(w.moved for w in used))) if made)
     return Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes),
-                   f"{estimated} from shapes" if estimated else "", steps)
+                   f"{estimated} from shapes" if estimated else "", steps, _device(doc))

@@ -78,8 +78,9 @@ def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
         notes.append("no HBM request counters (TCC_EA*_RDREQ): profile with the roofline counters")
     if folder is not None:
         notes.extend(_peaks(folder / "roofline.csv"))
-    return Profile(f"rocprof-compute ({_gpu(folder)})" if folder is not None else "rocprof-compute",
-                   str(path), kernels, tuple(notes))
+    gpu = _gpu(folder) if folder is not None else ""
+    return Profile(f"rocprof-compute ({gpu})" if gpu else "rocprof-compute", str(path), kernels, tuple(notes),
+                   device=gpu if gpu != getattr(folder, "name", None) else "")
 
 
 def _rows(path, text: str) -> list[dict]:

@@ -47,6 +47,7 @@ def test_kernels_take_their_op_s_flops_on_the_longest(tmp_path, packed):
     assert reduce.bytes == {} and norm.bytes == {}  # the norm recorded no shapes
     assert "profiler's own count" in profile.notes[0] and "an estimate, not a count" in profile.notes[1]
     assert profile.estimated == "bytes from shapes"  # its FLOPs were counted
+    assert profile.device == ""  # the trace names no device
 
 
 def _events(t: dict, change) -> dict:

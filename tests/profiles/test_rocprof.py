@@ -22,7 +22,7 @@ SAMPLES = Path(__file__).parents[1] / "data" / "rocprofiler-compute"
 
 def test_an_mi200_workload_folder_gives_each_dispatch_its_time_and_bytes():
     profile = read_profile(SAMPLES / "vcopy-MI200")
-    assert profile.tool == "rocprof-compute (MI200, gfx90a)"
+    assert profile.tool == "rocprof-compute (MI200, gfx90a)" and profile.device == "MI200, gfx90a"
     first, second, _ = profile.kernels
     assert first.name == "vecCopy(double*, double*, double*, int, int)"
     # End − Start in ns; HBM: 64-byte reads and 64-byte writes (TCC_EA_*)

@@ -74,6 +74,28 @@ def test_the_steps_a_profile_covers_are_kept(tmp_path, steps):
     assert ("steps" in session.to_dict()["profile"]) == (steps != 1)  # one step is the default, not written
 
 
+def test_the_device_a_profile_ran_on_is_kept_and_named_on_the_chart(tmp_path, catalog, models):
+    from dataclasses import replace
+
+    from explorer.chart.elements import ElementKind, Page
+    from explorer.chart.model import build_chart
+    from explorer.document import Document
+
+    profile = replace(_profile(GEMM), device="NVIDIA H100 80GB HBM3")
+    session = Session(model="llama-3-8b", hardware=("h100-sxm",), profile=kept(profile))
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    assert load_session(path).profile.device == "NVIDIA H100 80GB HBM3"
+    chart = build_chart(Document(catalog, models, load_session(path)), Page.screen(1366, 768))
+    keys = " ".join(t.text for t in chart.texts if t.kind == ElementKind.KEY)
+    assert "run, on NVIDIA H100 80GB HBM3: 1 of 1 kernels" in keys
+    data = session.to_dict()
+    data["profile"]["device"] = "x" * 3000
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(DataFileError, match=re.escape("profile.device")):
+        load_session(path)
+
+
 @pytest.mark.parametrize("steps", [0, -2, 1.5, "two"])
 def test_a_damaged_step_count_is_named(tmp_path, steps):
     data = Session(profile=kept(_profile(GEMM))).to_dict()

@@ -30,7 +30,7 @@ def test_the_same_step_on_an_mi300x_does_the_same_work(profile):
     kernel): its own kernels and time, the same FLOPs for every product shape."""
     amd = read_profile(TRACE.with_name("qwen1.5-0.5b-chat-mi300x.pt.trace.json.gz"))
     assert sum(k.launches for k in amd.kernels) == 1053  # 1,516 in the file; the rest before the step
-    assert amd.notes[0].startswith("463 kernel(s)")
+    assert amd.notes[0].startswith("463 kernel(s)") and amd.device == "AMD Instinct MI300X VF"
 
     def work(p):
         out = defaultdict(int)
@@ -49,6 +49,7 @@ def test_only_the_kernels_of_the_recorded_step_are_read(profile):
     assert profile.time_s == pytest.approx(31.760058e-3, rel=1e-6)
     assert profile.notes[0].startswith("436 kernel(s), 13.7 ms, started outside the profiler's 1 step(s)")
     assert profile.estimated == "FLOPs and bytes from shapes"
+    assert profile.device == "NVIDIA H100 80GB HBM3"  # its deviceProperties
 
 
 def test_each_product_takes_its_flops_from_its_recorded_shape(profile):
