@@ -59,7 +59,7 @@ def nearest(point: Point, start: Point, end: Point) -> Point:
     return ax + t * dx, ay + t * dy
 
 
-def _normals(corners) -> list[Point]:
+def normals(corners) -> list[Point]:
     """The edge normals a separating-axis test needs: none for a level or plumb segment or
     an upright rectangle (its normals are the x and y axes, which the bounding boxes
     settle), one for another segment, two for a parallelogram (opposite sides are
@@ -91,21 +91,28 @@ def overlap(a, b, boxes: tuple | None = None) -> bool:
     """Whether two convex polygons (corner lists: segments, triangles, parallelograms such
     as turned text boxes) overlap: their bounding boxes first (most pairs are far apart;
     ``boxes`` when known), then the separating axis test on the normals left to check."""
-    if apart(*(boxes or (box(a), box(b)))):
-        return False
-    for nx, ny in (*_normals(a), *_normals(b)):
+    return not apart(*(boxes or (box(a), box(b)))) and not separated(a, b, (*normals(a), *normals(b)))
+
+
+def separated(a, b, axes) -> bool:
+    """Whether an axis of ``axes`` separates the polygons ``a`` and ``b``: their projections
+    on it meet at most at a point."""
+    for nx, ny in axes:
         on_a = [x * nx + y * ny for x, y in a]
         on_b = [x * nx + y * ny for x, y in b]
         if max(on_a) <= min(on_b) or max(on_b) <= min(on_a):
-            return False
-    return True
+            return True
+    return False
+
+
+def segment_shape(start: Point, end: Point) -> tuple[Point, ...]:
+    """The polygon a segment is tested as: itself, or for a point a tiny triangle."""
+    return (start, (start[0] + 0.1, start[1]), (start[0], start[1] + 0.1)) if start == end else (start, end)
 
 
 def crosses(corners, start: Point, end: Point) -> bool:
     """Whether the segment from ``start`` to ``end`` touches the convex polygon."""
-    if start == end:
-        return overlap(corners, (start, (start[0] + 0.1, start[1]), (start[0], start[1] + 0.1)))
-    return overlap(corners, (start, end))
+    return overlap(corners, segment_shape(start, end))
 
 
 def inside(corners, rect: Rect, margin: float = 0.0) -> bool:

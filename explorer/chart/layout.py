@@ -5,14 +5,28 @@ another). A pure function of the chart's geometry, so it is tested without Qt.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from explorer.chart.elements import ElementKind, Line, Marker, Text
-from explorer.chart.geometry import Point, Rect, apart, box, crosses, inside, nearest, overlap, square
+from explorer.chart.geometry import (
+    Point,
+    Rect,
+    apart,
+    box,
+    crosses,
+    nearest,
+    normals,
+    quad,
+    segment_shape,
+    separated,
+    square,
+)
 
 IGNORED_LINES = (ElementKind.GRID, ElementKind.TRACK, ElementKind.AXIS)  # labels may sit over these
 DRAG_TRIES = 16  # places a label whose hinted one is taken tries during a drag, besides it
+Placement = tuple[list[Text], list[Text], tuple[int, ...]]
 
 
 class Spots(Sequence):
@@ -27,6 +41,13 @@ class Spots(Sequence):
 
     def __getitem__(self, index: int) -> Text:
         return at(*self._specs[index])
+
+    def corners(self, index: int) -> tuple[Point, ...]:
+        """The corners of candidate ``index``, without making its text (the same as
+        ``self[index].corners``)."""
+        text, origin, angle, align, side, gap = self._specs[index]
+        dx, dy = _offsets(text, align, side, gap)
+        return quad(origin, text.width, text.height, math.radians(angle), dx, dy)
 
     def __add__(self, other: Spots) -> Spots:
         return Spots(self._specs + other._specs)
@@ -45,13 +66,18 @@ def at(text: Text, origin: Point, angle: float = 0.0, align: str = "start", side
        gap: float = 4.0) -> Text:
     """``text`` placed at ``origin``: ``align`` start, end or middle along a line turned by
     ``angle`` degrees; ``side`` above, below or centre of it, ``gap`` pixels away."""
-    dx = {"start": 0.0, "end": -text.width, "middle": -text.width / 2}[align]
-    dy = {"above": -(text.height + gap), "below": gap, "centre": -text.height / 2}[side]
+    dx, dy = _offsets(text, align, side, gap)
     return Text(text.text, origin, text.size, text.colour, text.kind, angle, dx, dy, text.bold, text.ref,
                 text.tooltip)
 
 
-def _separated(corners, owner: Line, segments) -> bool:
+def _offsets(text: Text, align: str, side: str, gap: float) -> tuple[float, float]:
+    dx = {"start": 0.0, "end": -text.width, "middle": -text.width / 2}[align]
+    dy = {"above": -(text.height + gap), "below": gap, "centre": -text.height / 2}[side]
+    return dx, dy
+
+
+def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
     """Whether another line runs between a label and its own line (the label would read as
     that line's): the straight path from the label's centre to its line crosses one."""
     cx, cy = sum(x for x, _ in corners) / 4, sum(y for _, y in corners) / 4
@@ -64,61 +90,79 @@ def _separated(corners, owner: Line, segments) -> bool:
 
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
-          margin: float = 2.0, hints: tuple[int, ...] = ()) -> tuple[list[Text], list[Text], tuple[int, ...]]:
+          margin: float = 2.0, hints: tuple[int, ...] = (),
+          room: Callable[[list[Text], list[Text]], bool] | None = None) -> Placement | None:
     """(placed texts, texts with no room (each request's first, fullest text, for the key),
     the candidate each request took or -1) for
     ``requests`` in order of priority. ``hints``: the candidates taken last time (during a
     drag the chart changes a little between frames), tried first; a label that had no room
     last time is not tried again, and one whose place is taken tries only the ``DRAG_TRIES``
     places nearest it: a frame of a drag never searches every place (the full layout
-    follows when the drag ends)."""
-    placed: list[tuple[Text, tuple]] = []
-    left: list[Text] = []
-    chosen: list[int] = []
+    follows when the drag ends). ``room``: asked after each label with the texts placed
+    and left so far; when it says no, the layout is given up (None)."""
     segments = [(line, a, b, box((a, b))) for line in lines if line.kind not in IGNORED_LINES
                 for a, b in zip(line.points, line.points[1:], strict=False)]
-    boxes = [(marker, corners, box(corners)) for marker in markers
-             for corners in (square(marker.center, marker.size / 2 + 1),)]
-
-    def free(candidate: Text, owner) -> tuple | None:
-        corners = candidate.corners
-        if not inside(corners, plot, margin):
-            return None
-        own = box(corners)
-        if any(overlap(corners, other.corners, (own, b)) for other, b in placed if not apart(own, b)):
-            return None
-        if any(marker is not owner and overlap(corners, c, (own, b))
-               for marker, c, b in boxes if not apart(own, b)):
-            return None
-        if any(line is not owner and _crosses(corners, a, b_, (own, b))
-               for line, a, b_, b in segments if not apart(own, b)):
-            return None
-        if isinstance(owner, Line) and _separated(corners, owner, segments):
-            return None
-        return own
-
+    # What a label must not cover, as (owner, shape, its normals, box); the labels placed join them.
+    obstacles = [_obstacle(line, segment_shape(a, b), bounds) for line, a, b, bounds in segments]
+    obstacles += [_obstacle(marker, corners, box(corners)) for marker in markers
+                  for corners in (square(marker.center, marker.size / 2 + 1),)]
+    bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)
+    placed: list[Text] = []
+    left: list[Text] = []
+    chosen: list[int] = []
     for number, request in enumerate(requests):
-        count = len(request.candidates)
-        hint = hints[number] if number < len(hints) and hints[number] < count else None
-        if hint == -1:
-            order = []
-        elif hint is not None:  # the places nearest the hinted one (its neighbours along the line)
-            nearest = sorted((i for i in range(count) if i != hint), key=lambda i: abs(i - hint))
-            order = [hint, *nearest[:DRAG_TRIES]]
+        candidates = request.candidates
+        hint = hints[number] if number < len(hints) else None
+        taken = next((index for index in _order(len(candidates), hint)
+                      if _free(_corners(candidates, index), request.owner, obstacles, segments, bounds)), -1)
+        if taken == -1:
+            left.append(candidates[0])  # the first is the fullest text: the key has room
         else:
-            order = list(range(count))
-        for index in order:
-            candidate = request.candidates[index]
-            own = free(candidate, request.owner)
-            if own is not None:
-                placed.append((candidate, own))
-                chosen.append(index)
-                break
-        else:
-            left.append(request.candidates[0])  # the first is the fullest text: the key has room
-            chosen.append(-1)
-    return [text for text, _ in placed], left, tuple(chosen)
+            text = candidates[taken]
+            obstacles.append(_obstacle(None, text.corners, box(text.corners)))
+            placed.append(text)
+        chosen.append(taken)
+        if room is not None and not room(placed, left):
+            return None
+    return placed, left, tuple(chosen)
 
 
-def _crosses(corners, start: Point, end: Point, boxes) -> bool:
-    return crosses(corners, start, end) if start == end else overlap(corners, (start, end), boxes)
+def _corners(candidates: Sequence[Text], index: int) -> tuple[Point, ...]:
+    return candidates.corners(index) if isinstance(candidates, Spots) else candidates[index].corners
+
+
+def _order(count: int, hint: int | None) -> list[int]:
+    """The candidates a label tries, in order: all of them; none when it had no room last
+    frame; the hinted one and the places nearest it (its neighbours along the line)."""
+    if hint is None or hint >= count:
+        return list(range(count))
+    if hint == -1:
+        return []
+    nearest = sorted((i for i in range(count) if i != hint), key=lambda i: abs(i - hint))
+    return [hint, *nearest[:DRAG_TRIES]]
+
+
+def _obstacle(owner, shape, bounds: tuple) -> tuple:
+    """What a label must not cover: its owner (a line or marker, None for a label), its
+    shape, the normals a separating-axis test needs of it, and its box; a line segment's
+    box is the segment's even where a point stands for a tiny triangle (``segment_shape``)."""
+    return owner, shape, normals(shape), bounds
+
+
+def _free(corners, owner, obstacles: list[tuple], segments: list[tuple], bounds: tuple) -> bool:
+    """Whether a label's ``corners`` stay inside ``bounds`` and cover no obstacle other
+    than its ``owner``, with no other line between it and its own line: ``overlap`` of each
+    pair, with each obstacle's normals worked out once."""
+    left, top, right, bottom = box(corners)
+    if left < bounds[0] or top < bounds[1] or right > bounds[2] or bottom > bounds[3]:
+        return False
+    axes = None
+    for other, shape, axes_of_other, near in obstacles:
+        if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1] \
+                or (other is not None and other is owner):  # boxes apart (``apart``), or its own
+            continue
+        if axes is None:
+            axes = normals(corners)
+        if not separated(corners, shape, (*axes, *axes_of_other)):
+            return False
+    return not (isinstance(owner, Line) and _separated(corners, owner, segments))

@@ -14,19 +14,19 @@ from explorer.chart.axes_frame import tick_label
 from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.compared_marks import compared_entry_text, compared_marks
 from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
-from explorer.chart.geometry import Rect, crosses, overlap, square
+from explorer.chart.geometry import Rect, overlap
 from explorer.chart.heading import heading
 from explorer.chart.heading import lines as wrapped
 from explorer.chart.key import (
     WHAT_IF,
     Entry,
     draw_key,
-    fitted,
     key_width,
     unplotted_entries,
     workload_entries,
 )
 from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_key_below
+from explorer.chart.key_corner import CornerWatch, empty_corner, overflow_rows
 from explorer.chart.layout import place
 from explorer.chart.memory_note import memory_note
 from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
@@ -40,6 +40,7 @@ from explorer.chart.roofs import (
     ridges,
     roof_lines,
     roof_text,
+    unnamed,
 )
 from explorer.chart.snapshot import Snapshot, Source
 from explorer.chart.text import LINE_HEIGHT, text_width
@@ -300,27 +301,34 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
                                                    min(y for _, y in item[0].points)))
     requests = [*(request for _, request in by_height), *ridge_requests, *compared_requests,
                 *(line_label(chart, line, text) for line, text in ceilings)]
-    if entries and not (beside or below) and _empty_corner(chart, entries, lines, markers, []) is None:
-        return None  # the key cannot go inside even before labels and their overflow rows take room
+    names = tuple(f"{s.hardware.label}: " for s in devices)
+    watch = None
+    if entries and not (beside or below):  # the key goes inside only while a corner can hold it
+        watch = CornerWatch(chart, lines, markers,
+                            lambda left: entries + overflow_rows(left, theme, None, page.text),
+                            lambda text: unnamed(text, names))
+        if not watch([], []):
+            return None
     # Last frame's places are hints only where the plot has not moved (a key that grew a row
     # under it, a first move's re-layout): elsewhere they name other places.
     hints = options.hints if options.plot is None or options.plot == plot else ()
-    placed, overflow, chosen = (place(requests, plot, lines, markers, hints=hints)
-                                if options.annotations else ([], [], ()))
+    layout = (place(requests, plot, lines, markers, hints=hints, room=watch) if options.annotations
+              else ([], [], ()))
+    if layout is None:
+        return None  # the key can no longer go inside: it goes beside or below the plot
+    placed, overflow, chosen = layout
     placed = one_naming(placed, tuple(s.hardware.label for s in devices))
     key_parts, key_box = ([], [], []), None
     if entries:
         column = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
-        extra = [Entry("Unlabelled (no room)", "heading", bold=True, live=True)] if overflow else []
-        extra += [_unlabelled(t, theme, column.width if beside else None, page.text) for t in overflow]
-        rows = entries + extra
+        rows = entries + overflow_rows(overflow, theme, column.width if beside else None, page.text)
         if below:
             return with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
                                   columns, theme, overflow, chosen)
         if beside:
             key_box = column
         else:
-            key_box = _empty_corner(chart, rows, lines, markers, placed)
+            key_box = empty_corner(chart, rows, lines, markers, placed)
             if key_box is None:
                 return None
         key_parts = draw_key(rows, key_box.left, key_box.top, key_box.right, key_box.bottom, page.text,
@@ -350,51 +358,7 @@ def _kept_plot(shot, page, options, theme, plot, frame_texts, band, beside, belo
     return plot, frame_texts, band
 
 
-def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:
-    """A key row for a label with no room on the plot: its full text ("RTX 4090: fp32 vector
-    82.6 TFLOP/s"), or without the device's name (its colour and line say it) when the full
-    text would take more than two rows of a key column ``width`` wide or be cut: a number
-    must never be cut, and every unlabelled roof must find a row."""
-    def entry(words: str) -> Entry:
-        if text.kind == ElementKind.COMPARED:
-            return Entry(words, "marker", text.colour, "hexagon", fill=theme.track, live=True)
-        return Entry(words, "marker" if text.kind == ElementKind.RIDGE else "line", text.colour,
-                     "diamond" if text.kind == ElementKind.RIDGE else "", fill=theme.background, live=True)
-
-    full = entry(text.text)
-    if width is None or ": " not in text.text:
-        return full
-    rows = fitted(full, size, width)
-    if len(rows) <= 2 and not rows[-1].text.endswith("…"):
-        return full
-    return entry(text.text.split(": ", 1)[1])
-
-
 def _named(devices: list[Shown], options: ChartOptions) -> bool:
     """Whether roof labels carry the device's name: with several devices, and with one
     whose name a title of the user's (a scene's) does not give."""
     return len(devices) > 1 or (bool(options.title) and devices[0].hardware.label not in options.title)
-
-
-def _empty_corner(chart: Chart, rows: list[Entry], lines, markers, texts) -> Rect | None:
-    """Where the key fits inside the plot without covering a line, a point or a label:
-    the bottom-right corner, else the top-left one (None: neither)."""
-    size, plot = chart.page.text, chart.plot
-    width = key_width(rows, size) + size
-    height = 1.45 * size * len(rows) + 0.5 * size
-    pad = 0.5 * size
-    for left, top in ((plot.right - width - pad, plot.bottom - height - pad),
-                      (plot.left + pad, plot.top + pad)):
-        box = Rect(left, top, left + width, top + height)
-        corners = box.grow(pad).corners()
-        if left < plot.left or top < plot.top:
-            continue
-        if any(line.kind not in (ElementKind.GRID, ElementKind.AXIS) and any(crosses(corners, a, b)
-               for a, b in zip(line.points, line.points[1:], strict=False)) for line in lines):
-            continue
-        if any(overlap(corners, square(m.center, m.size / 2)) for m in markers):
-            continue
-        if any(overlap(corners, t.corners) for t in texts):
-            continue
-        return box
-    return None

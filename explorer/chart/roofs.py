@@ -264,14 +264,20 @@ def one_naming(placed: list[Text], labels: tuple[str, ...]) -> list[Text]:
     shorter text at the same anchor covers part of the longer one's box, so nothing new
     collides). ``labels``: the shown devices' names."""
     names = tuple(f"{label}: " for label in labels)
-    kinds = (ElementKind.ROOF, ElementKind.LINK)
-    named = {t.text.startswith(names) for t in placed if t.kind in kinds}
+    named = {t.text.startswith(names) for t in placed if t.kind in NAMED_KINDS}
     if len(named) < 2:
         return placed
+    return [unnamed(t, names) for t in placed]
 
-    def short(t: Text) -> Text:
-        words = t.text[len(next(n for n in names if t.text.startswith(n))):]  # "Lab: A100" stays whole
-        width = text_width(words, t.size, t.bold)
-        return replace(t, text=words, dx=t.dx * width / t.width)  # dx is 0, −width or −width/2
 
-    return [short(t) if t.kind in kinds and t.text.startswith(names) else t for t in placed]
+NAMED_KINDS = (ElementKind.ROOF, ElementKind.LINK)
+
+
+def unnamed(t: Text, names: tuple[str, ...]) -> Text:
+    """A roof or link label ``t`` without the device's name it starts with (``names``:
+    "H100 SXM: " …), in place; any other text as it is."""
+    if t.kind not in NAMED_KINDS or not t.text.startswith(names):
+        return t
+    words = t.text[len(next(n for n in names if t.text.startswith(n))):]  # "Lab: A100" stays whole
+    width = text_width(words, t.size, t.bold)
+    return replace(t, text=words, dx=t.dx * width / t.width)  # dx is 0, −width or −width/2

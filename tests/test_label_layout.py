@@ -1,0 +1,81 @@
+"""Label placement's shortcuts change nothing but its cost: a candidate's corners made
+without its text, and a crowded layout given up as soon as the key can no longer go into
+a corner of the plot, give the same chart as testing everything."""
+
+import pytest
+
+from explorer.chart.elements import ElementKind, Page, Text
+from explorer.chart.geometry import Rect, overlap
+from explorer.chart.key_corner import CornerWatch, empty_corner
+from explorer.chart.layout import Spots
+from explorer.chart.model import build_chart
+from explorer.core.model.session import Session
+from explorer.core.model.workload import WorkloadParams
+from explorer.document import Document
+
+CROWDED = ("h100-sxm", "a100-80gb-sxm", "mi300x", "h200-sxm")  # 15 labels, four with no room
+
+
+def test_a_candidates_corners_are_those_of_its_text():
+    text = Text("H100 SXM: HBM3 3.35 TB/s", (0.0, 0.0), 13.0, "#000000", ElementKind.ROOF)
+    specs = [(text, (120.0, 300.0), angle, align, side, gap)
+             for angle in (0.0, -38.5) for align in ("start", "end", "middle")
+             for side in ("above", "below", "centre") for gap in (0.0, 3.0)]
+    spots = Spots(specs)
+    assert all(spots.corners(i) == spots[i].corners for i in range(len(spots)))
+
+
+def _count_tests(monkeypatch) -> list[int]:
+    tested = []
+    corners = Spots.corners
+
+    def counted(self, index):
+        tested.append(index)
+        return corners(self, index)
+
+    monkeypatch.setattr(Spots, "corners", counted)
+    return tested
+
+
+SIZES = [(1000, 640), (700, 520), (1500, 900), (640, 560)]
+
+
+@pytest.mark.parametrize("devices", [1, 2, 3, 4])
+def test_giving_up_a_layout_early_gives_the_same_chart(catalog, models, monkeypatch, devices):
+    """Charts whose key goes inside, beside and below, laid out with and without the watch."""
+    session = Session(model="llama-3-70b", hardware=CROWDED[:devices], params=WorkloadParams(tp=8))
+    doc = Document(catalog, models, session)
+    tested = _count_tests(monkeypatch)
+    early = [build_chart(doc, Page.screen(*size)) for size in SIZES]
+    early_tests = len(tested)
+    tested.clear()
+    monkeypatch.setattr(CornerWatch, "__call__", lambda self, placed, left: True)  # never gives up
+    assert [build_chart(doc, Page.screen(*size)) for size in SIZES] == early
+    places = {chart.key_place for chart in early}
+    if devices == 1:
+        assert places == {"inside"} and early_tests == len(tested)
+    if devices == 4:  # every layout inside was given up before its last label
+        assert "inside" not in places and all(chart.overflow for chart in early)
+        assert early_tests < len(tested)
+
+
+def test_the_watch_keeps_the_preferred_corner_until_a_label_covers_it():
+    from explorer.chart.elements import Chart
+    from explorer.chart.key import Entry
+
+    page = Page.screen(400, 300)
+    chart = Chart(page, Rect(40, 20, 380, 260), (1.0, 100.0), (1.0, 100.0), "#ffffff", "#000000")
+    rows = [Entry("Devices", "heading", bold=True), Entry("H100 SXM", "line", "#ff0000")]
+    watch = CornerWatch(chart, [], [], lambda left: rows + [Entry(t.text, "line") for t in left], lambda t: t)
+    corner = empty_corner(chart, rows, [], [], [])
+    assert corner is not None and corner.right > 300  # the bottom-right one
+    assert watch([], [])
+    far = Text("far away", (60.0, 200.0), 13.0, "#000000", ElementKind.ROOF)
+    assert watch([far], [])
+    over = Text("on the key", (corner.left + 2, corner.top + 2), 13.0, "#000000", ElementKind.ROOF)
+    assert overlap(over.corners, corner.corners())
+    assert watch([far, over], [])  # the top-left corner is still free
+    assert empty_corner(chart, rows, [], [], [far, over]).left < 100
+    over_too = Text("on the other", (45.0, 25.0), 13.0, "#000000", ElementKind.ROOF)
+    assert not watch([far, over, over_too], [])
+    assert empty_corner(chart, rows, [], [], [far, over, over_too]) is None
