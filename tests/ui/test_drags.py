@@ -154,6 +154,43 @@ def test_a_drag_paints_what_a_full_paint_paints(window):
     assert (difference > 8).sum() <= 0.001 * difference.size
 
 
+def test_the_first_frames_of_a_drag_are_painted_directly_and_the_cache_made_on_the_next(window):
+    """The press and the first move paint everything directly (no cache can be right yet:
+    the first move also redraws the key, which now says "what-if"); the still elements are
+    cached from the second move on, so no one frame pays for the cache and the key at once.
+    Every frame is the picture a full paint makes."""
+    from explorer.chart.model import ChartOptions, build_chart
+    from explorer.core.model.session import WhatIf
+    from explorer.ui.chart.painter import Layer, paint
+    from explorer.ui.chart.still import StillContent
+
+    def underlay(painter, chart):
+        paint(painter, chart, layer=Layer.FRAME)
+        paint(painter, chart, background=False, layer=Layer.KEY)
+
+    state, plot = window.state, window.chart
+    page = plot.page()
+    still, kept = StillContent(), []
+    for scale in (1.0, 1.2, 1.4, 1.6, 1.8):  # the press, then four moves
+        if scale > 1.0:
+            state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=scale))
+        chart = build_chart(state, page, ChartOptions())
+        images = [QtGui.QImage(int(page.width), int(page.height), QtGui.QImage.Format.Format_RGB32)
+                  for _ in range(2)]
+        for image, cached in zip(images, (True, False), strict=True):
+            painter = QtGui.QPainter(image)
+            if cached:
+                still.paint(painter, chart, 1.0, lambda p, c=chart: underlay(p, c), (chart.key,))
+            else:
+                paint(painter, chart, clip=True)
+            painter.end()
+        kept.append(len(still._kept))
+        difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
+        assert (difference > 8).sum() <= 0.001 * difference.size
+    state.reset_what_ifs()
+    assert kept[:2] == [0, 0] and all(kept[2:])
+
+
 def test_a_device_called_batch_gets_its_roof_dragged_not_the_batch(qtbot, settings, tmp_path, monkeypatch,
                                                                     catalog):
     """A drag's pending change is typed, not a (name, value) pair: a user's device whose id is
@@ -209,3 +246,22 @@ def test_escape_after_dragging_back_to_the_start_lays_the_chart_out_in_full(wind
     QTest.keyClick(plot, QtCore.Qt.Key.Key_Escape)
     assert redrawn and not window.state.in_gesture
     assert plot.chart.placement == full.placement and plot.chart.key == full.key
+
+
+def test_the_garbage_collector_pauses_while_a_drag_lasts(window):
+    """A drag makes no reference cycles; the collector's passes would only make frames
+    late. It runs again when the drag ends or is cancelled."""
+    import gc
+
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    assert gc.isenabled()
+    mouse.drag(plot, start, QtCore.QPointF(start.x(), start.y() - 40), steps=4, finish=False)
+    assert window.state.in_gesture and not gc.isenabled()
+    mouse.release(plot, QtCore.QPointF(start.x(), start.y() - 40))
+    assert not window.state.in_gesture and gc.isenabled()
+    window.state.undo_stack.undo()  # the roof back under the press
+    mouse.drag(plot, start, QtCore.QPointF(start.x(), start.y() - 40), steps=4, finish=False)
+    assert window.state.in_gesture and not gc.isenabled()
+    QTest.keyClick(plot, QtCore.Qt.Key.Key_Escape)
+    assert not window.state.in_gesture and gc.isenabled()

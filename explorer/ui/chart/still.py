@@ -28,6 +28,7 @@ class StillContent:
         self._pixmaps: tuple[QtGui.QPixmap, QtGui.QPixmap] | None = None
         self._previous: frozenset = frozenset()  # the last frame's elements
         self._size: tuple | None = None
+        self._pressed = False  # a frame of this drag (the press) was painted
 
     def paint(self, painter: QtGui.QPainter, chart: Chart, ratio: float,
               underlay: Callable[[QtGui.QPainter], None], underlay_id: tuple) -> None:
@@ -39,6 +40,15 @@ class StillContent:
         current = frozenset((*content.lines, *content.markers, *content.texts))
         size = (chart.page.width, chart.page.height, ratio, underlay_id)
         still = current & self._previous
+        if not still and not self._kept:
+            # Nothing has stayed still over two frames yet: the press and the first move are
+            # painted directly (the first move also redraws the key: it says "what-if" now),
+            # and the cache is made on the next frame, so no one frame pays for both.
+            self._previous = current if self._pressed else frozenset()
+            self._pressed = True
+            underlay(painter)
+            paint(painter, content, background=False, clip=True)
+            return
         # Made again when a kept element moved, or more have stopped moving (once per drag,
         # mostly: what moves, moves on every frame).
         if self._pixmaps is None or size != self._size or not self._kept <= current or still > self._kept:
