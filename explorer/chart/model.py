@@ -295,20 +295,11 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     profile_lines, profile_markers = profile_marks(chart, shot.profiles, theme, shot.analysis)
     markers = [*ridge_marks, *measured_marks(chart, measured, theme), *profile_markers, *compared, *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track, *profile_lines]
-    # Roof labels first, the highest roofs first (they take the room above their line),
-    # then the ridge's.
-    by_height = sorted(labelled, key=lambda item: (item[0].ref.kind != COMPUTE,
-                                                   min(y for _, y in item[0].points)))
-    requests = [*(request for _, request in by_height), *ridge_requests, *compared_requests,
-                *(line_label(chart, line, text) for line, text in ceilings)]
-    names = tuple(f"{s.hardware.label}: " for s in devices)
-    watch = None
-    if entries and not (beside or below):  # the key goes inside only while a corner can hold it
-        watch = CornerWatch(chart, lines, markers,
-                            lambda left: entries + overflow_rows(left, theme, None, page.text),
-                            lambda text: unnamed(text, names))
-        if not watch([], []):
-            return None
+    requests = _requests(chart, labelled, [*ridge_requests, *compared_requests], ceilings)
+    inside = entries and not (beside or below)
+    watch = _inside(chart, theme, devices, entries, lines, markers) if inside else None
+    if watch is not None and not watch([], []):
+        return None  # the key cannot go inside even before any label takes room
     # Last frame's places are hints only where the plot has not moved (a key that grew a row
     # under it, a first move's re-layout): elsewhere they name other places.
     hints = options.hints if options.plot is None or options.plot == plot else ()
@@ -336,6 +327,23 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, 
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
+
+
+def _requests(chart: Chart, labelled, others, ceilings) -> list:
+    """Every label to place, in order: the roofs', the highest first (they take the room
+    above their line), then the ridge's and the others, then measured and link roofs'."""
+    by_height = sorted(labelled, key=lambda item: (item[0].ref.kind != COMPUTE,
+                                                   min(y for _, y in item[0].points)))
+    return [*(request for _, request in by_height), *others,
+            *(line_label(chart, line, text) for line, text in ceilings)]
+
+
+def _inside(chart: Chart, theme, devices, entries, lines, markers) -> CornerWatch:
+    """What tells the layout when the key can no longer go into a corner of the plot."""
+    names = tuple(f"{s.hardware.label}: " for s in devices)
+    return CornerWatch(chart, lines, markers,
+                       lambda left: entries + overflow_rows(left, theme, None, chart.page.text),
+                       lambda text: unnamed(text, names))
 
 
 def _kept_plot(shot, page, options, theme, plot, frame_texts, band, beside, below):
