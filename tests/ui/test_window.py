@@ -164,3 +164,32 @@ def test_a_status_message_takes_the_summary_s_place_even_before_the_window_shows
     assert window.summary_label.isHidden()
     window.statusBar().clearMessage()
     assert not window.summary_label.isHidden()
+
+
+def test_the_chart_is_built_once_at_start_up_at_its_shown_size(qtbot, settings, tmp_path, monkeypatch):
+    """A chart built before the window is laid out (at the widget's first size) would be
+    thrown away at once: the chart is built when first shown, or when first asked for."""
+    import explorer.ui.chart.roofline_plot as roofline_plot
+    from explorer.ui.application import build_window
+
+    built = []
+    build = roofline_plot.build_chart
+    monkeypatch.setattr(roofline_plot, "build_chart", lambda state, page, options: built.append(page)
+                        or build(state, page, options))
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path / "data"))
+    window = build_window(window_args(size=(1366, 768)), settings)
+    qtbot.addWidget(window)
+    assert built == []  # nothing shown yet
+    with qtbot.waitExposed(window):
+        window.show()
+    window.chart.grab()
+    plot = window.chart
+    assert len(built) == 1 and (built[0].width, built[0].height) == (plot.width(), plot.height())
+    window.state.set_params(batch=8)  # shown: a change redraws at once
+    assert len(built) == 2 and plot.chart.texts_of("title")
+    window.runs.shutdown()
+
+    hidden = build_window(window_args(size=(1366, 768)), settings)  # never shown: built when asked for
+    qtbot.addWidget(hidden)
+    assert len(built) == 2 and hidden.chart.chart.markers and len(built) == 3
+    hidden.runs.shutdown()

@@ -76,7 +76,7 @@ class RooflinePlot(QtWidgets.QWidget):
         self.scale = 1.0  # presentation mode draws text, lines and points larger
         self.slots: dict[str, int] = {}  # device → style slot, kept while the device is shown
         self.measured_suites: set[str] | None = None  # None: every measured suite is drawn
-        self.chart: Chart | None = None
+        self._chart: Chart | None = None  # built when first shown or asked for (``chart``)
         self._ranges: tuple | None = None  # the ranges shown (kept until a refit)
         self._zoomed = False
         self._fit_key = None
@@ -96,7 +96,15 @@ class RooflinePlot(QtWidgets.QWidget):
                        state.sig_results_changed, state.sig_live_changed):
             signal.connect(self.redraw)
         state.sig_selection_changed.connect(lambda _selection: self.redraw(fit=False))
-        self.redraw(fit=True)
+
+    @property
+    def chart(self) -> Chart:
+        """The chart on the screen. Built when the widget is first shown (at start-up a
+        chart at the widget's size before the window is laid out would be thrown away) or
+        first asked for."""
+        if self._chart is None:
+            self._build(fit=True)
+        return self._chart
 
     # -- drawing ---------------------------------------------------------------------------------
     def page(self) -> Page:
@@ -109,9 +117,15 @@ class RooflinePlot(QtWidgets.QWidget):
                             hints=hints, key_place=key_place, plot=plot)
 
     def redraw(self, fit: bool | None = None) -> None:
-        """Rebuild the chart for the state. The ranges are fitted again when what is shown
-        changes (devices, model, phase, precision, measurements), not after a drag, a batch
-        change or a zoom."""
+        """Rebuild the chart for the state and repaint. The ranges are fitted again when
+        what is shown changes (devices, model, phase, precision, measurements), not after
+        a drag, a batch change or a zoom."""
+        if self._chart is None and not self.isVisible():
+            return  # nothing built or shown yet: the first paint (or ``chart``) builds it
+        self._build(fit)
+        self.update()
+
+    def _build(self, fit: bool | None) -> None:
         session = self.state.session
         key = (session.hardware, session.model, session.params.phase, session.params.dtype,
                session.precisions, len(self.state.results()), bool(self.state.live_points))
@@ -123,17 +137,16 @@ class RooflinePlot(QtWidgets.QWidget):
         self.slots = style_slots(self.slots, session.hardware)
         # During a drag the labels try last frame's places first and the key stays where it
         # was: they stay put, and the layout takes a fraction of the time.
-        last = self.chart if self.state.in_gesture else None
-        self.chart = build_chart(self.state, self.page(), self.options(
+        last = self._chart if self.state.in_gesture else None
+        self._chart = build_chart(self.state, self.page(), self.options(
             self._ranges, last.placement if last else (), last.key_place if last else None,
             last.plot if last and last.page == self.page() else None))
-        self._ranges = (self.chart.x_range, self.chart.y_range)
+        self._ranges = (self._chart.x_range, self._chart.y_range)
         self._hover = None
         self.setAccessibleDescription(self.title())
-        self.update()
 
     def title(self) -> str:
-        return " ".join(t.text for t in self.chart.texts_of(ElementKind.TITLE)) if self.chart else ""
+        return " ".join(t.text for t in self.chart.texts_of(ElementKind.TITLE))
 
     def fit_view(self) -> None:
         """Fit the ranges to everything shown again (after a zoom or pan)."""
@@ -141,8 +154,6 @@ class RooflinePlot(QtWidgets.QWidget):
         self.redraw(fit=True)
 
     def paintEvent(self, _event) -> None:
-        if self.chart is None:
-            return
         painter = QtGui.QPainter(self)
         try:
             if self._drag is not None and self._drag.kind is not DragKind.PAN and self._hover is None:
@@ -196,10 +207,10 @@ class RooflinePlot(QtWidgets.QWidget):
     # -- appearance ------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
         """``light``, ``dark`` or ``contrast`` (for projectors)."""
-        if name == self.theme.name and self.chart is not None:
+        if name == self.theme.name and self._chart is not None:
             return  # drawn in it already (the window sets its theme as it starts)
         self.theme = palette.THEMES[name]
-        self.redraw(fit=False)
+        self.redraw(fit=False)  # (nothing to redraw before the first build, which uses it)
 
     def set_scale(self, factor: float) -> None:
         """Bigger text, lines and points (presentation mode), fitted again."""
@@ -235,8 +246,6 @@ class RooflinePlot(QtWidgets.QWidget):
         return super().event(event)
 
     def mousePressEvent(self, event: QtGui.QMouseEvent) -> None:
-        if self.chart is None:
-            return
         if event.button() == QtCore.Qt.MouseButton.RightButton and self._drag is not None:
             self.cancel_drag()
             return
@@ -265,8 +274,6 @@ class RooflinePlot(QtWidgets.QWidget):
             self._drag = _Drag(DragKind.PAN, pos, ranges=self._ranges, chart=self.chart)
 
     def mouseMoveEvent(self, event: QtGui.QMouseEvent) -> None:
-        if self.chart is None:
-            return
         pos, drag = event.position(), self._drag
         if drag is None:
             self._hover_at(pos)
@@ -299,7 +306,7 @@ class RooflinePlot(QtWidgets.QWidget):
             self.fit_view()
 
     def wheelEvent(self, event: QtGui.QWheelEvent) -> None:
-        if self.chart is None or self._drag is not None:
+        if self._drag is not None:
             return
         steps = event.angleDelta().y() / 120
         if not steps:
