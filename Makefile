@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/cpu_triad_vs_c.py
 	$(BIN)/python benchmarks/gemm_vs_matmul.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/drag_latency.py
+	$(BIN)/python benchmarks/drag_x11.py
 	$(BIN)/python benchmarks/app_responsiveness.py --only startup --rounds 9
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py

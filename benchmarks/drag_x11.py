@@ -1,0 +1,251 @@
+"""Motion-to-photon of a chart drag on a real X server: the window on Xvfb through Qt's xcb
+platform, the mouse moved by another process through the XTest extension (as a real
+mouse's events arrive: through the server, the xcb connection and Qt's event compression),
+and each move timed from the moment it was sent to the end of the paint that shows it.
+llama-3-70b and four devices, 1366×768, moves at 60 Hz, a roof drag (up and down) and a
+star drag (sideways), with the devices in either order. Goal: p99 and the first move
+≤ 16.7 ms.
+
+Each move is told apart by a pixel that the drag does not read (a roof drag reads only
+the height, a star drag only the position along the axis): the sixteen moves in flight
+at most never share a place, every move makes an X event (a move to the same pixel makes
+none) and the paint that shows a move is known even where Qt merges queued moves. Both
+processes read the same monotonic clock.
+
+    python benchmarks/drag_x11.py [--moves 240] [--rounds 3]
+
+Needs Xvfb and libXtst (Debian: xvfb, libxtst6, libxcb-cursor0); says so and stops
+without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DISPLAY = ":97"
+SPREAD = 16  # moves told apart by their pixel: more than are ever in flight at once
+
+INJECT = r"""
+import ctypes, json, math, sys, time
+x11, xtst = ctypes.CDLL("libX11.so.6"), ctypes.CDLL("libXtst.so.6")
+x11.XOpenDisplay.restype = ctypes.c_void_p
+x11.XSync.argtypes = (ctypes.c_void_p, ctypes.c_int)
+xtst.XTestFakeMotionEvent.argtypes = (ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                      ctypes.c_ulong)
+xtst.XTestFakeButtonEvent.argtypes = (ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong)
+display = x11.XOpenDisplay(None)
+x0, y0, moves, spread = (int(v) for v in sys.argv[1:5])
+kind = sys.argv[5]
+def move(x, y):
+    xtst.XTestFakeMotionEvent(display, -1, x, y, 0)
+    x11.XSync(display, 0)
+move(x0, y0)
+time.sleep(0.2)
+xtst.XTestFakeButtonEvent(display, 1, 1, 0)
+x11.XSync(display, 0)
+time.sleep(0.1)
+sent, start = [], time.perf_counter()
+for i in range(moves):
+    while time.perf_counter() < start + i / 60:
+        time.sleep(0.0005)
+    tag = 1 + i % spread  # (the press is at 0: a move there would make no event)
+    if kind == "roof":  # the height moves the roof; the side tells the move apart
+        x, y = x0 + tag, y0 - round(60 * math.sin(i / 15))
+    else:  # along the axis moves the batch; the height tells the move apart
+        x, y = x0 + round(120 * math.sin(i / 20)), y0 + tag
+    move(x, y)
+    sent.append(time.perf_counter())
+time.sleep(0.3)
+xtst.XTestFakeButtonEvent(display, 1, 0, 0)
+x11.XSync(display, 0)
+print(json.dumps(sent))
+"""
+
+
+def missing() -> str | None:
+    """Why this machine cannot run it (None: it can)."""
+    if shutil.which("Xvfb") is None:
+        return "Xvfb is not installed (Debian: apt install xvfb)"
+    if ctypes.util.find_library("Xtst") is None:
+        return "libXtst is not installed (Debian: apt install libxtst6)"
+    return None
+
+
+def start_server() -> subprocess.Popen:
+    server = subprocess.Popen(["Xvfb", DISPLAY, "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    socket = Path(f"/tmp/.X11-unix/X{DISPLAY[1:]}")
+    for _ in range(100):
+        if socket.exists():
+            return server
+        time.sleep(0.05)
+    server.kill()
+    raise SystemExit(f"Xvfb did not start on {DISPLAY}")
+
+
+class Probe:
+    """From inside the chart: the newest move each rebuilt chart holds, and when each
+    paint ended (move numbers unwrapped from their ``SPREAD`` places)."""
+
+    def __init__(self) -> None:
+        self.origin: tuple[int, int] = (0, 0)
+        self.kind = "roof"
+        self.latest = -1  # the newest move read
+        self.built = -1  # the newest move in the chart being painted
+        self.paints: list[tuple[float, int]] = []
+
+    def install(self, cls) -> None:
+        move, redraw, paint, apply = cls.mouseMoveEvent, cls.redraw, cls.paintEvent, cls._apply_pending
+        probe = self
+
+        def on_apply(plot):
+            """A move that changes nothing (the batch snaps to whole numbers) is on the
+            screen as soon as it has been read."""
+            seen, before = probe.latest, plot.state.session
+            apply(plot)
+            if plot.state.session == before:
+                probe.paints.append((time.perf_counter(), seen))
+
+        def on_move(plot, event):
+            point = event.globalPosition()
+            x, y = point.x() - probe.origin[0], point.y() - probe.origin[1]
+            probe.seen(round(x if probe.kind == "roof" else y) - 1)
+            move(plot, event)
+
+        def on_redraw(plot, *args, **kwargs):
+            seen = probe.latest
+            redraw(plot, *args, **kwargs)
+            probe.built = seen
+
+        def on_paint(plot, event):
+            paint(plot, event)
+            probe.paints.append((time.perf_counter(), probe.built))
+
+        cls.mouseMoveEvent, cls.redraw, cls.paintEvent = on_move, on_redraw, on_paint
+        cls._apply_pending = on_apply
+
+    def seen(self, tag: int) -> None:
+        """A move read, told by its place ``tag`` (its number modulo ``SPREAD``; -1 the
+        press's): the newest move is the nearest number ahead with that tag (Qt may have
+        merged the moves between)."""
+        self.latest += (tag - self.latest) % SPREAD
+
+    def latencies(self, sent: list[float]) -> list[float]:
+        """Each move's time from being sent to the end of the first paint showing it or a later move."""
+        out, p = [], 0
+        for i, t in enumerate(sent):
+            while p < len(self.paints) and (self.paints[p][1] < i or self.paints[p][0] < t):
+                p += 1
+            if p == len(self.paints):
+                break
+            out.append(self.paints[p][0] - t)
+        return out
+
+
+def drag(app, window, probe: Probe, kind: str, moves: int) -> list[float]:
+    from PySide6 import QtCore
+
+    plot = window.chart
+    chart = plot.chart
+    if kind == "roof":
+        primary = window.state.primary
+        (y0, y1) = chart.y_range
+        y = y0 * (y1 / y0) ** 0.25
+        local = QtCore.QPointF(chart.x_px(y / primary.bandwidth_bytes_per_s), chart.y_px(y))
+    else:
+        [star] = [m for m in chart.markers if m.kind == "step"]
+        local = QtCore.QPointF(*star.center)
+    start = plot.mapToGlobal(local.toPoint())
+    probe.origin, probe.kind = (start.x(), start.y()), kind
+    probe.latest, probe.built, probe.paints = -1, -1, []
+    arguments = [str(v) for v in (start.x(), start.y(), moves, SPREAD)]
+    injector = subprocess.Popen([sys.executable, "-c", INJECT, *arguments, kind], stdout=subprocess.PIPE,
+                                text=True)
+    loop = QtCore.QEventLoop()  # the app waits for events as it does for a real mouse (no polling loop)
+    timer = QtCore.QTimer(interval=50)
+    timer.timeout.connect(lambda: injector.poll() is not None and loop.quit())
+    timer.start()
+    loop.exec()
+    timer.stop()
+    app.processEvents()
+    sent = json.loads(injector.stdout.read())
+    if kind == "roof" and not window.state.session.what_if(window.state.primary.id).active:
+        raise SystemExit(f"the press at {start.x()}, {start.y()} missed the primary device's bandwidth roof")
+    window.state.undo_stack.undo()
+    app.processEvents()
+    return probe.latencies(sent)
+
+
+def run(moves: int, rounds: int) -> dict[str, list[list[float]]]:
+    from PySide6 import QtWidgets
+
+    from explorer import cli
+    from explorer.core.model.session import Session
+    from explorer.ui.application import build_window, settle
+    from explorer.ui.chart import roofline_plot
+
+    probe = Probe()
+    probe.install(roofline_plot.RooflinePlot)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    window = build_window(cli.parse_args(["--size", "1366x768"]))
+    window.move(0, 0)
+    window.show()
+    for _ in range(50):
+        app.processEvents()
+        time.sleep(0.01)
+    from drag_latency import DEVICES
+
+    results: dict[str, list[list[float]]] = {}
+    for order, devices in (("", DEVICES), (", devices reversed", tuple(reversed(DEVICES)))):
+        window.state.replace_session(Session(hardware=devices, model="llama-3-70b"), "benchmark")
+        app.processEvents()
+        settle()
+        for _ in range(rounds):
+            for kind in ("roof", "star"):
+                results.setdefault(f"{kind} drag{order}", []).append(drag(app, window, probe, kind, moves))
+    window.runs.shutdown()
+    window.close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--moves", type=int, default=240)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    why = missing()
+    if why:
+        print(f"drag on X11: not run: {why}")
+        return 0
+    server = start_server()
+    os.environ.update(DISPLAY=DISPLAY, QT_QPA_PLATFORM="xcb")
+    os.environ.setdefault("ROOFLINE_EXPLORER_DATA", tempfile.mkdtemp(prefix="roofline-bench-"))
+    try:
+        from drag_latency import report
+
+        results = run(args.moves, args.rounds)
+    finally:
+        server.terminate()
+        server.wait()
+    print(f"motion-to-photon on X11 (Xvfb, xcb, moves sent through XTest), llama-3-70b, 4 devices, "
+          f"1366x768, moves at 60 Hz, {args.rounds} rounds:")
+    for name, measured in results.items():
+        report(name, measured)  # (move 0 is at the press: one pixel aside, which the drag does not read)
+    return 0
+
+
+if __name__ == "__main__":
+    from common import watched
+
+    with watched():
+        code = main()
+    sys.exit(code)
