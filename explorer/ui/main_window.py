@@ -18,7 +18,6 @@ from explorer.ui import theme as window_theme
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.follow import Follower
-from explorer.ui.gesture_gc import pause_collection_in_gestures
 from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
 from explorer.ui.narrow_layout import NarrowLayout
@@ -75,7 +74,6 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self._connect_messages()
         self.notice.add([*state.catalog.skipped, *self.player.skipped])
         self._follower = Follower(state, (state.sig_session_changed,), self._on_session_changed, self)
-        pause_collection_in_gestures(state, self)
         state.undo_stack.cleanChanged.connect(self._update_title)
         self.runs.sig_started.connect(lambda _job, label: self.backend_label.setText(f"Kernel lab: {label}"))
         self.resize(1366, 768)

@@ -154,11 +154,11 @@ def test_a_drag_paints_what_a_full_paint_paints(window):
     assert (difference > 8).sum() <= 0.001 * difference.size
 
 
-def test_the_first_frames_of_a_drag_are_painted_directly_and_the_cache_made_on_the_next(window):
-    """The press and the first move paint everything directly (no cache can be right yet:
-    the first move also redraws the key, which now says "what-if"); the still elements are
-    cached from the second move on, so no one frame pays for the cache and the key at once.
-    Every frame is the picture a full paint makes."""
+def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(window):
+    """The first move paints everything directly (no cache can be right yet: it also
+    redraws the key, which now says "what-if"); the still elements are cached from the
+    second move on, so no one frame pays for the cache and the key at once. Every frame is
+    the picture a full paint makes."""
     from explorer.chart.model import ChartOptions, build_chart
     from explorer.core.model.session import WhatIf
     from explorer.ui.chart.painter import Layer, paint
@@ -171,9 +171,8 @@ def test_the_first_frames_of_a_drag_are_painted_directly_and_the_cache_made_on_t
     state, plot = window.state, window.chart
     page = plot.page()
     still, kept = StillContent(), []
-    for scale in (1.0, 1.2, 1.4, 1.6, 1.8):  # the press, then four moves
-        if scale > 1.0:
-            state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=scale))
+    for scale in (1.2, 1.4, 1.6, 1.8):  # four moves
+        state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=scale))
         chart = build_chart(state, page, ChartOptions())
         images = [QtGui.QImage(int(page.width), int(page.height), QtGui.QImage.Format.Format_RGB32)
                   for _ in range(2)]
@@ -188,7 +187,45 @@ def test_the_first_frames_of_a_drag_are_painted_directly_and_the_cache_made_on_t
         difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
         assert (difference > 8).sum() <= 0.001 * difference.size
     state.reset_what_ifs()
-    assert kept[:2] == [0, 0] and all(kept[2:])
+    assert kept[0] == 0 and all(kept[1:])
+
+
+def test_a_real_drag_caches_what_stays_still_from_its_second_move(window):
+    """With the pointer over the roof before the press (as with a real mouse) or not, the
+    press paints as usual, the first move directly, and the second makes the cache."""
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    for hover in (True, False):
+        if hover:
+            mouse.move(plot, start)  # the roof under the pointer is drawn wider
+        mouse.press(plot, start)
+        plot.grab()
+        assert not plot._still._previous
+        kept = []
+        for dy in (10, 20, 30):
+            mouse.move(plot, QtCore.QPointF(start.x(), start.y() - dy), mouse.LEFT)
+            plot._apply_pending()
+            plot.grab()
+            kept.append(len(plot._still._kept))
+        assert plot._still._previous and kept[0] == 0 and kept[1] and kept[2] == kept[1]
+        mouse.release(plot, QtCore.QPointF(start.x(), start.y() - 30))
+        window.state.undo_stack.undo()
+
+
+def test_another_button_let_go_during_a_drag_leaves_the_drag_going(window):
+    """(It once dropped the drag without ending its gesture: no undo step, and the garbage
+    collector, paused while a gesture lasts, stayed off.)"""
+    import gc
+
+    plot = window.chart
+    start = on_bandwidth_roof(plot)
+    mouse.drag(plot, start, QtCore.QPointF(start.x(), start.y() - 30), steps=3, finish=False)
+    mouse.release(plot, QtCore.QPointF(start.x(), start.y() - 30), QtCore.Qt.MouseButton.MiddleButton)
+    assert window.state.in_gesture and plot._drag is not None
+    mouse.release(plot, QtCore.QPointF(start.x(), start.y() - 30))
+    assert not window.state.in_gesture and gc.isenabled()
+    assert window.state.session.what_if("h100-sxm").active
+    window.state.undo_stack.undo()
 
 
 def test_a_device_called_batch_gets_its_roof_dragged_not_the_batch(qtbot, settings, tmp_path, monkeypatch,
@@ -265,3 +302,19 @@ def test_the_garbage_collector_pauses_while_a_drag_lasts(window):
     assert window.state.in_gesture and not gc.isenabled()
     QTest.keyClick(plot, QtCore.Qt.Key.Key_Escape)
     assert not window.state.in_gesture and gc.isenabled()
+
+
+def test_a_gesture_whose_end_never_comes_does_not_keep_the_collector_off(window, monkeypatch):
+    import gc
+
+    from explorer.ui import gesture_gc
+
+    window.state.begin_gesture("a drag whose release is lost")
+    assert not gc.isenabled()
+    [limit] = [t for t in window.chart.findChildren(QtCore.QTimer)
+               if t.interval() == gesture_gc.LONGEST_PAUSE_MS]
+    assert limit.isActive()
+    limit.timeout.emit()  # (30 s later)
+    assert gc.isenabled() and window.state.in_gesture
+    window.state.cancel_gesture()
+    assert gc.isenabled() and not limit.isActive()

@@ -26,6 +26,7 @@ from explorer.core.analysis.roofline import COMPUTE
 from explorer.state import AppState, RoofRef
 from explorer.ui.chart.painter import LAYERS, Layer, paint
 from explorer.ui.chart.still import StillContent
+from explorer.ui.gesture_gc import pause_collection_in_gestures
 
 # A drag's moves are coalesced, not rate-limited: a move only records where the pointer is,
 # and the state follows once the moves already queued have been read (a zero-time timer runs
@@ -96,6 +97,7 @@ class RooflinePlot(QtWidgets.QWidget):
                        state.sig_results_changed, state.sig_live_changed):
             signal.connect(self.redraw)
         state.sig_selection_changed.connect(lambda _selection: self.redraw(fit=False))
+        pause_collection_in_gestures(state, self)  # (its drags are the state's gestures)
 
     @property
     def chart(self) -> Chart:
@@ -156,7 +158,11 @@ class RooflinePlot(QtWidgets.QWidget):
     def paintEvent(self, _event) -> None:
         painter = QtGui.QPainter(self)
         try:
-            if self._drag is not None and self._drag.kind is not DragKind.PAN and self._hover is None:
+            drag = self._drag
+            # During a drag, once it has moved something (the press itself paints as usual):
+            # what stays still comes from a cache, and only what moves is painted.
+            if drag is not None and drag.kind is not DragKind.PAN and self._hover is None \
+                    and self.chart is not drag.chart:
                 layers = (Layer.FRAME, Layer.KEY) if self.chart.key is not None else (Layer.FRAME,)
                 underlay_id = tuple(self._cached(layer).cacheKey() for layer in layers)
                 self._still.paint(painter, self.chart, self.devicePixelRatioF(), self._underlay, underlay_id)
@@ -200,6 +206,11 @@ class RooflinePlot(QtWidgets.QWidget):
             cached = self._layer_cache[layer] = (key, pixmap)
         return cached[1]
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._chart is None:  # first shown: built at the size it is laid out at, before its paint
+            self._build(fit=True)
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.redraw(fit=not self._zoomed and not self.state.in_gesture)
@@ -234,7 +245,7 @@ class RooflinePlot(QtWidgets.QWidget):
         return line
 
     def event(self, event: QtCore.QEvent) -> bool:
-        if event.type() == QtCore.QEvent.Type.ToolTip and self.chart is not None:
+        if event.type() == QtCore.QEvent.Type.ToolTip:
             pos = event.position() if hasattr(event, "position") else QtCore.QPointF(event.pos())
             tip = hits.tooltip_at(self.chart, (pos.x(), pos.y()))
             if tip:
@@ -286,8 +297,10 @@ class RooflinePlot(QtWidgets.QWidget):
             self._pan(drag, pos)
 
     def mouseReleaseEvent(self, event: QtGui.QMouseEvent) -> None:
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return  # (another button let go during a drag leaves the drag going)
         drag, self._drag = self._drag, None
-        if drag is None or event.button() != QtCore.Qt.MouseButton.LeftButton:
+        if drag is None:
             return
         self._timer.stop()
         pos = event.position()

@@ -28,7 +28,6 @@ class StillContent:
         self._pixmaps: tuple[QtGui.QPixmap, QtGui.QPixmap] | None = None
         self._previous: frozenset = frozenset()  # the last frame's elements
         self._size: tuple | None = None
-        self._pressed = False  # a frame of this drag (the press) was painted
 
     def paint(self, painter: QtGui.QPainter, chart: Chart, ratio: float,
               underlay: Callable[[QtGui.QPainter], None], underlay_id: tuple) -> None:
@@ -40,12 +39,11 @@ class StillContent:
         current = frozenset((*content.lines, *content.markers, *content.texts))
         size = (chart.page.width, chart.page.height, ratio, underlay_id)
         still = current & self._previous
-        if not still and not self._kept:
-            # Nothing has stayed still over two frames yet: the press and the first move are
-            # painted directly (the first move also redraws the key: it says "what-if" now),
-            # and the cache is made on the next frame, so no one frame pays for both.
-            self._previous = current if self._pressed else frozenset()
-            self._pressed = True
+        if not self._previous:
+            # The drag's first move: nothing has stayed still over two frames yet. It is
+            # painted directly (it also redraws the key, which says "what-if" now), and the
+            # cache is made on the next move, so no one frame pays for both.
+            self._previous = current
             underlay(painter)
             paint(painter, content, background=False, clip=True)
             return
