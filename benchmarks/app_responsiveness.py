@@ -97,7 +97,7 @@ def startup(rounds: int) -> None:
 
 
 def drags_and_soak() -> None:
-    from drag_latency import DEVICES
+    from drag_latency import DEVICES, own_settings
     from drag_latency import main as drag_latency
 
     from explorer import cli
@@ -106,7 +106,7 @@ def drags_and_soak() -> None:
 
     drag_latency([])
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    window = build_window(cli.parse_args(["--size", "1366x768"]))
+    window = build_window(cli.parse_args(["--size", "1366x768"]), own_settings())
     window.show()
     window.state.replace_session(Session(hardware=DEVICES, model="llama-3-70b"), "benchmark")
     app.processEvents()

@@ -57,11 +57,15 @@ class Probe:
 
         def on_apply(plot):
             """A move that changes nothing (the batch snaps to whole numbers) is shown as
-            soon as it has been read: the screen already shows it."""
+            soon as it has been read (the screen already shows it), or, while the paint of
+            an earlier move's change is still to come, by that paint."""
             received, before = probe.received, plot.state.session
             apply(plot)
             if plot.state.session == before:
-                probe.resolve(received)
+                if probe.built > probe.resolved:
+                    probe.built = received
+                else:
+                    probe.resolve(received)
 
         def on_move(plot, event):
             probe.received += 1
@@ -85,6 +89,12 @@ class Probe:
         for i in range(self.resolved, min(upto, len(self.posted))):
             self.latencies.append(now - self.posted[i])
         self.resolved = max(self.resolved, upto)
+
+
+def own_settings() -> QtCore.QSettings:
+    """Settings of the run's own (the window's layout neither read from nor left in the user's)."""
+    return QtCore.QSettings(os.path.join(os.environ["ROOFLINE_EXPLORER_DATA"], "bench.ini"),
+                            QtCore.QSettings.Format.IniFormat)
 
 
 def _event(plot, kind, pos, button, buttons):
@@ -178,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     probe = Probe()
     probe.install()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    window = build_window(cli.parse_args(["--size", "1366x768"]))
+    window = build_window(cli.parse_args(["--size", "1366x768"]), own_settings())
     window.show()
     results: dict[str, list[list[float]]] = {}
     for order, devices in (("", DEVICES), (", devices reversed", tuple(reversed(DEVICES)))):
