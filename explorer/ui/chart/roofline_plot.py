@@ -13,8 +13,6 @@ under it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from enum import Enum
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -23,7 +21,8 @@ from explorer.chart.elements import Chart, ElementKind, Line, Page
 from explorer.chart.model import ChartOptions, build_chart, style_slots
 from explorer.core.analysis import drags
 from explorer.core.analysis.roofline import COMPUTE
-from explorer.state import AppState, RoofRef
+from explorer.state import AppState
+from explorer.ui.chart.drag_kinds import BatchChange, Drag, DragKind, RoofChange
 from explorer.ui.chart.painter import LAYERS, Layer, paint
 from explorer.ui.chart.still import StillContent
 from explorer.ui.gesture_gc import pause_collection_in_gestures
@@ -34,39 +33,6 @@ from explorer.ui.gesture_gc import pause_collection_in_gestures
 DRAG_INTERVAL_MS = 0
 KEY_MARGIN = 4.0  # pixels around the key's box in its cached pixmap (strokes reach past it)
 ZOOM_STEP = 1.25  # one wheel notch
-
-
-class DragKind(Enum):
-    """What a press on the chart drags: the step's star (the batch), a roof, or the view."""
-
-    STAR = "star"
-    ROOF = "roof"
-    PAN = "pan"
-
-
-@dataclass(frozen=True)
-class BatchChange:
-    """A star drag's pending change: the batch it reached."""
-
-    batch: int
-
-
-@dataclass(frozen=True)
-class RoofChange:
-    """A roof drag's pending change: the device's new what-if."""
-
-    device: str
-    what_if: object
-
-
-@dataclass
-class _Drag:
-    kind: DragKind
-    start: QtCore.QPointF
-    ref: RoofRef | None = None
-    base: object = None  # the what-if a roof drag starts from
-    ranges: tuple | None = None  # the ranges a pan starts from
-    chart: Chart | None = None  # the chart as it was when the drag began (its scale)
 
 
 class RooflinePlot(QtWidgets.QWidget):
@@ -84,7 +50,7 @@ class RooflinePlot(QtWidgets.QWidget):
         self._hover: Line | None = None
         self._layer_cache: dict[str, tuple] = {}  # layer → (what it shows, the pixmap)
         self._still = StillContent()  # during a drag: what the drag leaves in place
-        self._drag: _Drag | None = None
+        self._drag: Drag | None = None
         self._pending = None  # the newest drag update, applied once queued moves are read
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
         self._timer.timeout.connect(self._apply_pending)
@@ -206,11 +172,6 @@ class RooflinePlot(QtWidgets.QWidget):
             cached = self._layer_cache[layer] = (key, pixmap)
         return cached[1]
 
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        if self._chart is None:  # first shown: built at the size it is laid out at, before its paint
-            self._build(fit=True)
-
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self.redraw(fit=not self._zoomed and not self.state.in_gesture)
@@ -265,7 +226,7 @@ class RooflinePlot(QtWidgets.QWidget):
         pos = event.position()
         under = hits.markers_at(self.chart, (pos.x(), pos.y()), (ElementKind.STEP, ElementKind.OP))
         if under and under[0].kind == ElementKind.STEP:
-            self._drag = _Drag(DragKind.STAR, pos, chart=self.chart)
+            self._drag = Drag(DragKind.STAR, pos, chart=self.chart)
             self.state.begin_gesture("Drag the batch")
             return
         if under:
@@ -278,11 +239,11 @@ class RooflinePlot(QtWidgets.QWidget):
             self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[ref.device].name}")
             base = drags.drag_start(self.state.session.what_if(ref.device), ref.kind,
                                     self.state.device(ref.device), self.state.catalog[ref.device])
-            self._drag = _Drag(DragKind.ROOF, pos, ref, base, chart=self.chart)
+            self._drag = Drag(DragKind.ROOF, pos, ref, base, chart=self.chart)
         elif roof is not None:
             self.state.select(roof.ref)
         else:
-            self._drag = _Drag(DragKind.PAN, pos, ranges=self._ranges, chart=self.chart)
+            self._drag = Drag(DragKind.PAN, pos, ranges=self._ranges, chart=self.chart)
 
     def mouseMoveEvent(self, event: QtGui.QMouseEvent) -> None:
         pos, drag = event.position(), self._drag
@@ -355,7 +316,7 @@ class RooflinePlot(QtWidgets.QWidget):
             self._hover = roof
             self.update()
 
-    def _pan(self, drag: _Drag, pos: QtCore.QPointF) -> None:
+    def _pan(self, drag: Drag, pos: QtCore.QPointF) -> None:
         dx, dy = hits.decades_per_pixel(drag.chart)
         shift_x = 10 ** (-(pos.x() - drag.start.x()) * dx)
         shift_y = 10 ** ((pos.y() - drag.start.y()) * dy)
@@ -370,7 +331,7 @@ class RooflinePlot(QtWidgets.QWidget):
         params = self.state.params
         return drags.batch_at(self.state.sweep(), x_view, params.batch, params.split.batch_share)
 
-    def _what_if(self, drag: _Drag, pos: QtCore.QPointF):
+    def _what_if(self, drag: Drag, pos: QtCore.QPointF):
         _, per_px = hits.decades_per_pixel(drag.chart)
         offset = (drag.start.y() - pos.y()) * per_px
         return drags.dragged_roof(drag.base, drag.ref.kind, drag.ref.label, offset)

@@ -1,0 +1,45 @@
+"""What a press on the chart starts (a drag of the star, a roof or the view) and the
+change a drag's newest move asks for, applied once the moves already queued are read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from PySide6 import QtCore
+
+from explorer.chart.elements import Chart
+from explorer.state import RoofRef
+
+
+class DragKind(Enum):
+    """What a press on the chart drags: the step's star (the batch), a roof, or the view."""
+
+    STAR = "star"
+    ROOF = "roof"
+    PAN = "pan"
+
+
+@dataclass(frozen=True)
+class BatchChange:
+    """A star drag's pending change: the batch it reached."""
+
+    batch: int
+
+
+@dataclass(frozen=True)
+class RoofChange:
+    """A roof drag's pending change: the device's new what-if."""
+
+    device: str
+    what_if: object
+
+
+@dataclass
+class Drag:
+    kind: DragKind
+    start: QtCore.QPointF
+    ref: RoofRef | None = None
+    base: object = None  # the what-if a roof drag starts from
+    ranges: tuple | None = None  # the ranges a pan starts from
+    chart: Chart | None = None  # the chart as it was when the drag began (its scale)
