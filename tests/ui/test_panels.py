@@ -450,6 +450,34 @@ def test_op_table_leads_with_share_time_and_bound_and_names_groups(window):
     assert model.data(model.index(row, headers.index("share"))) == "7.1%"
 
 
+def test_the_op_table_is_fitted_to_its_texts_as_qt_fits_it(window):
+    """The columns are sized from their texts (Qt's own fitting asks the model a dozen
+    times a cell): the widths are Qt's, for every model, theme and in presentation mode."""
+    from explorer.ui.panels.op_table import fit_columns
+
+    panel = window.workload_panel
+    table, model = panel.table, panel.table_model
+    try:
+        for theme, presenting, ident in (("light", False, "llama-3-8b"), ("dark", False, "resnet-50"),
+                                         ("contrast", True, "gpt2"), ("light", True, "llama-3-70b")):
+            window.set_theme(theme, remember=False)
+            if presenting and not window.presentation.active:
+                window.presentation.enter(full_screen=False)
+            elif not presenting and window.presentation.active:
+                window.presentation.leave()
+            window.state.set_model(ident)
+            fit_columns(table, model)
+            ours = [table.columnWidth(c) for c in range(model.columnCount())]
+            table.resizeColumnsToContents()
+            qt = [table.columnWidth(c) for c in range(model.columnCount())]
+            assert ours == qt, (theme, presenting, ident)
+            assert min(ours) > 20
+    finally:
+        if window.presentation.active:
+            window.presentation.leave()
+        window.set_theme("light", remember=False)
+
+
 def test_calibrate_in_the_kernel_lab_writes_a_profile_and_uses_it(window, qtbot, monkeypatch):
     """This CPU taken for the catalogue's EPYC 9654: the calibration applies to it, Times
     switch to calibrated (one undo step) and the status line names the calibration; its run

@@ -18,7 +18,7 @@ from explorer.state import AppState
 from explorer.ui.follow import Follower
 from explorer.ui.panels.layer_editor import LayerStackEditor
 from explorer.ui.panels.memory_bar import MemoryBar
-from explorer.ui.panels.op_table import NAME_ROLE, SHARE_COLUMN, SORT_ROLE, OpTableModel
+from explorer.ui.panels.op_table import NAME_ROLE, SHARE_COLUMN, SORT_ROLE, OpTableModel, fit_columns
 
 SAME = "same as dtype"
 
@@ -274,7 +274,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         # During a drag only the totals follow live; the table catches up when it ends.
         if not self.state.in_gesture or self.table_model.rowCount() != len(analysis.ops):
             self.table_model.set_analysis(analysis)
-            self.table.resizeColumnsToContents()
+            fit_columns(self.table, self.table_model)
             self._select_row(self.state.session.selected_op)
         t = analysis.totals
         unit = t.item_unit
