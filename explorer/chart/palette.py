@@ -111,3 +111,13 @@ def contrast(a: str, b: str) -> float:
 
     high, low = sorted((luminance(a), luminance(b)), reverse=True)
     return (high + 0.05) / (low + 0.05)
+
+
+def blend(colour: str, background: str, alpha: float) -> str:
+    """``colour`` seen at ``alpha`` over ``background``, as one opaque colour (#rrggbb)."""
+    def channels(value: str) -> tuple[int, ...]:
+        return tuple(int(value.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+
+    pairs = zip(channels(colour), channels(background), strict=True)
+    mixed = (round(alpha * c + (1 - alpha) * b) for c, b in pairs)
+    return "#" + "".join(f"{v:02x}" for v in mixed)

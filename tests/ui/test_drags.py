@@ -318,3 +318,46 @@ def test_a_gesture_whose_end_never_comes_does_not_keep_the_collector_off(window,
     assert gc.isenabled() and window.state.in_gesture
     window.state.cancel_gesture()
     assert gc.isenabled() and not limit.isActive()
+
+
+def test_a_what_if_roof_is_painted_opaque_in_the_colour_it_shows_faded(window, monkeypatch):
+    """A see-through wide line costs Qt's raster painter 25–30 times an opaque one, and a
+    drag redraws the roof it moves on every move: it is painted in the colour the faded
+    line shows over the background, the pixels the see-through line made."""
+    from dataclasses import replace
+
+    from explorer.chart.model import ChartOptions, build_chart
+    from explorer.chart.palette import blend
+    from explorer.core.model.session import WhatIf
+    from explorer.ui.chart import painter as painter_module
+    from explorer.ui.chart.painter import draw_line, paint
+
+    assert blend("#0072B2", "#ffffff", 0.55) == "#73b1d5" and blend("#0072B2", "#000000", 1.0) == "#0072b2"
+    state, page = window.state, window.chart.page()
+    state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=2.0))
+    chart = build_chart(state, page, ChartOptions())
+    state.reset_what_ifs()
+    [roof] = [ln for ln in chart.lines
+              if ln.kind == "roof" and ln.stroke.opacity < 1 and ln.ref.label == "HBM3"]
+    alone = replace(chart, lines=(roof,), markers=(), texts=())
+    drawn = []
+    monkeypatch.setattr(painter_module, "draw_line",
+                        lambda p, line: drawn.append(line.stroke) or draw_line(p, line))
+    images = []
+    for opaque in (True, False):
+        image = QtGui.QImage(int(page.width), int(page.height), QtGui.QImage.Format.Format_RGB32)
+        painter = QtGui.QPainter(image)
+        if opaque:
+            paint(painter, alone)
+        else:  # the see-through line itself
+            painter.fillRect(image.rect(), QtGui.QColor(chart.background))
+            painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
+            draw_line(painter, roof)
+        painter.end()
+        images.append(_pixels(image))
+    (xa, ya), (xb, yb) = roof.points
+    x, y = round((xa + xb) / 2), round((ya + yb) / 2)  # the middle of the line, full coverage
+    expected = QtGui.QColor(blend(roof.stroke.colour, chart.background, roof.stroke.opacity))
+    assert abs(images[0][y, x, :3] - [expected.red(), expected.green(), expected.blue()]).max() <= 2
+    assert abs(images[0] - images[1]).max() <= 3  # the same picture, to rounding
+    assert [stroke.opacity for stroke in drawn] == [1.0]  # painted opaque

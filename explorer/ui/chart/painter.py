@@ -10,6 +10,7 @@ from functools import lru_cache
 from PySide6 import QtCore, QtGui
 
 from explorer.chart.elements import LINE_ORDER, MARKER_ORDER, Chart, ElementKind, Line, Marker, Stroke, Text
+from explorer.chart.palette import blend
 from explorer.chart.svg import shape
 
 FONT = "DejaVu Sans"
@@ -59,6 +60,16 @@ def draw_marker(painter: QtGui.QPainter, marker: Marker) -> None:
         painter.drawEllipse(QtCore.QPointF(*marker.center), r, r)
     else:
         painter.drawPolygon(QtGui.QPolygonF([QtCore.QPointF(x, y) for x, y in outline]))
+
+
+def _faded(line: Line, background: str) -> Line:
+    """A see-through roof (a what-if) as the opaque colour it shows over the background:
+    Qt's raster painter takes 25–30 times as long for a see-through wide line, and a
+    drag redraws the roof it moves on every move. (Exports to SVG and PDF keep the
+    opacity; the two differ only where the roof crosses another line.)"""
+    stroke = line.stroke
+    opaque = replace(stroke, colour=blend(stroke.colour, background, stroke.opacity), opacity=1.0)
+    return replace(line, stroke=opaque)
 
 
 @lru_cache(maxsize=2)
@@ -147,6 +158,8 @@ def paint(painter: QtGui.QPainter, chart: Chart, background: bool = True, clip: 
             if line.kind == kind:
                 if line is emphasis:
                     line = replace(line, stroke=replace(line.stroke, width=line.stroke.width * 2))
+                if kind == ElementKind.ROOF and line.stroke.opacity < 1:
+                    line = _faded(line, chart.background)
                 draw_line(painter, line)
     for kind in MARKER_ORDER:
         if not _in_layer(layer, 1, kind):
