@@ -64,8 +64,8 @@ for i in range(moves):
         x, y = x0 + tag, y0 - round(60 * math.sin(i / 15))
     else:  # along the axis moves the batch; the height tells the move apart
         x, y = x0 + round(120 * math.sin(i / 20)), y0 + tag
+    sent.append(time.perf_counter())  # before the call: XSync returns after the app may have painted
     move(x, y)
-    sent.append(time.perf_counter())
 time.sleep(0.3)
 xtst.XTestFakeButtonEvent(display, 1, 0, 0)
 x11.XSync(display, 0)
