@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ class Crashed:
 class Recovery:
     def __init__(self, folder: str | Path | None = None) -> None:
         self.folder = Path(folder) if folder is not None else user_file("autosave")
-        self.instance = f"{os.getpid()}-{secrets.token_hex(3)}"
+        self.instance = f"{os.getpid()}-{os.urandom(3).hex()}"
         self._adopted: list[Crashed] = []  # restored, removed once this instance's copy is safe
 
     @property

@@ -15,7 +15,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import secrets
 import socket
 import stat
 import tempfile
@@ -42,7 +41,7 @@ class Journal:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        name = f".run-{stamp}-{os.getpid()}-{secrets.token_hex(3)}{SUFFIX}"
+        name = f".run-{stamp}-{os.getpid()}-{os.urandom(3).hex()}{SUFFIX}"
         self.path = folder / name
         header = {k: v for k, v in run.to_dict().items() if k not in ("points", "ceilings")}
         self.stopped: str | None = None

@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import math
 import os
-import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,7 +165,7 @@ def new_results_name(kind: str, created: str = "") -> str:
     stamp = created.replace(":", "").replace("-", "").replace("T", "-")[:15]
     if not stamp:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return f"{kind}-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.json"
+    return f"{kind}-{stamp}-{os.getpid()}-{os.urandom(3).hex()}.json"
 
 
 def _size_map(fields: Fields, name: str) -> dict[str, int]:

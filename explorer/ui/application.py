@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.atomic import write_bytes_atomic
 from explorer.core.files.datafile import DataFileError
+from explorer.core.files.parse_cache import parse_cache
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.catalog import open_catalogue
 from explorer.core.model.hf_config import chosen_model, stored_precision
@@ -25,6 +26,7 @@ from explorer.state import AppState
 from explorer.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
+PARSE_CACHE = ("cache", "parsed-yaml.bin")  # in the user's data folder (``parse_cache``)
 
 
 def _install_excepthook() -> None:
@@ -78,8 +80,9 @@ def _check_choices(args: argparse.Namespace) -> None:
 
 
 def build_window(args: argparse.Namespace, settings: QtCore.QSettings | None = None) -> MainWindow:
-    state, skipped = build_state(args)
-    window = MainWindow(state, settings)
+    with parse_cache(user_file(*PARSE_CACHE)):  # the data files are the same at every start
+        state, skipped = build_state(args)
+        window = MainWindow(state, settings)
     window.notice.add(skipped)
     if args.size:
         window.resize(*args.size)

@@ -84,3 +84,25 @@ def test_a_scene_that_cannot_be_filled_in_is_refused_on_the_command_line(tmp_pat
     assert code == 2 and not (tmp_path / "w.png").exists()
     assert ("the scene cannot be played: Why decode is memory-bound, and how batching helps, "
             "steps[2].caption: cannot fill in: {h100-sxm/latency}") in err
+
+
+def test_a_second_start_parses_no_data_file_and_shows_the_same(qtbot, settings, tmp_path, monkeypatch):
+    """The start-up parse cache (``core/files/parse_cache``): the window's data files are read
+    back, not parsed, from the second start on, and the window shows the same numbers."""
+    import yaml
+
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path / "data"))
+    parsed, real = [], yaml.load
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    windows = []
+    for _ in range(2):
+        before = len(parsed)
+        window = build_window(window_args(size=(1366, 768), hardware="h100-sxm,mi300x"), settings)
+        qtbot.addWidget(window)
+        windows.append((len(parsed) - before, window))
+        window.runs.shutdown()
+    (first, one), (second, two) = windows
+    assert first >= 20 and second == 0  # every device, model and published efficiency file
+    assert one.state.catalog["mi300x"] == two.state.catalog["mi300x"]
+    assert one.state.analysis().totals.time_s == two.state.analysis().totals.time_s
+    assert [t.text for t in one.chart.chart.texts] == [t.text for t in two.chart.chart.texts]

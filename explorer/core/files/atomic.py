@@ -18,7 +18,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 import time
 from pathlib import Path
@@ -46,7 +45,7 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
     if target.parent not in _tidied:  # once per folder and process: a folder may be large
         _tidied.add(target.parent)
         remove_stale(target.parent)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{os.urandom(4).hex()}.tmp")
     try:
         descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                              0o666 if mode is None else 0o600)

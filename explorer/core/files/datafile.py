@@ -18,6 +18,7 @@ import yaml
 
 from explorer.core import units
 from explorer.core.files.errors import DataFileError
+from explorer.core.files.parse_cache import cached
 from explorer.core.files.reading import MAX_FILE_BYTES, read_text
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -154,7 +155,8 @@ def load_yaml(path: str | Path, text: str | None = None) -> Any:
     """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys,
     a file the app wrote that was cut short (see ``sealed``), files over ``MAX_FILE_BYTES``
     or not regular (``reading``), alias bombs, values that hold themselves and nesting too
-    deep to read."""
+    deep to read. Within ``parse_cache`` (the window's start) a text parsed before is not
+    parsed again."""
     path = Path(path)
     if text is None:
         text = read_text(path)
@@ -162,7 +164,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Any:
         raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
     _check_seal(path, text)
     try:
-        return yaml.load(text, Loader=_loader(text))
+        return cached(text, "strict", lambda: yaml.load(text, Loader=_loader(text)))
     except RecursionError:
         raise DataFileError(path, "nests too deeply to read") from None
     except ExpansionError as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol, TypeVar
 
@@ -22,6 +21,8 @@ class UnknownIdError(KeyError):
     """An id that is not in a collection; the message names the closest matches."""
 
     def __init__(self, what: str, wanted: str, known: Iterable[str]) -> None:
+        import difflib  # only for the message (2.6 ms of the window's start-up at the top)
+
         known = list(known)
         close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
         close += [k for k in known if wanted and wanted.lower() in k and k not in close]
