@@ -71,7 +71,7 @@ def main() -> None:
         "analyze (80 layers, 17 op kinds)": lambda: analyze(model, params, hardware),
         "batch sweep (12 batches)": lambda: batch_sweep(model, params, hardware, BATCHES),
         "analyze + sweep": lambda: (analyze(model, params, hardware),
-                                                      batch_sweep(model, params, hardware, BATCHES)),
+                                    batch_sweep(model, params, hardware, BATCHES)),
         "analyze + every-layer op table (1123 rows)": lambda: analyze(model, params, hardware).rows,
     }
     print(f"llama-3-70b decode on h100-sxm, {args.repeats} repeats each")
