@@ -4,7 +4,8 @@ files, file size, YAML aliases and nesting."""
 
 import pytest
 
-from explorer.core.files.datafile import MAX_FILE_BYTES, MAX_VALUES, DataFileError
+from explorer.core.files.datafile import MAX_FILE_BYTES, DataFileError
+from explorer.core.files.yamltext import MAX_VALUES
 from explorer.core.model import custom
 from explorer.core.model.session import MAX_RESULTS_FILES, Session, load_session
 from explorer.core.model.workload import MAX_BATCH, WorkloadError, WorkloadParams

@@ -117,3 +117,11 @@ def test_the_kernel_lab_is_built_when_first_shown_or_used(tmp_path):
     after = "print(w.kernel_lab.built, type(w.kernel_panel).__name__, w.kernel_panel.run_button.isEnabled())"
     printed = started_window(tmp_path, f"{before}; {raised('kernels')}; {after}")
     assert printed == ["False", "False", "True", "KernelPanel", "True"]
+
+
+def test_a_second_start_imports_no_yaml_parser(tmp_path):
+    """From the second start on, the data files come from the parse cache and PyYAML (a
+    twentieth of the time to the first frame) is not imported; the first start parses."""
+    loaded = "print('yaml' in sys.modules, len(w.state.catalog.keys()) >= 16)"
+    assert started_window(tmp_path, loaded) == ["True", "True"]
+    assert started_window(tmp_path, loaded) == ["False", "True"]

@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from explorer.core import units
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.parse_cache import cached
@@ -23,66 +21,6 @@ from explorer.core.files.reading import MAX_FILE_BYTES, read_text
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _URL = re.compile(r"^https?://\S+$")
-
-
-# LibYAML's parser where PyYAML was built with it (ten times faster at start-up), with the
-# same safe constructor either way.
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Bounded:
-    """Refuses a document whose aliases expand it past ``MAX_VALUES`` or make it contain
-    itself (checked on the composed nodes, before any value is built)."""
-
-    def get_single_data(self) -> Any:
-        node = self.get_single_node()
-        if node is None:
-            return None
-        _check_expansion(node)
-        return self.construct_document(node)
-
-
-class _StrictLoader(_SafeBase):
-    """A safe loader that rejects a mapping key written twice (YAML would keep the last)."""
-
-
-class _StrictBoundedLoader(_Bounded, _StrictLoader):
-    pass
-
-
-class _BoundedLoader(_Bounded, _SafeBase):
-    pass
-
-
-def _loader(text: str, strict: bool = True):
-    """The loader for ``text``: an alias is written ``*name``, so a text without a ``*``
-    cannot expand and is not walked a second time (the catalogue loads at start-up)."""
-    if "*" in text:
-        return _StrictBoundedLoader if strict else _BoundedLoader
-    return _StrictLoader if strict else _SafeBase
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
-    loader.flatten_mapping(node)
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        if not isinstance(key, str | int | float | bool) and key is not None:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"a key must be plain text, got {type(key).__name__}",
-                key_node.start_mark)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None,
-                f"duplicate key {key!r} (first on line {seen[key]}, again on line {line})",
-                key_node.start_mark,
-            )
-        seen[key] = line
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 SEAL_START = "# Roofline Explorer "
@@ -104,53 +42,6 @@ def _check_seal(path: Path, text: str) -> None:
                                   "use an earlier copy")
 
 
-# A 4 MB file holds at most about two million values written out; aliases (``*name``) can
-# make a few lines stand for billions (an expansion bomb) or for a value holding itself.
-MAX_VALUES = 2_000_000
-
-
-class ExpansionError(yaml.YAMLError):
-    """A document that its aliases make too large, or make contain itself."""
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return node.value
-    if isinstance(node, yaml.MappingNode):
-        return [item for pair in node.value for item in pair]
-    return []
-
-
-def _check_expansion(root: yaml.Node) -> None:
-    """Count the values ``root`` stands for with every alias followed (an alias is the
-    node it names, shared in the graph), without building them: a cycle or a count over
-    ``MAX_VALUES`` is refused before anything is constructed."""
-    counted: dict[int, int] = {}
-    open_nodes: set[int] = set()  # on the path from the root: an alias to one is a cycle
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, leaving = stack.pop()
-        if leaving:
-            open_nodes.discard(id(node))
-            total = 1 + sum(counted[id(child)] for child in _children(node))
-            if total > MAX_VALUES:
-                raise ExpansionError(f"its aliases expand it to more than {MAX_VALUES:,} values "
-                                     "(an expansion bomb?); write the values out instead")
-            counted[id(node)] = total
-            continue
-        if id(node) in counted:
-            continue
-        open_nodes.add(id(node))
-        stack.append((node, True))
-        for child in _children(node):
-            if id(child) in open_nodes:
-                mark = child.start_mark
-                raise ExpansionError(f"an alias on line {mark.line + 1} refers to a value that "
-                                     "contains it (a value cannot hold itself)")
-            if id(child) not in counted:
-                stack.append((child, False))
-
-
 def load_yaml(path: str | Path, text: str | None = None) -> Any:
     """Parse a YAML file (or ``text`` on behalf of ``path``) safely, rejecting duplicate keys,
     a file the app wrote that was cut short (see ``sealed``), files over ``MAX_FILE_BYTES``
@@ -163,14 +54,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> Any:
     elif len(text) > MAX_FILE_BYTES:
         raise DataFileError(path, f"is over {MAX_FILE_BYTES >> 20} MB; larger files are refused")
     _check_seal(path, text)
-    try:
-        return cached(text, "strict", lambda: yaml.load(text, Loader=_loader(text)))
-    except RecursionError:
-        raise DataFileError(path, "nests too deeply to read") from None
-    except ExpansionError as exc:
-        raise DataFileError(path, str(exc)) from None
-    except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an integer too long to convert
-        raise DataFileError(path, f"is not valid YAML: {exc}".replace("\n", " ")) from exc
+    return cached(text, "strict", lambda: _yamltext().parse(path, text))
 
 
 def peek_yaml(path: str | Path) -> Any:
@@ -179,9 +63,22 @@ def peek_yaml(path: str | Path) -> Any:
     Bounded like ``load_yaml``: size, regular files only, alias expansion."""
     try:
         text = read_text(path)
-        return yaml.load(text, Loader=_loader(text, strict=False))
-    except (DataFileError, yaml.YAMLError, ValueError, RecursionError):
+    except DataFileError:
         return None
+    return _yamltext().peek(text)
+
+
+def dump_yaml(data: Any, **options: Any) -> str:
+    """``data`` as YAML text (``yaml.safe_dump`` and its ``options``)."""
+    return _yamltext().dump(data, **options)
+
+
+def _yamltext():
+    """PyYAML and the app's loaders (``yamltext``), imported when a text is first parsed or
+    written (not at the window's start, whose files come from the parse cache)."""
+    from explorer.core.files import yamltext
+
+    return yamltext
 
 
 class Fields:

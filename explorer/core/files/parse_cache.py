@@ -12,7 +12,9 @@ window's start) uses it."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import marshal
+import os
 import sys
 import threading
 import zlib
@@ -20,14 +22,32 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from explorer.core.files.atomic import write_bytes_atomic
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_bytes
 
+
+def _code() -> tuple:
+    """The files whose code turns a text into values, PyYAML's and the app's loader
+    (``yamltext``), by size and modification time, found without importing them: an upgrade,
+    a reinstall or an edit empties the cache. (In a desktop bundle they sit in its archive,
+    and the bundle's own program stands for them.)"""
+    spec = importlib.util.find_spec("yaml")
+    files = [spec.origin if spec else None, str(Path(__file__).with_name("yamltext.py"))]
+    if getattr(sys, "frozen", False):
+        files.append(sys.executable)
+    out = []
+    for name in files:
+        try:
+            status = os.stat(name)
+            out.append((status.st_size, status.st_mtime_ns))
+        except (OSError, TypeError):
+            out.append(None)
+    return tuple(out)
+
+
 # What the parsed values depend on besides the text: a change to any of these empties the cache.
-FORMAT = ("roofline-explorer parsed YAML", 1, sys.version_info[:2], marshal.version, yaml.__version__)
+FORMAT = ("roofline-explorer parsed YAML", 1, sys.version_info[:2], marshal.version, _code())
 MAX_BYTES = 2 << 20  # texts and values; kept to the entries used last, the most recent first
 _MISSING = object()
 

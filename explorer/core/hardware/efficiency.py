@@ -51,9 +51,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
-from explorer.core.files.datafile import Fields, read_entries
+from explorer.core.files.datafile import Fields, dump_yaml, read_entries
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.energy_constants import EnergyConstants
 from explorer.core.hardware.hardware import DeviceKind, Hardware
@@ -336,7 +334,7 @@ def to_text(e: Efficiency) -> str:
                            "byte_j": float(f"{c.byte_j:.6g}"), "constant_w": float(f"{c.constant_w:.6g}"),
                            **({"errors": [float(f"{v:.3g}") for v in c.errors]} if c.errors else {}),
                            "source": c.source}
-    return yaml.safe_dump({"schema": SCHEMA, "efficiencies": [entry]}, sort_keys=False, allow_unicode=True,
+    return dump_yaml({"schema": SCHEMA, "efficiencies": [entry]}, sort_keys=False, allow_unicode=True,
                           width=100)
 
 

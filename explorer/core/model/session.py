@@ -18,11 +18,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from explorer import defaults
 from explorer.core.files.atomic import target_of, write_text_atomic
-from explorer.core.files.datafile import Fields, brief, load_yaml, sealed
+from explorer.core.files.datafile import Fields, brief, dump_yaml, load_yaml, sealed
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.model.custom import CustomSpec, Layer
@@ -220,7 +218,7 @@ class Session:
         if self.results:  # relative to where the file lands (through the user's own link)
             folder = target_of(path).parent
             data["results"] = [_relative_to(entry, folder) for entry in self.results]
-        write_text_atomic(path, sealed("session", yaml.safe_dump(data, sort_keys=False)))
+        write_text_atomic(path, sealed("session", dump_yaml(data, sort_keys=False)))
 
 
 def _relative_to(entry: str, folder: Path) -> str:
@@ -267,7 +265,7 @@ def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[s
 
 def save_workload(path: str | Path, session: Session) -> None:
     """Save only the workload (model and parameters) of ``session``."""
-    write_text_atomic(path, sealed("workload", yaml.safe_dump(
+    write_text_atomic(path, sealed("workload", dump_yaml(
         {"schema": SCHEMA, "workload": session.workload_dict()}, sort_keys=False)))
 
 

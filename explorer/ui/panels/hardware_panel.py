@@ -3,11 +3,10 @@ and "duplicate and edit" for custom devices (YAML validated like the catalogue).
 
 from __future__ import annotations
 
-import yaml
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.atomic import write_text_atomic
-from explorer.core.files.datafile import DataFileError
+from explorer.core.files.datafile import DataFileError, dump_yaml
 from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.units import format_si
 from explorer.kernels import gpuinfo
@@ -241,7 +240,7 @@ class DeviceEditor(QtWidgets.QDialog):
         entry["name"] = f"{source.name} (custom)"
         self.editor = QtWidgets.QPlainTextEdit()
         self.editor.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
-        self.editor.setPlainText(yaml.safe_dump({"schema": 1, "devices": [entry]}, sort_keys=False,
+        self.editor.setPlainText(dump_yaml({"schema": 1, "devices": [entry]}, sort_keys=False,
                                                 allow_unicode=True, width=100))
         self.error = QtWidgets.QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #D55E00")
