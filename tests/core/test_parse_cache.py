@@ -147,3 +147,17 @@ def test_the_file_keeps_this_runs_entries_first_within_its_size(tmp_path, monkey
             load_yaml(tmp_path / "a.yaml", text)
     kept = marshal.loads(path.read_bytes())[1]
     assert [text for _, text in kept] == [texts[4], texts[5], texts[0]]  # this run's, then the oldest kept
+
+
+def test_an_edit_of_the_loader_or_a_new_pyyaml_changes_the_format(tmp_path, monkeypatch):
+    import yaml as installed
+
+    code = pc._code()
+    assert code[0] == (os.stat(installed.__file__).st_size, os.stat(installed.__file__).st_mtime_ns)
+    assert None not in code  # both files found in a checkout or an installed package
+    loader = tmp_path / "yamltext.py"
+    loader.write_text("# the loader\n")
+    monkeypatch.setattr(pc, "__file__", str(tmp_path / "parse_cache.py"))
+    before = pc._code()
+    os.utime(loader, ns=(1, 1))
+    assert pc._code() != before
