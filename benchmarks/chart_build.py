@@ -4,9 +4,12 @@ and H200, the chart area of a 1366×768 window.
 
 Rounds interleave the four counts so a drift of this noisy machine hits them alike; each
 round builds every chart ``--repeats`` times from its analysis (cached, as in the window:
-only the chart is rebuilt). Prints the median and p20–p80 per count and each count's
-ratio to one device's, with the clean rounds (no foreign load) it was taken over. Goal:
-cost linear in roofs and labels, four devices ≤ 2× one.
+only the chart is rebuilt), first for the same page and ranges again (as a change of
+batch, a star drag or a theme redraws it: each roof's lines and label places are kept),
+then for a new geometry (the chart's own caches emptied before each build, untimed; the
+text widths kept). Prints the median and p20–p80 per count and each count's ratio to one
+device's, with the clean rounds (no foreign load) it was taken over. Goal: cost linear in
+roofs and labels, four devices ≤ 2× one.
 
     python benchmarks/chart_build.py [--rounds 9] [--repeats 20]
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -43,9 +47,20 @@ def documents() -> dict[int, Document]:
             for n in range(1, len(DEVICES) + 1)}
 
 
-def measure(rounds: int, repeats: int) -> Rounds:
+def forget_geometry() -> None:
+    """Empty the chart's own memos (roof lines and their label places, axes, key rows),
+    as a new page or new ranges would; the text widths (fonts measured) are kept."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("explorer.chart.") and name != "explorer.chart.text":
+            for value in vars(module).values():
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def measure(rounds: int, repeats: int, fresh: bool = False) -> Rounds:
     """Seconds per build (the median of ``repeats``), one per round, by device count, in
-    interleaved rounds whose foreign load is read."""
+    interleaved rounds whose foreign load is read; ``fresh``: each build for a new
+    geometry (``forget_geometry`` first, untimed)."""
     docs = documents()
     for doc in docs.values():
         build_chart(doc, PAGE)  # analyses, sweeps and text widths cached
@@ -53,6 +68,8 @@ def measure(rounds: int, repeats: int) -> Rounds:
     def builds(doc: Document) -> float:
         times = []
         for _ in range(repeats):
+            if fresh:
+                forget_geometry()
             start = time.perf_counter()
             build_chart(doc, PAGE)
             times.append(time.perf_counter() - start)
@@ -71,15 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args(argv)
-    measured = measure(args.rounds, args.repeats)
     print(f"chart build, llama-3-70b TP 8, {args.rounds} interleaved rounds of {args.repeats}")
-    for n, values in measured.times.items():
-        p20, p80 = np.percentile(values, [20, 80])
-        print(f"{n} device{'s' if n != '1' else ' '}: median {statistics.median(values) * 1e3:6.2f} ms "
-              f"(p20 {p20 * 1e3:6.2f}, p80 {p80 * 1e3:6.2f}; every round)")
-    for n in list(measured.times)[1:]:
-        goal = f"goal <= {GOAL:g}" if n == str(len(DEVICES)) else "(context)"
-        print(describe(f"{n} devices ÷ 1 device", measured.ratio(n, "1"), goal))
+    for fresh, what in ((False, "the same geometry again"), (True, "a new geometry")):
+        measured = measure(args.rounds, args.repeats, fresh)
+        print(f"{what}:")
+        for n, values in measured.times.items():
+            p20, p80 = np.percentile(values, [20, 80])
+            print(f"  {n} device{'s' if n != '1' else ' '}: median {statistics.median(values) * 1e3:6.2f} ms "
+                  f"(p20 {p20 * 1e3:6.2f}, p80 {p80 * 1e3:6.2f}; every round)")
+        for n in list(measured.times)[1:]:
+            goal = f"goal <= {GOAL:g}" if n == str(len(DEVICES)) else "(context)"
+            print(describe(f"  {n} devices ÷ 1 device", measured.ratio(n, "1"), goal))
     return 0
 
 

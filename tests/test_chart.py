@@ -545,9 +545,9 @@ def test_a_label_whose_hinted_place_is_taken_tries_only_a_few_others_during_a_dr
     asked = []
 
     class Counted(Spots):
-        def corners(self, index):  # a candidate tested
+        def shape(self, index):  # a candidate tested
             asked.append(index)
-            return super().corners(index)
+            return super().shape(index)
 
     text = Text("label", (0.0, 0.0), 12.0, "#000000", ElementKind.ROOF)
     nowhere = Counted([(text, (-500.0, -500.0), 0.0, "start", "above", 0.0)] * 60)  # all off the plot

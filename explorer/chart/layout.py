@@ -31,10 +31,13 @@ Placement = tuple[list[Text], list[Text], tuple[int, ...]]
 
 class Spots(Sequence):
     """Candidate places for a text, made only when looked at: most labels take one of
-    their first places, and a chart has hundreds of candidates."""
+    their first places, and a chart has hundreds of candidates. A place's shape is worked
+    out once: the spots of a roof's label are kept while the roof stays put (a change of
+    batch, a star drag, another roof's drag), and their shapes with them."""
 
     def __init__(self, specs: list[tuple]) -> None:
         self._specs = specs  # (text, origin, angle, align, side, gap) for ``at``
+        self._shapes: list[tuple | None] = [None] * len(specs)
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -45,9 +48,17 @@ class Spots(Sequence):
     def corners(self, index: int) -> tuple[Point, ...]:
         """The corners of candidate ``index``, without making its text (the same as
         ``self[index].corners``)."""
-        text, origin, angle, align, side, gap = self._specs[index]
-        dx, dy = _offsets(text, align, side, gap)
-        return quad(origin, text.width, text.height, math.radians(angle), dx, dy)
+        return self.shape(index)[0]
+
+    def shape(self, index: int) -> tuple:
+        """(corners, box, edge normals) of candidate ``index`` (``_shape``)."""
+        shape = self._shapes[index]
+        if shape is None:
+            text, origin, angle, align, side, gap = self._specs[index]
+            dx, dy = _offsets(text, align, side, gap)
+            shape = self._shapes[index] = _shape(quad(origin, text.width, text.height, math.radians(angle),
+                                                      dx, dy))
+        return shape
 
     def __add__(self, other: Spots) -> Spots:
         return Spots(self._specs + other._specs)
@@ -114,7 +125,7 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
         candidates = request.candidates
         hint = hints[number] if number < len(hints) else None
         taken = next((index for index in _order(len(candidates), hint)
-                      if _free(_corners(candidates, index), request.owner, obstacles, segments, bounds)), -1)
+                      if _free(_shape_of(candidates, index), request.owner, obstacles, segments, bounds)), -1)
         if taken == -1:
             left.append(candidates[0])  # the first is the fullest text: the key has room
         else:
@@ -127,8 +138,13 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     return placed, left, tuple(chosen)
 
 
-def _corners(candidates: Sequence[Text], index: int) -> tuple[Point, ...]:
-    return candidates.corners(index) if isinstance(candidates, Spots) else candidates[index].corners
+def _shape(corners: tuple[Point, ...]) -> tuple:
+    """What a label's test needs of a place: its corners, their box and edge normals."""
+    return corners, box(corners), normals(corners)
+
+
+def _shape_of(candidates: Sequence[Text], index: int) -> tuple:
+    return candidates.shape(index) if isinstance(candidates, Spots) else _shape(candidates[index].corners)
 
 
 def _order(count: int, hint: int | None) -> list[int]:
@@ -149,20 +165,17 @@ def _obstacle(owner, shape, bounds: tuple) -> tuple:
     return owner, shape, normals(shape), bounds
 
 
-def _free(corners, owner, obstacles: list[tuple], segments: list[tuple], bounds: tuple) -> bool:
-    """Whether a label's ``corners`` stay inside ``bounds`` and cover no obstacle other
-    than its ``owner``, with no other line between it and its own line: ``overlap`` of each
-    pair, with each obstacle's normals worked out once."""
-    left, top, right, bottom = box(corners)
+def _free(place: tuple, owner, obstacles: list[tuple], segments: list[tuple], bounds: tuple) -> bool:
+    """Whether a label's ``place`` (``_shape``) stays inside ``bounds`` and covers no
+    obstacle other than its ``owner``, with no other line between it and its own line:
+    ``overlap`` of each pair, with every shape's normals worked out once."""
+    corners, (left, top, right, bottom), axes = place
     if left < bounds[0] or top < bounds[1] or right > bounds[2] or bottom > bounds[3]:
         return False
-    axes = None
     for other, shape, axes_of_other, near in obstacles:
         if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1] \
                 or (other is not None and other is owner):  # boxes apart (``apart``), or its own
             continue
-        if axes is None:
-            axes = normals(corners)
         if not separated(corners, shape, (*axes, *axes_of_other)):
             return False
     return not (isinstance(owner, Line) and _separated(corners, owner, segments))
