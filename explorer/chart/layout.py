@@ -15,7 +15,6 @@ from explorer.chart.geometry import (
     Rect,
     apart,
     box,
-    crosses,
     nearest,
     normals,
     quad,
@@ -90,14 +89,15 @@ def _offsets(text: Text, align: str, side: str, gap: float) -> tuple[float, floa
 
 def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
     """Whether another line runs between a label and its own line (the label would read as
-    that line's): the straight path from the label's centre to its line crosses one."""
+    that line's): the straight path from the label's centre to its line crosses one
+    (``crosses``; ``segments``: the lines' obstacles, their shapes and normals made once)."""
     cx, cy = sum(x for x, _ in corners) / 4, sum(y for _, y in corners) / 4
     foot = min((nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
-    own = box(path)
-    return any(line is not owner and not apart(own, b) and crosses(path, a, b_)
-               for line, a, b_, b in segments)
+    own, axes = box(path), normals(path)
+    return any(line is not owner and not apart(own, near) and not separated(path, shape, (*axes, *line_axes))
+               for line, shape, line_axes, near in segments)
 
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
@@ -111,12 +111,11 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     places nearest it: a frame of a drag never searches every place (the full layout
     follows when the drag ends). ``room``: asked after each label with the texts placed
     and left so far; when it says no, the layout is given up (None)."""
-    segments = [(line, a, b, box((a, b))) for line in lines if line.kind not in IGNORED_LINES
-                for a, b in zip(line.points, line.points[1:], strict=False)]
     # What a label must not cover, as (owner, shape, its normals, box); the labels placed join them.
-    obstacles = [_obstacle(line, segment_shape(a, b), bounds) for line, a, b, bounds in segments]
-    obstacles += [_obstacle(marker, corners, box(corners)) for marker in markers
-                  for corners in (square(marker.center, marker.size / 2 + 1),)]
+    segments = [_obstacle(line, segment_shape(a, b), box((a, b))) for line in lines
+                if line.kind not in IGNORED_LINES for a, b in zip(line.points, line.points[1:], strict=False)]
+    obstacles = [*segments, *(_obstacle(marker, corners, box(corners)) for marker in markers
+                              for corners in (square(marker.center, marker.size / 2 + 1),))]
     bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)
     placed: list[Text] = []
     left: list[Text] = []
