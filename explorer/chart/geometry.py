@@ -44,11 +44,10 @@ def quad(anchor: Point, width: float, height: float, angle: float, dx: float, dy
     radians (positive: clockwise on the page, as y points down)."""
     c, s = math.cos(angle), math.sin(angle)
     ax, ay = anchor
-
-    def at(u: float, v: float) -> Point:
-        return ax + u * c - v * s, ay + u * s + v * c
-
-    return (at(dx, dy), at(dx + width, dy), at(dx + width, dy + height), at(dx, dy + height))
+    right, bottom = dx + width, dy + height  # (written out: a chart tests hundreds of places)
+    return ((ax + dx * c - dy * s, ay + dx * s + dy * c), (ax + right * c - dy * s, ay + right * s + dy * c),
+            (ax + right * c - bottom * s, ay + right * s + bottom * c),
+            (ax + dx * c - bottom * s, ay + dx * s + bottom * c))
 
 
 def nearest(point: Point, start: Point, end: Point) -> Point:
@@ -78,7 +77,7 @@ def normals(corners) -> list[Point]:
 
 def box(corners) -> tuple[float, float, float, float]:
     """(left, top, right, bottom) of a corner list."""
-    xs, ys = [x for x, _ in corners], [y for _, y in corners]
+    xs, ys = tuple(zip(*corners, strict=True))
     return min(xs), min(ys), max(xs), max(ys)
 
 

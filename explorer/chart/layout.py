@@ -82,8 +82,12 @@ def at(text: Text, origin: Point, angle: float = 0.0, align: str = "start", side
 
 
 def _offsets(text: Text, align: str, side: str, gap: float) -> tuple[float, float]:
-    dx = {"start": 0.0, "end": -text.width, "middle": -text.width / 2}[align]
-    dy = {"above": -(text.height + gap), "below": gap, "centre": -text.height / 2}[side]
+    # (no dictionaries made per call: a chart tests hundreds of places)
+    if align not in ("start", "end", "middle") or side not in ("above", "below", "centre"):
+        raise ValueError(f"a label aligns to start, end or middle and sits above, below or centre: "
+                         f"not {align}, {side}")
+    dx = 0.0 if align == "start" else -text.width if align == "end" else -text.width / 2
+    dy = -(text.height + gap) if side == "above" else gap if side == "below" else -text.height / 2
     return dx, dy
 
 
