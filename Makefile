@@ -38,6 +38,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/drag_latency.py
 	$(BIN)/python benchmarks/drag_x11.py
 	$(BIN)/python benchmarks/app_responsiveness.py --only startup --rounds 9
+	$(BIN)/python benchmarks/startup_x11.py --rounds 9
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py
 

@@ -50,3 +50,19 @@ def test_the_drags_run_through_a_real_x_server():
     assert out.returncode == 0, out.stderr[-2000:]
     lines = [line for line in out.stdout.splitlines() if " drag" in line and "p99" in line]
     assert len(lines) == 4 and all("; 40 moves" in line for line in lines), out.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(drag_x11.missing() is not None, reason=str(drag_x11.missing()))
+def test_start_up_is_timed_to_the_first_frame_painted_on_a_real_x_server():
+    """Each of the three windows is painted for the server and timed; ours after the bare
+    PySide6 window, which paints one empty widget (a check that the time is the paint's,
+    not a process that ended before any)."""
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "startup_x11.py"), "--rounds", "1"],
+                         capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = out.stdout.split("every round: ", 1)[1].splitlines()[0]  # "bare 136 ms, pyqtgraph 543 ms, …"
+    medians = dict(part.split()[:2] for part in line.split(", "))
+    bare, graph, ours = (float(medians[kind]) for kind in ("bare", "pyqtgraph", "ours"))
+    assert 0 < bare < ours and graph > 0
+    assert out.stdout.count("goal <= ") == 2

@@ -1,0 +1,117 @@
+"""Start-up on a real X server: process start to the first frame painted for the server,
+our window against a bare pyqtgraph PlotWidget window and a bare PySide6 window, each in a
+fresh interpreter on its own Xvfb through Qt's xcb platform, in interleaved rounds whose
+foreign load is read (as ``app_responsiveness.py`` times them offscreen, where a ``grab``
+stands for the first frame). Here each process shows its window and runs its event loop
+until the widget that shows the content (the chart; the plot's viewport; the bare window)
+has handled its first paint event, as the server asked for it. Goal: ≤ 1.0× the bare
+pyqtgraph window and ≤ 3× the bare PySide6 window.
+
+    python benchmarks/startup_x11.py [--rounds 9]
+
+Needs Xvfb (Debian: xvfb, libxcb-cursor0); says so and stops without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from common import describe, interleaved
+from drag_x11 import start_server
+
+# Each process ends on its own first painted frame: ``target``'s first paint event handled.
+FIRST_PAINT = """
+import sys, time
+start = time.perf_counter()
+{setup}
+from PySide6 import QtCore
+
+class FirstPaint(QtCore.QObject):
+    def eventFilter(self, watched, event):
+        if watched is target and event.type() == QtCore.QEvent.Type.Paint and not painted:
+            painted.append(True)
+            QtCore.QTimer.singleShot(0, done)  # after the paint (and its flush) returns
+        return False
+
+def done():
+    print(time.perf_counter() - start)
+    app.quit()
+
+painted = []
+first = FirstPaint()
+target.installEventFilter(first)
+w.show()
+QtCore.QTimer.singleShot(20000, app.quit)  # a window never painted ends without a time
+app.exec()
+{after}
+"""
+
+SETUPS = {
+    "bare": ("from PySide6 import QtWidgets\n"
+             "app = QtWidgets.QApplication(sys.argv[:1])\n"
+             "w = QtWidgets.QMainWindow(); w.resize(1366, 768); target = w", ""),
+    "pyqtgraph": ("from PySide6 import QtWidgets\nimport pyqtgraph as pg\n"
+                  "app = QtWidgets.QApplication(sys.argv[:1])\n"
+                  "w = QtWidgets.QMainWindow(); plot = pg.PlotWidget(); w.setCentralWidget(plot)\n"
+                  "w.resize(1366, 768); target = plot.viewport()", ""),
+    "ours": ("from explorer import window_options\nfrom PySide6 import QtWidgets\n"
+             "from explorer.ui.application import build_window\n"
+             "app = QtWidgets.QApplication(sys.argv[:1])\n"
+             "w = build_window(window_options.parse(['--size', '1366x768'])); target = w.chart",
+             "w.runs.shutdown()"),
+}
+
+
+def first_paint(kind: str, env: dict) -> float:
+    """Seconds from a fresh interpreter's first line to its first painted frame."""
+    setup, after = SETUPS[kind]
+    done = subprocess.run([sys.executable, "-c", FIRST_PAINT.format(setup=setup, after=after)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    printed = done.stdout.split()
+    if done.returncode != 0 or not printed:
+        raise SystemExit(f"the {kind} window was not painted on the X server:\n{done.stderr[-2000:]}")
+    return float(printed[0])
+
+
+def main(argv: list[str] | None = None) -> int:
+    from drag_x11 import missing
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args(argv)
+    why = missing()
+    if why:
+        print(f"start-up on X11: not run: {why}")
+        return 0
+    # An installed app runs from compiled bytecode, as pyqtgraph does here.
+    compileall.compile_dir(os.path.join(os.path.dirname(__file__), "..", "explorer"), quiet=1)
+    server, display = start_server()
+    env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb",
+           "ROOFLINE_EXPLORER_DATA": os.environ.get("ROOFLINE_EXPLORER_DATA")
+           or tempfile.mkdtemp(prefix="roofline-bench-")}
+    try:
+        measured = interleaved({kind: (lambda kind=kind: first_paint(kind, env)) for kind in SETUPS},
+                               args.rounds)
+    finally:
+        server.terminate()
+        server.wait()
+    print(f"start-up to the first frame painted on X11 (Xvfb, xcb), {args.rounds} interleaved rounds:")
+    print("  medians of every round: " + ", ".join(f"{kind} {statistics.median(times) * 1e3:.0f} ms"
+                                                 for kind, times in measured.times.items()))
+    print(describe("ours ÷ a bare pyqtgraph window", measured.ratio("ours", "pyqtgraph"), "goal <= 1.0"))
+    print(describe("ours ÷ a bare PySide6 window", measured.ratio("ours", "bare"), "goal <= 3"))
+    return 0
+
+
+if __name__ == "__main__":
+    from common import watched
+
+    with watched():
+        code = main()
+    sys.exit(code)
