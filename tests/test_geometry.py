@@ -1,11 +1,12 @@
-"""The label placement's overlap test against the plain separating-axis test on every edge
-of both shapes: it checks fewer normals (none for level and plumb sides, two for a
-parallelogram), never with a different answer."""
+"""The label placement's overlap tests against the plain separating-axis test on every edge
+of both shapes: they check fewer normals (none for level and plumb sides, two for a
+parallelogram), and the layout's own (``split`` of each shape's ``bands``, made once)
+projects only the other shape, never with a different answer."""
 
 import math
 import random
 
-from explorer.chart.geometry import overlap, quad, square
+from explorer.chart.geometry import apart, bands, box, overlap, quad, split, square
 
 
 def every_edge(a, b) -> bool:
@@ -49,3 +50,15 @@ def test_overlap_agrees_with_every_edge_on_ten_thousand_pairs():
     disagree = [(a, b) for a, b in pairs if overlap(a, b) != every_edge(a, b)]
     assert not disagree
     assert 0.05 < sum(overlap(a, b) for a, b in pairs) / len(pairs) < 0.95  # both answers tested
+
+
+def test_split_of_bands_agrees_with_every_edge_on_ten_thousand_pairs():
+    """The layout's test (boxes, then each shape's bands against the other's points)."""
+    rng = random.Random(20261203)
+    pairs = [(shapes(rng), shapes(rng)) for _ in range(10_000)]
+    pairs = [(a, b) for a, b in pairs if a[0] != a[1] and b[0] != b[1]]
+    layout = [not apart(box(a), box(b)) and not split(bands(a), b) and not split(bands(b), a)
+              for a, b in pairs]
+    assert layout == [every_edge(a, b) for a, b in pairs]
+    assert 0.05 < sum(layout) / len(layout) < 0.95
+    assert {len(a) for a, _ in pairs} == {2, 3, 4}  # each of split's three ways to project

@@ -5,7 +5,7 @@ a corner of the plot, give the same chart as testing everything."""
 import pytest
 
 from explorer.chart.elements import ElementKind, Page, Text
-from explorer.chart.geometry import Rect, box, normals, overlap
+from explorer.chart.geometry import Rect, bands, box, overlap
 from explorer.chart.key_corner import CornerWatch, empty_corner
 from explorer.chart.layout import Spots
 from explorer.chart.model import build_chart
@@ -23,7 +23,7 @@ def test_a_candidates_corners_are_those_of_its_text():
              for side in ("above", "below", "centre") for gap in (0.0, 3.0)]
     spots = Spots(specs)
     assert all(spots.corners(i) == spots[i].corners for i in range(len(spots)))
-    assert all(spots.shape(i) == (spots[i].corners, box(spots[i].corners), normals(spots[i].corners))
+    assert all(spots.shape(i) == (spots[i].corners, box(spots[i].corners), bands(spots[i].corners))
                for i in range(len(spots)))  # worked out once, the same the second time
 
 

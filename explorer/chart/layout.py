@@ -6,6 +6,7 @@ another). A pure function of the chart's geometry, so it is tested without Qt.""
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -14,12 +15,12 @@ from explorer.chart.geometry import (
     Point,
     Rect,
     apart,
+    bands,
     box,
     nearest,
-    normals,
     quad,
     segment_shape,
-    separated,
+    split,
     square,
 )
 
@@ -50,7 +51,7 @@ class Spots(Sequence):
         return self.shape(index)[0]
 
     def shape(self, index: int) -> tuple:
-        """(corners, box, edge normals) of candidate ``index`` (``_shape``)."""
+        """(corners, box, ``bands``) of candidate ``index`` (``_shape``)."""
         shape = self._shapes[index]
         if shape is None:
             text, origin, angle, align, side, gap = self._specs[index]
@@ -94,14 +95,14 @@ def _offsets(text: Text, align: str, side: str, gap: float) -> tuple[float, floa
 def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
     """Whether another line runs between a label and its own line (the label would read as
     that line's): the straight path from the label's centre to its line crosses one
-    (``crosses``; ``segments``: the lines' obstacles, their shapes and normals made once)."""
+    (``crosses``; ``segments``: the lines' obstacles, their shapes and bands made once)."""
     cx, cy = sum(x for x, _ in corners) / 4, sum(y for _, y in corners) / 4
     foot = min((nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
-    own, axes = box(path), normals(path)
-    return any(line is not owner and not apart(own, near) and not separated(path, shape, (*axes, *line_axes))
-               for line, shape, line_axes, near in segments)
+    own, across = box(path), bands(path)
+    return any(line is not owner and not apart(own, near) and not split(across, shape)
+               and not split(line_bands, path) for line, shape, line_bands, near in segments)
 
 
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
@@ -115,12 +116,14 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     places nearest it: a frame of a drag never searches every place (the full layout
     follows when the drag ends). ``room``: asked after each label with the texts placed
     and left so far; when it says no, the layout is given up (None)."""
-    # What a label must not cover, as (owner, shape, its normals, box); the labels placed join them.
+    # What a label must not cover, as (owner, shape, its bands, box): the lines' segments,
+    # the markers (``_Marks``) and the labels placed so far.
     segments = [_obstacle(line, segment_shape(a, b), box((a, b))) for line in lines
                 if line.kind not in IGNORED_LINES for a, b in zip(line.points, line.points[1:], strict=False)]
-    obstacles = [*segments, *(_obstacle(marker, corners, box(corners)) for marker in markers
-                              for corners in (square(marker.center, marker.size / 2 + 1),))]
+    marks = _Marks([_obstacle(marker, corners, box(corners)) for marker in markers
+                    for corners in (square(marker.center, marker.size / 2 + 1),)])
     bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)
+    labels: list[tuple] = []
     placed: list[Text] = []
     left: list[Text] = []
     chosen: list[int] = []
@@ -128,12 +131,13 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
         candidates = request.candidates
         hint = hints[number] if number < len(hints) else None
         taken = next((index for index in _order(len(candidates), hint)
-                      if _free(_shape_of(candidates, index), request.owner, obstacles, segments, bounds)), -1)
+                      if _free(_shape_of(candidates, index), request.owner, (segments, labels), marks,
+                               segments, bounds)), -1)
         if taken == -1:
             left.append(candidates[0])  # the first is the fullest text: the key has room
         else:
             text = candidates[taken]
-            obstacles.append(_obstacle(None, text.corners, box(text.corners)))
+            labels.append(_obstacle(None, text.corners, box(text.corners)))
             placed.append(text)
         chosen.append(taken)
         if room is not None and not room(placed, left):
@@ -141,9 +145,23 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     return placed, left, tuple(chosen)
 
 
+class _Marks:
+    """The markers' obstacles by the left edge of their boxes: a place tests only those
+    whose box can reach across it (the rest are apart from it, ``apart``)."""
+
+    def __init__(self, obstacles: list[tuple]) -> None:
+        self.obstacles = sorted(obstacles, key=lambda o: o[3][0])
+        self.lefts = [o[3][0] for o in self.obstacles]
+        self.reach = max((o[3][2] - o[3][0] for o in self.obstacles), default=0.0)
+
+    def near(self, left: float, right: float) -> list[tuple]:
+        """Those whose box may overlap the columns from ``left`` to ``right``."""
+        return self.obstacles[bisect_right(self.lefts, left - self.reach):bisect_left(self.lefts, right)]
+
+
 def _shape(corners: tuple[Point, ...]) -> tuple:
-    """What a label's test needs of a place: its corners, their box and edge normals."""
-    return corners, box(corners), normals(corners)
+    """What a label's test needs of a place: its corners, their box and ``bands``."""
+    return corners, box(corners), bands(corners)
 
 
 def _shape_of(candidates: Sequence[Text], index: int) -> tuple:
@@ -163,22 +181,24 @@ def _order(count: int, hint: int | None) -> list[int]:
 
 def _obstacle(owner, shape, bounds: tuple) -> tuple:
     """What a label must not cover: its owner (a line or marker, None for a label), its
-    shape, the normals a separating-axis test needs of it, and its box; a line segment's
+    shape, the ``bands`` a separating-axis test needs of it, and its box; a line segment's
     box is the segment's even where a point stands for a tiny triangle (``segment_shape``)."""
-    return owner, shape, normals(shape), bounds
+    return owner, shape, bands(shape), bounds
 
 
-def _free(place: tuple, owner, obstacles: list[tuple], segments: list[tuple], bounds: tuple) -> bool:
+def _free(place: tuple, owner, groups: tuple, marks: _Marks, segments: list[tuple], bounds: tuple) -> bool:
     """Whether a label's ``place`` (``_shape``) stays inside ``bounds`` and covers no
-    obstacle other than its ``owner``, with no other line between it and its own line:
-    ``overlap`` of each pair, with every shape's normals worked out once."""
-    corners, (left, top, right, bottom), axes = place
+    obstacle (of ``groups`` and the ``marks`` near it) other than its ``owner``, with no
+    other line between it and its own line: boxes first (``apart``), then the separating
+    axes of each (``split``), every shape's bands worked out once."""
+    corners, (left, top, right, bottom), own = place
     if left < bounds[0] or top < bounds[1] or right > bounds[2] or bottom > bounds[3]:
         return False
-    for other, shape, axes_of_other, near in obstacles:
-        if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1] \
-                or (other is not None and other is owner):  # boxes apart (``apart``), or its own
-            continue
-        if not separated(corners, shape, (*axes, *axes_of_other)):
-            return False
+    for obstacles in (*groups, marks.near(left, right)):
+        for other, shape, other_bands, near in obstacles:
+            if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1] \
+                    or (other is not None and other is owner):  # boxes apart (``apart``), or its own
+                continue
+            if not split(own, shape) and not split(other_bands, corners):
+                return False
     return not (isinstance(owner, Line) and _separated(corners, owner, segments))
