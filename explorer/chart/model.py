@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 from explorer.chart import palette
 from explorer.chart.axes_frame import tick_label
@@ -29,7 +30,7 @@ from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_
 from explorer.chart.key_corner import CornerWatch, empty_corner, overflow_rows
 from explorer.chart.layout import place
 from explorer.chart.memory_note import memory_note
-from explorer.chart.points import measured_ceilings, measured_marks, measured_points, workload_marks
+from explorer.chart.points import measured_ceilings, measured_marks, measured_points, op_tips, workload_marks
 from explorer.chart.profile_marks import profile_entries, profile_marks, profile_points
 from explorer.chart.roofs import (
     Shown,
@@ -127,21 +128,35 @@ def _ranges(shot: Snapshot, devices: list[Shown], measured) -> tuple[tuple[float
             (10.0 ** math.floor(math.log10(low_y)), top * 3))
 
 
-def _room_for_labels(x_range, plot: Rect, devices: list[Shown], page: Page, multi: bool):
+def _flats(devices: list[Shown], page: Page, multi: bool) -> tuple[tuple[float, float], ...]:
+    """(ridge, room its label needs) for every compute roof's flat part."""
+    return tuple((roof.value / shown.ceilings.bandwidth[0].value,
+                  text_width(roof_text(shown, roof, COMPUTE, multi), page.text) + 16)
+                 for shown in devices for roof in merged(shown.ceilings).compute)
+
+
+def _room_for_labels(x_range, plot: Rect, flats: tuple[tuple[float, float], ...]):
     """Widen the intensity range (by half decades, at most three) until every compute roof's
-    flat part, right of its ridge, is long enough for its label."""
+    flat part, right of its ridge, is long enough for its label (``_flats``)."""
     low, high = x_range
     for _ in range(3):  # at most a decade and a half more: a narrow plot cannot gain by it
-        short = False
-        for shown in devices:
-            for roof in merged(shown.ceilings).compute:
-                ridge = roof.value / shown.ceilings.bandwidth[0].value
-                flat = plot.width * math.log10(high / max(ridge, low)) / math.log10(high / low)
-                short |= flat < text_width(roof_text(shown, roof, COMPUTE, multi), page.text) + 16
-        if not short:
+        if all(plot.width * math.log10(high / max(ridge, low)) / math.log10(high / low) >= room
+               for ridge, room in flats):
             break
         high *= 10 ** 0.5
     return low, high
+
+
+class _Content(NamedTuple):
+    """What a chart shows, worked out once: where the key goes (inside, beside, below)
+    changes only where it is drawn."""
+
+    devices: list[Shown]
+    measured: list
+    entries: list[Entry]
+    ops: list  # the plotted ops and their tooltips (``points.op_tips``)
+    ranges: tuple  # the data's decades (``_ranges``), before room for the roofs' labels; or kept
+    flats: tuple  # the compute roofs' ridges and their labels' widths (``_flats``)
 
 
 def default_title(shot: Snapshot | Source) -> str:
@@ -257,38 +272,43 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     devices = _devices(shot, style_slots(options.slots, shot.session.hardware))
     measured = measured_points(shot, options.suites)
     entries = _key_entries(shot, devices, theme, measured) if options.key else []
+    fitted = not options.ranges  # (kept ones: a zoom, a drag)
+    content = _Content(devices, measured, entries, op_tips(shot.analysis),
+                       _ranges(shot, devices, measured) if fitted else options.ranges,
+                       _flats(devices, page, _named(devices, options)) if fitted else ())
     # A drag keeps the key where it was (one layout), on the same page only: a resize or
     # presentation mode mid-drag lays the key out afresh.
     if options.plot is not None and options.key_place in ("below", "beside"):
         below = options.key_place == "below"
-        return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
+        return _compose(shot, page, options, theme, content, beside=not below, below=below)
     if options.key_place is None or options.key_place == "inside":
-        inside = _compose(shot, page, options, theme, devices, measured, entries, beside=False)
+        inside = _compose(shot, page, options, theme, content, beside=False)
         if inside is not None:
             return inside
     # Below when a column would leave too narrow a plot, unless the band would take so much
     # of the height that the plot would be flattened instead (four devices' unlabelled roofs).
     below = (page.width < KEY_BELOW_ASPECT * page.height
              and key_band(entries, page)[1] <= MAX_BAND * page.height)
-    return _compose(shot, page, options, theme, devices, measured, entries, beside=not below, below=below)
+    return _compose(shot, page, options, theme, content, beside=not below, below=below)
 
 
-def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, devices, measured, entries,
+def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: _Content,
              beside: bool, below: bool = False) -> Chart | None:
+    devices, measured, entries = content.devices, content.measured, content.entries
     columns, band = key_band(entries, page) if below else (1, 0.0)
     plot, frame_texts = _frame(shot, page, options, theme, entries if beside else [], band)
     plot, frame_texts, band = _kept_plot(shot, page, options, theme, plot, frame_texts, band, beside, below)
     if options.ranges:
         x_range, y_range = options.ranges
     else:
-        x_range, y_range = _ranges(shot, devices, measured)
-        x_range = _room_for_labels(x_range, plot, devices, page, _named(devices, options))
+        x_range, y_range = content.ranges
+        x_range = _room_for_labels(x_range, plot, content.flats)
     chart = Chart(page, plot, x_range, y_range, theme.background, theme.foreground)
     axis_lines, axis_texts = _axes(chart, theme)
     roof_items, labelled = roof_lines(chart, theme, devices, _named(devices, options))
     ridge_marks, ridge_requests = ridges(chart, theme, devices, {s.hardware.id for s in devices
                                                                  if s.hardware != s.datasheet})
-    track, points = workload_marks(chart, shot, theme)
+    track, points = workload_marks(chart, shot, theme, content.ops)
     compared, compared_requests = compared_marks(chart, shot, theme)
     ceilings = [*measured_ceilings(chart, shot, theme), *calibrated_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]

@@ -68,6 +68,11 @@ def op_infos(analysis: Analysis) -> list[OpInfo]:
     return out
 
 
+def op_tips(analysis: Analysis) -> list[tuple[OpInfo, str]]:
+    """Every plotted op (``op_infos``) with its hover text."""
+    return [(info, info.tooltip()) for info in op_infos(analysis)]
+
+
 def measured_tooltip(p: Point, source: str) -> str:
     knob = " ".join(f"{k}={v}" for k, v in p.param.items())
     lines = [f"measured {p.suite}/{p.kernel} {p.dtype} {knob}".rstrip(),
@@ -102,21 +107,22 @@ def track_line(chart: Chart, sweep, theme) -> Line:
     return Line(points, Stroke(theme.track, 1.5 * scale, tuple(d * scale for d in dash)), ElementKind.TRACK)
 
 
-def workload_marks(chart: Chart, shot: Snapshot, theme) -> tuple[list[Line], list[Marker]]:
+def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list[Line], list[Marker]]:
     """The batch track (dotted), the ops (hollow, area by their share of the time), the
-    selection, and the whole-step star over them, see-through."""
+    selection, and the whole-step star over them, see-through; ``ops``: ``op_tips`` of the
+    analysis."""
     a, sweep = shot.analysis, shot.sweep
     scale = chart.page.lines
     lines, markers = [], []
     if sweep.batch.size > 1:
         lines.append(track_line(chart, sweep, theme))
-    for info in op_infos(a):
+    for info, tip in ops:
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)
         markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale,
                               Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background,
                               ElementKind.OP,
-                              info.name, info.tooltip(), fill_opacity=0.6))
+                              info.name, tip, fill_opacity=0.6))
         if info.name == shot.session.selected_op:
             markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
                                   ElementKind.SELECTION, info.name))
