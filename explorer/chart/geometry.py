@@ -76,7 +76,13 @@ def normals(corners) -> list[Point]:
 
 
 def box(corners) -> tuple[float, float, float, float]:
-    """(left, top, right, bottom) of a corner list."""
+    """(left, top, right, bottom) of a polygon (written out for segments and quads)."""
+    if len(corners) == 4:
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = corners
+        return min(x0, x1, x2, x3), min(y0, y1, y2, y3), max(x0, x1, x2, x3), max(y0, y1, y2, y3)
+    if len(corners) == 2:
+        (x0, y0), (x1, y1) = corners
+        return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
     xs, ys = tuple(zip(*corners, strict=True))
     return min(xs), min(ys), max(xs), max(ys)
 
@@ -107,8 +113,11 @@ def separated(a, b, axes) -> bool:
 def bands(corners) -> tuple[tuple[float, float, float, float], ...]:
     """Each of ``normals(corners)`` with the polygon's own extent along it, (nx, ny, low,
     high): a separating-axis test then projects only the other polygon (``split``)."""
+    axes = normals(corners)
+    if not axes:  # level and plumb sides: the boxes settle it
+        return ()
     out = []
-    for nx, ny in normals(corners):
+    for nx, ny in axes:
         on = [x * nx + y * ny for x, y in corners]
         out.append((nx, ny, min(on), max(on)))
     return tuple(out)
