@@ -38,6 +38,8 @@ class Spots(Sequence):
     def __init__(self, specs: list[tuple]) -> None:
         self._specs = specs  # (text, origin, angle, align, side, gap) for ``at``
         self._shapes: list[tuple | None] = [None] * len(specs)
+        self._lines: tuple | None = None  # the lines ``_clear`` was worked out for
+        self._clear: list[bool | None] = []
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -59,6 +61,14 @@ class Spots(Sequence):
             shape = self._shapes[index] = _shape(quad(origin, text.width, text.height, math.radians(angle),
                                                       dx, dy))
         return shape
+
+    def clear_of(self, lines: tuple) -> list[bool | None]:
+        """Whether each place is clear of ``lines`` (``_clear_of_lines``; None: not yet
+        known), for the lines of the last layout: a roof's places keep it while every line
+        stays put (a change of batch, a star drag, a theme)."""
+        if lines != self._lines:
+            self._lines, self._clear = lines, [None] * len(self._specs)
+        return self._clear
 
     def __add__(self, other: Spots) -> Spots:
         return Spots(self._specs + other._specs)
@@ -123,16 +133,19 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     marks = _Marks([_obstacle(marker, corners, box(corners)) for marker in markers
                     for corners in (square(marker.center, marker.size / 2 + 1),)])
     bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)
+    shapes = tuple(shape for _, shape, _, _ in segments)  # what the places' ``clear_of`` is for
     labels: list[tuple] = []
     placed: list[Text] = []
     left: list[Text] = []
     chosen: list[int] = []
     for number, request in enumerate(requests):
-        candidates = request.candidates
+        candidates, owner = request.candidates, request.owner
         hint = hints[number] if number < len(hints) else None
+        clear = candidates.clear_of((shapes, tuple(line is owner for line, *_ in segments))) \
+            if isinstance(candidates, Spots) else [None] * len(candidates)
         taken = next((index for index in _order(len(candidates), hint)
-                      if _free(_shape_of(candidates, index), request.owner, (segments, labels), marks,
-                               segments, bounds)), -1)
+                      if _free(_shape_of(candidates, index), owner, labels, marks, segments, bounds, clear,
+                               index)), -1)
         if taken == -1:
             left.append(candidates[0])  # the first is the fullest text: the key has room
         else:
@@ -186,19 +199,36 @@ def _obstacle(owner, shape, bounds: tuple) -> tuple:
     return owner, shape, bands(shape), bounds
 
 
-def _free(place: tuple, owner, groups: tuple, marks: _Marks, segments: list[tuple], bounds: tuple) -> bool:
-    """Whether a label's ``place`` (``_shape``) stays inside ``bounds`` and covers no
-    obstacle (of ``groups`` and the ``marks`` near it) other than its ``owner``, with no
-    other line between it and its own line: boxes first (``apart``), then the separating
-    axes of each (``split``), every shape's bands worked out once."""
-    corners, (left, top, right, bottom), own = place
+def _free(place: tuple, owner, labels: list[tuple], marks: _Marks, segments: list[tuple], bounds: tuple,
+          clear: list[bool | None], index: int) -> bool:
+    """Whether a label's ``place`` (``_shape``) stays inside ``bounds``, clear of the lines
+    (``_clear_of_lines``, known from last time in ``clear[index]``) and of the ``labels``
+    placed and the ``marks`` near it."""
+    left, top, right, bottom = place[1]
     if left < bounds[0] or top < bounds[1] or right > bounds[2] or bottom > bounds[3]:
         return False
-    for obstacles in (*groups, marks.near(left, right)):
-        for other, shape, other_bands, near in obstacles:
-            if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1] \
-                    or (other is not None and other is owner):  # boxes apart (``apart``), or its own
-                continue
-            if not split(own, shape) and not split(other_bands, corners):
-                return False
-    return not (isinstance(owner, Line) and _separated(corners, owner, segments))
+    known = clear[index]
+    if known is None:
+        known = clear[index] = _clear_of_lines(place, owner, segments)
+    return known and _apart(place, owner, labels) and _apart(place, owner, marks.near(left, right))
+
+
+def _clear_of_lines(place: tuple, owner, segments: list[tuple]) -> bool:
+    """Whether a place covers no line but its ``owner``'s, with no other line between it
+    and its own line."""
+    return _apart(place, owner, segments) and not (isinstance(owner, Line) and
+                                                   _separated(place[0], owner, segments))
+
+
+def _apart(place: tuple, owner, obstacles: list[tuple]) -> bool:
+    """Whether a place covers none of ``obstacles`` but its ``owner``: boxes first
+    (``apart``), then the separating axes of each (``split``), every shape's bands
+    worked out once."""
+    corners, (left, top, right, bottom), own = place
+    for other, shape, other_bands, near in obstacles:
+        if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1] \
+                or (other is not None and other is owner):  # boxes apart, or its own
+            continue
+        if not split(own, shape) and not split(other_bands, corners):
+            return False
+    return True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 
 from explorer.core.units import PRECISIONS
@@ -141,6 +141,19 @@ class Hardware:
     origin: str = field(default="", compare=False)
     short_name: str = ""  # for charts and slides ("H100 SXM"); the name when not given
     links: tuple[Link, ...] = ()  # interconnects (none listed: a single device)
+
+    def __hash__(self) -> int:
+        """The compared fields' hash, as a frozen dataclass's, worked out once: a chart's
+        caches look each shown device up several times per frame (5 µs each)."""
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __getstate__(self) -> dict:
+        """Without the hash kept (a text's hash differs between processes)."""
+        return {key: value for key, value in self.__dict__.items() if key != "_hash"}
 
     @property
     def label(self) -> str:
