@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from explorer.chart.elements import Chart, ElementKind, Text
-from explorer.chart.geometry import Rect, crosses, overlap, square
+from explorer.chart.geometry import Rect, apart, bands, box, overlap, segment_shape, split, square
 from explorer.chart.key import Entry, fitted, key_width
 
 UNLABELLED = "Unlabelled (no room)"
@@ -68,10 +68,21 @@ def _corners(chart: Chart, rows: list[Entry]) -> list[Rect]:
 
 
 def _clear(corners, lines, markers) -> bool:
-    if any(line.kind not in (ElementKind.GRID, ElementKind.AXIS) and any(crosses(corners, a, b)
-           for a, b in zip(line.points, line.points[1:], strict=False)) for line in lines):
-        return False
-    return not any(overlap(corners, square(m.center, m.size / 2)) for m in markers)
+    """Whether the box ``corners`` crosses no line (but the grid and axes) and covers no
+    marker (``crosses``, ``overlap``: boxes first, the box's own bands worked out once)."""
+    own, edges = box(corners), bands(corners)
+    for line in lines:
+        if line.kind in (ElementKind.GRID, ElementKind.AXIS):
+            continue
+        for a, b in zip(line.points, line.points[1:], strict=False):
+            shape = segment_shape(a, b)
+            if not apart(own, box(shape)) and not split(edges, shape) and not split(bands(shape), corners):
+                return False
+    for m in markers:
+        shape = square(m.center, m.size / 2)
+        if not apart(own, box(shape)) and not split(edges, shape) and not split(bands(shape), corners):
+            return False
+    return True
 
 
 class CornerWatch:
