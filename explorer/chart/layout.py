@@ -39,7 +39,7 @@ class Spots(Sequence):
         self._specs = specs  # (text, origin, angle, align, side, gap) for ``at``
         self._shapes: list[tuple | None] = [None] * len(specs)
         self._lines: tuple | None = None  # the lines ``_clear`` was worked out for
-        self._clear: list[bool | None] = []
+        self._clear: list[int | None] = []
 
     def __len__(self) -> int:
         return len(self._specs)
@@ -62,10 +62,10 @@ class Spots(Sequence):
                                                       dx, dy))
         return shape
 
-    def clear_of(self, lines: tuple) -> list[bool | None]:
-        """Whether each place is clear of ``lines`` (``_clear_of_lines``; None: not yet
-        known), for the lines of the last layout: a roof's places keep it while every line
-        stays put (a change of batch, a star drag, a theme)."""
+    def clear_of(self, lines: tuple) -> list[int | None]:
+        """What ``lines`` leave of each place (``_free``: BLOCKED, APART, CLEAR; None: not
+        yet known), for the lines of the last layout: a roof's places keep it while every
+        line stays put (a change of batch, a star drag)."""
         if lines != self._lines:
             self._lines, self._clear = lines, [None] * len(self._specs)
         return self._clear
@@ -199,25 +199,29 @@ def _obstacle(owner, shape, bounds: tuple) -> tuple:
     return owner, shape, bands(shape), bounds
 
 
+BLOCKED, APART, CLEAR = 0, 1, 2  # what a place's ``clear_of`` says of the lines (None: not known)
+
+
 def _free(place: tuple, owner, labels: list[tuple], marks: _Marks, segments: list[tuple], bounds: tuple,
-          clear: list[bool | None], index: int) -> bool:
-    """Whether a label's ``place`` (``_shape``) stays inside ``bounds``, clear of the lines
-    (``_clear_of_lines``, known from last time in ``clear[index]``) and of the ``labels``
-    placed and the ``marks`` near it."""
+          clear: list[int | None], index: int) -> bool:
+    """Whether a label's ``place`` (``_shape``) stays inside ``bounds``, covers no line but
+    its ``owner`` and none of the ``labels`` placed and the ``marks`` near it, with no
+    other line between it and its own line (``_separated``). What the lines say is kept
+    in ``clear[index]``: BLOCKED, APART (from their segments; ``_separated`` not yet asked,
+    as the labels or markers turned the place away) or CLEAR."""
     left, top, right, bottom = place[1]
     if left < bounds[0] or top < bounds[1] or right > bounds[2] or bottom > bounds[3]:
         return False
     known = clear[index]
     if known is None:
-        known = clear[index] = _clear_of_lines(place, owner, segments)
-    return known and _apart(place, owner, labels) and _apart(place, owner, marks.near(left, right))
-
-
-def _clear_of_lines(place: tuple, owner, segments: list[tuple]) -> bool:
-    """Whether a place covers no line but its ``owner``'s, with no other line between it
-    and its own line."""
-    return _apart(place, owner, segments) and not (isinstance(owner, Line) and
-                                                   _separated(place[0], owner, segments))
+        known = clear[index] = APART if _apart(place, owner, segments) else BLOCKED
+    if known == BLOCKED or not _apart(place, owner, labels) \
+            or not _apart(place, owner, marks.near(left, right)):
+        return False
+    if known == APART:
+        between = isinstance(owner, Line) and _separated(place[0], owner, segments)
+        known = clear[index] = BLOCKED if between else CLEAR
+    return known == CLEAR
 
 
 def _apart(place: tuple, owner, obstacles: list[tuple]) -> bool:
