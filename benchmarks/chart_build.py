@@ -4,13 +4,13 @@ and H200, the chart area of a 1366×768 window.
 
 Rounds interleave the four counts so a drift of this noisy machine hits them alike; each
 round builds every chart ``--repeats`` times (more where a round would be too short to
-read the foreign load over) from its analysis (cached, as in the window:
-only the chart is rebuilt), first for the same page and ranges again (as a change of
-batch, a star drag or a theme redraws it: each roof's lines and label places are kept),
-then for a new geometry (the chart's own caches emptied before each build, untimed; the
-text widths kept). Prints the median and p20–p80 per count and each count's ratio to one
-device's, with the clean rounds (no foreign load) it was taken over. Goal: cost linear in
-roofs and labels, four devices ≤ 2× one.
+read the foreign load over) from its analysis (cached, as in the window: only the chart
+is rebuilt), first for the same page and ranges again (as a change of batch or a star
+drag redraws it: each roof's lines, its label places and what the lines leave of each
+place are kept), then for a new geometry (the chart's own caches emptied before each
+build, untimed; the text widths kept). Prints the median and p20–p80 per count and each
+count's ratio to one device's, with the clean rounds (no foreign load) it was taken
+over. Goal: cost linear in roofs and labels, four devices ≤ 2× one.
 
     python benchmarks/chart_build.py [--rounds 9] [--repeats 20]
 """

@@ -56,9 +56,7 @@ def test_a_gemm_point_is_within_twice_its_goal_of_matmul():
     assert 0.9 / 2 <= ratio <= 1.1 * 2
 
 
-def test_four_devices_cost_no_more_than_they_did():
-    """Goal: four devices ≤ 2× one; not met (4.08× in the README's run, the same geometry
-    again: their labels are laid out inside the plot until the key can no longer fit there,
-    then again beside it, and those with no room try every place), so this guards today's
-    figure, 4.0–4.5: a regression to twice it fails."""
-    assert judged(chart_build.four_over_one(rounds=5, repeats=10)) <= 2 * 4.5
+def test_four_devices_cost_within_twice_their_goal():
+    """Goal: four devices ≤ 2× one, the same geometry again (a change of batch, a star
+    drag): 2.0–2.5× on this machine, so a regression to twice the goal fails."""
+    assert judged(chart_build.four_over_one(rounds=5, repeats=10)) <= 2 * chart_build.GOAL
