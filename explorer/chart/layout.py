@@ -58,8 +58,14 @@ class Spots(Sequence):
         if shape is None:
             text, origin, angle, align, side, gap = self._specs[index]
             dx, dy = _offsets(text, align, side, gap)
-            shape = self._shapes[index] = _shape(quad(origin, text.width, text.height, math.radians(angle),
-                                                      dx, dy))
+            if angle == 0.0:  # level: ``quad``'s corners, its box, no bands (the boxes settle it)
+                (ax, ay), right, bottom = origin, dx + text.width, dy + text.height
+                left, top, right, bottom = ax + dx, ay + dy, ax + right, ay + bottom
+                corners = ((left, top), (right, top), (right, bottom), (left, bottom))
+                shape = corners, (left, top, right, bottom), ()
+            else:
+                shape = _shape(quad(origin, text.width, text.height, math.radians(angle), dx, dy))
+            self._shapes[index] = shape
         return shape
 
     def clear_of(self, lines: tuple) -> list[int | None]:
@@ -106,7 +112,8 @@ def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
     """Whether another line runs between a label and its own line (the label would read as
     that line's): the straight path from the label's centre to its line crosses one
     (``crosses``; ``segments``: the lines' obstacles, their shapes and bands made once)."""
-    cx, cy = sum(x for x, _ in corners) / 4, sum(y for _, y in corners) / 4
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = corners
+    cx, cy = (x0 + x1 + x2 + x3) / 4, (y0 + y1 + y2 + y3) / 4
     foot = min((nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
