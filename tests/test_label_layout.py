@@ -81,3 +81,28 @@ def test_the_watch_keeps_the_preferred_corner_until_a_label_covers_it():
     over_too = Text("on the other", (45.0, 25.0), 13.0, "#000000", ElementKind.ROOF)
     assert not watch([far, over, over_too], [])
     assert empty_corner(chart, rows, [], [], [far, over, over_too]) is None
+
+
+def test_a_places_memo_of_the_lines_holds_only_while_they_stay_put():
+    """Spots kept from one layout to the next (a roof that stays put) remember what the
+    lines left of each place; lines that move, appear or go make them test again: the same
+    layout as with new spots, every time."""
+    from explorer.chart.elements import Line, Stroke
+    from explorer.chart.layout import Request, place
+
+    plot, pen = Rect(0.0, 0.0, 500.0, 320.0), Stroke("#000000", 1.0)
+    roof = Line(((20.0, 250.0), (480.0, 250.0)), pen, ElementKind.ROOF)
+    text = Text("bf16 matrix 989 TFLOP/s", (0.0, 0.0), 13.0, "#000000", ElementKind.ROOF)
+    specs = [(text, (x, 250.0), 0.0, "start", side, 3.0)
+             for x in (40.0, 250.0) for side in ("above", "below")]
+
+    def across(x: float) -> Line:  # through the places above and below the roof at x
+        return Line(((x + 20.0, 200.0), (x + 30.0, 290.0)), pen, ElementKind.MEASURED_ROOF)
+
+    kept = Spots(specs)
+    taken = []
+    for lines in ([], [across(40.0)], [across(40.0)], [across(250.0)], [], [across(40.0), across(250.0)]):
+        layout = place([Request(kept, roof)], plot, [roof, *lines], [])
+        assert layout == place([Request(Spots(specs), roof)], plot, [roof, *lines], [])
+        taken.append(layout[2][0])
+    assert taken == [0, 2, 2, 0, 0, -1]
