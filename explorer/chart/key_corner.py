@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from explorer.chart.elements import Chart, ElementKind, Text
-from explorer.chart.geometry import Rect, apart, bands, box, overlap, segment_shape, split, square
+from explorer.chart.geometry import Rect, bands, box, overlap, segment_shape, split, square
 from explorer.chart.key import Entry, fitted, key_width
 
 UNLABELLED = "Unlabelled (no room)"
@@ -47,8 +47,8 @@ def _unlabelled(text: Text, theme, width: float | None, size: float) -> Entry:
 def empty_corner(chart: Chart, rows: list[Entry], lines, markers, texts) -> Rect | None:
     """Where the key fits inside the plot without covering a line, a point or a label:
     the bottom-right corner, else the top-left one (None: neither)."""
-    pad = 0.5 * chart.page.text
-    return next((box for box in _corners(chart, rows) if _clear(box.grow(pad).corners(), lines, markers)
+    pad, shapes = 0.5 * chart.page.text, _shapes(lines, markers)
+    return next((box for box in _corners(chart, rows) if _clear(box.grow(pad).corners(), shapes)
                  and not any(overlap(box.grow(pad).corners(), t.corners) for t in texts)), None)
 
 
@@ -67,20 +67,25 @@ def _corners(chart: Chart, rows: list[Entry]) -> list[Rect]:
     return boxes
 
 
-def _clear(corners, lines, markers) -> bool:
-    """Whether the box ``corners`` crosses no line (but the grid and axes) and covers no
-    marker (``crosses``, ``overlap``: boxes first, the box's own bands worked out once)."""
-    own, edges = box(corners), bands(corners)
-    for line in lines:
-        if line.kind in (ElementKind.GRID, ElementKind.AXIS):
+def _shapes(lines, markers) -> list[tuple]:
+    """(shape, box) of every line segment (but the grid's and the axes') and marker the
+    key must not cover, made once for every corner it tries."""
+    segments = [segment_shape(a, b) for line in lines if line.kind not in (ElementKind.GRID, ElementKind.AXIS)
+                for a, b in zip(line.points, line.points[1:], strict=False)]
+    squares = [square(m.center, m.size / 2) for m in markers]
+    return [(shape, box(shape)) for shape in (*segments, *squares)]
+
+
+def _clear(corners, shapes: list[tuple]) -> bool:
+    """Whether the box ``corners`` crosses no line and covers no marker of ``_shapes``
+    (``crosses``, ``overlap``: boxes first, then the separating axes)."""
+    left, top, right, bottom = box(corners)
+    edges = None
+    for shape, near in shapes:
+        if near[2] <= left or right <= near[0] or near[3] <= top or bottom <= near[1]:  # ``apart``
             continue
-        for a, b in zip(line.points, line.points[1:], strict=False):
-            shape = segment_shape(a, b)
-            if not apart(own, box(shape)) and not split(edges, shape) and not split(bands(shape), corners):
-                return False
-    for m in markers:
-        shape = square(m.center, m.size / 2)
-        if not apart(own, box(shape)) and not split(edges, shape) and not split(bands(shape), corners):
+        edges = bands(corners) if edges is None else edges
+        if not split(edges, shape) and not split(bands(shape), corners):
             return False
     return True
 
@@ -101,6 +106,8 @@ class CornerWatch:
         self._corners: list = []  # the padded boxes not yet looked at, the preferred first
         self._free = None  # a padded box clear of everything so far
         self._seen = 0  # the placed labels it was checked against
+        self._shapes: list[tuple] | None = None  # the lines' and markers' (``_shapes``), once
+        self._short: dict[int, tuple] = {}  # a placed label's shortest form's corners, by its id
 
     def __call__(self, placed: list[Text], left: list[Text]) -> bool:
         if len(left) != self._left:
@@ -114,8 +121,17 @@ class CornerWatch:
             if not self._corners:
                 return False
             corners = self._corners.pop(0)
-            clear = _clear(corners, self._lines, self._markers)
+            if self._shapes is None:
+                self._shapes = _shapes(self._lines, self._markers)
+            clear = _clear(corners, self._shapes)
             self._free, self._seen = (corners, 0) if clear else (None, len(placed))
 
     def _covered(self, corners, texts: list[Text]) -> bool:
-        return any(overlap(corners, self._shortest(text).corners) for text in texts)
+        return any(overlap(corners, self._shortest_corners(text)) for text in texts)
+
+    def _shortest_corners(self, text: Text) -> tuple:
+        # (by id: the placed labels stay in the layout's list while it asks)
+        corners = self._short.get(id(text))
+        if corners is None:
+            corners = self._short[id(text)] = self._shortest(text).corners
+        return corners
