@@ -140,7 +140,10 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     marks = _Marks([_obstacle(marker, corners, box(corners)) for marker in markers
                     for corners in (square(marker.center, marker.size / 2 + 1),)])
     bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)
-    shapes = tuple(shape for _, shape, _, _ in segments)  # what the places' ``clear_of`` is for
+    shapes = tuple(shape for _, shape, _, _ in segments)  # what the places' ``clear_of`` is for,
+    owned: dict[int, list[int]] = {}  # with the segments of the label's own line
+    for number, (line, *_) in enumerate(segments):
+        owned.setdefault(id(line), []).append(number)
     labels: list[tuple] = []
     placed: list[Text] = []
     left: list[Text] = []
@@ -148,7 +151,7 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     for number, request in enumerate(requests):
         candidates, owner = request.candidates, request.owner
         hint = hints[number] if number < len(hints) else None
-        clear = candidates.clear_of((shapes, tuple(line is owner for line, *_ in segments))) \
+        clear = candidates.clear_of((shapes, tuple(owned.get(id(owner), ())))) \
             if isinstance(candidates, Spots) else [None] * len(candidates)
         taken = next((index for index in _order(len(candidates), hint)
                       if _free(_shape_of(candidates, index), owner, labels, marks, segments, bounds, clear,

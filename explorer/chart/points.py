@@ -116,13 +116,13 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
     lines, markers = [], []
     if sweep.batch.size > 1:
         lines.append(track_line(chart, sweep, theme))
+    pens: dict[str, Stroke] = {}  # one per group's colour
     for info, tip in ops:
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)
-        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale,
-                              Stroke(colour, 2.0 * scale * theme.pen_factor), theme.background,
-                              ElementKind.OP,
-                              info.name, tip, fill_opacity=0.6))
+        pen = pens.get(colour) or pens.setdefault(colour, Stroke(colour, 2.0 * scale * theme.pen_factor))
+        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale, pen,
+                              theme.background, ElementKind.OP, info.name, tip, fill_opacity=0.6))
         if info.name == shot.session.selected_op:
             markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
                                   ElementKind.SELECTION, info.name))
