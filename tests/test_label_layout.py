@@ -106,3 +106,22 @@ def test_a_places_memo_of_the_lines_holds_only_while_they_stay_put():
         assert layout == place([Request(Spots(specs), roof)], plot, [roof, *lines], [])
         taken.append(layout[2][0])
     assert taken == [0, 2, 2, 0, 0, -1]
+
+
+def test_a_label_without_its_devices_name_keeps_every_other_field():
+    """``unnamed`` builds its text field by field (a layout asks often): all but the words
+    and the offset are the label's, as ``replace`` would keep them, whatever fields a text
+    gains."""
+    from dataclasses import fields, replace
+
+    from explorer.chart.elements import RoofRef
+    from explorer.chart.roofs import unnamed
+    from explorer.chart.text import text_width
+
+    label = Text("H100 SXM: HBM3 3.35 TB/s", (120.0, 300.0), 13.0, "#123456", ElementKind.ROOF, angle=-38.5,
+                 dy=-17.0, bold=True, ref=RoofRef("h100-sxm", "bandwidth", "HBM3"), tooltip="the roof")
+    label = replace(label, dx=-label.width)
+    short = unnamed(label, ("H100 SXM: ",))
+    assert short == replace(label, text="HBM3 3.35 TB/s", dx=-text_width("HBM3 3.35 TB/s", 13.0, True))
+    assert {f.name for f in fields(Text)} == {"text", "origin", "size", "colour", "kind", "angle", "dx", "dy",
+                                              "bold", "ref", "tooltip"}

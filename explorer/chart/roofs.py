@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
@@ -280,4 +280,6 @@ def unnamed(t: Text, names: tuple[str, ...]) -> Text:
         return t
     words = t.text[len(next(n for n in names if t.text.startswith(n))):]  # "Lab: A100" stays whole
     width = text_width(words, t.size, t.bold)
-    return replace(t, text=words, dx=t.dx * width / t.width)  # dx is 0, −width or −width/2
+    # ``replace(t, text=words, dx=…)`` written out (a layout asks often); dx is 0, −width or −width/2
+    return Text(words, t.origin, t.size, t.colour, t.kind, t.angle, t.dx * width / t.width, t.dy, t.bold,
+                t.ref, t.tooltip)
