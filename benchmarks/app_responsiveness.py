@@ -49,8 +49,9 @@ OURS = """
 import time, sys, os
 start = time.perf_counter()
 from explorer import window_options  # what the app's entry point parses for the window
+from explorer.app import window_module  # and imports, in its order (Qt-free modules first)
+build_window = window_module().build_window
 from PySide6 import QtWidgets
-from explorer.ui.application import build_window
 app = QtWidgets.QApplication(sys.argv[:1])
 w = build_window(window_options.parse(['--size', '1366x768']))
 w.show(); w.grab()

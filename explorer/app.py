@@ -6,6 +6,7 @@ on a machine without a display or without PySide6.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -14,6 +15,15 @@ from collections.abc import Sequence
 from explorer import window_options
 
 log = logging.getLogger("explorer")
+
+# The Qt-free modules the window imports (``window_module``): the chart and the analysis
+# (NumPy), the document, the scenes, the device card. A test holds the list to what a start
+# imports before its first paint.
+WINDOW_QT_FREE = ("explorer.chart.model", "explorer.chart.hits", "explorer.chart.svg", "explorer.document",
+                  "explorer.document.files", "explorer.core.words.scenes", "explorer.core.words.why",
+                  "explorer.core.analysis.drags", "explorer.core.hardware.device_sheet",
+                  "explorer.kernels.cpuinfo", "explorer.about", "explorer.cli_common",
+                  "explorer.ui.panels.device_html")
 
 # Libraries Qt's xcb plugin loads, and the Debian/Ubuntu packages that hold them. Without
 # icccm or keysyms Qt aborts blaming libxcb-cursor0, which misleads.
@@ -62,6 +72,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         if problem:
             print(f"roofline-explorer: cannot open a window: {problem}", file=sys.stderr)
             sys.exit(1)
-    from explorer.ui.application import run_window
+    sys.exit(window_module().run_window(args))
 
-    sys.exit(run_window(args))
+
+def window_module():
+    """``explorer.ui.application``, imported as a start of the window imports it.
+
+    PySide6 looks for its ``__feature__`` switches in every module imported after it by
+    reading the module's source (``inspect.getsource``, once per module: about 30 ms for the
+    window's 250 modules, a tenth of its start-up). The window's Qt-free modules, NumPy
+    among them, are imported first, so that only those that use Qt are read.
+    """
+    for name in WINDOW_QT_FREE:
+        importlib.import_module(name)
+    from explorer.ui import application
+
+    return application

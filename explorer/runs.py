@@ -23,13 +23,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6 import QtCore
 
 from explorer.core.hardware.catalog import Catalog
-from explorer.kernels import gpuinfo
-from explorer.kernels.backends import BackendUnavailable, open_backend
-from explorer.kernels.reference import reference_for
-from explorer.kernels.timing import CancelToken
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the kernels' modules load with the first job, not at start-up
     from explorer.kernels.journal import Journal
+    from explorer.kernels.timing import CancelToken
 
 
 class Report(StrEnum):
@@ -45,7 +42,7 @@ log = logging.getLogger(__name__)
 
 KERNELS = "kernels"
 
-Work = Callable[[CancelToken, Callable[[str, Any], None]], Any]
+Work = Callable[["CancelToken", Callable[[str, Any], None]], Any]
 
 
 def run(*args, **kwargs):
@@ -73,6 +70,8 @@ def gpu_job(device: int = 0) -> str:
 
 def _opened(backend: str, device: int):
     """The backend a job measures with, or the JobError that says why it cannot run."""
+    from explorer.kernels.backends import BackendUnavailable, open_backend
+
     try:
         return open_backend(backend, device)
     except BackendUnavailable as exc:
@@ -107,6 +106,8 @@ class Jobs(QtCore.QObject):
             if not restart:
                 return  # the running one's result will do
             self.cancel(job)
+        from explorer.kernels.timing import CancelToken
+
         generation = self._current[job] = next(self._generations)
         token = CancelToken()
 
@@ -156,6 +157,7 @@ class Jobs(QtCore.QObject):
         """Measure ``suites`` with a backend (cancelling a run in progress)."""
         catalog = self.catalog()
         from explorer.kernels.journal import journal_folders, open_journal  # (not at start-up)
+        from explorer.kernels.reference import reference_for
 
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
@@ -202,4 +204,6 @@ class Jobs(QtCore.QObject):
     def detect_gpu(self, device: int = 0) -> None:
         """Look for GPU ``device`` (importing CuPy takes seconds); the result arrives as
         ``gpu-N`` and stays in ``results``. Asking again while it looks shares the answer."""
+        from explorer.kernels import gpuinfo
+
         self.submit(gpu_job(device), lambda token, emit: gpuinfo.detect_gpu(device), restart=False)

@@ -78,6 +78,8 @@ class Page:
 
 @dataclass(frozen=True)
 class Stroke:
+    """How a line or a marker's outline is drawn."""
+
     colour: str
     width: float
     dash: tuple[float, ...] = ()  # on, off, … in pixels; empty: solid
@@ -86,6 +88,8 @@ class Stroke:
 
 @dataclass(frozen=True)
 class Line:
+    """A polyline in page pixels, with what it shows (its kind) and, for a roof, which one."""
+
     points: tuple[Point, ...]
     stroke: Stroke
     kind: ElementKind  # roof, original, track, measured-roof, link, grid, axis, key
@@ -95,6 +99,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Marker:
+    """A symbol at a point in page pixels, with its tooltip."""
+
     center: Point
     symbol: str  # circle square diamond triangle triangle-down star hexagon pentagon cross plus
     size: float  # across, in pixels
@@ -143,6 +149,8 @@ class Text:
 
 @dataclass(frozen=True)
 class Chart:
+    """A chart laid out on a page: every element in page pixels, ready for any painter."""
+
     page: Page
     plot: Rect  # the plot area inside the axes
     x_range: tuple[float, float]  # data values at the plot's left and right edges

@@ -12,6 +12,8 @@ Point = tuple[float, float]
 
 @dataclass(frozen=True)
 class Rect:
+    """A rectangle in page pixels (y grows downwards)."""
+
     left: float
     top: float
     right: float

@@ -14,6 +14,8 @@ from explorer.chart.text import BOLD, text_width, wrap
 
 @dataclass(frozen=True)
 class Entry:
+    """One row of the chart's key: its text and its swatch."""
+
     text: str
     swatch: str  # "line" | "marker" | "heading" | "more" (the second row of a long entry)
     colour: str = ""

@@ -55,6 +55,8 @@ X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
 
 @dataclass(frozen=True)
 class ChartOptions:
+    """How a chart is drawn: titles, theme, key, size and what it shows."""
+
     title: str | None = None  # None: the workload and the devices
     subtitle: str | None = None
     theme: str = "light"

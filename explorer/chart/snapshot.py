@@ -49,6 +49,8 @@ class Device:
 
 @dataclass(frozen=True)
 class Snapshot:
+    """Everything a chart is drawn from, computed once from a session."""
+
     session: Session
     devices: tuple[Device, ...]  # in the session's order; the first is the primary
     analysis: Analysis  # on the primary device

@@ -48,6 +48,8 @@ class ProfiledKernel:
 
 @dataclass(frozen=True)
 class Profile:
+    """A real run's kernels as a profiler recorded them, with the tool and the file they came from."""
+
     tool: str  # "Nsight Compute (CSV, raw page)", …
     source: str  # the file
     kernels: tuple[ProfiledKernel, ...]

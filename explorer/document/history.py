@@ -9,6 +9,8 @@ from explorer.core.model.session import Session
 
 @dataclass(frozen=True)
 class Step:
+    """One undo step: the session before and after a change, and the change's name."""
+
     before: Session
     after: Session
     text: str

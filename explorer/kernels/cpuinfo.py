@@ -22,6 +22,8 @@ SIMD_FLAGS = ("sse2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp
 
 @dataclass(frozen=True)
 class CacheLevel:
+    """One level of this machine's CPU cache, as the operating system reports it."""
+
     level: int
     kind: str  # Data, Instruction, Unified
     size_bytes: int
@@ -40,6 +42,8 @@ class DerivedPeak:
 
 @dataclass(frozen=True)
 class CpuInfo:
+    """This machine's CPU as the operating system reports it: model, cores, caches, vector units."""
+
     model: str
     architecture: str
     logical_cpus: int

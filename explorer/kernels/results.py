@@ -27,6 +27,8 @@ CACHE_SUITES = ("cache",)  # bandwidth from a cache level: its own roof, never m
 
 @dataclass(frozen=True)
 class Point:
+    """One measured kernel: what ran, its size, and the time, FLOP/s and bytes/s measured."""
+
     suite: str
     kernel: str
     dtype: str
@@ -80,6 +82,8 @@ class Point:
 
 @dataclass(frozen=True)
 class Ceiling:
+    """The best rate a suite measured, with the kernel and precision that reached it."""
+
     value: float
     suite: str
     kernel: str
@@ -88,6 +92,8 @@ class Ceiling:
 
 @dataclass(frozen=True)
 class Results:
+    """A kernel run's results file: the machine, the timer, the suites and their points."""
+
     machine: dict[str, Any]
     timer: str
     preset: str

@@ -71,15 +71,18 @@ def test_the_frontier_joins_the_optima_of_neighbouring_budgets(panel):
 def started_window(tmp_path, then: str) -> list[str]:
     """What ``then`` prints in a fresh interpreter after a window (``w``; its application
     ``app``) has started and painted its first frame: the modules loaded at start-up are
-    those of a real start, not of this test run's."""
+    those of a real start, not of this test run's (``painted``: those loaded by the first
+    paint, in the order they were)."""
     import os
     import subprocess
     import sys
 
-    code = ("import sys; from PySide6 import QtWidgets; app = QtWidgets.QApplication([]); "
-            "from explorer.ui.application import build_window; from explorer.window_options import parse; "
-            "from PySide6 import QtCore; w = build_window(parse(['--size', '1024x768']), "
+    code = ("import sys; from explorer.app import window_module; "
+            "build_window = window_module().build_window; "
+            "from PySide6 import QtCore, QtWidgets; app = QtWidgets.QApplication([]); "
+            "from explorer.window_options import parse; w = build_window(parse(['--size', '1024x768']), "
             "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
+            "painted = list(sys.modules); "
             f"app.processEvents(); app.processEvents(); {then}; w.runs.shutdown()")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings.ini")], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen",
@@ -108,6 +111,27 @@ def test_start_up_reads_no_caption_or_explanation_machinery(tmp_path):
     loaded = f"print(*[m in sys.modules for m in {words!r}])"
     printed = started_window(tmp_path, f"{loaded}; {raised('explain')}; {loaded}")
     assert printed == ["False"] * 3 + ["True"] * 3
+
+
+def test_start_up_imports_no_kernel_timing_backend_or_gpu_probe(tmp_path):
+    """The kernels' timing, backends, GPU probe and reference devices load with the first job
+    (a kernel run, the GPU probe after the first paint), not before the window is painted."""
+    kernels = ("explorer.kernels.timing", "explorer.kernels.backends", "explorer.kernels.gpuinfo",
+               "explorer.kernels.reference")
+    printed = started_window(tmp_path, f"print(*[m in sys.modules for m in {kernels!r}])")
+    assert printed == ["False"] * 4
+
+
+def test_the_window_imports_its_qt_free_modules_before_pyside6(tmp_path):
+    """PySide6 reads the source of every module imported after it (its ``__feature__`` hook):
+    a start imports NumPy and every Qt-free module of the window first
+    (``explorer.app.WINDOW_QT_FREE``), so only modules that use Qt are read. (PyYAML's
+    loader is imported when a file is parsed: at this first start, with no parse cache yet.)"""
+    late = ("qt = painted.index('PySide6'); print('numpy' in painted[:qt]); "
+            "print(*[n for n in painted[qt:] if n.startswith('explorer') and "
+            "not sys.modules[n].__file__.endswith('__init__.py') and n != 'explorer.core.files.yamltext' and "
+            "'PySide6' not in open(sys.modules[n].__file__).read()] or ['none'])")
+    assert started_window(tmp_path, late) == ["True", "none"]
 
 
 def test_the_kernel_lab_is_built_when_first_shown_or_used(tmp_path):

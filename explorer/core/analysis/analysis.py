@@ -61,6 +61,8 @@ from explorer.core.units import format_bytes
 
 @dataclass(frozen=True)
 class Totals:
+    """A step's totals on one device: work, traffic and time, and what bounds it."""
+
     flops: int  # of one device (a pipeline stage's share of the ops' work)
     bytes: int  # to and from main memory, of one device
     time_s: float
@@ -122,6 +124,8 @@ class OpRows:
 
 @dataclass(frozen=True)
 class Analysis:
+    """The roofline analysis of a workload on one device: each op's FLOPs, bytes, time and bound."""
+
     model: ModelSpec
     params: WorkloadParams
     hardware: Hardware

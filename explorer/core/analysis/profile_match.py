@@ -27,6 +27,8 @@ CLASSES = {"products": OpClass.GEMM, "attention": OpClass.ATTENTION, "memory": O
 
 @dataclass(frozen=True)
 class Pattern:
+    """A kernel-name pattern and the class of ops it matches."""
+
     id: str  # its class (the file's entries are told apart by order)
     op_class: str
     regex: re.Pattern
@@ -34,6 +36,8 @@ class Pattern:
 
 @dataclass(frozen=True)
 class Row:
+    """One class of ops: its roofline bound, expected and measured times."""
+
     op_class: str
     bound_s: float
     expected_s: float | None
@@ -57,6 +61,8 @@ class OpRow:
 
 @dataclass(frozen=True)
 class Comparison:
+    """A profile against the prediction, class by class, with the kernels no pattern matched."""
+
     rows: tuple[Row, ...]
     unmatched: tuple[ProfiledKernel, ...]
     steps: int

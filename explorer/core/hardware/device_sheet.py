@@ -30,6 +30,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Sheet:
+    """A device's card as text: summary, specs, peaks, memory and links, each with its source."""
+
     name: str
     ident: str
     summary: str  # "NVIDIA GPU, 2022. Hopper. …"

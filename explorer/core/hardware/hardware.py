@@ -116,6 +116,8 @@ class Link:
 
 @dataclass(frozen=True)
 class Specs:
+    """A device's cores and clock as its datasheet gives them, with where they come from."""
+
     cores: int
     core_label: str
     boost_clock_hz: float
@@ -128,6 +130,8 @@ class Specs:
 
 @dataclass(frozen=True)
 class Hardware:
+    """One device of the catalogue: its peaks, memory levels, links and power, each with its source."""
+
     id: str
     name: str
     vendor: str

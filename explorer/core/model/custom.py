@@ -41,6 +41,8 @@ LAYER_KINDS = tuple(LAYER_FIELDS)
 
 @dataclass(frozen=True)
 class Layer:
+    """One layer of a custom stack: its kind, its own values, and how many times it repeats."""
+
     kind: str
     values: tuple[tuple[str, object], ...] = ()
     repeat: int = 1
@@ -98,6 +100,8 @@ def _check(name: str, value, kind) -> None:
 
 @dataclass(frozen=True)
 class CustomSpec:
+    """A model built in the layer editor: its layers in order, named and with its origin."""
+
     layers: tuple[Layer, ...] = field(default_factory=tuple)
     name: str = "Custom stack"
     id: str = "custom"

@@ -179,6 +179,8 @@ class TransformerSpec:
 
 @dataclass(frozen=True)
 class Stage:
+    """One stage of a convolutional network: its blocks, width and stride."""
+
     blocks: int
     width: int
     stride: int

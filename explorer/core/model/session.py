@@ -129,6 +129,9 @@ class WhatIf:
 
 @dataclass(frozen=True)
 class Session:
+    """What the window shows: devices, model, workload, what-ifs, measurements and profile
+    (a session file holds one)."""
+
     hardware: tuple[str, ...] = (defaults.DEVICE,)
     model: str = defaults.MODEL
     params: WorkloadParams = field(default_factory=WorkloadParams)

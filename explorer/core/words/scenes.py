@@ -100,6 +100,8 @@ class Check:
 
 @dataclass(frozen=True)
 class Step:
+    """One step of a scene: its caption and what it changes in the session."""
+
     caption: str
     hardware: tuple[str, ...] | None = None
     model: str | None = None
@@ -139,6 +141,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Scene:
+    """A guided story: a starting session and its steps."""
+
     id: str
     title: str
     summary: str

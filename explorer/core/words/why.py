@@ -23,6 +23,8 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class Topic:
+    """An explanation the Explain panel shows, with placeholders filled from the analysis."""
+
     id: str
     title: str
     text: str  # with placeholders

@@ -37,6 +37,8 @@ class RoofChange:
 
 @dataclass
 class Drag:
+    """A drag in progress on the chart: what is dragged, from where, and the state it started from."""
+
     kind: DragKind
     start: QtCore.QPointF
     ref: RoofRef | None = None

@@ -9,9 +9,7 @@ from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import DataFileError, dump_yaml
 from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.units import format_si
-from explorer.kernels import gpuinfo
 from explorer.kernels.cpuinfo import describe_cpu
-from explorer.kernels.reference import match_device
 from explorer.paths import user_path
 from explorer.runs import Jobs, gpu_job
 from explorer.state import AppState
@@ -19,6 +17,13 @@ from explorer.ui.follow import Follower
 from explorer.ui.panels.device_html import device_card
 
 ID_ROLE = QtCore.Qt.ItemDataRole.UserRole
+
+
+def _unavailable(info) -> bool:
+    """Whether the GPU probe found none usable (its module loads with the probe, not at start-up)."""
+    from explorer.kernels import gpuinfo
+
+    return isinstance(info, gpuinfo.Unavailable)
 
 
 class HardwarePanel(QtWidgets.QWidget):
@@ -123,10 +128,12 @@ class HardwarePanel(QtWidgets.QWidget):
 
     def _on_gpu_found(self, info) -> None:
         self._gpu = info
-        if isinstance(info, gpuinfo.Unavailable):
+        if _unavailable(info):
             self._gpu_item.setText(0, "GPU: none usable")
             self._gpu_item.setToolTip(0, info.reason)
         else:
+            from explorer.kernels.reference import match_device
+
             match = match_device(info.name, self.state.catalog)
             self._gpu_item.setText(0, f"GPU: {info.name}" + (f" (= {match.id})" if match else ""))
 
@@ -191,7 +198,7 @@ class HardwarePanel(QtWidgets.QWidget):
             info = self._gpu
             if info is None:
                 self.card.setHtml("<p>Looking for a GPU…</p>")
-            elif isinstance(info, gpuinfo.Unavailable):
+            elif _unavailable(info):
                 self.card.setHtml(f"<h3>No usable GPU</h3><p>{info.reason}</p>")
             else:
                 self.card.setHtml(f"<h3>{info.name}</h3><p>{info.sm_count} SMs, compute capability "
