@@ -15,7 +15,6 @@ from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke
 from explorer.chart.key import Entry
 from explorer.chart.palette import ROLE_GROUP
 from explorer.core.analysis.expected import OpClass
-from explorer.core.analysis.profile_match import class_of, ops_of_shape
 from explorer.core.profile import OTHER, Profile
 from explorer.core.units import format_number, format_si, format_time
 
@@ -59,6 +58,8 @@ def name_of(k) -> str:
 
 def _matched(k, analysis, colours, theme) -> tuple[str, str]:
     """(colour, words) of a kernel: the predicted op its shape matches, else its class by name."""
+    from explorer.core.analysis.profile_match import class_of, ops_of_shape  # (with a profile only)
+
     ops = ops_of_shape(analysis, k.shape) if analysis is not None else []
     if ops:
         k_dim, n = k.shape

@@ -11,16 +11,18 @@ through a frame and a test can build one without a window."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.compared import Compared
 from explorer.core.analysis.expected import Expected
 from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.session import Session
 from explorer.core.profile import Profile
 from explorer.kernels.results import Point, Results
+
+if TYPE_CHECKING:  # costed when a model is compared, not at start-up
+    from explorer.core.analysis.compared import Compared
 
 
 class Source(Protocol):

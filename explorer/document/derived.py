@@ -8,15 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from explorer.core.analysis.analysis import Analysis, analyze
-from explorer.core.analysis.compared import Compared, compare
 from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.analysis.sweep import BatchSweep, batch_sweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams
 from explorer.document.topics import Topic
+
+if TYPE_CHECKING:  # a compared model is costed when one is chosen, not at start-up
+    from explorer.core.analysis.compared import Compared
 
 
 @lru_cache(maxsize=128)
@@ -72,6 +75,8 @@ class Derived:
         ident = self._session.compare
         if not ident:
             return None
+        from explorer.core.analysis.compared import compare
+
         return self._memo(("compared", ident), lambda: compare(self.models, ident, self._session.params,
                                                                self.primary, cached_analysis))
 

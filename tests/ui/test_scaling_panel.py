@@ -113,13 +113,15 @@ def test_start_up_reads_no_caption_or_explanation_machinery(tmp_path):
     assert printed == ["False"] * 3 + ["True"] * 3
 
 
-def test_start_up_imports_no_kernel_timing_backend_or_gpu_probe(tmp_path):
+def test_start_up_imports_nothing_the_first_paint_does_not_use(tmp_path):
     """The kernels' timing, backends, GPU probe and reference devices load with the first job
-    (a kernel run, the GPU probe after the first paint), not before the window is painted."""
-    kernels = ("explorer.kernels.timing", "explorer.kernels.backends", "explorer.kernels.gpuinfo",
-               "explorer.kernels.reference")
-    printed = started_window(tmp_path, f"print(*[m in sys.modules for m in {kernels!r}])")
-    assert printed == ["False"] * 4
+    (a kernel run, the GPU probe after the first paint); a profile's matching, a compared
+    model's costing and the scaling-law fits when one is shown: none before the first paint."""
+    later = ("explorer.kernels.timing", "explorer.kernels.backends", "explorer.kernels.gpuinfo",
+             "explorer.kernels.reference", "explorer.core.analysis.profile_match",
+             "explorer.core.analysis.compared", "explorer.core.analysis.scaling_laws")
+    printed = started_window(tmp_path, f"print(*[m in painted for m in {later!r}])")
+    assert printed == ["False"] * len(later)
 
 
 def test_the_window_imports_its_qt_free_modules_before_pyside6(tmp_path):

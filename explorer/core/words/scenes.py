@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
-from explorer.core.analysis.scaling_laws import BUDGET_RANGE
 from explorer.core.files.datafile import DataFileError, Fields, load_yaml, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
@@ -237,6 +236,8 @@ class SceneReader:
         check = self._check(f.child(f.mapping("check"), "check")) if f.has("check") else Check()
         profile = read_saved_profile(f.child(f.raw("profile"), "profile")) if f.has("profile") else None
         budget = f.number("scaling_laws", required=False)
+        from explorer.core.analysis.scaling_laws import BUDGET_RANGE  # (the fits load when a scene asks)
+
         if budget is not None and not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]:
             raise f.error("scaling_laws", f"a training budget in FLOPs from {BUDGET_RANGE[0]:.0e} to "
                                           f"{BUDGET_RANGE[1]:.0e}, such as 5.76e23; got {budget:g}")
