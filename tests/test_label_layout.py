@@ -125,3 +125,18 @@ def test_a_label_without_its_devices_name_keeps_every_other_field():
     assert short == replace(label, text="HBM3 3.35 TB/s", dx=-text_width("HBM3 3.35 TB/s", 13.0, True))
     assert {f.name for f in fields(Text)} == {"text", "origin", "size", "colour", "kind", "angle", "dx", "dy",
                                               "bold", "ref", "tooltip"}
+
+
+def test_markers_near_a_place_include_every_one_whose_box_reaches_it():
+    """``_Marks.near`` prunes by the left edges: a marker whose right edge lies an ulp to the
+    right of a place's left edge still counts, whatever the rounding of ``left - reach``
+    (a case found by search: left edges below zero)."""
+    from explorer.chart.geometry import apart
+    from explorer.chart.layout import _Marks
+
+    marker = (None, None, None, (-26.64448886053155, 0.0, -1.4075447352260788, 1.0))
+    wide = (None, None, None, (0.0, 0.0, 1.870448891096066, 1.0))
+    marks = _Marks([marker, wide])
+    place = (-1.4075447352260793, 0.0, 3.6, 1.0)
+    assert not apart(place, marker[3])
+    assert marker in marks.near(place[0], place[2])

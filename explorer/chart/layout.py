@@ -25,6 +25,7 @@ from explorer.chart.geometry import (
 )
 
 IGNORED_LINES = (ElementKind.GRID, ElementKind.TRACK, ElementKind.AXIS)  # labels may sit over these
+SLACK = 1e-6  # pixels: far above the rounding of a page's coordinates, far below a marker
 DRAG_TRIES = 16  # places a label whose hinted one is taken tries during a drag, besides it
 Placement = tuple[list[Text], list[Text], tuple[int, ...]]
 
@@ -71,7 +72,8 @@ class Spots(Sequence):
     def clear_of(self, lines: tuple) -> list[int | None]:
         """What ``lines`` leave of each place (``_free``: BLOCKED, APART, CLEAR; None: not
         yet known), for the lines of the last layout: a roof's places keep it while every
-        line stays put (a change of batch, a star drag)."""
+        line stays put (a change of batch, a star drag). ``lines`` holds the segments' shapes
+        and the owner's among them, not the owner: a ``Spots`` belongs to one line."""
         if lines != self._lines:
             self._lines, self._clear = lines, [None] * len(self._specs)
         return self._clear
@@ -178,8 +180,11 @@ class _Marks:
         self.reach = max((o[3][2] - o[3][0] for o in self.obstacles), default=0.0)
 
     def near(self, left: float, right: float) -> list[tuple]:
-        """Those whose box may overlap the columns from ``left`` to ``right``."""
-        return self.obstacles[bisect_right(self.lefts, left - self.reach):bisect_left(self.lefts, right)]
+        """Those whose box may overlap the columns from ``left`` to ``right`` (and a few
+        that do not: ``left - reach`` rounds, so the search starts ``SLACK`` further left;
+        the test that follows settles each)."""
+        start = bisect_right(self.lefts, left - self.reach - SLACK)
+        return self.obstacles[start:bisect_left(self.lefts, right)]
 
 
 def _shape(corners: tuple[Point, ...]) -> tuple:

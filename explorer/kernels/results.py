@@ -27,7 +27,8 @@ CACHE_SUITES = ("cache",)  # bandwidth from a cache level: its own roof, never m
 
 @dataclass(frozen=True)
 class Point:
-    """One measured kernel: what ran, its size, and the time, FLOP/s and bytes/s measured."""
+    """One measured kernel: what ran, its size, the FLOPs and bytes it counts and the time
+    measured (its FLOP/s and bytes/s follow from them)."""
 
     suite: str
     kernel: str

@@ -130,7 +130,7 @@ class Specs:
 
 @dataclass(frozen=True)
 class Hardware:
-    """One device of the catalogue: its peaks, memory levels, links and power, each with its source."""
+    """One device of the catalogue: its specs, peaks, memory levels and links, with their sources."""
 
     id: str
     name: str

@@ -236,7 +236,7 @@ class SceneReader:
         check = self._check(f.child(f.mapping("check"), "check")) if f.has("check") else Check()
         profile = read_saved_profile(f.child(f.raw("profile"), "profile")) if f.has("profile") else None
         budget = f.number("scaling_laws", required=False)
-        from explorer.core.analysis.scaling_laws import BUDGET_RANGE  # (the fits load when a scene asks)
+        from explorer.core.analysis.scaling_laws import BUDGET_RANGE  # (with the steps, not the module)
 
         if budget is not None and not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]:
             raise f.error("scaling_laws", f"a training budget in FLOPs from {BUDGET_RANGE[0]:.0e} to "

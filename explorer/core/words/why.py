@@ -23,7 +23,8 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class Topic:
-    """An explanation the Explain panel shows, with placeholders filled from the analysis."""
+    """An explanation the Explain panel shows: its text with placeholders, filled in when shown
+    (``explain_topic``)."""
 
     id: str
     title: str
