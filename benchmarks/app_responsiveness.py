@@ -23,7 +23,7 @@ import tempfile
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("ROOFLINE_EXPLORER_DATA", tempfile.mkdtemp(prefix="roofline-bench-"))
 
-from common import Ratio, describe, interleaved
+from common import Ratio, compile_app, describe, interleaved
 from PySide6 import QtCore, QtWidgets
 
 BARE = """
@@ -72,9 +72,7 @@ def startup_ratios(rounds: int) -> tuple[Ratio, Ratio, bool]:
     interleaved rounds whose foreign load is read (``common.interleaved``)."""
     # An installed app runs from compiled bytecode, as pyqtgraph does here; an editable
     # checkout (and PYTHONDONTWRITEBYTECODE) would compile every module on every start.
-    import compileall
-
-    compileall.compile_dir(os.path.join(os.path.dirname(__file__), "..", "explorer"), quiet=1)
+    compile_app()
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     cupy = []
 

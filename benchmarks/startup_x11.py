@@ -15,14 +15,13 @@ Needs Xvfb (Debian: xvfb, libxcb-cursor0); says so and stops without it.
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
-from common import describe, interleaved
+from common import compile_app, describe, interleaved
 from drag_x11 import start_server
 
 # Each process ends on its own first painted frame: ``target``'s first paint event handled.
@@ -89,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"start-up on X11: not run: {why}")
         return 0
-    # An installed app runs from compiled bytecode, as pyqtgraph does here.
-    compileall.compile_dir(os.path.join(os.path.dirname(__file__), "..", "explorer"), quiet=1)
+    compile_app()  # an installed app runs from compiled bytecode, as pyqtgraph does here
     server, display = start_server()
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb",
            "ROOFLINE_EXPLORER_DATA": os.environ.get("ROOFLINE_EXPLORER_DATA")
