@@ -163,12 +163,22 @@ def flop_per_cycle(simd: tuple[str, ...], precision: str) -> tuple[int, str]:
     return per_cycle, f"2 FMA pipes × {lanes} {precision} lanes ({isa}) × 2 FLOP"
 
 
+def cpu_model(proc_cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The local CPU's model, as ``describe_cpu`` names it, read alone (the caches, clock
+    and BLAS that a description also reads are a dozen more files)."""
+    return _model(_cpuinfo_fields(_read(proc_cpuinfo) or ""))
+
+
+def _model(fields: dict[str, str]) -> str:
+    return fields.get("model name") or fields.get("Model") or platform.processor() or "unknown CPU"
+
+
 def describe_cpu(proc_cpuinfo: str = "/proc/cpuinfo",
                  sys_cpu: str = "/sys/devices/system/cpu") -> CpuInfo:
     """Describe the local CPU; never raises (unknown fields are reported as unknown)."""
     fields = _cpuinfo_fields(_read(proc_cpuinfo) or "")
     logical = os.cpu_count() or 1
-    model = fields.get("model name") or fields.get("Model") or platform.processor() or "unknown CPU"
+    model = _model(fields)
     flags = set((fields.get("flags") or fields.get("Features") or "").split())
     simd = tuple(f for f in SIMD_FLAGS if f in flags)
     cores_per_socket = fields.get("cpu cores")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from explorer.kernels.cpuinfo import describe_cpu, flop_per_cycle
+from explorer.kernels.cpuinfo import cpu_model, describe_cpu, flop_per_cycle
 
 CPUINFO = """processor\t: 0
 model name\t: Intel(R) Xeon(R) Platinum 8480+
@@ -42,6 +42,13 @@ def test_describe_from_the_os(fake_system):
     assert cpu.l2_bytes_per_core == 2 * 2**20
     assert cpu.threads == 3
     assert cpu.max_clock_hz == 2.0e9
+
+
+def test_the_model_read_alone_is_the_descriptions(fake_system, tmp_path):
+    """The hardware list's row reads the model alone (start-up reads no caches or clock)."""
+    assert cpu_model(fake_system[0]) == describe_cpu(*fake_system).model == "Intel(R) Xeon(R) Platinum 8480+"
+    missing = str(tmp_path / "none")
+    assert cpu_model(missing) == describe_cpu(missing, missing).model
 
 
 def test_derived_peak_is_labelled_with_its_formula(fake_system):

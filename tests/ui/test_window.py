@@ -157,6 +157,19 @@ def test_the_hardware_card_follows_the_chart(window):
     assert "MI300X" in window.hardware_panel.card.toPlainText()
 
 
+def test_this_machines_cpu_is_described_when_its_card_is_first_shown(window):
+    """The list names the CPU from the start; its caches, clock and peaks are read for its card."""
+    from explorer.kernels.cpuinfo import cpu_model, describe_cpu
+
+    panel = window.hardware_panel
+    assert "_cpu" not in vars(panel)
+    row = panel._local.child(0)
+    assert row.text(0) == f"CPU: {cpu_model()}"
+    panel.tree.setCurrentItem(row)
+    assert panel.card.toPlainText().startswith(describe_cpu().model)
+    assert "_cpu" in vars(panel)
+
+
 def test_a_status_message_takes_the_summary_s_place_even_before_the_window_shows(window):
     """Qt hides the status bar's summary under a message only if it was visible then: one
     said while the window was being built (a scene's first step) was drawn over it."""

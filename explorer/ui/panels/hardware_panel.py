@@ -3,13 +3,15 @@ and "duplicate and edit" for custom devices (YAML validated like the catalogue).
 
 from __future__ import annotations
 
+import functools
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import DataFileError, dump_yaml
 from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.units import format_si
-from explorer.kernels.cpuinfo import describe_cpu
+from explorer.kernels.cpuinfo import cpu_model, describe_cpu
 from explorer.paths import user_path
 from explorer.runs import Jobs, gpu_job
 from explorer.state import AppState
@@ -93,11 +95,9 @@ class HardwarePanel(QtWidgets.QWidget):
         self._local = QtWidgets.QTreeWidgetItem(["This machine"])
         self._local.setFlags(QtCore.Qt.ItemFlag.ItemIsEnabled | QtCore.Qt.ItemFlag.ItemIsSelectable)
         self.tree.addTopLevelItem(self._local)
-        cpu = describe_cpu()
-        cpu_item = QtWidgets.QTreeWidgetItem([f"CPU: {cpu.model}"])
+        cpu_item = QtWidgets.QTreeWidgetItem([f"CPU: {cpu_model()}"])
         cpu_item.setData(0, ID_ROLE, "local:cpu")
         self._local.addChild(cpu_item)
-        self._cpu = cpu
         self._gpu_item = QtWidgets.QTreeWidgetItem(["GPU: looking…"])
         self._gpu_item.setData(0, ID_ROLE, "local:gpu")
         self._local.addChild(self._gpu_item)
@@ -208,6 +208,11 @@ class HardwarePanel(QtWidgets.QWidget):
                                   "<p>Measure it in the Kernel lab (backend: cupy).</p>")
         self.primary_button.setEnabled(ident in self._items)
         self.duplicate_button.setEnabled(ident in self._items)
+
+    @functools.cached_property
+    def _cpu(self):
+        """This machine's CPU, described when its card is first shown (not at start-up)."""
+        return describe_cpu()
 
     def _cpu_card(self) -> str:
         cpu = self._cpu
