@@ -155,9 +155,11 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
         hint = hints[number] if number < len(hints) else None
         clear = candidates.clear_of((shapes, tuple(owned.get(id(owner), ())))) \
             if isinstance(candidates, Spots) else [None] * len(candidates)
-        taken = next((index for index in _order(len(candidates), hint)
-                      if _free(_shape_of(candidates, index), owner, labels, marks, segments, bounds, clear,
-                               index)), -1)
+        # (a place the lines block, as last found, is passed over without a test: ``_free``
+        # would say no)
+        taken = next((index for index in _order(len(candidates), hint) if clear[index] != BLOCKED
+                      and _free(_shape_of(candidates, index), owner, labels, marks, segments, bounds, clear,
+                                index)), -1)
         if taken == -1:
             left.append(candidates[0])  # the first is the fullest text: the key has room
         else:
