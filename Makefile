@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/drag_x11.py
 	$(BIN)/python benchmarks/app_responsiveness.py --only startup --rounds 9
 	$(BIN)/python benchmarks/startup_x11.py --rounds 9
+	$(BIN)/python benchmarks/startup_instructions.py --rounds 3
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py
 
