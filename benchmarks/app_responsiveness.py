@@ -23,7 +23,7 @@ import tempfile
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("ROOFLINE_EXPLORER_DATA", tempfile.mkdtemp(prefix="roofline-bench-"))
 
-from common import Ratio, compile_app, describe, interleaved
+from common import Ratio, child_env, compile_app, describe, interleaved
 from PySide6 import QtCore, QtWidgets
 
 BARE = """
@@ -73,7 +73,7 @@ def startup_ratios(rounds: int) -> tuple[Ratio, Ratio, bool]:
     # An installed app runs from compiled bytecode, as pyqtgraph does here; an editable
     # checkout (and PYTHONDONTWRITEBYTECODE) would compile every module on every start.
     compile_app()
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env = child_env(QT_QPA_PLATFORM="offscreen")
     cupy = []
 
     def ours() -> float:

@@ -67,6 +67,14 @@ def compile_app() -> None:
     compileall.compile_dir(os.path.join(os.path.dirname(__file__), "..", "explorer"), quiet=1, force=True)
 
 
+def child_env(**values: str) -> dict[str, str]:
+    """The environment for a start-up's fresh interpreter, with ``values``: this one's,
+    less what a window built here sets for itself (``fills_on_the_gui_thread``), so that the
+    reference windows run with Qt's defaults and ours sets its own."""
+    env = {name: value for name, value in os.environ.items() if name != "QT_NO_GUI_THREADPOOL"}
+    return {**env, **values}
+
+
 def interleaved(runs: dict[str, Callable[[], float]], rounds: int) -> Rounds:
     """Each run (a callable returning seconds) once a round, in the order given in even
     rounds and the reverse in odd ones, so a drift of the machine hits them alike; each

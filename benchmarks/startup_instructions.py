@@ -13,7 +13,6 @@ Needs valgrind (Debian: valgrind); says so and stops without it.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import statistics
@@ -22,7 +21,7 @@ import sys
 import tempfile
 
 from app_responsiveness import BARE, BARE_PYQTGRAPH, OURS
-from common import compile_app, watched
+from common import child_env, compile_app, watched
 
 WINDOWS = {"ours": OURS, "pyqtgraph": BARE_PYQTGRAPH, "bare": BARE}
 
@@ -45,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         print("start-up in instructions: not run: valgrind is not installed (Debian: apt install valgrind)")
         return 0
     compile_app()
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen",
-           "ROOFLINE_EXPLORER_DATA": tempfile.mkdtemp(prefix="roofline-bench-")}
+    env = child_env(QT_QPA_PLATFORM="offscreen",
+                    ROOFLINE_EXPLORER_DATA=tempfile.mkdtemp(prefix="roofline-bench-"))
     with watched():
         instructions(OURS, env)  # the first start fills the data folder's parse cache
         counts: dict[str, list[int]] = {name: [] for name in WINDOWS}

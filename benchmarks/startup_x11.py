@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from common import compile_app, describe, interleaved
+from common import child_env, compile_app, describe, interleaved
 from drag_x11 import start_server
 
 # Each process ends on its own first painted frame: ``target``'s first paint event handled.
@@ -90,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     compile_app()  # an installed app runs from compiled bytecode, as pyqtgraph does here
     server, display = start_server()
-    env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb",
-           "ROOFLINE_EXPLORER_DATA": os.environ.get("ROOFLINE_EXPLORER_DATA")
-           or tempfile.mkdtemp(prefix="roofline-bench-")}
+    env = child_env(DISPLAY=display, QT_QPA_PLATFORM="xcb",
+                    ROOFLINE_EXPLORER_DATA=os.environ.get("ROOFLINE_EXPLORER_DATA")
+                    or tempfile.mkdtemp(prefix="roofline-bench-"))
     try:
         measured = interleaved({kind: (lambda kind=kind: first_paint(kind, env)) for kind in SETUPS},
                                args.rounds)
