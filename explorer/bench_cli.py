@@ -14,27 +14,34 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import tempfile
 from pathlib import Path
 from typing import TextIO
 
 from explorer.cli_common import open_catalog
+from explorer.core.files.fallback import fallbacks
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
-from explorer.kernels.journal import Journal, journal_folders, open_journal, recover_all
+from explorer.kernels.journal import Journal
 from explorer.kernels.reference import Reference, reference_for
 from explorer.kernels.results import Point, Results, new_results_name
 from explorer.kernels.runner import OFF, Progress, drive, results_of, run
 from explorer.kernels.suites import SUITES, UnknownSuiteError, resolve
-from explorer.kernels.timing import CancelToken
-from explorer.paths import user_file
+from explorer.measure_cli import (
+    EXIT_CANCELLED,
+    EXIT_TERMINATED,
+    StopNow,
+    check_out,
+    interrupts,
+    journal_folders_for,
+    journal_point,
+    recover_journals,
+    save_first,
+    shield,
+    start_journal,
+)
 from explorer.texttable import format_table
 
-EXIT_CANCELLED = 130
-EXIT_TERMINATED = 143
 EXIT_CONTENDED = 3
 
 
@@ -149,42 +156,19 @@ def _energy_lines(results) -> list[str]:
     return [f"energy: {describe(constants)}, {constants.source}", *scale]
 
 
-class StopNow(BaseException):  # like KeyboardInterrupt: past the runner's "except Exception"
-    """A second Ctrl+C or a SIGTERM: stop without waiting for the current launch."""
-
-
-def _check_out(path: str) -> str | None:
-    """Why ``path`` cannot be written (None: it can), asked before an hour of measuring."""
-    folder = Path(path).expanduser().resolve().parent
-    if not folder.is_dir():
-        return f"the folder {folder} does not exist"
-    if not os.access(folder, os.W_OK):
-        return f"the folder {folder} is not writable"
-    if Path(path).is_dir():
-        return f"{path} is a folder"
-    return None
-
-
 def _save(results: Results, path: str | None, err: TextIO) -> str | None:
     """Save ``results`` to ``path``; when that fails, to the data folder or the temporary
     folder, saying why. Returns where they went (None: nowhere)."""
     name = new_results_name("bench", results.created)
-    targets = [path] if path else []
-    fallbacks = [user_file("results", name), Path(tempfile.gettempdir()) / f"roofline-{name}"]
-    for target in [*targets, *fallbacks]:
-        try:
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
-            results.save(target)
-        except OSError as exc:
-            print(f"roofline-explorer: could not save to {target}: {exc.strerror or exc}", file=err)
-            continue
-        print(f"saved {len(results.points)} points to {target}", file=err)
-        return str(target)
-    return None
+    targets = [Path(path)] if path else []
+    saved = save_first(results.save, [*targets, *fallbacks("results", name)], err)
+    if saved is not None:
+        print(f"saved {len(results.points)} points to {saved}", file=err)
+    return None if saved is None else str(saved)
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.out and (problem := _check_out(args.out)):
+    if args.out and (problem := check_out(args.out)):
         print(f"roofline-explorer: error: cannot save to {args.out}: {problem}", file=err)
         return 2
     try:
@@ -196,53 +180,25 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if note:
         print(f"note: {note}", file=err)
     print(f"measuring with {backend.label}", file=err)
-    cancel = CancelToken()
     measured: list[Point] = []
     progress = ProgressLine(err)
-    journal = _start_journal(args, backend, reference, err)
+    folders = journal_folders_for(args.out)
+    recover_journals(folders, err)
+    journal = start_journal(folders, backend, args.suite, reference, err)
 
     def on_progress(p: Progress) -> None:
         if p.point is not None:
             measured.append(p.point)
-            if journal is not None and (problem := journal.add(p.point)):
-                print(f"\nnote: the journal stopped ({problem}); the points are kept in memory", file=err)
+            journal_point(journal, p.point, err)
         progress(p)
 
-    def on_interrupt(signum, frame):
-        if signum == signal.SIGINT and not cancel.cancelled:
-            print("\ncancelling after the current launch (Ctrl+C again to stop at once)", file=err)
-            cancel.cancel()
-            return
-        raise StopNow
-
-    previous = {sig: signal.signal(sig, on_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err,
-                                 journal)
+        with interrupts(err) as cancel:
+            return _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err,
+                                     journal)
     finally:
         if journal is not None:
             journal.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _journal_folders(args) -> list[Path]:
-    near = [Path(args.out).expanduser().resolve().parent] if args.out else []
-    return [*near, *journal_folders()]
-
-
-def _start_journal(args, backend, reference, err: TextIO) -> Journal | None:
-    """Recover the journals earlier runs left behind, then start this run's."""
-    folders = _journal_folders(args)
-    for path, results in recover_all(*folders):
-        print(f"recovered {len(results.points)} points of an interrupted run into {path}", file=err)
-    try:
-        journal = open_journal(folders, backend, args.suite, reference)
-    except UnknownSuiteError:
-        return None  # the run itself says what is wrong
-    if journal is None:
-        print("note: no folder can hold a journal; the points are kept in memory only", file=err)
-    return journal
 
 
 def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, out, err,
@@ -261,9 +217,7 @@ def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, o
         print("\nstopped; keeping what was measured", file=err)
         results = results_of(backend, suites, preset, measured, reference, cancelled=True,
                              notes=("stopped at once: the kernel in progress was not measured",))
-    # From here on a Ctrl+C or SIGTERM waits for the table and the file: they take a moment.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: print("\nsaving what was measured…", file=err))
+    shield(err)
     if args.json:
         json.dump(results.to_dict(), out, indent=1)
         out.write("\n")
@@ -273,7 +227,7 @@ def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, o
     saved = _save(results, args.out, err) if (args.out or results.points) else "nothing to save"
     if saved and journal is not None:
         journal.discard()  # a results file holds every point now
-    if args.out and saved != args.out:
+    if args.out and (saved is None or Path(saved) != Path(args.out)):
         return 1
     if stopped:
         return EXIT_TERMINATED

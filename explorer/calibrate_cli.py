@@ -10,9 +10,19 @@ from pathlib import Path
 from typing import TextIO
 
 from explorer.cli_common import open_catalog
+from explorer.measure_cli import (
+    EXIT_CANCELLED,
+    EXIT_TERMINATED,
+    StopNow,
+    check_out,
+    interrupts,
+    journal_folders_for,
+    journal_point,
+    recover_journals,
+    shield,
+    start_journal,
+)
 from explorer.texttable import format_table
-
-EXIT_CANCELLED = 130
 
 
 def add_parser(sub) -> None:
@@ -21,7 +31,11 @@ def add_parser(sub) -> None:
     ca = sub.add_parser("calibrate", help="fit this machine's efficiency factors (the expected time)",
                         description="Run the shapes and stream suites, fit the shares of the roofs "
                                     "matrix products and streams reach here, check the fit on held-out "
-                                    "shapes and write a device profile (YAML) for --efficiency calibrated.")
+                                    "shapes and write a device profile (YAML) for --efficiency calibrated. "
+                                    "Every point is journalled as it is measured, and the run is saved "
+                                    "beside the profile before the fit (calibrate --results fits it "
+                                    "again). Ctrl+C cancels between launches and keeps what was "
+                                    "measured; a second Ctrl+C stops at once.")
     ca.add_argument("--backend", choices=BACKENDS, default="numpy")
     ca.add_argument("--device", type=int, default=0, metavar="N", help="GPU number (cupy)")
     ca.add_argument("--preset", choices=("quick", "full"), default="quick",
@@ -36,22 +50,39 @@ def add_parser(sub) -> None:
     ca.add_argument("--out", metavar="FILE.yaml",
                     help="where the profile goes (default: efficiency/ in the data folder, where "
                          "--efficiency calibrated finds it)")
+    ca.add_argument("--no-load-check", action="store_true",
+                    help="do not read other programs' load around each case (no waiting for a quiet "
+                         "machine, no retries); the results say it was not checked, and a point "
+                         "other programs slowed is fitted as it is")
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from explorer.core.files.fallback import Placed
     from explorer.kernels import calibrate
     from explorer.kernels.results import load_results
 
+    if args.out and (problem := check_out(args.out)):
+        print(f"roofline-explorer: error: cannot save to {args.out}: {problem}", file=err)
+        return 2
     catalog = open_catalog(err)
-    results = load_results(args.results) if args.results else _measure(args, err)
-    if results is None:
-        return EXIT_CANCELLED if args.results is None else 2
+    profile_path = Path(args.out) if args.out else None
+    if args.results:
+        results, kept = load_results(args.results), Placed(Path(args.results))
+    else:
+        measured = _measure(args, err)
+        if isinstance(measured, int):
+            return measured
+        results, kept, code = measured
+        if code:
+            return code
     try:
-        done = calibrate.calibrate_and_write(results, catalog, Path(args.out) if args.out else None)
+        done = calibrate.calibrate_and_write(results, catalog, profile_path, kept)
     except calibrate.CalibrationError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return 1
-    _report(done, out)
+    _report(done, out, err)
+    if done.path is None or (done.path != profile_path if profile_path else not done.in_data_folder):
+        return 1  # not where it was meant to go: the user or --efficiency calibrated would miss it
     errors = [abs(ratio - 1) for _, ratio in done.held_out]
     if args.check and (not errors or statistics.median(errors) > 0.15 or max(errors) > 0.4):
         print("roofline-explorer: the calibration does not predict its held-out products within "
@@ -61,26 +92,81 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _measure(args: argparse.Namespace, err: TextIO):
-    """Run the calibration suites (None: the backend cannot run, or the user cancelled)."""
+    """Run the calibration suites, journalling each point, and save the run beside where
+    the profile goes: (results, where they were saved, the exit code when the run did not
+    finish), or the exit code when nothing could be measured."""
     from explorer.kernels import calibrate
     from explorer.kernels.backends import BackendUnavailable, open_backend
-    from explorer.kernels.runner import drive, run
+    from explorer.kernels.runner import OFF, drive, results_of, run
+    from explorer.kernels.suites import resolve
 
+    folders = journal_folders_for(args.out)
+    recover_journals(folders, err)
     try:
         backend = open_backend(args.backend, args.device)
     except BackendUnavailable as exc:
-        print(f"roofline-explorer: error: {exc}", file=err)
-        return None
+        print(f"roofline-explorer: error: the {args.backend} backend cannot run here: {exc}", file=err)
+        return 1
+    suites = [*calibrate.suites_for(backend), args.preset]
+    journal = start_journal(folders, backend, suites, None, err)
+    measured = []
 
     def progress(p) -> None:
+        if p.point is not None:
+            measured.append(p.point)
+            journal_point(journal, p.point, err)
         if p.current:
             print(f"[{p.done + 1}/{p.total}] {p.current}", file=err)
 
+    code = 0
     try:
-        return drive(run(backend, calibrate.suites_for(backend), args.preset), progress)
-    except KeyboardInterrupt:
-        print("calibration cancelled: nothing was written", file=err)
-        return None
+        with interrupts(err) as cancel:
+            try:
+                results = drive(run(backend, suites, cancel=cancel,
+                                    load=OFF if args.no_load_check else "auto"), progress)
+            except StopNow:
+                print("\nstopped; keeping what was measured", file=err)
+                results = results_of(backend, *resolve(suites, args.preset), measured, None, cancelled=True,
+                                     notes=("stopped at once: the kernel in progress was not measured",))
+                code = EXIT_TERMINATED
+            shield(err)
+            if results.cancelled:
+                code = code or EXIT_CANCELLED
+            kept = _keep(results, args, journal, err)
+    finally:
+        if journal is not None:
+            journal.close()
+    return results, kept, code
+
+
+def _keep(results, args: argparse.Namespace, journal, err: TextIO):
+    """The run saved beside the profile (``calibrate.keep_run``), the journal gone once it
+    is; what was saved where, said."""
+    from explorer.core.files.fallback import NOWHERE
+    from explorer.kernels import calibrate
+
+    if not results.points:
+        if journal is not None:
+            journal.discard()
+        if results.cancelled:
+            print("calibration cancelled before its first point: nothing was measured", file=err)
+        return NOWHERE
+    kept = calibrate.keep_run(results, Path(args.out) if args.out else None)
+    for refusal in kept.refused:
+        print(f"roofline-explorer: {refusal}", file=err)
+    if kept.path is None:
+        print("roofline-explorer: the run could not be saved anywhere; its journal keeps it for the "
+              "next bench or calibrate to recover", file=err)
+        return kept
+    if journal is not None:
+        journal.discard()  # a results file holds every point now
+    if results.cancelled:
+        print(f"calibration cancelled: the {len(results.points)} points measured are saved in "
+              f"{kept.path} (no profile was fitted; fit what a full run measured with "
+              "roofline-explorer calibrate --results FILE)", file=err)
+    else:
+        print(f"saved the {len(results.points)} measured points to {kept.path}", file=err)
+    return kept
 
 
 def _energy_line(done) -> str:
@@ -94,8 +180,8 @@ def _energy_line(done) -> str:
     return f"energy ({kept.precision}): {describe(kept.constants)}, {kept.constants.source}"
 
 
-def _report(done, out: TextIO) -> None:
-    profile, held_out, path, roofs = done.profile, done.held_out, done.path, done.roofs
+def _report(done, out: TextIO, err: TextIO) -> None:
+    profile, held_out, roofs = done.profile, done.held_out, done.roofs
     rows = [(name, f"{factor.value:.4g}", factor.note) for name, factor in profile.factors.items()]
     print(f"{profile.name}: shares of {roofs.peak_flops / 1e12:.3g} TFLOP/s and "
           f"{roofs.bandwidth / 1e9:.3g} GB/s ({roofs.bandwidth_source})", file=out)
@@ -105,12 +191,25 @@ def _report(done, out: TextIO) -> None:
         print(f"held-out products, predicted ÷ measured: {shapes} (median error "
               f"{done.median_error:.0%})", file=out)
     print(_energy_line(done), file=out)
+    for refusal in done.refused:
+        print(f"roofline-explorer: {refusal}", file=err)
+    print(_where(done), file=out)
+
+
+def _where(done) -> str:
+    """Where the profile went and what uses it; nowhere, the profile itself to copy."""
+    from explorer.core.hardware.efficiency import to_text
+
+    profile, path = done.profile, done.path
+    if path is None:
+        return ("the profile could not be saved anywhere (see the errors above); here it is, to "
+                "save by hand in the data folder's efficiency/ as " f"{profile.id}.yaml:\n"
+                + to_text(profile).rstrip("\n"))
     if profile.machine:
-        print(f"wrote {path}. {profile.machine} is not in the catalogue: the profile applies to no "
-              "device until it is (Hardware › Duplicate and edit, with its datasheet peaks and "
-              "bandwidth); then calibrate again", file=out)
-    elif done.in_data_folder:
-        print(f"wrote {path}: --efficiency calibrated uses it for {', '.join(profile.devices)}", file=out)
-    else:
-        print(f"wrote {path}: copy it into the data folder's efficiency/ for --efficiency calibrated "
-              "to use it", file=out)
+        return (f"wrote {path}. {profile.machine} is not in the catalogue: the profile applies to no "
+                "device until it is (Hardware › Duplicate and edit, with its datasheet peaks and "
+                "bandwidth); then calibrate again")
+    if done.in_data_folder:
+        return f"wrote {path}: --efficiency calibrated uses it for {', '.join(profile.devices)}"
+    return (f"wrote {path}: copy it into the data folder's efficiency/ for --efficiency calibrated "
+            "to use it")

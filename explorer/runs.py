@@ -182,22 +182,42 @@ class Jobs(QtCore.QObject):
     def calibrate(self, backend: str, device: int = 0, preset: str = "quick") -> None:
         """Measure the calibration suites and fit, check and write this machine's profile
         (as ``roofline-explorer calibrate``); the result is a ``Calibration``. Runs as the
-        ``kernels`` job: one measurement at a time."""
+        ``kernels`` job: one measurement at a time. Each point is journalled as it is
+        measured and the run is saved beside the profile before the fit, so neither a crash
+        nor a fit or a folder that fails loses it (the ``Calibration`` says where it went)."""
+        from explorer.core.files.fallback import NOWHERE
         from explorer.kernels import calibrate  # (not at start-up: a calibration is rare)
+        from explorer.kernels.journal import journal_folders, open_journal
 
         catalog = self.catalog()
 
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
             emit(Report.STARTED, f"{opened.label}, calibrating")
-            results = drive(run(opened, calibrate.suites_for(opened), preset, cancel=token),
-                            lambda progress: emit(Report.PROGRESS, progress))
-            if results.cancelled:
-                return calibrate.Calibration(results)
+            suites = calibrate.suites_for(opened)
+            journal = open_journal(journal_folders(), opened, [*suites, preset], None)
+            emit(Report.JOURNAL, journal)
+
+            def on_progress(progress) -> None:
+                if progress.point is not None and journal is not None:
+                    journal.add(progress.point)
+                emit(Report.PROGRESS, progress)
+
             try:
-                return calibrate.calibrate_and_write(results, catalog)
+                results = drive(run(opened, suites, preset, cancel=token), on_progress)
+            finally:
+                if journal is not None:
+                    journal.close()
+            kept = calibrate.keep_run(results) if results.points else NOWHERE
+            if kept.path is not None and journal is not None:
+                journal.discard()  # a results file holds every point now
+            if results.cancelled:
+                return calibrate.Calibration(results, kept=kept)
+            try:
+                return calibrate.calibrate_and_write(results, catalog, kept=kept)
             except calibrate.CalibrationError as exc:
-                raise JobError(f"The calibration could not be fitted: {exc}") from None
+                return calibrate.Calibration(results, kept=kept, error=f"The calibration could not be "
+                                                                      f"fitted: {exc}")
 
         self.submit(KERNELS, work)
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from explorer.core.analysis.expected import product_time
 from explorer.core.files.atomic import write_text_atomic
+from explorer.core.files.fallback import NOWHERE, Placed, fallbacks, place, temporary
 from explorer.core.hardware.efficiency import (
     CALIBRATED_FOLDER,
     FACTORS,
@@ -44,9 +45,9 @@ from explorer.core.hardware.efficiency import (
 )
 from explorer.core.hardware.hardware import GPU, DeviceKind
 from explorer.kernels.reference import match_device
-from explorer.kernels.results import Point, Results
+from explorer.kernels.results import Point, Results, new_results_name
 from explorer.kernels.suites.shapes import HELD_OUT, SUITE
-from explorer.paths import user_path
+from explorer.paths import user_file
 
 SUITES = (SUITE, "stream")
 SWEEP = "intensity"  # added where power can be read: the energy fit needs a sweep of intensities
@@ -63,21 +64,24 @@ class CalibrationError(RuntimeError):
 
 @dataclass(frozen=True)
 class Calibration:
-    """A calibration's run and, when it was fitted, its profile, where it was written, the
-    roofs its shares are of, and how well it predicts the held-out products ((label,
-    predicted ÷ measured) each)."""
+    """A calibration's run and, when it was fitted, its profile, where it was written (None:
+    nowhere would take it; ``to_text(profile)`` is all that is left of it), the roofs its
+    shares are of, and how well it predicts the held-out products ((label, predicted ÷
+    measured) each). Beside them: where the run's results file went (``keep_run``), each
+    place that refused the profile and why, and why the run could not be fitted."""
 
     results: Results
     profile: Efficiency | None = None
     path: Path | None = None
     held_out: tuple[tuple[str, float], ...] = ()
     roofs: Roofs | None = None
+    kept: Placed = NOWHERE
+    refused: tuple[str, ...] = ()
+    error: str = ""
 
     @property
     def in_data_folder(self) -> bool:
         """The profile went where ``--efficiency calibrated`` looks for it."""
-        from explorer.paths import user_file
-
         return self.path is not None and self.path.parent == user_file(CALIBRATED_FOLDER)
 
     @property
@@ -273,14 +277,30 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
     return values, notes
 
 
-def calibrate_and_write(results: Results, catalog, path: Path | None = None) -> Calibration:
+def keep_run(results: Results, out: Path | None = None) -> Placed:
+    """Save a calibration's measured run beside where its profile goes (``out``'s folder,
+    else the data folder's ``efficiency/``), before the fit, so that no failure after
+    minutes of measuring loses it; refused there, in the data folder's results or the
+    temporary folder."""
+    folder = out.parent if out is not None else user_file(CALIBRATED_FOLDER)
+    name = new_results_name("calibrate", results.created)
+    return place(results.save, [folder / name, *fallbacks("results", name)])
+
+
+def calibrate_and_write(results: Results, catalog, path: Path | None = None,
+                        kept: Placed | None = None) -> Calibration:
     """Fit ``results``, write the profile (to ``path``, else the data folder's
-    ``efficiency/``) and check it on the held-out products."""
+    ``efficiency/``; refused there, to the temporary folder) and check it on the held-out
+    products. ``kept``: where the run itself was saved (``keep_run``). Raises
+    CalibrationError only; a profile no folder takes has ``path`` None."""
     roofs = roofs_for(results, catalog)
     profile = fit(results, roofs, results.machine.get("backend", ""))
-    path = path or user_path(CALIBRATED_FOLDER, f"{profile.id}.yaml")
-    write_text_atomic(path, to_text(profile))
-    return Calibration(results, profile, path, tuple(held_out_errors(results, profile, roofs)), roofs)
+    name = f"{profile.id}.yaml"
+    text = to_text(profile)
+    written = place(lambda target: write_text_atomic(target, text),
+                    [path or user_file(CALIBRATED_FOLDER, name), temporary(name)])
+    return Calibration(results, profile, written.path, tuple(held_out_errors(results, profile, roofs)),
+                       roofs, kept or NOWHERE, written.refused)
 
 
 def held_out_errors(results: Results, profile: Efficiency, roofs: Roofs) -> list[tuple[str, float]]:

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
-from explorer.core.hardware.efficiency import efficiency_for
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
 from explorer.kernels.cases import PRESETS
@@ -19,9 +17,7 @@ from explorer.kernels.suites import SUITES
 from explorer.paths import user_file, user_path
 from explorer.runs import KERNELS, Jobs, gpu_job
 from explorer.state import AppState
-
-if TYPE_CHECKING:
-    from explorer.kernels.calibrate import Calibration
+from explorer.ui.panels.calibration_view import keep_calibration_run, show_calibration
 
 RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
 
@@ -255,38 +251,17 @@ class KernelPanel(QtWidgets.QWidget):
 
         calibration = results if isinstance(results, Calibration) else None
         results = calibration.results if calibration else results
-        where = self._keep_run(results)
+        where = keep_calibration_run(self, calibration) if calibration else self._keep_run(results)
         if calibration is not None and calibration.profile is not None:
-            self._use_calibration(calibration)
+            show_calibration(self, calibration)
             return
         status = "cancelled" if results.cancelled else "finished"
         self.eta.setText(f"Run {status}: {len(results.points)} points {where}")
+        if calibration is not None and calibration.error:
+            self.eta.setText(f"{calibration.error} (its {len(results.points)} points {where})")
+            QtWidgets.QMessageBox.warning(self, "Kernel lab", self.eta.text())
         for note in results.notes:
             self.state.sig_message.emit(note)
-
-    def _use_calibration(self, done: Calibration) -> None:
-        """Show what the calibration found and use it (Times: calibrated; one undo step)."""
-        gemm = done.profile.value("gemm")
-        error = done.median_error
-        held = f", held-out products predicted within {error:.0%} (median)" if error is not None else ""
-        kept = "; energy constants fitted to its power" if done.profile.energy is not None else ""
-        self.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}{kept}; saved to "
-                         f"{done.path.name}")
-        self.state.efficiency_changed()
-        primary = self.state.primary
-        if done.profile.machine:
-            self.state.sig_message.emit(f"Calibrated {done.profile.name}: {done.profile.machine} is not in "
-                                        "the catalogue, so it applies to no device until it is (Duplicate "
-                                        "and edit, then calibrate again)")
-            return
-        if efficiency_for(primary, (done.profile,)) is None:
-            self.state.sig_message.emit(f"Calibrated {done.profile.name}: it is for "
-                                        f"{', '.join(done.profile.devices)}, not {primary.name}")
-            return
-        if self.state.session.params.efficiency != "calibrated":
-            self.state.set_params(efficiency="calibrated")
-        self.state.sig_message.emit(f"Calibrated {done.profile.name}: Times now use it "
-                                    "(Ctrl+Z: the previous)")
 
     def _keep_run(self, results) -> str:
         """Save a finished run in the data folder and show it; when that folder cannot be

@@ -1,0 +1,76 @@
+"""Calibrating in the kernel lab keeps what it measured: a run that cannot be fitted, or
+whose profile the data folder refuses, is saved and shown, and the window says why."""
+
+from dataclasses import replace
+
+import pytest
+from PySide6 import QtWidgets
+
+from explorer.kernels.journal import SUFFIX
+from explorer.kernels.results import load_results
+
+
+@pytest.fixture
+def warnings(monkeypatch) -> list[str]:
+    shown: list[str] = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "warning", lambda *args: shown.append(args[2]))
+    return shown
+
+
+def _small_run(monkeypatch, with_stream: bool) -> None:
+    """The calibration's products at the smoke sizes (seconds); the triad at the quick size
+    (from main memory, which a fit needs) unless ``with_stream`` is False."""
+    from explorer import runs
+    from explorer.kernels import calibrate, runner
+
+    def small(backend, suites, preset, **options):
+        products = yield from runner.run(backend, [calibrate.SUITE], "smoke", **options, load=None)
+        if not with_stream:
+            return replace(products, suites=tuple(suites))
+        stream = yield from runner.run(backend, ["stream"], preset, **options, load=None)
+        return replace(stream, suites=tuple(suites), points=products.points + stream.points)
+
+    monkeypatch.setattr(calibrate, "_match_cpu", lambda name, catalog: catalog["epyc-9654"])
+    monkeypatch.setattr(runs, "run", small)
+
+
+def _calibrate(window, qtbot):
+    window.state.set_devices(["epyc-9654"])
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=60000,
+                          check_params_cb=lambda job, _r: job == "kernels") as finished:
+        window.kernel_panel.calibrate_button.click()
+    return finished.args[1]
+
+
+def test_a_run_that_cannot_be_fitted_is_kept_beside_where_the_profile_would_go(window, qtbot, monkeypatch,
+                                                                                tmp_path, warnings):
+    _small_run(monkeypatch, with_stream=False)
+    done = _calibrate(window, qtbot)
+    assert done.profile is None and "could not be fitted" in done.error and "stream" in done.error
+    saved = done.kept.path
+    assert saved.parent == tmp_path / "data" / "efficiency" and saved.name.startswith("calibrate-")
+    assert load_results(saved).points == done.results.points and done.results.points
+    assert "could not be fitted" in window.kernel_panel.eta.text() and str(saved) in window.kernel_panel.eta.text()
+    assert warnings and "could not be fitted" in warnings[0]
+    qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
+    assert not list(tmp_path.rglob(f"*{SUFFIX}"))  # journalled while it ran, gone once saved
+    assert window.state.session.params.efficiency == "published"
+
+
+def test_a_profile_the_data_folder_refuses_goes_to_the_temporary_folder_and_is_not_used(
+        window, qtbot, monkeypatch, tmp_path, warnings):
+    import tempfile
+
+    (tmp_path / "data").mkdir(exist_ok=True)
+    (tmp_path / "data" / "efficiency").write_text("")  # a file where the folder should be
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    _small_run(monkeypatch, with_stream=True)
+    messages: list[str] = []
+    window.state.sig_message.connect(messages.append)
+    done = _calibrate(window, qtbot)
+    assert done.profile is not None and done.path == tmp_path / "tmp" / f"roofline-{done.profile.id}.yaml"
+    assert done.path.exists() and not done.in_data_folder
+    assert done.kept.path.parent == tmp_path / "data" / "results"  # the run: the next place that takes it
+    assert any("The data folder refused the profile" in m and str(done.path) in m for m in messages)
+    assert window.state.session.params.efficiency == "published"  # Times: calibrated would not find it
+    assert not warnings
