@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from explorer.cli_common import open_catalog
+from explorer.core.files.atomic import refuse_special
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
 from explorer.kernels.cases import PRESETS
@@ -160,8 +161,10 @@ def _check_out(path: str) -> str | None:
         return f"the folder {folder} does not exist"
     if not os.access(folder, os.W_OK):
         return f"the folder {folder} is not writable"
-    if Path(path).is_dir():
-        return f"{path} is a folder"
+    try:
+        refuse_special(path)  # a folder, a FIFO or a device, or a link to one
+    except OSError as exc:
+        return exc.strerror
     return None
 
 
