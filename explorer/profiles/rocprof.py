@@ -28,6 +28,7 @@ from explorer.core.files.reading import read_text
 from explorer.core.profile import Profile, ProfiledKernel
 from explorer.profiles.ncu import MAX_PROFILE_BYTES
 
+COUNTER_MAX = 2**64 - 1  # counters and nanosecond timestamps are 64-bit: 512 × this stays an int
 HEADER = "Dispatch_ID"  # the first column of pmc_perf.csv
 PMC = "pmc_perf.csv"
 LANES, MFMA_FLOPS = 64, 512
@@ -102,6 +103,9 @@ def _number(path, row: dict, column: str) -> float:
                             column) from None
     if not math.isfinite(value) or value < 0:
         raise DataFileError(path, f"must be a finite number of at least 0, got {text!r}",
+                            f"dispatch {row.get(HEADER)}", column)
+    if value > COUNTER_MAX:  # 1e308 is a float, but 64 × it (bytes, FLOPs) is not
+        raise DataFileError(path, f"must be a count of at most {COUNTER_MAX:,} (64 bits), got {text!r}",
                             f"dispatch {row.get(HEADER)}", column)
     return value
 
