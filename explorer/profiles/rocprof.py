@@ -26,9 +26,8 @@ from pathlib import Path
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.profile import Profile, ProfiledKernel
-from explorer.profiles.ncu import MAX_PROFILE_BYTES
+from explorer.profiles.ncu import BEYOND_COUNTER, COUNTER_MAX, MAX_PROFILE_BYTES
 
-COUNTER_MAX = 2**64 - 1  # counters and nanosecond timestamps are 64-bit: 512 × this stays an int
 HEADER = "Dispatch_ID"  # the first column of pmc_perf.csv
 PMC = "pmc_perf.csv"
 LANES, MFMA_FLOPS = 64, 512
@@ -104,9 +103,8 @@ def _number(path, row: dict, column: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise DataFileError(path, f"must be a finite number of at least 0, got {text!r}",
                             f"dispatch {row.get(HEADER)}", column)
-    if value > COUNTER_MAX:  # 1e308 is a float, but 64 × it (bytes, FLOPs) is not
-        raise DataFileError(path, f"must be a count of at most {COUNTER_MAX:,} (64 bits), got {text!r}",
-                            f"dispatch {row.get(HEADER)}", column)
+    if value > COUNTER_MAX:
+        raise DataFileError(path, f"{BEYOND_COUNTER}, got {text!r}", f"dispatch {row.get(HEADER)}", column)
     return value
 
 

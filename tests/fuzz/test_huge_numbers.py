@@ -3,7 +3,8 @@ the edge of what floats hold: 1e308 and -1e308 (finite, but any product overflow
 integers of 400 digits (JSON and YAML read them; no float holds them), 1e-320 (a subnormal:
 any quotient by it overflows), and NaN and infinities (both formats write them as text).
 Each loads with finite numbers only or is refused with a DataFileError naming the file;
-an OverflowError or any other exception fails.
+an OverflowError or any other exception fails. The profile CSVs (Nsight Compute,
+rocprof-compute) get the same in every numeric cell.
 
 Profiles (tests/conftest.py): ``ci`` tries an even sample of (field, value) pairs, as many
 as it runs examples; ``long`` (``make fuzz``) every pair.
@@ -11,9 +12,12 @@ as it runs examples; ``long`` (``make fuzz``) every pair.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import csv
 import dataclasses
 import enum
+import io
 import json
 import math
 import random
@@ -66,3 +70,43 @@ def test_huge_and_tiny_numbers_in_every_numeric_field_load_finite_or_are_refused
         loaded = check(load, path)
         where = non_finite(loaded)
         assert where is None, f"{'.'.join(map(str, place))} = {value!r} loaded as {where}"
+
+
+def _csv_cells(text: str):
+    """(line, cell) of every cell of a CSV text that is a number (ncu writes 1,000.00)."""
+    for index, line in enumerate(text.splitlines()):
+        for column, cell in enumerate(next(csv.reader([line]), [])):
+            with contextlib.suppress(ValueError):
+                float(cell.replace(",", ""))
+                yield index, column
+
+
+def _csv_with(text: str, index: int, column: int, value: str) -> str:
+    lines = text.splitlines()
+    cells = next(csv.reader([lines[index]]))
+    cells[column] = value
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="").writerow(cells)
+    lines[index] = out.getvalue()
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("name", ["ncu raw", "ncu details", "rocprof"])
+def test_huge_and_tiny_numbers_in_every_profile_cell_load_finite_or_are_refused(name, tmp_path):
+    """The same for the profile CSVs (Nsight Compute, rocprof-compute): every numeric cell."""
+    from explorer.profiles.reading import read_profile
+    from tests.profiles.test_ncu import long_layout, raw_page
+    from tests.profiles.test_rocprof import pmc_text
+
+    text = {"ncu raw": raw_page, "ncu details": long_layout, "rocprof": pmc_text}[name]()
+    texts = [f"{v:.17g}" if isinstance(v, float) else str(v) for v in HUGE] + ["1.7976931348623157e308"]
+    trials = [(*cell, value) for cell in _csv_cells(text) for value in texts]
+    budget = settings.default.max_examples
+    if budget < len(trials):
+        trials = sorted(random.Random(name).sample(trials, budget))
+    path = tmp_path / "profile.csv"
+    for index, column, value in trials:
+        path.write_text(_csv_with(text, index, column, value))
+        loaded = check(read_profile, path)
+        where = non_finite(loaded)
+        assert where is None, f"line {index + 1}, cell {column + 1} = {value[:20]} loaded as {where}"
