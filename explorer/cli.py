@@ -157,6 +157,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     except (DataFileError, FileNotFoundError) as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_DATA
+    except BrokenPipeError:
+        raise  # a closed stdout: ``run_to_stdout`` ends quietly
+    except OSError as exc:  # a file a command writes (--out): its name and the system's reason
+        print(f"roofline-explorer: error: {exc}", file=err)
+        return EXIT_DATA
     raise ValueError(f"unknown command {args.command!r}")
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from explorer.core.files.atomic import refuse_special
 from explorer.core.files.fallback import place
 from explorer.kernels.journal import Journal, journal_folders, open_journal, recover_all
 from explorer.kernels.suites import UnknownSuiteError
@@ -40,8 +41,10 @@ def check_out(path: str) -> str | None:
         return f"the folder {folder} does not exist"
     if not os.access(folder, os.W_OK):
         return f"the folder {folder} is not writable"
-    if Path(path).is_dir():
-        return f"{path} is a folder"
+    try:
+        refuse_special(path)  # a folder, a FIFO or a device, or a link to one
+    except OSError as exc:
+        return exc.strerror
     return None
 
 

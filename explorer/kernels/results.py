@@ -23,6 +23,7 @@ MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
 BANDWIDTH_SUITES = ("stream", "parallelism")
 COMPUTE_SUITES = ("gemm", "decode-batch", "intensity", "attention")
 CACHE_SUITES = ("cache",)  # bandwidth from a cache level: its own roof, never main memory's
+COUNT_MAX = 2**64 - 1  # a count or size beyond 64 bits is no measurement (and floats would overflow)
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,9 @@ def _size_map(fields: Fields, name: str) -> dict[str, int]:
     out = {}
     for key, value in raw.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise fields.error(f"{name}.{key}", f"expected a whole number >= 0, got {value!r}")
+            raise fields.error(f"{name}.{key}", f"expected a whole number >= 0, got {brief(value)}")
+        if value > COUNT_MAX:
+            raise fields.error(f"{name}.{key}", f"must be at most {COUNT_MAX:,}, got {brief(value)}")
         out[str(key)] = value
     return out
 
@@ -194,8 +197,8 @@ def _read_point(fields: Fields) -> Point:
         dtype=fields.text("dtype"),
         size=_size_map(fields, "size"),
         param=_size_map(fields, "param"),
-        flops=fields.integer("flops", minimum=0),
-        bytes=fields.integer("bytes"),
+        flops=fields.integer("flops", minimum=0, maximum=COUNT_MAX),
+        bytes=fields.integer("bytes", maximum=COUNT_MAX),
         time_median_s=fields.number("time_median_s"),
         time_p20_s=fields.number("time_p20_s"),
         time_p80_s=fields.number("time_p80_s"),
@@ -212,9 +215,12 @@ def _read_point(fields: Fields) -> Point:
     for derived in ("intensity", "flops_per_s", "bytes_per_s"):
         stored = fields.raw(derived, required=False)
         value = getattr(point, derived)
+        if not math.isfinite(value):  # a subnormal time: a positive float, an infinite rate
+            raise fields.error("time_median_s", f"is too short for the point's counts: its {derived} "
+                                                "is not a finite number")
         if stored is not None and (isinstance(stored, bool) or not isinstance(stored, int | float)):
             raise fields.error(derived, f"expected a number, got {brief(stored)}")
-        if stored is not None and not math.isclose(float(stored), value, rel_tol=1e-6):
+        if stored is not None and not math.isclose(fields.float_of(derived, stored), value, rel_tol=1e-6):
             raise fields.error(derived, f"is {stored} but the point's flops, bytes and time give {value}")
     return point
 
@@ -232,9 +238,12 @@ def _optional_number(fields: Fields, name: str) -> float | None:
     value = fields.raw(name, required=False)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise fields.error(name, f"expected a number >= 0, got {brief(value)}")
-    return float(value)
+    number = fields.float_of(name, value)
+    if not math.isfinite(number) or number < 0:
+        raise fields.error(name, f"expected a number >= 0, got {brief(value)}")
+    return number
 
 
 def _optional_text(fields: Fields, name: str) -> str | None:

@@ -36,12 +36,13 @@ from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def gunzipped(path: str | Path, data: bytes) -> bytes:
     """``data`` decompressed when it is gzip, refused beyond ``MAX_TRACE_BYTES`` (a small
-    file can expand a thousandfold)."""
-    if not data.startswith(b"\x1f\x8b"):
+    file can expand a thousandfold) or when it holds no JSON object."""
+    if not data.startswith(GZIP_MAGIC):
         return data
     limit = MAX_TRACE_BYTES
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
@@ -51,23 +52,40 @@ def gunzipped(path: str | Path, data: bytes) -> bytes:
         raise DataFileError(path, f"is not a readable gzip file: {exc}") from None
     if len(out) > limit or inflater.unconsumed_tail:
         raise DataFileError(path, f"expands beyond {limit >> 20} MB: refused (is it the right file?)")
+    if not out.lstrip(b" \t\r\n").startswith(b"{"):
+        raise DataFileError(path, f"is gzip-compressed but holds no JSON object once expanded "
+                                  f"({len(out) / 2**20:.1f} MB): not a PyTorch profiler trace")
     return out
 
 
-def is_trace(path: str | Path, head: int = 1 << 20) -> bool:
-    """Whether ``path`` looks like a Kineto trace: its first ``head`` bytes (decompressed
-    first, when gzip) name ``traceEvents``. Only that much is read."""
+def is_trace(path: str | Path, chunk: int = 1 << 20) -> bool:
+    """Whether ``path`` is read as a Kineto trace: gzip-compressed (the only compressed
+    format read here, so refused as what it holds, not as a CSV), or a JSON object that
+    names ``traceEvents`` within ``MAX_TRACE_BYTES`` (a header of megabytes, such as a
+    many-GPU ``deviceProperties``, may come first). Read in chunks, and only while the
+    file is a JSON object."""
+    key = b'"traceEvents"'
     try:
         with open_regular(path) as handle:
-            start = handle.read(head)
+            data = handle.read(chunk)
+            if data.startswith(GZIP_MAGIC):
+                return True
+            if not data.lstrip(b" \t\r\n").removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{"):
+                return False
+            seen, tail = 0, b""
+            while data and seen <= MAX_TRACE_BYTES:
+                if key in tail + data:
+                    return True
+                seen, tail = seen + len(data), data[-len(key):]
+                data = handle.read(chunk)
     except (DataFileError, OSError):
         return False
-    if start.startswith(b"\x1f\x8b"):
-        try:
-            start = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(start, head)
-        except zlib.error:
-            return False
-    return b'"traceEvents"' in start
+    return False
+
+
+def is_json_object(text: str) -> bool:
+    """Text that a JSON object starts (a trace without traceEvents: named so, not as a CSV)."""
+    return text.lstrip("\ufeff \t\r\n").startswith("{")
 
 
 def _number(path, event: dict, key: str, index: int) -> float:

@@ -34,6 +34,10 @@ from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.profile import Profile, ProfiledKernel
 
+# Hardware counters and nanosecond timestamps are 64-bit: a count beyond is no count (1e308
+# is a float, but 64 × it, or 1e308 Kbyte in bytes, is not: round() of it raised)
+COUNTER_MAX = 2**64 - 1
+BEYOND_COUNTER = f"must be a count of at most {COUNTER_MAX:,} (64 bits)"
 MAX_PROFILE_BYTES = 64 << 20  # tens of thousands of launches with dozens of metrics each
 TIME = "gpu__time_duration.sum"
 FLOP_METRICS = {  # metric → (precision, FLOPs per instruction)
@@ -144,7 +148,10 @@ def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
     if scaled is None:
         raise DataFileError(path, f"an unknown unit {unit!r} for a count or bytes", f"kernel ID {ident}",
                             metric)
-    return number * PREFIXES[scaled.group(1)]
+    number *= PREFIXES[scaled.group(1)]
+    if number > COUNTER_MAX:
+        raise DataFileError(path, f"{BEYOND_COUNTER}, got {text!r}", f"kernel ID {ident}", metric)
+    return number
 
 
 def _kernel(path, ident: str, name: str, metrics: dict[str, float]) -> ProfiledKernel:

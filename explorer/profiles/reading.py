@@ -8,7 +8,7 @@ from pathlib import Path
 
 from explorer.core.files.reading import read_text
 from explorer.core.profile import Profile
-from explorer.profiles.kineto import is_trace, read_kineto
+from explorer.profiles.kineto import is_json_object, is_trace, read_kineto
 from explorer.profiles.ncu import MAX_PROFILE_BYTES, read_ncu_csv
 from explorer.profiles.rocprof import is_rocprof, read_rocprof
 
@@ -19,4 +19,6 @@ def read_profile(path: str | Path) -> Profile:
     if is_trace(path):
         return read_kineto(path)
     text = read_text(path, MAX_PROFILE_BYTES)
+    if is_json_object(text):  # JSON without traceEvents: no CSV either, and said so
+        return read_kineto(path, text.encode("utf-8"))
     return read_rocprof(path, text) if is_rocprof(path, text) else read_ncu_csv(path, text)

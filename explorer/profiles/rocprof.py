@@ -26,7 +26,7 @@ from pathlib import Path
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.profile import Profile, ProfiledKernel
-from explorer.profiles.ncu import MAX_PROFILE_BYTES
+from explorer.profiles.ncu import BEYOND_COUNTER, COUNTER_MAX, MAX_PROFILE_BYTES
 
 HEADER = "Dispatch_ID"  # the first column of pmc_perf.csv
 PMC = "pmc_perf.csv"
@@ -103,6 +103,8 @@ def _number(path, row: dict, column: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise DataFileError(path, f"must be a finite number of at least 0, got {text!r}",
                             f"dispatch {row.get(HEADER)}", column)
+    if value > COUNTER_MAX:
+        raise DataFileError(path, f"{BEYOND_COUNTER}, got {text!r}", f"dispatch {row.get(HEADER)}", column)
     return value
 
 

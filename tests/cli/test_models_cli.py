@@ -62,7 +62,10 @@ def test_the_cache_s_models_are_listed_with_presets_and_shipped_configs(tmp_path
     assert set(problems) == {"someone--broken", "someone--a-bert", "someone--empty", "someone--fifo"}
     assert "is not valid JSON" in problems["someone--broken"]
     assert "not a family this app reads" in problems["someone--a-bert"]
-    assert problems["someone--empty"] == problems["someone--fifo"] == "no snapshot holds a config.json"
+    assert problems["someone--empty"] == "someone/empty: no snapshot holds a config.json"
+    assert problems["someone--fifo"] == (f"someone/fifo: {tmp_path}/models--someone--fifo/snapshots/r1/"
+                                         "config.json: is a named pipe (FIFO), not a file: only regular "
+                                         "files are read")
 
 
 def test_the_table_lists_what_it_read_and_says_what_it_skipped(tmp_path, monkeypatch):
@@ -77,3 +80,25 @@ def test_no_cache_is_no_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "absent"))
     code, out, _ = run("models", "--json")
     assert code == 0 and not [e for e in json.loads(out) if e["kind"] == "cache"]
+
+
+def test_a_config_json_that_is_not_a_file_is_named_with_its_repository(tmp_path, monkeypatch):
+    """A FIFO, a link to a blob that is gone (a download cut short) or a folder where the
+    config.json should be: the repository is named and so is what its config.json is."""
+    for name in ("fifo", "dangling", "folder"):
+        (tmp_path / f"models--someone--{name}" / "snapshots" / "r1").mkdir(parents=True)
+    config = "models--someone--{}/snapshots/r1/config.json".format
+    os.mkfifo(tmp_path / config("fifo"))
+    (tmp_path / config("dangling")).symlink_to("../../blobs/0123abcd")
+    (tmp_path / config("folder")).mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    code, _, err = run("models")
+    assert code == 0
+    skipped = sorted(line for line in err.splitlines() if line.startswith("skipped: "))
+    assert skipped == [
+        f"skipped: someone/dangling: {tmp_path / config('dangling')}: is a link to ../../blobs/0123abcd, "
+        "which does not exist (a download cut short?)",
+        f"skipped: someone/fifo: {tmp_path / config('fifo')}: is a named pipe (FIFO), not a file: only "
+        "regular files are read",
+        f"skipped: someone/folder: {tmp_path / config('folder')}: is a folder, not a file: only regular "
+        "files are read"]

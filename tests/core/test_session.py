@@ -65,6 +65,12 @@ def test_round_trip(tmp_path, catalog, models):
          "what_if.t4.bandwidth_scale", "must be positive"),
         ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\nwhat_if: {t4: {peak_scale: {x: 5000.0}}}\n",
          "what_if.t4.peak_scale", "between"),
+        # 400 digits: YAML reads the integer, no float holds it (once an OverflowError)
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\nwhat_if: {t4: {peak_scale: {x: " + "9" * 400
+         + "}}}\n", "what_if.t4.peak_scale", "peak_scale of x must be between 0.001 and 1000, got 999"),
+        ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\nwhat_if: {t4: {bandwidth_scale: " + "9" * 400
+         + "}}\n", "what_if.t4.bandwidth_scale", "is too large for a number: "
+         + "9" * 20 + "… (400 digits)"),
         ("schema: 1\nhardware: [t4, l4, h100-sxm, h200-sxm, b200]\nworkload: {model: gpt2}\n",
          "hardware", "at most 4"),
         ("schema: 1\nhardware: [t4]\nworkload: {model: gpt2}\ncolour: red\n", "colour",

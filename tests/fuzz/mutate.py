@@ -1,7 +1,8 @@
 """Mutations of valid data files for the loader fuzz tests: the file is parsed, changed
 where a user or a broken disk would change it (a field deleted, duplicated into another
-entry, retyped; huge, negative, NaN or infinite numbers; unicode; deep nesting), written
-back (files cut short are tested at every byte in test_loaders)."""
+entry, retyped; huge, negative, NaN or infinite numbers, integers of 400 digits,
+subnormals; unicode; deep nesting), written back (files cut short are tested at every byte
+in test_loaders)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 NASTY = [None, True, False, 0, -1, 1, 2**31, 2**63, 2**64 + 1, 10**30, -(10**30), 1e308, -1e308,
          math.inf, -math.inf, math.nan, 0.5, -0.0, "", " ", "0", "-1", "1e999", "nan", "∞", "x" * 300,
          "ünïcødé ✓", "<b>html</b>", "\n", [], {}, [1, 2], {"a": 1}, [[[[[]]]]], "2 TB/s", "-3 GB",
-         "1e400 FLOP/s", 4000000000000000000, 30000000]
+         "1e400 FLOP/s", 4000000000000000000, 30000000,
+         10**400 - 1, -(10**400 - 1), 1e-320, -1e-320, 5e-324]  # no float holds the first two
 
 values = st.one_of(
     st.sampled_from(NASTY),

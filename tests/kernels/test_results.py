@@ -139,3 +139,55 @@ def test_a_key_written_twice_is_refused_as_in_the_yaml_files(tmp_path):
     path.write_text(text)
     with pytest.raises(DataFileError, match="the key 'flops' is written twice in one object"):
         load_results(path)
+
+
+BIG = 10**400 - 1  # 400 digits: JSON reads it (its limit is 4,300), no float holds it
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("time_median_s", BIG, f"is too large for a number: {'9' * 20}… (400 digits)"),
+    ("power_w", BIG, f"is too large for a number: {'9' * 20}… (400 digits)"),
+    ("foreign_load", BIG, f"is too large for a number: {'9' * 20}… (400 digits)"),
+    ("intensity", BIG, f"is too large for a number: {'9' * 20}… (400 digits)"),
+    ("flops", BIG, "must be at most 18,446,744,073,709,551,615, got 999"),
+    ("bytes", BIG, "must be at most 18,446,744,073,709,551,615, got 999"),
+    ("size", {"n": BIG}, "must be at most 18,446,744,073,709,551,615, got 999"),
+])
+def test_a_number_no_float_holds_names_the_file_and_field(tmp_path, field, value, message):
+    doc = valid_doc(tmp_path)
+    doc["points"][0][field] = value
+    path = write(tmp_path, doc)
+    with pytest.raises(DataFileError) as info:
+        load_results(path)
+    assert info.value.file == str(path) and info.value.entry == "point #1"
+    assert info.value.field == (field if field != "size" else "size.n") and message in info.value.reason
+
+
+def test_a_time_too_short_for_its_counts_is_refused(tmp_path):
+    """1e-320 s is a positive float, but the point's rate would be infinite."""
+    doc = valid_doc(tmp_path)
+    for key in ("time_median_s", "time_p20_s", "time_p80_s"):
+        doc["points"][0][key] = 1e-320
+    for key in ("intensity", "flops_per_s", "bytes_per_s"):
+        doc["points"][0].pop(key, None)
+    path = write(tmp_path, doc)
+    with pytest.raises(DataFileError) as info:
+        load_results(path)
+    assert info.value.field == "time_median_s" and "is too short for the point's counts" in info.value.reason
+
+
+def test_commands_name_a_results_file_with_a_huge_integer(tmp_path):
+    """calibrate --results refuses it by name; a session's export skips it and says why."""
+    from tests.cli.test_cli import run
+    doc = valid_doc(tmp_path)
+    doc["points"][0]["power_w"] = BIG
+    path = write(tmp_path, doc)
+    code, _, err = run("calibrate", "--results", str(path), "--out", str(tmp_path / "p.yaml"))
+    assert code == 1 and "Traceback" not in err
+    assert f"{path}: entry 'point #1': field 'power_w': is too large for a number" in err
+    (tmp_path / "s.yaml").write_text("schema: 1\nhardware: [h100-sxm]\nworkload: {model: gpt2}\n"
+                                     "results: [r.json]\n")
+    code, _, err = run("export", "--session", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "x.svg"))
+    assert code == 0 and (tmp_path / "x.svg").is_file()
+    assert "1 of your results files could not be loaded: r.json, entry point #1, field power_w: is too " \
+           "large for a number" in err

@@ -208,3 +208,52 @@ def test_attention_takes_its_flops_from_its_shapes_and_its_mask(tmp_path, name, 
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"traceEvents": _op(name, 1, dims, ["c10::BFloat16"] * 3, **extra)}))
     assert read_profile(path).kernels[0].flops == {"bf16": flops}
+
+
+def _with_header(megabytes: int) -> bytes:
+    """A real trace whose "traceEvents" key comes after a header of ``megabytes`` MB (a big
+    deviceProperties, as a many-GPU node writes)."""
+    devices = [{"id": i, "name": "NVIDIA H100 80GB HBM3", "padding": "x" * 1000}
+               for i in range(megabytes * 1000)]
+    header = {"schemaVersion": 1, "deviceProperties": devices}
+    return json.dumps({**header, "traceEvents": trace()["traceEvents"]}).encode()
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_trace_whose_events_come_after_a_long_header_loads(tmp_path, packed):
+    from explorer.profiles.kineto import is_trace
+    data = _with_header(2)
+    assert data.index(b'"traceEvents"') > 2 << 20
+    path = tmp_path / ("trace.json.gz" if packed else "trace.json")
+    path.write_bytes(gzip.compress(data) if packed else data)
+    assert is_trace(path)  # the window opens it as a profile, not as a model's config.json
+    profile = read_profile(path)
+    assert profile.tool.startswith("PyTorch profiler") and len(profile.kernels) == 3
+
+
+@pytest.mark.parametrize("content, message", [
+    (b" " * (3 << 20), "is gzip-compressed but holds no JSON object once expanded (3.0 MB): not a PyTorch "
+                       "profiler trace"),
+    (b"{" + b" " * (3 << 20) + b'"a": 1}', 'has no "traceEvents" list: not a PyTorch profiler trace'),
+    (b" " * (5 << 20), "expands beyond 4 MB: refused (is it the right file?)"),
+])
+def test_a_gzip_without_trace_events_says_what_it_is(tmp_path, monkeypatch, content, message):
+    """Once refused as "not UTF-8 text" (its compressed bytes read as a CSV), because its
+    first megabyte named no traceEvents."""
+    from tests.cli.test_cli import run
+    monkeypatch.setattr(kineto, "MAX_TRACE_BYTES", 4 << 20)
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(content))
+    with pytest.raises(DataFileError) as caught:
+        read_profile(path)
+    assert str(caught.value) == f"{path}: {message}"
+    code, _, err = run("profile", str(path))
+    assert code == 1 and f"{path}: {message}" in err and "Traceback" not in err
+
+
+def test_a_json_object_that_is_no_trace_is_named_so_not_read_as_a_csv(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "padding": "x" * (2 << 20)}))
+    with pytest.raises(DataFileError) as caught:
+        read_profile(path)
+    assert str(caught.value) == f'{path}: has no "traceEvents" list: not a PyTorch profiler trace'

@@ -138,7 +138,8 @@ def test_mutated_exports_load_or_are_refused(tmp_path, data):
     rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
     text = mutated(rng, (raw_page() if rng.random() < 0.5 else long_layout()).splitlines(),
                    ['"10.00"', '"inst"', '"Kbyte"', '"1234"', '","'],
-                   ['""', '"1e400"', '"nan"', '"x"', '"-1"', '"', ','])
+                   ['""', '"1e400"', '"nan"', '"x"', '"-1"', '"', ',', '"1e308"', '"-1e308"', '"1e-320"',
+                    f'"{"9" * 400}"', '"inf"'])
     path = tmp_path / "fuzzed.csv"
     path.write_text(text)
     try:
@@ -172,3 +173,23 @@ def test_the_profile_command_prints_each_kernel_against_the_device(tmp_path):
     broken.write_text("not a profile\n")
     assert cli.run(cli.parse_args(["profile", str(broken)]), io.StringIO(), err) == 1
     assert "no Nsight Compute CSV header" in err.getvalue()
+
+
+@pytest.mark.parametrize("layout", [raw_page, long_layout])
+@pytest.mark.parametrize("huge, metric", [
+    ("1e308", "dram__bytes_read.sum"), ("1e20", "dram__bytes_read.sum"),
+    ("1.7976931348623157e308", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum")])
+def test_a_finite_but_huge_count_is_refused_naming_the_kernel_and_metric(tmp_path, layout, huge, metric):
+    """1e308 Kbyte is a float times 1000: inf, and round() of it once raised OverflowError."""
+    from explorer.profiles.reading import read_profile
+    from tests.cli.test_cli import run
+    old = '"2,000.00"' if metric.startswith("dram") else '"1,000,000"'
+    path = tmp_path / "run.csv"
+    path.write_text(layout().replace(old, f'"{huge}"', 1))
+    message = (f"{path}: entry 'kernel ID 0': field '{metric}': must be a count of at most "
+               f"18,446,744,073,709,551,615 (64 bits), got {huge!r}")
+    with pytest.raises(DataFileError) as caught:
+        read_profile(path)
+    assert str(caught.value) == message
+    code, _, err = run("profile", str(path))
+    assert code == 1 and message in err and "Traceback" not in err

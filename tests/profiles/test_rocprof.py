@@ -86,6 +86,31 @@ def test_a_broken_file_is_refused_naming_the_dispatch_and_counter(tmp_path, chan
         read_profile(path)
 
 
+HUGE = ["1e308", "1.7976931348623157e308", "1e20"]
+
+
+@pytest.mark.parametrize("huge", HUGE)
+@pytest.mark.parametrize("column, old", [("TCC_EA_RDREQ_sum", ",100,20,50,"),
+                                         ("SQ_INSTS_VALU_FMA_F32", ",5,7,1,"),
+                                         ("SQ_INSTS_VALU_MFMA_MOPS_BF16", ",3,4,1,")])
+def test_a_finite_but_huge_count_is_refused_naming_the_dispatch_and_column(tmp_path, column, old, huge):
+    """1e308 is a float, but 64 × it (bytes, FLOPs) is not: no 64-bit counter holds it."""
+    from tests.cli.test_cli import run
+    cells = old.split(",")
+    cells[2 if column != "TCC_EA_RDREQ_sum" else 1] = huge
+    folder = tmp_path / "workload"
+    folder.mkdir()
+    (folder / "pmc_perf.csv").write_text(pmc_text().replace(old, ",".join(cells), 1))
+    message = (f"{folder / 'pmc_perf.csv'}: entry 'dispatch 0': field '{column}': must be a count "
+               f"of at most 18,446,744,073,709,551,615 (64 bits), got {huge!r}")
+    for path in (folder, folder / "pmc_perf.csv"):
+        with pytest.raises(DataFileError) as caught:
+            read_profile(path)
+        assert str(caught.value) == message
+        code, _, err = run("profile", str(path))
+        assert code == 1 and "Traceback" not in err and message in err
+
+
 def test_a_folder_without_its_counters_is_refused(tmp_path):
     shutil.copy(SAMPLES / "vcopy-MI200" / "sysinfo.csv", tmp_path / "sysinfo.csv")
     with pytest.raises(DataFileError, match=r"a rocprof-compute workload folder holds pmc_perf\.csv"):
@@ -99,7 +124,8 @@ def test_mutated_files_load_or_are_refused(tmp_path, data):
     naming the file, within a second."""
     rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
     text = mutated(rng, pmc_text().splitlines(), [",10,", ",1000,", '"', ",100,"],
-                   [",,", ",1e400,", ",nan,", ",x,", ",-1,", '"', ","])
+                   [",,", ",1e400,", ",nan,", ",x,", ",-1,", '"', ",", ",1e308,", ",-1e308,", ",1e-320,",
+                    f",{'9' * 400},", ",inf,"])
     path = tmp_path / "pmc_perf.csv"
     path.write_text(text)
     try:

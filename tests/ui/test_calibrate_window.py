@@ -50,7 +50,8 @@ def test_a_run_that_cannot_be_fitted_is_kept_beside_where_the_profile_would_go(w
     saved = done.kept.path
     assert saved.parent == tmp_path / "data" / "efficiency" and saved.name.startswith("calibrate-")
     assert load_results(saved).points == done.results.points and done.results.points
-    assert "could not be fitted" in window.kernel_panel.eta.text() and str(saved) in window.kernel_panel.eta.text()
+    status = window.kernel_panel.eta.text()
+    assert "could not be fitted" in status and str(saved) in status
     assert warnings and "could not be fitted" in warnings[0]
     qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
     assert not list(tmp_path.rglob(f"*{SUFFIX}"))  # journalled while it ran, gone once saved

@@ -6,7 +6,9 @@ flushed to disk, and are renamed over the target in one step; the folder is then
 too, so the rename survives a power cut. Writing through a symbolic link replaces the file
 it points to (in that file's folder) and keeps the link, when the link is the user's own
 (another user's link in a shared folder such as /tmp is replaced, never followed). A file the
-user may not write (read-only) is refused, not replaced. Replacing a file keeps its
+user may not write (read-only) is refused, not replaced, and so is anything but a regular file:
+a folder, a FIFO or a device, named or reached through the user's link (as root, a link to
+/dev/null would otherwise replace the system's /dev/null). Replacing a file keeps its
 permission bits (a private 0600 session stays private); hard links to it keep the old text.
 A temporary file left by a process that was killed mid-write is removed by the first write
 into its folder, or by ``remove_stale`` over a folder at start-up.
@@ -23,9 +25,18 @@ import time
 from pathlib import Path
 
 from explorer.core.files.processes import running
+from explorer.core.files.reading import kind_of
 
 STALE_AFTER_S = 60.0  # a write takes milliseconds; a temporary this old is a dead process's
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{8}\.tmp$")
+
+
+class NotAFileError(OSError):
+    """A path the writer refuses because it names (or links to) something other than a
+    regular file; its message reads like the readers' ("out.svg: is a named pipe (FIFO), …")."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
 
 
 def write_text_atomic(path: str | Path, text: str, mode: int | None = None) -> Path:
@@ -39,6 +50,7 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
     umask's); a replaced one keeps its own. Returns ``path``."""
     path = Path(path)
     target = target_of(path)
+    refuse_special(path, target)
     kept = _mode_of(target)
     if kept is not None and not os.access(target, os.W_OK):
         raise PermissionError(errno.EACCES, "the file is read-only (not replaced)", str(path))
@@ -57,10 +69,10 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except OSError as exc:  # name the user's file, not the temporary one
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
         raise type(exc)(exc.errno, exc.strerror or str(exc), str(path)) from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
         raise
     _sync_folder(target.parent)
     return path
@@ -79,6 +91,31 @@ def target_of(path: str | Path) -> Path:
 
 
 _tidied: set[Path] = set()
+
+
+def refuse_special(path: str | Path, target: Path | None = None) -> None:
+    """Raise NotAFileError when what a write to ``path`` would replace (``target``, default
+    ``target_of(path)``) exists and is not a regular file (a link left there is another
+    user's: replaced, never followed). Asked before long work, it saves a lost result."""
+    path = Path(path)
+    target = target_of(path) if target is None else target
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:
+        return  # a new name; any other trouble is the write's to report
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return
+    what = kind_of(mode)
+    reason = f"is {what}" if target == path else f"links to {target}, {what}"
+    raise NotAFileError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                        f"{reason}, not a file: only regular files are written", str(path))
+
+
+def _remove(tmp: Path) -> None:
+    """Remove a temporary after a failed write; a clean-up that fails too (a read-only file
+    system) must not replace the write's own error."""
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
 
 
 def _own_link(path: Path) -> bool:

@@ -176,7 +176,17 @@ class Fields:
             return default
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(name, f"expected a number, got {_kind(value)}")
-        return self._positive_finite(name, float(value))
+        return self._positive_finite(name, self.float_of(name, value))
+
+    def float_of(self, name: str, value: int | float) -> float:
+        """``value`` as a float: an integer no float holds (JSON and YAML read hundreds of
+        digits) is an error naming the field, never an OverflowError."""
+        try:
+            return float(value)
+        except OverflowError:
+            digits = str(abs(value))
+            raise self.error(name, f"is too large for a number: {digits[:20]}… ({len(digits):,} "
+                                   "digits)") from None
 
     def quantity(self, name: str, dimension: units.Dimension,
                  required: bool = True) -> float | None:

@@ -33,7 +33,9 @@ def hub_folder(environ=os.environ) -> Path:
 
 
 def _snapshot(folder: Path) -> Path | None:
-    """The config.json of the revision ``refs/main`` names, else of the newest snapshot."""
+    """The config.json of the revision ``refs/main`` names, else of the newest snapshot;
+    one that is there but no regular file (a FIFO, a link to a blob that is gone) when no
+    snapshot has a readable one, so that the reader says what it is."""
     snapshots = folder / "snapshots"
     try:  # a regular file of a few bytes, or nothing (never a pipe or a device: read_text)
         main = read_text(folder / "refs" / "main", 256).strip()
@@ -42,10 +44,19 @@ def _snapshot(folder: Path) -> Path | None:
     if main and (snapshots / main / "config.json").is_file():
         return snapshots / main / "config.json"
     try:
-        found = [p / "config.json" for p in snapshots.iterdir() if (p / "config.json").is_file()]
+        present = [p / "config.json" for p in snapshots.iterdir() if os.path.lexists(p / "config.json")]
     except OSError:
         return None
-    return max(found, key=lambda p: p.stat().st_mtime, default=None)
+    found = [p for p in present if p.is_file()]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else min(present, default=None)
+
+
+def _problem(config: Path) -> str | None:
+    """What a config.json that no reader can open is, where the reader cannot say it."""
+    if config.is_symlink() and not config.exists():
+        return (f"{config}: is a link to {os.readlink(config)}, which does not exist (a download "
+                "cut short?)")
+    return None
 
 
 def cached_models(folder: Path | None = None) -> list[Cached]:
@@ -60,10 +71,10 @@ def cached_models(folder: Path | None = None) -> list[Cached]:
         name = repo.name.removeprefix("models--").replace("--", "/")
         config = _snapshot(repo)
         if config is None:
-            out.append(Cached(name, repo, None, "no snapshot holds a config.json"))
+            out.append(Cached(name, repo, None, f"{name}: no snapshot holds a config.json"))
             continue
         try:
             out.append(Cached(name, config, read_config_file(config, name, named=True)))
-        except DataFileError as exc:
-            out.append(Cached(name, config, None, str(exc)))
+        except DataFileError as exc:  # named by its repository: the path alone hides it in the cache
+            out.append(Cached(name, config, None, f"{name}: {_problem(config) or exc}"))
     return out

@@ -45,7 +45,8 @@ WHAT_IF_RANGE = (1e-3, 1e3)  # a what-if scales a roof by at most a factor 1000 
 
 def _check_scale(name: str, value: float) -> None:
     low, high = WHAT_IF_RANGE
-    if not (isinstance(value, int | float) and math.isfinite(value) and low <= value <= high):
+    # compared, not converted: an integer of 400 digits (YAML reads it) holds no float; NaN fails
+    if not (isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high):
         raise ValueError(f"{name} must be between {low:g} and {high:g}, got {brief(value)}")
 
 
