@@ -130,7 +130,8 @@ COMMANDS = {  # name → (arguments before --out, the suffix written, exit statu
     "export svg": (lambda tmp: ["export", "--model", "gpt2", "--hardware", "h100-sxm"], ".svg", 1),
     "export pptx": (lambda tmp: ["export", "--model", "gpt2", "--hardware", "h100-sxm"], ".pptx", 1),
     "serve": (lambda tmp: ["serve", "--hardware", "h100-sxm", "--model", "llama-3-8b"], ".svg", 1),
-    "calibrate": (lambda tmp: ["calibrate", "--results", _calibration_run(tmp)], ".yaml", 1),
+    # calibrate and bench ask before measuring (exit 2), the others when they write (exit 1)
+    "calibrate": (lambda tmp: ["calibrate", "--results", _calibration_run(tmp)], ".yaml", 2),
     "bench": (lambda tmp: ["bench", "--backend", "numpy", "--suite", "stream"], ".json", 2),
 }
 

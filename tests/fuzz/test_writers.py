@@ -49,15 +49,15 @@ def _chart(path: Path) -> None:
     write_chart(serving_chart(result, Page.slide(1600, 900), "dark", "t", None), path)
 
 
-def _calibration(path: Path) -> None:
+def _calibration(path: Path):
     from explorer.core.hardware.catalog import load_catalog
     from explorer.kernels import calibrate
     from explorer.kernels.results import Results
     from tests.kernels.test_calibrate import TRUE, _profile, _results
     run = _results(_profile(TRUE))
     machine = {"backend": "cupy", "device_kind": "gpu", "gpu": {"name": "NVIDIA H100 80GB HBM3"}}
-    calibrate.calibrate_and_write(Results(machine, "t", "quick", run.suites, run.points), load_catalog(),
-                                  path)
+    measured = Results(machine, "t", "quick", run.suites, run.points)
+    return calibrate.calibrate_and_write(measured, load_catalog(), path)
 
 
 def _results_save(path: Path) -> None:
@@ -80,7 +80,6 @@ WRITERS = {  # name → (write(path), suffix)
     "session": (lambda path: Session(model="gpt2").save(path), ".yaml"),
     "workload": (lambda path: save_workload(path, Session(model="gpt2")), ".yaml"),
     "results": (_results_save, ".json"),
-    "calibrated profile": (_calibration, ".yaml"),
     "pptx deck": (_deck, ".pptx"),
     "chart svg": (_chart, ".svg"),
     "chart png": (_chart, ".png"),
@@ -105,6 +104,27 @@ def test_every_writer_refuses_a_special_file_by_name(tmp_path, request, writer, 
         write(path)
     assert caught.value.filename == str(path)
     assert f"{what}, not a file: only regular files are written" in str(caught.value)
+    assert not stat.S_ISREG(os.lstat(special).st_mode)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("through", ["named", "link"])
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_a_calibrated_profile_refuses_a_special_file_by_name_and_goes_elsewhere(tmp_path, kind, through):
+    """The calibration's run took minutes: its profile, refused where it was asked to go, is
+    written to the temporary folder, and the refusal names the file and what it is."""
+    import tempfile
+    make, what = SPECIAL[kind]
+    special = make(tmp_path / "node.yaml")
+    path = special if through == "named" else tmp_path / "out.yaml"
+    if through == "link":
+        path.symlink_to(special)
+    with no_block(), no_hang(30.0):
+        done = _calibration(path)
+    [refusal] = done.refused
+    assert str(path) in refusal and f"{what}, not a file: only regular files are written" in refusal
+    assert done.path == Path(tempfile.gettempdir()) / f"roofline-{done.profile.id}.yaml"
+    assert done.path.exists()
     assert not stat.S_ISREG(os.lstat(special).st_mode)
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
