@@ -20,6 +20,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def _namespace_ids() -> str:
@@ -68,11 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         print(f"no GPU to probe: {type(exc).__name__}: {exc}")
         return 1
-    nvml = handle = None
+    nvml: Any = None  # pynvml, once imported
+    handle: Any = None
     started = False
     try:
-        import pynvml as nvml
+        import pynvml
 
+        nvml = pynvml
         nvml.nvmlInit()
         started = True
         properties = runtime.getDeviceProperties(args.device)

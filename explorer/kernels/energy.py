@@ -150,9 +150,10 @@ def meter_for(backend) -> RaplMeter | NvmlMeter | Unmeasurable:
     """The energy meter for ``backend``'s device, or why there is none."""
     if backend.device_kind == GPU:
         device = getattr(backend, "device", None)
-        if not isinstance(getattr(device, "id", None), int):
+        device_id = getattr(device, "id", None)
+        if not isinstance(device_id, int):
             return Unmeasurable("the backend names no GPU to read energy from")
-        return NvmlMeter.probe(device.id, getattr(device, "pci_bus_id", None))
+        return NvmlMeter.probe(device_id, getattr(device, "pci_bus_id", None))
     return RaplMeter.probe()
 
 

@@ -306,10 +306,10 @@ def _comparisons(points: list[Point]) -> list[str]:
                 speedup = base.time_median_s / p.time_median_s
                 verdict = "engaged" if speedup > 1.2 else "did NOT engage (no speed-up)"
                 notes.append(f"TF32 {p.kernel} GEMM ran {speedup:.2f}× the FP32 speed: TF32 {verdict}")
-    attention = {}
+    attention: dict[int, dict[str, Point]] = {}  # sequence length → precision → point
     for p in points:
         if p.suite == "attention":
-            attention.setdefault(p.size.get("seq"), {})[p.dtype] = p
+            attention.setdefault(p.size.get("seq", 0), {})[p.dtype] = p
     if attention:
         longest = attention[max(attention)]
         if "fp16" in longest and "fp32" in longest:

@@ -94,8 +94,8 @@ def _long_rows(path, header: list[str], rows: list[list[str]]) -> dict[str, tupl
         ident, name = row[at["ID"]], row[at["Kernel Name"]]
         metric, unit, value = (row[at[c]] for c in LONG_COLUMNS)
         _, metrics = out.setdefault(ident, (name, {}))
-        if metric in _WANTED and (number := _value(path, ident, metric, unit, value)) is not None:
-            metrics[metric] = number
+        if metric in _WANTED and (reading := _value(path, ident, metric, unit, value)) is not None:
+            metrics[metric] = reading
     return out
 
 
