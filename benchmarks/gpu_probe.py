@@ -10,7 +10,9 @@ foreign-load check can recognise us by id, and ``foreign`` what it concludes eit
 
 ``--ncu`` then checks the profile reader against the GPU's counters (``ncu_check.py``: its
 capture and ``==CHECK==`` lines follow the probe's, so the log is a capture the app reads).
-Exits 1 when CuPy or a GPU is missing (it says which) or the ncu check fails, 0 otherwise.
+Exits 1 when CuPy or a GPU is missing (it says which) or the ncu check fails, 3
+(``ncu_check.NOT_RUN``) when the ncu check could not run (no ncu, no profiling rights), 0
+otherwise.
 """
 
 from __future__ import annotations

@@ -121,3 +121,23 @@ def test_the_probe_reports_nvml_s_view_and_survives_nvml_failing(monkeypatch, ca
     monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml(fail_init=True))
     assert gpu_probe.main([]) == 0  # NVML that cannot start is said, not a failed step
     assert "NVML not usable: NVMLError: Driver Not Loaded" in capsys.readouterr().out
+
+
+def _run_with_fake_python(tmp_path: Path, exits: dict[str, int]) -> subprocess.CompletedProcess:
+    """The whole script with every step's program a stub: exit status by script name."""
+    python = tmp_path / "python"
+    cases = "".join(f'    *{name}*) exit {status} ;;\n' for name, status in exits.items())
+    python.write_text(f'#!/bin/sh\necho "$@"\ncase "$*" in\n{cases}esac\nexit 0\n')
+    python.chmod(0o755)
+    return subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True,
+                          env={**os.environ, "OUT": str(tmp_path / "out"), "PYTHON": str(python)})
+
+
+def test_a_check_that_could_not_run_is_said_not_run_never_passed(tmp_path):
+    done = _run_with_fake_python(tmp_path, {"gpu_probe.py": 3})  # ncu_check.NOT_RUN: no ncu
+    assert done.returncode == 3, done.stdout
+    assert "NOT RUN (nothing checked; see their logs): probe" in done.stdout
+    assert "all GPU checks passed" not in done.stdout
+    failed = _run_with_fake_python(tmp_path, {"gpu_probe.py": 3, "gpu_suite.py": 1})
+    assert failed.returncode == 1 and "failed: gpu-references" in failed.stdout
+    assert _run_with_fake_python(tmp_path, {}).stdout.rstrip().endswith("all GPU checks passed")
