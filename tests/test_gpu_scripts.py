@@ -114,3 +114,19 @@ def test_the_timer_agreement_compares_events_with_cupyx(gpu, monkeypatch, capsys
 
 def test_the_datasheet_is_found_by_the_double_s_device_name():
     assert match_device("NVIDIA H100 80GB HBM3", load_catalog()).id == "h100-sxm"
+
+
+def test_gpu_energy_is_read_over_a_second_with_the_counter_s_step_found(gpu, monkeypatch):
+    """NVML's counter (tests/fakes/nvml_double) moves every 100 ms: the meter finds that step
+    at run time and reads windows of 1 s at least, each power within ±10 %."""
+    from explorer.kernels.energy import NvmlMeter, meter_for
+    from tests.fakes import nvml_double
+
+    monkeypatch.setitem(sys.modules, "pynvml", nvml_double)
+    meter = meter_for(gpu)
+    assert isinstance(meter, NvmlMeter)
+    assert meter.step.seconds == pytest.approx(0.1, abs=0.03)
+    assert meter.step.joules == pytest.approx(30.0, rel=0.35)
+    assert meter.window_s >= 1.0
+    token = meter.start()
+    assert meter.stop(token) is None  # a window shorter than a second is not read
