@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,3 +166,10 @@ def test_a_bench_killed_hard_leaves_its_points_in_the_results_file_not_a_ninth_f
     assert settle_journal.main([str(out), str(out / "bench-quick.json")]) == 0
     assert [p.name for p in out.iterdir()] == ["bench-quick.json"]
     assert len(load_results(out / "bench-quick.json").points) == 1
+
+
+def test_the_gpu_extras_declare_the_numpy_their_bf16_arrays_need():
+    """CuPy 14's bf16 arrays (ml_dtypes) need NumPy 2.1.2 or newer; the app alone does not."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for name in ("gpu", "gpu-cuda13"):
+        assert "numpy>=2.1.2" in extras[name] and any(d.startswith("ml_dtypes") for d in extras[name])
