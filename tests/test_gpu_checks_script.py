@@ -129,7 +129,7 @@ def test_the_probe_reports_nvml_s_view_and_survives_nvml_failing(monkeypatch, ca
 def _run_with_fake_python(tmp_path: Path, exits: dict[str, int]) -> subprocess.CompletedProcess:
     """The whole script with every step's program a stub: exit status by script name."""
     python = tmp_path / "python"
-    cases = "".join(f'    *{name}*) exit {status} ;;\n' for name, status in exits.items())
+    cases = "".join(f'    *"{name}"*) exit {status} ;;\n' for name, status in exits.items())
     python.write_text(f'#!/bin/sh\necho "$@"\ncase "$*" in\n{cases}esac\nexit 0\n')
     python.chmod(0o755)
     return subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True,
@@ -144,6 +144,8 @@ def test_a_check_that_could_not_run_is_said_not_run_never_passed(tmp_path):
     failed = _run_with_fake_python(tmp_path, {"gpu_probe.py": 3, "gpu_suite.py": 1})
     assert failed.returncode == 1 and "failed: gpu-references" in failed.stdout
     assert _run_with_fake_python(tmp_path, {}).stdout.rstrip().endswith("all GPU checks passed")
+    crashed = _run_with_fake_python(tmp_path, {"-m pytest": 3})  # pytest's internal error
+    assert crashed.returncode == 1 and "failed: gpu-tests" in crashed.stdout
 
 
 def test_a_bench_killed_hard_leaves_its_points_in_the_results_file_not_a_ninth_file(tmp_path, monkeypatch):
