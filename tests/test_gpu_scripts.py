@@ -45,6 +45,8 @@ def test_the_double_is_a_gpu_to_the_app_and_refuses_compiled_cuda(gpu, cupy_doub
     kernel = cupy_double.RawModule(code="__global__ void k() {}").get_function("k")
     with pytest.raises(cupy_double.NoGpu, match="the CuPy double has no GPU: the CUDA kernel 'k'"):
         kernel((1,), (1,), ())
+    with pytest.raises(cupy_double.NoGpu, match="'copy'"):
+        cupy_double.RawKernel("extern \"C\" __global__ void copy() {}", "copy")((1,), (1,), ())
 
 
 def test_the_probe_runs_and_says_the_ncu_check_was_not_run(gpu, monkeypatch, tmp_path, capsys):

@@ -75,8 +75,8 @@ class random:  # a module in CuPy
 class RawKernel:
     """A compiled CUDA function: cannot run without a GPU."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, code: str, name: str, options=(), **_kwargs) -> None:
+        self.code, self.name, self.options = code, name, tuple(options)
 
     def __call__(self, grid, block, args, **_kwargs):
         raise NoGpu(f"{NO_GPU}: the CUDA kernel {self.name!r} needs one to run")
@@ -89,7 +89,7 @@ class RawModule:
         self.code, self.options, self.name_expressions = code, tuple(options), tuple(name_expressions)
 
     def get_function(self, name: str) -> RawKernel:
-        return RawKernel(name)
+        return RawKernel(self.code, name, self.options)
 
 
 _PARAM = re.compile(r"^\s*\w+\s+(\w+)\s*$")
