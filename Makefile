@@ -19,6 +19,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check explorer tests benchmarks packaging
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 # The long loader fuzz (tests/fuzz): 50,000 mutated files per loader and mutation kind; hours.

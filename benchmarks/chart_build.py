@@ -22,6 +22,7 @@ import os
 import statistics
 import sys
 import time
+from functools import partial
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -79,7 +80,7 @@ def measure(rounds: int, repeats: int, fresh: bool = False) -> Rounds:
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
-    return interleaved({str(n): (lambda doc=doc: builds(doc)) for n, doc in docs.items()}, rounds)
+    return interleaved({str(n): partial(builds, doc) for n, doc in docs.items()}, rounds)
 
 
 def four_over_one(rounds: int = 9, repeats: int = 20) -> Ratio:

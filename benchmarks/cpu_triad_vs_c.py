@@ -90,6 +90,8 @@ class Triads:
         return measure(self.prepared.launch, self.timer, self.plan).median_s
 
     def numpy_blocks(self) -> float:
+        if self.blocked is None:
+            raise RuntimeError("NumPy in blocks was not prepared (numba is missing, or not asked for)")
         return measure(self.blocked.launch, self.timer, self.plan).median_s
 
     def c_triad(self, threads: int):

@@ -80,8 +80,11 @@ class Probe:
             paint(plot, event)
             probe.resolve(probe.built)
 
-        cls.mouseMoveEvent, cls.redraw, cls.paintEvent = on_move, on_redraw, on_paint
-        cls._apply_pending = on_apply
+        # The probe wraps the widget class's own methods for the benchmark's run.
+        cls.mouseMoveEvent = on_move  # type: ignore[method-assign]
+        cls.redraw = on_redraw  # type: ignore[method-assign, assignment]
+        cls.paintEvent = on_paint  # type: ignore[method-assign]
+        cls._apply_pending = on_apply  # type: ignore[method-assign]
 
     def resolve(self, upto: int) -> None:
         """Moves before ``upto`` are on the screen now."""

@@ -94,6 +94,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
     server = subprocess.Popen(["Xvfb", "-displayfd", "1", "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                               preexec_fn=_end_with_parent)
+    assert server.stdout is not None  # stdout=PIPE
     ready, _, _ = select.select([server.stdout], [], [], 10.0)
     number = server.stdout.readline().strip() if ready else ""
     if not number.isdigit():
@@ -208,6 +209,7 @@ def drag(app, window, probe: Probe, kind: str, moves: int) -> list[float]:
     loop.exec()
     timer.stop()
     app.processEvents()
+    assert injector.stdout is not None  # stdout=PIPE
     sent = json.loads(injector.stdout.read())
     roof_moved = window.state.session.what_if(window.state.primary.id).active
     if kind not in held or (kind == "roof" and not roof_moved):

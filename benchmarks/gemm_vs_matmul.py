@@ -32,7 +32,7 @@ def case_ratio(backend: NumpyBackend, case: Case, rounds: int) -> Ratio:
     """``A @ B``'s time over our GEMM point's, same shape and dtype, interleaved."""
     prepared = case.prepare()
     m, n, k = case.size["m"], case.size["n"], case.size["k"]
-    dtype = np.float64 if case.dtype == "fp64" else np.float32
+    dtype = np.dtype(np.float64 if case.dtype == "fp64" else np.float32)
     a, b = np.random.rand(m, k).astype(dtype), np.random.rand(k, n).astype(dtype)
 
     def ours() -> float:

@@ -10,7 +10,9 @@ foreign-load check can recognise us by id, and ``foreign`` what it concludes eit
 
 ``--ncu`` then checks the profile reader against the GPU's counters (``ncu_check.py``: its
 capture and ``==CHECK==`` lines follow the probe's, so the log is a capture the app reads).
-Exits 1 when CuPy or a GPU is missing (it says which) or the ncu check fails, 0 otherwise.
+Exits 1 when CuPy or a GPU is missing (it says which) or the ncu check fails, 3
+(``ncu_check.NOT_RUN``) when the ncu check could not run (no ncu, no profiling rights), 0
+otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def _namespace_ids() -> str:
@@ -68,11 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         print(f"no GPU to probe: {type(exc).__name__}: {exc}")
         return 1
-    nvml = handle = None
+    nvml: Any = None  # pynvml, once imported
+    handle: Any = None
     started = False
     try:
-        import pynvml as nvml
+        import pynvml
 
+        nvml = pynvml
         nvml.nvmlInit()
         started = True
         properties = runtime.getDeviceProperties(args.device)

@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import re
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,6 +44,11 @@ from explorer.kernels.timing import TimingPlan, measure
 
 RESULTS = Path(__file__).parent / "results"
 PLAN = TimingPlan(warmup=3, min_regions=9, max_regions=30, target_s=0.3)
+
+
+def median_s(launch: Callable[[], object], backend) -> Callable[[], float]:
+    """A timing of ``launch`` with ``backend``'s timer: its median seconds per launch."""
+    return lambda: measure(launch, backend.timer, PLAN).median_s
 
 
 def raw_launch(function, kernel: str, blocks: int, target, b, c, n4):
@@ -108,10 +114,8 @@ def bandwidth_references(backend, rounds: int) -> list[dict]:
         cp.cuda.get_current_stream().synchronize()
         expected = b + np.float32(3.0) * c if kernel == "triad" else b
         assert bool(cp.allclose(target, expected)), f"raw {kernel} computed the wrong result"
-        ratio = interleaved_ratio(
-            lambda ours=ours: measure(ours.launch, backend.timer, PLAN).median_s,
-            lambda raw=raw: measure(raw, backend.timer, PLAN).median_s, rounds)
-        seconds = measure(raw, backend.timer, PLAN).median_s
+        ratio = interleaved_ratio(median_s(ours.launch, backend), median_s(raw, backend), rounds)
+        seconds = median_s(raw, backend)()
         print(describe(f"{kernel}: ours / float4 raw kernel", ratio, "goal >= 0.95"))
         out.append({"kernel": kernel, "ratio_median": ratio.median, "ratio_p20": ratio.p20,
                     "ratio_p80": ratio.p80, "clean_rounds": ratio.clean, "rounds": ratio.rounds,
@@ -154,7 +158,7 @@ def _gemm_reference(backend, torch, dtype: str, torch_dtype, size: int, rounds: 
     """Our ``size``³ product of ``dtype`` over torch.matmul's, interleaved (None: ours cannot
     run it here; torch's rate is printed)."""
     reason = gemm.supported(backend, dtype)
-    ours = None if reason else gemm._prepare(backend, dtype, size, size, size)
+    ours = None if reason else gemm.prepare_product(backend, dtype, size, size, size)
     a = torch.rand(size, size, device="cuda", dtype=torch_dtype) + 0.5
     b = torch.rand(size, size, device="cuda", dtype=torch_dtype) + 0.5
     c = torch.empty(size, size, device="cuda", dtype=torch_dtype)
@@ -164,8 +168,7 @@ def _gemm_reference(backend, torch, dtype: str, torch_dtype, size: int, rounds: 
         print(f"{dtype}: ours skipped ({reason}); torch.matmul {rate:.1f} TFLOP/s")
         return None
     try:
-        ratio = interleaved_ratio(
-            lambda: measure(ours.launch, backend.timer, PLAN).median_s, reference, rounds)
+        ratio = interleaved_ratio(median_s(ours.launch, backend), reference, rounds)
     finally:
         ours.close()
         backend.release()

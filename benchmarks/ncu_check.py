@@ -7,8 +7,10 @@ few multiplies are the 1 %).
 
 Prints ncu's capture itself, then ``==CHECK==`` lines (a line beginning with ``==`` is
 skipped by the reader), so the log it writes is a capture ``roofline-explorer profile``
-reads: keep one from a GPU run under tests/data. Where ncu is missing, or may not read the
-counters (a sandbox without profiling rights), it says so and exits 0: nothing was checked.
+reads: keep one from a GPU run under tests/data. ncu is looked for on PATH, then where CUDA
+and Nsight Compute install it (``NCU_PLACES``). Where it is truly absent, or may not read the
+counters (a sandbox without profiling rights), the check is NOT RUN: it says so and exits
+``NOT_RUN`` (3), never 0, so that a run without it is not taken for one that passed.
 
     python benchmarks/ncu_check.py             (benchmarks/gpu_probe.py --ncu runs it)
     python benchmarks/ncu_check.py --launch    (what ncu runs: each kernel once)
@@ -17,8 +19,10 @@ counters (a sandbox without profiling rights), it says so and exits 0: nothing w
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,10 +34,33 @@ METRICS = ("gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.
            "sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum")
 BYTES_WITHIN, FLOPS_WITHIN = 0.03, 0.01
+NOT_RUN = 3  # exit status: nothing was checked (0 passed, 1 failed)
+# Where CUDA's toolkit and the standalone Nsight Compute install ncu (newest version last).
+NCU_PLACES = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
 NO_RIGHTS = ("ERR_NVGPUCTRPERM", "LibraryNotLoaded", "Failed to initialize the profiler")
 
 
-def launch(facts: Path) -> None:
+def find_ncu(places: tuple[str, ...] | None = None) -> tuple[str | None, list[str]]:
+    """(ncu's path or None, the places looked in): PATH first, then each of ``places``
+    (``NCU_PLACES``)."""
+    looked = ["PATH"]
+    found = shutil.which("ncu")
+    if found:
+        return found, looked
+    for pattern in NCU_PLACES if places is None else places:
+        looked.append(pattern)
+        for candidate in sorted(glob.glob(pattern), key=_version_key, reverse=True):
+            if os.access(candidate, os.X_OK) and Path(candidate).is_file():
+                return candidate, looked
+    return None, looked
+
+
+def _version_key(path: str) -> list[int]:
+    """A path's version numbers (cuda-12.8 after cuda-12.10 would be wrong as text)."""
+    return [int(part) for part in re.findall(r"\d+", path)]
+
+
+def launch(facts: Path, elements: int = 1 << 28, side: int = 2048) -> None:
     """Run the triad and an fp32 product once each and write their analytic counts."""
     from explorer.kernels.backends import open_backend
     from explorer.kernels.suites import gemm, stream
@@ -41,9 +68,8 @@ def launch(facts: Path) -> None:
     backend = open_backend("cupy")
     # Three arrays of 1 GiB: what the L2 still holds written at the kernel's end (ncu does not
     # count it as DRAM traffic) is under 2 % of the triad's bytes on any current GPU.
-    elements = 1 << 28
     triad = stream._prepare(backend, "triad", "fp32", elements)
-    m = n = k = 2048
+    m = n = k = side
     product = gemm.prepare_product(backend, "fp32", m, n, k)
     triad.launch()
     product.launch()
@@ -89,10 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.launch:
         launch(Path(args.launch))
         return 0
-    ncu = shutil.which("ncu")
+    ncu, looked = find_ncu()
     if ncu is None:
-        print("==CHECK== ncu is not installed: the profile reader was not checked against counters")
-        return 0
+        print(f"==CHECK== NOT RUN: ncu was not found (looked in {', '.join(looked)}): the profile reader "
+              "was not checked against counters")
+        return NOT_RUN
+    print(f"==CHECK== ncu: {ncu}")
     with tempfile.TemporaryDirectory() as folder:
         facts = Path(folder) / "facts.json"
         command = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
@@ -101,9 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         done = subprocess.run(command, capture_output=True, text=True, env={**os.environ}, check=False)
         print(done.stdout, end="")
         if any(sign in done.stdout + done.stderr for sign in NO_RIGHTS):
-            print("==CHECK== ncu may not read the counters here (no profiling rights in this sandbox): "
-                  "nothing was checked")
-            return 0
+            print("==CHECK== NOT RUN: ncu may not read the counters here (no profiling rights in this "
+                  "sandbox): nothing was checked")
+            return NOT_RUN
         if done.returncode != 0 or not facts.exists():
             print(done.stderr[-2000:], file=sys.stderr)
             print(f"==CHECK== ncu or the kernels failed (exit {done.returncode}): FAILED")

@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from functools import partial
 
 from common import child_env, compile_app, describe, interleaved
 from drag_x11 import start_server
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                     ROOFLINE_EXPLORER_DATA=os.environ.get("ROOFLINE_EXPLORER_DATA")
                     or tempfile.mkdtemp(prefix="roofline-bench-"))
     try:
-        measured = interleaved({kind: (lambda kind=kind: first_paint(kind, env)) for kind in SETUPS},
+        measured = interleaved({kind: partial(first_paint, kind, env) for kind in SETUPS},
                                args.rounds)
     finally:
         server.terminate()

@@ -23,11 +23,12 @@ from explorer.kernels.timing import TimingPlan, measure
 KERNELS = {("stream", "triad"), ("gemm", "square"), ("memory-bound-ops", "softmax"),
            ("decode-batch", "linear")}
 PLAN = TimingPlan(warmup=3, min_regions=15, max_regions=40, target_s=0.5)
+PRESET = "quick"  # the sizes of the cases compared (the tests take the smoke preset's)
 
 
 def chosen_cases(backend):
     out = []
-    for case in plan(backend, ["quick"], "quick"):
+    for case in plan(backend, [PRESET], PRESET):
         if isinstance(case, Case) and (case.suite, case.kernel) in KERNELS and case.dtype != "tf32":
             if case.suite == "decode-batch" and case.param["batch"] != 1:
                 continue
@@ -71,10 +72,10 @@ def report(backend, reference, name: str, rounds: int = 7) -> list[float]:
     return ratios
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpu-only", action="store_true", help="skip the CPU comparison")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.gpu_only:
         ratios = report(NumpyBackend(), timeit_reference, "timeit")
         print(f"CPU median ratio {statistics.median(ratios):.3f} (goal 1.00 ± 0.05)")

@@ -7,6 +7,7 @@ run (rc 134) instead of failing a test.
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -83,6 +84,19 @@ def cupy_backend():
     if isinstance(info, gpuinfo.Unavailable):
         pytest.skip(f"no GPU for the cupy backend: {info.reason}")
     return CupyBackend(0)
+
+
+@pytest.fixture
+def cupy_double(monkeypatch):
+    """A CuPy built on NumPy as ``cupy`` (tests/fakes/cupy_double): the GPU code paths run on
+    the host; launching compiled CUDA raises its ``NoGpu``. No NVML: energy is not read."""
+    from explorer.kernels import cuda_sources
+    from tests.fakes import cupy_double
+
+    cupy_double.install(monkeypatch)
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # ``import pynvml`` fails, as without the extra
+    monkeypatch.setattr(cuda_sources, "_modules", {})  # modules are kept per device: none yet
+    return cupy_double
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ FACTS = {"triad_bytes": 3 * (1 << 28) * 4, "product_flops": 2 * 2048 ** 3}
 def capture(dram_read: int, dram_write: int, ffma: int) -> str:
     header = ['"ID"', '"Process ID"', '"Kernel Name"', '"gpu__time_duration.sum"', '"dram__bytes_read.sum"',
               '"dram__bytes_write.sum"', '"sm__sass_thread_inst_executed_op_ffma_pred_on.sum"']
-    units = ['""', '""', '""', '"ns"'.replace("ns", "nsecond"), '"byte"', '"byte"', '"inst"']
+    units = ['""', '""', '""', '"ns"', '"byte"', '"byte"', '"inst"']  # as Nsight Compute 2023+ writes
     rows = [['"0"', '"77"', '"stream_triad"', '"1500000"', f'"{dram_read}"', f'"{dram_write}"', '"0"'],
             ['"1"', '"77"', '"sm90_xmma_gemm_f32f32_f32f32_f32_nn_n"', '"900000"', '"50331648"', '"16777216"',
              f'"{ffma}"']]
@@ -56,13 +56,28 @@ def _fake_ncu(folder: Path, output: str, status: int = 0) -> None:
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
 
 
-def test_without_ncu_or_without_rights_nothing_is_checked_and_it_is_said(tmp_path, monkeypatch, capsys):
+def test_without_ncu_or_without_rights_the_check_is_not_run_never_passed(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert ncu_check.main([]) == 0
-    assert "ncu is not installed" in capsys.readouterr().out
+    monkeypatch.setattr(ncu_check, "NCU_PLACES", (str(tmp_path / "cuda-*" / "bin" / "ncu"),))
+    assert ncu_check.main([]) == ncu_check.NOT_RUN != 0
+    out = capsys.readouterr().out
+    assert "NOT RUN: ncu was not found (looked in PATH, " in out and "cuda-*" in out
     _fake_ncu(tmp_path, "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission", 1)
-    assert ncu_check.main([]) == 0
-    assert "nothing was checked" in capsys.readouterr().out
+    assert ncu_check.main([]) == ncu_check.NOT_RUN
+    assert "NOT RUN: ncu may not read the counters" in capsys.readouterr().out
+
+
+def test_ncu_is_found_where_cuda_installs_it_newest_first(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    for version in ("12.8", "12.10"):
+        (tmp_path / f"cuda-{version}" / "bin").mkdir(parents=True)
+        _fake_ncu(tmp_path / f"cuda-{version}" / "bin", "")
+    (tmp_path / "nsight" / "2025.1").mkdir(parents=True)
+    places = (str(tmp_path / "cuda-*" / "bin" / "ncu"), str(tmp_path / "nsight" / "*" / "ncu"))
+    found, looked = ncu_check.find_ncu(places)
+    assert found == str(tmp_path / "cuda-12.10" / "bin" / "ncu")  # 12.10 is newer than 12.8
+    assert looked == ["PATH", places[0]]
+    assert ncu_check.find_ncu((places[1],))[0] is None  # a folder without an ncu in it
 
 
 def test_a_failing_ncu_run_fails_the_step(tmp_path, monkeypatch, capsys):

@@ -28,10 +28,15 @@ if TYPE_CHECKING:  # costed when a model is compared, not at start-up
 class Source(Protocol):
     """What a snapshot is read from (a ``Document``)."""
 
-    session: Session
-    catalog: object
-    live_points: list[Point]
-    profiles: tuple[Profile, ...]
+    # Read-only (properties on a ``Document``): a protocol's plain attributes must be settable.
+    @property
+    def session(self) -> Session: ...
+    @property
+    def catalog(self) -> object: ...
+    @property
+    def live_points(self) -> list[Point]: ...
+    @property
+    def profiles(self) -> tuple[Profile, ...]: ...
 
     def device(self, ident: str) -> Hardware: ...
     def analysis(self) -> Analysis: ...

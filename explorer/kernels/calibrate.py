@@ -154,7 +154,7 @@ def _grid_fit(points: list[Point], roofs: Roofs, launch_s: float) -> tuple[dict[
     flops = 2 * m * n * k
     moved = np.array([p.bytes for p in points], dtype=float)
     measured = np.array([quiet_time(p) for p in points])
-    best = (math.inf, None)
+    best: tuple[float, dict | None] = (math.inf, None)
     memory = moved / (roofs.bandwidth * SHARES[None, :, None])  # gemm_bandwidth × points
     for tile, depth in itertools.product(TILES, DEPTHS):
         padded = np.where(m <= 1, 1.0, m / (np.ceil(m / tile) * tile))  # one row: a vector product

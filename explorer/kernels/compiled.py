@@ -69,8 +69,9 @@ class CompiledKernel:
         import numba
 
         self._loop = _loops()[kernel]
-        self._args = (a, b, c, q)
-        self.threads = max(1, min(threads, numba.config.NUMBA_NUM_THREADS))
+        self._args: tuple = (a, b, c, q)
+        # numba.config sets its attributes at import, from the environment: no stub knows them.
+        self.threads = max(1, min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         self._set_threads = numba.set_num_threads
 
     def __call__(self) -> None:

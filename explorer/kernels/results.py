@@ -18,7 +18,9 @@ from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import Fields, brief, check_schema, read_text
 from explorer.core.files.jsonfile import parse_json
 
-SCHEMA = 3  # 2: foreign load and contention per point; 3: power per point (1 and 2 still read)
+# 2: foreign load and contention per point; 3: power per point; 4: the power's uncertainty
+# (1 to 3 still read)
+SCHEMA = 4
 MAX_RESULTS_BYTES = 32 << 20  # a full run is a few hundred KB
 BANDWIDTH_SUITES = ("stream", "parallelism")
 COMPUTE_SUITES = ("gemm", "decode-batch", "intensity", "attention")
@@ -48,6 +50,7 @@ class Point:
     foreign_load: float | None = None  # cores (CPU) or processes (GPU) of other programs; None: unknown
     contended: str | None = None  # why other programs may have slowed it, if they did
     power_w: float | None = None  # average power while it ran (``kernels.energy``); None: not measured
+    power_uncertainty_w: float | None = None  # ± on power_w: the energy counter's step over its window
 
     @property
     def intensity(self) -> float:
@@ -209,6 +212,7 @@ def _read_point(fields: Fields) -> Point:
         foreign_load=_optional_number(fields, "foreign_load"),
         contended=_optional_text(fields, "contended"),
         power_w=_optional_number(fields, "power_w"),
+        power_uncertainty_w=_optional_number(fields, "power_uncertainty_w"),
     )
     if not point.time_p20_s <= point.time_median_s <= point.time_p80_s:
         raise fields.error("time_median_s", "must lie between time_p20_s and time_p80_s")
@@ -273,7 +277,7 @@ def results_from(data: Any, path: str | Path) -> Results:
     """Validate the content of a results file read from ``path``."""
     top = Fields(data, path, None)
     version = top.integer("schema")
-    if version not in (1, 2):  # 1: no foreign load, 2: no power (read as unknown)
+    if version not in (1, 2, 3):  # 1: no foreign load, 2: no power, 3: no power uncertainty (unknown)
         check_schema(top, version, SCHEMA)
     machine = top.raw("machine")
     if not isinstance(machine, dict):

@@ -20,7 +20,8 @@ from typing import Any
 from explorer.core.hardware.hardware import GPU
 from explorer.kernels.backends import describe_failure
 from explorer.kernels.cases import Case, Skip
-from explorer.kernels.energy import Unmeasurable, meter_for
+from explorer.kernels.energy import Unmeasurable, describe_meter, meter_for
+from explorer.kernels.energy_window import fill_window
 from explorer.kernels.load import load_source
 from explorer.kernels.reference import Reference
 from explorer.kernels.results import CACHE_SUITES, Point, Results
@@ -89,8 +90,7 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
                       energy=None if isinstance(energy, Unmeasurable) else energy)
     if cases and energy is not None:
         state.notes.append(f"energy not measured: {energy.reason}" if isinstance(energy, Unmeasurable)
-                           else f"power per point: {energy.source}, averaged over each case's measurement "
-                           "(its warm-up launches included)")
+                           else describe_meter(energy))
     if cases:
         backend.warm_up()  # clocks up, context and libraries loaded before the first timing
     start = clock()
@@ -161,7 +161,8 @@ def _run_case(state: _RunState, case: Case,
         del prepared
         with contextlib.suppress(Exception):
             _release(backend)
-    point = replace(_point(state, case, measured, foreign, problem), power_w=power.watts if power else None)
+    point = replace(_point(state, case, measured, foreign, problem), power_w=power.watts if power else None,
+                    power_uncertainty_w=power.uncertainty_w if power else None)
     state.points.append(point)
     return point, stop_after
 
@@ -170,12 +171,16 @@ def _measure_quietly(state: _RunState, prepared,
                      waiting: Callable[[str], Progress]) -> Generator[Progress, None, tuple]:
     """Time a prepared case, again after a quiet moment while other programs are busy (RETRIES
     times at most). Returns (measurement, foreign load, power, stop): a cancel while waiting
-    keeps the point already measured and stops the run after it."""
+    keeps the point already measured and stops the run after it. Where energy is read, the
+    kernel runs on after its timing until the meter's window is filled (``window_s``)."""
     for attempt in range(RETRIES + 1):
         token = _read_load(state.load.start) if state.load else None
         metered = _read_load(state.energy.start) if state.energy else None
+        window_end = time.monotonic() + state.energy.window_s if state.energy else 0.0
         with state.backend.activate():
             measured = measure(prepared.launch, state.backend.timer, state.timing, state.cancel)
+            if metered is not None:
+                fill_window(prepared.launch, state.backend.sync, window_end, measured.median_s, state.cancel)
         power = _read_load(state.energy.stop, metered) if metered is not None else None
         foreign = _read_load(state.load.stop, token) if state.load else None
         if foreign is None or not foreign.busy or attempt == RETRIES:
@@ -306,10 +311,10 @@ def _comparisons(points: list[Point]) -> list[str]:
                 speedup = base.time_median_s / p.time_median_s
                 verdict = "engaged" if speedup > 1.2 else "did NOT engage (no speed-up)"
                 notes.append(f"TF32 {p.kernel} GEMM ran {speedup:.2f}× the FP32 speed: TF32 {verdict}")
-    attention = {}
+    attention: dict[int, dict[str, Point]] = {}  # sequence length → precision → point
     for p in points:
         if p.suite == "attention":
-            attention.setdefault(p.size.get("seq"), {})[p.dtype] = p
+            attention.setdefault(p.size.get("seq", 0), {})[p.dtype] = p
     if attention:
         longest = attention[max(attention)]
         if "fp16" in longest and "fp32" in longest:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.profile import ProfiledKernel
+from explorer.profiles.events import args_of
 from explorer.profiles.shapes import DTYPE_BYTES, PRECISIONS, op_work, weight_shape
 
 CPU_OP = "cpu_op"
@@ -57,7 +58,7 @@ def _nested(spans: list[tuple[float, float, int]]) -> list[_Op]:
 
 def _work(event: dict, list_type: str | None) -> tuple[str, int | None, int, tuple[int, ...]]:
     """(precision, FLOPs, bytes, a product's weight shape) of an op from its recorded shapes."""
-    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    args = args_of(event)
     types = args.get("Input type")
     first = types[0] if isinstance(types, list) and types else None
     precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.profile import ProfiledKernel
+from explorer.profiles.events import args_of
 from explorer.profiles.ncu import BYTE_METRICS, FLOP_METRICS, TIME
 
 RANGE = "cuda_profiler_range"
@@ -38,7 +39,7 @@ def range_kernels(path: str | Path, events: list) -> list[ProfiledKernel]:
     for index, event in enumerate(events):
         if not isinstance(event, dict) or event.get("cat") != RANGE:
             continue
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args = args_of(event)
         counters = {_metric(k): _counter(path, index, k, v) for k, v in args.items()
                     if _metric(k) in FLOP_METRICS or k in BYTE_METRICS or k == TIME}
         if TIME not in counters:
@@ -55,6 +56,7 @@ def range_kernels(path: str | Path, events: list) -> list[ProfiledKernel]:
         for metric, level in BYTE_METRICS.items():
             if counters.get(metric) and not (metric == "dram__bytes.sum" and split):
                 moved[level] = moved.get(level, 0) + round(counters[metric])
-        name = event.get("name") if isinstance(event.get("name"), str) and event.get("name") else "kernel"
+        named = event.get("name")
+        name = named if isinstance(named, str) and named else "kernel"
         out.append(ProfiledKernel(name, counters[TIME] * 1e-9, flops, moved))
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
@@ -32,6 +32,7 @@ from explorer.core.files.reading import decoded, open_regular, read_bytes
 from explorer.core.profile import Profile, ProfiledKernel
 from explorer.profiles.cpu_ops import cpu_kernels
 from explorer.profiles.cupti_ranges import range_kernels
+from explorer.profiles.events import args_of
 from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
@@ -200,6 +201,11 @@ def _device(doc: dict) -> str:
 STEP_PREFIX = "ProfilerStep#"
 
 
+def _plain_number(value: object) -> TypeGuard[int | float]:
+    """A time a trace may hold: a number (not a bool), from 0 to 1e18."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e18
+
+
 def _step_spans(events: list) -> list[tuple[float, float]]:
     """(start, end) in µs of each profiler step's span on the GPU."""
     spans = []
@@ -208,8 +214,7 @@ def _step_spans(events: list) -> list[tuple[float, float]]:
                 or not str(event.get("name", "")).startswith(STEP_PREFIX):
             continue
         start, length = event.get("ts"), event.get("dur")
-        if all(isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e18
-               for v in (start, length)):
+        if _plain_number(start) and _plain_number(length):
             spans.append((float(start), float(start) + float(length)))
     return spans
 
@@ -245,14 +250,14 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     if not isinstance(events, list):
         raise DataFileError(path, 'has no "traceEvents" list: not a PyTorch profiler trace')
     work = _op_work(path, events)
-    kernels: list[tuple[Any, ProfiledKernel]] = []
+    kernels: list[tuple[Any, ProfiledKernel, Any]] = []  # (op id, kernel, start)
     for index, event in enumerate(events):
         if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") not in KERNEL_CATEGORIES:
             continue
         name = event.get("name")
         if not isinstance(name, str) or not name:
             raise DataFileError(path, "a kernel needs a name", f"event {index}", "name")
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args = args_of(event)
         seconds = _number(path, event, "dur", index) * 1e-6
         kernels.append((_external_id(args), ProfiledKernel(name, seconds), event.get("ts")))
     if not kernels:

@@ -49,7 +49,9 @@ BYTE_METRICS = {"dram__bytes_read.sum": "dram", "dram__bytes_write.sum": "dram",
                 "lts__t_bytes.sum": "l2", "l1tex__t_bytes.sum": "l1"}
 TENSOR = "sm__inst_executed_pipe_tensor.sum"
 PREFIXES = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-SECONDS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+# Recent releases write ns, us, ms; older ones nsecond, usecond, msecond.
+SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0,
+           "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
 _SCALED = re.compile(r"^([KMGTP]?)(byte|inst|)$")
 LONG_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 
@@ -98,8 +100,8 @@ def _long_rows(path, header: list[str], rows: list[list[str]]) -> dict[str, tupl
         ident, name = row[at["ID"]], row[at["Kernel Name"]]
         metric, unit, value = (row[at[c]] for c in LONG_COLUMNS)
         _, metrics = out.setdefault(ident, (name, {}))
-        if metric in _WANTED and (number := _value(path, ident, metric, unit, value)) is not None:
-            metrics[metric] = number
+        if metric in _WANTED and (reading := _value(path, ident, metric, unit, value)) is not None:
+            metrics[metric] = reading
     return out
 
 
@@ -141,8 +143,8 @@ def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
     unit = unit.strip()
     if metric == TIME:
         if unit not in SECONDS:
-            raise DataFileError(path, f"a time in an unknown unit {unit!r} (nsecond, usecond, msecond or "
-                                      "second)", f"kernel ID {ident}", metric)
+            raise DataFileError(path, f"a time in an unknown unit {unit!r} (ns, us, ms, s, or "
+                                      "nsecond, usecond, msecond, second)", f"kernel ID {ident}", metric)
         return number * SECONDS[unit]
     scaled = _SCALED.match(unit)
     if scaled is None:

@@ -86,9 +86,9 @@ def _product(name: str, shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, 
     a, b = shapes[0], shapes[1]
     if len(a) < 2 or len(b) < 2 or a[-1] != b[-2] or (len(b) > 2 and a[:-2] != b[:-2]):
         return None
-    batch = a[:-2]
+    leading = a[:-2]
     m, k, n = a[-2], a[-1], b[-1]
-    return math.prod(batch) * m * k * n, (*batch, m, n)
+    return math.prod(leading) * m * k * n, (*leading, m, n)
 
 
 def _pairs(lq: int, lk: int, causal: bool, from_end: bool) -> int:

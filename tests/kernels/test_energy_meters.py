@@ -1,7 +1,9 @@
 """Energy meters read through fakes: RAPL's powercap files (wrapping counters, root-only
-files, a machine without them) and NVML's energy counter; a run records each point's
-power, or says once why it could not."""
+files, a machine without them) and NVML's energy counter; the counter's step read at run
+time sizes each window (1 s at least on NVML, whose counter moves every ~100 ms) and each
+power's uncertainty; a run records each point's power, or says once why it could not."""
 
+import time
 import types
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from explorer.kernels import energy
 from explorer.kernels.energy import NvmlMeter, RaplMeter, Unmeasurable
+from explorer.kernels.energy_window import CounterStep
 from explorer.kernels.runner import drive, run
 
 
@@ -26,9 +29,14 @@ def rapl(root, packages):
     return root
 
 
+def step_of(seconds: float, joules: float = 0.1):
+    """A step probe that finds the counter moving every ``seconds`` (no waiting)."""
+    return lambda read, resolution_j: CounterStep(seconds, joules, resolution_j)
+
+
 def test_two_packages_add_up_across_a_wrap(tmp_path, monkeypatch):
     root = rapl(tmp_path / "powercap", [(1_000_000, 10_000_000), (9_900_000, 10_000_000)])
-    meter = RaplMeter.probe(root)
+    meter = RaplMeter.probe(root, step_of(1e-3))
     assert isinstance(meter, RaplMeter) and meter.source == "RAPL package energy (2 packages)"
     ticks = iter([100.0, 100.5])
     monkeypatch.setattr(energy.time, "monotonic", lambda: next(ticks))
@@ -38,6 +46,15 @@ def test_two_packages_add_up_across_a_wrap(tmp_path, monkeypatch):
     power = meter.stop(token)
     assert power.joules == pytest.approx(5.0 + 0.200001)
     assert power.watts == pytest.approx(power.joules / 0.5) and power.seconds == pytest.approx(0.5)
+    # ± one 1-ms update's energy at that power, and a microjoule, over the half second
+    assert power.uncertainty_w == pytest.approx((power.watts * 1e-3 + 1e-6) / 0.5)
+    assert meter.window_s == 0.05  # 10 steps of 1 ms are less than RAPL's floor
+
+
+def test_a_rapl_counter_that_never_moves_is_not_read(tmp_path):
+    root = rapl(tmp_path / "powercap", [(1_000_000, 10_000_000)])
+    got = RaplMeter.probe(root, lambda read, resolution_j: None)
+    assert isinstance(got, Unmeasurable) and "did not move" in got.reason
 
 
 def test_the_platform_domain_is_not_a_package(tmp_path):
@@ -45,7 +62,7 @@ def test_the_platform_domain_is_not_a_package(tmp_path):
     adding it would count the package twice."""
     root = rapl(tmp_path / "powercap", [(1_000_000, 10_000_000), (5_000_000, 10_000_000)])
     (root / "intel-rapl:1" / "name").write_text("psys\n")
-    meter = RaplMeter.probe(root)
+    meter = RaplMeter.probe(root, step_of(1e-3))
     assert meter.domains == [root / "intel-rapl:0"] and meter.source == "RAPL package energy (1 package)"
 
 
@@ -69,7 +86,7 @@ def test_root_only_counters_say_how_to_read_them(tmp_path, monkeypatch):
     from explorer.core.files.errors import DataFileError
 
     root = rapl(tmp_path / "powercap", [(1, 10)])
-    real = energy.read_text
+    real = energy.read_text  # (the step is never probed: the first read fails)
 
     def denied(path, limit):
         if path.name == "energy_uj":
@@ -102,11 +119,30 @@ def fake_nvml(millijoules, fail=False):
 
 
 def test_nvml_gives_the_energy_between_two_reads(monkeypatch):
-    meter = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([5_000, 5_000, 305_000])))
+    meter = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([5_000, 5_000, 305_000])),
+                            step_probe=step_of(0.1, 30.0))
+    assert meter.window_s == 1.0  # ten 100-ms steps: NVML's windows last a second at least
     ticks = iter([10.0, 11.0])
     monkeypatch.setattr(energy.time, "monotonic", lambda: next(ticks))
     power = meter.stop(meter.start())
     assert power.joules == pytest.approx(300.0) and power.watts == pytest.approx(300.0)
+    assert power.uncertainty_w == pytest.approx(300.0 * 0.1 + 1e-3)  # one 100-ms step's energy
+
+
+def test_an_nvml_window_under_a_second_is_not_read(monkeypatch):
+    """Windows of 50-100 ms, as before, would hold 0 or 1 step of NVML's counter: noise."""
+    meter = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([5_000, 5_000, 35_000])),
+                            step_probe=step_of(0.1))
+    ticks = iter([10.0, 10.1])
+    monkeypatch.setattr(energy.time, "monotonic", lambda: next(ticks))
+    assert meter.stop(meter.start()) is None
+
+
+def test_a_slower_counter_gets_longer_windows():
+    meter = NvmlMeter.probe(0, importer=lambda: fake_nvml(iter([5_000])), step_probe=step_of(0.25))
+    assert meter.window_s == pytest.approx(2.5)
+    note = energy.describe_meter(meter)
+    assert "moves every 250 ms" in note and "± 10.0% at most" in note
 
 
 def test_a_gpu_without_an_energy_counter_or_nvml_says_why():
@@ -121,21 +157,31 @@ def test_a_gpu_without_an_energy_counter_or_nvml_says_why():
 
 
 class SteadyMeter:
-    """A meter whose reads say 40 W over every window."""
+    """A meter whose reads say 40 W ± 1 W over every window (of 50 ms at least, which the run
+    must fill: each window's length is kept)."""
 
     source = "a test meter"
+    window_s = 0.05
+    step = CounterStep(0.005, 0.2, 1e-6)
+
+    def __init__(self) -> None:
+        self.windows: list[float] = []
 
     def start(self):
-        return "started"
+        return time.monotonic()
 
     def stop(self, token):
-        return energy.Power(4.0, 0.1, self.source)
+        self.windows.append(time.monotonic() - token)
+        return energy.Power(40.0, 1.0, self.source, 1.0)
 
 
 def test_a_run_keeps_each_points_power_and_says_where_it_came_from(numpy_backend):
-    results = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=SteadyMeter()))
-    assert results.points and all(p.power_w == 40.0 for p in results.points)
-    assert any("power per point: a test meter" in n for n in results.notes)
+    meter = SteadyMeter()
+    results = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=meter))
+    assert results.points and all(p.power_w == 40.0 and p.power_uncertainty_w == 1.0 for p in results.points)
+    assert len(meter.windows) == len(results.points) and min(meter.windows) >= meter.window_s  # filled
+    assert any(n.startswith("power per point: a test meter, over windows of at least 0.05 s") and
+               "moves every 5 ms" in n for n in results.notes)
     none = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=Unmeasurable("no meter here")))
     assert all(p.power_w is None for p in none.points) and "energy not measured: no meter here" in none.notes
 

@@ -30,7 +30,7 @@ def test_round_trip(tmp_path):
     original.save(path)
     assert load_results(path) == original
     doc = json.loads(path.read_text())
-    assert doc["schema"] == 3
+    assert doc["schema"] == 4
     p = doc["points"][0]
     assert p["intensity"] == pytest.approx(2000 / 12000)
     assert p["flops_per_s"] == pytest.approx(2e9) and p["bytes_per_s"] == pytest.approx(1.2e10)
@@ -75,7 +75,7 @@ def valid_doc(tmp_path):
          "the point's flops, bytes and time give"),
         (lambda d: d["points"][0].__setitem__("size", {"n": -1}), "size.n", "whole number >= 0"),
         (lambda d: d["points"][0].__setitem__("colour", "red"), "colour", "not a known field"),
-        (lambda d: d.__setitem__("schema", 9), "schema", "reads schema 3"),
+        (lambda d: d.__setitem__("schema", 9), "schema", "reads schema 4"),
     ],
 )
 def test_broken_results_name_the_point_and_field(tmp_path, mutate, field, message):
@@ -191,3 +191,16 @@ def test_commands_name_a_results_file_with_a_huge_integer(tmp_path):
     assert code == 0 and (tmp_path / "x.svg").is_file()
     assert "1 of your results files could not be loaded: r.json, entry point #1, field power_w: is too " \
            "large for a number" in err
+
+
+def test_a_schema_3_file_reads_its_powers_without_their_uncertainty(tmp_path):
+    """Schema 4 adds each power's uncertainty (the energy counter's step over its window)."""
+    path = tmp_path / "r.json"
+    results(point(power_w=300.0, power_uncertainty_w=30.0)).save(path)
+    assert load_results(path).points[0].power_uncertainty_w == 30.0
+    doc = json.loads(path.read_text())
+    doc["schema"] = 3
+    del doc["points"][0]["power_uncertainty_w"]
+    path.write_text(json.dumps(doc))
+    (old,) = load_results(path).points
+    assert old.power_w == 300.0 and old.power_uncertainty_w is None

@@ -12,7 +12,7 @@ import re
 import reprlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from explorer.core import units
 from explorer.core.files.errors import DataFileError
@@ -122,6 +122,13 @@ class Fields:
     def raw(self, name: str, required: bool = True) -> Any:
         return self._take(name, required)
 
+    # A required field is never None (a missing one raises): the overloads tell type checkers so.
+    @overload
+    def text(self, name: str, required: Literal[True] = ..., choices: Iterable[str] | None = ...,
+             default: str | None = ...) -> str: ...
+    @overload
+    def text(self, name: str, required: bool, choices: Iterable[str] | None = ...,
+             default: str | None = ...) -> str | None: ...
     def text(self, name: str, required: bool = True, choices: Iterable[str] | None = None,
              default: str | None = None) -> str | None:
         value = self._take(name, required)
@@ -156,6 +163,12 @@ class Fields:
             raise self.error(name, f"expected true or false, got {_kind(value)}")
         return value
 
+    @overload
+    def integer(self, name: str, required: Literal[True] = ..., minimum: int = ...,
+                default: int | None = ..., maximum: int | None = ...) -> int: ...
+    @overload
+    def integer(self, name: str, required: bool, minimum: int = ...,
+                default: int | None = ..., maximum: int | None = ...) -> int | None: ...
     def integer(self, name: str, required: bool = True, minimum: int = 1,
                 default: int | None = None, maximum: int | None = None) -> int | None:
         value = self._take(name, required)
@@ -170,6 +183,10 @@ class Fields:
             raise self.error(name, f"must be at most {maximum:,}, got {brief(value)}")
         return value
 
+    @overload
+    def number(self, name: str, required: Literal[True] = ..., default: float | None = ...) -> float: ...
+    @overload
+    def number(self, name: str, required: bool, default: float | None = ...) -> float | None: ...
     def number(self, name: str, required: bool = True, default: float | None = None) -> float | None:
         value = self._take(name, required)
         if value is None:

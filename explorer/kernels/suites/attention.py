@@ -16,6 +16,8 @@ that fp16 is not slower than fp32 at the longest length.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from explorer.core.hardware.hardware import GPU
@@ -88,6 +90,7 @@ def cases(backend, preset: str) -> list[Case]:
     gpu = backend.device_kind == GPU
     dtypes = ("fp32", "fp16") if gpu else ("fp32",)
     heads, head_dim = (32, 128) if gpu else (8, 64)
+    lengths: tuple[int, ...]
     if preset == "smoke":
         heads, lengths = 2, (64, 128)
     elif preset == "quick":
@@ -100,8 +103,7 @@ def cases(backend, preset: str) -> list[Case]:
             flops, moved = cost(heads, length, head_dim, ITEMSIZE[dtype])
             out.append(Case(SUITE, "naive", dtype,
                             {"heads": heads, "seq": length, "head_dim": head_dim}, flops, moved,
-                            lambda dtype=dtype, length=length: _prepare(
-                                backend, dtype, heads, length, head_dim),
+                            partial(_prepare, backend, dtype, heads, length, head_dim),
                             "score matrix written, read and rewritten by softmax, read by P·V",
                             {"seq": length}))
     return out

@@ -20,6 +20,8 @@ memory (``cache_gpu``).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from explorer.core.hardware.hardware import GPU
@@ -68,6 +70,6 @@ def cases(backend, preset: str) -> list[Case | Skip]:
             n = max(1024, per_thread // 4 // (64 if preset == "smoke" else 1))
             moved = 2 * n * 4 * passes_for(n) * threads
             out.append(Case(SUITE, f"scale L{level}", "fp32", {"n": n}, moved // 8, moved,
-                            lambda n=n, threads=threads: _prepare(backend, n, threads), CONVENTION,
+                            partial(_prepare, backend, n, threads), CONVENTION,
                             {"level": level, "threads": threads}, dram_traffic=False))
     return out

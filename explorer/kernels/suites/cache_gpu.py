@@ -19,6 +19,8 @@ design: never compared with the device's memory bandwidth."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from explorer.kernels.cases import Case, Prepared, Skip
 
 SUITE = "cache"
@@ -117,7 +119,7 @@ def l2_cases(backend, preset: str) -> list[Case | Skip]:
         passes = base_passes * max(L2_EIGHTHS) // eighths  # the same bytes per launch at every size
         moved = n4 * 16 * passes
         out.append(Case(SUITE, "read L2", "fp32", {"n": 4 * n4}, moved // 4, moved,
-                        lambda n4=n4, passes=passes: _prepare_l2(backend, n4, passes), CONVENTION_L2,
+                        partial(_prepare_l2, backend, n4, passes), CONVENTION_L2,
                         {"level": 2, "l2_eighths": eighths, "passes": passes}, dram_traffic=False))
     return out
 

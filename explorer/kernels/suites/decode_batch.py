@@ -7,6 +7,8 @@ intensity is B·d / (2·B + d) FLOP/byte in 16-bit (B / (1 + 2B/d)).
 
 from __future__ import annotations
 
+from functools import partial
+
 from explorer.core.hardware.hardware import GPU
 from explorer.core.model import ops
 from explorer.kernels.cases import Case, Skip, square_side_beyond_cache
@@ -20,6 +22,7 @@ def cases(backend, preset: str) -> list[Case | Skip]:
     dtype = "fp16" if gpu else "fp32"  # NumPy has no half-precision BLAS
     itemsize = gemm.ITEMSIZE[dtype]
     # The weight matrix must not fit in a cache, or batch 1 would not be memory-bound.
+    batches: tuple[int, ...]
     if preset == "smoke":
         d, batches = 256, (1, 8, 64)
     elif preset == "quick":
@@ -32,7 +35,7 @@ def cases(backend, preset: str) -> list[Case | Skip]:
     for b in batches:
         cost = ops.linear(b, d, d, itemsize, itemsize)
         out.append(Case(SUITE, "linear", dtype, {"batch": b, "d": d}, cost.flops, cost.bytes,
-                        lambda b=b: gemm.prepare_product(backend, dtype, b, d, d),
+                        partial(gemm.prepare_product, backend, dtype, b, d, d),
                         "activations and weights read once, output written once",
                         {"batch": b}, dram_traffic=False))
     return out

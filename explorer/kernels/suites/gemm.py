@@ -10,6 +10,7 @@ that TF32 changed the speed of the square product.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 
 import numpy as np
 
@@ -95,6 +96,7 @@ def supported(backend, dtype: str) -> str | None:
 def cases(backend, preset: str) -> list[Case | Skip]:
     gpu = backend.device_kind == GPU
     # Skinny products stream a matrix too large for the caches: memory-bound by design.
+    dtypes: tuple[str, ...]
     if preset == "smoke":
         square, skinny, dtypes = 128, (4, 256), ("fp64", "fp32")
     elif preset == "quick":
@@ -116,6 +118,6 @@ def cases(backend, preset: str) -> list[Case | Skip]:
         for kernel, m, n, k in shapes:
             out.append(Case(SUITE, kernel, dtype, {"m": m, "n": n, "k": k}, 2 * m * n * k,
                             (m * k + k * n + m * n) * size,
-                            lambda dtype=dtype, m=m, n=n, k=k: prepare_product(backend, dtype, m, n, k),
+                            partial(prepare_product, backend, dtype, m, n, k),
                             "A and B read once, C written once", dram_traffic=False))
     return out

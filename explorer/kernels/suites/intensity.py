@@ -11,6 +11,8 @@ written back once: 2·K FLOPs for 2·itemsize bytes.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from explorer.core.hardware.hardware import GPU
@@ -84,6 +86,8 @@ def _prepare(backend, dtype: str, n: int, k: int) -> Prepared:
 
 def cases(backend, preset: str) -> list[Case]:
     gpu = backend.device_kind == GPU
+    dtypes: tuple[str, ...]
+    ks: tuple[int, ...]
     if preset == "smoke":
         dtypes, ks, working_set = ("fp32",), (1, 4), 2 << 20
     elif preset == "quick":
@@ -102,6 +106,6 @@ def cases(backend, preset: str) -> list[Case]:
                    "one read and one write per element; each pass is two NumPy calls over an "
                    "L2-sized block, whose call overhead (about 1 µs) is included")
             out.append(Case(SUITE, "fma-chain", dtype, {"n": n}, 2 * k * n, 2 * n * size,
-                            lambda dtype=dtype, n=n, k=k: _prepare(backend, dtype, n, k),
+                            partial(_prepare, backend, dtype, n, k),
                             how, {"k": k}))
     return out

@@ -11,6 +11,8 @@ thread runs the same passes over its rows; NumPy releases the GIL inside each ca
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from explorer.core.hardware.hardware import CPU, GPU
@@ -114,7 +116,7 @@ def cases(backend, preset: str) -> list[Case]:
         rows, cols = shapes[name]
         flops, moved = cost(name, rows, cols, ITEMSIZE[dtype])[:2]
         out.append(Case(SUITE, name, dtype, {"rows": rows, "cols": cols}, flops, moved,
-                        lambda name=name, rows=rows, cols=cols: _prepare(backend, name, dtype, rows, cols),
+                        partial(_prepare, backend, name, dtype, rows, cols),
                         "input read once, output written once (the unfused passes move more)",
                         {} if gpu else {"threads": threads_for(backend)}, dram_traffic=False))
     return out

@@ -10,6 +10,7 @@ Bytes: one read and one write per element.
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def cases(backend, preset: str) -> list[Case]:
         for blocks in (c for c in counts if c <= top):
             in_flight = blocks * THREADS_PER_BLOCK * 16
             out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
-                            lambda blocks=blocks: _prepare_gpu(backend, n, blocks),
+                            partial(_prepare_gpu, backend, n, blocks),
                             f"one read and one write per element; {in_flight} bytes in flight",
                             {"blocks": blocks}))
         return out
@@ -65,7 +66,7 @@ def cases(backend, preset: str) -> list[Case]:
         counts = counts[:2]
     for threads in counts:
         out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
-                        lambda threads=threads: _prepare_cpu(backend, n, threads),
+                        partial(_prepare_cpu, backend, n, threads),
                         "one read and one write per element", {"threads": threads}))
     return out
 

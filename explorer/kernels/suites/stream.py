@@ -16,6 +16,8 @@ every core instead, as STREAM's C is; the point's convention says which ran.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from explorer.core.hardware.hardware import CPU, GPU
@@ -149,5 +151,5 @@ def cases(backend, preset: str) -> list[Case]:
     for name in names:
         moved, flops = KERNELS[name]
         out.append(Case(SUITE, name, dtype, {"n": n}, flops * n, moved * n * itemsize,
-                        lambda name=name: _prepare(backend, name, dtype, n), convention, dict(param)))
+                        partial(_prepare, backend, name, dtype, n), convention, dict(param)))
     return out
