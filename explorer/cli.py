@@ -254,7 +254,7 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     hardware = open_catalog(err)[args.hardware]
     model = model_of(args, load_models())
-    result = analyze(model, workload_params(args, model), hardware)
+    result = analyze(model, workload_params(args, model, err), hardware)
     mfu = training.DEFAULT_MFU if args.mfu is None else args.mfu
     run = training.run(result, args.tokens, mfu) if args.tokens is not None else None
     measured = profile_cli.compared(args.profile, result, args.profile_steps) if args.profile else None

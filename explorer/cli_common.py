@@ -98,15 +98,19 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
     return chosen_model(models, args.model or default, getattr(args, "model_config", None))
 
 
-def workload_params(args: argparse.Namespace, model=None):
+def workload_params(args: argparse.Namespace, model=None, err=None):
     """The step the options describe; with ``--model-config`` and neither ``--dtype`` nor
     ``--weight-dtype``, the weights in the precision the file stores them in
-    (``hf_config.stored_precision``)."""
+    (``hf_config.stored_precision``). With ``--efficiency calibrated``, the calibration files
+    that could not be read are named on ``err``."""
+    from explorer.core.hardware.efficiency import Source, calibrated
     from explorer.core.model.hf_config import stored_precision
     from explorer.core.model.parameters import BY_NAME
     from explorer.core.model.workload import WorkloadParams
 
     params = WorkloadParams.from_options(args)
+    if err is not None and params.efficiency == Source.CALIBRATED:
+        warn_skipped(calibrated()[1], err)
     if getattr(args, "model_config", None) and params.dtype == BY_NAME["dtype"].default:
         return stored_precision(params, model)
     return params

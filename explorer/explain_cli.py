@@ -139,7 +139,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("--hardware takes one to four different device ids, comma-separated")
     devices = [catalog[i] for i in ids]
     model = model_of(args, load_models())
-    params = workload_params(args, model)
+    params = workload_params(args, model, err)
     explanations = explain_state(model, params, devices, args.op)
     if args.op and not explanations[0].title.endswith(args.op):
         from explorer.core.analysis.analysis import analyze

@@ -51,7 +51,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     catalog = open_catalog(err)
     hardware = catalog[args.hardware]
     model = model_of(args, load_models())
-    params = workload_params(args, model)
+    params = workload_params(args, model, err)
     order = ranked(layouts(model, hardware, args.devices, params), args.goal)
     best = order[0]
     if args.json:

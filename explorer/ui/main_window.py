@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer import __version__, defaults
 from explorer.about import version_text
 from explorer.core.analysis.report import step_summary
+from explorer.core.hardware.efficiency import Source, calibrated
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
@@ -294,6 +295,8 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.summary_label.setToolTip(f"The workload on the primary device (predicted): {summary}")  # (whole)
         if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
+        if self.state.session.params.efficiency == Source.CALIBRATED:
+            self.notice.add(calibrated()[1])  # (a calibration file that cannot be read, named)
         self._update_title()
         self.autosaver.changed()
 

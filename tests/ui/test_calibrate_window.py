@@ -1,5 +1,6 @@
 """Calibrating in the kernel lab keeps what it measured: a run that cannot be fitted, or
-whose profile the data folder refuses, is saved and shown, and the window says why."""
+whose profile the data folder refuses, is saved and shown, and the window says why; a
+calibration file that cannot be read is listed with the user's other broken files."""
 
 from dataclasses import replace
 
@@ -75,3 +76,14 @@ def test_a_profile_the_data_folder_refuses_goes_to_the_temporary_folder_and_is_n
     assert any("The data folder refused the profile" in m and str(done.path) in m for m in messages)
     assert window.state.session.params.efficiency == "published"  # Times: calibrated would not find it
     assert not warnings
+
+
+def test_the_window_lists_a_broken_calibration_once_times_use_calibrations(window, tmp_path):
+    folder = tmp_path / "data" / "efficiency"
+    folder.mkdir(parents=True)
+    from tests.cli.test_broken_calibrations import _broken
+
+    name, _ = _broken(folder, "fifo")
+    assert not any(s.path.name == name for s in window.notice.skipped)  # not read before it is asked for
+    window.state.set_params(efficiency="calibrated")
+    assert [s.path.name for s in window.notice.skipped if s.what == "calibration"] == [name]

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.terms import once_per_step, step_total
+from explorer.core.files.userfiles import notice
 from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
 from explorer.core.hardware.hardware import Link
 from explorer.core.model import collectives, parallel, training
@@ -185,6 +186,11 @@ def missing_efficiency(a: Analysis) -> str | None:
     if source == Source.BOUND or efficiency_for(a.hardware, _families(source)) is not None:
         return None
     if source == Source.CALIBRATED:
+        broken = calibrated()[1]
+        if broken:  # perhaps the one meant for this device: the file and the field, not only "calibrate"
+            return (f"no calibration in the data folder that could be read covers {a.hardware.name} "
+                    f"({notice(broken)}): mend or remove the file, or run roofline-explorer calibrate "
+                    "on it; its times are the roofline bound alone")
         return (f"no calibration in the data folder covers {a.hardware.name}: run roofline-explorer "
                 "calibrate on it; its times are the roofline bound alone")
     return (f"no efficiency is published for {a.hardware.name}'s family: its times are the "

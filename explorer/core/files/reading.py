@@ -42,7 +42,7 @@ def open_regular(path: str | Path) -> Iterator[BinaryIO]:
     try:
         descriptor = os.open(path, _FLAGS)
     except OSError as exc:
-        raise DataFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+        raise DataFileError(path, f"cannot be read: {_why(path, exc)}") from None
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
@@ -55,6 +55,15 @@ def open_regular(path: str | Path) -> Iterator[BinaryIO]:
         raise
     with handle:
         yield handle
+
+
+def _why(path: Path, exc: OSError) -> str:
+    """The system's reason, and for a link whose file is gone, where it pointed."""
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileNotFoundError) and path.is_symlink():
+        with contextlib.suppress(OSError):
+            return f"it links to {os.readlink(path)}, which does not exist ({reason})"
+    return reason
 
 
 def read_bytes(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:

@@ -299,7 +299,8 @@ def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...]
     for path in yaml_files(directory):
         try:
             stat = path.stat()
-        except OSError:
+        except OSError:  # a dangling link, a file gone: the reader names it, as it does any other
+            signature.append((str(path), None, None))
             continue
         signature.append((str(path), stat.st_mtime_ns, stat.st_size))
     loaded, skipped = _read_calibrations(tuple(signature))
