@@ -37,7 +37,7 @@ def test_smoke_bench_prints_a_summary_and_saves_results(tmp_path):
 def test_bench_json(tmp_path):
     code, out, _ = run("bench", "--suite", "smoke", "stream", "--json")
     doc = json.loads(out)
-    assert code == 0 and doc["schema"] == 3
+    assert code == 0 and doc["schema"] == 4  # 4: each power with its uncertainty
     assert {p["suite"] for p in doc["points"]} == {"stream"}
     assert doc["machine"]["backend"] == "numpy"
 

@@ -75,3 +75,39 @@ def test_a_broken_file_beside_a_good_calibration_is_still_named(tmp_path, monkey
     code, out, err = _cli(*ANALYZE)
     assert code == 0 and "with calibrated efficiency" in out
     assert f"1 of your calibrations could not be loaded: {name}, field gemm.value" in err
+
+
+def test_a_mutated_calibration_in_the_data_folder_is_used_or_named(tmp_path):
+    """Fuzz: a calibrated profile changed as a user or a broken disk would change it, put in
+    the data folder: it loads, or it is listed as skipped with its file named, and the note
+    of a device it no longer covers names it. Never dropped without a word."""
+    import yaml
+    from hypothesis import HealthCheck, given, settings
+
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.expected import expected_for, missing_efficiency
+    from explorer.core.hardware.catalog import load_catalog
+    from explorer.core.model.presets import load_models
+    from explorer.core.model.workload import WorkloadParams
+    from tests.fuzz.mutate import mutated
+
+    folder = tmp_path / "efficiency"
+    folder.mkdir()
+    path = folder / "mine.yaml"
+    h100 = load_catalog()["h100-sxm"]
+    model = load_models()["gpt2"]
+
+    @settings(deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mutated(yaml.safe_load(_good_profile())))
+    def run(tree):
+        path.write_text(yaml.safe_dump(tree, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        loaded, skipped = calibrated(folder)
+        assert len(loaded) + len(skipped) == 1
+        if skipped:
+            assert skipped[0].path == path and skipped[0].describe().startswith("mine.yaml")
+            a = analyze(model, WorkloadParams(efficiency="calibrated"), h100)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+                assert expected_for(a) is None and "mine.yaml" in missing_efficiency(a)
+
+    run()
