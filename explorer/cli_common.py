@@ -59,13 +59,15 @@ def share_from(minimum: float):
 def add_workload_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str, ...] = ()) -> None:
     """The options that describe one step, one per row of the parameter table (but those
     named in ``leave_out``): shared by ``analyze``, ``explain``, ``layouts`` and the window."""
+    from explorer.core.model.applicability import ALWAYS
     from explorer.core.model.parameters import PARAMETERS, Kind
 
     for p in PARAMETERS:
         if p.name in leave_out:
             continue
         default = "" if p.default is None or p.kind is Kind.FLAG else f" (default {p.default})"
-        p = replace(p, help=p.help.replace("%", "%%"))  # argparse formats help with %
+        applies = "" if p.applies == ALWAYS else f"; applies to {p.applies.describe()}"
+        p = replace(p, help=(p.help + applies).replace("%", "%%"))  # argparse formats help with %
         if p.kind is Kind.FLAG:
             parser.add_argument(p.flag, action=argparse.BooleanOptionalAction, default=p.default,
                                 help=p.help + (" (default: on)" if p.default else ""))

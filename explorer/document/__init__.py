@@ -28,7 +28,7 @@ from explorer.core.hardware.catalog import Catalog
 from explorer.core.model.custom import Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, stored_precision
 from explorer.core.model.models import ModelSpec
-from explorer.core.model.parameters import BY_NAME, TRAINING_ONLY
+from explorer.core.model.parameters import held_outside
 from explorer.core.model.presets import ModelCatalog
 from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -247,16 +247,13 @@ class Document(Notifier, Measurements, Derived):
 
     def set_params(self, **changes) -> None:
         """Change workload parameters; raises WorkloadError (naming the parameter) if invalid.
-        Leaving training puts the rows only training uses back to their defaults, leaving a
-        prefill its cached prefix, entering training the weights' and cache's own precisions
-        (one step)."""
+        A change of phase puts the rows the new phase holds at their defaults back to them
+        (``parameters.held_outside``: leaving training its sharding and recomputation, leaving
+        a prefill its cached prefix, entering training the weights' and cache's own
+        precisions), in the same step."""
         described = ", ".join(f"{k} {v}" for k, v in changes.items())
-        if changes.get("phase", "train") != "train":
-            changes = {**{n: BY_NAME[n].default for n in TRAINING_ONLY}, **changes}
-        if changes.get("phase", "prefill") != "prefill":
-            changes = {"prefix": BY_NAME["prefix"].default, **changes}
-        if changes.get("phase") == "train":  # training keeps weights and activations in one precision
-            changes = {"weight_dtype": None, "kv_dtype": None, **changes}
+        if "phase" in changes:
+            changes = {**{p.name: p.default for p in held_outside(changes["phase"])}, **changes}
         params = replace(self._session.params, **changes)
         self._change(replace(self._session, params=params), f"Set {described}")
 

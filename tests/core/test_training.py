@@ -111,7 +111,9 @@ def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"phase": "train", "dtype": "fp8"}, "training runs in fp32, bf16, fp16"),
-    ({"phase": "train", "weight_dtype": "int4"}, "leave weight_dtype and kv_dtype unset"),
+    ({"phase": "train", "weight_dtype": "int4"}, r"weight_dtype applies to inference \(phase prefill "
+     r"or decode\); got int4 in phase train: training keeps weights in the compute precision"),
+    ({"phase": "train", "kv_dtype": "fp8"}, "kv_dtype applies to inference .* a training step has no KV"),
     ({"phase": "decode", "recompute": "full"}, "recompute applies to training"),
 ])
 def test_training_refuses_what_it_does_not_model(kwargs, message):

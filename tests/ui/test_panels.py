@@ -27,6 +27,32 @@ def test_workload_panel_writes_the_state(window):
     assert not panel.phase.isEnabled() and not panel.attention.isEnabled()  # a CNN has neither
 
 
+def test_each_row_is_shown_and_enabled_where_its_parameter_applies(window):
+    """The panel reads ``Parameter.applies``: in training the weights' and the cache's
+    precisions are greyed out (choosing one was refused with an error in the status bar),
+    the training rows appear, the inference-only ones go; leaving training resets what
+    only training uses (one step)."""
+    panel, state = window.workload_panel, window.state
+    form = panel._form
+    state.set_params(weight_dtype="int4", kv_dtype="fp8")
+    assert panel.weight_dtype.isEnabled() and panel.kv_dtype.isEnabled()
+    assert form.isRowVisible(panel.editors["memory_fraction"]) and not form.isRowVisible(panel.editors["sp"])
+    assert form.isRowVisible(panel._rows["Weight scales"])  # int4 carries group scales
+    state.set_params(phase="train")
+    assert state.params.weight_dtype is None and state.params.kv_dtype is None  # held outside inference
+    assert not panel.weight_dtype.isEnabled() and not panel.kv_dtype.isEnabled()
+    assert not form.isRowVisible(panel._rows["Weight scales"])
+    assert form.isRowVisible(panel.editors["sp"]) and form.isRowVisible(panel._rows["Sharding"])
+    assert not form.isRowVisible(panel.editors["memory_fraction"]) and not panel.context.isEnabled()
+    state.set_params(recompute="full", zero=1)
+    state.set_params(phase="decode")
+    assert state.params.recompute == "none" and state.params.zero == 0
+    assert not form.isRowVisible(panel.editors["recompute"])
+    assert not form.isRowVisible(panel.editors["allreduce"])
+    state.set_params(tp=2)
+    assert form.isRowVisible(panel.editors["allreduce"])
+
+
 def test_compare_with_draws_another_model_s_step_and_undo_takes_it_away(window):
     panel, state = window.workload_panel, window.state
     panel.compare_box.setCurrentIndex(panel.compare_box.findData("llama-2-13b"))

@@ -15,10 +15,20 @@ from enum import Enum
 from typing import Any
 
 from explorer.core.files.datafile import brief
+from explorer.core.model.applicability import (
+    ALWAYS,
+    INFERENCE,
+    TRAINING,
+    Applies,
+    Condition,
+    Needs,
+    Outside,
+    Phase,
+)
 from explorer.core.model.collectives import ALGORITHMS
 from explorer.core.model.parallel import DEGREES
 
-PHASES = ("prefill", "decode", "train")
+PHASES = tuple(phase.value for phase in Phase)  # (plain strings until the phase is an enum everywhere)
 WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
 # Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
 # compute (they need no arithmetic of their own on the device). Each group of values
@@ -55,6 +65,11 @@ DEFAULT_MEMORY_FRACTION = 0.9
 MIN_MEMORY_FRACTION = 0.05
 
 
+# int4 and fp4 weights carry group scales whose size and precision are parameters; the
+# block formats (nvfp4, mxfp4) fix their own.
+GROUPED = Applies(when=((Condition("weight_dtype", frozenset({"int4", "fp4"})),),))
+
+
 class Kind(Enum):
     """What values a parameter takes."""
 
@@ -70,7 +85,8 @@ class Parameter:
     a default of None means "as another parameter" (said in ``help``). ``always_saved``
     parameters are written to every session; the others only when not at their default.
     In the window's workload panel a parameter is a row called ``label`` (a check box
-    captioned ``caption``), or shares the row ``row`` with its neighbours, each captioned."""
+    captioned ``caption``), or shares the row ``row`` with its neighbours, each captioned;
+    ``applies`` says where it means something (``applicability``)."""
 
     name: str
     kind: Kind
@@ -81,10 +97,11 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: float = 1
     maximum: float = 1
-    applies: str = "always"
+    applies: Applies = ALWAYS
     always_saved: bool = False
     row: str = ""
     caption: str = ""
+    keeps_place: bool = False  # the panel greys it out where it does not apply (else hides it)
 
     @property
     def flag(self) -> str:
@@ -110,15 +127,20 @@ class Parameter:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind.value, "default": self.default, "limits": self.limits,
-                "unit": self.unit, "flag": self.flag, "session_key": self.name, "applies": self.applies,
-                "label": self.label, "help": self.help}
+                "unit": self.unit, "flag": self.flag, "session_key": self.name,
+                "applies": self.applies.to_dict(), "label": self.label, "help": self.help}
+
+
+# Tensor and pipeline parallel split a transformer's layers, expert parallel its experts;
+# data parallel replicates any model.
+DEGREE_NEEDS = {"tp": Needs.TRANSFORMER, "pp": Needs.TRANSFORMER, "ep": Needs.MOE}
 
 
 def _degree(degree) -> Parameter:
     return Parameter(degree.name, Kind.COUNT, 1, f"{degree.short} ({degree.long})",
                      f"{degree.long.capitalize()}: {degree.help}", unit="devices", maximum=degree.maximum,
-                     applies="a transformer (models spread over devices)", row="Devices",
-                     caption=degree.short)
+                     applies=Applies(needs=DEGREE_NEEDS.get(degree.name, Needs.ANY)),
+                     row="Devices", caption=degree.short, keeps_place=True)
 
 
 # In the order the workload panel shows them and a session file lists them.
@@ -126,46 +148,49 @@ PARAMETERS = (
     Parameter("phase", Kind.CHOICE, "decode", "Phase",
               "prefill: process the prompt; decode: one new token per sequence; train: forward, "
               "backward and the optimizer over whole sequences", choices=PHASES, always_saved=True,
-              applies="a language model (a CNN or ViT runs one forward pass)"),
+              applies=Applies(needs=Needs.TRANSFORMER), keeps_place=True),
     Parameter("batch", Kind.COUNT, 1, "Batch", "Sequences (or images) per step", unit="sequences",
-              maximum=MAX_BATCH, always_saved=True),
+              maximum=MAX_BATCH, always_saved=True, keeps_place=True),
     Parameter("seq", Kind.COUNT, 512, "Prompt tokens",
               "Tokens per sequence (prefill: the prompt; train: the sequence)", unit="tokens",
-              maximum=MAX_TOKENS, always_saved=True, applies="phase prefill or train"),
+              maximum=MAX_TOKENS, always_saved=True, keeps_place=True,
+              applies=Applies(frozenset({Phase.PREFILL, Phase.TRAIN}), Needs.TRANSFORMER)),
     Parameter("context", Kind.COUNT, 1024, "Context", "Cached tokens each new token attends over (decode)",
-              unit="tokens", maximum=MAX_TOKENS, always_saved=True, applies="phase decode"),
+              unit="tokens", maximum=MAX_TOKENS, always_saved=True, keeps_place=True,
+              applies=Applies(frozenset({Phase.DECODE}), Needs.TRANSFORMER)),
     Parameter("prefix", Kind.COUNT, 0, "Cached prefix",
               "Prefill: tokens already in the KV cache before the prompt (a shared prefix found by prefix "
               "caching, or the chunks a chunked prefill has done): the prompt's tokens attend over them "
               "too, and they are not computed again", unit="tokens", minimum=0, maximum=MAX_TOKENS,
-              applies="phase prefill"),
+              applies=Applies(frozenset({Phase.PREFILL}), Needs.TRANSFORMER, outside=Outside.DEFAULT)),
     Parameter("dtype", Kind.CHOICE, "bf16", "Precision",
               "Precision of the arithmetic and of activations (with fp8 and int8 only the matrix "
               "products run in 8 bits: activations stay bf16 between ops)",
-              choices=WORKLOAD_DTYPES, always_saved=True),
+              choices=WORKLOAD_DTYPES, always_saved=True, keeps_place=True),
     Parameter("weight_dtype", Kind.CHOICE, None, "Weights",
               "Precision of stored weights (default: the compute precision). int4, fp4, nvfp4 and "
               "mxfp4 are dequantised to the compute precision (they run at its peak); their group "
               "scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
-              applies="inference (not phase train)"),
+              applies=Applies(INFERENCE, outside=Outside.DEFAULT), keeps_place=True),
     Parameter("weight_group", Kind.COUNT, 128, "Weight group",
               "int4 / fp4 weights: values sharing one scale (GPTQ and AWQ use 128; nvfp4 and mxfp4 "
               "have fixed blocks of 16 and 32)", unit="values", maximum=MAX_WEIGHT_GROUP,
-              applies="weight_dtype int4 or fp4", row="Weight scales", caption="group"),
+              applies=GROUPED, row="Weight scales", caption="group"),
     Parameter("weight_scale", Kind.CHOICE, "fp16", "Weight scale",
               "int4 / fp4 weights: the precision of the group scales", choices=SCALE_DTYPES,
-              applies="weight_dtype int4 or fp4", row="Weight scales", caption="scale"),
+              applies=GROUPED, row="Weight scales", caption="scale"),
     Parameter("kv_dtype", Kind.CHOICE, None, "KV cache",
               "Precision of the KV cache (default: the compute precision)", choices=WORKLOAD_DTYPES,
-              applies="inference with a KV cache (not phase train)"),
+              applies=Applies(INFERENCE, Needs.TRANSFORMER, outside=Outside.DEFAULT), keeps_place=True),
     Parameter("attention", Kind.CHOICE, "fused", "Attention",
               "naive writes the score matrix to memory; fused keeps it on chip", choices=ATTENTIONS,
-              always_saved=True, applies="a transformer"),
+              always_saved=True, applies=Applies(needs=Needs.TRANSFORMER), keeps_place=True),
     Parameter("causal", Kind.FLAG, True, "Causal mask",
               "A decoder's causal mask: prefill and training compute only the query-key pairs the "
               "mask keeps (t(t+1)/2 of t²), as kernels that skip masked tiles do (FlashAttention). "
               "Bytes stay: every key and value is still read. Off (--no-causal): the full square, as "
-              "some papers count it", applies="phase prefill or train", caption="skip masked scores"),
+              "some papers count it", caption="skip masked scores",
+              applies=Applies(frozenset({Phase.PREFILL, Phase.TRAIN}), Needs.TRANSFORMER)),
     *(_degree(d) for d in DEGREES),
     Parameter("allreduce", Kind.CHOICE, "auto", "All-reduce",
               "The all-reduce algorithm of tensor parallel and of training's gradients. auto: as the "
@@ -173,48 +198,59 @@ PARAMETERS = (
               "custom all-reduce up to 8 MiB, else NCCL); nccl: the fastest by NCCL's cost model "
               "(ring or tree with the LL, LL128 or Simple protocol, NVLS where the switch adds); or "
               "one of them forced (one the link cannot run falls back to NCCL's pick)",
-              choices=ALGORITHMS, applies="tensor parallel, or data parallel in training"),
+              choices=ALGORITHMS, applies=Applies(when=(
+                  (Condition("tp", at_least=2),),
+                  (Condition("phase", frozenset({Phase.TRAIN})), Condition("dp", at_least=2)),
+                  (Condition("phase", frozenset({Phase.TRAIN})), Condition("ep", at_least=2))))),
     Parameter("sp", Kind.FLAG, False, "Sequence parallel",
               "Training with tensor parallel: the norms, dropout and residual adds (the work every "
               "device would repeat) split by tokens across the TP group, so their activations shrink "
               "by tp too; each all-reduce becomes a reduce-scatter and an all-gather, the same bytes "
-              "(Korthikanti et al. 2022)", applies="phase train",
+              "(Korthikanti et al. 2022)", applies=TRAINING,
               caption="split norms and activations across TP"),
     Parameter("recompute", Kind.CHOICE, "none", "Recompute",
               "Training: activations recomputed in the backward pass instead of kept. selective: the "
               "attention scores and their softmax (what a naive kernel stores; a fused kernel keeps "
               "none and already recomputes them); full: every layer's ops, each layer keeping only its "
               "input (one more forward: ×4 instead of ×3 the forward's work)", choices=RECOMPUTES,
-              applies="phase train"),
+              applies=TRAINING),
     Parameter("zero", Kind.COUNT, 0, "ZeRO stage",
               "Training with data parallel: shard across the data-parallel replicas 1: the optimizer "
               "state (Megatron's distributed optimizer), 2: and the gradients, 3: and the weights "
               "(gathered layer by layer, forward and backward: 1.5× the gradient all-reduce's bytes). "
-              "0: every replica holds all of it", minimum=0, maximum=MAX_ZERO, applies="phase train",
+              "0: every replica holds all of it", minimum=0, maximum=MAX_ZERO, applies=TRAINING,
               row="Sharding", caption="ZeRO stage"),
     Parameter("vpp", Kind.COUNT, 1, "Virtual stages",
               "Training with pipeline parallel: layer chunks per device (interleaved 1F1B, Narayanan et "
               "al. 2021): the bubble shrinks by this factor, the sends grow by it", unit="chunks",
-              maximum=MAX_VPP, applies="phase train", row="Sharding", caption="virtual stages"),
+              maximum=MAX_VPP, applies=TRAINING, row="Sharding", caption="virtual stages"),
     Parameter("memory_fraction", Kind.SHARE, DEFAULT_MEMORY_FRACTION, "Memory share",
               "Share of the device's usable memory a serving engine may fill with weights, KV cache "
               f"and activations (vLLM's gpu_memory_utilization; {DEFAULT_MEMORY_FRACTION:.0%} is its "
               "default). \"Fits\" and the largest batch use it. A training step may fill all of it (its "
               "frameworks allocate as they go)", unit="share", minimum=MIN_MEMORY_FRACTION,
-              applies="inference (not phase train)"),
+              applies=Applies(INFERENCE)),
     Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
               "Mixture of experts: the expert weights a step reads. uniform: the experts its tokens "
               "touch if each picks its experts uniformly at random, E·(1 − (1 − k/E)^tokens); all: "
-              "every expert (the worst case)", choices=ROUTINGS, applies="a mixture of experts"),
+              "every expert (the worst case)", choices=ROUTINGS, applies=Applies(needs=Needs.MOE)),
     Parameter("efficiency", Kind.CHOICE, "published", "Times",
               "bound: the roofline bound alone (every op at the datasheet's peaks); published: beside "
               "it, the expected time at the efficiency kernels were measured to reach on the device's "
               "family (resources/efficiency; none published for some devices); calibrated: at the "
-              "efficiency `roofline-explorer calibrate` measured on the device", choices=EFFICIENCIES),
+              "efficiency `roofline-explorer calibrate` measured on the device", choices=EFFICIENCIES,
+              keeps_place=True),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 # Rows that only training uses: a step of another phase keeps them at their defaults.
-TRAINING_ONLY = tuple(p.name for p in PARAMETERS if p.applies == "phase train")
+TRAINING_ONLY = tuple(p.name for p in PARAMETERS if p.applies.phases == {Phase.TRAIN})
+
+
+def held_outside(phase: str) -> tuple[Parameter, ...]:
+    """The parameters a step of ``phase`` holds at their defaults (``Outside.DEFAULT`` rows
+    whose phases do not include it)."""
+    return tuple(p for p in PARAMETERS
+                 if p.applies.outside is Outside.DEFAULT and phase not in p.applies.phases)
 
 
 class ParameterError(ValueError):
@@ -259,5 +295,5 @@ def reference_table() -> str:
             "|---|---|---|---|---|---|---|---|"]
     for p in PARAMETERS:
         rows.append(f"| `{p.name}` | `{p.flag}` | {p.kind.value} | {p.shown_default} | {p.limits} | "
-                    f"{p.unit or '–'} | {p.applies} | {p.help} |")
+                    f"{p.unit or '–'} | {p.applies.describe()} | {p.help} |")
     return "\n".join(rows)

@@ -37,15 +37,14 @@ from explorer.core.model import ops as op
 from explorer.core.model.custom import CustomSpec, custom_ops
 from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
 from explorer.core.model.parameters import (
-    BY_NAME,
     DEFAULT_MEMORY_FRACTION,
     MAX_BATCH,  # noqa: F401  (re-exported: a step's limit, where the workload is imported)
     PARAMETERS,
-    TRAINING_ONLY,
     WEIGHT_FORMATS,
     Kind,
     ParameterError,
     check,
+    held_outside,
 )
 from explorer.core.units import DTYPE_BYTES
 
@@ -59,6 +58,10 @@ class WorkloadError(ValueError):
 # Arithmetic precisions whose activations are stored at another one between ops.
 # https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html
 STORED_ACTIVATIONS = {"fp8": "bf16", "int8": "bf16"}
+# Why a value is refused outside its phases, where the reason is not plain from the name.
+WHY_HELD = {"prefix": ": a decode step's cached tokens are its context",
+            "weight_dtype": ": training keeps weights in the compute precision (leave it unset)",
+            "kv_dtype": ": a training step has no KV cache (leave it unset)"}
 
 
 @dataclass(frozen=True)
@@ -103,20 +106,14 @@ class WorkloadParams:
                 raise WorkloadError(str(exc)) from None
             if parameter.kind is Kind.SHARE:
                 object.__setattr__(self, parameter.name, value)
-        if self.phase == "train":
-            if self.dtype not in training.TRAINING_DTYPES:
-                raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
-                                    f"{self.dtype} (lower precisions are for inference here)")
-            if self.weight_dtype not in (None, self.dtype) or self.kv_dtype not in (None, self.dtype):
-                raise WorkloadError("training keeps weights in the compute precision and has no KV cache: "
-                                    "leave weight_dtype and kv_dtype unset")
-        else:
-            for name in TRAINING_ONLY:
-                if getattr(self, name) != BY_NAME[name].default:
-                    raise WorkloadError(f"{name} applies to training (phase train)")
-        if self.prefix and self.phase != "prefill":
-            raise WorkloadError("prefix applies to a prefill (phase prefill): a decode step's cached tokens "
-                                "are its context")
+        if self.phase == "train" and self.dtype not in training.TRAINING_DTYPES:
+            raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
+                                f"{self.dtype} (lower precisions are for inference here)")
+        for parameter in held_outside(self.phase):  # a value where it means nothing is a mistake
+            value = getattr(self, parameter.name)
+            if value != parameter.default and not (parameter.default is None and value == self.dtype):
+                raise WorkloadError(f"{parameter.name} applies to {parameter.applies.phase_words()}; "
+                                    f"got {value} in phase {self.phase}{WHY_HELD.get(parameter.name, '')}")
 
     @classmethod
     def from_options(cls, options: Any) -> WorkloadParams:

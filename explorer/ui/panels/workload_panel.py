@@ -10,7 +10,7 @@ from explorer.core.analysis.report import expected_words, parameter_words
 from explorer.core.model import parallel
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import TransformerSpec
-from explorer.core.model.parameters import BY_NAME, PARAMETERS, TRAINING_ONLY, Kind, Parameter
+from explorer.core.model.parameters import PARAMETERS, Kind, Parameter
 from explorer.core.model.session import CUSTOM, config_spec
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
@@ -191,7 +191,6 @@ class WorkloadPanel(QtWidgets.QWidget):
             self._rows[p.row].addWidget(QtWidgets.QLabel(p.caption))
             self._rows[p.row].addWidget(editor, 1)
         self.degrees = {d.name: self.editors[d.name] for d in parallel.DEGREES}
-        self._group_row = self._rows["Weight scales"]
 
     def _show_config_item(self) -> None:
         """The model of an open config.json, as the last item of the model box."""
@@ -232,29 +231,25 @@ class WorkloadPanel(QtWidgets.QWidget):
             self.refresh()
 
     def _show_rows(self, p, model) -> None:
-        """The rows that apply to this model and phase: shown and enabled, the others not."""
+        """Each row where its parameter applies to this model and step (``Parameter.applies``):
+        shown and enabled; elsewhere greyed out (the rows every step has, ``keeps_place``) or
+        hidden. A row of several parameters is hidden when none of them applies."""
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
-        for w in (self.phase, self.kv_dtype, self.attention):
-            w.setEnabled(transformer)
-        self._form.setRowVisible(self.routing, getattr(model, "moe", False))
-        # The block formats (nvfp4, mxfp4) fix their own groups and scales.
-        self._form.setRowVisible(self._group_row, p.weight_dtype in ("int4", "fp4"))
-        self.seq.setEnabled(transformer and p.phase != "decode")
+        moe = bool(getattr(model, "moe", False))
+        shared: dict[str, bool] = {}
+        for parameter in PARAMETERS:
+            applies = parameter.applies.holds(p, transformer, moe)
+            editor = self.editors[parameter.name]
+            hidden_instead = not parameter.keeps_place and not parameter.row  # (hidden, never greyed)
+            editor.setEnabled(applies or hidden_instead)
+            if parameter.row:
+                shared[parameter.row] = shared.get(parameter.row, False) or applies or parameter.keeps_place
+            else:
+                self._form.setRowVisible(editor, applies or parameter.keeps_place)
+        for row, shown in shared.items():
+            self._form.setRowVisible(self._rows[row], shown)
         label = self._form.labelForField(self.seq)
         label.setText("Sequence tokens" if p.phase == "train" else "Prompt tokens")
-        # Rows that apply only sometimes are shown only then (the table keeps its room).
-        self._form.setRowVisible(self.causal, transformer and p.phase != "decode")
-        self._form.setRowVisible(self.memory_share, p.phase != "train")
-        self._form.setRowVisible(self.context, p.phase != "train")  # a training step has no cache
-        self._form.setRowVisible(self.prefix, transformer and p.phase == "prefill")
-        collective = p.tp > 1 or (p.phase == "train" and p.dp * p.ep > 1)  # an all-reduce to choose
-        self._form.setRowVisible(self.allreduce, collective)
-        for name in TRAINING_ONLY:
-            row = BY_NAME[name].row
-            self._form.setRowVisible(self._rows[row] if row else self.editors[name], p.phase == "train")
-        for name in ("tp", "pp", "ep"):
-            self.degrees[name].setEnabled(transformer if name != "ep" else getattr(model, "moe", False))
-        self.context.setEnabled(transformer and p.phase == "decode")
 
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
