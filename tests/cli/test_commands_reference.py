@@ -62,3 +62,30 @@ def test_every_option_of_every_command_is_named_in_docs_commands_md(path):
     missing = sorted("/".join(flags) for flags in options(parser)
                      if not any(re.search(rf"{re.escape(flag)}(?![\w-])", text) for flag in flags))
     assert not missing, f"docs/commands.md does not mention {missing} of `{path}`"
+
+
+def usage_lines() -> list[tuple[str, str]]:
+    """(command, line) for each `roofline-explorer COMMAND …` line of the page's shell
+    blocks, continuation lines joined."""
+    text = PAGE.read_text(encoding="utf-8")
+    out = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            words = line.split("  #")[0].split()
+            if len(words) > 1 and words[0] == "roofline-explorer":
+                out.append((words[1], " ".join(words)))
+    return out
+
+
+def test_the_page_has_usage_lines():
+    assert len({command for command, _ in usage_lines()}) >= 10
+
+
+@pytest.mark.parametrize(("command", "line"), usage_lines())
+def test_every_option_a_usage_line_shows_is_one_of_its_command(command, line):
+    """The other way round: a usage line shows no option its command's parser lacks."""
+    parsers = {path: sub for path, sub in COMMANDS if path[0] == command}
+    assert parsers, f"docs/commands.md shows `{command}`, which is no command"
+    known = {flag for sub in parsers.values() for action in sub._actions for flag in action.option_strings}
+    shown = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", line))
+    assert not shown - known, f"`{command}` has no {sorted(shown - known)}"
