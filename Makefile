@@ -44,7 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py
 
-# The README's pictures, drawn again from the current code (offscreen; a minute).
+# The pictures of the README and docs/, drawn again from the current code (offscreen; a minute).
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python main.py --screenshot packaging/screenshots/window-1366x768.png --size 1366x768
 	$(BIN)/python main.py export --scene cpu-vs-gpu --width 1200 --out packaging/screenshots/scene-cpu-vs-gpu.png

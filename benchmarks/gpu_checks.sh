@@ -6,7 +6,7 @@
 # with each step's 2 s to stop, stay at least 60 s under the 520 s a lent machine gives; the
 # steps write at most 8 files (a bench killed hard leaves its journal: settle_journal.py
 # turns it into bench-quick.json). --dry-run says the worst case, the files and which
-# README claim each step checks. The probe ends with the ncu check
+# docs' claim each step checks. The probe ends with the ncu check
 # (Nsight Compute's counts of the app's triad and product, read back by the app's reader:
 # probe.log is then a capture to keep under tests/data). The quick plan runs once (bench);
 # gpu_suite.py judges its points against the datasheet and adds the references; calibrate
@@ -31,7 +31,7 @@ MARGIN_S=60    # kept free of it: start-up, the copy back, a slow disk
 STOP_S=2       # each step's grace after its limit (timeout --kill-after)
 SETTLE_S=5     # the bench's journal made its results file, or moved out (settle_journal.py)
 
-# name | seconds | files it writes (besides NAME.log) | the README's claim it checks | command
+# name | seconds | files it writes (besides NAME.log) | the docs' claim it checks | command
 PLAN=(
     "probe|45||versions; NVML sees our process (foreign load); ncu's counts = the reader's (or NOT RUN)|$PYTHON benchmarks/gpu_probe.py --ncu"
     "gpu-tests|115||the GPU kernels compute right results (gpu-marked tests)|$PYTHON -m pytest -v -m gpu -rs $PER_TEST -p no:cacheprovider tests/kernels"
@@ -50,7 +50,7 @@ if [ "${1:-}" = "--dry-run" ]; then
         files+=("$name.log")
         [ -n "$extra" ] && files+=("$extra")
         printf '%-16s %4d s  %s\n' "$name" "$limit" "$command"
-        printf '%-16s         README claim: %s\n' "" "$claim"
+        printf '%-16s         docs claim: %s\n' "" "$claim"
     done
     worst=$((total + STOP_S * ${#PLAN[@]} + SETTLE_S))
     echo "total: $total s ($worst s at worst: each step has $STOP_S s to stop, the journal $SETTLE_S s)"

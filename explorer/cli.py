@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "kind, default, limits, unit, when it applies and what it means.")
     params.add_argument("--json", action="store_true", help="print JSON")
     params.add_argument("--markdown", action="store_true",
-                        help="print the Markdown table the README's reference holds")
+                        help="print the Markdown table docs/commands.md holds")
     explain_cli.add_parsers(sub)
     bench_cli.add_parser(sub)
     export_cli.add_parser(sub)

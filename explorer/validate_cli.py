@@ -17,7 +17,8 @@ def add_parser(sub) -> None:
                                     "resources/validation (its exact configuration and source) and "
                                     "print its measured time, the roofline bound over it and the "
                                     "expected time over it.")
-    va.add_argument("--markdown", action="store_true", help="print the Markdown table the README holds")
+    va.add_argument("--markdown", action="store_true",
+                    help="print the Markdown table docs/validation.md holds")
     va.add_argument("--json", action="store_true", help="print JSON")
 
 

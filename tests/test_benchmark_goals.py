@@ -1,4 +1,4 @@
-"""The README's performance goals, each measured by its own benchmark script with a few
+"""docs/benchmarks.md's performance goals, each measured by its own benchmark script with a few
 rounds, failing only on a gross regression: a ratio twice as far as its goal. Ratios of
 two programs run side by side, never wall times; a run where other programs kept the
 machine busy (fewer than three clean rounds, as ``bench`` reads the load) is skipped, not

@@ -1,7 +1,7 @@
 """Crash recovery under SIGKILL: a process edits its session continuously (a change every
 0.2 s, ticking the autosaver every second as the window's timer does), is killed with
 SIGKILL at a random moment, and what a new instance recovers is compared with the edit
-log. Goal (README): at most 5 s of work lost. 50 kills, ten processes at a time.
+log. Goal (docs/reliability.md): at most 5 s of work lost. 50 kills, ten processes at a time.
 
 The process is the document, Recovery and Autosaver without Qt (the window only wires its
 timer to ``Autosaver.tick`` and its changes to ``Autosaver.changed``; those are tested in

@@ -25,7 +25,7 @@ def test_the_plan_fits_one_command_and_eight_files(tmp_path):
     worst = total + 2 * len(steps) + 5  # each step's limit, at most 2 s to stop it, 5 s for a journal
     assert f"total: {total} s ({worst} s at worst" in plan and worst <= 520 - 60  # a minute to spare
     assert f"worst case {worst} s of the machine's 520 s: {520 - worst} s to spare" in plan
-    assert len(re.findall(r"^\s+README claim: \S", plan, re.M)) == len(steps)  # each step says what it checks
+    assert len(re.findall(r"^\s+docs claim: \S", plan, re.M)) == len(steps)  # each step says what it checks
     files = re.search(r"^files \((\d+)\) in (\S+): (.+)$", plan, re.M)
     assert int(files.group(1)) <= 8 and files.group(2) == str(tmp_path / "out")
     assert len(files.group(3).split()) == int(files.group(1))

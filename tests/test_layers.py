@@ -44,7 +44,7 @@ def test_cupy_is_never_imported_at_module_level():
 
 
 def test_modules_and_functions_stay_small():
-    """DESIGN: a module over ~400 lines is a sign to split; no function over 60 lines (form
+    """docs/architecture.md: a module over ~400 lines is a sign to split; no function over 60 lines (form
     builders included: they loop over the parameter table)."""
     long_modules, long_functions = [], []
     for path in sorted(PACKAGE.rglob("*.py")):

@@ -1,16 +1,25 @@
-"""Every picture the README shows is one `make screenshots` draws again from the code (so a
-change of the drawing is one command away from the README), and every file it draws is
-shown."""
+"""Every picture the README and the docs show is one `make screenshots` draws again from the
+code (so a change of the drawing is one command away from the page), and every file it draws
+is shown."""
 
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def test_the_readme_shows_exactly_the_pictures_make_screenshots_draws():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = set(re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme))
+def shown_pictures() -> set[str]:
+    """Each picture a page shows, as a path from the repository root (docs/ link with ../)."""
+    shown = set()
+    for page in PAGES:
+        for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page.read_text(encoding="utf-8")):
+            shown.add((page.parent / link).resolve().relative_to(ROOT).as_posix())
+    return shown
+
+
+def test_the_pages_show_exactly_the_pictures_make_screenshots_draws():
+    shown = shown_pictures()
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\nscreenshots:", 1)[1].split("\n\n", 1)[0]
     drawn = set(re.findall(r"(?:--screenshot|--out) (\S+)", recipe))
@@ -20,12 +29,16 @@ def test_the_readme_shows_exactly_the_pictures_make_screenshots_draws():
     assert on_disk == drawn  # no picture left behind that nothing draws
 
 
-def test_every_benchmark_the_readme_quotes_is_run_by_make_bench():
-    """A figure in the README's Benchmarks comes from `make bench` (issue 34's first goal):
-    every script that section names is in the recipe, and the recipe runs nothing it does not."""
+def test_the_readme_shows_the_window():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Benchmarks", 1)[1].split("\n## ", 1)[0]
-    quoted = set(re.findall(r"benchmarks/(\w+\.py)", section))
+    assert re.search(r"!\[[^\]]*\]\(packaging/screenshots/window-[^)]+\.png\)", readme)
+
+
+def test_every_benchmark_the_docs_quote_is_run_by_make_bench():
+    """A figure in docs/benchmarks.md comes from `make bench` (issue 34's first goal):
+    every script that page names is in the recipe, and the recipe runs nothing it does not."""
+    page = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    quoted = set(re.findall(r"benchmarks/(\w+\.py)", page))
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
     run = set(re.findall(r"benchmarks/(\w+\.py)", recipe))

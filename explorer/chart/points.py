@@ -151,7 +151,8 @@ def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[Line, Ma
     parts = ", ".join(f"{name} {format_time(s)}" for name, s in e.parts.items() if s > 0)
     tooltip = (f"whole step, expected: {format_time(e.time_s)}, {e.ratio:.2f}× the bound, with "
                f"{a.params.efficiency} efficiency ({e.efficiency.name})\n{parts}\n"
-               "real kernels reach a share of each roof: see How close are the predictions (README)")
+               "real kernels reach a share of each roof: see How close are the predictions "
+               "(docs/validation.md)")
     dotted = Stroke(theme.foreground, 1.2 * scale, (1.5 * scale, 2.5 * scale), opacity=0.7)
     line = Line((star, center), dotted, ElementKind.EXPECTED, tooltip=tooltip)
     marker = Marker(center, "star", 20 * scale, Stroke(theme.foreground, 1.6 * scale), None,

@@ -1,5 +1,6 @@
-"""Every literal command the README quotes runs from a checkout (a command with a
-placeholder, FILE or ID or a choice in brackets, is a form, not an example: skipped)."""
+"""Every literal command the README and the docs (docs/*.md) quote runs from a checkout (a
+command with a placeholder, FILE or ID or a choice in brackets, is a form, not an example:
+skipped)."""
 
 import io
 import re
@@ -10,11 +11,12 @@ import pytest
 from explorer import cli
 
 ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PLACEHOLDER = re.compile(r"\b(FILE|ID|PATH|DIR|N|TEXT|PX|DPI|NAME|KEY|SECONDS)\b|[|\[\]{}…]")
 
 
-def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def quoted_commands(page: Path) -> list[str]:
+    text = page.read_text(encoding="utf-8")
     out = []
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
         for line in re.sub(r"\\\n\s*", " ", block).splitlines():
@@ -24,12 +26,17 @@ def readme_commands() -> list[str]:
     return out
 
 
-def test_the_readme_quotes_literal_commands():
-    assert readme_commands()  # a form-only README would make the test below vacuous
+def all_commands() -> list[tuple[str, str]]:
+    return [(page.relative_to(ROOT).as_posix(), command)
+            for page in PAGES for command in quoted_commands(page)]
 
 
-@pytest.mark.parametrize("command", readme_commands())
-def test_a_literal_readme_command_runs(command, monkeypatch):
-    monkeypatch.chdir(ROOT)  # paths in the README are relative to a checkout
+def test_the_docs_quote_literal_commands():
+    assert all_commands()  # form-only pages would make the test below vacuous
+
+
+@pytest.mark.parametrize(("page", "command"), all_commands())
+def test_a_literal_command_the_docs_quote_runs(page, command, monkeypatch):
+    monkeypatch.chdir(ROOT)  # paths in the pages are relative to a checkout
     out, err = io.StringIO(), io.StringIO()
-    assert cli.run(cli.parse_args(command.split()[1:]), out, err) == 0, err.getvalue()
+    assert cli.run(cli.parse_args(command.split()[1:]), out, err) == 0, f"{page}: {err.getvalue()}"

@@ -32,7 +32,7 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
                          "--tpot-target", "40ms")
     assert code == 0, err
     assert "the KV cache holds at most 331 requests" in out
-    # the README: "batch 320, about 1,260 tokens/s a device at 39.9 ms a token (batch 321
+    # docs/commands.md: "batch 320, about 1,260 tokens/s a device at 39.9 ms a token (batch 321
     # pads its rows to a sixth 64-row tile and takes 41.3 ms)"
     assert "Chosen: batch 320, 1,260 tokens/s a device, 39.94 ms a token" in out
     assert "the TPOT target: batch 321 takes 41.3 ms a token" in out
@@ -106,7 +106,8 @@ def test_the_readme_names_the_best_split_it_quotes():
     code, out, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--devices", "8",
                        "--tpot-target", "50ms", "--json")
     layouts = json.loads(out)["layouts"]
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8").split())
+    page = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
+    readme = " ".join(page.read_text(encoding="utf-8").split())
     assert code == 0 and f"with a 50 ms TPOT target: {layouts[0]['name']} first" in readme
     assert layouts[-1]["dp"] == 8 and "eight replicas of one device do not fit" in readme
 

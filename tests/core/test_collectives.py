@@ -64,9 +64,9 @@ def test_the_analysis_times_an_all_reduce_by_its_algorithm(models, catalog):
     message = 8192 * 2
     assert times["oneshot"] == pytest.approx(2 * 0.6e-6 + 7 * message / 450e9)
     assert times["nccl"] == times["ring"] == pytest.approx(15e-6 + 1.75 * message / 87.7e9)
-    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).parents[2] / "docs" / "accounting.md").read_text().split())
     assert (f"takes {format_time(times['ring'])} on NCCL's LL ring and {format_time(times['oneshot'])} "
-            "one-shot") in readme  # the README's figures are these
+            "one-shot") in readme  # docs/accounting.md's figures are these
     auto = analyze(m, step, h100)
     assert auto.totals.time_s < analyze(m, replace(step, allreduce="nccl"), h100).totals.time_s
 

@@ -1,4 +1,4 @@
-"""One table of workload parameters drives validation, sessions, the flags and the README:
+"""One table of workload parameters drives validation, sessions, the flags and docs/commands.md:
 a loop over the table checks each of them for every row."""
 
 import io
@@ -13,7 +13,7 @@ from explorer.core.model.parameters import PARAMETERS, TRAINING_ONLY, Kind, refe
 from explorer.core.model.session import Session, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 
 
 def other_value(p):
@@ -88,6 +88,6 @@ def test_params_json_lists_every_row_and_the_readme_holds_the_table():
     rows = json.loads(out)
     assert code == 0 and [r["name"] for r in rows] == [p.name for p in PARAMETERS]
     assert all(r["session_key"] == r["name"] and r["flag"].startswith("--") for r in rows)
-    text = README.read_text()
+    text = DOC.read_text()
     block = text.split("<!-- parameters: start -->\n")[1].split("\n<!-- parameters: end -->")[0]
-    assert block == reference_table(), "README's parameter table is stale: paste `params --markdown`"
+    assert block == reference_table(), "docs/commands.md's table is stale: paste `params --markdown`"

@@ -1,6 +1,6 @@
 """The bound and the expected time against published measurements of real runs
 (resources/validation/published-runs.yaml): the bound is never above a measured time, the
-expected time falls near it, and the README's table is this table."""
+expected time falls near it, and docs/validation.md's table is this table."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -11,12 +11,12 @@ from explorer.core.analysis.validation import BAND, check, markdown_table, read_
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.efficiency import published
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 # The share of runs whose expected time falls within BAND today. The goal is 0.8
 # (a better model of matrix-product shapes and of mixture-of-experts kernels); this
 # floor keeps a change from making it worse unnoticed.
 # 37 of 44 with the all-reduces the engines run, MI300X's products at hipBLASLt's measured
-# share of bandwidth and Megatron-LM's ten training runs: the README says which runs miss
+# share of bandwidth and Megatron-LM's ten training runs: docs/validation.md says which runs miss
 # and why.
 IN_BAND_AT_LEAST = 0.8
 
@@ -62,7 +62,7 @@ def test_the_expected_time_falls_near_the_measured_one(checked):
 
 
 def test_the_readmes_sentences_on_where_it_lands(checked):
-    """The README: "every NVIDIA run that is mostly decode at a batch of 8 or less comes
+    """docs/validation.md: "every NVIDIA run that is mostly decode at a batch of 8 or less comes
     within 0.8–1.25"; "every run outside the band comes out faster than measured"; Llama 3.1
     405B's pre-training "comes out slower than measured"; Megatron-LM's ten runs "come out at
     0.84–0.95 of their measured times"."""
@@ -75,14 +75,14 @@ def test_the_readmes_sentences_on_where_it_lands(checked):
     meta = next(c for c in checked if c.run.id == "llama-3.1-405b-pretraining-h100")
     assert meta.expected_s > meta.run.measured_s  # "slower than measured"
     megatron = [c.expected_ratio for c in checked if c.run.source == "https://arxiv.org/abs/2104.04473"]
-    readme = " ".join(README.read_text(encoding="utf-8").split())
+    readme = " ".join(DOC.read_text(encoding="utf-8").split())
     assert len(megatron) == 10 and f"come out at {min(megatron):.2f}–{max(megatron):.2f} of their" in readme
 
 
 def test_the_readme_says_how_ncclS_pick_would_land(models, catalog):
     runs = [replace(r, workload={**r.workload, "allreduce": "nccl"}) for r in read_runs()]
     inside = sum(check(r, models, catalog, published()).in_band for r in runs)
-    readme = " ".join(README.read_text(encoding="utf-8").split())
+    readme = " ".join(DOC.read_text(encoding="utf-8").split())
     claim = f"Taking NCCL's pick for every one instead puts {inside} of the {len(runs)} runs in the band"
     assert claim in readme
     tp8 = check(next(r for r in runs if r.id == "gpt-fast-llama-2-7b-a100-tp8"), models, catalog, published())
@@ -90,7 +90,7 @@ def test_the_readme_says_how_ncclS_pick_would_land(models, catalog):
 
 
 def test_the_readme_holds_this_table(checked):
-    text = README.read_text(encoding="utf-8")
+    text = DOC.read_text(encoding="utf-8")
     block = text.split("<!-- validation: start -->\n")[1].split("\n<!-- validation: end -->")[0]
     assert block == markdown_table(checked) + "\n\n" + summary(checked), \
         "regenerate with: roofline-explorer validate --markdown"
@@ -125,7 +125,7 @@ def test_the_readme_s_sentences_on_mi300x(checked, models, catalog):
     for b in (1, 128):
         params, _ = _steps(runs[b])[1]  # the decode steps
         step[b] = expected(analyze(models["llama-3-70b"], params, catalog["mi300x"]), family).time_s
-    readme = " ".join(README.read_text(encoding="utf-8").split())
+    readme = " ".join(DOC.read_text(encoding="utf-8").split())
     claim = (f"grows by {round((per_token[128] - per_token[1]) * 1e3)} ms from batch 1 to 128 "
              f"({per_token[1] * 1e3:.1f} to {per_token[128] * 1e3:.1f} ms) where the modelled kernels "
              f"grow by {round((step[128] - step[1]) * 1e3)} ms")

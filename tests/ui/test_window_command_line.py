@@ -1,6 +1,6 @@
 """The window opens from the command line in any state ``analyze`` accepts, plus a theme,
 presentation mode and a scene's step: a lecturer opens a deck, and every picture in the
-README can be made again from one command."""
+README and docs/ can be made again from one command."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """Roofline math, vectorised with NumPy.
 
-Conventions (DESIGN.md, shown in the UI too):
+Conventions (docs/accounting.md, shown in the UI too):
 - intensity = FLOPs / bytes moved to or from the memory level in question;
 - attainable FLOP/s = min(peak, intensity × bandwidth);
 - ridge point = peak / bandwidth, the intensity where the two roofs meet;

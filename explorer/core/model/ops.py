@@ -1,6 +1,6 @@
 """Cost formulas of the ops a workload is made of: FLOPs and bytes moved.
 
-Accounting (DESIGN.md): a multiply-add is 2 FLOPs; bytes are every operand read
+Accounting (docs/accounting.md): a multiply-add is 2 FLOPs; bytes are every operand read
 once plus every result written once, at its storage precision. Caches are not
 modelled inside an op, except where the op says so (fused attention keeps the
 score matrix on chip).

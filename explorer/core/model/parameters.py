@@ -5,7 +5,7 @@ help, when it applies) and where it lives (the ``WorkloadParams`` field and sess
 and the command-line flag). Validation (``WorkloadParams``), the session reader and writer,
 the commands' options (``analyze``, ``explain``, ``export``, ``lab``) and
 ``roofline-explorer params`` loop over ``PARAMETERS``: a new parameter is one row here plus
-its maths. The README's parameter reference is printed from this table (a test checks it).
+its maths. The parameter reference in docs/commands.md is printed from this table (a test checks it).
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def saved(parameter: Parameter, value: Any) -> bool:
 
 
 def reference_table() -> str:
-    """The parameters as a Markdown table (the README's reference is this text)."""
+    """The parameters as a Markdown table (docs/commands.md's reference is this text)."""
     rows = ["| session key | flag | kind | default | limits | unit | applies to | meaning |",
             "|---|---|---|---|---|---|---|---|"]
     for p in PARAMETERS:
