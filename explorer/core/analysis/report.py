@@ -9,7 +9,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.energy import StepEnergy, tdp_bound
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.hardware.hardware import Hardware, Provenance
-from explorer.core.model import parallel
+from explorer.core.model import collective_costs
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.training import MFU_SOURCES
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
@@ -284,7 +284,7 @@ def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
     for i, o in enumerate(a.ops):
         if links[i] is None:
             continue
-        algorithm, latency = parallel.op_algorithm(links[i], o, training)
+        algorithm, latency = collective_costs.op_algorithm(links[i], o, training)
         out.append({"name": o.name, "role": o.role, "count": o.count, "link": links[i].name,
                     "tier": links[i].tier, "bytes_sent": int(a.bytes[i]), "steps": int(o.steps),
                     "algorithm": algorithm, "time_s": float(a.time_s[i]), "latency_s": latency,
