@@ -17,7 +17,7 @@ from explorer.chart.memory_note import memory_note
 from explorer.chart.options import ChartOptions
 from explorer.chart.snapshot import Snapshot, Source
 from explorer.chart.text import LINE_HEIGHT, text_width
-from explorer.core.analysis.report import step_words
+from explorer.core.analysis.report_words import step_words
 
 X_TITLE, Y_TITLE = "Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)"
 
