@@ -37,7 +37,7 @@ from explorer.cli_common import (
     share_from,
     workload_params,
 )
-from explorer.core.analysis import report
+from explorer.core.analysis import energy_report, hardware_report, report, report_words
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError
@@ -199,7 +199,7 @@ def _hardware(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     catalog = open_catalog(err)
     if args.hardware_command == "list":
         if args.json:
-            json.dump([report.hardware_summary(hw) for hw in catalog.values()], out, indent=2)
+            json.dump([hardware_report.hardware_summary(hw) for hw in catalog.values()], out, indent=2)
             out.write("\n")
             return EXIT_OK
         rows = []
@@ -214,7 +214,7 @@ def _hardware(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     hw = catalog[args.id]
     if args.json:
-        json.dump(report.hardware_detail(hw), out, indent=2)
+        json.dump(hardware_report.hardware_detail(hw), out, indent=2)
         out.write("\n")
         return EXIT_OK
     _print_hardware(hw, out)
@@ -267,7 +267,7 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         _print_analysis(result, out, every_layer=args.all_ops)
         if run is not None:
-            print("\n".join(report.run_lines(run)), file=out)
+            print("\n".join(report_words.run_lines(run)), file=out)
         if measured is not None:
             print("\n".join(profile_cli.comparison_lines(*measured)), file=out)
     return EXIT_OK
@@ -287,9 +287,9 @@ def _header_lines(a: Analysis) -> list[str]:
         + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
     return [
         f"{a.model.name} on {a.hardware.name}",
-        f"{report.parameter_words(a.model)}",
-        f"{report.step_words(a.model, p)}; {precision}; {p.attention} attention",
-        *report.split_lines(a),
+        f"{report_words.parameter_words(a.model)}",
+        f"{report_words.step_words(a.model, p)}; {precision}; {p.attention} attention",
+        *report_words.split_lines(a),
         f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
         f"({c.matrix.label}) for matrix ops, "
         f"{format_si(c.vector.flops_per_s, 'FLOP/s')} ({c.vector.label}) for the rest, "
@@ -317,9 +317,9 @@ def _expected_lines(a: Analysis) -> list[str]:
     """The expected time beside the bound, and where it goes."""
     e = expected_for(a)
     if e is None:
-        return [f"(times: {report.expected_words(a, e)})"]
+        return [f"(times: {report_words.expected_words(a, e)})"]
     parts = ", ".join(f"{name} {format_time(seconds)}" for name, seconds in e.parts.items() if seconds > 0)
-    lines = [f"{report.expected_words(a, e)} ({e.efficiency.name}: {parts})"]
+    lines = [f"{report_words.expected_words(a, e)} ({e.efficiency.name}: {parts})"]
     if a.params.phase == "train":
         lines.append(f"the expected time implies {report.expected_mfu(a, e):.0%} model-FLOPs utilisation")
     return lines
@@ -329,7 +329,8 @@ def _energy_lines(a: Analysis) -> list[str]:
     """At most the step's energy: every device at its TDP for its time; and at a
     calibration's fitted constants where the expected time's profile keeps them."""
     e = expected_for(a)
-    s, fitted, unit = report.step_energy(a, e), report.fitted_energy(a, e), a.totals.item_unit[:-1]
+    s, fitted = energy_report.step_energy(a, e), energy_report.fitted_energy(a, e)
+    unit = a.totals.item_unit[:-1]
     lines = [f"energy: no data (the catalogue gives {a.hardware.name} no TDP)"] if s is None else [
         f"energy at most {format_si(s.joules, 'J')} a step, {format_si(s.joules_per_item, 'J')} a {unit} "
         f"(every device at its {format_si(s.power_w / a.params.split.devices, 'W')} TDP for the "
@@ -338,7 +339,7 @@ def _energy_lines(a: Analysis) -> list[str]:
         lines.append(f"energy at this machine's fitted constants {format_si(fitted.joules, 'J')} a step, "
                      f"{format_si(fitted.joules_per_item, 'J')} a {unit}, {format_si(fitted.power_w, 'W')} "
                      f"on average ({fitted.source})")
-    note = report.fitted_energy_note(a, e)
+    note = energy_report.fitted_energy_note(a, e)
     if note is not None:
         lines.append(f"energy at this machine's fitted constants: not given ({note})")
     return lines

@@ -152,7 +152,7 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                    "explanations": [_explanation_dict(e) for e in explanations]}, out, indent=1)
         out.write("\n")
     else:
-        from explorer.core.analysis.report import step_words
+        from explorer.core.analysis.report_words import step_words
 
         print(f"{model.name} on {', '.join(d.name for d in devices)}: {step_words(model, params)}, "
               f"{params.dtype}\n", file=out)

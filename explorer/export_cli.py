@@ -175,7 +175,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     """Each .pptx path's jobs as one deck, a slide per job (``pptx_deck``)."""
-    from explorer.chart.model import default_title
+    from explorer.chart.roofline_frame import default_title
     from explorer.chart.slides import slide_chart
     from explorer.pptx_deck import PICTURE_WIDTH_PX, Slide, SlidesUnavailable, write_deck
     from explorer.ui.chart.export import chart_image, png_bytes
@@ -236,7 +236,7 @@ def _notes(doc, step) -> str:
 def scene_slots(scene, index: int) -> dict[str, int]:
     """The device styles at step ``index`` as the window gives them when the scene is
     played from its start: each device keeps its colour, dash and marker through the scene."""
-    from explorer.chart.model import style_slots
+    from explorer.chart.options import style_slots
 
     slots: dict[str, int] = {}
     for step in range(index + 1):

@@ -217,7 +217,7 @@ def _draw(result, model, hardware, args: argparse.Namespace, name: str = "", oth
 
 
 def _speculation(args: argparse.Namespace, models):
-    from explorer.core.analysis.serving import Speculation
+    from explorer.core.analysis.speculation import Speculation
     from explorer.core.model.workload import WorkloadError
 
     if args.draft is None:

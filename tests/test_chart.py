@@ -9,7 +9,8 @@ import pytest
 
 from explorer.chart.elements import Page, Text
 from explorer.chart.geometry import inside, overlap, square
-from explorer.chart.model import ChartOptions, build_chart, style_slots
+from explorer.chart.model import build_chart
+from explorer.chart.options import ChartOptions, style_slots
 from explorer.chart.svg import chart_svg
 from explorer.core.hardware.efficiency import published
 from explorer.core.model.session import Session
@@ -404,7 +405,7 @@ def test_the_key_draws_the_star_as_the_chart_does(catalog, models, theme):
     """Its fill is see-through on the chart (the ops under it stay visible): the key's star
     has the same fill and opacity, so it does not look brighter than the one it explains."""
     from explorer.chart.elements import ElementKind
-    from explorer.chart.model import ChartOptions
+    from explorer.chart.options import ChartOptions
 
     doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
     chart = build_chart(doc, PAGES["slide 16:9"], ChartOptions(theme=theme))

@@ -29,7 +29,7 @@ from explorer.core.analysis.energy_roofline import (
     measured_roof,
     workload_points,
 )
-from explorer.core.analysis.report import step_words
+from explorer.core.analysis.report_words import step_words
 from explorer.core.analysis.terms import op_roofs
 from explorer.core.units import format_number, format_si
 

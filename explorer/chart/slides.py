@@ -10,7 +10,8 @@ from pathlib import Path
 from explorer import defaults
 from explorer.chart.data import chart_csv, chart_data
 from explorer.chart.elements import Chart, Page
-from explorer.chart.model import ChartOptions, build_chart
+from explorer.chart.model import build_chart
+from explorer.chart.options import ChartOptions
 from explorer.chart.scaling_chart import scaling_chart
 from explorer.chart.snapshot import Source
 from explorer.chart.svg import chart_svg

@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer import __version__, defaults
 from explorer.about import version_text
-from explorer.core.analysis.report import step_summary
+from explorer.core.analysis.report_words import step_summary
 from explorer.core.hardware.efficiency import Source, calibrated
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs

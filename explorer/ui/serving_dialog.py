@@ -13,8 +13,10 @@ from PySide6 import QtCore, QtWidgets
 from explorer.chart.elements import Page
 from explorer.chart.serving_chart import serving_chart
 from explorer.core.analysis.layouts import split_name
-from explorer.core.analysis.serving import KV_BLOCK, MAX_TOKENS, Plan, Speculation, plan
+from explorer.core.analysis.serving import Plan, plan
 from explorer.core.analysis.serving_layouts import search
+from explorer.core.analysis.serving_request import KV_BLOCK, MAX_TOKENS
+from explorer.core.analysis.speculation import Speculation
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_number

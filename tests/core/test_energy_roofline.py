@@ -102,7 +102,7 @@ def test_the_sentences_state_the_picture_s_numbers(models, catalog):
 
 def test_the_status_line_ends_with_a_token_s_energy(models, catalog):
     from explorer.core.analysis.expected import expected_for
-    from explorer.core.analysis.report import step_summary
+    from explorer.core.analysis.report_words import step_summary
     from explorer.core.units import format_si
 
     hw = catalog["h100-sxm"]

@@ -9,7 +9,8 @@ import pytest
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected, expected_for, missing_efficiency, product_time
-from explorer.core.analysis.report import analysis_dict, step_summary
+from explorer.core.analysis.report import analysis_dict
+from explorer.core.analysis.report_words import step_summary
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.efficiency import (
     FACTORS,

@@ -8,7 +8,8 @@ import pytest
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.mixed_step import mixed_step
-from explorer.core.analysis.serving import plan, time_of
+from explorer.core.analysis.serving import plan
+from explorer.core.analysis.serving_request import time_of
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
@@ -59,7 +60,7 @@ def test_chunked_prefill_keeps_the_batch_the_chunks_can_refill(llama):
 
 
 def test_chunked_prefill_and_speculation_are_not_modelled_together(llama, models):
-    from explorer.core.analysis.serving import Speculation
+    from explorer.core.analysis.speculation import Speculation
 
     model, h100 = llama
     with pytest.raises(WorkloadError, match="speculative decoding with chunked prefill"):
@@ -120,7 +121,7 @@ def test_kv_offload_reads_each_offloaded_cache_over_the_host_link_every_step(mod
     sequences; each one beyond them adds its cache on one device over PCIe 5.0 x16 (64 GB/s
     a direction) to every step, so the batch grows and tokens/s a device does not."""
     from explorer.core.analysis.memory import weights_and_kv
-    from explorer.core.analysis.serving import decode_params
+    from explorer.core.analysis.serving_request import decode_params
 
     model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
     params = WorkloadParams(tp=4)
@@ -149,7 +150,7 @@ def test_offload_with_chunks_and_pipelines_waits_for_every_read(models, catalog)
     caches, so the first token does too. A pipeline's stages read their own layers' caches
     in turn: TP 4 × PP 2 waits twice what one device of TP 8 does for the same bytes."""
     from explorer.core.analysis.kv_offload import Offload
-    from explorer.core.analysis.serving import decode_params
+    from explorer.core.analysis.serving_request import decode_params
 
     model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
     p = plan(model, WorkloadParams(tp=4), h100, 1024, 1024, prefill_chunk=512, kv_offload_bytes=256 * 2**30)

@@ -8,17 +8,17 @@ import pytest
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.sweep import batch_sweep
-from explorer.core.model import parallel
+from explorer.core.model import collective_costs, parallel
 from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 
 def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_message():
-    assert parallel.ring_all_reduce_bytes(16384, 8) == 28672  # 2 × 7/8
-    assert parallel.ring_all_reduce_bytes(1000, 2) == 1000
-    assert parallel.ring_all_reduce_bytes(1000, 1) == 0
-    assert parallel.all_to_all_bytes(800, 8) == 700
-    assert parallel.collective_steps("all_reduce", 8) == 14
-    assert parallel.collective_steps("all_to_all", 8) == 7
+    assert collective_costs.ring_all_reduce_bytes(16384, 8) == 28672  # 2 × 7/8
+    assert collective_costs.ring_all_reduce_bytes(1000, 2) == 1000
+    assert collective_costs.ring_all_reduce_bytes(1000, 1) == 0
+    assert collective_costs.all_to_all_bytes(800, 8) == 700
+    assert collective_costs.collective_steps("all_reduce", 8) == 14
+    assert collective_costs.collective_steps("all_to_all", 8) == 7
 
 
 def test_tp8_llama3_70b_decode_divides_weights_by_8_and_adds_two_all_reduces_per_layer(models, catalog):

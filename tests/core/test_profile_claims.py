@@ -8,7 +8,8 @@ import pytest
 from explorer.core.analysis.expected import expected_for
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.words.claims import State
-from explorer.core.words.placeholders import Context, fill_with_claims
+from explorer.core.words.placeholder_context import Context
+from explorer.core.words.placeholders import fill_with_claims
 from explorer.core.words.profile_claims import step_field
 from explorer.profiles.reading import read_profile
 

@@ -5,14 +5,9 @@ principles) and the operating points a plan picks."""
 import pytest
 
 from explorer.core.analysis.memory import activations_per_sequence
-from explorer.core.analysis.serving import (
-    cost_per_million_tokens,
-    decode_params,
-    paged_context,
-    plan,
-    speculative_speedup,
-    tokens_per_target_step,
-)
+from explorer.core.analysis.serving import plan
+from explorer.core.analysis.serving_request import cost_per_million_tokens, decode_params, paged_context
+from explorer.core.analysis.speculation import speculative_speedup, tokens_per_target_step
 from explorer.core.model.workload import WorkloadParams
 
 
@@ -128,14 +123,15 @@ def test_speculation_helps_a_memory_bound_decode_and_not_a_compute_bound_one(mod
     the time per token follows Leviathan et al.'s speed-up, tokens ÷ (γ·c + 1) with c the
     draft's step over the target's; at the KV wall, where the check's arithmetic dominates,
     speculation gives fewer tokens a second than plain decoding."""
-    from explorer.core.analysis.serving import Speculation, _step_s
+    from explorer.core.analysis.serving_request import step_s
+    from explorer.core.analysis.speculation import Speculation
 
     target, draft, h100 = models["llama-3-70b"], models["llama-3-8b"], catalog["h100-sxm"]
     params = WorkloadParams(tp=4)
     plain = plan(target, params, h100, 1024, 1024)
     fast = plan(target, params, h100, 1024, 1024, speculation=Speculation(draft, 4, 0.8))
     step = decode_params(params, 1024, 1024)
-    c = _step_s(draft, step, h100)[0] / _step_s(target, step, h100)[0]
+    c = step_s(draft, step, h100)[0] / step_s(target, step, h100)[0]
     formula = speculative_speedup(0.8, 4, c)
     assert plain.points[0].tpot_s / fast.points[0].tpot_s == pytest.approx(formula, rel=0.05)
     assert fast.kv_wall_sequences < plain.kv_wall_sequences  # the draft's weights and cache take room
@@ -145,7 +141,7 @@ def test_speculation_helps_a_memory_bound_decode_and_not_a_compute_bound_one(mod
 
 
 def test_the_readme_s_speculation_example_is_about_twice_as_fast(models, catalog):
-    from explorer.core.analysis.serving import Speculation
+    from explorer.core.analysis.speculation import Speculation
 
     params = WorkloadParams(tp=4)
     plain = plan(models["llama-3-70b"], params, catalog["h100-sxm"], 1024, 1024)
@@ -155,7 +151,7 @@ def test_the_readme_s_speculation_example_is_about_twice_as_fast(models, catalog
 
 
 def test_prefix_caching_finds_whole_pages_and_computes_at_least_the_last_token():
-    from explorer.core.analysis.serving import cached_prefix
+    from explorer.core.analysis.serving_request import cached_prefix
     from explorer.core.model.workload import WorkloadError
 
     assert cached_prefix(4096, 0.75) == 3072 and cached_prefix(100, 0.5) == 48  # 50 → three pages
@@ -169,7 +165,7 @@ def test_a_prefix_hit_shortens_the_first_token_and_leaves_the_decode_alone(model
     from dataclasses import replace
 
     from explorer.core.analysis.analysis import analyze
-    from explorer.core.analysis.serving import time_of
+    from explorer.core.analysis.serving_request import time_of
 
     model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
     cold = plan(model, WorkloadParams(), h100, prompt=4096, output=256)

@@ -133,7 +133,7 @@ def test_a_pipeline_stage_keeps_its_micro_batches_inputs_and_recomputes_one_laye
 
 
 def test_the_status_line_names_the_optimizer_state_it_counts(models, h100):
-    from explorer.core.analysis.report import step_summary
+    from explorer.core.analysis.report_words import step_summary
 
     a = analyze(models["llama-2-7b"], WorkloadParams(phase="train", batch=8, seq=1024, dp=8), h100)
     line = step_summary(a)

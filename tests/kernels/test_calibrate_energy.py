@@ -59,8 +59,9 @@ def test_a_calibration_with_power_keeps_its_energy_constants(tmp_path, monkeypat
                          "--efficiency", "calibrated")
     assert "energy at this machine's fitted constants" in text
     from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.energy_report import fitted_energy
     from explorer.core.analysis.expected import expected_for
-    from explorer.core.analysis.report import fitted_energy, step_summary
+    from explorer.core.analysis.report_words import step_summary
     from explorer.core.hardware.catalog import load_catalog
     from explorer.core.model.presets import load_models
     from explorer.core.model.workload import WorkloadParams

@@ -159,7 +159,8 @@ def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(w
     redraws the key, which now says "what-if"); the still elements are cached from the
     second move on, so no one frame pays for the cache and the key at once. Every frame is
     the picture a full paint makes."""
-    from explorer.chart.model import ChartOptions, build_chart
+    from explorer.chart.model import build_chart
+    from explorer.chart.options import ChartOptions
     from explorer.core.model.session import WhatIf
     from explorer.ui.chart.painter import Layer, paint
     from explorer.ui.chart.still import StillContent
@@ -326,7 +327,8 @@ def test_a_what_if_roof_is_painted_opaque_in_the_colour_it_shows_faded(window, m
     line shows over the background, the pixels the see-through line made."""
     from dataclasses import replace
 
-    from explorer.chart.model import ChartOptions, build_chart
+    from explorer.chart.model import build_chart
+    from explorer.chart.options import ChartOptions
     from explorer.chart.palette import blend
     from explorer.core.model.session import WhatIf
     from explorer.ui.chart import painter as painter_module

@@ -107,10 +107,12 @@ def test_the_window_imports_pyqtgraph_only_when_the_scaling_laws_are_first_shown
 def test_start_up_reads_no_caption_or_explanation_machinery(tmp_path):
     """The placeholders, claims and explanations (a tenth of the window's own imports) load
     when a scene step, a topic or the Explain panel is first shown, not at start-up."""
-    words = ("explorer.core.words.placeholders", "explorer.core.words.claims", "explorer.core.words.explain")
+    words = ("explorer.core.words.placeholders", "explorer.core.words.placeholder_context",
+             "explorer.core.words.catalogue_claims", "explorer.core.words.step_claims",
+             "explorer.core.words.claims", "explorer.core.words.explain")
     loaded = f"print(*[m in sys.modules for m in {words!r}])"
     printed = started_window(tmp_path, f"{loaded}; {raised('explain')}; {loaded}")
-    assert printed == ["False"] * 3 + ["True"] * 3
+    assert printed == ["False"] * len(words) + ["True"] * len(words)
 
 
 def test_start_up_imports_nothing_the_first_paint_does_not_use(tmp_path):

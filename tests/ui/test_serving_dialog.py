@@ -159,7 +159,7 @@ def test_a_load_no_batch_keeps_up_with_leaves_an_empty_picture_and_says_why(dial
 
 
 def test_a_draft_model_plans_speculative_decoding(state, qtbot, settings):
-    from explorer.core.analysis.serving import Speculation
+    from explorer.core.analysis.speculation import Speculation
 
     state.set_model("llama-3-70b")
     state.set_devices(("h100-sxm",))

@@ -14,7 +14,7 @@ from explorer.chart.geometry import overlap
 from explorer.chart.model import build_chart
 from explorer.chart.points import op_infos
 from explorer.core.analysis.analysis import analyze
-from explorer.core.analysis.report import step_summary
+from explorer.core.analysis.report_words import step_summary
 from explorer.core.model.workload import WorkloadParams
 from explorer.ui.application import run_window, save_screenshot
 from explorer.ui.chart import coords

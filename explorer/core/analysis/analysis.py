@@ -14,7 +14,7 @@ Which roof an op runs under:
   the fp32 vector peak: their arithmetic runs in fp32 even for 16-bit tensors;
 - every op streams its bytes from main memory at its bandwidth;
 - a communication op (``ops.LINK``, a step spread over devices) moves its bytes over the
-  link its group crosses: time = latency + bytes / link rate (``parallel.link_seconds``),
+  link its group crosses: time = latency + bytes / link rate (``collective_costs.link_seconds``),
   its "bound" is "communication"; its bytes are not main-memory traffic.
 
 - a fused attention op does its products on the matrix units and its softmax on

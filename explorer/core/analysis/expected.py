@@ -37,7 +37,7 @@ from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.userfiles import notice
 from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
 from explorer.core.hardware.hardware import Link
-from explorer.core.model import collectives, parallel, training
+from explorer.core.model import collective_costs, collectives, training
 from explorer.core.model import ops as op
 from explorer.core.model.models import TransformerSpec
 
@@ -113,7 +113,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     bandwidth = a.roofs.bandwidth_bytes_per_s
     kind = op_class(o)
     if kind == OpClass.LINK:
-        return float(parallel.op_link_seconds(a.links[i], o, moved, a.params.phase == "train",
+        return float(collective_costs.op_link_seconds(a.links[i], o, moved, a.params.phase == "train",
                                               achieved(e, a.links[i])))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from explorer.core.analysis.layouts import split_name, splits
-from explorer.core.analysis.serving import Plan, check_request, plan
+from explorer.core.analysis.serving import Plan, plan
+from explorer.core.analysis.serving_request import check_request
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams

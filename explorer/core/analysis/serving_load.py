@@ -32,7 +32,7 @@ def queue_wait(batch: int, rate: float, service_s: float) -> float | None:
 
 
 def under_load(points: list, rate: float, output: int, devices: int, economics) -> list:
-    """The batches (``serving.Point``) that keep up with ``rate`` requests/s, each with its
+    """The batches (``serving_timing.Point``) that keep up with ``rate`` requests/s, each with its
     wait in the TTFT and the load's tokens/s a device; ``economics(tokens/s a device)``
     gives the price and joules a token at that rate."""
     tokens = rate * output / devices

@@ -13,8 +13,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core.hardware.hardware import ComputePeak, Hardware
+from explorer.core.model import collective_costs, group_links, parallel
 from explorer.core.model import ops as op
-from explorer.core.model import parallel
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
@@ -87,7 +87,7 @@ def once_per_step(ops) -> NDArray:
 def links_of(ops, hardware: Hardware, params: WorkloadParams) -> list:
     """The link each op crosses (None: on one device); a link the device lacks is an error."""
     try:
-        return parallel.resolve_links(ops, hardware, params.split)
+        return group_links.resolve_links(ops, hardware, params.split)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None
 
@@ -98,7 +98,7 @@ def timed_links(links: list, ops, times: NDArray, moved: NDArray, training: bool
     communicate."""
     talking = np.array([link is not None for link in links], dtype=bool)
     for i in np.flatnonzero(talking):
-        times[i] = parallel.op_link_seconds(links[i], ops[i], moved[i], training)
+        times[i] = collective_costs.op_link_seconds(links[i], ops[i], moved[i], training)
     return talking
 
 

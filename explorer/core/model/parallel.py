@@ -24,27 +24,6 @@ engines split a decoder:
   carries its group's tokens whole, and the MLP all-reduce over tp sums the experts'
   partial outputs.
 
-All-reduces are timed by the algorithm that runs them (``WorkloadParams.allreduce``: the
-engines' custom one, NCCL's ring, tree or NVLS with its protocol, ``collectives``); their
-bytes are reported as a ring sends them. The other collectives (all-to-all, sends):
-the α–β model of the collective's ring algorithm (Thakur, Rabenseifner
-and Gropp 2005, https://doi.org/10.1177/1094342005051521) with NCCL's latencies:
-time = base + steps × step latency + bytes sent / link rate, where the bytes one device
-sends are 2(n−1)/n × message for a ring all-reduce over n devices (in 2(n−1) steps),
-(n−1)/n × message for an all-to-all (n−1 steps) and the message for a send (one step);
-the link rate is per direction (a ring sends and receives at once); the base is NCCL's
-6.6 µs per collective (``NCCL_BASE_LATENCY_S``) and the step latency the link's own
-(catalogue). Two simplifications, stated: the latencies are those of NCCL's LL protocol
-(the one it picks for small messages) while the rate is the link's full one (LL reaches
-about a quarter of it; large messages use the Simple protocol, 8.4 µs base and a few µs a
-step), so large transfers come out optimistic; and a ring over several nodes pays the
-network's step latency on every step, where NCCL's model charges it only on the steps
-that cross nodes, so small cross-node collectives come out pessimistic.
-TP and EP groups use the node link (NVLink, Infinity Fabric; a server
-without one: PCIe); PP and DP groups use it too when every device of the job fits in one
-node group, else the network (a server with PCIe only is taken to hold up to 8 devices,
-as common PCIe servers do). Communication is not overlapped with compute: the times
-add up (an upper bound where a framework overlaps the gradient all-reduce with backward).
 Left out: the vocabulary-parallel embedding's and LM head's own collectives (once per
 step), sequence parallelism, ZeRO sharding of optimizer state.
 """
@@ -57,15 +36,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from explorer.core.hardware.hardware import Hardware, Link
-from explorer.core.model import collectives
 from explorer.core.model import ops as op
+from explorer.core.model.collective_costs import all_to_all_bytes, collective_steps, ring_all_reduce_bytes
 from explorer.core.model.models import TransformerSpec
 
-# NCCL's base latency of a ring collective with the LL protocol (baseLat[Ring][LL] in
-# src/graph/tuning.cc at b6475625, the source of every link's step latency here).
-NCCL_BASE_LATENCY_S = 6.6e-6
-PCIE_SERVER = 8  # devices a server without a node link is taken to hold
 MAX_TP = 64
 MAX_PP = 512
 MAX_DP = 1 << 16
@@ -98,68 +72,6 @@ DEGREES = (
 
 class ParallelError(ValueError):
     """A split the model or the device cannot take; the message says which and what to do."""
-
-
-def ring_all_reduce_bytes(message, devices: int):
-    """Bytes each device sends in a ring all-reduce of ``message`` bytes over ``devices``:
-    2(n−1)/n × message (a reduce-scatter, then an all-gather, each n−1 steps)."""
-    return 2 * (devices - 1) * message / devices
-
-
-def all_to_all_bytes(message, devices: int):
-    """Bytes each device sends in an all-to-all where it holds ``message`` bytes bound
-    evenly for every device of the group: the (n−1)/n of them bound for the others."""
-    return (devices - 1) * message / devices
-
-
-def collective_steps(role: op.Role, devices: int) -> int:
-    """Transfer steps one after another, each paying the link's latency."""
-    steps = {op.Role.ALL_REDUCE: 2 * (devices - 1), op.Role.ALL_TO_ALL: devices - 1,
-             op.Role.ALL_GATHER: devices - 1, op.Role.SEND_RECV: 1}
-    return steps[role]
-
-
-def link_seconds(link: Link, steps, bytes_sent):
-    """base + steps × step latency + bytes / per-direction rate (scalars or arrays)."""
-    assert link.latency_s is not None  # the catalogue requires it
-    return NCCL_BASE_LATENCY_S + steps * link.latency_s + bytes_sent / link.per_direction_bytes_per_s
-
-
-def all_reduce_choice(link: Link, o: op.Op, training: bool) -> collectives.Choice:
-    """The algorithm an all-reduce op runs on ``link`` (``o.algorithm`` asked for): chosen
-    for one pass's message (``o.bytes`` is a ring's bytes, 2(n−1)/n of it, per pass)."""
-    n = o.group
-    message = float(o.bytes) / _passes(o) * n / (2 * (n - 1))
-    return collectives.choose(link, n, message, o.algorithm, training)
-
-
-def _passes(o: op.Op) -> float:
-    """How many all-reduces of its message an op stands for (training's passes; ZeRO-3's 1.5)."""
-    return float(o.steps) / collective_steps(op.Role.ALL_REDUCE, o.group)
-
-
-def op_algorithm(link: Link, o: op.Op, training: bool) -> tuple[str, float]:
-    """(the algorithm a communication op runs, its latency in seconds) on ``link``: an
-    all-reduce's chosen one ("oneshot", "ring/LL", "nvls/Simple"), else NCCL's LL ring
-    latencies of ``link_seconds`` ("nccl/LL")."""
-    if not o.algorithm:
-        return "nccl/LL", float(link_seconds(link, float(o.steps), 0.0))
-    choice = all_reduce_choice(link, o, training)
-    return choice.label, _passes(o) * choice.latency_s
-
-
-def op_link_seconds(link: Link, o: op.Op, bytes_sent, training: bool,
-                    achieved: collectives.Achieved = collectives.AT_THE_MODEL):
-    """One occurrence of a communication op on ``link`` sending ``bytes_sent`` (its bytes,
-    or per batch: arrays), as far from the cost model as ``achieved`` says: an all-reduce
-    by the algorithm its message picks (``collectives``; its bytes are a ring's), any other
-    (NCCL's sends, gathers and all-to-alls) as ``link_seconds``."""
-    if not o.algorithm:
-        return (link_seconds(link, float(o.steps), bytes_sent / achieved.nccl_share)
-                + achieved.nccl_extra_s)
-    n, passes = o.group, _passes(o)
-    message = np.asarray(bytes_sent, dtype=float) / passes * n / (2 * (n - 1))
-    return passes * collectives.all_reduce_seconds(link, n, message, o.algorithm, training, achieved)
 
 
 @dataclass(frozen=True)
@@ -293,27 +205,6 @@ def expert_parameters(model, split: Split) -> int:
     return layers * shard.experts * shard.expert_parameters()
 
 
-def group_link(hardware: Hardware, tier: str, devices: int, what: str) -> Link:
-    """The link a group of ``devices`` crosses on ``hardware`` (raises ParallelError)."""
-    if tier == "network":
-        link = hardware.link("network")
-        if link is None:
-            raise ParallelError(f"{devices} devices need more than one server, and {hardware.name} lists no "
-                                "network link: choose fewer devices or another device")
-        return link
-    node = hardware.link("node")
-    if node is not None:
-        if devices > node.group:
-            raise ParallelError(f"{what} over {devices} devices spans more than one {hardware.label} node "
-                                f"of {node.group}: use at most {node.group}")
-        return node
-    host = hardware.link("host")
-    if host is None:
-        raise ParallelError(f"{hardware.name} lists no link to other devices: set the parallel degrees to 1 "
-                            "or choose a device with NVLink, Infinity Fabric or PCIe")
-    return host
-
-
 def communication_ops(model, params, split: Split, local_batch) -> dict[str, list[op.Op]]:
     """The communication ops of one forward pass, by the op they follow: "attn_residual"
     and "mlp_residual" (TP all-reduces, EP all-to-alls) and "end" (PP sends)."""
@@ -366,35 +257,3 @@ def stage_sends(model: TransformerSpec, params, split: Split, message) -> list[o
                            f"the received activations gathered over the {n} devices of the TP group",
                            link="node", steps=collective_steps(op.Role.ALL_GATHER, n), group=n))
     return sends
-
-
-def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
-    """The link each op crosses on ``hardware`` (None for ops that do not communicate)."""
-    whole_job_in_node = False
-    node = hardware.link("node")
-    if node is not None:
-        whole_job_in_node = split.devices <= node.group
-    out = []
-    for o in ops:
-        if o.unit != op.LINK:
-            out.append(None)
-            continue
-        group = o.group or GROUPS[o.link](split)
-        if o.link == "node":
-            what = "expert parallel" if o.role == op.Role.ALL_TO_ALL else "tensor parallel"
-            out.append(group_link(hardware, "node", split.tp * split.ep, what).for_group(group))
-        else:  # pipeline sends and gradient all-reduces: inside a node when the job fits in one
-            inside = whole_job_in_node or (node is None and split.devices <= PCIE_SERVER)
-            tier = "node" if inside else "network"
-            link = group_link(hardware, tier, group if tier == "node" else split.devices, o.role)
-            out.append(link.for_group(group))
-    return out
-
-
-# The devices taking part in one collective, by the group an op's ``link`` names.
-GROUPS = {
-    "node": lambda s: s.tp * s.ep,  # tensor or expert parallel, within a node
-    "pipeline": lambda s: 2,  # a send joins two neighbouring stages
-    "data": lambda s: s.dp,  # gradients of weights every data-parallel replica holds
-    "data-expert": lambda s: s.dp * s.ep,  # gradients of weights every device holds (EP copies them)
-}

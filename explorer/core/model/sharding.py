@@ -29,8 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from explorer.core.model import collective_costs, parallel
 from explorer.core.model import ops as op
-from explorer.core.model import parallel
 from explorer.core.model.models import TransformerSpec
 
 ADAM_FLOPS_PER_PARAMETER = 14  # moments 3 + 4, update 7 (sqrt, +ε, ÷, weight decay ×, +, ×lr, −)
@@ -59,7 +59,7 @@ class Holding:
 
     count: int
     group: int  # devices holding a replica of them
-    link: str  # the group's name in parallel.GROUPS
+    link: str  # the group's name in group_links.GROUPS
     what: str
 
 
@@ -129,8 +129,8 @@ def step_ops(model, params, split) -> list[op.Op]:
         how = (f"ZeRO-{params.zero}: reduce-scatter of gradients, all-gather of {gathered}" if params.zero
                else "all-reduce")
         out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, (n - 1) * h.count // n,
-                         gathers * parallel.ring_all_reduce_bytes(message, n), (),
+                         gathers * collective_costs.ring_all_reduce_bytes(message, n), (),
                          f"{h.what}, over {n} devices ({how}), once a step", link=h.link,
-                         steps=int(gathers * parallel.collective_steps(op.Role.ALL_REDUCE, n)),
+                         steps=int(gathers * collective_costs.collective_steps(op.Role.ALL_REDUCE, n)),
                          once_per_step=True, algorithm=params.allreduce, group=n))
     return out

@@ -14,7 +14,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.batching import crossing_batch, levels_off_batch
 from explorer.core.analysis.memory import memory_budget
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
-from explorer.core.analysis.serving import time_of
+from explorer.core.analysis.serving_request import time_of
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit

@@ -24,7 +24,7 @@ from explorer.core.analysis.scaling_laws import (
     training_seconds,
 )
 from explorer.core.analysis.terms import op_roofs
-from explorer.core.model import parallel, training
+from explorer.core.model import collective_costs, training
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share, format_time
 from explorer.core.words.claims import Quantity, State
 
@@ -81,7 +81,7 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
     for o, link in zip(a.ops, a.links, strict=True):
         if link is None:
             continue
-        each = float(parallel.op_link_seconds(link, o, 0.0 if latency_only else float(o.bytes),
+        each = float(collective_costs.op_link_seconds(link, o, 0.0 if latency_only else float(o.bytes),
                                               p.phase == "train"))
         total += o.count * each * (1.0 if o.once_per_step else factor)
     return total

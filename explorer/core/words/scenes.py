@@ -171,7 +171,8 @@ class Scene:
         them, and the claims its ``check`` declares."""
         state = self.state_at(step, catalog, models)
         previous = self.state_at(step - 1, catalog, models) if step > 0 else None
-        from explorer.core.words.placeholders import Context, fill_with_claims  # (not at start-up: 40 ms)
+        from explorer.core.words.placeholder_context import Context  # (not at start-up: 40 ms)
+        from explorer.core.words.placeholders import fill_with_claims
         from explorer.core.words.sentences import Explanation
 
         text, claims = fill_with_claims(self.steps[step].caption, Context(catalog, models, state, previous))

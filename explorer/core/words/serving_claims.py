@@ -13,7 +13,7 @@ Prefills are left out: these are the decode steps of requests already running.
 from __future__ import annotations
 
 from explorer.core.analysis.analysis import analyze
-from explorer.core.analysis.serving import cost_per_million_tokens, time_of
+from explorer.core.analysis.serving_request import cost_per_million_tokens, time_of
 from explorer.core.words.claims import Quantity, State
 
 STEP_FIELDS = ("per-user", "per-device", "joules-per-token")
@@ -25,7 +25,7 @@ def handles(field: str) -> bool:
 
 
 def _seconds(state: State, fresh: bool = False) -> float:
-    """The decode step's time as serving counts it (``serving.time_of``): from the state's
+    """The decode step's time as serving counts it (``serving_request.time_of``): from the state's
     analysis, or (``fresh``, a claim's check) from one worked out again."""
     if state.params.phase != "decode":
         raise KeyError("serving fields describe a decode step")

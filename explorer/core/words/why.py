@@ -35,7 +35,8 @@ class Topic:
 def explain_topic(topic: Topic, catalog, models=None) -> Explanation:
     """The paragraph with its numbers filled in, and the claims behind them. ``models``
     default to the shipped presets (placeholders such as ``{faster:…}`` analyse one)."""
-    from explorer.core.words.placeholders import Context, fill_with_claims  # (not at start-up: 40 ms)
+    from explorer.core.words.placeholder_context import Context  # (not at start-up: 40 ms)
+    from explorer.core.words.placeholders import fill_with_claims
     from explorer.core.words.sentences import Explanation
 
     text, claims = fill_with_claims(topic.text, Context(catalog, models or _shipped_models()))

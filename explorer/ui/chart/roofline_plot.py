@@ -18,7 +18,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.chart import hits, palette
 from explorer.chart.elements import Chart, ElementKind, Line, Page
-from explorer.chart.model import ChartOptions, build_chart, style_slots
+from explorer.chart.model import build_chart
+from explorer.chart.options import ChartOptions, style_slots
 from explorer.core.analysis import drags
 from explorer.core.analysis.roofline import COMPUTE
 from explorer.state import AppState

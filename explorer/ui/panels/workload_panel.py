@@ -6,7 +6,7 @@ from html import escape
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer.core.analysis.report import expected_words, parameter_words
+from explorer.core.analysis.report_words import expected_words, parameter_words
 from explorer.core.model import parallel
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import TransformerSpec

@@ -1,0 +1,20 @@
+"""What placeholders are filled from: the catalogue, the models, and in a scene the step
+shown and the one before it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from explorer.core.hardware.hardware import Hardware
+from explorer.core.words.claims import State
+
+
+@dataclass(frozen=True)
+class Context:
+    """What placeholders are filled from."""
+
+    catalog: Mapping[str, Hardware]
+    models: Mapping | None = None
+    state: State | None = None  # a scene step on its primary device
+    previous: State | None = None  # the step before it

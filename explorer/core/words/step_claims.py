@@ -1,0 +1,189 @@
+"""The placeholders a scene step fills from its own analysis: ``{step/FIELD}`` (beside the
+modules of ``step_fields``), ``{op:NAME/FIELD}`` and ``{role:ROLE/FIELD}``
+(``placeholders`` lists every field)."""
+
+from __future__ import annotations
+
+from statistics import median
+
+import numpy as np
+
+from explorer.core.analysis.batching import crossing_batch
+from explorer.core.model.ops import Role
+from explorer.core.units import format_bytes, format_number, format_parameters, format_share
+from explorer.core.words import parallel_claims
+from explorer.core.words.batch_claims import Crossing, MaxBatch
+from explorer.core.words.claims import Bound, Claim, Fits, Quantity, State, faster, step_time, throughput
+from explorer.core.words.placeholder_context import Context
+from explorer.core.words.step_fields import STEP_MODULES
+
+
+def _intensities(state: State, role: str):
+    a = state.analysis()
+    values = np.array([float(i) for o, i in zip(a.ops, a.intensity, strict=True) if o.role == role])
+    if values.size == 0:
+        raise KeyError(f"{a.model.name} has no {role} ops")
+    return values
+
+
+def step_field(ctx: Context, field: str) -> tuple[str, Claim | None]:
+    state = ctx.state
+    t = state.analysis().totals
+    if field == "time":
+        claim = step_time(state)
+    elif field == "bound":
+        claim = Bound.of(state)
+    elif field == "tokens-per-s":
+        claim = throughput(state)
+    elif field == "intensity":
+        return f"{format_number(t.intensity)} FLOP/byte", Quantity(
+            "step intensity", t.intensity, format_number(t.intensity),
+            lambda: state.analysis().totals.flops / state.analysis().totals.bytes)
+    elif field == "batch":
+        return f"{state.params.batch:,}", None
+    elif field == "max-batch":
+        claim = MaxBatch(state, MaxBatch.largest(state))
+    elif field == "crossing":
+        claim = Crossing(state, crossing_batch(state.model, state.params, state.hardware))
+    elif field == "memory":
+        return format_bytes(t.memory_required_bytes), None
+    elif field == "budget":
+        return format_bytes(t.memory_budget_bytes), None
+    elif field == "kv-per-token":
+        return _kv_per_token(state)
+    elif field in ("parameters", "active-parameters"):
+        return format_parameters(state.model.parameter_count(active=field == "active-parameters")), None
+    elif field == "weights-read":
+        value = float(sum(o.weight_bytes * o.count for o in state.analysis().ops))
+        return format_bytes(value), Quantity("weights read per step", value, format_bytes(value),
+                                             lambda: weights_read(state), rel=1e-9)
+    elif field == "experts-touched":
+        model = state.model
+        if not getattr(model, "moe", False):
+            raise KeyError(f"{model.name} is not a mixture of experts")
+        value = _touched_in_analysis(state)
+        text = f"{format_number(value)} of {model.experts}"
+        return text, Quantity("experts touched per layer", value, text, lambda: _touched(state), rel=1e-9)
+    elif field == "fits":
+        claim = Fits(state, t.fits_in_memory)
+    elif field.startswith("vs-model:"):  # the same step of another model, on the same device
+        if ctx.models is None:
+            raise KeyError("models are not available here")
+        other = State(ctx.models[field.removeprefix("vs-model:")], state.params, state.hardware)
+        claim = faster(other, state)
+    elif field in parallel_claims.STEP_FIELDS or field.startswith("train-days:"):
+        return parallel_claims.step_field(state, field)
+    elif (module := next((m for m in STEP_MODULES if m.handles(field)), None)) is not None:
+        return module.step_field(state, field)
+    elif field == "vs-previous":
+        if ctx.previous is None:
+            raise KeyError("the first step has no previous step")
+        claim = faster(ctx.previous, state)
+    else:
+        raise KeyError(f"unknown field {field!r}")
+    return claim.phrase, claim
+
+
+def _kv_per_token(state: State) -> tuple[str, Claim]:
+    t = state.analysis().totals
+
+    def per_token() -> float:  # windows cap some layers' caches: an average over the context
+        p = state.params
+        return state.model.kv_cache_values(p.kv_tokens) * p.kv_bytes // p.kv_tokens
+
+    text = format_bytes(t.kv_bytes_per_token)
+    return text, Quantity("KV cache per token", t.kv_bytes_per_token, text, per_token)
+
+
+def _touched(state) -> float:
+    """Distinct experts a step's tokens touch per layer, from the routing assumption alone:
+    E·(1 − (1 − k/E)^n) uniformly, E at worst."""
+    m, p = state.model, state.params
+    if p.routing == "all":
+        return float(m.experts)
+    tokens = p.batch * p.query_tokens
+    return m.experts * (1 - (1 - m.experts_per_token / m.experts) ** tokens)
+
+
+def _touched_in_analysis(state) -> float:
+    """The same, as the analysis reads them: the routed experts' weight bytes over one expert's."""
+    m, p = state.model, state.params
+    [up] = [o for o in state.analysis().ops if o.name == "expert_up"]
+    return up.weight_bytes / (2 * m.d_model * m.expert_width * p.weight_bytes)
+
+
+def weights_read(state) -> float:
+    """Weight bytes a transformer step reads, from the parameter count: every weight once,
+    except the embedding table (only the rows of the step's tokens; a tied table is read in
+    full once more as the LM head) and the routed experts no token touches."""
+    m, p = state.model, state.params
+    n = p.batch * p.query_tokens
+    table = m.vocab * m.d_model
+    count = m.parameter_count() - (0 if m.tied_embeddings else table) + n * m.d_model
+    if m.positions == "learned":
+        count += n * m.d_model - m.max_context * m.d_model
+    if getattr(m, "moe", False):
+        per_expert = (3 if m.gated_mlp else 2) * m.d_model * m.expert_width
+        routed_layers = sum(1 for i in range(m.layers) if m.moe_layer(i))
+        count -= routed_layers * (m.experts - _touched(state)) * per_expert
+    return count * p.weight_bytes
+
+
+def op_field(ctx: Context, name: str, field: str) -> tuple[str, Claim | None]:
+    state = ctx.state
+    a = state.analysis()
+    index = next((i for i, o in enumerate(a.ops) if o.name == name), None)
+    if index is None:
+        raise KeyError(f"{a.model.name} has no op {name!r}")
+    if field == "bound":
+        claim = Bound(state, str(a.bounds[index]), name)
+    elif field == "bytes":  # a communication op: what each device sends
+        value = float(a.bytes[index])
+        o = a.ops[index]
+        return format_bytes(value), Quantity(f"{name} bytes", value, format_bytes(value),
+                                             lambda: _message_bytes(state, o), rel=1e-9)
+    elif field == "intensity":
+        value = float(a.intensity[index])
+        return f"{format_number(value)} FLOP/byte", Quantity(
+            f"{name} intensity", value, format_number(value),
+            lambda: float(state.analysis().flops[index] / state.analysis().bytes[index]))
+    elif field == "crossing":
+        claim = Crossing(state, crossing_batch(state.model, state.params, state.hardware, op=name), name)
+    else:
+        raise KeyError(f"unknown field {field!r}")
+    return claim.phrase, claim
+
+
+def _message_bytes(state, o) -> float:
+    """What a tensor-parallel all-reduce sends, from the ring formula: 2(n−1)/n of the
+    step's activations (tokens × d_model × bytes); other ops, their bytes as costed."""
+    p, m = state.params, state.model
+    if o.role != Role.ALL_REDUCE or p.tp == 1 or o.name == "grad_all_reduce":
+        return float(o.bytes)
+    message = p.local_batch * p.query_tokens * m.d_model * p.act_bytes
+    return 2 * (p.tp - 1) / p.tp * message
+
+
+def role_field(ctx: Context, role: str, field: str) -> tuple[str, Claim | None]:
+    state = ctx.state
+    values = _intensities(state, role)
+    if field == "intensity-range":
+        low, high = float(values.min()), float(values.max())
+        text = f"{format_number(low)}–{format_number(high)} FLOP/byte"
+        return text, [Quantity(f"lowest {role} intensity", low, format_number(low),
+                               lambda: float(_intensities(state, role).min())),
+                      Quantity(f"highest {role} intensity", high, format_number(high),
+                               lambda: float(_intensities(state, role).max()))]
+    if field == "share":
+        def share() -> float:
+            a = state.analysis()
+            return float(sum(s for o, s in zip(a.ops, a.time_share, strict=True) if o.role == role))
+
+        value = share()
+        return format_share(value), Quantity(f"{role} share of the step", value, format_share(value), share)
+    if field == "intensity-median":  # (statistics, not NumPy: np.median imports numpy.ma, 40 ms)
+        value = float(median(values))
+        return f"{format_number(value)} FLOP/byte", Quantity(
+            f"median {role} intensity", value, format_number(value),
+            lambda: float(median(_intensities(state, role))))
+    raise KeyError(f"unknown field {field!r}")
