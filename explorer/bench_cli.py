@@ -156,7 +156,7 @@ def _energy_lines(results) -> list[str]:
     return [f"energy: {describe(constants)}, {constants.source}", *scale]
 
 
-def _save(results: Results, path: str | None, err: TextIO) -> str | None:
+def _save(results: Results, path: str | None, err: TextIO) -> Path | None:
     """Save ``results`` to ``path``; when that fails, to the data folder or the temporary
     folder, saying why. Returns where they went (None: nowhere)."""
     name = new_results_name("bench", results.created)
@@ -164,7 +164,7 @@ def _save(results: Results, path: str | None, err: TextIO) -> str | None:
     saved = save_first(results.save, [*targets, *fallbacks("results", name)], err)
     if saved is not None:
         print(f"saved {len(results.points)} points to {saved}", file=err)
-    return None if saved is None else str(saved)
+    return saved
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -224,10 +224,13 @@ def _measure_and_keep(args, backend, reference, cancel, measured, on_progress, o
     else:
         print(summary(results, reference), file=out)
     out.flush()
-    saved = _save(results, args.out, err) if (args.out or results.points) else "nothing to save"
-    if saved and journal is not None:
-        journal.discard()  # a results file holds every point now
-    if args.out and (saved is None or Path(saved) != Path(args.out)):
+    saved = _save(results, args.out, err) if (args.out or results.points) else None
+    if journal is not None and not results.points:
+        journal.discard()  # nothing was measured
+    elif journal is not None and not journal.settle(saved):
+        print(f"note: the run's journal stays in {journal.path.parent} until its results are somewhere "
+              "lasting: the next bench recovers it", file=err)
+    if args.out and (saved is None or saved != Path(args.out)):
         return 1
     if stopped:
         return EXIT_TERMINATED

@@ -19,6 +19,7 @@ from explorer.measure_cli import (
     journal_folders_for,
     journal_point,
     recover_journals,
+    say_refused,
     shield,
     start_journal,
 )
@@ -58,23 +59,34 @@ def add_parser(sub) -> None:
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.files.fallback import Placed
-    from explorer.kernels import calibrate
     from explorer.kernels.results import load_results
 
     if args.out and (problem := check_out(args.out)):
         print(f"roofline-explorer: error: cannot save to {args.out}: {problem}", file=err)
         return 2
     catalog = open_catalog(err)
-    profile_path = Path(args.out) if args.out else None
     if args.results:
-        results, kept = load_results(args.results), Placed(Path(args.results))
-    else:
-        measured = _measure(args, err)
+        return _fit(args, load_results(args.results), Placed(Path(args.results)), catalog, out, err)
+    # From the first probe to the profile on disk: a Ctrl+C cancels between launches and a
+    # second one stops at once (StopNow), both keeping what was measured; once the run is
+    # saved, the fit and the profile finish whatever comes.
+    with interrupts(err) as cancel:
+        try:
+            measured = _measure(args, cancel, err)
+        except StopNow:
+            print("\nstopped before the first measurement: nothing was measured", file=err)
+            return EXIT_TERMINATED
         if isinstance(measured, int):
             return measured
         results, kept, code = measured
-        if code:
-            return code
+        return code or _fit(args, results, kept, catalog, out, err)
+
+
+def _fit(args: argparse.Namespace, results, kept, catalog, out: TextIO, err: TextIO) -> int:
+    """Fit ``results`` (saved as ``kept`` says), write and report the profile; the exit code."""
+    from explorer.kernels import calibrate
+
+    profile_path = Path(args.out) if args.out else None
     try:
         done = calibrate.calibrate_and_write(results, catalog, profile_path, kept)
     except calibrate.CalibrationError as exc:
@@ -91,12 +103,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _measure(args: argparse.Namespace, err: TextIO):
+def _measure(args: argparse.Namespace, cancel, err: TextIO):
     """Run the calibration suites, journalling each point, and save the run beside where
     the profile goes: (results, where they were saved, the exit code when the run did not
     finish), or the exit code when nothing could be measured."""
     from explorer.kernels import calibrate
     from explorer.kernels.backends import BackendUnavailable, open_backend
+    from explorer.kernels.energy import meter_for
     from explorer.kernels.runner import OFF, drive, results_of, run
     from explorer.kernels.suites import resolve
 
@@ -107,7 +120,8 @@ def _measure(args: argparse.Namespace, err: TextIO):
     except BackendUnavailable as exc:
         print(f"roofline-explorer: error: the {args.backend} backend cannot run here: {exc}", file=err)
         return 1
-    suites = [*calibrate.suites_for(backend), args.preset]
+    meter = meter_for(backend)  # (once: finding an energy counter's step may take a second)
+    suites = [*calibrate.suites_for(meter), args.preset]
     journal = start_journal(folders, backend, suites, None, err)
     measured = []
 
@@ -120,19 +134,18 @@ def _measure(args: argparse.Namespace, err: TextIO):
 
     code = 0
     try:
-        with interrupts(err) as cancel:
-            try:
-                results = drive(run(backend, suites, cancel=cancel,
-                                    load=OFF if args.no_load_check else "auto"), progress)
-            except StopNow:
-                print("\nstopped; keeping what was measured", file=err)
-                results = results_of(backend, *resolve(suites, args.preset), measured, None, cancelled=True,
-                                     notes=("stopped at once: the kernel in progress was not measured",))
-                code = EXIT_TERMINATED
-            shield(err)
-            if results.cancelled:
-                code = code or EXIT_CANCELLED
-            kept = _keep(results, args, journal, err)
+        try:
+            results = drive(run(backend, suites, cancel=cancel, energy=meter,
+                                load=OFF if args.no_load_check else "auto"), progress)
+        except StopNow:
+            print("\nstopped; keeping what was measured", file=err)
+            results = results_of(backend, *resolve(suites, args.preset), measured, None, cancelled=True,
+                                 notes=("stopped at once: the kernel in progress was not measured",))
+            code = EXIT_TERMINATED
+        shield(err)
+        if results.cancelled:
+            code = code or EXIT_CANCELLED
+        kept = _keep(results, args, journal, err)
     finally:
         if journal is not None:
             journal.close()
@@ -140,27 +153,19 @@ def _measure(args: argparse.Namespace, err: TextIO):
 
 
 def _keep(results, args: argparse.Namespace, journal, err: TextIO):
-    """The run saved beside the profile (``calibrate.keep_run``), the journal gone once it
-    is; what was saved where, said."""
-    from explorer.core.files.fallback import NOWHERE
+    """The run saved beside the profile and its journal settled (``calibrate.keep_run``);
+    what was saved where, said."""
     from explorer.kernels import calibrate
 
+    kept = calibrate.keep_run(results, Path(args.out) if args.out else None, journal)
+    say_refused(kept.refused, err)
     if not results.points:
-        if journal is not None:
-            journal.discard()
         if results.cancelled:
             print("calibration cancelled before its first point: nothing was measured", file=err)
-        return NOWHERE
-    kept = calibrate.keep_run(results, Path(args.out) if args.out else None)
-    for refusal in kept.refused:
-        print(f"roofline-explorer: {refusal}", file=err)
-    if kept.path is None:
+    elif kept.path is None:
         print("roofline-explorer: the run could not be saved anywhere; its journal keeps it for the "
               "next bench or calibrate to recover", file=err)
-        return kept
-    if journal is not None:
-        journal.discard()  # a results file holds every point now
-    if results.cancelled:
+    elif results.cancelled:
         print(f"calibration cancelled: the {len(results.points)} points measured are saved in "
               f"{kept.path} (no profile was fitted; fit what a full run measured with "
               "roofline-explorer calibrate --results FILE)", file=err)
@@ -191,8 +196,7 @@ def _report(done, out: TextIO, err: TextIO) -> None:
         print(f"held-out products, predicted ÷ measured: {shapes} (median error "
               f"{done.median_error:.0%})", file=out)
     print(_energy_line(done), file=out)
-    for refusal in done.refused:
-        print(f"roofline-explorer: {refusal}", file=err)
+    say_refused(done.refused, err)
     print(_where(done), file=out)
 
 

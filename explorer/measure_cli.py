@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from explorer.core.files.atomic import refuse_special
+from explorer.core.files.atomic import refuse_special, target_of
 from explorer.core.files.fallback import place
 from explorer.kernels.journal import Journal, journal_folders, open_journal, recover_all
 from explorer.kernels.suites import UnknownSuiteError
@@ -45,6 +45,9 @@ def check_out(path: str) -> str | None:
         refuse_special(path)  # a folder, a FIFO or a device, or a link to one
     except OSError as exc:
         return exc.strerror
+    target = target_of(path)
+    if target.exists() and not os.access(target, os.W_OK):
+        return f"{target} is read-only (the writer does not replace it)"
     return None
 
 
@@ -115,6 +118,11 @@ def save_first(write: Callable[[Path], object], targets: list[Path], err: TextIO
     """Write with ``write`` to the first of ``targets`` that takes it, naming each place
     that refused it and why (``files.fallback.place``). Returns where it went (None: nowhere)."""
     placed = place(write, targets)
-    for refusal in placed.refused:
-        print(f"roofline-explorer: {refusal}", file=err)
+    say_refused(placed.refused, err)
     return placed.path
+
+
+def say_refused(refused, err: TextIO) -> None:
+    """Each place that refused a file, and why (``files.fallback.Placed.refused``)."""
+    for refusal in refused:
+        print(f"roofline-explorer: {refusal}", file=err)

@@ -185,8 +185,8 @@ class Jobs(QtCore.QObject):
         ``kernels`` job: one measurement at a time. Each point is journalled as it is
         measured and the run is saved beside the profile before the fit, so neither a crash
         nor a fit or a folder that fails loses it (the ``Calibration`` says where it went)."""
-        from explorer.core.files.fallback import NOWHERE
         from explorer.kernels import calibrate  # (not at start-up: a calibration is rare)
+        from explorer.kernels.energy import meter_for
         from explorer.kernels.journal import journal_folders, open_journal
 
         catalog = self.catalog()
@@ -194,7 +194,8 @@ class Jobs(QtCore.QObject):
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
             emit(Report.STARTED, f"{opened.label}, calibrating")
-            suites = calibrate.suites_for(opened)
+            meter = meter_for(opened)  # (read once: it may take a second to find the counter's step)
+            suites = calibrate.suites_for(meter)
             journal = open_journal(journal_folders(), opened, [*suites, preset], None)
             emit(Report.JOURNAL, journal)
 
@@ -204,13 +205,11 @@ class Jobs(QtCore.QObject):
                 emit(Report.PROGRESS, progress)
 
             try:
-                results = drive(run(opened, suites, preset, cancel=token), on_progress)
+                results = drive(run(opened, suites, preset, cancel=token, energy=meter), on_progress)
             finally:
                 if journal is not None:
                     journal.close()
-            kept = calibrate.keep_run(results) if results.points else NOWHERE
-            if kept.path is not None and journal is not None:
-                journal.discard()  # a results file holds every point now
+            kept = calibrate.keep_run(results, journal=journal)
             if results.cancelled:
                 return calibrate.Calibration(results, kept=kept)
             try:

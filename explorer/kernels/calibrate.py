@@ -44,6 +44,7 @@ from explorer.core.hardware.efficiency import (
     to_text,
 )
 from explorer.core.hardware.hardware import GPU, DeviceKind
+from explorer.kernels.journal import Journal
 from explorer.kernels.reference import match_device
 from explorer.kernels.results import Point, Results, new_results_name
 from explorer.kernels.suites.shapes import HELD_OUT, SUITE
@@ -102,12 +103,12 @@ class Roofs:
     bandwidth_source: str
 
 
-def suites_for(backend) -> list[str]:
-    """The suites a calibration on ``backend`` runs: ``SUITES``, and the intensity sweep
-    where the machine's energy can be read."""
-    from explorer.kernels.energy import Unmeasurable, meter_for
+def suites_for(meter) -> list[str]:
+    """The suites a calibration runs: ``SUITES``, and the intensity sweep where ``meter``
+    (``energy.meter_for``: read once, as the run then reads it) can read the energy."""
+    from explorer.kernels.energy import Unmeasurable
 
-    return [*SUITES, *([] if isinstance(meter_for(backend), Unmeasurable) else [SWEEP])]
+    return [*SUITES, *([] if isinstance(meter, Unmeasurable) else [SWEEP])]
 
 
 def measured_energy(results: Results) -> tuple[MeasuredEnergy | None, str]:
@@ -277,14 +278,22 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
     return values, notes
 
 
-def keep_run(results: Results, out: Path | None = None) -> Placed:
+def keep_run(results: Results, out: Path | None = None, journal: Journal | None = None) -> Placed:
     """Save a calibration's measured run beside where its profile goes (``out``'s folder,
     else the data folder's ``efficiency/``), before the fit, so that no failure after
     minutes of measuring loses it; refused there, in the data folder's results or the
-    temporary folder."""
+    temporary folder. The run's ``journal`` then goes (``Journal.settle``); a run that
+    measured nothing writes nothing."""
+    if not results.points:
+        if journal is not None:
+            journal.discard()
+        return NOWHERE
     folder = out.parent if out is not None else user_file(CALIBRATED_FOLDER)
     name = new_results_name("calibrate", results.created)
-    return place(results.save, [folder / name, *fallbacks("results", name)])
+    kept = place(results.save, [folder / name, *fallbacks("results", name)])
+    if journal is not None:
+        journal.settle(kept.path)
+    return kept
 
 
 def calibrate_and_write(results: Results, catalog, path: Path | None = None,

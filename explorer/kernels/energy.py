@@ -27,7 +27,7 @@ from explorer.core.analysis.energy import EnergyConstants, FitError, Sample, fit
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.hardware.hardware import GPU
-from explorer.kernels.energy_window import CounterStep, counter_step
+from explorer.kernels.energy_window import STEP_TIMEOUT_S, CounterStep, counter_step
 from explorer.kernels.results import CACHE_SUITES
 
 POWERCAP = Path("/sys/class/powercap")
@@ -53,7 +53,7 @@ class Power:
     joules: float
     seconds: float
     source: str
-    uncertainty_w: float = 0.0
+    uncertainty_w: float | None = None  # None: not known (a meter that does not say)
 
     @property
     def watts(self) -> float:
@@ -158,8 +158,8 @@ class NvmlMeter:
         except Exception as error:
             return Unmeasurable(f"NVML's energy counter failed while its step was read: {error}")
         if step is None:
-            return Unmeasurable("NVML's energy counter did not move twice in 2 s: its windows cannot be "
-                                "sized")
+            return Unmeasurable(f"NVML's energy counter did not move twice in {STEP_TIMEOUT_S:g} s: its "
+                                "windows cannot be sized")
         return NvmlMeter(nvml, handle, step)
 
     def start(self):

@@ -21,6 +21,7 @@ WINDOW_STEPS = 10  # periods of the counter in one window: ≤ 10 % from its ste
 STEP_TIMEOUT_S = 2.0  # a counter that has not moved twice by then is not read
 POLL_S = 1e-3
 BATCH_S = 0.1  # launches issued between two synchronisations while a window fills
+FIRST_BATCH = 100  # launches before the wall time of one is known (issuing may outlast running)
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,22 @@ def counter_step(read: Callable[[], float], resolution_j: float, clock: Callable
 
 
 def fill_window(launch: Callable[[], object], sync: Callable[[], None], until: float, launch_s: float,
-                cancel: CancelToken | None = None, clock: Callable[[], float] = time.monotonic) -> int:
-    """Launch until ``clock()`` reaches ``until``, in batches of about ``BATCH_S`` (from a
-    launch's measured ``launch_s``) with a synchronisation after each, so the device stays
-    busy and the window ends when its work does. Returns the launches made."""
+                cancel: CancelToken | None = None, clock: Callable[[], float] = time.monotonic) -> bool:
+    """Launch until ``clock()`` reaches ``until``, in batches of about ``BATCH_S`` with a
+    synchronisation after each, so the device stays busy and the window ends when its work
+    does. The first batch is sized from a launch's measured ``launch_s``, the next ones from
+    the wall time the last one took (issuing a launch can take longer than running it).
+    Returns whether the window was filled: False when ``cancel`` came first (the caller keeps
+    its timing and drops the short window's energy)."""
     cancel = cancel or CancelToken()
-    launches = 0
-    while clock() < until:
-        cancel.check()
-        batch = max(1, min(10_000, int(min(BATCH_S, until - clock()) / max(launch_s, 1e-7))))
+    per_launch, filling = max(launch_s, 1e-7), False
+    while (now := clock()) < until:
+        if cancel.cancelled:
+            return False
+        batch = max(1, min(10_000 if filling else FIRST_BATCH, round(min(BATCH_S, until - now) / per_launch)))
+        filling = True
         for _ in range(batch):
             launch()
         sync()
-        launches += batch
-    return launches
+        per_launch = max((clock() - now) / batch, 1e-7)
+    return True

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.files.datafile import DataFileError
+from explorer.core.files.fallback import is_temporary
 from explorer.core.files.processes import recorded_alive, this_process
 from explorer.core.files.reading import open_regular, read_text
 from explorer.kernels.results import MAX_RESULTS_BYTES, Point, Results, parse_json, read_point, results_from
@@ -89,6 +90,17 @@ class Journal:
         self.close()
         with contextlib.suppress(OSError):
             self.path.unlink(missing_ok=True)
+
+    def settle(self, saved: Path | None) -> bool:
+        """The run's results were written to ``saved`` (None: nowhere): the journal goes,
+        unless they reached only the temporary folder, which a reboot may empty, while the
+        journal lies somewhere lasting (the next run recovers it from there). Returns
+        whether it went."""
+        if saved is None or (is_temporary(saved) and not is_temporary(self.path)):
+            self.close()
+            return False
+        self.discard()
+        return True
 
 
 def journal_folders() -> list[Path]:

@@ -177,12 +177,17 @@ def _measure_quietly(state: _RunState, prepared,
         token = _read_load(state.load.start) if state.load else None
         metered = _read_load(state.energy.start) if state.energy else None
         window_end = time.monotonic() + state.energy.window_s if state.energy else 0.0
+        filled = True
         with state.backend.activate():
             measured = measure(prepared.launch, state.backend.timer, state.timing, state.cancel)
             if metered is not None:
-                fill_window(prepared.launch, state.backend.sync, window_end, measured.median_s, state.cancel)
-        power = _read_load(state.energy.stop, metered) if metered is not None else None
+                filled = fill_window(prepared.launch, state.backend.sync, window_end, measured.median_s,
+                                     state.cancel)
+        # A cancel while the window filled keeps the timing; the short window's energy is noise.
+        power = _read_load(state.energy.stop, metered) if metered is not None and filled else None
         foreign = _read_load(state.load.stop, token) if state.load else None
+        if not filled:
+            return measured, foreign, None, True
         if foreign is None or not foreign.busy or attempt == RETRIES:
             break
         yield waiting(foreign.detail)

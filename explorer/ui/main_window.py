@@ -295,8 +295,8 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.summary_label.setToolTip(f"The workload on the primary device (predicted): {summary}")  # (whole)
         if not self.runs.running(KERNELS):
             self.backend_label.setText(f"Primary device: {self.state.primary.name}")
-        if self.state.session.params.efficiency == Source.CALIBRATED:
-            self.notice.add(calibrated()[1])  # (a calibration file that cannot be read, named)
+        if self.state.session.params.efficiency == Source.CALIBRATED:  # (its files are read then)
+            self.notice.add(calibrated()[1])  # a calibration file that cannot be read, named once
         self._update_title()
         self.autosaver.changed()
 

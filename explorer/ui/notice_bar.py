@@ -37,6 +37,8 @@ class NoticeBar(QtWidgets.QFrame):
         self.setStyleSheet("#notice-bar { background: #FFF4D6; border: 1px solid #E69F00; }"
                            "#notice-bar QLabel { color: #222222; }")
         self.skipped: list[Skipped] = []
+        self._seen: set[tuple[str, Path]] = set()  # every file shown once (a dismissed one stays away)
+        self._presenting = False
         self._layout = QtWidgets.QVBoxLayout(self)
         self._layout.setContentsMargins(8, 4, 8, 4)
         self.hide()
@@ -46,9 +48,13 @@ class NoticeBar(QtWidgets.QFrame):
         return notice(self.skipped)
 
     def add(self, skipped) -> None:
-        """Show these files too (the bar appears; it never blocks the window)."""
-        known = {(s.what, s.path) for s in self.skipped}
-        self.skipped += [s for s in skipped if (s.what, s.path) not in known]
+        """Show these files too (the bar appears; it never blocks the window). A file already
+        shown, dismissed or moved aside is not shown again: asking again costs nothing."""
+        new = [s for s in skipped if (s.what, s.path) not in self._seen]
+        if not new:
+            return
+        self._seen.update((s.what, s.path) for s in new)
+        self.skipped += new
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -79,7 +85,7 @@ class NoticeBar(QtWidgets.QFrame):
         row.addWidget(hint, 1)
         row.addWidget(close)
         self._layout.addLayout(row)
-        self.show()
+        self.setVisible(not self._presenting)
 
     def _row(self, skipped: Skipped) -> QtWidgets.QHBoxLayout:
         row = QtWidgets.QHBoxLayout()
@@ -111,6 +117,7 @@ class NoticeBar(QtWidgets.QFrame):
 
     def set_presenting(self, presenting: bool) -> None:
         """Never on a projector: hidden while presenting, back afterwards."""
+        self._presenting = presenting
         self.setVisible(bool(self.skipped) and not presenting)
 
     def dismiss(self) -> None:

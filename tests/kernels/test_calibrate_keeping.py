@@ -70,6 +70,21 @@ def test_a_measured_run_is_saved_beside_its_profile_and_its_journal_goes(tmp_pat
     assert not list(tmp_path.rglob(f"*{SUFFIX}"))  # the journal went once the file held the points
 
 
+def test_the_energy_meter_is_found_once_and_the_run_reads_that_one(tmp_path, monkeypatch):
+    """Finding a counter's step takes up to seconds and two probes could disagree (the
+    sweep planned for a meter the run then lacks): one probe, handed to the run."""
+    from explorer.kernels import energy
+
+    calls: list = []
+    probes: list = []
+    meter = energy.Unmeasurable("a test machine")
+    monkeypatch.setattr(energy, "meter_for", lambda backend: probes.append(backend) or meter)
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(runner, "run", replay(h100_run(), calls))
+    _cli("calibrate", "--out", str(tmp_path / "p.yaml"))
+    assert len(probes) == 1 and calls[0][2]["energy"] is meter and "intensity" not in calls[0][0]
+
+
 def test_the_load_is_read_unless_asked_not_to(tmp_path, monkeypatch):
     calls: list = []
     monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path / "data"))

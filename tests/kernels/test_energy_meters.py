@@ -3,6 +3,7 @@ files, a machine without them) and NVML's energy counter; the counter's step rea
 time sizes each window (1 s at least on NVML, whose counter moves every ~100 ms) and each
 power's uncertainty; a run records each point's power, or says once why it could not."""
 
+import threading
 import time
 import types
 from pathlib import Path
@@ -184,6 +185,27 @@ def test_a_run_keeps_each_points_power_and_says_where_it_came_from(numpy_backend
                "moves every 5 ms" in n for n in results.notes)
     none = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=Unmeasurable("no meter here")))
     assert all(p.power_w is None for p in none.points) and "energy not measured: no meter here" in none.notes
+
+
+def test_a_cancel_while_the_window_fills_keeps_the_point_measured_without_its_power(numpy_backend):
+    """A GPU point spends most of its wall time filling its energy window (a second on
+    NVML): a Ctrl+C then must not drop the timing already made, only the short window's
+    energy, and the run stops after that point."""
+    from explorer.kernels.timing import CancelToken
+
+    class LongWindow(SteadyMeter):
+        window_s = 30.0
+
+        def start(self):
+            threading.Timer(0.3, cancel.cancel).start()  # while the first case fills its window
+            return super().start()
+
+    cancel = CancelToken()
+    meter = LongWindow()
+    results = drive(run(numpy_backend, ["stream"], "smoke", load=None, energy=meter, cancel=cancel))
+    assert results.cancelled and len(results.points) == 1
+    assert results.points[0].power_w is None and results.points[0].time_median_s > 0
+    assert meter.windows == []  # the short window was never read as a power
 
 
 def test_a_runs_powers_give_energy_constants(numpy_backend):

@@ -87,3 +87,22 @@ def test_the_window_lists_a_broken_calibration_once_times_use_calibrations(windo
     assert not any(s.path.name == name for s in window.notice.skipped)  # not read before it is asked for
     window.state.set_params(efficiency="calibrated")
     assert [s.path.name for s in window.notice.skipped if s.what == "calibration"] == [name]
+    assert window.notice.isVisible()
+    window.notice.dismiss()
+    window.state.set_params(batch=4)  # every edit reads the folder again: a dismissal stays
+    assert not window.notice.isVisible() and not window.notice.skipped
+
+
+def test_the_notice_stays_off_the_projector_when_a_broken_file_turns_up(window, tmp_path):
+    from tests.cli.test_broken_calibrations import _broken
+
+    folder = tmp_path / "data" / "efficiency"
+    folder.mkdir(parents=True)
+    _broken(folder, "cut short")
+    window.presentation.enter()
+    try:
+        window.state.set_params(efficiency="calibrated")
+        assert window.notice.skipped and not window.notice.isVisible()
+    finally:
+        window.presentation.leave()
+    assert window.notice.isVisible()

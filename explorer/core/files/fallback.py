@@ -28,6 +28,11 @@ def temporary(name: str) -> Path:
     return Path(tempfile.gettempdir()) / f"roofline-{name}"
 
 
+def is_temporary(path: Path) -> bool:
+    """Whether ``path`` lies in the temporary folder (which a reboot may empty)."""
+    return Path(tempfile.gettempdir()).resolve() in Path(path).resolve().parents
+
+
 def fallbacks(kind: str, name: str) -> list[Path]:
     """Where a file goes when its own place fails: the data folder's ``kind`` folder, then
     the temporary folder."""
