@@ -155,7 +155,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     doc = Document(catalog, models)
     profile = None
     if args.profile:
-        from explorer.core.profile import kept
+        from explorer.core.model.profile import kept
         from explorer.profiles.reading import read_profile
 
         profile = kept(read_profile(args.profile))

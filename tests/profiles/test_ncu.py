@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.files.datafile import DataFileError
-from explorer.core.profile import OTHER
+from explorer.core.model.profile import OTHER
 from explorer.profiles import ncu
 from tests.profiles.mutations import mutated
 from tests.timeouts import no_block, no_hang
