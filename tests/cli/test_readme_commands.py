@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = re.compile(r"\b(FILE|ID|PATH|DIR|N|TEXT|PX|DPI|NAME|KEY|SECONDS)\b|[|\[\]{}…]")

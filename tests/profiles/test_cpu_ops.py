@@ -180,7 +180,7 @@ def test_a_saved_profile_keeps_each_product_s_shape(gpt2):
 def test_analyze_prints_and_writes_each_product_s_row(gpt2):
     import io
 
-    from explorer import cli
+    from explorer.commands import main as cli
 
     argv = ["analyze", "--hardware", "epyc-9654", "--model", "gpt2", "--context", str(CONTEXT), "--dtype",
             "fp32", "--profile", str(GPT2_TRACE), "--profile-steps", str(STEPS)]

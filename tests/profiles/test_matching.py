@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import OpClass, class_times, expected_for
 from explorer.core.analysis.profile_match import class_of, compare, read_patterns
