@@ -48,7 +48,7 @@ print(time.perf_counter() - start)
 OURS = """
 import time, sys, os
 start = time.perf_counter()
-from explorer import window_options  # what the app's entry point parses for the window
+from explorer.commands import window_options  # what the app's entry point parses for the window
 from explorer.app import window_module  # and imports, in its order (Qt-free modules first)
 build_window = window_module().build_window
 from PySide6 import QtWidgets
@@ -99,7 +99,7 @@ def drags_and_soak() -> None:
     from drag_latency import DEVICES, own_settings
     from drag_latency import main as drag_latency
 
-    from explorer import cli
+    from explorer.commands import main as cli
     from explorer.core.model.session import Session
     from explorer.ui.application import build_window
 

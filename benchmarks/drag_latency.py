@@ -27,7 +27,7 @@ os.environ.setdefault("ROOFLINE_EXPLORER_DATA", tempfile.mkdtemp(prefix="rooflin
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.model.session import Session, WhatIf
 from explorer.ui.application import build_window, settle
 from explorer.ui.chart import roofline_plot

@@ -226,7 +226,7 @@ def drag(app, window, probe: Probe, kind: str, moves: int) -> list[float]:
 def run(moves: int, rounds: int) -> dict[str, list[list[float]]]:
     from PySide6 import QtCore, QtWidgets
 
-    from explorer import cli
+    from explorer.commands import main as cli
     from explorer.core.model.session import Session
     from explorer.ui.application import build_window, settle
     from explorer.ui.chart import roofline_plot

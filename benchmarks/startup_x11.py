@@ -60,7 +60,7 @@ SETUPS = {
                   "app = QtWidgets.QApplication(sys.argv[:1])\n"
                   "w = QtWidgets.QMainWindow(); plot = pg.PlotWidget(); w.setCentralWidget(plot)\n"
                   "w.resize(1366, 768); target = plot.viewport()", ""),
-    "ours": ("from explorer import window_options\nfrom explorer.app import window_module\n"
+    "ours": ("from explorer.commands import window_options\nfrom explorer.app import window_module\n"
              "build_window = window_module().build_window\nfrom PySide6 import QtWidgets\n"
              "app = QtWidgets.QApplication(sys.argv[:1])\n"
              "w = build_window(window_options.parse(['--size', '1366x768'])); target = w.chart",

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from explorer import window_options
+from explorer.commands import window_options
 
 log = logging.getLogger("explorer")
 
@@ -22,7 +22,7 @@ log = logging.getLogger("explorer")
 WINDOW_QT_FREE = ("explorer.chart.model", "explorer.chart.hits", "explorer.chart.svg", "explorer.document",
                   "explorer.document.files", "explorer.core.words.scenes", "explorer.core.words.why",
                   "explorer.core.analysis.drags", "explorer.core.hardware.device_sheet",
-                  "explorer.kernels.cpuinfo", "explorer.about", "explorer.cli_common",
+                  "explorer.kernels.cpuinfo", "explorer.about", "explorer.commands.common",
                   "explorer.ui.panels.device_html")
 
 # Libraries Qt's xcb plugin loads, and the Debian/Ubuntu packages that hold them. Without
@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if window_options.names_a_command(argv):
-        from explorer import cli  # every command's parser: not needed to open the window
+        from explorer.commands import main as cli  # every command's parser: not needed to open the window
 
         args = cli.parse_args(argv)
         if args.command is not None:

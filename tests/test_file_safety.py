@@ -193,7 +193,7 @@ def test_the_recovery_folder_s_special_files_never_block(tmp_path):
 
 
 def test_a_screenshot_size_is_bounded_by_pixels(capsys):
-    from explorer.window_options import parse
+    from explorer.commands.window_options import parse
     for too_large in ("16384x16384", "8192x8192", "9000x200"):
         with pytest.raises(SystemExit):
             parse(["--screenshot", "x.png", "--size", too_large])

@@ -9,7 +9,8 @@ import explorer
 PACKAGE = Path(explorer.__file__).parent
 QT = {"PySide6", "pyqtgraph", "shiboken6"}
 QT_FREE = [*sorted((PACKAGE / "core").rglob("*.py")), *sorted((PACKAGE / "kernels").rglob("*.py")),
-           PACKAGE / "cli.py", PACKAGE / "paths.py", PACKAGE / "texttable.py", PACKAGE / "app.py"]
+           *sorted((PACKAGE / "commands").glob("*.py")),
+           PACKAGE / "paths.py", PACKAGE / "app.py"]
 
 
 def imported_roots(tree: ast.AST, top_level_only: bool) -> set[str]:

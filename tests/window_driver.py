@@ -16,7 +16,7 @@ import time
 
 from PySide6 import QtCore, QtWidgets
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.ui import application
 from explorer.ui.main_window import MainWindow
 

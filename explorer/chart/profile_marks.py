@@ -15,7 +15,7 @@ from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke
 from explorer.chart.key import Entry
 from explorer.chart.palette import ROLE_GROUP
 from explorer.core.analysis.expected import OpClass
-from explorer.core.profile import OTHER, Profile
+from explorer.core.model.profile import OTHER, Profile
 from explorer.core.units import format_number, format_si, format_time
 
 # A class of kernels → the op group whose colour it takes (``palette.ROLE_GROUPS``).

@@ -17,8 +17,8 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected
 from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.profile import Profile
 from explorer.core.model.session import Session
-from explorer.core.profile import Profile
 from explorer.kernels.results import Point, Results
 
 if TYPE_CHECKING:  # costed when a model is compared, not at start-up

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
+from explorer.core.model.profile import Profile, kept
 from explorer.core.model.session import Session
-from explorer.core.profile import Profile, kept
 from explorer.document.topics import Topic
 from explorer.kernels.results import Point, Results, load_results
 
@@ -35,7 +35,7 @@ class Measurements:
 
     def show_profile(self, profile: Profile) -> None:
         """Show ``profile`` beside the prediction, instead of the one shown before: the
-        session keeps it (its kernels by name, ``core.profile.kept``), one undo step."""
+        session keeps it (its kernels by name, ``core.model.profile.kept``), one undo step."""
         self._change(replace(self._session, profile=kept(profile)),
                      f"Show profile {Path(profile.source).name}")
 

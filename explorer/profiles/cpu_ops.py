@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.core.files.errors import DataFileError
-from explorer.core.profile import ProfiledKernel
+from explorer.core.model.profile import ProfiledKernel
 from explorer.profiles.events import args_of
 from explorer.profiles.shapes import DTYPE_BYTES, PRECISIONS, op_work, weight_shape
 

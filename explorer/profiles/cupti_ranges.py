@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
-from explorer.core.profile import ProfiledKernel
+from explorer.core.model.profile import ProfiledKernel
 from explorer.profiles.events import args_of
 from explorer.profiles.ncu import BYTE_METRICS, FLOP_METRICS, TIME
 

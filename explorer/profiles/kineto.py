@@ -29,7 +29,7 @@ from typing import Any, TypeGuard
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
 from explorer.core.files.reading import decoded, open_regular, read_bytes
-from explorer.core.profile import Profile, ProfiledKernel
+from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.profiles.cpu_ops import cpu_kernels
 from explorer.profiles.cupti_ranges import range_kernels
 from explorer.profiles.events import args_of

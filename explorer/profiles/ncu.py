@@ -32,7 +32,7 @@ from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
-from explorer.core.profile import Profile, ProfiledKernel
+from explorer.core.model.profile import Profile, ProfiledKernel
 
 # Hardware counters and nanosecond timestamps are 64-bit: a count beyond is no count (1e308
 # is a float, but 64 × it, or 1e308 Kbyte in bytes, is not: round() of it raised)

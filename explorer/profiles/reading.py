@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from explorer.core.files.reading import read_text
-from explorer.core.profile import Profile
+from explorer.core.model.profile import Profile
 from explorer.profiles.kineto import is_json_object, is_trace, read_kineto
 from explorer.profiles.ncu import MAX_PROFILE_BYTES, read_ncu_csv
 from explorer.profiles.rocprof import is_rocprof, read_rocprof

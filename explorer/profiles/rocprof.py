@@ -25,7 +25,7 @@ from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
-from explorer.core.profile import Profile, ProfiledKernel
+from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.profiles.ncu import BEYOND_COUNTER, COUNTER_MAX, MAX_PROFILE_BYTES
 
 HEADER = "Dispatch_ID"  # the first column of pmc_perf.csv

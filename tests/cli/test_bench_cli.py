@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.kernels import gpuinfo
 from explorer.kernels.results import load_results
 
@@ -155,7 +155,7 @@ def test_a_data_folder_that_is_a_file_still_saves_to_out(tmp_path, monkeypatch):
 
 
 def test_two_runs_saved_in_the_same_second_keep_both_files(tmp_path, monkeypatch):
-    from explorer.bench_cli import _save
+    from explorer.commands.bench import _save
     from explorer.kernels.results import Results
 
     monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))

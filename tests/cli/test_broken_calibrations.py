@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.hardware.efficiency import calibrated, to_text
 from tests.kernels.test_calibrate_keeping import h100_run
 

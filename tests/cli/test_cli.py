@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from explorer import cli, window_options
+from explorer.commands import main as cli
+from explorer.commands import window_options
 
 
 def run(*argv):
@@ -188,8 +189,9 @@ def test_opening_the_window_builds_no_command_parser():
     """The commands' modules (the kernel lab's backends, the explanations) cost a third of a
     second before the first paint; the window path never imports them."""
     code = ("import sys; from explorer import app; import explorer.ui.application as a; "
-            "a.run_window = lambda args: print([m for m in ('explorer.cli', 'explorer.bench_cli', "
-            "'explorer.explain_cli', 'explorer.export_cli') if m in sys.modules], args.size) or 0; "
+            "a.run_window = lambda args: print([m for m in ('explorer.commands.main', "
+            "'explorer.commands.bench', 'explorer.commands.explain', 'explorer.commands.export') "
+            "if m in sys.modules], args.size) or 0; "
             "app.main(['--size', '800x600'])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})

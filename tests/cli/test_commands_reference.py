@@ -1,5 +1,5 @@
 """docs/commands.md cannot go stale: every command of `roofline-explorer` (the parser
-`explorer.cli.build_parser` builds, subcommands included) and every option of each is named
+`explorer.commands.main.build_parser` builds, subcommands included) and every option of each is named
 there, its usage lines show no option a command lacks, and its table of every command's
 options is the one this module prints from the parser (`python -m tests.cli.test_commands_reference
 --write` writes it again)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.model.parameters import PARAMETERS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "commands.md"

@@ -5,7 +5,7 @@ import io
 import json
 import os
 
-from explorer import cli
+from explorer.commands import main as cli
 from tests.core.test_hf_config import LLAMA_3_8B, MISTRAL_7B, QWEN3_8B
 
 

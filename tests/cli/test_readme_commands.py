@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

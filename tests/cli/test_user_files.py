@@ -65,7 +65,7 @@ def test_a_broken_user_scene_is_skipped_by_scenes_commands(data):
 def test_commands_run_when_the_data_folder_cannot_be_created(tmp_path, monkeypatch):
     import io
 
-    from explorer import cli
+    from explorer.commands import main as cli
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

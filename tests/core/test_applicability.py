@@ -76,7 +76,7 @@ def test_the_commands_help_says_where_each_parameter_applies():
     import contextlib
     import io
 
-    from explorer import cli
+    from explorer.commands import main as cli
 
     help_text = io.StringIO()
     with contextlib.redirect_stdout(help_text), contextlib.suppress(SystemExit):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.analysis.layouts import layouts, ranked, splits, why

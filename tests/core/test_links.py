@@ -86,7 +86,7 @@ def test_hardware_show_gives_each_link_with_its_sources():
     import io
     import json
 
-    from explorer import cli
+    from explorer.commands import main as cli
 
     out = io.StringIO()
     assert cli.run(cli.parse_args(["hardware", "show", "h100-sxm", "--json"]), out, io.StringIO()) == 0

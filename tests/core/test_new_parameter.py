@@ -29,7 +29,7 @@ from explorer.core.model import workload  # its maths: the field
 workload.WorkloadParams = dataclasses.make_dataclass(
     "WorkloadParams", [("warmup", int, 0)], bases=(workload.WorkloadParams,), frozen=True)
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.model.session import Session, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 

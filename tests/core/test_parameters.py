@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.model.parameters import PARAMETERS, TRAINING_ONLY, Kind, reference_table
 from explorer.core.model.session import Session, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams

@@ -25,9 +25,9 @@ from explorer.core.hardware.efficiency import read_efficiencies
 from explorer.core.hardware.operation_energy import read_operations
 from explorer.core.model.hf_config import CONFIG_MODEL, read_config_file
 from explorer.core.model.presets import load_model_file
+from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.core.model.session import Session, load_session, load_workload, save_workload
 from explorer.core.model.workload import WorkloadError, WorkloadParams
-from explorer.core.profile import Profile, ProfiledKernel
 from explorer.core.words.scenes import load_scene_file
 from explorer.core.words.why import load_topics
 from explorer.document import Document

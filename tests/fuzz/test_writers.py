@@ -33,7 +33,7 @@ def _results(path: Path) -> None:
 
 
 def _deck(path: Path) -> None:
-    from explorer.pptx_deck import Slide, write_deck
+    from explorer.commands.pptx_deck import Slide, write_deck
     write_deck(path, [(Slide("A title", "A caption", "notes"), _png())])
 
 

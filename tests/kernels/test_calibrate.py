@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.analysis.expected import product_time
 from explorer.core.hardware.efficiency import (
     FACTORS,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.hardware.efficiency import read_efficiencies
 from explorer.kernels import runner
 from explorer.kernels.journal import RECOVERED_NOTE, SUFFIX

@@ -214,7 +214,7 @@ def test_a_runs_powers_give_energy_constants(numpy_backend):
     streamed from main memory, which the fit requires.)"""
     from dataclasses import replace
 
-    from explorer.bench_cli import summary
+    from explorer.commands.bench import summary
     from explorer.kernels.energy import fitted
     from explorer.kernels.reference import Reference
 
@@ -231,7 +231,7 @@ def test_a_runs_powers_give_energy_constants(numpy_backend):
 
 
 def test_bench_prints_the_fitted_constants_beside_the_circuit_energies():
-    from explorer.bench_cli import _energy_lines
+    from explorer.commands.bench import _energy_lines
     from explorer.kernels.results import Results
     from tests.core.test_energy import metered_points
 

@@ -151,7 +151,7 @@ def test_the_real_trace_s_products_are_matched_to_their_ops_by_shape(gpt2, model
 
 
 def test_ops_that_share_a_shape_share_a_row_and_another_model_matches_none(gpt2, models, catalog):
-    from explorer.core.profile import Profile, ProfiledKernel
+    from explorer.core.model.profile import Profile, ProfiledKernel
 
     a = analyze(models["llama-3-8b"], WorkloadParams(batch=1), catalog["h100-sxm"])
     square = ProfiledKernel("sm90_xmma_gemm_bf16", 1e-3, shape=(4096, 4096))
@@ -165,7 +165,7 @@ def test_ops_that_share_a_shape_share_a_row_and_another_model_matches_none(gpt2,
 
 def test_a_saved_profile_keeps_each_product_s_shape(gpt2):
     from explorer.core.files.datafile import Fields
-    from explorer.core.profile import profile_to_dict, read_saved_profile
+    from explorer.core.model.profile import profile_to_dict, read_saved_profile
 
     saved = profile_to_dict(gpt2)
     addmms = sorted(tuple(k["shape"]) for k in saved["kernels"] if k["name"] == "aten::addmm")
@@ -180,7 +180,7 @@ def test_a_saved_profile_keeps_each_product_s_shape(gpt2):
 def test_analyze_prints_and_writes_each_product_s_row(gpt2):
     import io
 
-    from explorer import cli
+    from explorer.commands import main as cli
 
     argv = ["analyze", "--hardware", "epyc-9654", "--model", "gpt2", "--context", str(CONTEXT), "--dtype",
             "fp32", "--profile", str(GPT2_TRACE), "--profile-steps", str(STEPS)]
@@ -205,7 +205,7 @@ def test_analyze_prints_and_writes_each_product_s_row(gpt2):
 def test_ops_that_share_a_role_keep_rows_of_their_own(models, catalog):
     """DeepSeek-V3's latent attention has three products of role q_proj (q_down, q_up and the
     absorbed k_up): each is matched by its own shape and named, not by the role."""
-    from explorer.core.profile import Profile, ProfiledKernel
+    from explorer.core.model.profile import Profile, ProfiledKernel
 
     a = analyze(models["deepseek-v3"], WorkloadParams(batch=1, tp=8), catalog["b200"])
     q_down = next(o for o in a.ops if o.name == "q_down")

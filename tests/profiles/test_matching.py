@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import OpClass, class_times, expected_for
 from explorer.core.analysis.profile_match import class_of, compare, read_patterns
 from explorer.core.files.datafile import DataFileError
+from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.core.model.workload import WorkloadParams
-from explorer.core.profile import Profile, ProfiledKernel
 
 
 @pytest.mark.parametrize("name, op_class", [

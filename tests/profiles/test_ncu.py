@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer.core.files.datafile import DataFileError
-from explorer.core.profile import OTHER
+from explorer.core.model.profile import OTHER
 from explorer.profiles import ncu
 from tests.profiles.mutations import mutated
 from tests.timeouts import no_block, no_hang
@@ -152,7 +152,7 @@ def test_mutated_exports_load_or_are_refused(tmp_path, data):
 def test_the_profile_command_prints_each_kernel_against_the_device(tmp_path):
     import json
 
-    from explorer import cli
+    from explorer.commands import main as cli
 
     path = tmp_path / "p.csv"
     path.write_text(raw_page())

@@ -7,8 +7,15 @@ import pytest
 import yaml
 
 from explorer.core.files.datafile import DataFileError
+from explorer.core.model.profile import (
+    MAX_SAVED_KERNELS,
+    OTHER,
+    Profile,
+    ProfiledKernel,
+    kept,
+    profile_to_dict,
+)
 from explorer.core.model.session import Session, load_session
-from explorer.core.profile import MAX_SAVED_KERNELS, OTHER, Profile, ProfiledKernel, kept, profile_to_dict
 
 GEMM = ProfiledKernel("sm90_xmma_gemm_bf16", 2e-3, {"fp16": 4_000_000_000},
                       {"dram": 50_000_000, "l2": 90_000_000}, tensor_instructions=12)
@@ -137,7 +144,7 @@ def test_whatever_a_reader_produced_is_saved_in_a_form_that_reopens(tmp_path):
 def test_launches_fold_a_cache_s_bytes_only_where_every_launch_counted_them():
     """Two launches of one kernel, one counted at L2 and one not at all: the L2 intensity
     would count the FLOPs of both over the bytes of one, so the fold keeps no L2 bytes."""
-    from explorer.core.profile import Profile, ProfiledKernel
+    from explorer.core.model.profile import Profile, ProfiledKernel
 
     counted = ProfiledKernel("gemm", 1e-3, {"fp16": 10**9}, {"dram": 10**6, "l2": 4 * 10**6})
     bare = ProfiledKernel("gemm", 1e-3, {"fp16": 10**9}, {})

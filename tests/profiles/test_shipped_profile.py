@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from explorer.core.files.datafile import Fields, load_yaml
-from explorer.core.profile import read_saved_profile
+from explorer.core.model.profile import read_saved_profile
 
 WRITER = Path(__file__).parents[1] / "data" / "tracelens" / "write_shipped_profile.py"
 

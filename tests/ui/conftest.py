@@ -5,7 +5,7 @@ import argparse
 import pytest
 from PySide6 import QtCore
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.core.model.session import Session
 from explorer.state import AppState
 

@@ -11,7 +11,7 @@ import xml.dom.minidom
 import pytest
 from PySide6 import QtCore, QtGui
 
-from explorer import cli
+from explorer.commands import main as cli
 from explorer.ui.chart.export import ExportOptions, export_chart, format_of, render_image
 
 
@@ -292,9 +292,9 @@ def test_a_device_keeps_its_colour_and_dash_through_an_exported_scene(catalog, m
     """cpu-vs-gpu lists [Xeon, H100] on step 2 and [H100, Xeon] on step 3: on the slides, as in
     the window, each device keeps its style."""
     from explorer.chart.slides import ExportOptions, slide_chart
+    from explorer.commands.export import scene_slots
     from explorer.core.words.scenes import load_default_scenes
     from explorer.document import Document
-    from explorer.export_cli import scene_slots
 
     scene = load_default_scenes(catalog, models)["cpu-vs-gpu"]
     assert scene.session_at(1).hardware == tuple(reversed(scene.session_at(2).hardware))

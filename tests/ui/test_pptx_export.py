@@ -7,8 +7,8 @@ import struct
 import pytest
 from pptx import Presentation
 
-from explorer import cli
-from explorer.pptx_deck import CAPTION_CHARS, on_slide
+from explorer.commands import main as cli
+from explorer.commands.pptx_deck import CAPTION_CHARS, on_slide
 
 
 def export(*argv):

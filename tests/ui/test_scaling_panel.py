@@ -80,7 +80,8 @@ def started_window(tmp_path, then: str) -> list[str]:
     code = ("import sys; from explorer.app import window_module; "
             "build_window = window_module().build_window; "
             "from PySide6 import QtCore, QtWidgets; app = QtWidgets.QApplication([]); "
-            "from explorer.window_options import parse; w = build_window(parse(['--size', '1024x768']), "
+            "from explorer.commands.window_options import parse; "
+            "w = build_window(parse(['--size', '1024x768']), "
             "QtCore.QSettings(sys.argv[1], QtCore.QSettings.Format.IniFormat)); w.show(); w.grab(); "
             "painted = list(sys.modules); "
             f"app.processEvents(); app.processEvents(); {then}; w.runs.shutdown()")

@@ -4,8 +4,8 @@ README and docs/ can be made again from one command."""
 
 import pytest
 
-from explorer import window_options
 from explorer.chart.roofline_frame import default_title
+from explorer.commands import window_options
 from explorer.core.model.parameters import PARAMETERS, Kind
 from explorer.ui.application import UsageError, build_window, run_window
 

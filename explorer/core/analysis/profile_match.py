@@ -17,7 +17,7 @@ import numpy as np
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, class_times, op_class
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
-from explorer.core.profile import Profile, ProfiledKernel
+from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.paths import resource_path
 
 SCHEMA = 1

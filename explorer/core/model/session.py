@@ -26,6 +26,7 @@ from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwid
 from explorer.core.model.custom import CustomSpec, Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config_text
 from explorer.core.model.parameters import PARAMETERS, saved
+from explorer.core.model.profile import Profile, profile_to_dict, read_saved_profile
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.model.workload_file import (  # noqa: F401  (load_workload, Workload: re-exported)
     CUSTOM,
@@ -35,7 +36,6 @@ from explorer.core.model.workload_file import (  # noqa: F401  (load_workload, W
     read_schema,
     read_workload,
 )
-from explorer.core.profile import Profile, profile_to_dict, read_saved_profile
 from explorer.core.units import BYTES, PRECISIONS, format_bytes, format_time
 
 MAX_DEVICES = 4

@@ -22,8 +22,8 @@ from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY, BoundKind, Ceilings
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
+from explorer.core.model.profile import Profile
 from explorer.core.model.workload import WorkloadParams
-from explorer.core.profile import Profile
 from explorer.core.units import format_time
 
 SAME = 0.01  # within 1 %, a time "does not move"

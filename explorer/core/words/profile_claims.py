@@ -20,7 +20,7 @@ from collections.abc import Callable
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.analysis.profile_match import CLASSES, class_of, compare
-from explorer.core.profile import Profile
+from explorer.core.model.profile import Profile
 from explorer.core.units import format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words.claims import Quantity, State
 

@@ -47,6 +47,7 @@ from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.parameters import PARAMETERS
+from explorer.core.model.profile import Profile, read_saved_profile
 from explorer.core.model.session import (
     MAX_DEVICES,
     Session,
@@ -57,7 +58,6 @@ from explorer.core.model.session import (
 )
 from explorer.core.model.workload import WorkloadError
 from explorer.core.model.workload_file import read_param
-from explorer.core.profile import Profile, read_saved_profile
 from explorer.core.units import BYTES, PRECISIONS
 from explorer.paths import resource_path
 

@@ -7,6 +7,7 @@ here uses the window's chart widget, so an export is the same from the window an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui
@@ -25,8 +26,15 @@ from explorer.chart.slides import (
 from explorer.core.files.atomic import write_bytes_atomic, write_text_atomic
 from explorer.ui.chart.painter import paint
 
-__all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "render_image",
-           "write_chart"]
+__all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "qt_application",
+           "render_image", "write_chart"]
+
+
+def qt_application() -> None:
+    """The Qt application a headless export draws PNG and PDF pictures in (offscreen when
+    no display; the window's own when it runs): the ``export`` command's one use of Qt."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    QtGui.QGuiApplication.instance() or QtGui.QGuiApplication(["roofline-explorer"])
 
 
 def export_chart(doc, path: str | Path, options: ExportOptions | None = None,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from explorer.core.profile import profile_to_dict
+from explorer.core.model.profile import profile_to_dict
 from explorer.profiles.reading import read_profile
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -17,17 +17,8 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from explorer.cli_common import open_catalog
-from explorer.core.files.fallback import fallbacks
-from explorer.core.units import format_si, format_time, rate_unit
-from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
-from explorer.kernels.cases import PRESETS
-from explorer.kernels.journal import Journal
-from explorer.kernels.reference import Reference, reference_for
-from explorer.kernels.results import Point, Results, new_results_name
-from explorer.kernels.runner import OFF, Progress, drive, results_of, run
-from explorer.kernels.suites import SUITES, UnknownSuiteError, resolve
-from explorer.measure_cli import (
+from explorer.commands.common import open_catalog
+from explorer.commands.measure import (
     EXIT_CANCELLED,
     EXIT_TERMINATED,
     StopNow,
@@ -40,7 +31,16 @@ from explorer.measure_cli import (
     shield,
     start_journal,
 )
-from explorer.texttable import format_table
+from explorer.commands.texttable import format_table
+from explorer.core.files.fallback import fallbacks
+from explorer.core.units import format_si, format_time, rate_unit
+from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
+from explorer.kernels.cases import PRESETS
+from explorer.kernels.journal import Journal
+from explorer.kernels.reference import Reference, reference_for
+from explorer.kernels.results import Point, Results, new_results_name
+from explorer.kernels.runner import OFF, Progress, drive, results_of, run
+from explorer.kernels.suites import SUITES, UnknownSuiteError, resolve
 
 EXIT_CONTENDED = 3
 

@@ -9,8 +9,8 @@ import statistics
 from pathlib import Path
 from typing import TextIO
 
-from explorer.cli_common import open_catalog
-from explorer.measure_cli import (
+from explorer.commands.common import open_catalog
+from explorer.commands.measure import (
     EXIT_CANCELLED,
     EXIT_TERMINATED,
     StopNow,
@@ -23,7 +23,7 @@ from explorer.measure_cli import (
     shield,
     start_journal,
 )
-from explorer.texttable import format_table
+from explorer.commands.texttable import format_table
 
 
 def add_parser(sub) -> None:

@@ -10,8 +10,8 @@ import argparse
 import json
 from typing import TextIO
 
-from explorer.cli_common import open_catalog
-from explorer.texttable import format_table
+from explorer.commands.common import open_catalog
+from explorer.commands.texttable import format_table
 
 
 def add_parser(sub) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from explorer import defaults
-from explorer.cli_common import (
+from explorer.commands.common import (
     add_model_arguments,
     add_workload_arguments,
     count_type,

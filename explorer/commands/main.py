@@ -14,20 +14,20 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from explorer import (
-    bench_cli,
-    calibrate_cli,
-    defaults,
-    explain_cli,
-    export_cli,
-    layouts_cli,
-    models_cli,
-    profile_cli,
-    scaling_cli,
-    serve_cli,
-    validate_cli,
+from explorer import defaults
+from explorer.commands import (
+    bench,
+    calibrate,
+    explain,
+    export,
+    layouts,
+    models,
+    profile,
+    scaling,
+    serve,
+    validate,
 )
-from explorer.cli_common import (
+from explorer.commands.common import (
     add_model_arguments,
     add_workload_arguments,
     amount_type,
@@ -37,6 +37,8 @@ from explorer.cli_common import (
     share_from,
     workload_params,
 )
+from explorer.commands.texttable import format_table
+from explorer.commands.window_options import DESCRIPTION, add_window_arguments
 from explorer.core.analysis import energy_report, hardware_report, report, report_words
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
@@ -46,8 +48,6 @@ from explorer.core.hardware.device_sheet import device_sheet
 from explorer.core.model.presets import load_models
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
-from explorer.texttable import format_table
-from explorer.window_options import DESCRIPTION, add_window_arguments
 
 DEFAULT_HARDWARE, DEFAULT_MODEL = defaults.DEVICE, defaults.MODEL
 
@@ -100,16 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
     params.add_argument("--json", action="store_true", help="print JSON")
     params.add_argument("--markdown", action="store_true",
                         help="print the Markdown table docs/commands.md holds")
-    explain_cli.add_parsers(sub)
-    bench_cli.add_parser(sub)
-    export_cli.add_parser(sub)
-    scaling_cli.add_parser(sub)
-    validate_cli.add_parser(sub)
-    calibrate_cli.add_parser(sub)
-    profile_cli.add_parser(sub)
-    layouts_cli.add_parser(sub)
-    models_cli.add_parser(sub)
-    serve_cli.add_parser(sub)
+    explain.add_parsers(sub)
+    bench.add_parser(sub)
+    export.add_parser(sub)
+    scaling.add_parser(sub)
+    validate.add_parser(sub)
+    calibrate.add_parser(sub)
+    profile.add_parser(sub)
+    layouts.add_parser(sub)
+    models.add_parser(sub)
+    serve.add_parser(sub)
     return parser
 
 
@@ -129,25 +129,25 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
         if args.command == "params":
             return _params(args, out)
         if args.command in ("explain", "scenes", "lab"):
-            return explain_cli.command(args, out, err)
+            return explain.command(args, out, err)
         if args.command == "bench":
-            return bench_cli.command(args, out, err)
+            return bench.command(args, out, err)
         if args.command == "export":
-            return export_cli.command(args, out, err)
+            return export.command(args, out, err)
         if args.command == "scaling":
-            return scaling_cli.command(args, out, err)
+            return scaling.command(args, out, err)
         if args.command == "validate":
-            return validate_cli.command(args, out, err)
+            return validate.command(args, out, err)
         if args.command == "calibrate":
-            return calibrate_cli.command(args, out, err)
+            return calibrate.command(args, out, err)
         if args.command == "profile":
-            return profile_cli.command(args, out, err)
+            return profile.command(args, out, err)
         if args.command == "layouts":
-            return layouts_cli.command(args, out, err)
+            return layouts.command(args, out, err)
         if args.command == "models":
-            return models_cli.command(args, out, err)
+            return models.command(args, out, err)
         if args.command == "serve":
-            return serve_cli.command(args, out, err)
+            return serve.command(args, out, err)
     except UnknownIdError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
         return EXIT_USAGE
@@ -257,11 +257,11 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     result = analyze(model, workload_params(args, model, err), hardware)
     mfu = training.DEFAULT_MFU if args.mfu is None else args.mfu
     run = training.run(result, args.tokens, mfu) if args.tokens is not None else None
-    measured = profile_cli.compared(args.profile, result, args.profile_steps) if args.profile else None
+    measured = profile.compared(args.profile, result, args.profile_steps) if args.profile else None
     if args.json:
         doc = report.analysis_dict(result, run)
         if measured is not None:
-            doc["profile"] = profile_cli.comparison_dict(*measured)
+            doc["profile"] = profile.comparison_dict(*measured)
         json.dump(doc, out, indent=1)
         out.write("\n")
     else:
@@ -269,7 +269,7 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if run is not None:
             print("\n".join(report_words.run_lines(run)), file=out)
         if measured is not None:
-            print("\n".join(profile_cli.comparison_lines(*measured)), file=out)
+            print("\n".join(profile.comparison_lines(*measured)), file=out)
     return EXIT_OK
 
 

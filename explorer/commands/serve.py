@@ -9,7 +9,7 @@ import json
 import math
 from typing import TextIO
 
-from explorer.cli_common import (
+from explorer.commands.common import (
     add_model_arguments,
     add_workload_arguments,
     count_type,
@@ -17,8 +17,8 @@ from explorer.cli_common import (
     open_catalog,
     workload_params,
 )
+from explorer.commands.texttable import format_table
 from explorer.core.model.parameters import MAX_TOKENS
-from explorer.texttable import format_table
 
 # a request's sizes and the batch are the plan's; the training-only rows do not apply
 LEFT_OUT = ("phase", "batch", "seq", "context", "prefix", "sp", "recompute", "zero", "vpp")

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from explorer.texttable import format_table
+from explorer.commands.texttable import format_table
 
 
 def add_parser(sub) -> None:

@@ -3,7 +3,7 @@
 Opening the window is the common case, and building the full parser imports every
 command's module (the kernel lab's NumPy backends, the explanations): about a third of a
 second before the first paint. ``parse`` reads the window's options alone when no command
-is named; ``explorer.cli`` adds the same options to the full parser.
+is named; ``explorer.commands.main`` adds the same options to the full parser.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def devices(text: str) -> tuple[str, ...]:
 def add_window_arguments(parser: argparse.ArgumentParser) -> None:
     """The window's options: what it shows (the same choices as ``analyze``: devices, model,
     every workload parameter), how (theme, presentation, a scene's step) and a screenshot."""
-    from explorer.cli_common import add_workload_arguments
+    from explorer.commands.common import add_workload_arguments
 
     parser.add_argument("--version", action=_Version)
     parser.add_argument("--screenshot", metavar="PATH",

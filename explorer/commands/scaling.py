@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import TextIO
 
-from explorer.cli_common import amount_type, count_type, open_catalog, share_from
+from explorer.commands.common import amount_type, count_type, open_catalog, share_from
 
 SHORT = {"hoffmann": "hoffmann-2022", "besiroglu": "besiroglu-2024"}
 

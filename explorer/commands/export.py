@@ -4,13 +4,12 @@ scenes to PNG, SVG or PDF, without a display."""
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from explorer import defaults
-from explorer.cli_common import add_model_arguments, count_type, model_of, open_catalog, warn_skipped
+from explorer.commands.common import add_model_arguments, count_type, model_of, open_catalog, warn_skipped
 
 FORMATS = ("png", "svg", "pdf", "json", "csv", "pptx")
 THEMES = tuple(defaults.THEMES)
@@ -155,7 +154,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     doc = Document(catalog, models)
     profile = None
     if args.profile:
-        from explorer.core.profile import kept
+        from explorer.core.model.profile import kept
         from explorer.profiles.reading import read_profile
 
         profile = kept(read_profile(args.profile))
@@ -177,10 +176,10 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     """Each .pptx path's jobs as one deck, a slide per job (``pptx_deck``)."""
     from explorer.chart.roofline_frame import default_title
     from explorer.chart.slides import slide_chart
-    from explorer.pptx_deck import PICTURE_WIDTH_PX, Slide, SlidesUnavailable, write_deck
-    from explorer.ui.chart.export import chart_image, png_bytes
+    from explorer.commands.pptx_deck import PICTURE_WIDTH_PX, Slide, SlidesUnavailable, write_deck
+    from explorer.ui.chart.export import chart_image, png_bytes, qt_application
 
-    _qt_application()  # for the pictures
+    qt_application()  # for the pictures
     options = replace(base, width_px=PICTURE_WIDTH_PX, dpi=None, heading=False)
     decks: dict[Path, list] = {}
     for session, path, title, subtitle, slots, step in jobs:
@@ -252,15 +251,8 @@ def _writer(needs_qt: bool):
 
         return lambda doc, path, options, slots: write_text_atomic(
             path, slide_text(doc, options, slots, format_of(path)))
-    _qt_application()
-    from explorer.ui.chart.export import export_chart
+    from explorer.ui.chart.export import export_chart, qt_application
 
+    qt_application()
     return export_chart
 
-
-def _qt_application() -> None:
-    """The Qt application PNG and PDF pictures are drawn in (offscreen when no display)."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6 import QtGui
-
-    QtGui.QGuiApplication.instance() or QtGui.QGuiApplication(["roofline-explorer"])

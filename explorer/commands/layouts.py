@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import TextIO
 
-from explorer.cli_common import (
+from explorer.commands.common import (
     add_model_arguments,
     add_workload_arguments,
     count_type,
@@ -16,7 +16,7 @@ from explorer.cli_common import (
     open_catalog,
     workload_params,
 )
-from explorer.texttable import format_table
+from explorer.commands.texttable import format_table
 
 # The rows a layout search chooses itself.
 CHOSEN = ("tp", "pp", "dp", "ep", "sp", "zero", "recompute", "vpp")
