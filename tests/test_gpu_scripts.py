@@ -49,6 +49,21 @@ def test_the_double_is_a_gpu_to_the_app_and_refuses_compiled_cuda(gpu, cupy_doub
         cupy_double.RawKernel("extern \"C\" __global__ void copy() {}", "copy")((1,), (1,), ())
 
 
+def test_the_double_refuses_a_function_its_module_does_not_define(cupy_double):
+    """A renamed kernel or a template instance left out of name_expressions fails on a GPU
+    at get_function: the double fails there too, so such drift shows in the test suite."""
+    module = cupy_double.RawModule(code="template<int N> __global__ void chain(float* x) {}",
+                                   name_expressions=("chain<4>",))
+    module.get_function("chain<4>")
+    with pytest.raises(RuntimeError, match="not among the module's name_expressions"):
+        module.get_function("chain<8>")
+    with pytest.raises(RuntimeError, match="no kernel named 'triad'"):
+        module.get_function("triad")
+    with cupy_double.cuda.Device(0):
+        pass
+    assert cupy_double.cuda.runtime.getDevice() == 0
+
+
 def test_the_probe_runs_and_says_the_ncu_check_was_not_run(gpu, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(ncu_check, "NCU_PLACES", ())

@@ -89,6 +89,14 @@ class RawModule:
         self.code, self.options, self.name_expressions = code, tuple(options), tuple(name_expressions)
 
     def get_function(self, name: str) -> RawKernel:
+        """As CuPy: a template instance must be one of ``name_expressions`` (it compiled only
+        those), any other kernel must be defined in the source (else the module has no such
+        function, which on a GPU fails only at this call)."""
+        if "<" in name and name not in self.name_expressions:
+            raise RuntimeError(f"the CuPy double: {name!r} is not among the module's name_expressions "
+                               f"{list(self.name_expressions)}")
+        if not re.search(rf"\b{re.escape(name.split('<')[0])}\s*[<(]", self.code):
+            raise RuntimeError(f"the CuPy double: no kernel named {name!r} in the module's source")
         return RawKernel(self.code, name, self.options)
 
 

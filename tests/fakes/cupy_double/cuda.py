@@ -70,11 +70,12 @@ class Device:
         runtime.device = self.id
 
     def __enter__(self) -> Device:
+        self._previous = runtime.device
         self.use()
         return self
 
     def __exit__(self, *_exc) -> None:
-        return None
+        runtime.device = self._previous  # as CuPy: the device current before the block
 
 
 class Event:
