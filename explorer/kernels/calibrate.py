@@ -57,6 +57,11 @@ DEPTHS = (0.0, *np.geomspace(4, 8192, 23).tolist())
 SHARES = np.linspace(0.01, 1.0, 100)
 OVERLAPS = (0.0, 0.25, 0.5, 0.75, 1.0)
 METHOD = "measured on this machine (roofline-explorer calibrate)"
+# A profile is put where --efficiency calibrated reads it only when it predicts the run's
+# held-out products (shapes it was not fitted to) within these errors: the median, and each.
+HELD_OUT_MEDIAN = 0.15
+HELD_OUT_EACH = 0.40
+REJECTED_FOLDER = "rejected"  # under efficiency/: kept for a look, never read
 
 
 class CalibrationError(RuntimeError):
@@ -69,7 +74,8 @@ class Calibration:
     nowhere would take it; ``to_text(profile)`` is all that is left of it), the roofs its
     shares are of, and how well it predicts the held-out products ((label, predicted ÷
     measured) each). Beside them: where the run's results file went (``keep_run``), each
-    place that refused the profile and why, and why the run could not be fitted."""
+    place that refused the profile and why, why the run could not be fitted, and why the
+    profile failed its held-out check (``held_out_problem``)."""
 
     results: Results
     profile: Efficiency | None = None
@@ -79,6 +85,7 @@ class Calibration:
     kept: Placed = NOWHERE
     refused: tuple[str, ...] = ()
     error: str = ""
+    rejected: str = ""  # why the profile failed its held-out check (then it is kept aside, not used)
 
     @property
     def in_data_folder(self) -> bool:
@@ -298,18 +305,37 @@ def keep_run(results: Results, out: Path | None = None, journal: Journal | None 
 
 def calibrate_and_write(results: Results, catalog, path: Path | None = None,
                         kept: Placed | None = None) -> Calibration:
-    """Fit ``results``, write the profile (to ``path``, else the data folder's
-    ``efficiency/``; refused there, to the temporary folder) and check it on the held-out
-    products. ``kept``: where the run itself was saved (``keep_run``). Raises
-    CalibrationError only; a profile no folder takes has ``path`` None."""
+    """Fit ``results``, check the profile on the held-out products and write it: to
+    ``path``, else the data folder's ``efficiency/`` (where ``--efficiency calibrated``
+    reads it) when it passes the check, its ``rejected/`` folder when it does not; refused
+    there, to the temporary folder. ``kept``: where the run itself was saved
+    (``keep_run``). Raises CalibrationError only; a profile no folder takes has ``path``
+    None."""
     roofs = roofs_for(results, catalog)
     profile = fit(results, roofs, results.machine.get("backend", ""))
+    held_out = tuple(held_out_errors(results, profile, roofs))
+    rejected = held_out_problem(held_out) or ""
     name = f"{profile.id}.yaml"
     text = to_text(profile)
-    written = place(lambda target: write_text_atomic(target, text),
-                    [path or user_file(CALIBRATED_FOLDER, name), temporary(name)])
-    return Calibration(results, profile, written.path, tuple(held_out_errors(results, profile, roofs)),
-                       roofs, kept or NOWHERE, written.refused)
+    home = user_file(CALIBRATED_FOLDER, *([REJECTED_FOLDER] if rejected else []), name)
+    written = place(lambda target: write_text_atomic(target, text), [path or home, temporary(name)])
+    return Calibration(results, profile, written.path, held_out, roofs, kept or NOWHERE, written.refused,
+                       rejected=rejected)
+
+
+def held_out_problem(held_out: tuple[tuple[str, float], ...]) -> str | None:
+    """Why a profile with these (label, predicted ÷ measured) held-out ratios must not be
+    used (None: it predicts them within ``HELD_OUT_MEDIAN`` and ``HELD_OUT_EACH``)."""
+    errors = [abs(ratio - 1) for _, ratio in held_out]
+    if not errors:
+        return "the run has no held-out products to check the fit on"
+    median, worst = statistics.median(errors), max(errors)
+    if median <= HELD_OUT_MEDIAN and worst <= HELD_OUT_EACH:
+        return None
+    return (f"it predicts the held-out products within {median:.0%} (median) and {worst:.0%} (the "
+            f"worst), where {HELD_OUT_MEDIAN:.0%} and {HELD_OUT_EACH:.0%} are needed: measure again on "
+            "a quiet machine (another program, a clock that moves or a BLAS that changes its code "
+            "path from one shape to the next makes products disagree)")
 
 
 def held_out_errors(results: Results, profile: Efficiency, roofs: Roofs) -> list[tuple[str, float]]:

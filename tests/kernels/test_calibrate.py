@@ -122,6 +122,10 @@ def test_calibrate_writes_a_profile_analyze_uses(tmp_path, monkeypatch, numpy_ba
     from explorer.kernels.runner import drive, run
 
     monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))
+    # Products at smoke sizes on a shared machine are no quiet calibration: the held-out check
+    # (tests of its own) is opened wide, so that this tests the way a profile goes and is used.
+    monkeypatch.setattr(calibrate, "HELD_OUT_MEDIAN", 10.0)
+    monkeypatch.setattr(calibrate, "HELD_OUT_EACH", 100.0)
     products = drive(run(numpy_backend, [calibrate.SUITE], "smoke", load=None))
     stream = drive(run(numpy_backend, ["stream"], "quick", load=None))
     saved = tmp_path / "run.json"
@@ -201,12 +205,34 @@ def test_calibrate_fits_a_saved_gpu_run_and_borrows_the_published_rest(tmp_path)
     assert "held-out products" in out
 
 
-def test_check_fails_a_calibration_that_misses_its_held_out_products(tmp_path):
+def _slowed_run(tmp_path):
+    """An H100 run whose held-out products took three times what the fitted shapes say."""
     results = _results(_profile(TRUE))
     slowed = [_point(p.kernel, p.size["m"], p.size["n"], p.size["k"], 3 * p.time_median_s)
               if p.kernel.endswith(HELD_OUT) else p for p in results.points]
     path = tmp_path / "run.json"
     machine = {"backend": "cupy", "device_kind": "gpu", "gpu": {"name": "NVIDIA H100 80GB HBM3"}}
     Results(machine, "cuda-events", "quick", results.suites, tuple(slowed)).save(path)
-    code, _, err = _cli("calibrate", "--results", str(path), "--out", str(tmp_path / "x.yaml"), "--check")
-    assert code == 1 and "does not predict its held-out products" in err
+    return path
+
+
+def test_a_calibration_that_misses_its_held_out_products_is_kept_aside_not_used(tmp_path, monkeypatch):
+    """A fit is installed where --efficiency calibrated reads it only when it predicts the
+    shapes it never saw: this one is written to efficiency/rejected/, named with its errors,
+    and the command exits 1; analyze then says no calibration covers the H100."""
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path / "data"))
+    code, out, err = _cli("calibrate", "--results", str(_slowed_run(tmp_path)))
+    rejected = tmp_path / "data" / "efficiency" / "rejected" / "calibrated-h100-sxm.yaml"
+    assert code == 1 and rejected.is_file()
+    assert not (tmp_path / "data" / "efficiency" / rejected.name).exists()
+    assert "the calibration is not used: it predicts the held-out products within 67% (median)" in err
+    assert f"wrote {rejected}, where --efficiency calibrated does not read it" in out
+    assert calibrated()[0] == ()
+    _, out, _ = _cli("analyze", "--model", "gpt2", "--hardware", "h100-sxm", "--efficiency", "calibrated")
+    assert "no calibration in the data folder covers NVIDIA H100" in out
+
+
+def test_a_rejected_calibration_written_where_asked_still_exits_1(tmp_path):
+    out_path = tmp_path / "x.yaml"
+    code, _, err = _cli("calibrate", "--results", str(_slowed_run(tmp_path)), "--out", str(out_path))
+    assert code == 1 and (tmp_path / "x.yaml").is_file() and "the calibration is not used" in err

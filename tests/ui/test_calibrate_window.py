@@ -18,7 +18,7 @@ def warnings(monkeypatch) -> list[str]:
     return shown
 
 
-def _small_run(monkeypatch, with_stream: bool) -> None:
+def _small_run(monkeypatch, with_stream: bool, wide: bool = True) -> None:
     """The calibration's products at the smoke sizes (seconds); the triad at the quick size
     (from main memory, which a fit needs) unless ``with_stream`` is False."""
     from explorer import runs
@@ -33,6 +33,11 @@ def _small_run(monkeypatch, with_stream: bool) -> None:
 
     monkeypatch.setattr(calibrate, "_match_cpu", lambda name, catalog: catalog["epyc-9654"])
     monkeypatch.setattr(runs, "run", small)
+    # Products at smoke sizes on a shared machine are no quiet calibration: the held-out check
+    # (tests of its own) is opened wide, so that this tests the way a profile goes and is used.
+    monkeypatch.setattr(calibrate, "HELD_OUT_MEDIAN", 10.0 if wide else 0.0)
+    monkeypatch.setattr(calibrate, "HELD_OUT_EACH", 100.0 if wide else 0.0)
+
 
 
 def _calibrate(window, qtbot):
@@ -106,3 +111,17 @@ def test_the_notice_stays_off_the_projector_when_a_broken_file_turns_up(window, 
     finally:
         window.presentation.leave()
     assert window.notice.isVisible()
+
+
+def test_a_calibration_that_fails_its_held_out_check_is_kept_aside_and_times_stay(window, qtbot, monkeypatch,
+                                                                                  tmp_path, warnings):
+    _small_run(monkeypatch, with_stream=True, wide=False)  # no fit is within 0 %: every one fails
+    messages: list[str] = []
+    window.state.sig_message.connect(messages.append)
+    done = _calibrate(window, qtbot)
+    aside = tmp_path / "data" / "efficiency" / "rejected" / f"{done.profile.id}.yaml"
+    assert done.rejected and done.path == aside and aside.is_file()
+    status = window.kernel_panel.eta.text()
+    assert status.startswith("Calibration not used: it predicts the held-out products")
+    assert any(f"kept aside in {done.path}, not used" in m for m in messages)
+    assert window.state.session.params.efficiency == "published" and not warnings

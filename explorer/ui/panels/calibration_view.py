@@ -41,6 +41,11 @@ def show_calibration(panel: KernelPanel, done: Calibration) -> None:
                                       "saved anywhere:\n" + "\n".join(done.refused) + "\nIts run is "
                                       "kept: roofline-explorer calibrate --results fits it again.")
         return
+    if done.rejected:
+        panel.eta.setText(f"Calibration not used: {done.rejected}")
+        panel.state.sig_message.emit(f"The calibration is kept aside in {done.path}, not used: "
+                                     f"{done.rejected}")
+        return
     panel.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}{kept}; saved to "
                       f"{done.path.name}")
     if not done.in_data_folder:
