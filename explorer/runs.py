@@ -78,6 +78,27 @@ def _opened(backend: str, device: int):
         raise JobError(f"The {backend} backend cannot run here: {exc}") from None
 
 
+def _journalled(opened, names, reference, emit, measuring) -> tuple[Any, Journal | None]:
+    """Drive the kernel run ``measuring`` (of the suites and preset ``names``), each point
+    appended to a journal as it is measured (``kernels.journal``, reported as
+    ``Report.JOURNAL``) and reported as progress: the results and the (closed) journal."""
+    from explorer.kernels.journal import journal_folders, open_journal
+
+    journal = open_journal(journal_folders(), opened, names, reference)
+    emit(Report.JOURNAL, journal)
+
+    def on_progress(progress) -> None:
+        if progress.point is not None and journal is not None:
+            journal.add(progress.point)
+        emit(Report.PROGRESS, progress)
+
+    try:
+        return drive(measuring, on_progress), journal
+    finally:
+        if journal is not None:
+            journal.close()
+
+
 class Jobs(QtCore.QObject):
     sig_started = QtCore.Signal(str, str)  # job, what runs ("NumPy on …")
     sig_progress = QtCore.Signal(str, object)  # job, its report
@@ -156,26 +177,15 @@ class Jobs(QtCore.QObject):
                     compare: str | None = None) -> None:
         """Measure ``suites`` with a backend (cancelling a run in progress)."""
         catalog = self.catalog()
-        from explorer.kernels.journal import journal_folders, open_journal  # (not at start-up)
-        from explorer.kernels.reference import reference_for
+        from explorer.kernels.reference import reference_for  # (not at start-up)
 
         def work(token: CancelToken, emit) -> Any:
             opened = _opened(backend, device)
             reference, note = reference_for(opened, catalog, compare)
             emit(Report.STARTED, opened.label + (f" ({note})" if note else ""))
-            journal = open_journal(journal_folders(), opened, suites, reference)
-            emit(Report.JOURNAL, journal)
-
-            def on_progress(progress) -> None:
-                if progress.point is not None and journal is not None:
-                    journal.add(progress.point)
-                emit(Report.PROGRESS, progress)
-
-            try:
-                return drive(run(opened, list(suites), cancel=token, reference=reference), on_progress)
-            finally:
-                if journal is not None:
-                    journal.close()
+            results, _ = _journalled(opened, suites, reference, emit,
+                                     run(opened, list(suites), cancel=token, reference=reference))
+            return results
 
         self.submit(KERNELS, work)
 
@@ -187,7 +197,6 @@ class Jobs(QtCore.QObject):
         nor a fit or a folder that fails loses it (the ``Calibration`` says where it went)."""
         from explorer.kernels import calibrate  # (not at start-up: a calibration is rare)
         from explorer.kernels.energy import meter_for
-        from explorer.kernels.journal import journal_folders, open_journal
 
         catalog = self.catalog()
 
@@ -196,19 +205,8 @@ class Jobs(QtCore.QObject):
             emit(Report.STARTED, f"{opened.label}, calibrating")
             meter = meter_for(opened)  # (read once: it may take a second to find the counter's step)
             suites = calibrate.suites_for(meter)
-            journal = open_journal(journal_folders(), opened, [*suites, preset], None)
-            emit(Report.JOURNAL, journal)
-
-            def on_progress(progress) -> None:
-                if progress.point is not None and journal is not None:
-                    journal.add(progress.point)
-                emit(Report.PROGRESS, progress)
-
-            try:
-                results = drive(run(opened, suites, preset, cancel=token, energy=meter), on_progress)
-            finally:
-                if journal is not None:
-                    journal.close()
+            results, journal = _journalled(opened, [*suites, preset], None, emit,
+                                           run(opened, suites, preset, cancel=token, energy=meter))
             kept = calibrate.keep_run(results, journal=journal)
             if results.cancelled:
                 return calibrate.Calibration(results, kept=kept)
