@@ -20,6 +20,7 @@ import numpy as np
 from explorer.core.analysis.scaling_laws import (
     FITS,
     FLOPS_PER_PARAMETER_TOKEN,
+    RULE_OF_THUMB,
     rule_of_thumb,
     training_seconds,
 )
@@ -101,7 +102,7 @@ def scaling_field(catalog, text: str) -> tuple[str, Quantity]:
         words = f"{format_number(days)} days"
         return words, Quantity(f"days for {budget:.3g} FLOPs", days, words,
                                lambda: budget / (devices * peak * training.DEFAULT_MFU) / 86400)
-    if kind == "rule-of-thumb":
+    if kind == RULE_OF_THUMB:
         n, d = rule_of_thumb(budget)
         exact = (lambda: math.sqrt(budget / 120), lambda: 20 * math.sqrt(budget / 120))
     else:
