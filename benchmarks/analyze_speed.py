@@ -27,6 +27,7 @@ import numpy as np
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.hardware.catalog import load_catalog
+from explorer.core.model.applicability import Phase
 from explorer.core.model.presets import load_models
 from explorer.core.model.workload import WorkloadParams
 
@@ -65,7 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     model = load_models()["llama-3-70b"]
     hardware = load_catalog()["h100-sxm"]
-    params = WorkloadParams(phase="decode", batch=1, context=4096)
+    params = WorkloadParams(phase=Phase.DECODE, batch=1, context=4096)
 
     cases = {
         "analyze (80 layers, 17 op kinds)": lambda: analyze(model, params, hardware),
@@ -92,7 +93,7 @@ def search(repeats: int) -> None:
 
     model = load_models()["llama-3.1-405b"]
     hardware = load_catalog()["h100-sxm"]
-    params = WorkloadParams(phase="train", batch=1024, seq=8192, causal=True)
+    params = WorkloadParams(phase=Phase.TRAIN, batch=1024, seq=8192, causal=True)
     found = layouts(model, hardware, 1024, params)
     times = []
     for _ in range(repeats):

@@ -20,7 +20,7 @@ import numpy as np
 from common import Ratio, describe, interleaved_ratio, watched
 
 from explorer.kernels.backends import NumpyBackend
-from explorer.kernels.cases import Case
+from explorer.kernels.cases import Case, Preset
 from explorer.kernels.runner import drive, run
 from explorer.kernels.suites import gemm
 from explorer.kernels.timing import TimingPlan, measure
@@ -55,7 +55,7 @@ def quick_cases(backend: NumpyBackend) -> list[Case]:
     """The quick preset's CPU products, after a STREAM run on every core (the thread pools a
     real run leaves behind: they must not slow BLAS down)."""
     drive(run(backend, ["stream", "quick"]))
-    return [case for case in gemm.cases(backend, "quick") if isinstance(case, Case)]
+    return [case for case in gemm.cases(backend, Preset.QUICK) if isinstance(case, Case)]
 
 
 def main() -> int:

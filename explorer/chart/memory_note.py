@@ -6,6 +6,7 @@ itself, not only a caption about it."""
 from __future__ import annotations
 
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_bytes
 
 
@@ -15,7 +16,7 @@ def memory_note(a: Analysis) -> str | None:
     if t.fits_in_memory:
         return None
     parts = [("weights", t.weight_bytes)]
-    if a.params.phase == "train":
+    if a.params.phase == Phase.TRAIN:
         parts.append(("gradients and optimizer state", t.state_bytes))
     else:
         parts.append(("KV cache", t.kv_cache_bytes))

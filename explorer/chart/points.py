@@ -13,6 +13,7 @@ from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.model import collective_costs
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_number, format_si, format_time, rate_unit
 from explorer.kernels.results import Point, cache_label
 
@@ -58,7 +59,7 @@ def op_infos(analysis: Analysis) -> list[OpInfo]:
             continue
         link, note = analysis.links[i], ""
         if link is not None:
-            algorithm, latency = collective_costs.op_algorithm(link, o, analysis.params.phase == "train")
+            algorithm, latency = collective_costs.op_algorithm(link, o, analysis.params.phase == Phase.TRAIN)
             transfer = float(analysis.time_s[i]) - latency
             note = (f"sends {format_si(float(analysis.bytes[i]), 'B')} over {link.name} ({algorithm}): "
                     f"{format_time(latency)} latency + {format_time(transfer)} transfer")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from explorer import defaults
@@ -16,8 +17,19 @@ from explorer.chart.scaling_chart import scaling_chart
 from explorer.chart.snapshot import Source
 from explorer.chart.svg import chart_svg
 
-FORMATS = ("png", "svg", "pdf", "json", "csv")
-TEXT_FORMATS = ("svg", "json", "csv")  # written without Qt
+
+class ChartFormat(StrEnum):
+    """What a chart is exported as: its file's suffix."""
+
+    PNG = "png"
+    SVG = "svg"
+    PDF = "pdf"
+    JSON = "json"  # the chart as data
+    CSV = "csv"  # its points and roofs
+
+
+FORMATS = tuple(f.value for f in ChartFormat)
+TEXT_FORMATS = (ChartFormat.SVG, ChartFormat.JSON, ChartFormat.CSV)  # written without Qt
 ASPECTS = {"16:9": (16, 9), "4:3": (4, 3)}
 # Width of a full slide in inches (PowerPoint's and LibreOffice's defaults): with a DPI,
 # a PNG is as wide as the slide at that resolution and says so in its metadata.
@@ -69,12 +81,12 @@ class ExportOptions:
                             annotations=self.annotations, slots=dict(slots or {}), heading=self.heading)
 
 
-def format_of(path: str | Path) -> str:
+def format_of(path: str | Path) -> ChartFormat:
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FORMATS:
         raise ValueError(f"cannot export to '.{suffix}': use .png, .svg, .pdf, .json (the chart as data) "
                          "or .csv (its points and roofs)")
-    return suffix
+    return ChartFormat(suffix)
 
 
 def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
@@ -91,14 +103,14 @@ def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | Non
     return build_chart(doc, options.page, options.chart_options(slots))
 
 
-def slide_text(doc: Source, options: ExportOptions, slots: dict[str, int] | None, kind: str) -> str:
+def slide_text(doc: Source, options: ExportOptions, slots: dict[str, int] | None, kind: ChartFormat) -> str:
     """The chart in a text format: SVG, or the chart as data (JSON, CSV: ``chart.data``)."""
-    if kind == "svg":
+    if kind == ChartFormat.SVG:
         return slide_svg(doc, options, slots)
     if options.view != "roofline":
         raise ValueError(f"the {options.view} view is drawn as PNG, SVG or PDF, not {kind.upper()}")
     chart = slide_chart(doc, options, slots)
-    return json.dumps(chart_data(chart), indent=1) + "\n" if kind == "json" else chart_csv(chart)
+    return json.dumps(chart_data(chart), indent=1) + "\n" if kind == ChartFormat.JSON else chart_csv(chart)
 
 
 def slide_svg(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> str:

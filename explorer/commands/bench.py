@@ -35,7 +35,7 @@ from explorer.commands.texttable import format_table
 from explorer.core.files.fallback import fallbacks
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels.backends import BACKENDS, BackendUnavailable, open_backend
-from explorer.kernels.cases import PRESETS
+from explorer.kernels.cases import PRESETS, Preset
 from explorer.kernels.journal import Journal
 from explorer.kernels.reference import Reference, reference_for
 from explorer.kernels.results import Point, Results, new_results_name
@@ -121,7 +121,7 @@ def summary(results: Results, reference: Reference) -> str:
     if bandwidth:
         lines.append(f"best sustained bandwidth: {format_si(bandwidth.value, 'B/s')} "
                      f"({bandwidth.suite}/{bandwidth.kernel})")
-    elif results.preset == "smoke":
+    elif results.preset == Preset.SMOKE:
         lines.append("best sustained bandwidth: none measured (a smoke run's working sets stay in "
                      "the caches; quick or full sizes stream from main memory)")
     for dtype, ceiling in results.best_flops().items():

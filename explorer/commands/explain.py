@@ -148,7 +148,8 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         names = [o.name for o, flops in zip(a.ops, a.flops, strict=True) if flops > 0]
         raise UsageError(f"{model.name} has no op {args.op!r} that computes (ops: {', '.join(names)})")
     if args.json:
-        json.dump({"hardware": ids, "model": model.id, "params": vars(params),
+        plain = {**vars(params), "phase": params.phase.value}
+        json.dump({"hardware": ids, "model": model.id, "params": plain,
                    "explanations": [_explanation_dict(e) for e in explanations]}, out, indent=1)
         out.write("\n")
     else:

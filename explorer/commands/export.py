@@ -130,7 +130,7 @@ def _jobs(args, catalog, models, err):
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.chart.slides import ExportOptions, format_of
+    from explorer.chart.slides import ChartFormat, ExportOptions, format_of
     from explorer.core.model.presets import load_models
     from explorer.document import Document
 
@@ -160,7 +160,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         profile = kept(read_profile(args.profile))
     if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
         return _decks(jobs, doc, base, profile, out, err)
-    write = _writer(any(format_of(path) in ("png", "pdf") for _, path, _, _, _, _ in jobs))
+    drawn = (ChartFormat.PNG, ChartFormat.PDF)
+    write = _writer(any(format_of(path) in drawn for _, path, _, _, _, _ in jobs))
     try:
         for session, path, title, subtitle, slots, step in jobs:
             _show(doc, session, profile, err)

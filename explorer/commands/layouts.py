@@ -56,8 +56,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     best = order[0]
     if args.json:
         candidates = [{**c.to_dict(), "why": why(c, best, args.goal)} for c in order]
-        json.dump({"model": model.id, "hardware": hardware.id, "devices": args.devices, "phase": params.phase,
-                   "batch": params.batch, "goal": args.goal, "candidates": candidates}, out, indent=1)
+        json.dump({"model": model.id, "hardware": hardware.id, "devices": args.devices,
+                   "phase": params.phase.value, "batch": params.batch, "goal": args.goal,
+                   "candidates": candidates}, out, indent=1)
         out.write("\n")
         return 0
     rows = []

@@ -45,6 +45,7 @@ from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.device_sheet import device_sheet
+from explorer.core.model.applicability import Phase
 from explorer.core.model.presets import load_models
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
@@ -248,7 +249,7 @@ def _print_hardware(hw, out: TextIO) -> None:
 def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.model import training
 
-    if (args.tokens is not None or args.mfu is not None) and args.phase != "train":
+    if (args.tokens is not None or args.mfu is not None) and args.phase != Phase.TRAIN:
         print("roofline-explorer: error: --tokens and --mfu describe a training run: add --phase train",
               file=err)
         return EXIT_USAGE
@@ -320,7 +321,7 @@ def _expected_lines(a: Analysis) -> list[str]:
         return [f"(times: {report_words.expected_words(a, e)})"]
     parts = ", ".join(f"{name} {format_time(seconds)}" for name, seconds in e.parts.items() if seconds > 0)
     lines = [f"{report_words.expected_words(a, e)} ({e.efficiency.name}: {parts})"]
-    if a.params.phase == "train":
+    if a.params.phase == Phase.TRAIN:
         lines.append(f"the expected time implies {report.expected_mfu(a, e):.0%} model-FLOPs utilisation")
     return lines
 

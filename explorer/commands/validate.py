@@ -36,8 +36,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     checked = checked_runs(err)
     if args.json:
-        json.dump([{"id": c.run.id, "kind": c.run.kind, "model": c.run.model, "hardware": c.run.hardware,
-                    "workload": c.run.workload, "measured_s": c.run.measured_s, "bound_s": c.bound_s,
+        json.dump([{"id": c.run.id, "kind": c.run.kind.value, "model": c.run.model,
+                    "hardware": c.run.hardware, "workload": c.run.workload, "measured_s": c.run.measured_s,
+                    "bound_s": c.bound_s,
                     "expected_s": c.expected_s, "source": c.run.source, "where": c.run.where}
                    for c in checked], out, indent=1)
         out.write("\n")

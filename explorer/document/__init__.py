@@ -25,6 +25,7 @@ from pathlib import Path
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.hardware.catalog import Catalog
+from explorer.core.model.applicability import Phase
 from explorer.core.model.custom import Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, stored_precision
 from explorer.core.model.models import ModelSpec
@@ -129,7 +130,7 @@ class Document(Notifier, Measurements, Derived):
         if (after.model, after.params, after.hardware, after.model_config, after.custom_layers) == (
                 before.model, before.params, before.hardware, before.model_config, before.custom_layers):
             return ""
-        if after.params.split.devices == 1 and after.params.phase != "train":
+        if after.params.split.devices == 1 and after.params.phase != Phase.TRAIN:
             return ""
         model = after.model_spec or self.models[after.model]
         for ident in after.hardware:

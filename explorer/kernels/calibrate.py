@@ -44,6 +44,7 @@ from explorer.core.hardware.efficiency import (
     to_text,
 )
 from explorer.core.hardware.hardware import GPU, DeviceKind
+from explorer.kernels.cases import Preset
 from explorer.kernels.journal import Journal
 from explorer.kernels.reference import match_device
 from explorer.kernels.results import Point, Results, new_results_name
@@ -246,7 +247,7 @@ def roofs_for(results: Results, catalog) -> Roofs:
 
 def _no_stream(results: Results) -> str:
     """Why ``results`` give no main-memory bandwidth to fit against."""
-    if results.preset == "smoke":
+    if results.preset == Preset.SMOKE:
         return ("a smoke run's working sets stay in the caches, so its stream rate is not main "
                 "memory's: calibrate with --preset quick")
     return "the run has no trusted stream rate (was the machine busy? run again when it is quiet)"

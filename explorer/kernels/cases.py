@@ -11,10 +11,20 @@ import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
-PRESETS = ("smoke", "quick", "full")
+
+class Preset(StrEnum):
+    """How big a kernel run's sizes are, and how long each case is timed."""
+
+    SMOKE = "smoke"  # working sets that stay in the caches: the kernels run, no main-memory rate
+    QUICK = "quick"
+    FULL = "full"
+
+
+PRESETS = tuple(preset.value for preset in Preset)  # plain strings: what people type and files hold
 
 
 @dataclass

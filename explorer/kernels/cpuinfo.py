@@ -11,6 +11,7 @@ import os
 import platform
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
@@ -20,12 +21,20 @@ SIMD_FLAGS = ("sse2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp
               "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile", "neon", "asimd", "sve")
 
 
+class CacheKind(StrEnum):
+    """What a level of cache holds, in the operating system's words (Linux's ``type``)."""
+
+    DATA = "Data"
+    INSTRUCTION = "Instruction"
+    UNIFIED = "Unified"
+
+
 @dataclass(frozen=True)
 class CacheLevel:
     """One level of this machine's CPU cache, as the operating system reports it."""
 
     level: int
-    kind: str  # Data, Instruction, Unified
+    kind: str  # a CacheKind, as the system wrote it
     size_bytes: int
     shared_by: int  # logical CPUs sharing one instance
 
@@ -58,7 +67,7 @@ class CpuInfo:
     @property
     def last_level_cache_bytes(self) -> int:
         """Total last-level cache (all instances), or 32 MiB if the OS does not say."""
-        unified = [c for c in self.caches if c.kind != "Instruction"]
+        unified = [c for c in self.caches if c.kind != CacheKind.INSTRUCTION]
         if not unified:
             return 32 << 20
         top = max(c.level for c in unified)
@@ -68,7 +77,7 @@ class CpuInfo:
 
     @property
     def l2_bytes_per_core(self) -> int:
-        l2 = [c for c in self.caches if c.level == 2 and c.kind != "Instruction"]
+        l2 = [c for c in self.caches if c.level == 2 and c.kind != CacheKind.INSTRUCTION]
         return l2[0].size_bytes if l2 else 1 << 20
 
     def to_dict(self) -> dict:

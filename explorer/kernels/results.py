@@ -17,6 +17,7 @@ from typing import Any
 from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import Fields, brief, check_schema, read_text
 from explorer.core.files.jsonfile import parse_json
+from explorer.kernels.cases import PRESETS, Preset
 
 # 2: foreign load and contention per point; 3: power per point; 4: the power's uncertainty
 # (1 to 3 still read)
@@ -101,7 +102,7 @@ class Results:
 
     machine: dict[str, Any]
     timer: str
-    preset: str
+    preset: Preset
     suites: tuple[str, ...]
     points: tuple[Point, ...]
     skipped: tuple[dict[str, str], ...] = ()
@@ -110,13 +111,16 @@ class Results:
     created: str = ""
     notes: tuple[str, ...] = field(default=())
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "preset", Preset(self.preset))  # a string is read as its Preset
+
     # -- empirical ceilings --------------------------------------------------------------------
     def best_bandwidth(self) -> Ceiling | None:
         """Best sustained bandwidth: the highest median rate of a trusted bandwidth kernel
         whose working set streams from main memory (4× the last-level cache: never a smoke
         run's, whose sets stay in cache, nor one saved before that was marked)."""
         candidates = [p for p in self.points if p.trusted and p.suite in BANDWIDTH_SUITES
-                      and p.dram_traffic and self.preset != "smoke"]
+                      and p.dram_traffic and self.preset != Preset.SMOKE]
         if not candidates:
             return None
         best = max(candidates, key=lambda p: p.bytes_per_s)
@@ -151,7 +155,7 @@ class Results:
             "created": self.created,
             "machine": self.machine,
             "timer": self.timer,
-            "preset": self.preset,
+            "preset": self.preset.value,
             "suites": list(self.suites),
             "reference": self.reference,
             "cancelled": self.cancelled,
@@ -299,7 +303,7 @@ def results_from(data: Any, path: str | Path) -> Results:
     results = Results(
         machine=machine,
         timer=top.text("timer"),
-        preset=top.text("preset"),
+        preset=Preset(top.text("preset", choices=PRESETS)),
         suites=_text_list(top, "suites"),
         points=tuple(points),
         skipped=tuple(skipped),

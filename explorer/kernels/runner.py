@@ -19,7 +19,7 @@ from typing import Any
 
 from explorer.core.hardware.hardware import GPU
 from explorer.kernels.backends import describe_failure
-from explorer.kernels.cases import Case, Skip
+from explorer.kernels.cases import Case, Preset, Skip
 from explorer.kernels.energy import Unmeasurable, describe_meter, meter_for
 from explorer.kernels.energy_window import fill_window
 from explorer.kernels.load import load_source
@@ -52,9 +52,9 @@ class Progress:
 
 # How long each case is timed: enough regions for a stable median, within the preset's budget.
 TIMING = {
-    "smoke": TimingPlan(warmup=1, min_regions=3, max_regions=5, target_s=0.02),
-    "quick": TimingPlan(warmup=2, min_regions=7, max_regions=40, target_s=1.0),
-    "full": TimingPlan(warmup=3, min_regions=11, max_regions=100, target_s=2.0),
+    Preset.SMOKE: TimingPlan(warmup=1, min_regions=3, max_regions=5, target_s=0.02),
+    Preset.QUICK: TimingPlan(warmup=2, min_regions=7, max_regions=40, target_s=1.0),
+    Preset.FULL: TimingPlan(warmup=3, min_regions=11, max_regions=100, target_s=2.0),
 }
 
 
@@ -111,7 +111,7 @@ def run(backend, suites: list[str] | tuple[str, ...], preset: str = "quick",
     notes.extend(_contention(points, load, backend, asked_off))
     if load is not None and hasattr(load, "close"):
         load.close()
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         notes.append("smoke preset: working sets are small enough to stay in caches; these are "
                      "not main-memory rates")
     yield Progress(len(points) if cancelled else len(cases), len(cases), "", clock() - start, last)
@@ -283,7 +283,7 @@ def _release(backend) -> None:
         backend.release()
 
 
-def results_of(backend, suites, preset: str, points: list[Point], reference: Reference | None,
+def results_of(backend, suites, preset: Preset, points: list[Point], reference: Reference | None,
                cancelled: bool, skipped=(), notes=()) -> Results:
     """The results of a run (or of its part measured before it was stopped)."""
     return Results(

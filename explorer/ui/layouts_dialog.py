@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.chart import palette
 from explorer.core.analysis.layouts import GOALS, MAX_DEVICES, Layout, layouts, ranked, why
+from explorer.core.model.applicability import Phase
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_time
 from explorer.state import AppState
@@ -172,7 +173,7 @@ class LayoutsDialog(QtWidgets.QDialog):
         self.points.setData(spots)
         self._rows = [i for i, _ in costed]
         fitting = [c for _, c in costed if c.fits]
-        sign = -1 if self.state.params.phase == "train" else 1  # less memory is better
+        sign = -1 if self.state.params.phase == Phase.TRAIN else 1  # less memory is better
         front = pareto([(sign * chart_x(c), c.tokens_per_s_per_device) for c in fitting])
         x = np.log10([chart_x(fitting[i]) for i in front])
         y = np.log10([fitting[i].tokens_per_s_per_device for i in front])
@@ -182,7 +183,7 @@ class LayoutsDialog(QtWidgets.QDialog):
             xs, ys = zip(*(s["pos"] for s in spots), strict=True)
             box = self.plot.getPlotItem().getViewBox()
             box.setRange(xRange=(min(xs), max(xs)), yRange=(min(ys), max(ys)), padding=0.1)
-        unit = "memory a device (B)" if self.state.params.phase == "train" else "tokens/s a user"
+        unit = "memory a device (B)" if self.state.params.phase == Phase.TRAIN else "tokens/s a user"
         self.plot.getPlotItem().setLabel("bottom", unit)
 
     def _point_clicked(self, _item, spots, *_args) -> None:
@@ -208,7 +209,7 @@ class LayoutsDialog(QtWidgets.QDialog):
         if chosen is None or chosen.error:
             return
         changes = {**dict(chosen.choice), "vpp": 1}  # as it was costed
-        if self.state.params.phase != "train":
+        if self.state.params.phase != Phase.TRAIN:
             changes = {k: v for k, v in changes.items() if k in ("tp", "pp", "dp", "ep")}
         try:
             self.state.set_params(**changes)

@@ -54,6 +54,7 @@ from explorer.core.analysis.terms import (
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
 from explorer.core.model import training
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import format_bytes
@@ -145,7 +146,7 @@ class Analysis:
         """One device's FLOPs of the step as model-FLOPs utilisation counts them: in
         training, each compute op's forward and backward (3×), recomputation and the
         optimizer left out; at inference every FLOP."""
-        if self.params.phase != "train":
+        if self.params.phase != Phase.TRAIN:
             return float(self.totals.flops)
         total = sum(float(o.flops) * int(c) * 3 / training.op_passes(o, self.params)
                     for o, c in zip(self.ops, self.counts, strict=True)
@@ -238,7 +239,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     bandwidth = roofs.bandwidth_bytes_per_s
     links = links_of(ops, hardware, params)
     time_s = np.maximum(arithmetic_s, moved / bandwidth)
-    talking = timed_links(links, ops, time_s, moved.astype(float), params.phase == "train")
+    talking = timed_links(links, ops, time_s, moved.astype(float), params.phase == Phase.TRAIN)
     link_counts = np.where(talking, counts, 0)
     # The ops cover every stage's layers: one device does a stage's share (1/pp) and the
     # pipeline's factor applies; the optimizer and gradient all-reduces run once a step.
@@ -275,7 +276,7 @@ def _memory_use(model: ModelSpec, params: WorkloadParams, hardware: Hardware, op
     weight_bytes, kv_per_sequence = weights_and_kv(model, params)
     kv_cache = params.local_batch * kv_per_sequence  # the busiest device's sequences
     state = state_bytes(model, params)
-    if params.phase == "train":
+    if params.phase == Phase.TRAIN:
         activations = training.activation_bytes(model, params, params.split, list(ops))
     else:
         activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
@@ -322,7 +323,7 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
         notes.append(f"{params.kv_tokens:,} tokens exceed {model.name}'s trained context of "
                      f"{model.max_context:,}")
     if not totals.fits_in_memory:
-        what = ("weights, gradients, optimizer state and activations" if params.phase == "train"
+        what = ("weights, gradients, optimizer state and activations" if params.phase == Phase.TRAIN
                 else "weights, KV cache and activations")
         per_device = " per device" if params.split.devices > 1 else ""
         notes.append(f"{what} need {format_bytes(totals.memory_required_bytes)}{per_device} but "

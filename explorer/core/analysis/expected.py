@@ -36,9 +36,10 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.userfiles import notice
 from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
-from explorer.core.hardware.hardware import Link
+from explorer.core.hardware.hardware import Link, Tier
 from explorer.core.model import collective_costs, collectives, training
 from explorer.core.model import ops as op
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import TransformerSpec
 
 ATTENTION_ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_SOFTMAX, op.Role.ATTN_VALUE})
@@ -92,7 +93,7 @@ def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
     """How far ``link``'s collectives stay from the cost model with the factors ``e``:
     within a node NCCL's at ``nccl_link`` and ``nccl_us``, the engines' at ``link``;
     across nodes every one at ``link``."""
-    if link.tier == "node":
+    if link.tier == Tier.NODE:
         return collectives.Achieved(e.value("link"), e.value("nccl_link"), e.value("nccl_us") * 1e-6)
     return collectives.Achieved(e.value("link"), e.value("link"))
 
@@ -113,11 +114,11 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     bandwidth = a.roofs.bandwidth_bytes_per_s
     kind = op_class(o)
     if kind == OpClass.LINK:
-        return float(collective_costs.op_link_seconds(a.links[i], o, moved, a.params.phase == "train",
+        return float(collective_costs.op_link_seconds(a.links[i], o, moved, a.params.phase == Phase.TRAIN,
                                               achieved(e, a.links[i])))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
-        if a.params.phase == "decode" and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt
+        if a.params.phase == Phase.DECODE and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt
             return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention")))
         if o.unit == op.VECTOR:  # a naive kernel's softmax, written out
             return max(flops / vector, moved / (bandwidth * e.bandwidth))
@@ -146,7 +147,7 @@ def launches(a: Analysis) -> NDArray:
     a stage's send twice; the optimizer and gradient all-reduces once a step), and with a
     pipeline one per micro-batch."""
     p = a.params
-    if p.phase != "train":
+    if p.phase != Phase.TRAIN:
         return np.ones(len(a.ops))
     micro = p.local_batch if p.split.pp > 1 else 1
     return np.array([1.0 if o.once_per_step else training.op_passes(o, p) * micro for o in a.ops])

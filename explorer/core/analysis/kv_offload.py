@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from explorer.core.analysis.memory import weights_and_kv
-from explorer.core.hardware.hardware import Hardware, Link
+from explorer.core.hardware.hardware import Hardware, Link, Tier
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import MAX_BATCH
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -29,7 +29,7 @@ class Offload:
            host_bytes: float) -> Offload:
         """The offload of ``host_bytes`` a device; a ``WorkloadError`` where the device has
         no host link or the memory holds no sequence's cache."""
-        link = hardware.link("host")
+        link = hardware.link(Tier.HOST)
         if link is None:
             raise WorkloadError(f"the catalogue gives {hardware.name} no host link: its KV cache cannot be "
                                 "offloaded (leave KV offload at none)")

@@ -25,6 +25,7 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import training
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes
@@ -96,7 +97,7 @@ def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[d
     """The choices of one split: in training also sequence parallel (with TP), ZeRO-1 (with
     DP) and full recomputation on or off."""
     tp, pp, dp, ep = split
-    train = params.phase == "train"
+    train = params.phase == Phase.TRAIN
     return [{"tp": tp, "pp": pp, "dp": dp, "ep": ep, "sp": sp, "zero": zero, "recompute": recompute}
             for sp in ((False, True) if train and tp > 1 else (False,))
             for zero in ((0, 1) if train and dp * ep > 1 else (0,))
@@ -109,12 +110,12 @@ def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams, choice
     e = expected_for(a)
     time_s = e.time_s if e is not None else t.time_s
     per_user = None
-    if params.phase == "decode":
+    if params.phase == Phase.DECODE:
         per_user = 1 / time_s
-    elif params.phase == "prefill":
+    elif params.phase == Phase.PREFILL:
         per_user = params.seq / time_s
     factor = training.pipeline_factor(params, params.split, params.batch)
-    bubble = 1 - 1 / (factor * params.pp) if params.phase == "train" and params.pp > 1 else 0.0
+    bubble = 1 - 1 / (factor * params.pp) if params.phase == Phase.TRAIN and params.pp > 1 else 0.0
     return Layout(choice, params, t.fits_in_memory, time_s, t.time_s, e is not None, t.memory_required_bytes,
                   t.memory_budget_bytes, t.items_per_step / time_s / params.split.devices, per_user,
                   t.link_time_s / t.time_s if t.time_s else 0.0, bubble)

@@ -9,6 +9,7 @@ from functools import lru_cache
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, sharding, training
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import MAX_BATCH
 from explorer.core.model.workload import WorkloadParams, build_ops
@@ -16,7 +17,7 @@ from explorer.core.model.workload import WorkloadParams, build_ops
 
 def state_bytes(model: ModelSpec, params: WorkloadParams) -> int:
     """Training's gradients and optimizer state on the busiest device (0 at inference)."""
-    if params.phase != "train":
+    if params.phase != Phase.TRAIN:
         return 0
     return int(sharding.device_state(model, params).state)
 
@@ -26,7 +27,7 @@ def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
     busiest device. Layers with a sliding window cache at most the window's tokens; training
     keeps no cache."""
     split = params.split
-    if params.phase == "train":  # ZeRO-3 shards the weights too
+    if params.phase == Phase.TRAIN:  # ZeRO-3 shards the weights too
         return int(sharding.device_state(model, params).weights), 0
     weights = parallel.device_parameters(model, split) * params.weight_bytes
     if split.devices == 1:
@@ -68,6 +69,6 @@ def activations_per_sequence(model: ModelSpec, params: WorkloadParams) -> int:
     share = params.split.batch_share
     one = replace(params, batch=share)  # one sequence on each device
     ops = build_ops(model, one)
-    if params.phase == "train":
+    if params.phase == Phase.TRAIN:
         return training.activation_bytes(model, one, one.split, ops)
     return max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)

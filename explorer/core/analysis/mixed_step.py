@@ -27,6 +27,7 @@ from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
 from explorer.core.model import training
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams
 
@@ -44,8 +45,8 @@ def mixed_step(model: ModelSpec, params: WorkloadParams, hardware: Hardware, bat
                chunk: int, prefix: int = 0) -> MixedStep:
     """The step decoding ``batch`` sequences at ``context`` and prefilling ``chunk`` prompt
     tokens after ``prefix`` cached ones, with ``params``' layout and precisions."""
-    decode = analyze(model, replace(params, phase="decode", batch=batch, context=context), hardware)
-    part = analyze(model, replace(params, phase="prefill", batch=1, seq=chunk, prefix=prefix), hardware)
+    decode = analyze(model, replace(params, phase=Phase.DECODE, batch=batch, context=context), hardware)
+    part = analyze(model, replace(params, phase=Phase.PREFILL, batch=1, seq=chunk, prefix=prefix), hardware)
     chunk_at = {o.name: i for i, o in enumerate(part.ops)}
     matched = [(i, chunk_at.get(o.name)) for i, o in enumerate(decode.ops)]
     bandwidth = decode.roofs.bandwidth_bytes_per_s

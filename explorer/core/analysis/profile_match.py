@@ -17,6 +17,7 @@ import numpy as np
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, class_times, op_class
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.model.applicability import Phase
 from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.paths import resource_path
 
@@ -150,7 +151,7 @@ def matched_keys(keys, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
 def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
     """The predicted products of weights a profiled product of ``shape`` is matched to, as
     ``by_shape`` matches them (none in training)."""
-    if a.params.phase == "train":
+    if a.params.phase == Phase.TRAIN:
         return []
     predicted = weight_shapes(a)
     return [a.ops[i] for key in matched_keys(predicted, shape) for i in predicted[key]]
@@ -163,7 +164,7 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None,
     shapes a profiled one cannot tell apart (``matched_keys``) share one row. None in
     training, whose backward products have the forward's shapes transposed (fc1's gradient
     is as wide as fc2)."""
-    if a.params.phase == "train":
+    if a.params.phase == Phase.TRAIN:
         return ()
     steps = profile.steps if steps is None else steps
     predicted = weight_shapes(a)

@@ -10,6 +10,7 @@ from explorer.core.analysis.energy_report import energy_dict
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.analysis.hardware_report import link_dict
 from explorer.core.model import collective_costs
+from explorer.core.model.applicability import Phase
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.training import MFU_SOURCES
 
@@ -60,7 +61,7 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
     out.update(family=family.id, name=family.name, expected_over_bound=e.ratio, parts_s=dict(e.parts),
                factors={name: {"value": f.value, "source": f.source, "note": f.note}
                         for name, f in family.factors.items()})
-    if a.params.phase == "train":
+    if a.params.phase == Phase.TRAIN:
         out["expected_mfu"] = expected_mfu(a, e)
     return out
 
@@ -101,7 +102,7 @@ def _op_dicts(a: Analysis) -> list[dict[str, Any]]:
 def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
     """Each communication op: its link, bytes (an all-reduce's as a ring sends them), the
     algorithm it runs and its time and latency by that algorithm."""
-    links, training = a.links, a.params.phase == "train"
+    links, training = a.links, a.params.phase == Phase.TRAIN
     out = []
     for i, o in enumerate(a.ops):
         if links[i] is None:

@@ -8,6 +8,7 @@ from types import EllipsisType
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.energy_report import energy_words
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
 
 
@@ -69,10 +70,10 @@ def _step_words(model, params) -> str:
     if model.item_unit != "tokens":
         size = getattr(model, "image_size", None)
         return f"forward pass, batch {p.batch:,}" + (f", {size}×{size} images" if size else "")
-    if p.phase == "prefill":
+    if p.phase == Phase.PREFILL:
         cached = f" after a {p.prefix:,}-token cached prefix" if p.prefix else ""
         return f"prefill, batch {p.batch:,}, {p.seq:,}-token prompts{cached}"
-    if p.phase == "train":
+    if p.phase == Phase.TRAIN:
         return f"training step, batch {p.batch:,} × {p.seq:,} tokens" + training_words(p)
     return f"decode, batch {p.batch:,}, context {p.context:,}"
 

@@ -57,6 +57,7 @@ HOFFMANN = Fit("hoffmann-2022", "Hoffmann et al. 2022, Approach 3", "https://arx
 BESIROGLU = Fit("besiroglu-2024", "Besiroglu et al. 2024, replication", "https://arxiv.org/abs/2404.10102",
                 E=1.8172, A=482.01, B=2085.43, alpha=0.3478, beta=0.3658)
 FITS = {fit.id: fit for fit in (HOFFMANN, BESIROGLU)}
+RULE_OF_THUMB = "rule-of-thumb"  # the id ``rule_of_thumb`` goes by beside the fits (in placeholders)
 
 
 def rule_of_thumb(budget: float) -> tuple[float, float]:

@@ -58,6 +58,7 @@ from explorer.core.analysis.serving_timing import Point, Timing, economics, oper
 from explorer.core.analysis.speculation import Speculation, tokens_per_target_step
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import parallel
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import BY_NAME, MAX_BATCH, TRAINING_ONLY
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -137,7 +138,7 @@ def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadP
     try:
         draft = speculation.draft if speculation is not None else None
         wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware, draft)
-        ttft, source = step_s(model, replace(params, phase="prefill", seq=prompt - cached, prefix=cached,
+        ttft, source = step_s(model, replace(params, phase=Phase.PREFILL, seq=prompt - cached, prefix=cached,
                                               batch=1), hardware)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None

@@ -9,6 +9,7 @@ from dataclasses import replace
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
@@ -34,7 +35,7 @@ def paged_context(tokens: int, block: int = KV_BLOCK) -> int:
 def decode_params(params: WorkloadParams, prompt: int, output: int, block: int = 1) -> WorkloadParams:
     """The decode step of a request at the middle of its output (its context in whole pages
     of ``block`` tokens: the KV cache it holds, not the tokens it attends to)."""
-    return replace(params, phase="decode", context=paged_context(prompt + output // 2, block))
+    return replace(params, phase=Phase.DECODE, context=paged_context(prompt + output // 2, block))
 
 
 def check_request(model: ModelSpec, prompt: int, output: int) -> None:

@@ -26,6 +26,7 @@ from explorer.core.analysis.terms import (
 )
 from explorer.core.hardware.hardware import ComputePeak, Hardware
 from explorer.core.model import training
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
@@ -96,7 +97,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     ops, counts, flops, moved, arithmetic = sweep_terms(model, params, tuple(batch.tolist()), roofs.matrix,
                                                          roofs.vector)
     times = np.maximum(arithmetic, moved / bandwidth)
-    talking = timed_links(links_of(ops, hardware, params), ops, times, moved, params.phase == "train")
+    talking = timed_links(links_of(ops, hardware, params), ops, times, moved, params.phase == Phase.TRAIN)
     once = once_per_step(ops)
     factor = training.pipeline_factor(params, params.split, b)  # per batch
 

@@ -12,6 +12,7 @@ time should fall near it. Models that only these runs use (Megatron-LM's GPT mod
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.efficiency import Efficiency, efficiency_for
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.presets import load_model_file
@@ -27,7 +29,18 @@ from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.paths import resource_path
 
 SCHEMA = 1
-KINDS = ("generate", "prefill", "decode", "train")
+
+
+class RunKind(StrEnum):
+    """What a published run measured: a run's ``kind``."""
+
+    GENERATE = "generate"  # a prompt, then output tokens
+    PREFILL = "prefill"
+    DECODE = "decode"
+    TRAIN = "train"
+
+
+KINDS = tuple(kind.value for kind in RunKind)  # plain strings: what the file holds
 # The band the expected time is aimed at (expected ÷ measured).
 BAND = (0.8, 1.25)
 _SETTABLE = {p.name for p in PARAMETERS} - {"phase", "seq", "context"}  # the kind sets these
@@ -38,7 +51,7 @@ class Run:
     """One published measurement and the configuration it was measured in."""
 
     id: str
-    kind: str
+    kind: RunKind
     model: str
     hardware: str
     workload: dict[str, Any]
@@ -76,14 +89,14 @@ class Checked:
 
 def _read_run(fields: Fields) -> Run:
     ident = fields.identifier("id")
-    kind = fields.text("kind", choices=KINDS)
+    kind = RunKind(fields.text("kind", choices=KINDS))
     workload = fields.mapping("workload")
     unknown = sorted(set(map(str, workload)) - _SETTABLE)
     if unknown:
         raise fields.error("workload", f"{unknown[0]} is not a workload parameter a run sets "
                                        f"(the kind sets phase, seq and context)")
-    needs = {"generate": ("prompt", "output"), "prefill": ("prompt",), "decode": ("context",),
-             "train": ("prompt",)}
+    needs = {RunKind.GENERATE: ("prompt", "output"), RunKind.PREFILL: ("prompt",),
+             RunKind.DECODE: ("context",), RunKind.TRAIN: ("prompt",)}
     sizes = {name: fields.integer(name, required=name in needs[kind], default=0)
              for name in ("prompt", "output", "context")}
     return Run(ident, kind, fields.identifier("model"), fields.identifier("hardware"), dict(workload),
@@ -102,7 +115,7 @@ def run_models() -> dict[str, ModelSpec]:
     return {m.id: m for m in load_model_file(resource_path("validation", "models.yaml"))}
 
 
-def _params(run: Run, phase: str, **sizes) -> WorkloadParams:
+def _params(run: Run, phase: Phase, **sizes) -> WorkloadParams:
     try:
         return WorkloadParams(**run.workload, phase=phase, **sizes)
     except (TypeError, WorkloadError) as error:
@@ -111,15 +124,15 @@ def _params(run: Run, phase: str, **sizes) -> WorkloadParams:
 
 def _steps(run: Run) -> list[tuple[WorkloadParams, int]]:
     """The steps a run takes and how many of each."""
-    if run.kind == "prefill":
-        return [(_params(run, "prefill", seq=run.prompt), 1)]
-    if run.kind == "decode":
-        return [(_params(run, "decode", context=run.context), 1)]
-    if run.kind == "train":
-        return [(_params(run, "train", seq=run.prompt), 1)]
+    if run.kind == RunKind.PREFILL:
+        return [(_params(run, Phase.PREFILL, seq=run.prompt), 1)]
+    if run.kind == RunKind.DECODE:
+        return [(_params(run, Phase.DECODE, context=run.context), 1)]
+    if run.kind == RunKind.TRAIN:
+        return [(_params(run, Phase.TRAIN, seq=run.prompt), 1)]
     # One prefill gives the first token, each decode step one more: at the middle context.
-    return [(_params(run, "prefill", seq=run.prompt), 1),
-            (_params(run, "decode", context=run.prompt + run.output // 2), run.output - 1)]
+    return [(_params(run, Phase.PREFILL, seq=run.prompt), 1),
+            (_params(run, Phase.DECODE, context=run.prompt + run.output // 2), run.output - 1)]
 
 
 def check(run: Run, models, catalog, families) -> Checked:
@@ -153,10 +166,10 @@ def markdown_table(checked: list[Checked]) -> str:
     for c in checked:
         r = c.run
         devices = r.workload.get("tp", 1) * r.workload.get("pp", 1) * r.workload.get("dp", 1)
-        what = {"generate": f"batch {r.workload.get('batch', 1)}, {r.prompt:,} + {r.output:,} tokens",
-                "prefill": f"first token, {r.prompt:,}-token prompt",
-                "decode": f"a token at {r.context:,} context",
-                "train": "training step"}[r.kind]
+        what = {RunKind.GENERATE: f"batch {r.workload.get('batch', 1)}, {r.prompt:,} + {r.output:,} tokens",
+                RunKind.PREFILL: f"first token, {r.prompt:,}-token prompt",
+                RunKind.DECODE: f"a token at {r.context:,} context",
+                RunKind.TRAIN: "training step"}[r.kind]
         ratio = "–" if c.expected_ratio is None else f"{c.expected_ratio:.2f}"
         lines.append(f"| {r.id} | {r.model}, {r.hardware} × {devices}, {r.workload.get('dtype', 'bf16')} | "
                      f"{what} | {_seconds(r.measured_s)} | {c.bound_ratio:.2f} | {ratio} | "

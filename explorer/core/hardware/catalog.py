@@ -52,6 +52,7 @@ from explorer.core.hardware.hardware import (
     MemoryLevel,
     Provenance,
     Specs,
+    Tier,
 )
 from explorer.paths import resource_path
 
@@ -136,10 +137,10 @@ def _read_memory(fields: Fields, sources: Mapping[str, str]) -> MemoryLevel:
 
 
 def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
-    tier = fields.text("tier", choices=LINK_TIERS)
+    tier = Tier(fields.text("tier", choices=LINK_TIERS))
     latency, latency_provenance = _measured(fields, "latency", units.TIME, sources)
-    group = fields.integer("group", required=tier == "node", minimum=2, maximum=1024) or 0
-    if group and tier != "node":
+    group = fields.integer("group", required=tier == Tier.NODE, minimum=2, maximum=1024) or 0
+    if group and tier != Tier.NODE:
         raise fields.error("group", "applies to node links (devices of one server reaching each other)")
     mesh = fields.integer("mesh", required=False, minimum=1, maximum=1024) or 0
     if mesh and not (group and mesh == group - 1):
@@ -149,7 +150,7 @@ def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
         raise fields.error("latency", "is missing (a link needs its latency per transfer step, with "
                                       "latency_source and latency_note)")
     switch_reduction = fields.flag("switch_reduction")
-    if switch_reduction and tier != "node":
+    if switch_reduction and tier != Tier.NODE:
         raise fields.error("switch_reduction", "applies to node links (the switch of one server's devices)")
     return Link(
         name=fields.text("name"), tier=tier,
@@ -273,7 +274,7 @@ def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict:
 
 def _link_dict(link: Link, keys: Mapping[str, str]) -> dict:
     """One ``links`` entry; its latency per transfer step in microseconds."""
-    entry = {"name": link.name, "tier": link.tier,
+    entry = {"name": link.name, "tier": link.tier.value,
              "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
     if link.group:
         entry["group"] = link.group

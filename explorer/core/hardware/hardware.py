@@ -24,10 +24,17 @@ class DeviceKind(StrEnum):
 CPU, GPU = DeviceKind.CPU, DeviceKind.GPU
 KINDS = tuple(DeviceKind)
 UNITS = ("vector", "matrix")
-# Where a link leads: "node", GPU to GPU inside one server (NVLink, Infinity Fabric);
-# "network", from a GPU to other servers (InfiniBand, Ethernet); "host", the GPU's PCIe
-# link to the CPU (GPU-to-GPU traffic crosses it where a server has no node link).
-LINK_TIERS = ("node", "network", "host")
+
+
+class Tier(StrEnum):
+    """Where a link leads: the catalogue's ``tier``."""
+
+    NODE = "node"  # GPU to GPU inside one server (NVLink, Infinity Fabric)
+    NETWORK = "network"  # from a GPU to other servers (InfiniBand, Ethernet)
+    HOST = "host"  # the GPU's PCIe link to the CPU (GPU-to-GPU traffic crosses it without a node link)
+
+
+LINK_TIERS = tuple(tier.value for tier in Tier)  # plain strings: what files hold
 # How a published link figure counts: "both" directions together (NVIDIA's "900 GB/s"
 # for NVLink 4, PCIe's "128 GB/s" for 5.0 x16) or "each" direction (a network port's
 # "400 Gb/s").
@@ -83,7 +90,7 @@ class Link:
     devices reach each other at that rate, and the latency a transfer step pays."""
 
     name: str
-    tier: str  # LINK_TIERS
+    tier: Tier
     bandwidth_bytes_per_s: float  # as published
     direction: str  # LINK_DIRECTIONS: what the published figure counts
     provenance: Provenance
@@ -215,7 +222,7 @@ class Hardware:
         """Intensity (FLOP/byte) where the main-memory roof meets the ``precision`` roof."""
         return self.peak_flops(precision, unit) / self.bandwidth_bytes_per_s
 
-    def link(self, tier: str) -> Link | None:
+    def link(self, tier: Tier) -> Link | None:
         """The fastest link of ``tier``, or None."""
         return max((x for x in self.links if x.tier == tier), key=lambda x: x.per_direction_bytes_per_s,
                    default=None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from explorer.core.model import ops as op
+from explorer.core.model.applicability import Phase
 
 
 class Part(NamedTuple):
@@ -83,13 +84,13 @@ def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: i
     if shared and not naive:  # the values are part of what the scores already read
         value = op.Cost(value.flops, value.bytes - value.cache, value.weights)
     softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
-    if p.causal and p.phase != "decode":  # only the pairs the mask keeps are computed
+    if p.causal and p.phase != Phase.DECODE:  # only the pairs the mask keeps are computed
         pairs = causal_pairs(p.prefix + t, window or kv_len) - causal_pairs(p.prefix, window or kv_len)
         score = score._replace(flops=2 * batch * heads * pairs * head_dim)
         value = value._replace(flops=2 * batch * heads * pairs * (v_dim or head_dim))
         softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * pairs
     span = f"{t} × {kv_len} per head" + (f" (window of {window:,})" if window else "") + \
-        (", causal: masked pairs skipped" if p.causal and p.phase != "decode" else "")
+        (", causal: masked pairs skipped" if p.causal and p.phase != Phase.DECODE else "")
     if naive:
         parts += [Part("attn_score", "attn_score", op.MATRIX, score, f"Q·Kᵀ, {span}, written out"),
                   Part("attn_softmax", "attn_softmax", op.VECTOR,
@@ -135,7 +136,7 @@ def latent_attention(p, batch, m) -> list[Part]:
     parts += [Part("kv_down", "k_proj", op.MATRIX, op.linear(n, d, rank + rope, ab, wb, out_bytes=kb),
                    f"{d} → {rank} latent + {rope} rotary key, to the cache"),
               Part("kv_norm", "norm", op.VECTOR, op.norm(n, rank, "rmsnorm", ab, wb), "rmsnorm")]
-    if p.phase == "decode":
+    if p.phase == Phase.DECODE:
         absorb = op.linear(n * h, nope, rank, ab, 0)
         weights = h * nope * rank * wb
         parts.append(Part("k_up_absorbed", "q_proj", op.MATRIX,

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.core.hardware.hardware import Link
+from explorer.core.hardware.hardware import Link, Tier
 
 ALGORITHMS = ("auto", "nccl", "ring", "tree", "oneshot", "twoshot", "nvls")
 PROTOCOLS = ("LL", "LL128", "Simple")
@@ -55,7 +55,7 @@ STEP_US = {
 LL_MAX_BYTES_PER_S = 87.7e9  # llMaxBws for Ampere and Hopper, one node
 RATE_SHARE = {"ring": {"LL": 0.25, "LL128": 0.92, "Simple": 1.0},
               "tree": {"LL": 0.92 / 3.8, "LL128": 0.92 * 7 / 9, "Simple": 0.92}}
-KIND = {"node": "nvlink", "host": "pci", "network": "net"}
+KIND = {Tier.NODE: "nvlink", Tier.HOST: "pci", Tier.NETWORK: "net"}
 CUSTOM_MAX_BYTES = 8 << 20  # vLLM's custom all-reduce buffer (max_size 8 MiB)
 CUSTOM_DEVICES = (2, 4, 6, 8)
 
@@ -98,7 +98,7 @@ def options(link: Link, devices: int, message: float) -> dict[str, list[Choice]]
     if link.switch_reduction:
         nvls_s = STEP_US["nvlink"]["nvls"]["Simple"] * 1e-6
         out["nvls"] = [Choice("nvls", "Simple", 6 / 5 * message, nvls_s, 1.0)]
-    if link.tier == "node":
+    if link.tier == Tier.NODE:
         barrier = link.latency_s
         out["oneshot"] = [Choice("oneshot", "", (n - 1) * message, 2 * barrier, 1.0)]
         out["twoshot"] = [Choice("twoshot", "", ring_bytes, 3 * barrier, 1.0)]
@@ -120,7 +120,7 @@ def one_shot_below(devices: int) -> float:
 def _family(link: Link, devices: int, asked: str, training: bool) -> str:
     """The family ``asked`` resolves to before the message is known ("auto": the engines'
     custom all-reduce where it can run, else "nccl")."""
-    if asked == "auto" and (training or link.tier != "node" or devices not in CUSTOM_DEVICES):
+    if asked == "auto" and (training or link.tier != Tier.NODE or devices not in CUSTOM_DEVICES):
         return "nccl"
     return asked
 

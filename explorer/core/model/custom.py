@@ -8,48 +8,73 @@ batch tokens attending over context); a conv2d layer processes ``batch`` images.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from explorer.core.files.datafile import Fields, brief
 from explorer.core.model import blocks
 from explorer.core.model import ops as op
 
-# Per kind: field name → (default, kind of value, help). Kinds: "count" (a whole number
-# ≥ 1), "flag", or a tuple of choices.
-LAYER_FIELDS: dict[str, dict[str, tuple]] = {
-    "linear": {"d_in": (4096, "count", "input features"), "d_out": (4096, "count", "output features"),
-               "bias": (False, "flag", "adds a bias"),
-               "role": ("fc1", ("fc1", "fc2", "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj",
-                                "gate_proj", "up_proj", "down_proj", "lm_head"), "role of the product")},
-    "attention": {"d_model": (4096, "count", "model width"), "heads": (32, "count", "query heads"),
-                  "kv_heads": (32, "count", "key/value heads (fewer: grouped-query attention)")},
-    "mlp": {"d_model": (4096, "count", "model width"), "width": (11008, "count", "hidden width"),
-            "gated": (True, "flag", "gate × up (SwiGLU) instead of one hidden layer"),
-            "activation": ("silu", ("silu", "gelu"), "activation function")},
-    "norm": {"d": (4096, "count", "features"), "kind": ("rmsnorm", ("rmsnorm", "layernorm"), "norm")},
-    "softmax": {"width": (4096, "count", "values per row (one row per token)")},
-    "elementwise": {"width": (4096, "count", "values per token"),
-                    "flops_per_element": (1, "count", "FLOPs per value"),
-                    "inputs": (2, "count", "input tensors (1: activation, 2: residual add)"),
-                    "role": ("residual", ("residual", "activation"), "role")},
-    "conv2d": {"image": (56, "count", "input height and width"), "c_in": (64, "count", "input channels"),
-               "c_out": (64, "count", "output channels"), "kernel": (3, "count", "kernel size"),
-               "stride": (1, "count", "stride")},
-    "embedding": {"vocab": (32000, "count", "vocabulary"), "d": (4096, "count", "width")},
+
+class LayerKind(StrEnum):
+    """What a custom layer is: a stack's ``kind``."""
+
+    LINEAR = "linear"
+    ATTENTION = "attention"
+    MLP = "mlp"
+    NORM = "norm"
+    SOFTMAX = "softmax"
+    ELEMENTWISE = "elementwise"
+    CONV2D = "conv2d"
+    EMBEDDING = "embedding"
+
+
+class ValueKind(StrEnum):
+    """What values a layer's field takes (besides a tuple of choices)."""
+
+    COUNT = "count"  # a whole number ≥ 1
+    FLAG = "flag"  # true or false
+
+
+COUNT, FLAG = ValueKind.COUNT, ValueKind.FLAG
+# Per kind: field name → (default, kind of value, help). Kinds of value: COUNT, FLAG, or a
+# tuple of choices.
+LAYER_FIELDS: dict[LayerKind, dict[str, tuple]] = {
+    LayerKind.LINEAR: {"d_in": (4096, COUNT, "input features"), "d_out": (4096, COUNT, "output features"),
+                       "bias": (False, FLAG, "adds a bias"),
+                       "role": ("fc1", ("fc1", "fc2", "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj",
+                                        "gate_proj", "up_proj", "down_proj", "lm_head"),
+                                "role of the product")},
+    LayerKind.ATTENTION: {"d_model": (4096, COUNT, "model width"), "heads": (32, COUNT, "query heads"),
+                          "kv_heads": (32, COUNT, "key/value heads (fewer: grouped-query attention)")},
+    LayerKind.MLP: {"d_model": (4096, COUNT, "model width"), "width": (11008, COUNT, "hidden width"),
+                    "gated": (True, FLAG, "gate × up (SwiGLU) instead of one hidden layer"),
+                    "activation": ("silu", ("silu", "gelu"), "activation function")},
+    LayerKind.NORM: {"d": (4096, COUNT, "features"), "kind": ("rmsnorm", ("rmsnorm", "layernorm"), "norm")},
+    LayerKind.SOFTMAX: {"width": (4096, COUNT, "values per row (one row per token)")},
+    LayerKind.ELEMENTWISE: {"width": (4096, COUNT, "values per token"),
+                            "flops_per_element": (1, COUNT, "FLOPs per value"),
+                            "inputs": (2, COUNT, "input tensors (1: activation, 2: residual add)"),
+                            "role": ("residual", ("residual", "activation"), "role")},
+    LayerKind.CONV2D: {"image": (56, COUNT, "input height and width"), "c_in": (64, COUNT, "input channels"),
+                       "c_out": (64, COUNT, "output channels"), "kernel": (3, COUNT, "kernel size"),
+                       "stride": (1, COUNT, "stride")},
+    LayerKind.EMBEDDING: {"vocab": (32000, COUNT, "vocabulary"), "d": (4096, COUNT, "width")},
 }
-LAYER_KINDS = tuple(LAYER_FIELDS)
+LAYER_KINDS = tuple(kind.value for kind in LayerKind)  # plain strings: what files hold
 
 
 @dataclass(frozen=True)
 class Layer:
     """One layer of a custom stack: its kind, its own values, and how many times it repeats."""
 
-    kind: str
+    kind: LayerKind  # a string is read as its LayerKind
     values: tuple[tuple[str, object], ...] = ()
     repeat: int = 1
 
     def __post_init__(self) -> None:
         if self.kind not in LAYER_FIELDS:
             raise ValueError(f"unknown layer kind {self.kind!r}: choose {', '.join(LAYER_KINDS)}")
+        object.__setattr__(self, "kind", LayerKind(self.kind))
         if isinstance(self.repeat, bool) or not isinstance(self.repeat, int) or self.repeat < 1:
             raise ValueError(f"repeat must be a whole number >= 1, got {brief(self.repeat)}")
         if self.repeat > MAX_REPEAT:
@@ -59,9 +84,9 @@ class Layer:
             if name not in known:
                 raise ValueError(f"{self.kind} has no field {name!r} (it has {', '.join(known)})")
             _check(name, value, known[name][1])
-        if self.kind == "attention" and self.get("d_model") % self.get("heads"):
+        if self.kind == LayerKind.ATTENTION and self.get("d_model") % self.get("heads"):
             raise ValueError(f"d_model {self.get('d_model')} is not divisible by {self.get('heads')} heads")
-        if self.kind == "attention" and self.get("heads") % self.get("kv_heads"):
+        if self.kind == LayerKind.ATTENTION and self.get("heads") % self.get("kv_heads"):
             raise ValueError(f"{self.get('heads')} heads cannot be shared by {self.get('kv_heads')} KV heads")
 
     def get(self, name: str):
@@ -73,7 +98,7 @@ class Layer:
 
     def describe(self) -> str:
         sizes = ", ".join(f"{k} {self.get(k)}" for k in LAYER_FIELDS[self.kind]
-                          if LAYER_FIELDS[self.kind][k][1] == "count")
+                          if LAYER_FIELDS[self.kind][k][1] == COUNT)
         return f"{self.kind} ({sizes})" + (f" ×{self.repeat}" if self.repeat > 1 else "")
 
 
@@ -86,12 +111,12 @@ MAX_LAYERS = 100_000  # layers in one stack, counting repeats
 
 
 def _check(name: str, value, kind) -> None:
-    if kind == "count":
+    if kind == COUNT:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {brief(value)}")
         if value > MAX_COUNT:
             raise ValueError(f"{name} must be at most {MAX_COUNT:,}, got {brief(value)}")
-    elif kind == "flag":
+    elif kind == FLAG:
         if not isinstance(value, bool):
             raise ValueError(f"{name} must be true or false, got {brief(value)}")
     elif value not in kind:
@@ -114,7 +139,7 @@ class CustomSpec:
 
     def kv_values_per_token(self) -> int:
         return sum(2 * layer.get("kv_heads") * (layer.get("d_model") // layer.get("heads")) * layer.repeat
-                   for layer in self.layers if layer.kind == "attention")
+                   for layer in self.layers if layer.kind == LayerKind.ATTENTION)
 
     def kv_cache_values(self, tokens: int) -> int:
         return tokens * self.kv_values_per_token()
@@ -122,14 +147,14 @@ class CustomSpec:
     @property
     def item_unit(self) -> str:
         """A stack of convolutions processes images; anything else, tokens."""
-        if self.layers and all(layer.kind == "conv2d" for layer in self.layers):
+        if self.layers and all(layer.kind == LayerKind.CONV2D for layer in self.layers):
             return "images"
         return "tokens"
 
     def to_list(self) -> list[dict]:
         out = []
         for layer in self.layers:
-            entry = {"kind": layer.kind, **dict(layer.values)}
+            entry = {"kind": layer.kind.value, **dict(layer.values)}
             if layer.repeat > 1:
                 entry["repeat"] = layer.repeat
             out.append(entry)
@@ -138,18 +163,18 @@ class CustomSpec:
 
 def _weights(layer: Layer) -> int:
     g = layer.get
-    if layer.kind == "linear":
+    if layer.kind == LayerKind.LINEAR:
         return g("d_in") * g("d_out") + (g("d_out") if g("bias") else 0)
-    if layer.kind == "attention":
+    if layer.kind == LayerKind.ATTENTION:
         d, head = g("d_model"), g("d_model") // g("heads")
         return 2 * d * d + 2 * d * g("kv_heads") * head
-    if layer.kind == "mlp":
+    if layer.kind == LayerKind.MLP:
         return (3 if g("gated") else 2) * g("d_model") * g("width")
-    if layer.kind == "norm":
-        return (2 if g("kind") == "layernorm" else 1) * g("d")
-    if layer.kind == "conv2d":
+    if layer.kind == LayerKind.NORM:
+        return (2 if g("kind") == op.Norm.LAYERNORM else 1) * g("d")
+    if layer.kind == LayerKind.CONV2D:
         return g("c_out") * g("c_in") * g("kernel") ** 2
-    if layer.kind == "embedding":
+    if layer.kind == LayerKind.EMBEDDING:
         return g("vocab") * g("d")
     return 0
 
@@ -201,28 +226,28 @@ def custom_ops(spec: CustomSpec, p, batch) -> list[op.Op]:
         def add(name, role, unit, cost, detail="", vector_flops=0, layers=layers, index=index):
             out.append(op.Op.of(f"L{index}.{name}", role, unit, cost, layers, detail, vector_flops))
 
-        if layer.kind == "linear":
+        if layer.kind == LayerKind.LINEAR:
             add(g("role"), g("role"), op.MATRIX, op.linear(n, g("d_in"), g("d_out"), ab, wb, g("bias")),
                 f"{g('d_in')} → {g('d_out')}")
-        elif layer.kind in ("attention", "mlp"):
+        elif layer.kind in (LayerKind.ATTENTION, LayerKind.MLP):
             d = g("d_model")
             parts = (blocks.attention(p, batch, d, g("heads"), g("kv_heads"), d // g("heads"))
-                     if layer.kind == "attention" else
+                     if layer.kind == LayerKind.ATTENTION else
                      blocks.mlp(p, n, d, g("width"), g("gated"), g("activation")))
             for part in parts:
                 add(part.name, part.role, part.unit, part.cost, part.detail, part.vector_flops)
-        elif layer.kind == "norm":
+        elif layer.kind == LayerKind.NORM:
             add("norm", "norm", op.VECTOR, op.norm(n, g("d"), g("kind"), ab, wb), g("kind"))
-        elif layer.kind == "softmax":
+        elif layer.kind == LayerKind.SOFTMAX:
             add("softmax", "attn_softmax", op.VECTOR, op.attention_softmax(1, 1, n, g("width"), ab))
-        elif layer.kind == "elementwise":
+        elif layer.kind == LayerKind.ELEMENTWISE:
             add(g("role"), g("role"), op.VECTOR,
                 op.elementwise(n * g("width"), g("flops_per_element"), g("inputs"), ab))
-        elif layer.kind == "conv2d":
+        elif layer.kind == LayerKind.CONV2D:
             k, size = g("kernel"), g("image")
             cost = op.conv2d(batch, size, size, g("c_in"), g("c_out"), k, g("stride"), k // 2, ab, wb)
             add("conv", "conv", op.MATRIX, cost, f"{k}×{k}/{g('stride')}, {g('c_in')} → {g('c_out')}")
-        elif layer.kind == "embedding":
+        elif layer.kind == LayerKind.EMBEDDING:
             rows = n * g("d")
             add("embedding", "embedding", op.VECTOR, op.Cost(0, rows * wb + rows * ab, rows * wb))
     return out

@@ -53,6 +53,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from explorer.core.files.datafile import DataFileError, brief, read_text
+from explorer.core.model.applicability import Phase
 from explorer.core.model.hf_families import (
     DEEPSEEK,
     FAMILIES,
@@ -372,6 +373,6 @@ def stored_precision(params, model):
     opens (a preset keeps the compute precision). When the user gives another, the analysis
     notes what the file says."""
     stored = getattr(model, "file_dtype", "")
-    if not stored or params.weight_dtype is not None or params.phase == "train" or stored == params.dtype:
+    if not stored or params.weight_dtype is not None or params.phase == Phase.TRAIN or stored == params.dtype:
         return params
     return replace(params, weight_dtype=stored)

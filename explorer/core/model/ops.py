@@ -73,7 +73,16 @@ class Role(StrEnum):
 
 ROLES = tuple(Role)
 
-NORM_FLOPS_PER_ELEMENT = {"layernorm": 7, "rmsnorm": 4, "batchnorm": 2}
+
+class Norm(StrEnum):
+    """Which normalisation a norm op computes (a model's ``norm``)."""
+
+    LAYERNORM = "layernorm"
+    RMSNORM = "rmsnorm"
+    BATCHNORM = "batchnorm"
+
+
+NORM_FLOPS_PER_ELEMENT = {Norm.LAYERNORM: 7, Norm.RMSNORM: 4, Norm.BATCHNORM: 2}
 ACTIVATION_FLOPS_PER_ELEMENT = {"gelu": 8, "silu": 4, "relu": 1}
 SOFTMAX_FLOPS_PER_ELEMENT = 5
 
@@ -162,7 +171,7 @@ def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: int, weight_bytes: 
 
 def norm(n_tokens: Size, d: int, kind: str, act_bytes: int, weight_bytes: int) -> Cost:
     """Layer/RMS norm over d features for n tokens: read x, write y, read the scale (and shift)."""
-    weights = (2 * d if kind == "layernorm" else d) * weight_bytes
+    weights = (2 * d if kind == Norm.LAYERNORM else d) * weight_bytes
     flops = NORM_FLOPS_PER_ELEMENT[kind] * n_tokens * d
     return Cost(flops, 2 * n_tokens * d * act_bytes + weights, weights)
 

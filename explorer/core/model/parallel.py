@@ -37,6 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from explorer.core.model import ops as op
+from explorer.core.model.applicability import Phase
 from explorer.core.model.collective_costs import all_to_all_bytes, collective_steps, ring_all_reduce_bytes
 from explorer.core.model.models import TransformerSpec
 
@@ -243,7 +244,7 @@ def stage_sends(model: TransformerSpec, params, split: Split, message) -> list[o
     1/tp of the activations from each device of the group and gathers them again over the
     node link (Megatron-LM's scatter/gather; with sequence parallel they are already
     split); inference sends them whole from every device (as serving engines do)."""
-    train = params.phase == "train"
+    train = params.phase == Phase.TRAIN
     chunks = split.pp * (params.vpp if train else 1)
     boundaries = tuple(chunk[-1] for chunk in stage_layers(model.layers, chunks)[:-1])
     scatter = train and split.tp > 1

@@ -28,7 +28,7 @@ from explorer.core.model.applicability import (
 from explorer.core.model.collectives import ALGORITHMS
 from explorer.core.model.parallel import DEGREES
 
-PHASES = tuple(phase.value for phase in Phase)  # (plain strings until the phase is an enum everywhere)
+PHASES = tuple(phase.value for phase in Phase)  # plain strings: the choices people type and files hold
 WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
 # Weight-only formats below 8 bits: weights are stored so and dequantised to ``dtype`` to
 # compute (they need no arithmetic of their own on the device). Each group of values

@@ -14,6 +14,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,7 @@ class Session:
         for parameter in PARAMETERS:  # the table's order; defaults left out
             value = getattr(self.params, parameter.name)
             if value is not None and saved(parameter, value):
-                out[parameter.name] = value
+                out[parameter.name] = value.value if isinstance(value, Enum) else value  # YAML: plain
         if self.custom_layers:
             out["layers"] = CustomSpec(self.custom_layers).to_list()
         if self.model == CONFIG_MODEL:  # the file's content: the session opens anywhere

@@ -41,6 +41,7 @@ import numpy as np
 
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, sharding
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.sharding import (  # noqa: F401  (re-exported: the state's accounting)
     ADAM_FLOPS_PER_PARAMETER,
@@ -153,7 +154,7 @@ def pipeline_factor(params, split, batch):
     """The step's time over the time of all its ops in sequence: 1 at inference (one batch
     passes every stage in turn); (1 + (pp−1)/(vpp·m)) / pp in training, m micro-batches of
     one sequence each (the bubble; interleaved 1F1B shrinks it by vpp)."""
-    if params.phase != "train" or split.pp == 1:
+    if params.phase != Phase.TRAIN or split.pp == 1:
         return 1.0
     micro = np.ceil(np.asarray(batch, dtype=float) / split.batch_share)  # the busiest replica's
     factor = (1 + (split.pp - 1) / (params.vpp * micro)) / split.pp
@@ -208,7 +209,7 @@ class Run:
 def run(analysis, tokens: float, mfu: float = DEFAULT_MFU) -> Run:
     """The run of ``tokens`` training tokens at the analysed step (phase train)."""
     p, t = analysis.params, analysis.totals
-    if p.phase != "train":
+    if p.phase != Phase.TRAIN:
         raise ValueError("a training run needs the train phase")
     if not tokens > 0 or not 0 < mfu <= 1:
         raise ValueError("tokens must be positive and the utilisation in (0, 1]")

@@ -34,6 +34,7 @@ from typing import Any
 
 from explorer.core.model import blocks, parallel, training
 from explorer.core.model import ops as op
+from explorer.core.model.applicability import Phase
 from explorer.core.model.custom import CustomSpec, custom_ops
 from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
 from explorer.core.model.parameters import (
@@ -73,7 +74,7 @@ class WorkloadParams:
     ``memory_fraction`` is the share of the device's usable memory the step may fill.
     """
 
-    phase: str = "decode"
+    phase: Phase = Phase.DECODE  # a string is read as its Phase
     batch: int = 1
     seq: int = 512
     context: int = 1024
@@ -106,7 +107,8 @@ class WorkloadParams:
                 raise WorkloadError(str(exc)) from None
             if parameter.kind is Kind.SHARE:
                 object.__setattr__(self, parameter.name, value)
-        if self.phase == "train" and self.dtype not in training.TRAINING_DTYPES:
+        object.__setattr__(self, "phase", Phase(self.phase))
+        if self.phase == Phase.TRAIN and self.dtype not in training.TRAINING_DTYPES:
             raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
                                 f"{self.dtype} (lower precisions are for inference here)")
         for parameter in held_outside(self.phase):  # a value where it means nothing is a mistake
@@ -132,7 +134,7 @@ class WorkloadParams:
         """The share of a device's usable memory the step may fill: ``memory_fraction`` at
         inference (what a serving engine allocates up front, vLLM's gpu_memory_utilization);
         all of it in training, whose frameworks allocate as they go."""
-        return 1.0 if self.phase == "train" else self.memory_fraction
+        return 1.0 if self.phase == Phase.TRAIN else self.memory_fraction
 
     @property
     def act_bytes(self) -> int:
@@ -159,13 +161,13 @@ class WorkloadParams:
     @property
     def query_tokens(self) -> int:
         """Tokens each sequence processes in this step."""
-        return 1 if self.phase == "decode" else self.seq
+        return 1 if self.phase == Phase.DECODE else self.seq
 
     @property
     def kv_tokens(self) -> int:
         """Tokens each sequence attends over (and holds in its KV cache): a prefill's prompt
         after its cached prefix."""
-        return self.context if self.phase == "decode" else self.prefix + self.seq
+        return self.context if self.phase == Phase.DECODE else self.prefix + self.seq
 
     @property
     def split(self) -> parallel.Split:
@@ -177,12 +179,12 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
     overrides ``params.batch`` (a NumPy array for sweeps)."""
     batch = params.batch if batch is None else batch
     split = params.split
-    if split.devices == 1 and params.phase != "train":
+    if split.devices == 1 and params.phase != Phase.TRAIN:
         return _model_ops(model, params, batch)
     try:
         parallel.check_split(model, split)
         chunks = split.pp * params.vpp
-        if params.phase == "train" and split.pp > 1 and chunks > model.layers:
+        if params.phase == Phase.TRAIN and split.pp > 1 and chunks > model.layers:
             raise parallel.ParallelError(f"{model.name} has {model.layers} layers: {split.pp} stages × "
                                          f"{params.vpp} virtual stages make {chunks} chunks; use fewer")
         return _device_ops(model, params, split, batch)
@@ -206,7 +208,7 @@ def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split,
         out.extend(comm.get(o.name, []))
         out.append(o)
     out.extend(comm["end"])
-    return training.training_ops(out, model, params, split) if params.phase == "train" else out
+    return training.training_ops(out, model, params, split) if params.phase == Phase.TRAIN else out
 
 
 def _model_ops(model: ModelSpec, params: WorkloadParams, batch) -> list[op.Op]:
@@ -287,7 +289,7 @@ def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch) -> tuple[op.O
     # Only the rows that produce logits go through the final norm and the LM head: the
     # last position of each sequence in prefill, the one new token in decode, every
     # position in training.
-    logits_rows = batch * p.seq if p.phase == "train" else batch
+    logits_rows = batch * p.seq if p.phase == Phase.TRAIN else batch
     final_norm = op.Op.of("final_norm", "norm", op.VECTOR, op.norm(logits_rows, d, m.norm, ab, wb),
                           (), m.norm)
     lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),
@@ -299,7 +301,7 @@ def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
     """One forward pass over ``batch`` images: every token attends over all of the image's
     tokens (an encoder: no mask, no KV cache; keys and values stay activations)."""
     tokens = m.tokens
-    step = replace(p, phase="prefill", seq=tokens, prefix=0, kv_dtype=None, causal=False)
+    step = replace(p, phase=Phase.PREFILL, seq=tokens, prefix=0, kv_dtype=None, causal=False)
     ab, wb = step.act_bytes, step.weight_bytes
     n = batch * tokens
     d, f = m.d_model, m.mlp_width

@@ -26,6 +26,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.batching import crossing_batch
 from explorer.core.hardware.hardware import CPU, GPU, ComputePeak, Hardware, evaluate_formula, vector_lanes
 from explorer.core.hardware.littles_law import bytes_in_flight_needed, latency_of
+from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.session import Session, WhatIf, model_choice
 from explorer.core.model.workload import WorkloadParams
@@ -142,7 +143,7 @@ class Lab:
         return self.what_if().apply(self.device())
 
     def params(self) -> WorkloadParams:
-        return WorkloadParams(phase="decode", batch=self.batch if self.stage >= BATCHING else 1,
+        return WorkloadParams(phase=Phase.DECODE, batch=self.batch if self.stage >= BATCHING else 1,
                               context=self.context,
                               dtype=LOW_PRECISION if self.stage >= PRECISION else "fp32")
 

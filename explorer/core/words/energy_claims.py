@@ -3,6 +3,8 @@ claim recomputed from the circuit-level table (``core.hardware.operation_energy`
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from explorer.core.analysis.analysis import analyze
 from explorer.core.hardware.operation_energy import byte_joules as per_byte
 from explorer.core.hardware.operation_energy import flop_joules as per_flop
@@ -11,15 +13,23 @@ from explorer.core.units import format_number, format_si
 from explorer.core.words.claims import Quantity
 
 
+class OperationField(StrEnum):
+    """The placeholders of operation energies: ``{energy:ID}``, ``{energy-ratio:ID:ID}``."""
+
+    ENERGY = "energy"
+    RATIO = "energy-ratio"
+
+
 def operation_field(placeholder: str) -> tuple[str, Quantity]:
     """``energy:ID`` (an operation's energy, "0.9 pJ") or ``energy-ratio:ID:ID`` (the first
     over the second, their low ends: "1,444"), from ``operation_energy``'s table."""
     kind, _, body = placeholder.partition(":")
     table = operations()
     ids = body.split(":")
-    if len(ids) != (1 if kind == "energy" else 2) or any(i not in table for i in ids):
-        raise KeyError(f"name {'one' if kind == 'energy' else 'two'} of: {', '.join(table)}")
-    if kind == "energy":
+    single = kind == OperationField.ENERGY
+    if len(ids) != (1 if single else 2) or any(i not in table for i in ids):
+        raise KeyError(f"name {'one' if single else 'two'} of: {', '.join(table)}")
+    if single:
         op = table[ids[0]]
         return op.text, Quantity(f"energy of a {op.name}", op.joules, op.text,
                                  lambda: operations()[ids[0]].joules, rel=1e-12)

@@ -16,6 +16,7 @@ from explorer.core.analysis.memory import memory_budget
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.analysis.serving_request import time_of
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
+from explorer.core.model.applicability import Phase
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words import expected_claims, serving_claims
@@ -41,7 +42,7 @@ LEVELS_OFF = 0.95  # throughput has "levelled off" at this share of its value at
 
 
 def _decode_of_tokens(a: Analysis) -> bool:
-    return a.params.phase == "decode" and a.model.item_unit == "tokens"
+    return a.params.phase == Phase.DECODE and a.model.item_unit == "tokens"
 
 
 def converted(a: Analysis) -> str:
@@ -125,7 +126,7 @@ def _budget_words(hardware: Hardware, params: WorkloadParams) -> str:
     usable = hardware.usable_memory_bytes
     nominal = hardware.memory_capacity_bytes
     reported = "" if usable == nominal else f" of {format_bytes(nominal)} nominal"
-    who = "the step" if params.phase == "train" else "a serving engine"
+    who = "the step" if params.phase == Phase.TRAIN else "a serving engine"
     return (f"the {format_bytes(memory_budget(hardware, params))} {who} may use "
             f"({params.budget_share:.0%} of {format_bytes(usable)} usable{reported})")
 
@@ -273,7 +274,7 @@ def memory_fit(a: Analysis) -> Explanation:
         parts += (f", KV cache {format_bytes(t.kv_cache_bytes)} ({format_bytes(t.kv_bytes_per_token)} "
                   f"per token, {format_share(t.kv_cache_bytes / t.memory_budget_bytes)} of the budget)")
     fits = Fits(state, t.fits_in_memory)
-    kept = " kept for the backward pass" if a.params.phase == "train" else ""
+    kept = " kept for the backward pass" if a.params.phase == Phase.TRAIN else ""
     where = f" on each of its {t.devices:,} devices" if t.devices > 1 else ""
     return Explanation("Memory", (
         f"Resident during the step{where}: {parts}, activations{kept} {format_bytes(t.activation_bytes)}. "

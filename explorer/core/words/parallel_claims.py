@@ -20,11 +20,13 @@ import numpy as np
 from explorer.core.analysis.scaling_laws import (
     FITS,
     FLOPS_PER_PARAMETER_TOKEN,
+    RULE_OF_THUMB,
     rule_of_thumb,
     training_seconds,
 )
 from explorer.core.analysis.terms import op_roofs
 from explorer.core.model import collective_costs, training
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share, format_time
 from explorer.core.words.claims import Quantity, State
 
@@ -61,7 +63,7 @@ def step_field(state: State, field: str) -> tuple[str, Quantity | None]:
                                              recomputed_share, rel=1e-9)
     if field.startswith("train-days:"):
         tokens = float(field.removeprefix("train-days:"))
-        if state.params.phase != "train":
+        if state.params.phase != Phase.TRAIN:
             raise KeyError("train-days needs a training step (phase train)")
         days = training.run(a, tokens).seconds(at_mfu=False) / 86400
         p = state.params
@@ -82,7 +84,7 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
         if link is None:
             continue
         each = float(collective_costs.op_link_seconds(link, o, 0.0 if latency_only else float(o.bytes),
-                                              p.phase == "train"))
+                                              p.phase == Phase.TRAIN))
         total += o.count * each * (1.0 if o.once_per_step else factor)
     return total
 
@@ -100,7 +102,7 @@ def scaling_field(catalog, text: str) -> tuple[str, Quantity]:
         words = f"{format_number(days)} days"
         return words, Quantity(f"days for {budget:.3g} FLOPs", days, words,
                                lambda: budget / (devices * peak * training.DEFAULT_MFU) / 86400)
-    if kind == "rule-of-thumb":
+    if kind == RULE_OF_THUMB:
         n, d = rule_of_thumb(budget)
         exact = (lambda: math.sqrt(budget / 120), lambda: 20 * math.sqrt(budget / 120))
     else:

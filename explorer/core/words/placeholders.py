@@ -66,7 +66,7 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
         return faster_field(ctx, placeholder.removeprefix("faster:"))
     if placeholder.startswith("scaling:"):
         return parallel_claims.scaling_field(ctx.catalog, placeholder.removeprefix("scaling:"))
-    if placeholder.startswith(("energy:", "energy-ratio:")):  # an operation's energy
+    if placeholder.startswith(tuple(f"{f}:" for f in energy_claims.OperationField)):  # an operation's energy
         return energy_claims.operation_field(placeholder)
     scope, _, field = placeholder.partition("/")
     if scope in ("step",) or scope.startswith(("op:", "role:")):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.serving_request import cost_per_million_tokens, time_of
+from explorer.core.model.applicability import Phase
 from explorer.core.words.claims import Quantity, State
 
 STEP_FIELDS = ("per-user", "per-device", "joules-per-token")
@@ -27,7 +28,7 @@ def handles(field: str) -> bool:
 def _seconds(state: State, fresh: bool = False) -> float:
     """The decode step's time as serving counts it (``serving_request.time_of``): from the state's
     analysis, or (``fresh``, a claim's check) from one worked out again."""
-    if state.params.phase != "decode":
+    if state.params.phase != Phase.DECODE:
         raise KeyError("serving fields describe a decode step")
     a = analyze(state.model, state.params, state.hardware) if fresh else state.analysis()
     return time_of(a)[0]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from explorer.kernels.cases import PRESETS, Case, Skip
+from explorer.kernels.cases import PRESETS, Case, Preset, Skip
 from explorer.kernels.suites import (
     attention,
     cache,
@@ -31,7 +31,7 @@ class UnknownSuiteError(ValueError):
     pass
 
 
-def resolve(names: list[str] | tuple[str, ...], preset: str) -> tuple[list[str], str]:
+def resolve(names: list[str] | tuple[str, ...], preset: str) -> tuple[list[str], Preset]:
     """Suite names and preset from a selection such as ``["quick"]`` (every suite, quick
     sizes), ``["gemm", "stream"]`` (those suites at ``preset``) or ``["full", "gemm"]``."""
     names = list(names) or ["quick"]
@@ -43,7 +43,7 @@ def resolve(names: list[str] | tuple[str, ...], preset: str) -> tuple[list[str],
     if unknown:
         raise UnknownSuiteError(f"unknown suite {unknown[0]!r}: choose from "
                                 f"{', '.join([*PRESETS, *SUITES])}")
-    return names, preset
+    return names, Preset(preset)
 
 
 def plan(backend, names: list[str] | tuple[str, ...], preset: str) -> list[Case | Skip]:
@@ -53,6 +53,6 @@ def plan(backend, names: list[str] | tuple[str, ...], preset: str) -> list[Case 
     for name in SUITES:
         if name in names:
             out.extend(SUITES[name].cases(backend, preset))
-    if preset == "smoke":  # its working sets stay in the caches: no byte is main memory's
+    if preset == Preset.SMOKE:  # its working sets stay in the caches: no byte is main memory's
         out = [replace(c, dram_traffic=False) if isinstance(c, Case) else c for c in out]
     return out

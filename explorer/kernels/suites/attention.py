@@ -22,7 +22,7 @@ import numpy as np
 
 from explorer.core.hardware.hardware import GPU
 from explorer.core.model import ops
-from explorer.kernels.cases import TOLERANCE, Case, Prepared, within
+from explorer.kernels.cases import TOLERANCE, Case, Prepared, Preset, within
 
 SUITE = "attention"
 ITEMSIZE = {"fp32": 4, "fp16": 2}
@@ -86,14 +86,14 @@ def cost(heads: int, length: int, head_dim: int, itemsize: int) -> tuple[int, in
     return score.flops + soft.flops + value.flops, score.bytes + soft.bytes + value.bytes
 
 
-def cases(backend, preset: str) -> list[Case]:
+def cases(backend, preset: Preset) -> list[Case]:
     gpu = backend.device_kind == GPU
     dtypes = ("fp32", "fp16") if gpu else ("fp32",)
     heads, head_dim = (32, 128) if gpu else (8, 64)
     lengths: tuple[int, ...]
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         heads, lengths = 2, (64, 128)
-    elif preset == "quick":
+    elif preset == Preset.QUICK:
         lengths = (1024, 2048, 4096) if gpu else (256, 512, 1024)
     else:
         lengths = (1024, 2048, 4096, 8192) if gpu else (256, 512, 1024, 2048)

@@ -25,7 +25,8 @@ from functools import partial
 import numpy as np
 
 from explorer.core.hardware.hardware import GPU
-from explorer.kernels.cases import Case, OnThreads, Prepared, Skip, threads_for, within
+from explorer.kernels.cases import Case, OnThreads, Prepared, Preset, Skip, threads_for, within
+from explorer.kernels.cpuinfo import CacheKind
 from explorer.kernels.suites import cache_gpu
 
 SUITE = "cache"
@@ -54,20 +55,20 @@ def passes_for(n: int) -> int:
     return max(1, PASS_BYTES // (2 * n * 4))
 
 
-def cases(backend, preset: str) -> list[Case | Skip]:
+def cases(backend, preset: Preset) -> list[Case | Skip]:
     if backend.device_kind == GPU:
         return cache_gpu.cases(backend, preset)
     cpu = backend.cpu
-    levels = sorted({c.level for c in cpu.caches if c.kind != "Instruction" and c.level >= 2})
+    levels = sorted({c.level for c in cpu.caches if c.kind != CacheKind.INSTRUCTION and c.level >= 2})
     out: list[Case | Skip] = [Skip(SUITE, "scale L1", "fp32", "a NumPy call (about 1 µs) takes longer than "
                                                                 "a pass over L1: the call would be timed")]
     thread_counts = sorted({1, threads_for(backend)})
     for level in levels:
-        cache = next(c for c in cpu.caches if c.level == level and c.kind != "Instruction")
+        cache = next(c for c in cpu.caches if c.level == level and c.kind != CacheKind.INSTRUCTION)
         sharing = max(1, cache.shared_by)
         for threads in thread_counts:
             per_thread = cache.size_bytes // min(sharing, threads) // 4
-            n = max(1024, per_thread // 4 // (64 if preset == "smoke" else 1))
+            n = max(1024, per_thread // 4 // (64 if preset == Preset.SMOKE else 1))
             moved = 2 * n * 4 * passes_for(n) * threads
             out.append(Case(SUITE, f"scale L{level}", "fp32", {"n": n}, moved // 8, moved,
                             partial(_prepare, backend, n, threads), CONVENTION,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from explorer.kernels.cases import Case, Prepared, Skip
+from explorer.kernels.cases import Case, Prepared, Preset, Skip
 
 SUITE = "cache"
 THREADS = 256
@@ -105,14 +105,14 @@ def _prepare_shared(backend, blocks: int, passes: int) -> Prepared:
     return Prepared(launch, check, total.clear)
 
 
-def l2_cases(backend, preset: str) -> list[Case | Skip]:
+def l2_cases(backend, preset: Preset) -> list[Case | Skip]:
     """The L2 sweep: one case per buffer size in ``L2_EIGHTHS``, sized from the L2 the device
     reports (``backend.gpu.l2_bytes``)."""
     l2_size = backend.gpu.l2_bytes
     if not l2_size or l2_size <= 0:
         return [Skip(SUITE, "read L2", "fp32", "the device reports no L2 size: the buffers could "
                                                "not be sized to stay in L2")]
-    base_passes = 4 if preset == "smoke" else 64  # passes over half the L2
+    base_passes = 4 if preset == Preset.SMOKE else 64  # passes over half the L2
     out: list[Case | Skip] = []
     for eighths in L2_EIGHTHS:
         n4 = max(1024, l2_size * eighths // 8 // 16)  # float4 elements in eighths/8 of the L2
@@ -124,11 +124,11 @@ def l2_cases(backend, preset: str) -> list[Case | Skip]:
     return out
 
 
-def cases(backend, preset: str) -> list[Case | Skip]:
+def cases(backend, preset: Preset) -> list[Case | Skip]:
     """The L2 sweep (1/8, 1/4 and 1/2 of the device's L2) and a shared-memory case (smaller
     in the smoke preset)."""
     blocks = 4 * backend.gpu.sm_count
-    shared_passes = 16 if preset == "smoke" else 256
+    shared_passes = 16 if preset == Preset.SMOKE else 256
     shared_bytes = blocks * TILE_FLOATS * 4 * shared_passes
     return [
         *l2_cases(backend, preset),

@@ -11,21 +11,21 @@ from functools import partial
 
 from explorer.core.hardware.hardware import GPU
 from explorer.core.model import ops
-from explorer.kernels.cases import Case, Skip, square_side_beyond_cache
+from explorer.kernels.cases import Case, Preset, Skip, square_side_beyond_cache
 from explorer.kernels.suites import gemm
 
 SUITE = "decode-batch"
 
 
-def cases(backend, preset: str) -> list[Case | Skip]:
+def cases(backend, preset: Preset) -> list[Case | Skip]:
     gpu = backend.device_kind == GPU
     dtype = "fp16" if gpu else "fp32"  # NumPy has no half-precision BLAS
     itemsize = gemm.ITEMSIZE[dtype]
     # The weight matrix must not fit in a cache, or batch 1 would not be memory-bound.
     batches: tuple[int, ...]
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         d, batches = 256, (1, 8, 64)
-    elif preset == "quick":
+    elif preset == Preset.QUICK:
         d = square_side_beyond_cache(backend, itemsize, 2048)
         batches = (1, 16, 128, 1024) if gpu else (1, 16, 128, 512)
     else:

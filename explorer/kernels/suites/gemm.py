@@ -15,7 +15,7 @@ from functools import partial
 import numpy as np
 
 from explorer.core.hardware.hardware import CPU, GPU
-from explorer.kernels.cases import TOLERANCE, Case, Prepared, Skip, square_side_beyond_cache, within
+from explorer.kernels.cases import TOLERANCE, Case, Prepared, Preset, Skip, square_side_beyond_cache, within
 
 SUITE = "gemm"
 ITEMSIZE = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
@@ -93,13 +93,13 @@ def supported(backend, dtype: str) -> str | None:
     return None
 
 
-def cases(backend, preset: str) -> list[Case | Skip]:
+def cases(backend, preset: Preset) -> list[Case | Skip]:
     gpu = backend.device_kind == GPU
     # Skinny products stream a matrix too large for the caches: memory-bound by design.
     dtypes: tuple[str, ...]
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         square, skinny, dtypes = 128, (4, 256), ("fp64", "fp32")
-    elif preset == "quick":
+    elif preset == Preset.QUICK:
         square = 4096 if gpu else 1024
         dtypes = ("fp32", "tf32", "fp16") if gpu else ("fp64", "fp32")
     else:
@@ -112,7 +112,7 @@ def cases(backend, preset: str) -> list[Case | Skip]:
             out.append(Skip(SUITE, "square", dtype, reason))
             continue
         size = ITEMSIZE[dtype]
-        if preset != "smoke":
+        if preset != Preset.SMOKE:
             skinny = (16, square_side_beyond_cache(backend, size, 2048))
         shapes = [("square", square, square, square), ("skinny", skinny[0], skinny[1], skinny[1])]
         for kernel, m, n, k in shapes:

@@ -17,7 +17,7 @@ import numpy as np
 
 from explorer.core.hardware.hardware import GPU
 from explorer.kernels import cuda_sources
-from explorer.kernels.cases import Case, Prepared, sample_indices, within
+from explorer.kernels.cases import Case, Prepared, Preset, sample_indices, within
 
 SUITE = "intensity"
 A, B = 0.999, 0.001  # x → a·x + b has the fixed point 1: values stay bounded for any K
@@ -84,13 +84,13 @@ def _prepare(backend, dtype: str, n: int, k: int) -> Prepared:
     return Prepared(launch, check)
 
 
-def cases(backend, preset: str) -> list[Case]:
+def cases(backend, preset: Preset) -> list[Case]:
     gpu = backend.device_kind == GPU
     dtypes: tuple[str, ...]
     ks: tuple[int, ...]
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         dtypes, ks, working_set = ("fp32",), (1, 4), 2 << 20
-    elif preset == "quick":
+    elif preset == Preset.QUICK:
         dtypes, ks = ("fp32",), ((1, 8, 64, 512) if gpu else (1, 4, 16))
         working_set = backend.streaming_bytes() // 2
     else:

@@ -22,6 +22,7 @@ from explorer.kernels.cases import (
     Case,
     OnThreads,
     Prepared,
+    Preset,
     sample_indices,
     split,
     threads_for,
@@ -99,18 +100,18 @@ def cost(kernel: str, rows: int, cols: int, itemsize: int) -> ops.Cost:
     return ops.elementwise(rows * cols, ops.ACTIVATION_FLOPS_PER_ELEMENT["gelu"], 1, itemsize)
 
 
-def cases(backend, preset: str) -> list[Case]:
+def cases(backend, preset: Preset) -> list[Case]:
     gpu = backend.device_kind == GPU
     dtype = "fp32"
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         shapes = {"softmax": (64, 512), "layernorm": (64, 512), "gelu": (64, 512)}
     else:
         # Softmax over the scores of 32 heads × 512 queries × 4096 keys; norm and GELU
         # over 4096 tokens of a 4096-wide model (MLP width 11008 for GELU).
-        scale = 1 if gpu or preset == "full" else 4
+        scale = 1 if gpu or preset == Preset.FULL else 4
         shapes = {"softmax": (32 * 512 // scale, 4096), "layernorm": (4096 // scale, 4096),
                   "gelu": (4096 // scale, 11008)}
-    names = ("softmax",) if preset == "quick" else tuple(shapes)
+    names = ("softmax",) if preset == Preset.QUICK else tuple(shapes)
     out = []
     for name in names:
         rows, cols = shapes[name]

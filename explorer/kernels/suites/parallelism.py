@@ -16,7 +16,7 @@ import numpy as np
 
 from explorer.core.hardware.hardware import GPU
 from explorer.kernels import cuda_sources
-from explorer.kernels.cases import Case, OnThreads, Prepared, sample_indices, split, within
+from explorer.kernels.cases import Case, OnThreads, Prepared, Preset, sample_indices, split, within
 
 SUITE = "parallelism"
 THREADS_PER_BLOCK = 256
@@ -43,16 +43,16 @@ def _prepare_cpu(backend, n: int, threads: int) -> Prepared:
     return Prepared(launch, lambda: within(dst[idx], src[idx], 0.0, "copy"), close=launch.close)
 
 
-def cases(backend, preset: str) -> list[Case]:
+def cases(backend, preset: Preset) -> list[Case]:
     gpu = backend.device_kind == GPU
-    working_set = backend.streaming_bytes() if preset != "smoke" else 2 << 20
+    working_set = backend.streaming_bytes() if preset != Preset.SMOKE else 2 << 20
     n = working_set // 2 // 4 // 4 * 4  # two fp32 arrays, a multiple of 4 elements
     out = []
     if gpu:
         sms = backend.gpu.sm_count
-        top = 32 * sms if preset == "full" else 8 * sms
+        top = 32 * sms if preset == Preset.FULL else 8 * sms
         counts = sorted({1, 2, 4, 8, 16, 32, sms // 2 or 1, sms, 2 * sms, 4 * sms, top} |
-                        ({64, 128, 256, 512} if preset == "full" else set()))
+                        ({64, 128, 256, 512} if preset == Preset.FULL else set()))
         for blocks in (c for c in counts if c <= top):
             in_flight = blocks * THREADS_PER_BLOCK * 16
             out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,
@@ -62,7 +62,7 @@ def cases(backend, preset: str) -> list[Case]:
         return out
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     counts = sorted({1, 2, 4, 8, 16, 32, 64, cpus} & set(range(1, cpus + 1)))
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         counts = counts[:2]
     for threads in counts:
         out.append(Case(SUITE, "copy", "fp32", {"n": n}, 0, 2 * n * 4,

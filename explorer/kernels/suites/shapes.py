@@ -11,7 +11,7 @@ fit: a calibration is checked by predicting their times (tests/kernels/test_cali
 from __future__ import annotations
 
 from explorer.core.hardware.hardware import GPU
-from explorer.kernels.cases import Case, Skip, square_side_beyond_cache
+from explorer.kernels.cases import Case, Preset, Skip, square_side_beyond_cache
 from explorer.kernels.suites.gemm import ITEMSIZE, prepare_product, supported
 
 SUITE = "shapes"
@@ -33,16 +33,16 @@ def dtype_for(backend) -> str | Skip:
     return Skip(SUITE, "rows", "bf16", "no matrix-product precision works on this device")
 
 
-def _sizes(backend, preset: str, itemsize: int) -> tuple[int, int]:
+def _sizes(backend, preset: Preset, itemsize: int) -> tuple[int, int]:
     """(N = K of the rows sweep, M = N of the depth sweep)."""
     gpu = backend.device_kind == GPU
-    if preset == "smoke":
+    if preset == Preset.SMOKE:
         return 256, 64
     wide = square_side_beyond_cache(backend, itemsize, 8192 if gpu else 2048)
-    return wide, (8192 if gpu else 512) if preset == "quick" else (16384 if gpu else 1024)
+    return wide, (8192 if gpu else 512) if preset == Preset.QUICK else (16384 if gpu else 1024)
 
 
-def cases(backend, preset: str) -> list[Case | Skip]:
+def cases(backend, preset: Preset) -> list[Case | Skip]:
     """The rows sweep, then the depth sweep, each in order of size with its held-out shapes
     among the others (a machine whose speed drifts during the run shifts both alike), then
     the launch."""

@@ -27,6 +27,7 @@ from explorer.kernels.cases import (
     Case,
     OnThreads,
     Prepared,
+    Preset,
     sample_indices,
     split,
     threads_for,
@@ -139,12 +140,12 @@ def cpu_method() -> str:
     return "NumPy in cache-sized blocks"
 
 
-def cases(backend, preset: str) -> list[Case]:
-    dtype = "fp32" if preset != "full" else "fp64"
+def cases(backend, preset: Preset) -> list[Case]:
+    dtype = "fp32" if preset != Preset.FULL else "fp64"
     itemsize = 4 if dtype == "fp32" else 8
-    working_set = backend.streaming_bytes() if preset != "smoke" else 3 << 20
+    working_set = backend.streaming_bytes() if preset != Preset.SMOKE else 3 << 20
     n = working_set // (3 * itemsize)
-    names = ["triad"] if preset == "quick" else list(KERNELS)
+    names = ["triad"] if preset == Preset.QUICK else list(KERNELS)
     param = {"threads": threads_for(backend)} if backend.device_kind == CPU else {}
     convention = CONVENTION + (f"; {param['threads']} threads, {cpu_method()}" if param else "")
     out = []

@@ -18,6 +18,7 @@ from explorer.chart.slides import (
     FORMATS,
     TEXT_FORMATS,
     THEMES,
+    ChartFormat,
     ExportOptions,
     format_of,
     slide_chart,
@@ -58,11 +59,11 @@ def write_chart(chart: Chart, path: str | Path, options: ExportOptions | None = 
     options = options or ExportOptions()
     path = Path(path)
     kind = format_of(path)
-    if kind == "svg":
+    if kind == ChartFormat.SVG:
         return write_text_atomic(path, chart_svg(chart, options.transparent, title))
-    if kind not in ("png", "pdf"):
+    if kind not in (ChartFormat.PNG, ChartFormat.PDF):
         raise ValueError(f"a chart is drawn as PNG, SVG or PDF, not {kind.upper()}")
-    data = png_bytes(chart_image(chart, options)) if kind == "png" else _pdf(chart, title)
+    data = png_bytes(chart_image(chart, options)) if kind == ChartFormat.PNG else _pdf(chart, title)
     return write_bytes_atomic(path, data)
 
 

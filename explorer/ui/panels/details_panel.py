@@ -9,6 +9,7 @@ from PySide6 import QtWidgets
 from explorer.chart.roofs import roof_tooltip
 from explorer.core.analysis.roofline import COMPUTE, MEMORY
 from explorer.core.model import collective_costs
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_count, format_si, format_time
 from explorer.state import AppState, RoofRef
 from explorer.ui.follow import Follower
@@ -42,7 +43,7 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         """A communication op: what it sends, over which link, and its time's two parts."""
         o, link = a.ops[index], a.links[index]
         sent, time_s = float(a.bytes[index]), float(a.time_s[index])
-        algorithm, latency = collective_costs.op_algorithm(link, o, a.params.phase == "train")
+        algorithm, latency = collective_costs.op_algorithm(link, o, a.params.phase == Phase.TRAIN)
         how = (f"{algorithm} (core/model/collectives.py)" if o.algorithm else
                f"6.6 µs + {int(o.steps)} steps × {link.latency_s * 1e6:.1f} µs (NCCL's cost model)")
         rows = [

@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtWidgets
 from explorer.core.files.datafile import DataFileError
 from explorer.core.units import format_si, format_time, rate_unit
 from explorer.kernels import gpuinfo
-from explorer.kernels.cases import PRESETS
+from explorer.kernels.cases import PRESETS, Preset
 from explorer.kernels.results import Point, new_results_name
 from explorer.kernels.suites import SUITES
 from explorer.paths import user_file, user_path
@@ -174,7 +174,7 @@ class KernelPanel(QtWidgets.QWidget):
     def _sizes_changed(self) -> None:
         """A calibration needs main memory's stream rate, which smoke's cache-sized sets
         cannot give: Calibrate waits for quick or full sizes, and says so."""
-        smoke = self.preset.currentText() == "smoke"
+        smoke = self.preset.currentText() == Preset.SMOKE
         self.calibrate_button.setEnabled(getattr(self, "_runnable", True) and not smoke)
         self.calibrate_button.setToolTip(CALIBRATE_SMOKE if smoke else CALIBRATE_TIP)
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from PySide6 import QtGui, QtWidgets
 
-from explorer.core.model.custom import LAYER_FIELDS, LAYER_KINDS, CustomSpec, Layer
+from explorer.core.model.custom import COUNT, FLAG, LAYER_FIELDS, LAYER_KINDS, CustomSpec, Layer, LayerKind
 from explorer.core.units import format_count
 
 STARTER = (
-    Layer("embedding", (("vocab", 32000), ("d", 4096))),
-    Layer("norm", (("d", 4096),), 32),
-    Layer("attention", (("d_model", 4096), ("heads", 32), ("kv_heads", 8)), 32),
-    Layer("norm", (("d", 4096),), 32),
-    Layer("mlp", (("d_model", 4096), ("width", 14336)), 32),
-    Layer("linear", (("d_in", 4096), ("d_out", 32000), ("role", "lm_head"))),
+    Layer(LayerKind.EMBEDDING, (("vocab", 32000), ("d", 4096))),
+    Layer(LayerKind.NORM, (("d", 4096),), 32),
+    Layer(LayerKind.ATTENTION, (("d_model", 4096), ("heads", 32), ("kv_heads", 8)), 32),
+    Layer(LayerKind.NORM, (("d", 4096),), 32),
+    Layer(LayerKind.MLP, (("d_model", 4096), ("width", 14336)), 32),
+    Layer(LayerKind.LINEAR, (("d_in", 4096), ("d_out", 32000), ("role", "lm_head"))),
 )
 
 
@@ -116,12 +116,12 @@ class LayerStackEditor(QtWidgets.QDialog):
         self.form.addRow("repeat", repeat)
         for name, (_default, kind, help_text) in LAYER_FIELDS[layer.kind].items():
             value = layer.get(name)
-            if kind == "count":
+            if kind == COUNT:
                 widget = QtWidgets.QSpinBox(minimum=1, maximum=10_000_000, value=value)
                 widget.setGroupSeparatorShown(True)
                 widget.setKeyboardTracking(False)
                 widget.valueChanged.connect(lambda v, name=name: self._edit(row, name, v))
-            elif kind == "flag":
+            elif kind == FLAG:
                 widget = QtWidgets.QCheckBox(checked=value)
                 widget.toggled.connect(lambda v, name=name: self._edit(row, name, v))
             else:

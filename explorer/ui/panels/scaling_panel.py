@@ -24,6 +24,7 @@ from explorer.core.analysis.scaling_laws import (
 )
 from explorer.core.analysis.terms import op_roofs
 from explorer.core.model import parallel, training
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_parameters, format_si
 from explorer.state import AppState
 from explorer.ui.chart.axes import SiLogAxis, fixed_plot
@@ -111,7 +112,7 @@ class ScalingPanel(QtWidgets.QWidget):
     def _follow_state(self, *_args) -> None:
         """A training step spread over devices sets the cluster's size."""
         split = self.state.params.split
-        if self.state.params.phase == "train" and split.devices > 1:
+        if self.state.params.phase == Phase.TRAIN and split.devices > 1:
             self.devices.blockSignals(True)
             self.devices.setValue(split.devices)
             self.devices.blockSignals(False)
@@ -211,7 +212,7 @@ class ScalingPanel(QtWidgets.QWidget):
                  f"<b>{seconds / 86400:,.1f} days</b>, {seconds * devices / 3600:,.0f} "
                  f"device-hours{energy}.</p>"]
         params = self.state.params
-        if params.phase == "train":
+        if params.phase == Phase.TRAIN:
             run = training.run(self.state.analysis(), tokens, mfu)
             lines.append(f"<p>At the roofline's step time for the training step in the Workload panel "
                          "(it counts recomputation and leaves communication unoverlapped) "

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtWidgets
 
 from explorer.core.analysis.report_words import expected_words, parameter_words
 from explorer.core.model import parallel
+from explorer.core.model.applicability import Phase
 from explorer.core.model.hf_config import CONFIG_MODEL
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.parameters import PARAMETERS, Kind, Parameter
@@ -249,7 +250,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         for row, shown in shared.items():
             self._form.setRowVisible(self._rows[row], shown)
         label = self._form.labelForField(self.seq)
-        label.setText("Sequence tokens" if p.phase == "train" else "Prompt tokens")
+        label.setText("Sequence tokens" if p.phase == Phase.TRAIN else "Prompt tokens")
 
     def refresh(self) -> None:
         """Show the state: parameters, op table, totals, memory."""
