@@ -63,8 +63,8 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
     variance = float(residual @ residual) / (len(samples) - 3)
     covariance = variance * np.linalg.inv(scaled.T @ scaled)
     values = coefficients / scale
-    errors = tuple(float(math.sqrt(max(c, 0.0)) / k) for c, k in zip(np.diag(covariance), scale, strict=True))
-    return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), errors, source)
+    e = [float(math.sqrt(max(c, 0.0)) / k) for c, k in zip(np.diag(covariance), scale, strict=True)]
+    return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), (e[0], e[1], e[2]), source)
 
 
 @dataclass(frozen=True)

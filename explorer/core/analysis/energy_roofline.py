@@ -48,11 +48,11 @@ class EnergyRoof:
 
     def flops_per_joule(self, intensity):
         """FLOP/J at ``intensity`` (FLOP/byte; a number or an array)."""
-        c = self.constants
+        c, peak, bandwidth = self.constants, self.peak_flops, self.bandwidth
         per_flop = c.flop_j + c.byte_j / np.asarray(intensity, dtype=float)
-        if self.timed:
+        if peak and bandwidth and c.constant_w > 0:  # (``timed``)
             per_flop = per_flop + c.constant_w * np.maximum(
-                1.0 / self.peak_flops, 1.0 / (np.asarray(intensity, dtype=float) * self.bandwidth))
+                1.0 / peak, 1.0 / (np.asarray(intensity, dtype=float) * bandwidth))
         return 1.0 / per_flop
 
     @property
@@ -63,8 +63,8 @@ class EnergyRoof:
     @property
     def ceiling(self) -> float:
         """FLOP/J as intensity grows without end."""
-        c = self.constants
-        return 1.0 / (c.flop_j + (c.constant_w / self.peak_flops if self.timed else 0.0))
+        c, peak = self.constants, self.peak_flops
+        return 1.0 / (c.flop_j + (c.constant_w / peak if peak and self.timed else 0.0))
 
     @property
     def balance(self) -> float:

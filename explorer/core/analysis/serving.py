@@ -167,6 +167,7 @@ def _find_edge(points: dict, point, holds) -> None:
 
 def _notes(paged: WorkloadParams, speculation: Speculation | None, prompt: int,
            cached: int) -> tuple[str, ...]:
+    notes: tuple[str, ...]
     notes = ("an inference pipeline is costed one batch at a time: its tokens/s are a lower bound",) \
         if paged.split.pp > 1 else ()
     if cached:

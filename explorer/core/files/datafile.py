@@ -127,6 +127,9 @@ class Fields:
     def text(self, name: str, required: Literal[True] = ..., choices: Iterable[str] | None = ...,
              default: str | None = ...) -> str: ...
     @overload
+    def text(self, name: str, required: bool, choices: Iterable[str] | None = ..., *,
+             default: str) -> str: ...
+    @overload
     def text(self, name: str, required: bool, choices: Iterable[str] | None = ...,
              default: str | None = ...) -> str | None: ...
     def text(self, name: str, required: bool = True, choices: Iterable[str] | None = None,
@@ -167,6 +170,9 @@ class Fields:
     def integer(self, name: str, required: Literal[True] = ..., minimum: int = ...,
                 default: int | None = ..., maximum: int | None = ...) -> int: ...
     @overload
+    def integer(self, name: str, required: bool, minimum: int = ..., *,
+                default: int, maximum: int | None = ...) -> int: ...
+    @overload
     def integer(self, name: str, required: bool, minimum: int = ...,
                 default: int | None = ..., maximum: int | None = ...) -> int | None: ...
     def integer(self, name: str, required: bool = True, minimum: int = 1,
@@ -185,6 +191,8 @@ class Fields:
 
     @overload
     def number(self, name: str, required: Literal[True] = ..., default: float | None = ...) -> float: ...
+    @overload
+    def number(self, name: str, required: bool, default: float) -> float: ...
     @overload
     def number(self, name: str, required: bool, default: float | None = ...) -> float | None: ...
     def number(self, name: str, required: bool = True, default: float | None = None) -> float | None:
@@ -205,6 +213,10 @@ class Fields:
             raise self.error(name, f"is too large for a number: {digits[:20]}… ({len(digits):,} "
                                    "digits)") from None
 
+    @overload
+    def quantity(self, name: str, dimension: units.Dimension, required: Literal[True] = ...) -> float: ...
+    @overload
+    def quantity(self, name: str, dimension: units.Dimension, required: bool) -> float | None: ...
     def quantity(self, name: str, dimension: units.Dimension,
                  required: bool = True) -> float | None:
         value = self._take(name, required)

@@ -35,7 +35,7 @@ MAX_BYTES = 2 << 20  # the file's payload; kept to the entries used last, the mo
 _MISSING = object()
 
 
-def _code() -> tuple:
+def _code() -> tuple[tuple[int, int] | None, ...]:
     """The files whose code turns a text into values, PyYAML's (its folder, whose date a
     reinstall changes, and the modules that build values) and the app's loader
     (``yamltext``), by size and modification time, found without importing them: an
@@ -43,13 +43,17 @@ def _code() -> tuple:
     archive, and the bundle's own program stands for them.)"""
     spec = importlib.util.find_spec("yaml")
     folder = Path(spec.origin).parent if spec and spec.origin else None
+    files: list[Path | str | None]
     files = [folder, *(folder / name for name in ("__init__.py", "constructor.py", "resolver.py"))] \
         if folder else [None]
     files.append(Path(__file__).with_name("yamltext.py"))
     if getattr(sys, "frozen", False):
         files.append(sys.executable)
-    out = []
+    out: list[tuple[int, int] | None] = []
     for name in files:
+        if name is None:  # (no PyYAML found)
+            out.append(None)
+            continue
         try:
             status = os.stat(name)
             out.append((status.st_size, status.st_mtime_ns))

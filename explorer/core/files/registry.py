@@ -9,9 +9,12 @@ from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped, UnusableEntryError
 
 
-class _HasId(Protocol):
-    id: str
-    origin: str
+class _HasId(Protocol):  # (read-only: frozen dataclasses have it)
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def origin(self) -> str: ...
 
 
 T = TypeVar("T", bound=_HasId)

@@ -6,7 +6,7 @@ painted frame."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -14,12 +14,17 @@ from explorer.core.files.errors import DataFileError
 
 # LibYAML's parser where PyYAML was built with it (ten times faster at start-up), with the
 # same safe constructor either way.
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # (a class; PyYAML has no types)
 
 
 class _Bounded:
     """Refuses a document whose aliases expand it past ``MAX_VALUES`` or make it contain
     itself (checked on the composed nodes, before any value is built)."""
+
+    if TYPE_CHECKING:  # the loader's, which it is mixed with
+        def get_single_node(self) -> Any: ...
+
+        def construct_document(self, node: Any) -> Any: ...
 
     def get_single_data(self) -> Any:
         node = self.get_single_node()

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from explorer.core import units
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
@@ -47,6 +48,7 @@ from explorer.core.hardware.hardware import (
     LINK_TIERS,
     UNITS,
     ComputePeak,
+    DeviceKind,
     Hardware,
     Link,
     MemoryLevel,
@@ -182,7 +184,7 @@ def read_hardware_entry(fields: Fields) -> Hardware:
         id=ident,
         name=fields.text("name"),
         vendor=fields.text("vendor"),
-        kind=fields.text("kind", choices=KINDS),
+        kind=DeviceKind(fields.text("kind", choices=KINDS)),
         year=fields.integer("year", minimum=1970),
         specs=specs,
         peaks=_read_list(fields, "compute", _read_peak, sources),
@@ -206,7 +208,7 @@ def read_hardware_entry(fields: Fields) -> Hardware:
 
 
 def _provenance_dict(p: Provenance, keys: Mapping[str, str]) -> dict:
-    out = {"source": keys[p.url]}
+    out: dict[str, Any] = {"source": keys[p.url]}
     if p.derived:
         out.update(derived=True, formula=p.formula)
     if p.note:
@@ -216,6 +218,7 @@ def _provenance_dict(p: Provenance, keys: Mapping[str, str]) -> dict:
 
 def _quantity(value: float, unit: str, binary: bool = False) -> str:
     """``value`` with the largest prefix that writes it exactly (reads back bit for bit)."""
+    prefixes: tuple[tuple[str, float], ...]
     prefixes = (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10)) if binary else ()
     prefixes += (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))
     for prefix, scale in prefixes:
@@ -252,7 +255,7 @@ def _peak_dict(p: ComputePeak, keys: Mapping[str, str]) -> dict:
 
 def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict:
     """One ``memory`` entry; a measured latency or usable size only with its source and note."""
-    entry = {"level": m.name}
+    entry: dict[str, Any] = {"level": m.name}
     if m.main:
         entry["main"] = True
     if m.capacity_bytes:
@@ -273,7 +276,7 @@ def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict:
 
 def _link_dict(link: Link, keys: Mapping[str, str]) -> dict:
     """One ``links`` entry; its latency per transfer step in microseconds."""
-    entry = {"name": link.name, "tier": link.tier,
+    entry: dict[str, Any] = {"name": link.name, "tier": link.tier,
              "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
     if link.group:
         entry["group"] = link.group

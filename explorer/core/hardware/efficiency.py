@@ -269,11 +269,15 @@ def _read_energy(f: Fields) -> MeasuredEnergy:
     errors = f.raw("errors", required=False)
     if errors is not None and (not isinstance(errors, list) or len(errors) != 3):
         raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
-    spread = tuple(_number_of(f, "errors", v) for v in errors) if errors is not None else None
+    spread: tuple[float, float, float] | None = None
+    if errors is not None:
+        first, second, third = (_number_of(f, "errors", v) for v in errors)
+        spread = (first, second, third)
     if spread is not None and min(spread) < 0:
         raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
     precision = f.text("precision", choices=sorted(DTYPE_BYTES))
-    constants = EnergyConstants(*values, spread, f.text("source"))
+    flop_j, byte_j, constant_w = values
+    constants = EnergyConstants(flop_j, byte_j, constant_w, spread, f.text("source"))
     f.finish()
     return MeasuredEnergy(constants, precision)
 
@@ -295,6 +299,7 @@ def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...]
     from explorer.paths import user_file
 
     directory = user_file(CALIBRATED_FOLDER) if folder is None else folder
+    signature: list[tuple[str, int | None, int | None]]
     signature = []  # read again only when a file was added, removed or changed
     for path in yaml_files(directory):
         try:

@@ -41,7 +41,7 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
     node = hardware.link("node")
     if node is not None:
         whole_job_in_node = split.devices <= node.group
-    out = []
+    out: list[Link | None] = []
     for o in ops:
         if o.unit != op.LINK:
             out.append(None)

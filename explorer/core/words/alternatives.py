@@ -44,7 +44,7 @@ def _roof_change(a: Analysis, then, lower: str) -> tuple[str, list]:
 
     def ratio(name, value, first, second) -> Quantity:
         claim = Quantity(name, value, times(value),
-                         lambda: hw.peak(*first).flops_per_s / hw.peak(*second).flops_per_s)
+                         lambda: hw.peak_flops(*first) / hw.peak_flops(*second))
         claims.append(claim)
         return claim
 

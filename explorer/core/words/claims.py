@@ -360,3 +360,7 @@ class Quantity(Claim):
 
     def numbers(self):
         return {"name": self.name, "value": self.value}
+
+
+# What a placeholder's field yields beside its text: one claim, several, or none to check.
+Found = Claim | list[Claim] | None

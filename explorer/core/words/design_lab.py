@@ -126,7 +126,7 @@ class Lab:
         return Hardware(
             id=LAB_ID, name=f"{cpu.name} → {gpu.name}, stage {self.stage}", vendor="design lab",
             short_name=f"Lab stage {self.stage}: {STAGES[self.stage].title.lower()}",
-            kind="gpu", year=gpu.year, specs=gpu.specs,
+            kind=GPU, year=gpu.year, specs=gpu.specs,
             peaks=tuple(p for p in gpu.peaks if p.unit == "vector"), memory=(memory,),
             sources=tuple(dict((*cpu.sources, *gpu.sources)).items()),
             notes=f"Design lab: {', '.join(s.title.lower() for s in STAGES[1:self.stage + 1])}.")
@@ -207,10 +207,18 @@ def _step(state: State) -> tuple[str, list]:
     return f"{time.phrase} per step, {bound.phrase}", [time, bound]
 
 
+def _fp32_vector(hw: Hardware) -> ComputePeak:
+    """The vector units' fp32 peak (``vector_peak``; KeyError where a device has none)."""
+    peak = hw.vector_peak("fp32")
+    if peak is None:
+        raise KeyError(f"{hw.name} has no fp32 peak")
+    return peak
+
+
 def _vector_roof(hw: Hardware) -> tuple[str, list]:
     """"56 cores × 2 FMA units × 16 FP32 lanes × 2 FLOP × 2.0 GHz = 7.17 TFLOP/s": the
     catalogue's formula (or cores × lanes × clock), which must give back the peak."""
-    peak = hw.vector_peak("fp32").flops_per_s
+    peak = _fp32_vector(hw).flops_per_s
     quantity = Quantity(f"{hw.id} fp32 vector peak", peak, format_si(peak, "FLOP/s"), lambda: peak)
     built = vector_lanes(hw)
     if built is None:
@@ -230,7 +238,7 @@ def _start(lab: Lab):
     cpu, state = lab.cpu, lab.state()
     roof, peak = _vector_roof(cpu)
     step, claims = _step(state)
-    derived = " (derived)" if cpu.vector_peak("fp32").provenance.derived else ""
+    derived = " (derived)" if _fp32_vector(cpu).provenance.derived else ""
     return (f"The {cpu.name}: a few big cores, each built to run one thread fast. Its fp32 roof is "
             f"{roof}{derived}, its memory {cpu.main_memory.name} at "
             f"{format_si(cpu.bandwidth_bytes_per_s, 'B/s')}. {lab.model.name} decoding one "
@@ -240,7 +248,7 @@ def _start(lab: Lab):
 def _cores(lab: Lab):
     gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
     roof, peak = _vector_roof(gpu)
-    ratio = _ratio("fp32 peak ratio", gpu.vector_peak().flops_per_s / cpu.vector_peak().flops_per_s,
+    ratio = _ratio("fp32 peak ratio", _fp32_vector(gpu).flops_per_s / _fp32_vector(cpu).flops_per_s,
                    lambda: gpu.peak_flops("fp32", "vector") / cpu.peak_flops("fp32", "vector"))
     change = faster(lab.cpu_state(), state)
     ours, theirs = vector_lanes(gpu), vector_lanes(cpu)
@@ -256,7 +264,7 @@ def _cores(lab: Lab):
 def _hbm(lab: Lab):
     gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
     ratio = _ratio("bandwidth ratio", gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s,
-                   lambda: gpu.main_memory.bandwidth_bytes_per_s / cpu.main_memory.bandwidth_bytes_per_s)
+                   lambda: gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s)
     change = faster(lab.cpu_state(), state)
     step, claims = _step(state)
     return (f"Give the cores the {gpu.name}'s own memory: {gpu.main_memory.name} stacked beside "
@@ -272,10 +280,10 @@ def _overlap(lab: Lab):
     peak = gpu.bandwidth_bytes_per_s
     delivered = Quantity("bandwidth with the bytes in flight", lab.effective_bandwidth(),
                          format_si(lab.effective_bandwidth(), "B/s"),
-                         lambda: min(peak, lab.in_flight_bytes / gpu.main_memory.latency_s))
+                         lambda: min(peak, lab.in_flight_bytes / latency_of(gpu)))
     needed = Quantity("bytes in flight for the peak", lab.needed_in_flight(),
                       format_bytes(lab.needed_in_flight()),
-                      lambda: gpu.main_memory.bandwidth_bytes_per_s * gpu.main_memory.latency_s)
+                      lambda: gpu.bandwidth_bytes_per_s * latency_of(gpu))
     step, claims = _step(state)
     return (f"Memory answers a load only after its latency: {format_time(lab.latency_s)} on the "
             f"{gpu.name}, measured unloaded (a pointer chase). By Little's law it delivers bytes "

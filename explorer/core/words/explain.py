@@ -313,8 +313,7 @@ def compare_devices(model, params: WorkloadParams, slow: Hardware, fast: Hardwar
     whole, from_bandwidth, from_compute = faster(before, after), faster(before, middle), faster(middle, after)
     ratio = fast.bandwidth_bytes_per_s / slow.bandwidth_bytes_per_s
     bandwidth = Quantity("bandwidth ratio", ratio, times(ratio),
-                         lambda: fast.main_memory.bandwidth_bytes_per_s
-                         / slow.main_memory.bandwidth_bytes_per_s)
+                         lambda: fast.bandwidth_bytes_per_s / slow.bandwidth_bytes_per_s)
     # Named once each; then "the GPU" and "the CPU" (or the names, for two of a kind).
     one, other = (f"the {h.kind.upper()}" if slow.kind != fast.kind else f"the {h.name}"
                   for h in (fast, slow))

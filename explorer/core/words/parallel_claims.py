@@ -39,10 +39,10 @@ def step_field(state: State, field: str) -> tuple[str, Quantity | None]:
         return f"{t.devices:,}", None
     if field == "weights-per-device":
         split = state.params.split
-        share = split.tp * split.pp * (split.ep if split.ep > 1 else 1)
+        sharing = split.tp * split.pp * (split.ep if split.ep > 1 else 1)
 
         def about() -> float:  # every weight split evenly: norms are copied, stages differ by a layer
-            return state.model.parameter_count() * state.params.weight_bytes / share
+            return state.model.parameter_count() * state.params.weight_bytes / sharing
 
         return format_bytes(t.weight_bytes), Quantity("weights per device", t.weight_bytes,
                                                       format_bytes(t.weight_bytes), about, rel=0.03)

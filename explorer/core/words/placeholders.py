@@ -52,14 +52,14 @@ from explorer.core.words.catalogue_claims import (
     ratio_field,
     ridge_field,
 )
-from explorer.core.words.claims import Claim, Quantity
+from explorer.core.words.claims import Claim, Found, Quantity
 from explorer.core.words.placeholder_context import Context
 from explorer.core.words.step_claims import op_field, role_field, step_field
 
 PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
-def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
+def _resolve(ctx: Context, placeholder: str) -> tuple[str, Found]:
     if placeholder.startswith("ratio:"):
         return ratio_field(ctx, placeholder.removeprefix("ratio:"))
     if placeholder.startswith("faster:"):
@@ -70,8 +70,6 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
         return energy_claims.operation_field(placeholder)
     scope, _, field = placeholder.partition("/")
     if scope in ("step",) or scope.startswith(("op:", "role:")):
-        if ctx.state is None:
-            raise KeyError("only a scene step has a state to read")
         if scope == "step":
             return step_field(ctx, field)
         if scope.startswith("op:"):
@@ -82,6 +80,7 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
     if "/bandwidth@" in placeholder or placeholder.endswith("/in-flight"):
         value, text = catalogue_field(ctx, placeholder)
         ident, _, field = placeholder.partition("/")
+        assert value is not None  # (Little's law's fields are numbers)
         return text, Quantity(f"Little's law: {placeholder}", value, text,
                               lambda: littles_law(ctx.catalog[ident], field))
     return catalogue_field(ctx, placeholder)[1], None
