@@ -12,7 +12,8 @@ import re
 import reprlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal, overload
+from types import ModuleType
+from typing import Any, Literal, cast, overload
 
 from explorer.core import units
 from explorer.core.files.errors import DataFileError
@@ -70,10 +71,10 @@ def peek_yaml(path: str | Path) -> Any:
 
 def dump_yaml(data: Any, **options: Any) -> str:
     """``data`` as YAML text (``yaml.safe_dump`` and its ``options``)."""
-    return _yamltext().dump(data, **options)
+    return cast(str, _yamltext().dump(data, **options))
 
 
-def _yamltext():
+def _yamltext() -> ModuleType:
     """PyYAML and the app's loaders (``yamltext``), imported when a text is first parsed or
     written (not at the window's start, whose files come from the parse cache)."""
     from explorer.core.files import yamltext

@@ -72,7 +72,7 @@ class ParseCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._entries = _read(path)
-        self._used: dict[tuple, None] = {}  # in the order this run asked for them
+        self._used: dict[tuple[str, ...], None] = {}  # in the order this run asked for them
         self._changed = False
         self._lock = threading.Lock()  # a background job may load a file meanwhile
 
@@ -126,7 +126,7 @@ def _frame(payload: bytes) -> bytes:
                                                              zlib.crc32(payload)))
 
 
-def _read(path: Path) -> dict[tuple, bytes]:
+def _read(path: Path) -> dict[tuple[str, ...], bytes]:
     """The entries of the cache file at ``path``; none when it is missing, not a regular
     file (``read_bytes`` never blocks on a pipe), too large, cut short, damaged, or written
     by another version."""
