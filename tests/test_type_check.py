@@ -23,6 +23,7 @@ def test_mypy_checks_the_whole_package_and_every_benchmark_script():
     assert set(config["tool"]["mypy"]["files"]) >= {"explorer", "benchmarks"}
     assert not _ignored(config)  # every module's errors are reported (issue 52 item 3)
     strict = next(o for o in config["tool"]["mypy"]["overrides"] if "explorer.document.*" in o["module"])
+    assert "explorer.core.*" in strict["module"]  # and the core: strict, but for a named list
     assert strict["disallow_untyped_defs"] and strict["disallow_incomplete_defs"]
     test_extra = config["project"]["optional-dependencies"]["test"]
     assert any(dependency.startswith("mypy==") for dependency in test_extra)  # pinned
