@@ -36,12 +36,12 @@ class ExportDialog(QtWidgets.QDialog):
         self.theme.setToolTip("light for documents, dark or high contrast for projectors")
         self.subtitle = QtWidgets.QLineEdit(subtitle, placeholderText="none")
         self.subtitle.setToolTip("A line under the title, wrapped to the chart (a scene's caption)")
-        self.annotations = QtWidgets.QCheckBox("Roof and ridge labels", checked=True)  # type: ignore[call-overload]
+        self.annotations = QtWidgets.QCheckBox("Roof and ridge labels", checked=True)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self.aspect = QtWidgets.QComboBox()
         self.aspect.addItems(list(ASPECTS))
         self.transparent = QtWidgets.QCheckBox("Transparent background (PNG)")
         self.title = QtWidgets.QLineEdit(placeholderText="the chart's own title")
-        self.legend = QtWidgets.QCheckBox("Key beside the chart", checked=True)  # type: ignore[call-overload]
+        self.legend = QtWidgets.QCheckBox("Key beside the chart", checked=True)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self.error = QtWidgets.QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #D55E00")
         path_row = QtWidgets.QHBoxLayout()

@@ -66,7 +66,7 @@ class LayerStackEditor(QtWidgets.QDialog):
         shortcuts = ((QtGui.QKeySequence.StandardKey.Delete, self.remove_layer),
                      ("Ctrl+Up", lambda: self.move_layer(-1)), ("Ctrl+Down", lambda: self.move_layer(1)))
         for keys, slot in shortcuts:
-            QtGui.QShortcut(QtGui.QKeySequence(keys), self.list, activated=slot)  # type: ignore[call-overload]
+            QtGui.QShortcut(QtGui.QKeySequence(keys), self.list, activated=slot)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self._refresh(0)
 
     # -- the list ----------------------------------------------------------------------------------
