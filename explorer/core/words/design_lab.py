@@ -20,6 +20,7 @@ The texts are ``Explanation``s whose numbers are claims checked against the anal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from explorer.core.analysis.analysis import Analysis
@@ -33,6 +34,7 @@ from explorer.core.units import format_bytes, format_number, format_si, format_t
 from explorer.core.words.batch_claims import Crossing
 from explorer.core.words.claims import (
     Bound,
+    Claim,
     Fits,
     Quantity,
     State,
@@ -201,7 +203,7 @@ class Lab:
         return replace(self, stage=stage)
 
 
-def _step(state: State) -> tuple[str, list]:
+def _step(state: State) -> tuple[str, list[Claim]]:
     """"12 ms per step, memory-bound" and its claims."""
     time, bound = step_time(state), Bound.of(state)
     return f"{time.phrase} per step, {bound.phrase}", [time, bound]
@@ -215,7 +217,7 @@ def _fp32_vector(hw: Hardware) -> ComputePeak:
     return peak
 
 
-def _vector_roof(hw: Hardware) -> tuple[str, list]:
+def _vector_roof(hw: Hardware) -> tuple[str, list[Claim]]:
     """"56 cores × 2 FMA units × 16 FP32 lanes × 2 FLOP × 2.0 GHz = 7.17 TFLOP/s": the
     catalogue's formula (or cores × lanes × clock), which must give back the peak."""
     peak = _fp32_vector(hw).flops_per_s
@@ -230,11 +232,11 @@ def _vector_roof(hw: Hardware) -> tuple[str, list]:
     return f"{built[0]} = {quantity.phrase}", [shown]
 
 
-def _ratio(name: str, value: float, recompute) -> Quantity:
+def _ratio(name: str, value: float, recompute: Callable[[], float]) -> Quantity:
     return Quantity(name, value, times(value), recompute)
 
 
-def _start(lab: Lab):
+def _start(lab: Lab) -> tuple[str, list[Claim]]:
     cpu, state = lab.cpu, lab.state()
     roof, peak = _vector_roof(cpu)
     step, claims = _step(state)
@@ -245,7 +247,7 @@ def _start(lab: Lab):
             f"sequence in fp32: {step}, as every weight is read once per token."), [*peak, *claims]
 
 
-def _cores(lab: Lab):
+def _cores(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
     roof, peak = _vector_roof(gpu)
     ratio = _ratio("fp32 peak ratio", _fp32_vector(gpu).flops_per_s / _fp32_vector(cpu).flops_per_s,
@@ -261,7 +263,7 @@ def _cores(lab: Lab):
             f"{cpu.main_memory.name}."), [*peak, ratio, change]
 
 
-def _hbm(lab: Lab):
+def _hbm(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
     ratio = _ratio("bandwidth ratio", gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s,
                    lambda: gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s)
@@ -275,7 +277,7 @@ def _hbm(lab: Lab):
             f"shows what that takes."), [ratio, change, *claims]
 
 
-def _overlap(lab: Lab):
+def _overlap(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, state = lab.gpu, lab.state()
     peak = gpu.bandwidth_bytes_per_s
     delivered = Quantity("bandwidth with the bytes in flight", lab.effective_bandwidth(),
@@ -296,11 +298,11 @@ def _overlap(lab: Lab):
         [delivered, needed, *claims]
 
 
-def _matrix(lab: Lab):
+def _matrix(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, state = lab.gpu, lab.state()
     unit = gpu.specs.matrix_unit or "matrix units"
     low = gpu.peak(LOW_PRECISION, "matrix")
-    claims: list = []
+    claims: list[Claim] = []
     pair = like_for_like(gpu)
     if pair is not None and low is not None:
         vector, matrix = pair
@@ -328,7 +330,7 @@ def _matrix(lab: Lab):
             f"roof helps only work that reaches it, and this step is starved of bytes."), claims
 
 
-def _precision(lab: Lab):
+def _precision(lab: Lab) -> tuple[str, list[Claim]]:
     state = lab.state()
     fp32 = replace(state, params=replace(state.params, dtype="fp32"))
     change = faster(fp32, state)
@@ -339,7 +341,7 @@ def _precision(lab: Lab):
             f"because it reads half the bytes."), [change, *claims]
 
 
-def _batching(lab: Lab):
+def _batching(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, state = lab.gpu, lab.state()
     t = state.analysis().totals
     step, claims = _step(state)

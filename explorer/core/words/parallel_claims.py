@@ -14,16 +14,19 @@ a test (or ``scenes check``) recomputes by its own route.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from explorer.core.analysis.scaling_laws import (
     FITS,
     FLOPS_PER_PARAMETER_TOKEN,
+    Fit,
     rule_of_thumb,
     training_seconds,
 )
 from explorer.core.analysis.terms import op_roofs
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import collective_costs, training
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share, format_time
 from explorer.core.words.claims import Quantity, State
@@ -87,7 +90,7 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
     return total
 
 
-def scaling_field(catalog, text: str) -> tuple[str, Quantity]:
+def scaling_field(catalog: Mapping[str, Hardware], text: str) -> tuple[str, Quantity]:
     """``{scaling:BUDGET/…}`` (see the module's docstring)."""
     budget_text, _, rest = text.partition("/")
     budget = float(budget_text)
@@ -119,7 +122,7 @@ def scaling_field(catalog, text: str) -> tuple[str, Quantity]:
     raise KeyError(f"unknown field {field!r}")
 
 
-def _search(fit, budget: float) -> float:
+def _search(fit: Fit, budget: float) -> float:
     """The N minimising the fit's loss along the isoFLOP curve, by narrowing a grid (the
     check's own route, not the closed form)."""
     low, high = 1e6, 1e15

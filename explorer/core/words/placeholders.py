@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.littles_law import NoLatencyError
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import UnitError
 from explorer.core.words import energy_claims, parallel_claims
@@ -91,7 +92,7 @@ def fill_with_claims(text: str, ctx: Context) -> tuple[str, list[Claim]]:
     names a placeholder that cannot be filled)."""
     claims: list[Claim] = []
 
-    def resolve(match: re.Match) -> str:
+    def resolve(match: re.Match[str]) -> str:
         try:
             value, claim = _resolve(ctx, match.group(1))
         except (NoLatencyError, UnknownIdError, UnitError, WorkloadError, KeyError, ValueError) as exc:
@@ -106,6 +107,6 @@ def fill_with_claims(text: str, ctx: Context) -> tuple[str, list[Claim]]:
     return PLACEHOLDER.sub(resolve, text), claims
 
 
-def fill(text: str, catalog: Mapping[str, Hardware], models=None) -> str:
+def fill(text: str, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec] | None = None) -> str:
     """``text`` with its catalogue placeholders filled in."""
     return fill_with_claims(text, Context(catalog, models))[0]
