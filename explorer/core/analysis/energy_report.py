@@ -12,7 +12,7 @@ from explorer.core.hardware.efficiency import MeasuredEnergy
 from explorer.core.units import format_si
 
 
-def step_energy(a: Analysis, e: Expected | None):
+def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
     """The TDP × time upper bound of ``a``'s step (``energy.tdp_bound``) at its expected time,
     else its bound; None where the device has no TDP."""
     seconds, time = (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")

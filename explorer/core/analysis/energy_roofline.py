@@ -24,12 +24,17 @@ intensity; measured kernels at their own FLOPs over their measured joules."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from explorer.core.analysis.energy import EnergyConstants
 from explorer.core.analysis.terms import once_per_step
 from explorer.core.hardware.operation_energy import byte_joules, flop_joules
+
+if TYPE_CHECKING:
+    from explorer.core.analysis.analysis import Analysis
 
 CIRCUIT_SOURCE = "https://doi.org/10.1109/ISSCC.2014.6757323"
 
@@ -46,7 +51,7 @@ class EnergyRoof:
     measured: bool = False  # fitted to measurements of this machine
     precision: str = ""  # of the arithmetic ε_flop prices
 
-    def flops_per_joule(self, intensity):
+    def flops_per_joule(self, intensity: ArrayLike) -> Any:
         """FLOP/J at ``intensity`` (FLOP/byte; a number or an array)."""
         c, peak, bandwidth = self.constants, self.peak_flops, self.bandwidth
         per_flop = c.flop_j + c.byte_j / np.asarray(intensity, dtype=float)
@@ -103,7 +108,7 @@ class EnergyPoint:
     joules: float  # one device's share of the op's occurrences, of the step, or one launch
 
 
-def workload_points(a, roof: EnergyRoof) -> list[EnergyPoint]:
+def workload_points(a: Analysis, roof: EnergyRoof) -> list[EnergyPoint]:
     """The step's ops with arithmetic and the whole step, one device's share as the
     analysis counts it (a pipeline stage's share of the layers, the once-a-step ops whole),
     at ``roof``'s energies and each op's bound time. The step counts every op's bytes, those
