@@ -11,6 +11,7 @@ time should fall near it. Models that only these runs use (Megatron-LM's GPT mod
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +21,7 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.efficiency import Efficiency, efficiency_for
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.presets import load_model_file
@@ -102,7 +104,7 @@ def run_models() -> dict[str, ModelSpec]:
     return {m.id: m for m in load_model_file(resource_path("validation", "models.yaml"))}
 
 
-def _params(run: Run, phase: str, **sizes) -> WorkloadParams:
+def _params(run: Run, phase: str, **sizes: Any) -> WorkloadParams:
     try:
         return WorkloadParams(**run.workload, phase=phase, **sizes)
     except (TypeError, WorkloadError) as error:
@@ -122,7 +124,8 @@ def _steps(run: Run) -> list[tuple[WorkloadParams, int]]:
             (_params(run, "decode", context=run.prompt + run.output // 2), run.output - 1)]
 
 
-def check(run: Run, models, catalog, families) -> Checked:
+def check(run: Run, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardware],
+          families: Iterable[Efficiency]) -> Checked:
     """``run``'s bound and expected time (``models``, ``catalog``: by id)."""
     hardware = catalog[run.hardware]
     model = models[run.model] if run.model in models else run_models()[run.model]
