@@ -10,7 +10,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from explorer.commands import window_options
 
@@ -31,7 +31,7 @@ _XCB_PACKAGES = {"xcb-cursor": "libxcb-cursor0", "xcb-icccm": "libxcb-icccm4",
                  "xcb-keysyms": "libxcb-keysyms1"}
 
 
-def display_problem(environ: dict[str, str] | None = None) -> str | None:
+def display_problem(environ: Mapping[str, str] | None = None) -> str | None:
     """Why a window cannot open here (with what to do), or None if it probably can."""
     environ = os.environ if environ is None else environ
     if not sys.platform.startswith("linux"):

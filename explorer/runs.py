@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 KERNELS = "kernels"
 
-Work = Callable[["CancelToken", Callable[[str, Any], None]], Any]
+Work = Callable[["CancelToken", Callable[[Report, Any], None]], Any]
 
 
 def run(*args, **kwargs):

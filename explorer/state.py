@@ -89,7 +89,8 @@ class AppState(QtCore.QObject, Document):
     def __init__(self, catalog: Catalog, models: ModelCatalog, session: Session | None = None,
                  parent: QtCore.QObject | None = None) -> None:
         # PySide6 passes the keywords QObject does not take on to Document.__init__.
-        super().__init__(parent=parent, catalog=catalog, models=models, session=session)
+        super().__init__(parent=parent, catalog=catalog, models=models,  # type: ignore[call-arg]
+                         session=session)  # (QObject's stubs cannot say it hands the rest on)
         for topic, signal in ((Topic.HARDWARE, self.sig_hardware_changed),
                               (Topic.WORKLOAD, self.sig_workload_changed),
                               (Topic.PRECISIONS, self.sig_precisions_changed),

@@ -70,7 +70,7 @@ def _calibrated_roof(shot: Snapshot) -> EnergyRoof | None:
     bandwidth at the share the calibration measured."""
     e = shot.expected
     kept = e.efficiency.energy if e is not None else None
-    if kept is None:
+    if e is None or kept is None:
         return None
     hw, eff = shot.analysis.hardware, e.efficiency
     # The sweep's kernels are chains of multiply-adds on the vector units: their peak.
@@ -129,7 +129,7 @@ def energy_chart(view: EnergyView, page: Page, theme_name: str, key: bool = True
         markers.append(diamond)
         requests += labels
     ridge_line, ridge_request = _ridge(chart, view, theme)
-    if ridge_line is not None:
+    if ridge_line is not None and ridge_request is not None:  # (both or neither)
         lines.append(ridge_line)
         requests.append(ridge_request)
     markers += _points(chart, view, theme, colours)

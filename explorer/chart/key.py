@@ -36,6 +36,7 @@ def key_width(entries: list[Entry], size: float) -> float:
     return max((entry_width(e, size) for e in entries), default=0.0) + size
 
 
+KeyParts = tuple[tuple[Line, ...], tuple[Marker, ...], tuple[Text, ...]]  # a key's lines, markers, texts
 MAX_ROWS = 3  # a key entry wraps to at most three rows (a number is rarely cut then)
 WHAT_IF = "datasheet value (before a what-if)"  # the entry a dragged roof adds
 
@@ -63,7 +64,7 @@ def fitted(entry: Entry, size: float, width: float) -> tuple[Entry, ...]:
 
 
 def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom: float, size: float,
-             foreground: str, background: str, scale: float) -> tuple[tuple[Line, ...], ...]:
+             foreground: str, background: str, scale: float) -> KeyParts:
     """The key's swatches and texts (lines, markers, texts), one entry per row from ``top``
     (up to ``MAX_ROWS`` when its text is wider than the key); rows that would pass ``bottom``
     are left out after a "…" row."""
@@ -72,8 +73,10 @@ def draw_key(entries: list[Entry], left: float, top: float, right: float, bottom
 
 @lru_cache(maxsize=16)  # the same for every frame of a drag
 def _drawn_key(entries: tuple[Entry, ...], left: float, top: float, right: float, bottom: float,
-               size: float, foreground: str, background: str, scale: float) -> tuple[tuple, ...]:
-    lines, markers, texts = [], [], []
+               size: float, foreground: str, background: str, scale: float) -> KeyParts:
+    lines: list[Line] = []
+    markers: list[Marker] = []
+    texts: list[Text] = []
     row = 1.45 * size
     y = top
     rows = [r for e in entries for r in fitted(e, size, right - left)]

@@ -9,6 +9,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from explorer.chart.elements import ElementKind, Line, Marker, Text
 from explorer.chart.geometry import (
@@ -30,7 +31,7 @@ DRAG_TRIES = 16  # places a label whose hinted one is taken tries during a drag,
 Placement = tuple[list[Text], list[Text], tuple[int, ...]]
 
 
-class Spots(Sequence):
+class Spots(Sequence[Text]):
     """Candidate places for a text, made only when looked at: most labels take one of
     their first places, and a chart has hundreds of candidates. A place's shape is worked
     out once: the spots of a roof's label are kept while the roof stays put (a change of
@@ -45,7 +46,15 @@ class Spots(Sequence):
     def __len__(self) -> int:
         return len(self._specs)
 
-    def __getitem__(self, index: int) -> Text:
+    @overload
+    def __getitem__(self, index: int) -> Text: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Text]: ...
+
+    def __getitem__(self, index: int | slice) -> Text | list[Text]:
+        if isinstance(index, slice):
+            return [at(*spec) for spec in self._specs[index]]
         return at(*self._specs[index])
 
     def corners(self, index: int) -> tuple[Point, ...]:
@@ -124,6 +133,17 @@ def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
                and not split(line_bands, path) for line, shape, line_bands, near in segments)
 
 
+@overload
+def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
+          margin: float = 2.0, hints: tuple[int, ...] = (), room: None = None) -> Placement: ...
+
+
+@overload
+def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
+          margin: float = 2.0, hints: tuple[int, ...] = (),
+          room: Callable[[list[Text], list[Text]], bool] | None = None) -> Placement | None: ...
+
+
 def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[Marker],
           margin: float = 2.0, hints: tuple[int, ...] = (),
           room: Callable[[list[Text], list[Text]], bool] | None = None) -> Placement | None:
@@ -153,7 +173,7 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     for number, request in enumerate(requests):
         candidates, owner = request.candidates, request.owner
         hint = hints[number] if number < len(hints) else None
-        clear = candidates.clear_of((shapes, tuple(owned.get(id(owner), ())))) \
+        clear: list[int | None] = candidates.clear_of((shapes, tuple(owned.get(id(owner), ())))) \
             if isinstance(candidates, Spots) else [None] * len(candidates)
         # (a place the lines block, as last found, is passed over without a test: ``_free``
         # would say no)

@@ -13,7 +13,7 @@ from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.compared_marks import compared_marks
 from explorer.chart.elements import Chart, Page
 from explorer.chart.geometry import Rect
-from explorer.chart.key import draw_key
+from explorer.chart.key import KeyParts, draw_key
 from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_key_below
 from explorer.chart.key_corner import CornerWatch, empty_corner, overflow_rows
 from explorer.chart.layout import place
@@ -50,13 +50,12 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     entries = key_entries(shot, devices, theme, measured) if options.key else []
     fitted = not options.ranges  # (kept ones: a zoom, a drag)
     content = Content(devices, measured, entries, op_tips(shot.analysis),
-                       data_ranges(shot, devices, measured) if fitted else options.ranges,
+                       options.ranges if options.ranges else data_ranges(shot, devices, measured),
                        flats(devices, page, _named(devices, options)) if fitted else ())
     # A drag keeps the key where it was (one layout), on the same page only: a resize or
     # presentation mode mid-drag lays the key out afresh.
     if options.plot is not None and options.key_place in ("below", "beside"):
-        below = options.key_place == "below"
-        return _compose(shot, page, options, theme, content, beside=not below, below=below)
+        return _outside(shot, page, options, theme, content, below=options.key_place == "below")
     if options.key_place is None or options.key_place == "inside":
         inside = _compose(shot, page, options, theme, content, beside=False)
         if inside is not None:
@@ -65,7 +64,15 @@ def draw_chart(shot: Snapshot, page: Page, options: ChartOptions | None = None) 
     # of the height that the plot would be flattened instead (four devices' unlabelled roofs).
     below = (page.width < KEY_BELOW_ASPECT * page.height
              and key_band(entries, page)[1] <= MAX_BAND * page.height)
-    return _compose(shot, page, options, theme, content, beside=not below, below=below)
+    return _outside(shot, page, options, theme, content, below)
+
+
+def _outside(shot: Snapshot, page: Page, options: ChartOptions, theme: palette.Theme, content: Content,
+             below: bool) -> Chart:
+    """The chart with its key below or beside the plot, where there is always room for it."""
+    chart = _compose(shot, page, options, theme, content, beside=not below, below=below)
+    assert chart is not None  # (only a key inside the plot can find no room)
+    return chart
 
 
 def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: Content,
@@ -105,7 +112,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
         return None  # the key can no longer go inside: it goes beside or below the plot
     placed, overflow, chosen = layout
     placed = one_naming(placed, tuple(s.hardware.label for s in devices))
-    key_parts, key_box = ([], [], []), None
+    key_parts: KeyParts = ((), (), ())
+    key_box: Rect | None = None
     if entries:
         column = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
         rows = entries + overflow_rows(overflow, theme, column.width if beside else None, page.text)
@@ -145,4 +153,5 @@ def _inside(chart: Chart, theme, devices, entries, lines, markers) -> CornerWatc
 def _named(devices: list[Shown], options: ChartOptions) -> bool:
     """Whether roof labels carry the device's name: with several devices, and with one
     whose name a title of the user's (a scene's) does not give."""
-    return len(devices) > 1 or (bool(options.title) and devices[0].hardware.label not in options.title)
+    title = options.title or ""
+    return len(devices) > 1 or (bool(title) and devices[0].hardware.label not in title)

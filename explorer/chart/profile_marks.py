@@ -67,7 +67,7 @@ def _matched(k, analysis, colours, theme) -> tuple[str, str]:
         return (colours.get(ROLE_GROUP.get(str(ops[0].role), ""), theme.suspect),
                 f"matched by its shape {k_dim:,} × {n:,} to {names}")
     op_class = class_of(k.name)
-    colour = colours.get(GROUP_OF_CLASS.get(op_class, ""), theme.suspect)
+    colour = colours.get(GROUP_OF_CLASS.get(op_class or "", ""), theme.suspect)
     return colour, op_class or "no name pattern matched it"
 
 
@@ -121,7 +121,7 @@ def profile_entries(profiles, theme) -> list[Entry]:
         where = f", on {profile.device}" if profile.device else ""
         out.append(Entry(f"{Path(profile.source).stem}{where}: {counted}", "marker", theme.foreground,
                          "square", fill=theme.suspect))
-    counted = {level for p in profiles for k in placed(p) for level in _levels(k)}
+    levels = {level for p in profiles for k in placed(p) for level in _levels(k)}
     out += [Entry(f"the same kernel at {CACHE_NAMES[level]} (its bytes there)", "marker", theme.foreground,
-                  CACHE_SYMBOLS[level], fill=theme.background) for level in CACHE_SYMBOLS if level in counted]
+                  CACHE_SYMBOLS[level], fill=theme.background) for level in CACHE_SYMBOLS if level in levels]
     return out

@@ -123,7 +123,7 @@ def key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[E
     plotted = {o.name for o, f in zip(a.ops, a.flops, strict=True) if f > 0}
     selected = shot.session.selected_op if shot.session.selected_op in plotted else ""
     text = compared_entry_text(shot)
-    compared = None if text is None else (text, shot.compared.analysis is not None)
+    compared = None if text is None or shot.compared is None else (text, shot.compared.analysis is not None)
     track, fits = shot.sweep.batch.size > 1, bool(shot.sweep.fits.all())
     return entries + workload_entries(groups, suites, any(p.suspect for _, p in measured), theme, expected,
                                       any(p.contended and not p.suspect for _, p in measured),

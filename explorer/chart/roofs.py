@@ -136,12 +136,14 @@ def _roof_request(chart: Chart, line: Line, shown: Shown, roof: Roof, multi: boo
     """A label for a roof line, in the line's colour. With several devices, where the
     label with the device's name finds no room, the label without it (the key names the
     device by the line's colour and style)."""
-    texts = dict.fromkeys(roof_text(shown, roof, line.ref.kind, named) for named in (multi, False))
+    assert line.ref is not None  # (a roof's line names its roof)
+    kind = line.ref.kind
+    texts = dict.fromkeys(roof_text(shown, roof, kind, named) for named in (multi, False))
     candidates = Spots([])
     for words in texts:
         text = Text(words, line.points[0], chart.page.text, line.stroke.colour, ElementKind.ROOF,
                     ref=line.ref)
-        candidates += line_label(chart, line, text).candidates
+        candidates += line_spots(chart, line, text)
     return Request(candidates, line)
 
 
@@ -149,8 +151,13 @@ def line_label(chart: Chart, line: Line, text: Text) -> Request:
     """Where ``text`` may label a roof ``line``: along the flat part of a compute roof (its
     right end first), along the slope of a bandwidth roof (near its start first); above the
     line first, then below."""
+    return Request(line_spots(chart, line, text), line)
+
+
+def line_spots(chart: Chart, line: Line, text: Text) -> Spots:
+    """The places ``line_label`` offers, in its order."""
     (xa, ya), (xb, yb) = line.points[0], line.points[-1]
-    candidates = []
+    candidates: list[tuple[Text, tuple[float, float], float, str, str, float]] = []
     if ya == yb:  # flat: a compute roof
         places = ((xb - 6, "end"), (xa + 0.75 * (xb - xa), "middle"), (xa + 0.5 * (xb - xa), "middle"),
                   (xa + 0.25 * (xb - xa), "middle"), (xa + 6, "start"))
@@ -165,7 +172,7 @@ def line_label(chart: Chart, line: Line, text: Text) -> Request:
                 origin = (xa + fraction * (xb - xa), ya + fraction * (yb - ya))
                 for side in ("above", "below"):
                     candidates.append((text, origin, angle, "start", side, gap))
-    return Request(Spots(candidates), line)
+    return Spots(candidates)
 
 
 def datasheet_label(label: str) -> str:
@@ -179,10 +186,12 @@ def roof_tooltip(hw: Hardware, ref: RoofRef) -> str:
     if ref.kind == COMPUTE:
         precision, unit = ref.label.split()
         peak = hw.peak(precision, unit)
+        assert peak is not None  # (the roof was drawn from it)
         lines = [f"{hw.name}: {ref.label} peak {format_si(peak.flops_per_s, rate_unit(precision))}"]
         provenance = peak.provenance
     else:
         level = next(m for m in hw.memory if m.name == ref.label)
+        assert level.bandwidth_bytes_per_s is not None  # (the roof was drawn from it)
         lines = [f"{hw.name}: {level.name} bandwidth {format_si(level.bandwidth_bytes_per_s, 'B/s')}"]
         provenance = level.provenance
     if provenance.derived:

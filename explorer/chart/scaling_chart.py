@@ -16,7 +16,7 @@ from explorer.chart.axes_frame import axis_titles, frame_lines
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Page, Stroke, Text
 from explorer.chart.geometry import Rect
 from explorer.chart.heading import heading
-from explorer.chart.key import Entry, draw_key, key_width
+from explorer.chart.key import Entry, KeyParts, draw_key, key_width
 from explorer.chart.layout import Request, Spots, place
 from explorer.chart.text import LINE_HEIGHT, text_width
 from explorer.core.analysis.scaling_laws import BESIROGLU, HOFFMANN, Placement, isoflop, rule_of_thumb
@@ -53,7 +53,7 @@ def scaling_chart(model, budget: float, page: Page, theme_name: str, title: str,
     lines.append(rule)
     requests.append(rule_request)
     placed, overflow, _ = place(requests, plot, lines, markers)
-    key_parts = ((), (), ())
+    key_parts: KeyParts = ((), (), ())
     key_box = None
     if entries and overflow:  # a label with no room on the plot: in the key, never dropped
         entries += [Entry("Unlabelled (no room)", "heading", bold=True)]

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected
 from explorer.core.analysis.sweep import BatchSweep
+from explorer.core.hardware.catalog import Catalog
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.profile import Profile
 from explorer.core.model.session import Session
 from explorer.kernels.results import Point, Results
@@ -32,7 +34,10 @@ class Source(Protocol):
     @property
     def session(self) -> Session: ...
     @property
-    def catalog(self) -> object: ...
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def model(self) -> ModelSpec: ...
     @property
     def live_points(self) -> list[Point]: ...
     @property

@@ -47,8 +47,9 @@ def shape(symbol: str, center, size: float) -> list[tuple[float, float]] | None:
         return [(x, y + sign * r), (x + r * 0.9, y - sign * r * 0.7), (x - r * 0.9, y - sign * r * 0.7)]
     if symbol == "cross":  # an X of two bars, as a 12-corner outline
         t = r * 0.22
-        spans = ((0, -t), (r - t, -r), (r, -r + t), (t, 0), (r, r - t), (r - t, r), (0, t),
-                 (-r + t, r), (-r, r - t), (-t, 0), (-r, -r + t), (-r + t, -r))
+        spans: tuple[tuple[float, float], ...] = (
+            (0, -t), (r - t, -r), (r, -r + t), (t, 0), (r, r - t), (r - t, r), (0, t),
+            (-r + t, r), (-r, r - t), (-t, 0), (-r, -r + t), (-r + t, -r))
         return [(x + u, y + v) for u, v in spans]
     if symbol == "plus":  # a + of two bars, as a 12-corner outline
         t = r * 0.3

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TextIO
+from typing import Any, TextIO
 
 from explorer.commands.common import amount_type, count_type, open_catalog, share_from
 
@@ -46,7 +46,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     budget = args.budget
     fits = list(FITS.values()) if args.fit == "all" else [FITS[SHORT.get(args.fit, args.fit)]]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for fit in fits:
         n, d = fit.optimal(budget)
         rows.append({"fit": fit.id, "name": fit.name, "source": fit.source, "parameters": n, "tokens": d,

@@ -165,6 +165,7 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO, err:
     best = ranked[0] if ranked and ranked[0].rate > 0 else None
     devices = f"{args.devices} device{'s' if args.devices > 1 else ''}"
     if best is not None:
+        assert best.plan is not None and best.plan.chosen is not None  # its rate is above 0
         verdict = (f"Best: {best.name}, {format_number(best.rate)} tokens/s a device at batch "
                    f"{best.plan.chosen.batch:,}.")
     elif all(s.plan is None for s in ranked):

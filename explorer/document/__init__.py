@@ -18,9 +18,10 @@ the last action did), ``history`` (undo/redo availability or the clean mark chan
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
@@ -28,9 +29,10 @@ from explorer.core.hardware.catalog import Catalog
 from explorer.core.model.applicability import Phase
 from explorer.core.model.custom import Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, stored_precision
-from explorer.core.model.models import ModelSpec
+from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import held_outside
 from explorer.core.model.presets import ModelCatalog
+from explorer.core.model.profile import Profile
 from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.document.derived import Derived, cached_analysis
@@ -49,13 +51,13 @@ class Document(Notifier, Measurements, Derived):
         self.models = models
         self._session = session or Session()
         self._roof: RoofRef | None = None  # a selected roof (an op's selection is in the session)
-        self._memo_of: tuple | None = None  # (session, catalogue) the memo below belongs to
-        self._memo_values: dict = {}
+        self._memo_of = None  # (session, catalogue) the memo below belongs to
+        self._memo_values = {}
         self._gesture: tuple[Session, str] | None = None
-        self._results: dict[str, Results] = {}
-        self._live: list[Point] = []
+        self._results = {}
+        self._live = []
         self.history = History()
-        self._listeners: dict[str, list[Callable]] = defaultdict(list)
+        self._listeners = defaultdict(list)
 
     # -- reading ---------------------------------------------------------------------------------
     @property
@@ -71,7 +73,7 @@ class Document(Notifier, Measurements, Derived):
         return self._session.model_spec or self.models[self._session.model]
 
     @property
-    def profiles(self) -> tuple:
+    def profiles(self) -> tuple[Profile, ...]:
         """The profile of a real run shown beside the prediction (the session keeps it)."""
         return (self._session.profile,) if self._session.profile is not None else ()
 
@@ -146,7 +148,7 @@ class Document(Notifier, Measurements, Derived):
         refused = self._refused(after)
         if refused:  # nothing changes: the panels show the session as it was, the reason is said
             self._emit(Topic.MESSAGE, f"{text}: not done: {refused}")
-            for topic in ("workload", "hardware"):
+            for topic in (Topic.WORKLOAD, Topic.HARDWARE):
                 self._emit(topic)
             return
         if self._gesture is not None:
@@ -188,7 +190,7 @@ class Document(Notifier, Measurements, Derived):
         self._emit(Topic.CATALOG)
         self._emit(Topic.HARDWARE)
 
-    def set_devices(self, idents) -> None:
+    def set_devices(self, idents: Iterable[str]) -> None:
         idents = tuple(dict.fromkeys(idents))
         for ident in idents:
             self.catalog[ident]  # raises UnknownIdError for a bad id
@@ -246,7 +248,7 @@ class Document(Notifier, Measurements, Derived):
         self._change(replace(self._session, model=CUSTOM, custom_layers=tuple(layers), selected_op=None),
                      "Edit the custom stack")
 
-    def set_params(self, **changes) -> None:
+    def set_params(self, **changes: Any) -> None:
         """Change workload parameters; raises WorkloadError (naming the parameter) if invalid.
         A change of phase puts the rows the new phase holds at their defaults back to them
         (``parameters.held_outside``: leaving training its sharding and recomputation, leaving
@@ -269,7 +271,7 @@ class Document(Notifier, Measurements, Derived):
         self._change(replace(self._session, model=model, params=params, selected_op=None,
                              custom_layers=layers, model_config=config), text)
 
-    def open_model_config(self, spec) -> None:
+    def open_model_config(self, spec: TransformerSpec) -> None:
         """Use the model a config.json describes (``hf_config``'s spec), keeping the step's
         parameters but for the weights, in the precision the file stores them in where none
         was chosen (``stored_precision``): one step."""
@@ -328,7 +330,7 @@ class Document(Notifier, Measurements, Derived):
         whose device changes with each stage). ``results``: files already loaded, by path."""
         self.catalog = catalog
         results_changed = results is not None and dict(results) != self._results
-        if results_changed:
+        if results is not None and results_changed:
             self._results = dict(results)
         self._replace(session, text, catalog_changed=True, results_changed=results_changed)
 
@@ -341,7 +343,7 @@ class Document(Notifier, Measurements, Derived):
         """A whole new session (File › New or Open): a fresh history."""
         self._replace(session, text)
 
-    def _replace(self, session: Session, text: str, **changed) -> None:
+    def _replace(self, session: Session, text: str, **changed: bool) -> None:
         self.cancel_gesture()
         self.history.clear()
         self._apply(session, **changed)

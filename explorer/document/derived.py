@@ -1,14 +1,14 @@
 """What the document works out from its session and catalogue: each shown device with its
 what-ifs, the analysis, expected time and batch sweep on a device. Each is made once per
-session and catalogue (a mixin of ``Document``: it has ``_session``, ``catalog``, ``model``
-and the memo's two fields)."""
+session and catalogue (a mixin of ``Document``: what it uses of the document, ``_session``,
+``catalog``, ``model`` and the memo's two fields, is declared in ``DocumentHost``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for
@@ -16,10 +16,13 @@ from explorer.core.analysis.sweep import BatchSweep, batch_sweep
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams
+from explorer.document.host import DocumentHost
 from explorer.document.topics import Topic
 
 if TYPE_CHECKING:  # a compared model is costed when one is chosen, not at start-up
     from explorer.core.analysis.compared import Compared
+
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=128)
@@ -32,8 +35,8 @@ def _sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Batc
     return batch_sweep(model, params, hardware)
 
 
-class Derived:
-    def _memo(self, key: tuple, make: Callable):
+class Derived(DocumentHost):
+    def _memo(self, key: tuple[str, str], make: Callable[[], T]) -> T:
         """``make()`` once per session and catalogue: both are replaced, never changed in
         place, so their identity says when a result is stale (a drag asks for the same
         device and analysis dozens of times per frame; hashing them for the shared caches
@@ -43,7 +46,7 @@ class Derived:
             self._memo_of, self._memo_values = (self._session, self.catalog), {}
         if key not in self._memo_values:
             self._memo_values[key] = make()
-        return self._memo_values[key]
+        return cast(T, self._memo_values[key])  # what ``make`` made for this key
 
     def device(self, ident: str) -> Hardware:
         """A shown device with its what-ifs applied."""

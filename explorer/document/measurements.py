@@ -1,7 +1,6 @@
 """The document's measurements: results files shown beside the prediction, the points of a
 run in progress, and measured roofs. A part of ``Document`` (a mixin), kept apart so the
-document stays readable: it expects ``_session``, ``_results``, ``_live``, ``_change`` and
-``_emit`` there."""
+document stays readable: what it uses of the document is declared in ``DocumentHost``."""
 
 from __future__ import annotations
 
@@ -12,11 +11,12 @@ from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.model.profile import Profile, kept
 from explorer.core.model.session import Session
+from explorer.document.host import DocumentHost
 from explorer.document.topics import Topic
 from explorer.kernels.results import Point, Results, load_results
 
 
-class Measurements:
+class Measurements(DocumentHost):
     def add_results(self, path: str) -> Results:
         """Load a results file (raises DataFileError) and show it."""
         results = load_results(path)
@@ -46,7 +46,7 @@ class Measurements:
     def with_results(self, session: Session) -> tuple[Session, list[Skipped]]:
         """Load the measurement files ``session`` shows, one by one: a broken one is
         skipped (returned, and dropped from the session) and the rest are kept."""
-        skipped = []
+        skipped: list[Skipped] = []
         for path in session.results:
             try:
                 if not path.lower().endswith(".json"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+from typing import Any
 
 
 class Topic(StrEnum):
@@ -29,9 +30,9 @@ class Notifier:
     """Callbacks by topic. The class using it sets ``self._listeners`` to a
     ``defaultdict(list)`` (no ``__init__`` here: the Qt state mixes it with QObject)."""
 
-    _listeners: dict[Topic, list[Callable]]
+    _listeners: dict[Topic, list[Callable[..., Any]]]
 
-    def subscribe(self, topic: Topic | str, callback: Callable) -> Callable[[], None]:
+    def subscribe(self, topic: Topic | str, callback: Callable[..., Any]) -> Callable[[], None]:
         """Call ``callback`` on every ``topic`` notification; returns the unsubscribe function."""
         if topic not in TOPICS:
             raise ValueError(f"unknown topic {topic!r} (known: {', '.join(TOPICS)})")
@@ -39,6 +40,6 @@ class Notifier:
         self._listeners[topic].append(callback)
         return lambda: self._listeners[topic].remove(callback)
 
-    def _emit(self, topic: Topic, *args) -> None:
+    def _emit(self, topic: Topic, *args: Any) -> None:
         for callback in list(self._listeners[topic]):
             callback(*args)

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import traceback
+from typing import cast
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -139,7 +140,8 @@ def _qt_message(kind, context, message: str) -> None:
 
 def run_window(args: argparse.Namespace) -> int:
     QtCore.qInstallMessageHandler(_qt_message)
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    app = cast(QtWidgets.QApplication,  # (instance() is the QApplication made here or before)
+               QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1]))
     app.setApplicationName("Roofline Explorer")
     app.setOrganizationName("roofline-explorer")
     app.setDesktopFileName("roofline-explorer")  # Wayland finds the menu entry's icon by it

@@ -41,21 +41,21 @@ class CaptionBar(QtWidgets.QFrame):
         self.counter = QtWidgets.QLabel()
         self.counter.setToolTip("Step of the scene")
         self.counter.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignTop)
-        self.buttons = []
+        self.buttons: list[QtWidgets.QToolButton] = []
         for text, tip, signal in (("◀", "Previous step (Alt+Left; Left or Page Up when presenting)",
                                    self.sig_previous),
                                   ("▶", "Next step (Alt+Right; Right, Space or Page Down when presenting)",
                                    self.sig_next),
                                   ("✕", "Leave the scene and show what was shown before it", self.sig_stop)):
-            button = QtWidgets.QToolButton(text=text, toolTip=tip)
+            button = QtWidgets.QToolButton(text=text, toolTip=tip)  # type: ignore[call-arg]  # (PySide6 takes Qt properties as keywords; its stubs do not say)
             button.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)  # Space steps, never clicks
             button.setAutoRaise(True)
             button.clicked.connect(signal.emit)
             self.buttons.append(button)
-        text = QtWidgets.QVBoxLayout()
-        text.setSpacing(2)
-        text.addWidget(self.title)
-        text.addWidget(self.caption)
+        texts = QtWidgets.QVBoxLayout()
+        texts.setSpacing(2)
+        texts.addWidget(self.title)
+        texts.addWidget(self.caption)
         side = QtWidgets.QVBoxLayout()
         row = QtWidgets.QHBoxLayout()
         for button in self.buttons:
@@ -65,9 +65,10 @@ class CaptionBar(QtWidgets.QFrame):
         side.addStretch(1)
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(12, 6, 8, 8)
-        layout.addLayout(text, 1)
+        layout.addLayout(texts, 1)
         layout.addLayout(side)
-        self._scale, self._share, self._fitting = 1.0, None, False
+        self._scale, self._fitting = 1.0, False
+        self._share: float | None = None
         self.set_scale(1.0)
         self.hide()
 
@@ -111,7 +112,9 @@ class CaptionBar(QtWidgets.QFrame):
 
     def _height_for(self, width: int) -> int:
         layout = self.layout()
-        return layout.totalHeightForWidth(width) if layout.hasHeightForWidth() else self.sizeHint().height()
+        if layout is not None and layout.hasHeightForWidth():
+            return layout.totalHeightForWidth(width)
+        return self.sizeHint().height()
 
     def _fonts(self, factor: float) -> None:
         for label, points, bold in ((self.title, CAPTION_POINTS, True), (self.caption, CAPTION_POINTS, False),

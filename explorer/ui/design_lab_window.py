@@ -117,7 +117,7 @@ class DesignLabWindow(QtWidgets.QMainWindow):
         self.stages.setFixedHeight(row_height * len(STAGES) + 2 * self.stages.frameWidth() + 4)
         self.stages.setToolTip("Each stage keeps the choices above it and adds one (Page Down / Page Up)")
         layout.addWidget(self.stages)
-        self.in_flight = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal, minimum=0,
+        self.in_flight = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal, minimum=0,  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
                                            maximum=QUARTER_OCTAVES_FROM_1KIB)
         self.in_flight.setToolTip("Bytes requested from memory and not yet delivered (Little's law)")
         self.in_flight_label = QtWidgets.QLabel(wordWrap=True)

@@ -30,6 +30,7 @@ class EnergyPicture(Picture):
         return self.view is not None
 
     def chart(self, page: Page):
+        assert self.view is not None  # (drawn when shown)
         return energy_chart(self.view, page, self.theme)
 
 

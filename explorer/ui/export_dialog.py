@@ -21,27 +21,27 @@ class ExportDialog(QtWidgets.QDialog):
         self.path = QtWidgets.QLineEdit(str(start))
         browse = QtWidgets.QPushButton("Browse…")
         browse.clicked.connect(self._browse)
-        self.width = QtWidgets.QSpinBox(minimum=defaults.EXPORT_WIDTH_RANGE[0],
+        self.width_px = QtWidgets.QSpinBox(minimum=defaults.EXPORT_WIDTH_RANGE[0],
                                         maximum=defaults.EXPORT_WIDTH_RANGE[1],
                                         value=defaults.EXPORT_WIDTH_PX, suffix=" px")
-        self.width.setToolTip("PNG width; SVG and PDF are vector and need none")
+        self.width_px.setToolTip("PNG width; SVG and PDF are vector and need none")
         self.dpi = QtWidgets.QSpinBox(minimum=0, maximum=defaults.EXPORT_DPI_MAX, value=0, suffix=" dpi")
         self.dpi.setSpecialValueText("use the width")
         self.dpi.setToolTip("PNG as wide as a full slide (13.33 in at 16:9, 10 in at 4:3) at this "
                             "resolution, instead of a width in pixels")
-        self.dpi.valueChanged.connect(lambda v: self.width.setEnabled(v == 0))
+        self.dpi.valueChanged.connect(lambda v: self.width_px.setEnabled(v == 0))
         self.theme = QtWidgets.QComboBox()
         self.theme.addItems(list(THEMES))
         self.theme.setCurrentText(theme)
         self.theme.setToolTip("light for documents, dark or high contrast for projectors")
         self.subtitle = QtWidgets.QLineEdit(subtitle, placeholderText="none")
         self.subtitle.setToolTip("A line under the title, wrapped to the chart (a scene's caption)")
-        self.annotations = QtWidgets.QCheckBox("Roof and ridge labels", checked=True)
+        self.annotations = QtWidgets.QCheckBox("Roof and ridge labels", checked=True)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self.aspect = QtWidgets.QComboBox()
         self.aspect.addItems(list(ASPECTS))
         self.transparent = QtWidgets.QCheckBox("Transparent background (PNG)")
         self.title = QtWidgets.QLineEdit(placeholderText="the chart's own title")
-        self.legend = QtWidgets.QCheckBox("Key beside the chart", checked=True)
+        self.legend = QtWidgets.QCheckBox("Key beside the chart", checked=True)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self.error = QtWidgets.QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #D55E00")
         path_row = QtWidgets.QHBoxLayout()
@@ -49,7 +49,7 @@ class ExportDialog(QtWidgets.QDialog):
         path_row.addWidget(browse)
         form = QtWidgets.QFormLayout()
         form.addRow("File (.png, .svg, .pdf)", path_row)
-        form.addRow("Width", self.width)
+        form.addRow("Width", self.width_px)
         form.addRow("or DPI", self.dpi)
         form.addRow("Aspect", self.aspect)
         form.addRow("Theme", self.theme)
@@ -69,7 +69,7 @@ class ExportDialog(QtWidgets.QDialog):
         self.written: Path | None = None
 
     def options(self) -> ExportOptions:
-        return ExportOptions(width_px=self.width.value(), dpi=self.dpi.value() or None,
+        return ExportOptions(width_px=self.width_px.value(), dpi=self.dpi.value() or None,
                              aspect=self.aspect.currentText(), transparent=self.transparent.isChecked(),
                              title=self.title.text().strip() or None, legend=self.legend.isChecked(),
                              subtitle=self.subtitle.text().strip() or None,

@@ -14,8 +14,8 @@ class LazyPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self._build = build
         self._panel: QtWidgets.QWidget | None = None
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        self._layout = QtWidgets.QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
 
     @property
     def built(self) -> bool:
@@ -26,13 +26,13 @@ class LazyPanel(QtWidgets.QWidget):
         """The panel, built now if it was not yet."""
         if self._panel is None:
             self._panel = self._build()
-            self.layout().addWidget(self._panel)
+            self._layout.addWidget(self._panel)
         return self._panel
 
     def follow(self, dock: QtWidgets.QDockWidget) -> None:
         """Build when ``dock`` (which holds this panel) comes to the front: a dock in a tab
         behind another counts as visible, but shows nothing."""
-        dock.visibilityChanged.connect(lambda shown: shown and self._later())
+        dock.visibilityChanged.connect(lambda shown: self._later() if shown else None)
 
     def showEvent(self, event) -> None:  # Qt override
         super().showEvent(event)

@@ -3,6 +3,8 @@ in-flight / latency until it meets the memory's peak; measured parallelism point
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyqtgraph as pg
 
@@ -35,7 +37,7 @@ class LittlesLawPlot(pg.PlotWidget):
         plot.addItem(self.knee)
 
     def show_law(self, peak: float, latency_s: float, in_flight: float,
-                 measured: list[tuple[float, float, str]] = ()) -> None:
+                 measured: Sequence[tuple[float, float, str]] = ()) -> None:
         """``measured``: (bytes in flight, bandwidth, tooltip) of parallelism points."""
         x = np.geomspace(*X_RANGE, 200)
         y = effective_bandwidth(peak, latency_s, x)

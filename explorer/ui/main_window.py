@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -34,6 +35,10 @@ from explorer.ui.toolbar import build_toolbar, fixed_twin
 from explorer.ui.window_menus import WindowMenus
 from explorer.ui.window_sessions import SessionFiles
 from explorer.ui.window_tools import WindowTools
+
+if TYPE_CHECKING:
+    from explorer.ui.panels.kernel_panel import KernelPanel
+    from explorer.ui.panels.scaling_panel import ScalingPanel
 
 AUTOSAVE_TICK_MS = 1000  # how often the autosaver looks whether a save is due
 
@@ -88,10 +93,12 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.caption_bar = CaptionBar()
         self.player = ScenePlayer(self.state, parent=self)
         central = chart_with_caption(self.chart, self.caption_bar)
+        column = central.layout()
+        assert isinstance(column, QtWidgets.QVBoxLayout)  # (``chart_with_caption``'s)
         self.notice = NoticeBar()  # the user's files that could not be loaded
-        central.layout().insertWidget(0, self.notice)
+        column.insertWidget(0, self.notice)
         self.save_banner = SaveBanner()  # autosave cannot write
-        central.layout().insertWidget(0, self.save_banner)
+        column.insertWidget(0, self.save_banner)
         self.setCentralWidget(central)
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.presentation.sig_toggled.connect(self.notice.set_presenting)
@@ -125,9 +132,9 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self._docks_sized = False  # sized to the window when first shown (unless restored)
 
     @property
-    def kernel_panel(self):
+    def kernel_panel(self) -> KernelPanel:
         """The Kernel lab, built now if it was not yet (it is built when first shown)."""
-        return self.kernel_lab.panel
+        return cast("KernelPanel", self.kernel_lab.panel)  # (``_kernel_panel`` builds it)
 
     def _build_status_bar(self) -> None:
         self.summary_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)  # user names
@@ -271,7 +278,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         if budget is not None:  # the step's point is the scaling laws: their panel comes to the front
             self.docks["scaling"].show()
             self.docks["scaling"].raise_()
-            self.scaling_panel.panel.show_budget(budget)
+            cast("ScalingPanel", self.scaling_panel.panel).show_budget(budget)  # (``_scaling_panel``'s)
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """The window's colours: light, dark or high contrast (remembered between runs when

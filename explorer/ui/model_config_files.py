@@ -13,13 +13,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.hf_config import read_config_file
+from explorer.ui.window_host import WindowHost
 
 CONFIG_FILTER = "Model configs (*.json);;All files (*)"
 PROFILE_FILTER = "Profiles (*.csv *.json *.json.gz);;All files (*)"
 SESSION_SUFFIXES = (".yaml", ".yml")
 
 
-class ModelConfigFiles:
+class ModelConfigFiles(WindowHost):
     """Expects ``state`` and ``open_session`` on the window."""
 
     def open_model_config_dialog(self) -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from PySide6 import QtCore
 
+from explorer.ui.window_host import WindowHost
+
 NARROW_PX = 1200
 LEFT_DOCKS = ("hardware", "details")
 DOCK_SHARE = 0.45  # of the window's width, the most the docks take when narrow
 
 
-class NarrowLayout:
+class NarrowLayout(WindowHost):
     @property
     def narrow(self) -> bool:
         """Whether the left docks are tabbed on the right now (read from the layout itself:

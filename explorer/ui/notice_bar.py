@@ -60,10 +60,12 @@ class NoticeBar(QtWidgets.QFrame):
     def _rebuild(self) -> None:
         while self._layout.count():
             item = self._layout.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
-            elif item.layout():
-                _clear(item.layout())
+            if item is None:
+                break
+            if (widget := item.widget()) is not None:
+                widget.deleteLater()
+            elif (inner := item.layout()) is not None:
+                _clear(inner)
         if not self.skipped:
             self.hide()
             return
@@ -132,5 +134,7 @@ def _open(path: Path) -> None:
 def _clear(layout: QtWidgets.QLayout) -> None:
     while layout.count():
         item = layout.takeAt(0)
-        if item.widget():
-            item.widget().deleteLater()
+        if item is None:
+            break
+        if (widget := item.widget()) is not None:
+            widget.deleteLater()

@@ -71,6 +71,7 @@ class Presentation(QtCore.QObject):
     def leave(self) -> None:
         if not self.active:
             return
+        assert self._saved is not None  # (saved when it became active)
         state, maximized, full, menu, status, geometry, rect = self._saved
         w = self.window
         self.active = False

@@ -34,7 +34,7 @@ class ScenePlayer(QtCore.QObject):
         super().__init__(parent)
         self.state = state
         self.error = ""  # why the shipped scenes could not be loaded
-        self._scenes = scenes
+        self._scenes: Mapping[str, Scene] | None = scenes
         self._mine: list[Scene] = []  # the user's own, read at start: a broken one is named at once
         self.skipped = list(getattr(scenes, "skipped", ()))
         self._topics: set[str] = set()

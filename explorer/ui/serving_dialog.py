@@ -8,6 +8,8 @@ takes tens of milliseconds)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6 import QtCore, QtWidgets
 
 from explorer.chart.elements import Page
@@ -50,6 +52,7 @@ class ServingView(Picture):
         return self.plan is not None
 
     def chart(self, page: Page):
+        assert self.plan is not None  # (drawn when shown)
         return serving_chart(self.plan, page, self.theme, self.title, self.tpot_target_s, others=self.others,
                              name=self.name)
 
@@ -93,7 +96,7 @@ class ServingDialog(QtWidgets.QDialog):
         self.table.verticalHeader().hide()
         buttons, self.export_button = picture_buttons(self)
         self._lay_out(buttons)
-        self.result: Plan | None = None
+        self.planned: Plan | None = None  # (not ``result``: QDialog.result() is the dialog's code)
         self._planning = False
         self.fields = {"prompt": self.prompt, "output": self.output, "ttft": self.ttft, "tpot": self.tpot,
                        "price": self.price, "block": self.block, "hit": self.hit, "chunk": self.chunk,
@@ -139,9 +142,12 @@ class ServingDialog(QtWidgets.QDialog):
 
     def _recall(self) -> None:
         """The fields as they were last left (values the fields cannot take are ignored)."""
-        for name, box in self.fields.items() if self.settings is not None else ():
+        settings = self.settings
+        for name, box in self.fields.items() if settings is not None else ():
+            assert settings is not None
+            stored: Any = settings.value(f"serving/{name}", box.value())  # (text or a number)
             try:
-                value = float(self.settings.value(f"serving/{name}", box.value()))
+                value = float(stored)
             except (TypeError, ValueError):
                 continue
             if box.minimum() <= value <= box.maximum():
@@ -193,16 +199,18 @@ class ServingDialog(QtWidgets.QDialog):
 
     def _replan(self) -> None:
         state, hardware = self.state, self.state.primary
-        for name, box in self.fields.items() if self.settings is not None else ():
-            self.settings.setValue(f"serving/{name}", box.value())
+        settings = self.settings
+        for name, box in self.fields.items() if settings is not None else ():
+            assert settings is not None
+            settings.setValue(f"serving/{name}", box.value())
         if self.settings is not None:
             self.settings.setValue("serving/draft", self.draft.currentData())
         options = self.options()
         try:
-            self.result = plan(state.model, state.params, hardware, int(self.prompt.value()),
+            self.planned = plan(state.model, state.params, hardware, int(self.prompt.value()),
                                int(self.output.value()), **options)
         except WorkloadError as error:
-            self.result = None
+            self.planned = None
             self.summary.setText(f"Cannot plan serving: {error}")
             self.summary.setStyleSheet("color: #B00020")
             self.table.setRowCount(0)
@@ -210,17 +218,17 @@ class ServingDialog(QtWidgets.QDialog):
             self.export_button.setEnabled(False)
             return
         self.summary.setStyleSheet("")
-        self.summary.setText(" ".join(plan_sentences(self.result, state.model.name, hardware)))
+        self.summary.setText(" ".join(plan_sentences(self.planned, state.model.name, hardware)))
         loaded = options["arrival_rate"] is not None  # every split gives the load's tokens/s: no ranking
         self.compare.setEnabled(not loaded)
-        if not self.result.points:  # a load no batch keeps up with: nothing to draw
+        if not self.planned.points:  # a load no batch keeps up with: nothing to draw
             self.view.show_plan(None, "", None)
             self.export_button.setEnabled(False)
             self.table.setRowCount(0)
             return
         others = self.other_layouts(options) if self.compare.isChecked() and not loaded else ()
         name = split_name(*_degrees(state.params.split)) if others else ""
-        self.view.show_plan(self.result, self.title(), options["tpot_target_s"], others, name)
+        self.view.show_plan(self.planned, self.title(), options["tpot_target_s"], others, name)
         self.export_button.setEnabled(True)
         self._fill_table()
 
@@ -264,12 +272,14 @@ class ServingDialog(QtWidgets.QDialog):
         return tuple((s.name, s.plan) for s in ranked if s.plan is not None and s.split != own)[:3]
 
     def title(self) -> str:
-        return f"Serving {self.state.model.name} on {self.result.devices} × {self.state.primary.name}"
+        assert self.planned is not None  # (a title is asked for a plan shown)
+        return f"Serving {self.state.model.name} on {self.planned.devices} × {self.state.primary.name}"
 
     def _fill_table(self) -> None:
-        points = self.result.points
+        assert self.planned is not None  # (filled for a plan shown)
+        points = self.planned.points
         self.table.setRowCount(len(points))
-        chosen = self.result.chosen
+        chosen = self.planned.chosen
         for row, p in enumerate(points):
             cells = (f"{p.batch:,}", f"{p.tpot_s * 1e3:.2f} ms", f"{p.ttft_s * 1e3:.1f} ms",
                      format_number(p.tokens_per_s_per_device), format_number(p.tokens_per_s_per_user),
@@ -289,7 +299,7 @@ class ServingDialog(QtWidgets.QDialog):
     def export(self, path: str | None = None) -> bool:
         """Save the picture (with the compared layouts where shown) laid out for a slide
         (``path``: asked for when None)."""
-        return self.result is not None and save_picture(self, self.view, self.title(), "serving.png", path)
+        return self.planned is not None and save_picture(self, self.view, self.title(), "serving.png", path)
 
 
 def _degrees(split) -> tuple[int, int, int, int]:

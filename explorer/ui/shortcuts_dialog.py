@@ -29,16 +29,16 @@ def menu_shortcuts(menu_bar: QtWidgets.QMenuBar) -> list[tuple[str, str, str]]:
 
     def walk(menu: QtWidgets.QMenu, path: str) -> None:
         for action in menu.actions():
-            if action.menu() is not None:
-                walk(action.menu(), f"{path} › {action.text().replace('&', '')}")
+            if isinstance(sub := action.menu(), QtWidgets.QMenu):
+                walk(sub, f"{path} › {action.text().replace('&', '')}")
             elif not action.shortcut().isEmpty():
                 keys = ", ".join(k.toString(QtGui.QKeySequence.SequenceFormat.NativeText)
                                  for k in action.shortcuts())
                 out.append((path, action.text().replace("&", ""), keys))
 
     for action in menu_bar.actions():
-        if action.menu() is not None:
-            walk(action.menu(), action.text().replace("&", ""))
+        if isinstance(sub := action.menu(), QtWidgets.QMenu):
+            walk(sub, action.text().replace("&", ""))
     return out
 
 

@@ -41,7 +41,7 @@ def apply(theme: Theme) -> None:
     one, polishes every widget again (tens of milliseconds at start-up)."""
     global _native, _applied
     app = QtWidgets.QApplication.instance()
-    if app is None:
+    if not isinstance(app, QtWidgets.QApplication):  # (none, or no widgets)
         return
     if theme.name == _applied:
         return

@@ -7,9 +7,10 @@ from PySide6 import QtGui, QtWidgets
 
 from explorer import defaults
 from explorer.ui.shortcuts_dialog import ShortcutsDialog
+from explorer.ui.window_host import WindowHost, call_with
 
 
-class WindowMenus:
+class WindowMenus(WindowHost):
     """Menus for a window that has the actions (``act_*``), ``docks``, ``player``,
     ``state``, ``_action``, ``_fill_recent``, ``set_theme`` and ``_about``."""
 
@@ -69,8 +70,8 @@ class WindowMenus:
                 action.setEnabled(False)
                 action.setToolTip(cached.problem)
             else:
-                self.cached_menu.addAction(cached.repository, lambda c=cached: self.open_model_config(
-                    c.path, c.repository.rsplit("/", 1)[-1]))
+                self.cached_menu.addAction(cached.repository, call_with(
+                    self.open_model_config, cached.path, cached.repository.rsplit("/", 1)[-1]))
         self.cached_menu.setToolTipsVisible(True)
 
     def _build_view_menu(self, bar: QtWidgets.QMenuBar) -> None:
@@ -89,7 +90,7 @@ class WindowMenus:
         self.theme_menu = view.addMenu("&Theme")
         self.theme_group = QtGui.QActionGroup(self)
         for name, text in defaults.THEMES.items():
-            action = self.theme_menu.addAction(text, lambda name=name: self.set_theme(name))
+            action = self.theme_menu.addAction(text, call_with(self.set_theme, name))
             action.setCheckable(True)
             action.setData(name)
             self.theme_group.addAction(action)

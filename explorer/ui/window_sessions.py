@@ -12,11 +12,12 @@ from PySide6 import QtWidgets
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped
 from explorer.core.model.session import Session, load_session, load_workload, save_workload
+from explorer.ui.window_host import WindowHost, call_with
 
 SESSION_FILTER = "Sessions (*.yaml *.yml)"
 
 
-class SessionFiles:
+class SessionFiles(WindowHost):
     """Expects ``state``, ``notice``, ``recent``, ``recovery``, ``autosaver``, ``kernel_panel`` and
     ``session_path`` on the window, and sets ``unchanged_session``: the session as the
     window opened it or as its file holds it (an autosave of it would be noise)."""
@@ -88,7 +89,7 @@ class SessionFiles:
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
         for path in files:
-            self.recent_menu.addAction(path, lambda path=path: self.open_session(path))
+            self.recent_menu.addAction(path, call_with(self.open_session, path))
 
     # -- workloads (the model and its parameters alone) --------------------------------------
     def open_workload_dialog(self) -> None:

@@ -4,21 +4,29 @@ provides ``state``, ``chart`` and ``_action``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6 import QtCore, QtWidgets
 
+from explorer.ui.window_host import WindowHost
 
-class WindowTools:
+if TYPE_CHECKING:
+    from explorer.ui.design_lab_window import DesignLabWindow
+    from explorer.ui.energy_dialog import EnergyDialog
+
+
+class WindowTools(WindowHost):
     def _build_tool_actions(self) -> None:
         self.act_lab = self._action("From CPU to GPU (&design lab)…", self.open_design_lab, "Ctrl+L",
                                     "Turn a CPU into a GPU one design choice at a time")
-        self.design_lab = None
+        self.design_lab: DesignLabWindow | None = None
         self.act_layouts = self._action("Parallel &layouts…", self.open_layouts, "Ctrl+Shift+L",
                                         "Every way of spreading the step over N devices, ranked")
         self.act_serving = self._action("&Serving…", self.open_serving, "Ctrl+Shift+T", (
             "How many requests the device serves at what latency and price, batch 1 to the KV-cache wall"))
         self.act_energy = self._action("&Energy roofline…", self.open_energy, "Ctrl+Shift+E", (
             "The workload in energy: FLOP/J against intensity, where moving data costs more than computing"))
-        self.energy_dialog = None
+        self.energy_dialog: EnergyDialog | None = None
 
     def open_design_lab(self) -> None:
         """The design lab in its own window (one at a time; the session is not touched)."""

@@ -119,3 +119,12 @@ def test_the_explain_panel_never_overstates_lower_precision(catalog, models):
             word = "faster" if b.totals.time_s < 0.99 * a.totals.time_s else (
                 "slower" if b.totals.time_s > 1.01 * a.totals.time_s else "no faster")
             assert word in text, (ident, dtype, text)
+
+
+def test_a_ratio_of_a_field_that_is_no_number_names_the_placeholder(catalog):
+    """``ratio:`` of a text field (``core_label``) is refused with the placeholder named, as
+    any other placeholder that cannot be filled, not a TypeError from dividing None."""
+    from explorer.core.words.placeholders import fill
+
+    with pytest.raises(KeyError, match="core_label"):
+        fill("{ratio:h100-sxm/core_label:a100-80gb-sxm/bandwidth}", catalog)

@@ -99,6 +99,14 @@ def test_export_command(tmp_path, qtbot):
     assert code == 2 and "use .png, .svg, .pdf, .json" in err.getvalue()
 
 
+def test_the_export_dialog_keeps_its_own_width(window, tmp_path):
+    """The dialog's width field does not hide QWidget.width(), which Python callers use."""
+    from explorer.ui.export_dialog import ExportDialog
+
+    dialog = ExportDialog(window.state, tmp_path / "slide.pdf", window)
+    assert isinstance(dialog.width(), int) and dialog.width_px.value() > 0
+
+
 def test_export_dialog_and_clipboard(window, tmp_path):
     from PySide6 import QtWidgets
 

@@ -24,7 +24,7 @@ def dialog(state, qtbot):
 def test_the_dialog_shows_the_plan_of_the_workload_with_its_targets(dialog, state):
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16)
     assert dialog.targets() == (pytest.approx(0.5), pytest.approx(0.05), None)
-    assert dialog.result == expected
+    assert dialog.planned == expected
     assert dialog.summary.text() == " ".join(plan_sentences(expected, state.model.name, state.primary))
     assert dialog.table.rowCount() == len(expected.points)
     row = next(i for i, p in enumerate(expected.points) if p.batch == expected.chosen.batch)
@@ -37,7 +37,7 @@ def test_a_tighter_target_and_a_price_plan_again(dialog, state):
     dialog.tpot.setValue(10.0)
     dialog.price.setValue(2.5)
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.01, 2.5, 16)
-    assert dialog.result == expected
+    assert dialog.planned == expected
     assert expected.chosen is None or expected.chosen.tpot_s <= 0.01
     assert f"${expected.points[0].cost_per_million_tokens:.3f}" == dialog.table.item(0, 5).text()
     dialog.tpot.setValue(0.0)  # no target
@@ -49,7 +49,7 @@ def test_a_model_that_does_not_fit_says_why_and_the_dialog_stays(state, qtbot):
     state.set_devices(("h100-sxm",))
     d = ServingDialog(state)
     qtbot.addWidget(d)
-    assert d.result is None and d.summary.text().startswith("Cannot plan serving: DeepSeek-V3 does not fit")
+    assert d.planned is None and d.summary.text().startswith("Cannot plan serving: DeepSeek-V3 does not fit")
     assert not d.export_button.isEnabled() and d.table.rowCount() == 0
     assert not d.export()
     d.view.grab()  # paints an empty view without failing
@@ -73,7 +73,7 @@ def test_a_prefix_hit_plans_again_with_the_cached_pages(dialog, state):
     dialog.hit.setValue(75)
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
                     prefix_hit=0.75)
-    assert dialog.result == expected and "768 of each prompt's 1,024 tokens" in dialog.summary.text()
+    assert dialog.planned == expected and "768 of each prompt's 1,024 tokens" in dialog.summary.text()
 
 
 def test_a_prefill_chunk_plans_continuous_batching(dialog, state):
@@ -81,7 +81,7 @@ def test_a_prefill_chunk_plans_continuous_batching(dialog, state):
     dialog.chunk.setValue(2048)
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
                     prefill_chunk=2048)
-    assert dialog.result == expected and "chunked prefill" in dialog.summary.text()
+    assert dialog.planned == expected and "chunked prefill" in dialog.summary.text()
 
 
 def test_the_export_button_asks_for_a_file_and_writes_it(dialog, tmp_path, monkeypatch):
@@ -110,14 +110,14 @@ def test_a_window_s_prefill_with_a_prefix_can_still_be_served(state, qtbot):
     state.set_params(phase="prefill", prefix=256)
     d = ServingDialog(state)
     qtbot.addWidget(d)
-    assert d.result is not None and d.summary.text().startswith("Llama 3 8B on 1 ×")
+    assert d.planned is not None and d.summary.text().startswith("Llama 3 8B on 1 ×")
 
 
 def test_kv_offload_plans_beyond_the_device_s_wall(dialog, state):
     dialog.offload.setValue(64)
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
                     kv_offload_bytes=64 * 2**30)
-    assert dialog.result == expected and expected.offloaded_sequences > 0
+    assert dialog.planned == expected and expected.offloaded_sequences > 0
     assert dialog.table.rowCount() == len(expected.points) and "KV offload" in dialog.summary.text()
 
 
@@ -126,7 +126,7 @@ def test_an_arrival_rate_plans_the_smallest_batch_that_keeps_up(dialog, state):
     dialog.load.setValue(5)
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, 0.05, None, 16,
                     arrival_rate=5.0)
-    assert dialog.result == expected and expected.chosen.limited_by.startswith("the load")
+    assert dialog.planned == expected and expected.chosen.limited_by.startswith("the load")
     assert "arrival rate of 5 requests/s" in dialog.summary.text()
 
 
@@ -151,7 +151,7 @@ def test_compare_draws_the_best_other_layouts_of_the_same_devices(state, qtbot):
 
 def test_a_load_no_batch_keeps_up_with_leaves_an_empty_picture_and_says_why(dialog):
     dialog.load.setValue(20)
-    assert dialog.result.points == () and "the queue would grow without end" in dialog.summary.text()
+    assert dialog.planned.points == () and "the queue would grow without end" in dialog.summary.text()
     assert "No batch meets the targets" not in dialog.summary.text()  # the load's note says why
     assert not dialog.export_button.isEnabled() and dialog.table.rowCount() == 0
     dialog.view.grab()  # paints without failing
@@ -172,9 +172,9 @@ def test_a_draft_model_plans_speculative_decoding(state, qtbot, settings):
     draft = Speculation(state.models["llama-3-8b"], 4, 0.8)
     expected = plan(state.model, state.params, state.primary, 1024, 1024, 0.5, None, None, 16,
                     speculation=draft)
-    assert d.result == expected and "speculative decoding with Llama 3 8B" in d.summary.text()
+    assert d.planned == expected and "speculative decoding with Llama 3 8B" in d.summary.text()
     d.chunk.setValue(2048)  # not modelled together: said, nothing lost
-    assert d.result is None and "speculative decoding with chunked prefill" in d.summary.text()
+    assert d.planned is None and "speculative decoding with chunked prefill" in d.summary.text()
     again = ServingDialog(state, settings=settings)
     qtbot.addWidget(again)
     assert again.draft.currentData() == "llama-3-8b" and again.alpha.value() == 0.8

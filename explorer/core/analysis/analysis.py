@@ -313,8 +313,8 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
                      f"{stored} weights (--dtype or --weight-dtype to change)")
     if isinstance(model, TransformerSpec) and model.unmodelled:
         notes.append(f"{model.name}: {model.unmodelled}")
-    windowed = isinstance(model, TransformerSpec) and model.window_layers and model.sliding_window > 0
-    if windowed and params.kv_tokens > model.sliding_window:
+    if (isinstance(model, TransformerSpec) and model.window_layers and model.sliding_window > 0
+            and params.kv_tokens > model.sliding_window):
         count, layers = len(model.window_layers), model.layers
         which = f"{count} of its {layers} layers" if count < layers else f"all {count} of its layers"
         notes.append(f"past {model.sliding_window:,} tokens {model.name}'s sliding window applies: {which} "

@@ -9,8 +9,10 @@ batch keeps it there. A bisection over whole batches finds the first one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from explorer.core.analysis.memory import max_batch_that_fits
 from explorer.core.analysis.sweep import batch_sweep
@@ -20,8 +22,8 @@ from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams, build_ops
 
 
-def compute_bound(model: ModelSpec, params: WorkloadParams, hardware: Hardware, batches,
-                  op: str | None = None) -> NDArray:
+def compute_bound(model: ModelSpec, params: WorkloadParams, hardware: Hardware, batches: ArrayLike,
+                  op: str | None = None) -> NDArray[np.bool_]:
     """For each batch: is the step (or the op named ``op``) compute-bound?"""
     batches = np.atleast_1d(np.asarray(batches, dtype=np.int64))
     if op is None:
@@ -54,7 +56,7 @@ def crossing_batch(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     return _first(bound, 1, top)
 
 
-def _first(holds, low: int, high: int) -> int:
+def _first(holds: Callable[[int], bool], low: int, high: int) -> int:
     """The smallest batch in (low, high] where the monotone ``holds`` is true (it is false
     at ``low`` and true at ``high``)."""
     while high - low > 1:

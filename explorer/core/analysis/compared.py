@@ -5,7 +5,7 @@ run (a tensor-parallel degree its heads do not divide) says why instead."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from explorer.core.analysis.analysis import Analysis, analyze
@@ -24,7 +24,7 @@ class Compared:
     why: str = ""  # when ``analysis`` is None
 
 
-def compare(models, ident: str, params: WorkloadParams, hardware: Hardware,
+def compare(models: Mapping[str, ModelSpec], ident: str, params: WorkloadParams, hardware: Hardware,
             costed: Callable[[ModelSpec, WorkloadParams, Hardware], Analysis] = analyze) -> Compared:
     """``models[ident]`` costed with ``params`` on ``hardware`` (by ``costed``: a document
     passes its shared cache of analyses)."""

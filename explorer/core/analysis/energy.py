@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.hardware.energy_constants import EnergyConstants, describe
+from explorer.core.hardware.hardware import Hardware
 
 __all__ = ["EnergyConstants", "FitError", "Sample", "StepEnergy", "describe", "fit", "tdp_bound"]
 
@@ -63,8 +64,8 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
     variance = float(residual @ residual) / (len(samples) - 3)
     covariance = variance * np.linalg.inv(scaled.T @ scaled)
     values = coefficients / scale
-    errors = tuple(float(math.sqrt(max(c, 0.0)) / k) for c, k in zip(np.diag(covariance), scale, strict=True))
-    return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), errors, source)
+    e = [float(math.sqrt(max(c, 0.0)) / k) for c, k in zip(np.diag(covariance), scale, strict=True)]
+    return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), (e[0], e[1], e[2]), source)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class StepEnergy:
     source: str  # where the TDP comes from
 
 
-def tdp_bound(hardware, devices: int, seconds: float, items: int, time: str) -> StepEnergy | None:
+def tdp_bound(hardware: Hardware, devices: int, seconds: float, items: int, time: str) -> StepEnergy | None:
     """The TDP × time upper bound of a step of ``seconds`` on ``devices`` devices producing
     ``items``; None where the catalogue gives the device no TDP."""
     tdp = hardware.specs.tdp_w

@@ -8,10 +8,11 @@ from typing import Any
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.energy import StepEnergy, tdp_bound
 from explorer.core.analysis.expected import Expected
+from explorer.core.hardware.efficiency import MeasuredEnergy
 from explorer.core.units import format_si
 
 
-def step_energy(a: Analysis, e: Expected | None):
+def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
     """The TDP × time upper bound of ``a``'s step (``energy.tdp_bound``) at its expected time,
     else its bound; None where the device has no TDP."""
     seconds, time = (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
@@ -24,16 +25,15 @@ def fitted_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
     every device together; None where the expected time's profile keeps none, or where they
     do not describe the step (``fitted_energy_note`` says why)."""
     kept = e.efficiency.energy if e is not None else None
-    joules = _fitted_estimate(a, e) if kept is not None else None
-    if joules is None:
+    joules = _fitted_estimate(a, e, kept) if e is not None and kept is not None else None
+    if e is None or kept is None or joules is None:
         return None
     return StepEnergy(joules, joules / max(a.totals.items_per_step, 1), joules / e.time_s, "expected",
                       f"{e.efficiency.name}: {kept.constants.source}")
 
 
-def _fitted_estimate(a: Analysis, e: Expected) -> float | None:
+def _fitted_estimate(a: Analysis, e: Expected, kept: MeasuredEnergy) -> float | None:
     """Joules of the step, every device, at the kept constants (None: precisions differ)."""
-    kept = e.efficiency.energy
     if kept.precision != a.params.dtype:
         return None
     per_device = kept.constants.joules(float(a.totals.flops), float(a.totals.bytes), e.time_s)
@@ -46,14 +46,14 @@ def fitted_energy_note(a: Analysis, e: Expected | None) -> str | None:
     """Why a calibration's energy constants are not applied to this step (None: they are,
     or there are none)."""
     kept = e.efficiency.energy if e is not None else None
-    if kept is None or fitted_energy(a, e) is not None:
+    if e is None or kept is None or fitted_energy(a, e) is not None:
         return None
     if kept.precision != a.params.dtype:
         return (f"the calibration's energy constants are for {kept.precision} arithmetic, the step runs "
                 f"{a.params.dtype}: a FLOP of one costs what a FLOP of the other does only by chance")
     power = kept.constants.joules(float(a.totals.flops), float(a.totals.bytes), e.time_s) / e.time_s
     return (f"the calibration's energy constants give {format_si(power, 'W')} a device, above the "
-            f"{format_si(a.hardware.specs.tdp_w, 'W')} TDP: a power cap would stretch the step, which "
+            f"{format_si(a.hardware.specs.tdp_w or 0.0, 'W')} TDP: a power cap would stretch the step, which "
             "the model does not follow")
 
 
@@ -64,13 +64,14 @@ def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
     profile keeps them."""
     s, per_item = step_energy(a, e), f"joules_per_{a.totals.item_unit[:-1]}"
     fitted = fitted_energy(a, e)
-    out: dict[str, Any] = {"fitted_note": fitted_energy_note(a, e), "fitted": None if fitted is None else {
-        "energy_j": fitted.joules, per_item: fitted.joules_per_item, "power_w": fitted.power_w,
-        "constants": {"flop_j": e.efficiency.energy.constants.flop_j,
-                      "byte_j": e.efficiency.energy.constants.byte_j,
-                      "constant_w": e.efficiency.energy.constants.constant_w,
-                      "precision": e.efficiency.energy.precision},
-        "source": fitted.source}}
+    kept = e.efficiency.energy if e is not None else None  # (there when ``fitted`` is)
+    fitted_dict = None
+    if fitted is not None and kept is not None:
+        fitted_dict = {"energy_j": fitted.joules, per_item: fitted.joules_per_item, "power_w": fitted.power_w,
+                       "constants": {"flop_j": kept.constants.flop_j, "byte_j": kept.constants.byte_j,
+                                     "constant_w": kept.constants.constant_w, "precision": kept.precision},
+                       "source": fitted.source}
+    out: dict[str, Any] = {"fitted_note": fitted_energy_note(a, e), "fitted": fitted_dict}
     if s is None:
         return {"energy_j": None, per_item: None, "power_w": None, "upper_bound": None,
                 "source": f"no energy data: the catalogue gives {a.hardware.name} no TDP", **out}

@@ -24,12 +24,17 @@ intensity; measured kernels at their own FLOPs over their measured joules."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from explorer.core.analysis.energy import EnergyConstants
 from explorer.core.analysis.terms import once_per_step
 from explorer.core.hardware.operation_energy import byte_joules, flop_joules
+
+if TYPE_CHECKING:
+    from explorer.core.analysis.analysis import Analysis
 
 CIRCUIT_SOURCE = "https://doi.org/10.1109/ISSCC.2014.6757323"
 
@@ -46,13 +51,13 @@ class EnergyRoof:
     measured: bool = False  # fitted to measurements of this machine
     precision: str = ""  # of the arithmetic ε_flop prices
 
-    def flops_per_joule(self, intensity):
+    def flops_per_joule(self, intensity: ArrayLike) -> Any:
         """FLOP/J at ``intensity`` (FLOP/byte; a number or an array)."""
-        c = self.constants
+        c, peak, bandwidth = self.constants, self.peak_flops, self.bandwidth
         per_flop = c.flop_j + c.byte_j / np.asarray(intensity, dtype=float)
-        if self.timed:
+        if peak and bandwidth and c.constant_w > 0:  # (``timed``)
             per_flop = per_flop + c.constant_w * np.maximum(
-                1.0 / self.peak_flops, 1.0 / (np.asarray(intensity, dtype=float) * self.bandwidth))
+                1.0 / peak, 1.0 / (np.asarray(intensity, dtype=float) * bandwidth))
         return 1.0 / per_flop
 
     @property
@@ -63,8 +68,8 @@ class EnergyRoof:
     @property
     def ceiling(self) -> float:
         """FLOP/J as intensity grows without end."""
-        c = self.constants
-        return 1.0 / (c.flop_j + (c.constant_w / self.peak_flops if self.timed else 0.0))
+        c, peak = self.constants, self.peak_flops
+        return 1.0 / (c.flop_j + (c.constant_w / peak if peak and self.timed else 0.0))
 
     @property
     def balance(self) -> float:
@@ -103,7 +108,7 @@ class EnergyPoint:
     joules: float  # one device's share of the op's occurrences, of the step, or one launch
 
 
-def workload_points(a, roof: EnergyRoof) -> list[EnergyPoint]:
+def workload_points(a: Analysis, roof: EnergyRoof) -> list[EnergyPoint]:
     """The step's ops with arithmetic and the whole step, one device's share as the
     analysis counts it (a pipeline stage's share of the layers, the once-a-step ops whole),
     at ``roof``'s energies and each op's bound time. The step counts every op's bytes, those

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.core.hardware.hardware import Hardware, Provenance
+from explorer.core.hardware.hardware import Hardware, Link, Provenance
 
 
 def _provenance(p: Provenance) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def hardware_detail(hw: Hardware) -> dict[str, Any]:
     }
 
 
-def link_dict(link) -> dict[str, Any]:
+def link_dict(link: Link) -> dict[str, Any]:
     return {"name": link.name, "tier": link.tier, "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
             "direction": link.direction, "per_direction_bytes_per_s": link.per_direction_bytes_per_s,
             "group": link.group or None, "latency_s": link.latency_s, **_provenance(link.provenance),

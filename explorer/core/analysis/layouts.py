@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
+from typing import Any
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
@@ -55,7 +56,7 @@ class Layout:
     @property
     def name(self) -> str:
         """"TP 4 × PP 2", with training's options ("TP 8 × DP 2, SP, ZeRO-1")."""
-        c = dict(self.choice)
+        c: dict[str, Any] = dict(self.choice)
         extra = [text for on, text in ((c["sp"], "SP"), (c["zero"], f"ZeRO-{c['zero']}"),
                                        (c["recompute"] != "none", f"{c['recompute']} recompute")) if on]
         return split_name(c["tp"], c["pp"], c["dp"], c["ep"]) + "".join(", " + e for e in extra)

@@ -22,7 +22,7 @@ def state_bytes(model: ModelSpec, params: WorkloadParams) -> int:
     return int(sharding.device_state(model, params).state)
 
 
-def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
+def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[float, float]:
     """(weight bytes, KV-cache bytes of one sequence of ``params.kv_tokens`` tokens) on the
     busiest device. Layers with a sliding window cache at most the window's tokens; training
     keeps no cache."""
@@ -34,7 +34,7 @@ def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[int, int]:
         return weights, model.kv_cache_values(params.kv_tokens) * params.kv_bytes
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
     kv = shard.kv_cache_values(params.kv_tokens) * params.kv_bytes
-    if split.pp > 1:  # the longest stage's layers
+    if split.pp > 1 and isinstance(model, TransformerSpec):  # the longest stage's layers (only it has stages)
         kv = kv * len(parallel.stage_layers(model.layers, split.pp)[0]) // model.layers
     return weights, kv
 

@@ -53,7 +53,7 @@ class OpRow:
     profiled kernels the trace recorded that shape for."""
 
     ops: tuple[str, ...]
-    shape: tuple[int, int]  # (K, N) as the profile recorded it
+    shape: tuple[int, ...]  # (K, N) as the profile recorded it
     bound_s: float
     expected_s: float | None
     measured_s: float
@@ -113,7 +113,7 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None
     if steps < 1:
         raise DataFileError(profile.source, f"a profile covers at least one step, not {steps}")
     measured: dict[str, list[ProfiledKernel]] = {c: [] for c in CLASSES.values()}
-    unmatched = []
+    unmatched: list[ProfiledKernel] = []
     for kernel in profile.folded(share=0.0):
         op_class = class_of(kernel.name, patterns)
         (measured[op_class] if op_class else unmatched).append(kernel)
@@ -182,7 +182,7 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None,
         names = tuple(dict.fromkeys(a.ops[i].name for i in sorted(ops)))
         bound = sum(float(a.time_s[i]) * a.ops[i].count for i in ops)
         expected = sum(float(e.op_time_s[i]) * a.ops[i].count for i in ops) if e is not None else None
-        kernels = tuple(dict.fromkeys(k.name for k in measured[keys]))
+        kernel_names = tuple(dict.fromkeys(k.name for k in measured[keys]))
         seconds = sum(k.time_s for k in measured[keys]) / steps
-        rows.append(OpRow(names, measured[keys][0].shape, bound, expected, seconds, kernels))
+        rows.append(OpRow(names, measured[keys][0].shape, bound, expected, seconds, kernel_names))
     return tuple(rows)

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.analysis import Analysis, Totals
 from explorer.core.analysis.energy_report import energy_dict
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.analysis.hardware_report import link_dict
 from explorer.core.model import collective_costs
 from explorer.core.model.applicability import Phase
 from explorer.core.model.parameters import PARAMETERS
-from explorer.core.model.training import MFU_SOURCES
+from explorer.core.model.training import MFU_SOURCES, Run
 
 
-def run_dict(run) -> dict[str, Any]:
+def run_dict(run: Run) -> dict[str, Any]:
     """A training run (``training.Run``) for JSON: at the stated utilisation and at the
     roofline's step time."""
     return {
@@ -32,7 +32,7 @@ def run_dict(run) -> dict[str, Any]:
     }
 
 
-def analysis_dict(a: Analysis, run=None) -> dict[str, Any]:
+def analysis_dict(a: Analysis, run: Run | None = None) -> dict[str, Any]:
     """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds. On
     several devices, the ops and totals are one device's (``workload.devices``).
     ``totals.time_s`` is the roofline bound, ``totals.expected_time_s`` the expected time
@@ -121,5 +121,5 @@ TOTALS = ("flops", "bytes", "intensity", "time_s", "compute_time_s", "memory_tim
           "fits_in_memory", "state_bytes", "link_bytes", "link_time_s", "bound")
 
 
-def _totals_dict(t) -> dict[str, Any]:
+def _totals_dict(t: Totals) -> dict[str, Any]:
     return {**{name: getattr(t, name) for name in TOTALS}, "per_device": t.devices > 1}

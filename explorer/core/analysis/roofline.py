@@ -114,8 +114,8 @@ class Ceilings:
         return cls(
             compute=tuple(Roof(p.label, p.flops_per_s, p.provenance.derived, p.provenance.what_if)
                           for p in peaks),
-            bandwidth=tuple(Roof(m.name, m.bandwidth_bytes_per_s, m.provenance.derived,
-                                 m.provenance.what_if) for m in levels),
+            bandwidth=tuple(Roof(m.name, rate, m.provenance.derived, m.provenance.what_if)
+                            for m in levels if (rate := m.bandwidth_bytes_per_s) is not None),
         )
 
     @property

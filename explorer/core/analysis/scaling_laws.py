@@ -33,7 +33,8 @@ class Fit:
     beta: float
 
     def loss(self, parameters: float, tokens: float) -> float:
-        return self.E + self.A / parameters**self.alpha + self.B / tokens**self.beta
+        loss: float = self.E + self.A / parameters**self.alpha + self.B / tokens**self.beta
+        return loss
 
     @property
     def exponents(self) -> tuple[float, float]:

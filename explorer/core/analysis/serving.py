@@ -41,6 +41,7 @@ A request's terms: ``serving_request``; a batch's times and operating point:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -151,7 +152,8 @@ def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadP
     return wall, ttft, source
 
 
-def _find_edge(points: dict, point, holds) -> None:
+def _find_edge(points: dict[int, Point], point: Callable[[int], Point],
+               holds: Callable[[Point], bool]) -> None:
     """Add to ``points`` the largest batch for which ``holds`` (within the TPOT target, or
     short of the load) and the next, by bisection between the batches tried (``holds``
     holds for the small batches)."""
@@ -168,6 +170,7 @@ def _find_edge(points: dict, point, holds) -> None:
 
 def _notes(paged: WorkloadParams, speculation: Speculation | None, prompt: int,
            cached: int) -> tuple[str, ...]:
+    notes: tuple[str, ...]
     notes = ("an inference pipeline is costed one batch at a time: its tokens/s are a lower bound",) \
         if paged.split.pp > 1 else ()
     if cached:

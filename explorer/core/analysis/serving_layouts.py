@@ -7,7 +7,9 @@ one where no batch meets the targets ranks after every one that does."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from explorer.core.analysis.layouts import split_name, splits
 from explorer.core.analysis.serving import Plan, plan
@@ -42,7 +44,7 @@ class Served:
 
 
 def search(model: ModelSpec, params: WorkloadParams, hardware: Hardware, devices: int, prompt: int,
-           output: int, progress=None, **options) -> list[Served]:
+           output: int, progress: Callable[[int, int], object] | None = None, **options: Any) -> list[Served]:
     """Every split of ``devices`` planned with ``options`` (``serving.plan``'s keywords),
     best first. ``progress(done, total)`` before each split; a false answer stops the search
     (the splits planned so far are ranked)."""

@@ -11,7 +11,10 @@ the devices), so a plan under load takes the batch with the shortest time in the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+
+from explorer.core.analysis.serving_timing import Point
 
 
 def erlang_c(servers: int, load: float) -> float:
@@ -31,13 +34,14 @@ def queue_wait(batch: int, rate: float, service_s: float) -> float | None:
     return erlang_c(batch, load) * service_s / (batch - load)
 
 
-def under_load(points: list, rate: float, output: int, devices: int, economics) -> list:
+def under_load(points: list[Point], rate: float, output: int, devices: int,
+               economics: Callable[[float], tuple[float | None, float | None]]) -> list[Point]:
     """The batches (``serving_timing.Point``) that keep up with ``rate`` requests/s, each with its
     wait in the TTFT and the load's tokens/s a device; ``economics(tokens/s a device)``
     gives the price and joules a token at that rate."""
     tokens = rate * output / devices
     price, joules = economics(tokens)
-    out = []
+    out: list[Point] = []
     for p in points:
         held = p.batch * output / (p.tokens_per_s_per_device * devices)  # the plan's cycle: its own rate
         wait = queue_wait(p.batch, rate, held)
@@ -47,7 +51,7 @@ def under_load(points: list, rate: float, output: int, devices: int, economics) 
     return out
 
 
-def choose(ok: list, rate: float, output: int, everything: list) -> tuple:
+def choose(ok: list[Point], rate: float, output: int, everything: list[Point]) -> tuple[Point | None, str]:
     """The batch within the targets with the shortest time in the system, and a note."""
     if not everything:
         return None, (f"an arrival rate of {rate:g} requests/s: no batch keeps up with it; the queue would "

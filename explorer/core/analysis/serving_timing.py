@@ -111,7 +111,8 @@ def operating_point(timing: Timing, devices: int, price_per_device_hour: float |
     return Point(batch, tpot, ttft, rate, 1 / tpot, *economics(price_per_device_hour, tdp, rate))
 
 
-def economics(price_per_device_hour: float | None, tdp: float | None, rate: float) -> tuple:
+def economics(price_per_device_hour: float | None, tdp: float | None,
+              rate: float) -> tuple[float | None, float | None]:
     """($ per million tokens, joules a token) at ``rate`` tokens/s a device."""
     price = None if price_per_device_hour is None else cost_per_million_tokens(price_per_device_hour, 1, rate)
     return price, tdp / rate if tdp else None

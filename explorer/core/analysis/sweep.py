@@ -28,6 +28,7 @@ from explorer.core.hardware.hardware import ComputePeak, Hardware
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
+from explorer.core.model.ops import Op
 from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
 
 UNFIT_REACH = 512  # the track's end where nothing fits: past most devices' ridge in decode
@@ -65,7 +66,7 @@ def default_batches(max_batch: int) -> list[int]:
 
 @lru_cache(maxsize=32)  # a drag of a device's bandwidth sweeps the same ops on every move
 def sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ...], matrix: ComputePeak,
-                 vector: ComputePeak) -> tuple[NDArray, ...]:
+                 vector: ComputePeak) -> tuple[tuple[Op, ...], NDArray, NDArray, NDArray, NDArray]:
     """The ops; each op's count, and per op (rows) and batch (columns) its FLOPs, bytes and
     seconds of arithmetic at the ``matrix`` and ``vector`` peaks."""
     b = np.asarray(batches, dtype=float)

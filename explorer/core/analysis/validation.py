@@ -11,6 +11,7 @@ time should fall near it. Models that only these runs use (Megatron-LM's GPT mod
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -21,6 +22,7 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.efficiency import Efficiency, efficiency_for
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS
@@ -115,7 +117,7 @@ def run_models() -> dict[str, ModelSpec]:
     return {m.id: m for m in load_model_file(resource_path("validation", "models.yaml"))}
 
 
-def _params(run: Run, phase: Phase, **sizes) -> WorkloadParams:
+def _params(run: Run, phase: Phase, **sizes: Any) -> WorkloadParams:
     try:
         return WorkloadParams(**run.workload, phase=phase, **sizes)
     except (TypeError, WorkloadError) as error:
@@ -135,7 +137,8 @@ def _steps(run: Run) -> list[tuple[WorkloadParams, int]]:
             (_params(run, Phase.DECODE, context=run.prompt + run.output // 2), run.output - 1)]
 
 
-def check(run: Run, models, catalog, families) -> Checked:
+def check(run: Run, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardware],
+          families: Iterable[Efficiency]) -> Checked:
     """``run``'s bound and expected time (``models``, ``catalog``: by id)."""
     hardware = catalog[run.hardware]
     model = models[run.model] if run.model in models else run_models()[run.model]

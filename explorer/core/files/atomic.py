@@ -62,8 +62,9 @@ def write_bytes_atomic(path: str | Path, data: bytes, mode: int | None = None) -
         descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                              0o666 if mode is None else 0o600)
         with os.fdopen(descriptor, "wb") as handle:
-            if kept is not None or mode is not None:
-                _chmod(handle.fileno(), tmp, kept if kept is not None else mode)
+            chosen = kept if kept is not None else mode
+            if chosen is not None:
+                _chmod(handle.fileno(), tmp, chosen)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -163,7 +164,7 @@ def remove_stale(folder: str | Path, name: str | None = None) -> list[Path]:
     for any) when the process that wrote each is no longer running and the file is older
     than ``STALE_AFTER_S`` (a folder shared with another machine may hold a live writer's).
     Returns what was removed; a folder that cannot be read has nothing to remove."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -12,7 +12,8 @@ import re
 import reprlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal, overload
+from types import ModuleType
+from typing import Any, Literal, cast, overload
 
 from explorer.core import units
 from explorer.core.files.errors import DataFileError
@@ -70,10 +71,10 @@ def peek_yaml(path: str | Path) -> Any:
 
 def dump_yaml(data: Any, **options: Any) -> str:
     """``data`` as YAML text (``yaml.safe_dump`` and its ``options``)."""
-    return _yamltext().dump(data, **options)
+    return cast(str, _yamltext().dump(data, **options))
 
 
-def _yamltext():
+def _yamltext() -> ModuleType:
     """PyYAML and the app's loaders (``yamltext``), imported when a text is first parsed or
     written (not at the window's start, whose files come from the parse cache)."""
     from explorer.core.files import yamltext
@@ -127,6 +128,9 @@ class Fields:
     def text(self, name: str, required: Literal[True] = ..., choices: Iterable[str] | None = ...,
              default: str | None = ...) -> str: ...
     @overload
+    def text(self, name: str, required: bool, choices: Iterable[str] | None = ..., *,
+             default: str) -> str: ...
+    @overload
     def text(self, name: str, required: bool, choices: Iterable[str] | None = ...,
              default: str | None = ...) -> str | None: ...
     def text(self, name: str, required: bool = True, choices: Iterable[str] | None = None,
@@ -167,6 +171,9 @@ class Fields:
     def integer(self, name: str, required: Literal[True] = ..., minimum: int = ...,
                 default: int | None = ..., maximum: int | None = ...) -> int: ...
     @overload
+    def integer(self, name: str, required: bool, minimum: int = ..., *,
+                default: int, maximum: int | None = ...) -> int: ...
+    @overload
     def integer(self, name: str, required: bool, minimum: int = ...,
                 default: int | None = ..., maximum: int | None = ...) -> int | None: ...
     def integer(self, name: str, required: bool = True, minimum: int = 1,
@@ -185,6 +192,8 @@ class Fields:
 
     @overload
     def number(self, name: str, required: Literal[True] = ..., default: float | None = ...) -> float: ...
+    @overload
+    def number(self, name: str, required: bool, default: float) -> float: ...
     @overload
     def number(self, name: str, required: bool, default: float | None = ...) -> float | None: ...
     def number(self, name: str, required: bool = True, default: float | None = None) -> float | None:
@@ -205,6 +214,10 @@ class Fields:
             raise self.error(name, f"is too large for a number: {digits[:20]}… ({len(digits):,} "
                                    "digits)") from None
 
+    @overload
+    def quantity(self, name: str, dimension: units.Dimension, required: Literal[True] = ...) -> float: ...
+    @overload
+    def quantity(self, name: str, dimension: units.Dimension, required: bool) -> float | None: ...
     def quantity(self, name: str, dimension: units.Dimension,
                  required: bool = True) -> float | None:
         value = self._take(name, required)

@@ -35,7 +35,7 @@ MAX_BYTES = 2 << 20  # the file's payload; kept to the entries used last, the mo
 _MISSING = object()
 
 
-def _code() -> tuple:
+def _code() -> tuple[tuple[int, int] | None, ...]:
     """The files whose code turns a text into values, PyYAML's (its folder, whose date a
     reinstall changes, and the modules that build values) and the app's loader
     (``yamltext``), by size and modification time, found without importing them: an
@@ -43,13 +43,17 @@ def _code() -> tuple:
     archive, and the bundle's own program stands for them.)"""
     spec = importlib.util.find_spec("yaml")
     folder = Path(spec.origin).parent if spec and spec.origin else None
+    files: list[Path | str | None]
     files = [folder, *(folder / name for name in ("__init__.py", "constructor.py", "resolver.py"))] \
         if folder else [None]
     files.append(Path(__file__).with_name("yamltext.py"))
     if getattr(sys, "frozen", False):
         files.append(sys.executable)
-    out = []
+    out: list[tuple[int, int] | None] = []
     for name in files:
+        if name is None:  # (no PyYAML found)
+            out.append(None)
+            continue
         try:
             status = os.stat(name)
             out.append((status.st_size, status.st_mtime_ns))
@@ -68,7 +72,7 @@ class ParseCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._entries = _read(path)
-        self._used: dict[tuple, None] = {}  # in the order this run asked for them
+        self._used: dict[tuple[str, ...], None] = {}  # in the order this run asked for them
         self._changed = False
         self._lock = threading.Lock()  # a background job may load a file meanwhile
 
@@ -122,7 +126,7 @@ def _frame(payload: bytes) -> bytes:
                                                              zlib.crc32(payload)))
 
 
-def _read(path: Path) -> dict[tuple, bytes]:
+def _read(path: Path) -> dict[tuple[str, ...], bytes]:
     """The entries of the cache file at ``path``; none when it is missing, not a regular
     file (``read_bytes`` never blocks on a pipe), too large, cut short, damaged, or written
     by another version."""

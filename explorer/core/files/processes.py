@@ -5,6 +5,7 @@ one's, even when the process id has been reused."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
@@ -41,7 +42,9 @@ def this_process() -> dict[str, object]:
 def recorded_alive(record: object) -> bool:
     """Is the process a ``this_process()`` record names still running? A record that cannot
     be read names no running process."""
+    if not isinstance(record, Mapping):
+        return False
     try:
-        return running(int(record["pid"]), record.get("start"))  # type: ignore[index, union-attr]
+        return running(int(record["pid"]), record.get("start"))
     except (ValueError, KeyError, TypeError, AttributeError):
         return False

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, overload
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.userfiles import Skipped, UnusableEntryError
 
 
-class _HasId(Protocol):
-    id: str
-    origin: str
+class _HasId(Protocol):  # (read-only: frozen dataclasses have it)
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def origin(self) -> str: ...
 
 
 T = TypeVar("T", bound=_HasId)
+D = TypeVar("D")
 
 
 class UnknownIdError(KeyError):
@@ -66,7 +70,11 @@ class Registry(Mapping[str, T]):
     def __contains__(self, ident: object) -> bool:
         return ident in self._items
 
-    def get(self, ident, default=None):
+    @overload
+    def get(self, ident: str) -> T | None: ...
+    @overload
+    def get(self, ident: str, default: T | D) -> T | D: ...
+    def get(self, ident: str, default: object = None) -> object:
         return self._items.get(ident, default)
 
     def __iter__(self) -> Iterator[str]:

@@ -6,7 +6,7 @@ painted frame."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
@@ -14,12 +14,17 @@ from explorer.core.files.errors import DataFileError
 
 # LibYAML's parser where PyYAML was built with it (ten times faster at start-up), with the
 # same safe constructor either way.
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # (a class; PyYAML has no types)
 
 
 class _Bounded:
     """Refuses a document whose aliases expand it past ``MAX_VALUES`` or make it contain
     itself (checked on the composed nodes, before any value is built)."""
+
+    if TYPE_CHECKING:  # the loader's, which it is mixed with
+        def get_single_node(self) -> Any: ...
+
+        def construct_document(self, node: Any) -> Any: ...
 
     def get_single_data(self) -> Any:
         node = self.get_single_node()
@@ -41,7 +46,7 @@ class _BoundedLoader(_Bounded, _SafeBase):
     pass
 
 
-def _loader(text: str, strict: bool = True):
+def _loader(text: str, strict: bool = True) -> type:
     """The loader for ``text``: an alias is written ``*name``, so a text without a ``*``
     cannot expand and is not walked a second time (the catalogue loads at start-up)."""
     if "*" in text:
@@ -49,7 +54,7 @@ def _loader(text: str, strict: bool = True):
     return _StrictLoader if strict else _SafeBase
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
@@ -66,7 +71,7 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
                 key_node.start_mark,
             )
         seen[key] = line
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    return cast("dict[Any, Any]", yaml.SafeLoader.construct_mapping(loader, node, deep=deep))
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -83,7 +88,7 @@ class ExpansionError(yaml.YAMLError):
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.SequenceNode):
-        return node.value
+        return cast("list[yaml.Node]", node.value)
     if isinstance(node, yaml.MappingNode):
         return [item for pair in node.value for item in pair]
     return []
@@ -143,4 +148,4 @@ def peek(text: str) -> Any:
 
 def dump(data: Any, **options: Any) -> str:
     """``data`` as YAML text (``yaml.safe_dump`` and its options)."""
-    return yaml.safe_dump(data, **options)
+    return cast(str, yaml.safe_dump(data, **options))

@@ -34,8 +34,9 @@ also what the devices report (an "80 GB" H100 shows 80 GiB less reserved pages).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
 from explorer.core import units
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
@@ -47,6 +48,7 @@ from explorer.core.hardware.hardware import (
     LINK_TIERS,
     UNITS,
     ComputePeak,
+    DeviceKind,
     Hardware,
     Link,
     MemoryLevel,
@@ -101,7 +103,8 @@ def _read_peak(fields: Fields, sources: Mapping[str, str]) -> ComputePeak:
     )
 
 
-def _measured(fields: Fields, name: str, dimension, sources: Mapping[str, str]):
+def _measured(fields: Fields, name: str, dimension: units.Dimension,
+              sources: Mapping[str, str]) -> tuple[float, Provenance] | tuple[None, None]:
     """(value, provenance) of an optional measured field with its ``NAME_source`` and
     ``NAME_note`` (the method), or (None, None)."""
     value = fields.quantity(name, dimension, required=False)
@@ -161,8 +164,12 @@ def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
     )
 
 
-def _read_list(fields: Fields, name: str, reader, sources: Mapping[str, str]) -> tuple:
-    out = []
+R = TypeVar("R")
+
+
+def _read_list(fields: Fields, name: str, reader: Callable[[Fields, Mapping[str, str]], R],
+               sources: Mapping[str, str]) -> tuple[R, ...]:
+    out: list[R] = []
     for index, raw in enumerate(fields.items(name)):
         item_fields = fields.child(raw, f"{name}[{index}]")
         out.append(reader(item_fields, sources))
@@ -183,7 +190,7 @@ def read_hardware_entry(fields: Fields) -> Hardware:
         id=ident,
         name=fields.text("name"),
         vendor=fields.text("vendor"),
-        kind=fields.text("kind", choices=KINDS),
+        kind=DeviceKind(fields.text("kind", choices=KINDS)),
         year=fields.integer("year", minimum=1970),
         specs=specs,
         peaks=_read_list(fields, "compute", _read_peak, sources),
@@ -206,8 +213,8 @@ def read_hardware_entry(fields: Fields) -> Hardware:
     return hardware
 
 
-def _provenance_dict(p: Provenance, keys: Mapping[str, str]) -> dict:
-    out = {"source": keys[p.url]}
+def _provenance_dict(p: Provenance, keys: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": keys[p.url]}
     if p.derived:
         out.update(derived=True, formula=p.formula)
     if p.note:
@@ -217,6 +224,7 @@ def _provenance_dict(p: Provenance, keys: Mapping[str, str]) -> dict:
 
 def _quantity(value: float, unit: str, binary: bool = False) -> str:
     """``value`` with the largest prefix that writes it exactly (reads back bit for bit)."""
+    prefixes: tuple[tuple[str, float], ...]
     prefixes = (("Ti", 2.0**40), ("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10)) if binary else ()
     prefixes += (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))
     for prefix, scale in prefixes:
@@ -226,7 +234,7 @@ def _quantity(value: float, unit: str, binary: bool = False) -> str:
     return f"{value!r} {unit}"
 
 
-def _specs_dict(s: Specs, keys: Mapping[str, str]) -> dict:
+def _specs_dict(s: Specs, keys: Mapping[str, str]) -> dict[str, Any]:
     """The ``specs`` mapping: the optional figures only where the device has them."""
     specs = {"cores": s.cores, "core_label": s.core_label,
              "boost_clock": _quantity(s.boost_clock_hz, "Hz")}
@@ -242,7 +250,7 @@ def _specs_dict(s: Specs, keys: Mapping[str, str]) -> dict:
     return specs
 
 
-def _peak_dict(p: ComputePeak, keys: Mapping[str, str]) -> dict:
+def _peak_dict(p: ComputePeak, keys: Mapping[str, str]) -> dict[str, Any]:
     """One ``compute`` entry; integer peaks count operations, not FLOPs."""
     entry = {"precision": p.precision, "unit": p.unit,
              "peak": _quantity(p.flops_per_s, "OP/s" if p.precision.startswith("int") else "FLOP/s")}
@@ -251,9 +259,9 @@ def _peak_dict(p: ComputePeak, keys: Mapping[str, str]) -> dict:
     return {**entry, **_provenance_dict(p.provenance, keys)}
 
 
-def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict:
+def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict[str, Any]:
     """One ``memory`` entry; a measured latency or usable size only with its source and note."""
-    entry = {"level": m.name}
+    entry: dict[str, Any] = {"level": m.name}
     if m.main:
         entry["main"] = True
     if m.capacity_bytes:
@@ -272,9 +280,9 @@ def _memory_dict(m: MemoryLevel, keys: Mapping[str, str]) -> dict:
     return entry
 
 
-def _link_dict(link: Link, keys: Mapping[str, str]) -> dict:
+def _link_dict(link: Link, keys: Mapping[str, str]) -> dict[str, Any]:
     """One ``links`` entry; its latency per transfer step in microseconds."""
-    entry = {"name": link.name, "tier": link.tier.value,
+    entry: dict[str, Any] = {"name": link.name, "tier": link.tier.value,
              "bandwidth": _quantity(link.bandwidth_bytes_per_s, "B/s"), "direction": link.direction}
     if link.group:
         entry["group"] = link.group
@@ -290,7 +298,7 @@ def _link_dict(link: Link, keys: Mapping[str, str]) -> dict:
     return entry
 
 
-def hardware_to_dict(hw: Hardware) -> dict:
+def hardware_to_dict(hw: Hardware) -> dict[str, Any]:
     """The catalogue entry of ``hw``, as ``read_hardware_entry`` reads it back."""
     keys = {url: key for key, url in hw.sources}
     out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": str(hw.kind), "year": hw.year,

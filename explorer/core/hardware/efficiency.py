@@ -46,13 +46,15 @@ A calibration whose run measured power also keeps the energy constants fitted to
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from explorer.core.files.datafile import Fields, dump_yaml, read_entries
-from explorer.core.files.userfiles import load_each, yaml_files
+from explorer.core.files.userfiles import Skipped, load_each, yaml_files
 from explorer.core.hardware.energy_constants import EnergyConstants
 from explorer.core.hardware.hardware import DeviceKind, Hardware
 from explorer.core.units import DTYPE_BYTES
@@ -241,14 +243,14 @@ def _read_efficiency(fields: Fields) -> Efficiency:
 ENERGY_LIMITS = {"flop_j": (0.0, 1e-6), "byte_j": (0.0, 1e-6), "constant_w": (0.0, 1e5)}
 
 
-def _energy_mapping(fields: Fields, raw) -> dict:
+def _energy_mapping(fields: Fields, raw: object) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise fields.error("energy", "expected the fitted constants: precision, flop_j, byte_j, constant_w, "
                                      f"source (leave it out where none were fitted), got {raw!r}")
     return raw
 
 
-def _number_of(f: Fields, name: str, raw) -> float:
+def _number_of(f: Fields, name: str, raw: object) -> float:
     """``raw`` as a finite number, or an error naming ``name`` (and YAML's text trap)."""
     if isinstance(raw, str):  # YAML 1.1 reads 1e-12, without a point, as text
         raise f.error(name, "expected a number: write it with a point and a signed exponent, as 1.0e-12")
@@ -269,11 +271,15 @@ def _read_energy(f: Fields) -> MeasuredEnergy:
     errors = f.raw("errors", required=False)
     if errors is not None and (not isinstance(errors, list) or len(errors) != 3):
         raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
-    spread = tuple(_number_of(f, "errors", v) for v in errors) if errors is not None else None
+    spread: tuple[float, float, float] | None = None
+    if errors is not None:
+        first, second, third = (_number_of(f, "errors", v) for v in errors)
+        spread = (first, second, third)
     if spread is not None and min(spread) < 0:
         raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
     precision = f.text("precision", choices=sorted(DTYPE_BYTES))
-    constants = EnergyConstants(*values, spread, f.text("source"))
+    flop_j, byte_j, constant_w = values
+    constants = EnergyConstants(flop_j, byte_j, constant_w, spread, f.text("source"))
     f.finish()
     return MeasuredEnergy(constants, precision)
 
@@ -289,12 +295,13 @@ def published() -> tuple[Efficiency, ...]:
     return tuple(read_efficiencies(resource_path("efficiency", "published.yaml")))
 
 
-def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...], list]:
+def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...], list[Skipped]]:
     """The calibrations in the data folder's ``efficiency/`` (or ``folder``), and the files
     skipped as broken (``userfiles.Skipped``)."""
     from explorer.paths import user_file
 
     directory = user_file(CALIBRATED_FOLDER) if folder is None else folder
+    signature: list[tuple[str, int | None, int | None]]
     signature = []  # read again only when a file was added, removed or changed
     for path in yaml_files(directory):
         try:
@@ -308,7 +315,8 @@ def calibrated(folder: str | Path | None = None) -> tuple[tuple[Efficiency, ...]
 
 
 @lru_cache(maxsize=8)
-def _read_calibrations(signature: tuple) -> tuple[tuple[Efficiency, ...], tuple]:
+def _read_calibrations(signature: tuple[tuple[str, int | None, int | None], ...]
+                       ) -> tuple[tuple[Efficiency, ...], tuple[Skipped, ...]]:
     loaded, skipped = load_each([Path(path) for path, _, _ in signature], read_efficiencies, "calibration",
                                 "efficiencies")
     return tuple(loaded), tuple(skipped)
@@ -316,7 +324,7 @@ def _read_calibrations(signature: tuple) -> tuple[tuple[Efficiency, ...], tuple]
 
 def to_text(e: Efficiency) -> str:
     """``e`` as an efficiency file (``read_efficiencies`` reads it back)."""
-    entry: dict = {"id": e.id, "name": e.name}
+    entry: dict[str, Any] = {"id": e.id, "name": e.name}
     if e.devices:
         entry["devices"] = list(e.devices)
     elif e.kind is not None:
@@ -339,7 +347,7 @@ def to_text(e: Efficiency) -> str:
                           width=100)
 
 
-def efficiency_for(hardware: Hardware, families) -> Efficiency | None:
+def efficiency_for(hardware: Hardware, families: Iterable[Efficiency]) -> Efficiency | None:
     """The family ``hardware`` belongs to, else the fallback for its kind (None: neither)."""
     for family in families:
         if family.covers(hardware):

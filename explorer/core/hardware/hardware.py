@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
+from typing import Any
 
 from explorer.core.units import PRECISIONS
 
@@ -162,7 +163,7 @@ class Hardware:
             object.__setattr__(self, "_hash", cached)
         return cached
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         """Without the hash kept (a text's hash differs between processes)."""
         return {key: value for key, value in self.__dict__.items() if key != "_hash"}
 

@@ -13,7 +13,10 @@ and the sharp knee of ``min(peak, in flight / latency)`` is an idealisation.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from explorer.core.hardware.hardware import Hardware
 
@@ -32,7 +35,7 @@ def latency_of(hardware: Hardware) -> float:
     return latency
 
 
-def effective_bandwidth(peak_bytes_per_s, latency_s: float, in_flight_bytes):
+def effective_bandwidth(peak_bytes_per_s: ArrayLike, latency_s: float, in_flight_bytes: ArrayLike) -> Any:
     """``min(peak, in_flight / latency)``; NumPy arrays in, arrays out."""
     if latency_s <= 0:
         raise ValueError(f"latency must be positive, got {latency_s!r}")

@@ -51,7 +51,7 @@ class Condition:
     ``at_least``."""
 
     name: str
-    values: frozenset = frozenset()
+    values: frozenset[str] = frozenset()
     at_least: int | None = None
 
     def holds(self, params: Any) -> bool:

@@ -44,7 +44,7 @@ BASE_US = {"ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
            "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
            "nvls": {"Simple": 0.0}}
 # hwLat[link kind][algorithm][protocol], µs per step (NVLS: once)
-STEP_US = {
+STEP_US: dict[str, dict[str, dict[str, float]]] = {
     "nvlink": {"ring": {"LL": 0.6, "LL128": 1.9, "Simple": 3.4},
                "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28}, "nvls": {"Simple": 23}},
     "pci": {"ring": {"LL": 1.0, "LL128": 2.5, "Simple": 5.7},
@@ -86,10 +86,13 @@ def options(link: Link, devices: int, message: float) -> dict[str, list[Choice]]
     """Every algorithm this link can run an all-reduce of ``message`` bytes over
     ``devices`` devices with, by name (NCCL's with each protocol)."""
     n, kind = devices, KIND[link.tier]
+    latency = link.latency_s
+    if latency is None:  # (the catalogue's reader requires it)
+        raise ValueError(f"the link {link.name} has no latency per transfer step")
     ring_bytes = 2 * (n - 1) / n * message
     out: dict[str, list[Choice]] = {"ring": [], "tree": []}
     for protocol in PROTOCOLS:
-        step = link.latency_s if protocol == "LL" else STEP_US[kind]["ring"][protocol] * 1e-6
+        step = latency if protocol == "LL" else STEP_US[kind]["ring"][protocol] * 1e-6
         out["ring"].append(Choice("ring", protocol, ring_bytes, BASE_US["ring"][protocol] * 1e-6
                                   + 2 * (n - 1) * step, RATE_SHARE["ring"][protocol]))
         out["tree"].append(Choice("tree", protocol, 2 * message, (BASE_US["tree"][protocol]
@@ -99,7 +102,7 @@ def options(link: Link, devices: int, message: float) -> dict[str, list[Choice]]
         nvls_s = STEP_US["nvlink"]["nvls"]["Simple"] * 1e-6
         out["nvls"] = [Choice("nvls", "Simple", 6 / 5 * message, nvls_s, 1.0)]
     if link.tier == Tier.NODE:
-        barrier = link.latency_s
+        barrier = latency
         out["oneshot"] = [Choice("oneshot", "", (n - 1) * message, 2 * barrier, 1.0)]
         out["twoshot"] = [Choice("twoshot", "", ring_bytes, 3 * barrier, 1.0)]
     return out

@@ -189,7 +189,7 @@ def read_layers(fields: Fields, name: str = "layers") -> tuple[Layer, ...]:
     total = 0
     for index, raw in enumerate(entries):
         item = fields.child(raw, f"{name}[{index}]")
-        kind = item.text("kind", choices=LAYER_KINDS)
+        kind = LayerKind(item.text("kind", choices=LAYER_KINDS))
         repeat = item.integer("repeat", required=False, default=1, maximum=MAX_REPEAT)
         total += repeat
         if total > MAX_LAYERS:

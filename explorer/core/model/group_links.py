@@ -8,6 +8,8 @@ as common PCIe servers do).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from explorer.core.hardware.hardware import Hardware, Link, Tier
 from explorer.core.model import ops as op
 from explorer.core.model.parallel import ParallelError, Split
@@ -35,13 +37,13 @@ def group_link(hardware: Hardware, tier: Tier, devices: int, what: str) -> Link:
                             "or choose a device with NVLink, Infinity Fabric or PCIe")
     return host
 
-def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
+def resolve_links(ops: Iterable[op.Op], hardware: Hardware, split: Split) -> list[Link | None]:
     """The link each op crosses on ``hardware`` (None for ops that do not communicate)."""
     whole_job_in_node = False
     node = hardware.link(Tier.NODE)
     if node is not None:
         whole_job_in_node = split.devices <= node.group
-    out = []
+    out: list[Link | None] = []
     for o in ops:
         if o.unit != op.LINK:
             out.append(None)
@@ -59,7 +61,7 @@ def resolve_links(ops, hardware: Hardware, split: Split) -> list[Link | None]:
 
 
 # The devices taking part in one collective, by the group an op's ``link`` names.
-GROUPS = {
+GROUPS: dict[str, Callable[[Split], int]] = {
     "node": lambda s: s.tp * s.ep,  # tensor or expert parallel, within a node
     "pipeline": lambda s: 2,  # a send joins two neighbouring stages
     "data": lambda s: s.dp,  # gradients of weights every data-parallel replica holds

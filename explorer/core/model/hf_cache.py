@@ -6,6 +6,7 @@ files are read, offline; a broken entry is skipped with its reason, never fatal.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class Cached:
     problem: str = ""
 
 
-def hub_folder(environ=os.environ) -> Path:
+def hub_folder(environ: Mapping[str, str] = os.environ) -> Path:
     if environ.get("HF_HUB_CACHE"):
         return Path(environ["HF_HUB_CACHE"])
     home = Path(environ["HF_HOME"]) if environ.get("HF_HOME") else Path.home() / ".cache" / "huggingface"

@@ -51,6 +51,7 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from explorer.core.files.datafile import DataFileError, brief, read_text
 from explorer.core.model.applicability import Phase
@@ -66,7 +67,11 @@ from explorer.core.model.hf_families import (
     TRANSFORMERS_DEFAULTS,
 )
 from explorer.core.model.hf_patterns import llama4_experts, local_layers, null
-from explorer.core.model.models import TransformerSpec
+from explorer.core.model.models import ModelSpec, TransformerSpec
+
+if TYPE_CHECKING:
+    from explorer.core.model.custom import CustomSpec
+    from explorer.core.model.workload import WorkloadParams
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
 SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
@@ -367,7 +372,7 @@ def _check(r: _Reader, spec: TransformerSpec) -> None:
         raise r.error("intermediate_size", "is missing")
 
 
-def stored_precision(params, model):
+def stored_precision(params: WorkloadParams, model: ModelSpec | CustomSpec) -> WorkloadParams:
     """``params`` with a config.json's weights in the precision its file stores them in
     (``torch_dtype``) where no weight precision was given: the default for a model the user
     opens (a preset keeps the compute precision). When the user gives another, the analysis

@@ -153,12 +153,12 @@ class Op:
     @classmethod
     def of(cls, name: str, role: Role | str, unit: Unit | str, cost: Cost, layers: tuple[int, ...] = (),
            detail: str = "", vector_flops: Size = 0) -> Op:
-        return cls(name, role, unit, cost.flops, cost.bytes, layers, detail, cost.weights,
+        return cls(name, Role(role), Unit(unit), cost.flops, cost.bytes, layers, detail, cost.weights,
                    cost.cache, vector_flops, depth=cost.depth)
 
 
-def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: int, weight_bytes: int,
-           bias: bool = False, out_bytes: int | None = None) -> Cost:
+def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: float, weight_bytes: float,
+           bias: bool = False, out_bytes: float | None = None) -> Cost:
     """(n × d_in) @ (d_in × d_out) [+ bias]: reads input and weights, writes output."""
     out_bytes = act_bytes if out_bytes is None else out_bytes
     flops = 2 * n_tokens * d_in * d_out
@@ -169,20 +169,20 @@ def linear(n_tokens: Size, d_in: int, d_out: int, act_bytes: int, weight_bytes: 
                 depth=d_in)
 
 
-def norm(n_tokens: Size, d: int, kind: str, act_bytes: int, weight_bytes: int) -> Cost:
+def norm(n_tokens: Size, d: int, kind: str, act_bytes: float, weight_bytes: float) -> Cost:
     """Layer/RMS norm over d features for n tokens: read x, write y, read the scale (and shift)."""
     weights = (2 * d if kind == Norm.LAYERNORM else d) * weight_bytes
-    flops = NORM_FLOPS_PER_ELEMENT[kind] * n_tokens * d
+    flops = NORM_FLOPS_PER_ELEMENT[Norm(kind)] * n_tokens * d
     return Cost(flops, 2 * n_tokens * d * act_bytes + weights, weights)
 
 
-def elementwise(n_elements: Size, flops_per_element: int, n_inputs: int, act_bytes: int) -> Cost:
+def elementwise(n_elements: Size, flops_per_element: int, n_inputs: int, act_bytes: float) -> Cost:
     """An elementwise op over n elements with n_inputs input tensors and one output."""
     return Cost(flops_per_element * n_elements, (n_inputs + 1) * n_elements * act_bytes)
 
 
 def attention_scores(batch: Size, heads: int, q_len: Size, kv_len: Size, head_dim: int,
-                     kv_heads: int, act_bytes: int, kv_bytes: int,
+                     kv_heads: int, act_bytes: float, kv_bytes: float,
                      materialise: bool) -> Cost:
     """S = Q Kᵀ for every head. Reads Q and the keys (once per KV head); the naive form
     writes S to memory, the fused form keeps it on chip."""
@@ -195,14 +195,14 @@ def attention_scores(batch: Size, heads: int, q_len: Size, kv_len: Size, head_di
 
 
 def attention_softmax(batch: Size, heads: int, q_len: Size, kv_len: Size,
-                      act_bytes: int) -> Cost:
+                      act_bytes: float) -> Cost:
     """Softmax over a materialised score matrix: read S, write P."""
     elements = batch * heads * q_len * kv_len
     return Cost(SOFTMAX_FLOPS_PER_ELEMENT * elements, 2 * elements * act_bytes)
 
 
 def attention_values(batch: Size, heads: int, q_len: Size, kv_len: Size, head_dim: int,
-                     kv_heads: int, act_bytes: int, kv_bytes: int,
+                     kv_heads: int, act_bytes: float, kv_bytes: float,
                      materialise: bool) -> Cost:
     """O = P V for every head. Reads the values and writes O; the naive form reads P."""
     flops = 2 * batch * heads * q_len * kv_len * head_dim
@@ -222,7 +222,7 @@ def conv2d_output(size: int, kernel: int, stride: int, padding: int) -> int:
 
 
 def conv2d(batch: Size, height: int, width: int, c_in: int, c_out: int, kernel: int,
-           stride: int, padding: int, act_bytes: int, weight_bytes: int,
+           stride: int, padding: int, act_bytes: float, weight_bytes: float,
            bias: bool = False) -> Cost:
     """Direct 2-D convolution (no groups): read input and filters, write output."""
     h_out = conv2d_output(height, kernel, stride, padding)
@@ -237,7 +237,7 @@ def conv2d(batch: Size, height: int, width: int, c_in: int, c_out: int, kernel: 
 
 
 def pool2d(batch: Size, height: int, width: int, channels: int, kernel: int, stride: int,
-           padding: int, act_bytes: int) -> Cost:
+           padding: int, act_bytes: float) -> Cost:
     """Max or average pooling: one comparison or add per window element of each output."""
     h_out = conv2d_output(height, kernel, stride, padding)
     w_out = conv2d_output(width, kernel, stride, padding)

@@ -124,7 +124,8 @@ def tensor_shard(m: TransformerSpec, tp: int) -> TransformerSpec:
             raise ParallelError(f"{m.name}'s {name.replace('_', ' ')} {width:,} does not divide into {tp} "
                                 "equal parts: choose another tensor-parallel degree")
     return replace(m, heads=m.heads // tp, kv_heads=max(1, m.kv_heads // tp), head_dim_value=m.head_dim,
-                   vocab=math.ceil(m.vocab / tp), **{k: v // tp for k, v in widths.items()})
+                   vocab=math.ceil(m.vocab / tp), mlp_width=m.mlp_width // tp,
+                   expert_width=m.expert_width // tp, shared_width=m.shared_width // tp)
 
 
 def expert_shard(m: TransformerSpec, ep: int) -> TransformerSpec:
@@ -138,7 +139,8 @@ def expert_shard(m: TransformerSpec, ep: int) -> TransformerSpec:
     if m.experts % ep:
         raise ParallelError(f"{m.name} has {m.experts} routed experts, which {ep} devices cannot share "
                             f"evenly: choose an expert-parallel degree that divides {m.experts}")
-    return replace(m, experts=m.experts // ep, experts_per_token=m.experts_per_token / ep)
+    # (a shard's experts per token is an average, k/ep: the one spec whose count is not whole)
+    return replace(m, experts=m.experts // ep, experts_per_token=m.experts_per_token / ep)  # type: ignore[arg-type]
 
 
 def check_split(model, split: Split) -> None:

@@ -26,7 +26,7 @@ from explorer.core.model.applicability import (
     Phase,
 )
 from explorer.core.model.collectives import ALGORITHMS
-from explorer.core.model.parallel import DEGREES
+from explorer.core.model.parallel import DEGREES, Degree
 
 PHASES = tuple(phase.value for phase in Phase)  # plain strings: the choices people type and files hold
 WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
@@ -136,7 +136,7 @@ class Parameter:
 DEGREE_NEEDS = {"tp": Needs.TRANSFORMER, "pp": Needs.TRANSFORMER, "ep": Needs.MOE}
 
 
-def _degree(degree) -> Parameter:
+def _degree(degree: Degree) -> Parameter:
     return Parameter(degree.name, Kind.COUNT, 1, f"{degree.short} ({degree.long})",
                      f"{degree.long.capitalize()}: {degree.help}", unit="devices", maximum=degree.maximum,
                      applies=Applies(needs=DEGREE_NEEDS.get(degree.name, Needs.ANY)),

@@ -5,7 +5,9 @@ description must equal the published total stored beside it (a test checks it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Literal, overload
 
 from explorer.core.files.datafile import DataFileError, Fields, brief, read_entries
 from explorer.core.files.registry import Registry
@@ -88,6 +90,10 @@ def _read_cnn(fields: Fields, common: dict) -> CnnSpec:
 _SCALES = {"B": 10**9, "M": 10**6}
 
 
+@overload
+def _published(fields: Fields, name: str, required: Literal[True] = ...) -> int | str: ...
+@overload
+def _published(fields: Fields, name: str, required: bool) -> int | str | None: ...
 def _published(fields: Fields, name: str, required: bool = True) -> int | str | None:
     """An exact count, or a figure as published: "46.7 B" (checked to its digits)."""
     value = fields.raw(name, required=required)
@@ -152,7 +158,8 @@ def read_model_entry(fields: Fields) -> ModelSpec:
         "published_parameters": round(_figure(published)),
     }
     architecture = fields.text("architecture", choices=ARCHITECTURES)
-    readers = {"transformer": _read_transformer, "cnn": _read_cnn, "vit": _read_vit,
+    readers: dict[str, Callable[[Fields, dict[str, Any]], ModelSpec]] = {
+        "transformer": _read_transformer, "cnn": _read_cnn, "vit": _read_vit,
                "hf-config": _read_from_config}
     spec = readers[architecture](fields, common)
     for name, figure, active in (("published_parameters", published, False),

@@ -72,7 +72,7 @@ class Profile:
         """The kernels by name (launches of one kernel summed; by name and product shape with
         ``by_shape``), largest time first, those under ``share`` of the total time folded
         into one row called "other"."""
-        by_name: dict[tuple, ProfiledKernel] = {}
+        by_name: dict[tuple[str, tuple[int, ...]], ProfiledKernel] = {}
         for k in self.kernels:
             key = (k.name, k.shape if by_shape else ())
             by_name[key] = _sum(by_name[key], k, k.name) if key in by_name else k
@@ -88,7 +88,8 @@ class Profile:
 
 
 def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
-    keys = lambda x, y: dict.fromkeys([*x, *y])  # noqa: E731 - both dicts' keys, in order
+    def keys(x: dict[str, int], y: dict[str, int]) -> dict[str, None]:  # both dicts' keys, in order
+        return dict.fromkeys([*x, *y])
 
     def empty(k: ProfiledKernel) -> bool:  # the zero-time kernel "other" starts from
         return k.time_s == 0 and not k.bytes and not k.flops

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from explorer import defaults
 from explorer.core.files.atomic import target_of, write_text_atomic
@@ -26,6 +26,7 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.model.custom import CustomSpec, Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config_text
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS, saved
 from explorer.core.model.profile import Profile, profile_to_dict, read_saved_profile
 from explorer.core.model.workload import WorkloadParams
@@ -241,7 +242,14 @@ def resolved_results(entries: tuple[str, ...], folder: Path) -> tuple[str, ...]:
                  for entry in entries)
 
 
-def model_choice(spec) -> dict[str, str]:
+class ModelChoice(TypedDict, total=False):
+    """The keywords of ``Session`` that name a model (``model_choice``)."""
+
+    model: str
+    model_config: str
+
+
+def model_choice(spec: ModelSpec | CustomSpec) -> ModelChoice:
     """The session fields that name the model ``spec``: its id, or, for a model read from a
     config.json, the file's content (a session carries it, not a path)."""
     config = getattr(spec, "config", "")

@@ -36,13 +36,18 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, sharding
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import TransformerSpec
+
+if TYPE_CHECKING:
+    from explorer.core.model.workload import WorkloadParams
 from explorer.core.model.sharding import (  # noqa: F401  (re-exported: the state's accounting)
     ADAM_FLOPS_PER_PARAMETER,
     optimizer_bytes_per_parameter,
@@ -150,7 +155,7 @@ def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
     return int(sum(layers) * kept * scale)
 
 
-def pipeline_factor(params, split, batch):
+def pipeline_factor(params: WorkloadParams, split: parallel.Split, batch: ArrayLike) -> Any:
     """The step's time over the time of all its ops in sequence: 1 at inference (one batch
     passes every stage in turn); (1 + (pp−1)/(vpp·m)) / pp in training, m micro-batches of
     one sequence each (the bubble; interleaved 1F1B shrinks it by vpp)."""

@@ -184,7 +184,8 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
     try:
         parallel.check_split(model, split)
         chunks = split.pp * params.vpp
-        if params.phase == Phase.TRAIN and split.pp > 1 and chunks > model.layers:
+        if (params.phase == Phase.TRAIN and split.pp > 1 and isinstance(model, TransformerSpec)  # (staged)
+                and chunks > model.layers):
             raise parallel.ParallelError(f"{model.name} has {model.layers} layers: {split.pp} stages × "
                                          f"{params.vpp} virtual stages make {chunks} chunks; use fewer")
         return _device_ops(model, params, split, batch)
@@ -198,7 +199,7 @@ def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split,
     local = parallel.local_batch(batch, split.batch_share)
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
     ops = _model_ops(shard, params, local)
-    if split.ep > 1:  # the experts see every token the group routes to them
+    if split.ep > 1 and isinstance(shard, TransformerSpec):  # the experts see every token routed to them
         group = _model_ops(parallel.expert_shard(shard, split.ep), params, local * split.ep)
         experts = {o.name: o for o in group if o.name in parallel.EXPERT_OPS}
         ops = [experts.get(o.name, o) for o in ops]

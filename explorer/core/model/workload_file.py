@@ -8,6 +8,7 @@ read as it was meant: ``causal`` was off unless written (it is on by default now
 
 from __future__ import annotations
 
+from collections.abc import Container
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -72,7 +73,7 @@ def _read_params(fields: Fields, version: int) -> WorkloadParams:
         raise fields.error("workload", str(exc)) from None
 
 
-def read_workload(top: Fields, model_ids, version: int = SCHEMA) -> Workload:
+def read_workload(top: Fields, model_ids: Container[str] | None, version: int = SCHEMA) -> Workload:
     """The ``workload`` mapping of a session's (or workload file's) fields."""
     workload = top.child(top.mapping("workload"), "workload")
     model = workload.text("model")
@@ -94,7 +95,8 @@ def read_workload(top: Fields, model_ids, version: int = SCHEMA) -> Workload:
     return Workload(model, params, layers, config)
 
 
-def load_workload(path: str | Path, model_ids=None, text: str | None = None) -> Workload:
+def load_workload(path: str | Path, model_ids: Container[str] | None = None,
+                  text: str | None = None) -> Workload:
     """Read a workload file (model, parameters, a custom stack's layers or a config.json's
     content), validated like a session."""
     top = Fields(load_yaml(path, text), path, None)

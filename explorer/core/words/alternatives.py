@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import MEMORY
+from explorer.core.hardware.hardware import ComputePeak
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import format_si, format_time
-from explorer.core.words.claims import Bound, Fits, Quantity, State, faster, times
+from explorer.core.words.claims import Bound, Claim, Fits, Quantity, State, faster, times
 from explorer.core.words.sentences import Explanation
 
 LOWER_PRECISION = {"fp32": "bf16", "bf16": "fp8", "fp16": "fp8"}
@@ -18,7 +19,7 @@ def state_of(a: Analysis) -> State:
     return State(a.model, a.params, a.hardware)
 
 
-def unfit(state: State) -> tuple:
+def unfit(state: State) -> tuple[Fits, ...]:
     """The claim behind "if it fit": the step does not fit (nothing when it does)."""
     return () if state.analysis().totals.fits_in_memory else (Fits(state, False),)
 
@@ -35,16 +36,16 @@ def _halved(params: WorkloadParams, lower: str) -> str:
     return f"{' and '.join(moved)} take ({', '.join(kept)})" if kept else f"{' and '.join(moved)} take"
 
 
-def _roof_change(a: Analysis, then, lower: str) -> tuple[str, list]:
+def _roof_change(a: Analysis, then: ComputePeak, lower: str) -> tuple[str, list[Claim]]:
     """The sentence on the arithmetic: unsupported, a roof that rises (split into the
     units' gain and the precision's where the chip has TF32), or one that falls."""
     hw, now = a.hardware, a.roofs.matrix
-    claims: list = []
+    claims: list[Claim] = []
     rise = then.flops_per_s / now.flops_per_s
 
-    def ratio(name, value, first, second) -> Quantity:
+    def ratio(name: str, value: float, first: tuple[str, str], second: tuple[str, str]) -> Quantity:
         claim = Quantity(name, value, times(value),
-                         lambda: hw.peak(*first).flops_per_s / hw.peak(*second).flops_per_s)
+                         lambda: hw.peak_flops(*first) / hw.peak_flops(*second))
         claims.append(claim)
         return claim
 

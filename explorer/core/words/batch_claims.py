@@ -39,7 +39,7 @@ class Crossing(Claim):
             return f"batch {self.batch:,} does not fit in memory"
         return None
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"crossing_batch": self.batch, "op": self.op}
 
 
@@ -71,7 +71,7 @@ class MaxBatch(Claim):
             return f"batch {self.batch + 1:,} fits too"
         return None
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"max_batch": self.batch}
 
 
@@ -102,5 +102,5 @@ class LevelsOff(Claim):
             return f"batch {self.batch - 1:,} already reaches {self.share:.0%} of it"
         return None
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"levels_off_batch": self.batch, "share": self.share}

@@ -4,7 +4,7 @@ precision's ridge, Little's law's bandwidth and bytes in flight, and ``{faster:â
 
 from __future__ import annotations
 
-from explorer.core.hardware.hardware import Hardware, vector_lanes
+from explorer.core.hardware.hardware import Hardware, Tier, vector_lanes
 from explorer.core.hardware.littles_law import bytes_in_flight_needed, effective_bandwidth, latency_of
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import BYTES, format_bytes, format_si, format_time, parse_quantity, rate_unit
@@ -35,7 +35,8 @@ def catalogue_value(hw: Hardware, field: str) -> tuple[float | None, str]:
         needed = bytes_in_flight_needed(hw.bandwidth_bytes_per_s, latency_of(hw))
         return needed, format_bytes(needed)
     if field.startswith("link-"):  # a link's rate per direction: link-node, link-network, link-host
-        link = hw.link(field.removeprefix("link-"))
+        tier = field.removeprefix("link-")
+        link = hw.link(Tier(tier)) if tier in set(Tier) else None
         if link is None:
             raise KeyError(f"{hw.name} lists no {field.removeprefix('link-')} link")
         return link.per_direction_bytes_per_s, format_si(link.per_direction_bytes_per_s, "B/s")
@@ -66,13 +67,21 @@ def ridge_field(ctx: Context, reference: str) -> tuple[str, Claim]:
     return claim.phrase, claim
 
 
+def _number(ctx: Context, reference: str) -> float:
+    """The number of a catalogue field (KeyError for a field that is text, ``core_label``)."""
+    value = catalogue_field(ctx, reference)[0]
+    if value is None:
+        raise KeyError(f"{reference} is text, not a number")
+    return value
+
+
 def ratio_field(ctx: Context, body: str) -> tuple[str, Claim]:
     first, _, second = body.partition(":")
-    value = catalogue_field(ctx, first)[0] / catalogue_field(ctx, second)[0]
+    value = _number(ctx, first) / _number(ctx, second)
     text = f"{value:.0f}" if value >= 9.95 else f"{value:.1f}"
     # Recomputed from the catalogue when checked: a changed entry shows up there.
     return text, Quantity(f"ratio {body}", value, text,
-                          lambda: catalogue_field(ctx, first)[0] / catalogue_field(ctx, second)[0])
+                          lambda: _number(ctx, first) / _number(ctx, second))
 
 
 def faster_field(ctx: Context, body: str) -> tuple[str, Claim]:
@@ -87,8 +96,8 @@ def faster_field(ctx: Context, body: str) -> tuple[str, Claim]:
 def littles_law(hw: Hardware, field: str) -> float:
     """Bandwidth with SIZE in flight, or the bytes in flight for the peak, from the
     catalogue's bandwidth and measured latency (the check's own route)."""
-    memory = hw.main_memory
+    bandwidth, latency = hw.bandwidth_bytes_per_s, latency_of(hw)  # (main memory's)
     if field == "in-flight":
-        return memory.bandwidth_bytes_per_s * memory.latency_s
+        return bandwidth * latency
     in_flight = parse_quantity(field.removeprefix("bandwidth@"), BYTES)
-    return min(memory.bandwidth_bytes_per_s, in_flight / memory.latency_s)
+    return min(bandwidth, in_flight / latency)

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY, BoundKind, Ceilings
@@ -48,7 +49,7 @@ class State:
     def analysis(self) -> Analysis:
         return _analysis(self.model, self.params, self.hardware)
 
-    def at(self, **changes) -> State:
+    def at(self, **changes: Any) -> State:
         return replace(self, params=replace(self.params, **changes))
 
     def describe(self) -> str:
@@ -117,7 +118,7 @@ class Claim:
     def numbers(self) -> dict[str, float | int | str | None]:
         return {}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "phrase": self.phrase, **self.numbers()}
 
 
@@ -146,7 +147,7 @@ class Bound(Claim):
                     f"({self.state.describe()})")
         return None
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"bound": self.bound, "op": self.op}
 
 
@@ -181,7 +182,7 @@ class Faster(Claim):
             return f"the time ratio is {actual:.4g}, not {self.factor:.4g}"
         return None
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"factor": self.factor, "time_before_s": self.before.analysis().totals.time_s,
                 "time_after_s": self.after.analysis().totals.time_s}
 
@@ -204,7 +205,7 @@ class Fits(Claim):
         actual = self.state.analysis().totals.fits_in_memory
         return None if actual == self.fits else f"the step {'fits' if actual else 'does not fit'}"
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         t = self.state.analysis().totals
         return {"fits": self.fits, "required_bytes": t.memory_required_bytes,
                 "budget_bytes": t.memory_budget_bytes}
@@ -224,7 +225,7 @@ class StepTime(Claim):
         actual = self.state.analysis().totals.time_s
         return None if _close(actual, self.time_s) else f"the step takes {format_time(actual)}"
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"time_s": self.time_s}
 
 
@@ -246,7 +247,7 @@ class Throughput(Claim):
         actual = self.state.analysis().totals.tokens_per_s
         return None if _close(actual, self.per_s) else f"throughput is {actual:,.0f}, not {self.per_s:,.0f}"
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"batch": self.state.params.batch, "per_s": self.per_s}
 
 
@@ -268,7 +269,7 @@ class Direction(Claim):
         actual = faster(self.before, self.after)
         return None if actual.word == self.word else f"the step is {actual.phrase}, not {self.word}"
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"expected": self.word}
 
 
@@ -305,7 +306,7 @@ class OpsBound(Claim):
         return (f"{len(hits)} of {len(names)} ops for {self.select!r} are {self.bound}-bound, "
                 f"not {'most' if self.most else 'all'} ({self.state.describe()})")
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"select": self.select, "bound": self.bound, "most": self.most}
 
 
@@ -332,7 +333,7 @@ class Ridge(Claim):
                 return None if _close(drawn, self.value) else f"the chart's {self.label} ridge is {drawn:.4g}"
         return f"the chart draws no {self.label} roof for {self.hardware.name}"
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"roof": self.label, "ridge": self.value}
 
 
@@ -358,5 +359,9 @@ class Quantity(Claim):
             return None
         return f"{self.name} is {actual:.6g}, not {self.value:.6g}"
 
-    def numbers(self):
+    def numbers(self) -> dict[str, float | int | str | None]:
         return {"name": self.name, "value": self.value}
+
+
+# What a placeholder's field yields beside its text: one claim, several, or none to check.
+Found = Claim | list[Claim] | None

@@ -20,6 +20,7 @@ The texts are ``Explanation``s whose numbers are claims checked against the anal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from explorer.core.analysis.analysis import Analysis
@@ -34,6 +35,7 @@ from explorer.core.units import format_bytes, format_number, format_si, format_t
 from explorer.core.words.batch_claims import Crossing
 from explorer.core.words.claims import (
     Bound,
+    Claim,
     Fits,
     Quantity,
     State,
@@ -127,7 +129,7 @@ class Lab:
         return Hardware(
             id=LAB_ID, name=f"{cpu.name} → {gpu.name}, stage {self.stage}", vendor="design lab",
             short_name=f"Lab stage {self.stage}: {STAGES[self.stage].title.lower()}",
-            kind="gpu", year=gpu.year, specs=gpu.specs,
+            kind=GPU, year=gpu.year, specs=gpu.specs,
             peaks=tuple(p for p in gpu.peaks if p.unit == "vector"), memory=(memory,),
             sources=tuple(dict((*cpu.sources, *gpu.sources)).items()),
             notes=f"Design lab: {', '.join(s.title.lower() for s in STAGES[1:self.stage + 1])}.")
@@ -202,16 +204,24 @@ class Lab:
         return replace(self, stage=stage)
 
 
-def _step(state: State) -> tuple[str, list]:
+def _step(state: State) -> tuple[str, list[Claim]]:
     """"12 ms per step, memory-bound" and its claims."""
     time, bound = step_time(state), Bound.of(state)
     return f"{time.phrase} per step, {bound.phrase}", [time, bound]
 
 
-def _vector_roof(hw: Hardware) -> tuple[str, list]:
+def _fp32_vector(hw: Hardware) -> ComputePeak:
+    """The vector units' fp32 peak (``vector_peak``; KeyError where a device has none)."""
+    peak = hw.vector_peak("fp32")
+    if peak is None:
+        raise KeyError(f"{hw.name} has no fp32 peak")
+    return peak
+
+
+def _vector_roof(hw: Hardware) -> tuple[str, list[Claim]]:
     """"56 cores × 2 FMA units × 16 FP32 lanes × 2 FLOP × 2.0 GHz = 7.17 TFLOP/s": the
     catalogue's formula (or cores × lanes × clock), which must give back the peak."""
-    peak = hw.vector_peak("fp32").flops_per_s
+    peak = _fp32_vector(hw).flops_per_s
     quantity = Quantity(f"{hw.id} fp32 vector peak", peak, format_si(peak, "FLOP/s"), lambda: peak)
     built = vector_lanes(hw)
     if built is None:
@@ -223,25 +233,25 @@ def _vector_roof(hw: Hardware) -> tuple[str, list]:
     return f"{built[0]} = {quantity.phrase}", [shown]
 
 
-def _ratio(name: str, value: float, recompute) -> Quantity:
+def _ratio(name: str, value: float, recompute: Callable[[], float]) -> Quantity:
     return Quantity(name, value, times(value), recompute)
 
 
-def _start(lab: Lab):
+def _start(lab: Lab) -> tuple[str, list[Claim]]:
     cpu, state = lab.cpu, lab.state()
     roof, peak = _vector_roof(cpu)
     step, claims = _step(state)
-    derived = " (derived)" if cpu.vector_peak("fp32").provenance.derived else ""
+    derived = " (derived)" if _fp32_vector(cpu).provenance.derived else ""
     return (f"The {cpu.name}: a few big cores, each built to run one thread fast. Its fp32 roof is "
             f"{roof}{derived}, its memory {cpu.main_memory.name} at "
             f"{format_si(cpu.bandwidth_bytes_per_s, 'B/s')}. {lab.model.name} decoding one "
             f"sequence in fp32: {step}, as every weight is read once per token."), [*peak, *claims]
 
 
-def _cores(lab: Lab):
+def _cores(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
     roof, peak = _vector_roof(gpu)
-    ratio = _ratio("fp32 peak ratio", gpu.vector_peak().flops_per_s / cpu.vector_peak().flops_per_s,
+    ratio = _ratio("fp32 peak ratio", _fp32_vector(gpu).flops_per_s / _fp32_vector(cpu).flops_per_s,
                    lambda: gpu.peak_flops("fp32", "vector") / cpu.peak_flops("fp32", "vector"))
     change = faster(lab.cpu_state(), state)
     ours, theirs = vector_lanes(gpu), vector_lanes(cpu)
@@ -254,10 +264,10 @@ def _cores(lab: Lab):
             f"{cpu.main_memory.name}."), [*peak, ratio, change]
 
 
-def _hbm(lab: Lab):
+def _hbm(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, cpu, state = lab.gpu, lab.cpu, lab.state()
     ratio = _ratio("bandwidth ratio", gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s,
-                   lambda: gpu.main_memory.bandwidth_bytes_per_s / cpu.main_memory.bandwidth_bytes_per_s)
+                   lambda: gpu.bandwidth_bytes_per_s / cpu.bandwidth_bytes_per_s)
     change = faster(lab.cpu_state(), state)
     step, claims = _step(state)
     return (f"Give the cores the {gpu.name}'s own memory: {gpu.main_memory.name} stacked beside "
@@ -268,15 +278,15 @@ def _hbm(lab: Lab):
             f"shows what that takes."), [ratio, change, *claims]
 
 
-def _overlap(lab: Lab):
+def _overlap(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, state = lab.gpu, lab.state()
     peak = gpu.bandwidth_bytes_per_s
     delivered = Quantity("bandwidth with the bytes in flight", lab.effective_bandwidth(),
                          format_si(lab.effective_bandwidth(), "B/s"),
-                         lambda: min(peak, lab.in_flight_bytes / gpu.main_memory.latency_s))
+                         lambda: min(peak, lab.in_flight_bytes / latency_of(gpu)))
     needed = Quantity("bytes in flight for the peak", lab.needed_in_flight(),
                       format_bytes(lab.needed_in_flight()),
-                      lambda: gpu.main_memory.bandwidth_bytes_per_s * gpu.main_memory.latency_s)
+                      lambda: gpu.bandwidth_bytes_per_s * latency_of(gpu))
     step, claims = _step(state)
     return (f"Memory answers a load only after its latency: {format_time(lab.latency_s)} on the "
             f"{gpu.name}, measured unloaded (a pointer chase). By Little's law it delivers bytes "
@@ -289,11 +299,11 @@ def _overlap(lab: Lab):
         [delivered, needed, *claims]
 
 
-def _matrix(lab: Lab):
+def _matrix(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, state = lab.gpu, lab.state()
     unit = gpu.specs.matrix_unit or "matrix units"
     low = gpu.peak(LOW_PRECISION, "matrix")
-    claims: list = []
+    claims: list[Claim] = []
     pair = like_for_like(gpu)
     if pair is not None and low is not None:
         vector, matrix = pair
@@ -321,7 +331,7 @@ def _matrix(lab: Lab):
             f"roof helps only work that reaches it, and this step is starved of bytes."), claims
 
 
-def _precision(lab: Lab):
+def _precision(lab: Lab) -> tuple[str, list[Claim]]:
     state = lab.state()
     fp32 = replace(state, params=replace(state.params, dtype="fp32"))
     change = faster(fp32, state)
@@ -332,7 +342,7 @@ def _precision(lab: Lab):
             f"because it reads half the bytes."), [change, *claims]
 
 
-def _batching(lab: Lab):
+def _batching(lab: Lab) -> tuple[str, list[Claim]]:
     gpu, state = lab.gpu, lab.state()
     t = state.analysis().totals
     step, claims = _step(state)

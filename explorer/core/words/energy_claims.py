@@ -10,7 +10,7 @@ from explorer.core.hardware.operation_energy import byte_joules as per_byte
 from explorer.core.hardware.operation_energy import flop_joules as per_flop
 from explorer.core.hardware.operation_energy import operations
 from explorer.core.units import format_number, format_si
-from explorer.core.words.claims import Quantity
+from explorer.core.words.claims import Quantity, State
 
 
 class OperationField(StrEnum):
@@ -52,7 +52,7 @@ def handles(field: str) -> bool:
     return field in STEP_FIELDS
 
 
-def _value(state, field: str, fresh: bool = False) -> float:
+def _value(state: State, field: str, fresh: bool = False) -> float:
     """The field's value from the state's analysis (``fresh``: a new one). The totals are one
     device's: a token's energy counts every device's share."""
     if field == "energy-balance":
@@ -63,12 +63,12 @@ def _value(state, field: str, fresh: bool = False) -> float:
         return memory
     arithmetic = a.totals.flops * per_flop(state.params.dtype)
     every_device = (memory + arithmetic) * state.params.split.devices
-    values = {"energy-arithmetic": arithmetic, "energy-ratio": memory / arithmetic,
+    values: dict[str, float] = {"energy-arithmetic": arithmetic, "energy-ratio": memory / arithmetic,
               "energy-per-token": every_device / a.totals.items_per_step}
     return values[field]
 
 
-def step_field(state, field: str) -> tuple[str, Quantity]:
+def step_field(state: State, field: str) -> tuple[str, Quantity]:
     """A ``{step/FIELD}`` of ``STEP_FIELDS`` ("2.6 J", "312", "217 FLOP/byte")."""
     value = _value(state, field)
     if field == "energy-ratio":

@@ -17,6 +17,7 @@ from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.analysis.serving_request import time_of
 from explorer.core.hardware.hardware import CPU, GPU, Hardware
 from explorer.core.model.applicability import Phase
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words import expected_claims, serving_claims
@@ -24,6 +25,7 @@ from explorer.core.words.alternatives import fused_attention, lower_precision, s
 from explorer.core.words.batch_claims import Crossing, LevelsOff, MaxBatch
 from explorer.core.words.claims import (
     Bound,
+    Claim,
     Fits,
     Quantity,
     Ridge,
@@ -107,7 +109,7 @@ def binding_roof(a: Analysis) -> Explanation:
         "utilisation": utilisation, "bandwidth_use": bandwidth_use, "time_s": t.time_s})
 
 
-def _expected_sentence(state, claims: list) -> str:
+def _expected_sentence(state: State, claims: list[Claim]) -> str:
     """What to expect of real kernels, when the workload asks for an expected time and the
     device has one; its claims join ``claims``."""
     try:
@@ -231,7 +233,7 @@ def explain_op(a: Analysis, name: str) -> Explanation | None:
     # and vector peaks for fused attention, whose softmax runs on the vector units).
     balance = float(a.peaks[i]) / bandwidth
     bound = Bound(state, MEMORY if memory_t > compute_t else COMPUTE, o.name)
-    claims: list = [bound]
+    claims: list[Claim] = [bound]
     numbers = {"memory_time_s": memory_t, "compute_time_s": compute_t, "intensity": intensity,
                "ridge": balance, "utilisation": float(a.flops[i] / a.time_s[i] / a.peaks[i])}
     if blended:
@@ -301,7 +303,7 @@ def explain_workload(a: Analysis) -> list[Explanation]:
     return out
 
 
-def compare_devices(model, params: WorkloadParams, slow: Hardware, fast: Hardware) -> Explanation:
+def compare_devices(model: ModelSpec, params: WorkloadParams, slow: Hardware, fast: Hardware) -> Explanation:
     """How much faster ``fast`` runs the step than ``slow``, split into what its bandwidth
     buys (``slow`` with ``fast``'s bandwidth) and what its compute buys on top. The two
     factors multiply to the whole ratio. Each device is named once, then by its kind."""
@@ -314,8 +316,7 @@ def compare_devices(model, params: WorkloadParams, slow: Hardware, fast: Hardwar
     whole, from_bandwidth, from_compute = faster(before, after), faster(before, middle), faster(middle, after)
     ratio = fast.bandwidth_bytes_per_s / slow.bandwidth_bytes_per_s
     bandwidth = Quantity("bandwidth ratio", ratio, times(ratio),
-                         lambda: fast.main_memory.bandwidth_bytes_per_s
-                         / slow.main_memory.bandwidth_bytes_per_s)
+                         lambda: fast.bandwidth_bytes_per_s / slow.bandwidth_bytes_per_s)
     # Named once each; then "the GPU" and "the CPU" (or the names, for two of a kind).
     one, other = (f"the {h.kind.upper()}" if slow.kind != fast.kind else f"the {h.name}"
                   for h in (fast, slow))
@@ -343,7 +344,7 @@ def compare_devices(model, params: WorkloadParams, slow: Hardware, fast: Hardwar
         "time_fast_s": after.analysis().totals.time_s})
 
 
-def explain_state(model, params: WorkloadParams, devices: list[Hardware],
+def explain_state(model: ModelSpec, params: WorkloadParams, devices: list[Hardware],
                   selected_op: str | None = None) -> list[Explanation]:
     """The Explain panel's paragraphs for a state: the selected op, what limits the step on
     the primary device (the first), CPU against GPU when both are shown, batching, lower

@@ -14,6 +14,7 @@ a test (or ``scenes check``) recomputes by its own route.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -21,10 +22,12 @@ from explorer.core.analysis.scaling_laws import (
     FITS,
     FLOPS_PER_PARAMETER_TOKEN,
     RULE_OF_THUMB,
+    Fit,
     rule_of_thumb,
     training_seconds,
 )
 from explorer.core.analysis.terms import op_roofs
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import collective_costs, training
 from explorer.core.model.applicability import Phase
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share, format_time
@@ -41,10 +44,10 @@ def step_field(state: State, field: str) -> tuple[str, Quantity | None]:
         return f"{t.devices:,}", None
     if field == "weights-per-device":
         split = state.params.split
-        share = split.tp * split.pp * (split.ep if split.ep > 1 else 1)
+        sharing = split.tp * split.pp * (split.ep if split.ep > 1 else 1)
 
         def about() -> float:  # every weight split evenly: norms are copied, stages differ by a layer
-            return state.model.parameter_count() * state.params.weight_bytes / share
+            return state.model.parameter_count() * state.params.weight_bytes / sharing
 
         return format_bytes(t.weight_bytes), Quantity("weights per device", t.weight_bytes,
                                                       format_bytes(t.weight_bytes), about, rel=0.03)
@@ -89,7 +92,7 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
     return total
 
 
-def scaling_field(catalog, text: str) -> tuple[str, Quantity]:
+def scaling_field(catalog: Mapping[str, Hardware], text: str) -> tuple[str, Quantity]:
     """``{scaling:BUDGET/…}`` (see the module's docstring)."""
     budget_text, _, rest = text.partition("/")
     budget = float(budget_text)
@@ -121,7 +124,7 @@ def scaling_field(catalog, text: str) -> tuple[str, Quantity]:
     raise KeyError(f"unknown field {field!r}")
 
 
-def _search(fit, budget: float) -> float:
+def _search(fit: Fit, budget: float) -> float:
     """The N minimising the fit's loss along the isoFLOP curve, by narrowing a grid (the
     check's own route, not the closed form)."""
     low, high = 1e6, 1e15

@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.littles_law import NoLatencyError
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import UnitError
 from explorer.core.words import energy_claims, parallel_claims
@@ -52,14 +53,14 @@ from explorer.core.words.catalogue_claims import (
     ratio_field,
     ridge_field,
 )
-from explorer.core.words.claims import Claim, Quantity
+from explorer.core.words.claims import Claim, Found, Quantity
 from explorer.core.words.placeholder_context import Context
 from explorer.core.words.step_claims import op_field, role_field, step_field
 
 PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
-def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
+def _resolve(ctx: Context, placeholder: str) -> tuple[str, Found]:
     if placeholder.startswith("ratio:"):
         return ratio_field(ctx, placeholder.removeprefix("ratio:"))
     if placeholder.startswith("faster:"):
@@ -70,8 +71,6 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
         return energy_claims.operation_field(placeholder)
     scope, _, field = placeholder.partition("/")
     if scope in ("step",) or scope.startswith(("op:", "role:")):
-        if ctx.state is None:
-            raise KeyError("only a scene step has a state to read")
         if scope == "step":
             return step_field(ctx, field)
         if scope.startswith("op:"):
@@ -82,6 +81,7 @@ def _resolve(ctx: Context, placeholder: str) -> tuple[str, Claim | None]:
     if "/bandwidth@" in placeholder or placeholder.endswith("/in-flight"):
         value, text = catalogue_field(ctx, placeholder)
         ident, _, field = placeholder.partition("/")
+        assert value is not None  # (Little's law's fields are numbers)
         return text, Quantity(f"Little's law: {placeholder}", value, text,
                               lambda: littles_law(ctx.catalog[ident], field))
     return catalogue_field(ctx, placeholder)[1], None
@@ -92,7 +92,7 @@ def fill_with_claims(text: str, ctx: Context) -> tuple[str, list[Claim]]:
     names a placeholder that cannot be filled)."""
     claims: list[Claim] = []
 
-    def resolve(match: re.Match) -> str:
+    def resolve(match: re.Match[str]) -> str:
         try:
             value, claim = _resolve(ctx, match.group(1))
         except (NoLatencyError, UnknownIdError, UnitError, WorkloadError, KeyError, ValueError) as exc:
@@ -107,6 +107,6 @@ def fill_with_claims(text: str, ctx: Context) -> tuple[str, list[Claim]]:
     return PLACEHOLDER.sub(resolve, text), claims
 
 
-def fill(text: str, catalog: Mapping[str, Hardware], models=None) -> str:
+def fill(text: str, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec] | None = None) -> str:
     """``text`` with its catalogue placeholders filled in."""
     return fill_with_claims(text, Context(catalog, models))[0]

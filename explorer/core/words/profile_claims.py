@@ -20,7 +20,7 @@ from collections.abc import Callable
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.analysis.profile_match import CLASSES, class_of, compare
-from explorer.core.model.profile import Profile
+from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.core.units import format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words.claims import Quantity, State
 
@@ -49,7 +49,7 @@ def _expected(state: State, again: bool) -> tuple[Analysis, Expected]:
     return a, e
 
 
-def _kernels(state: State, op_class: str | None, again: bool) -> list:
+def _kernels(state: State, op_class: str | None, again: bool) -> list[ProfiledKernel]:
     """The profile's kernels of ``op_class`` (None: all): by name, or (``again``) one by one."""
     profile = _profile(state)
     kernels = profile.kernels if again else profile.folded(0.0)

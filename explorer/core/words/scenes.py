@@ -39,7 +39,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
 from explorer.core.files.datafile import DataFileError, Fields, load_yaml, read_entries
@@ -85,7 +85,7 @@ class Check:
 
         out: list[Claim] = []
         if self.bound:
-            out.append(Bound(state, self.bound))
+            out.append(Bound(state, BoundKind(self.bound)))
         for bound, selections in ((COMPUTE, self.compute_bound), (MEMORY, self.memory_bound)):
             for select in selections:
                 most = select.startswith("most:")
@@ -115,13 +115,14 @@ class Step:
     profile: Profile | None = None  # a real run of the step shown beside it, replacing the one before
 
     def apply(self, session: Session) -> Session:
-        changes: dict = {}
+        changes: dict[str, Any] = {}
         if self.hardware is not None:
             changes["hardware"] = self.hardware
         if self.model is not None:
             changes["model"] = self.model
         if self.params:
-            changes["params"] = replace(session.params, **dict(self.params))
+            params: dict[str, Any] = dict(self.params)
+            changes["params"] = replace(session.params, **params)
         if self.what_ifs is not None:
             changes["what_ifs"] = self.what_ifs
         if self.in_flight_bytes is not None:

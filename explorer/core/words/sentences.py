@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from explorer.core.words.claims import Claim
 
@@ -28,13 +29,13 @@ class Explanation:
     def problems(self) -> list[str]:
         return verify(self.text, self.claims, self.declared)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, "text": self.text,
                 "claims": [c.to_dict() for c in self.claims + self.declared], "numbers": self.numbers}
 
 
 # Direction words and the kinds of claim that must back them.
-DIRECTIONS: tuple[tuple[re.Pattern, tuple[str, ...], str], ...] = (
+DIRECTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...], str], ...] = (
     (re.compile(r"\b(faster|slower|quicker|speed-?ups?|speeds? up|twice as|as fast|does not move)\b", re.I),
      ("faster",), "a speed comparison"),
     (re.compile(r"\b(memory|compute)-bound\b", re.I), ("bound", "crossing"), "a bound"),

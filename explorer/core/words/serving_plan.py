@@ -5,10 +5,11 @@ command prints them and the Serving dialog shows them, so both say the same."""
 from __future__ import annotations
 
 from explorer.core.analysis.serving import Plan
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_number
 
 
-def plan_sentences(plan: Plan, model_name: str, hardware) -> list[str]:
+def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]:
     """The plan's summary, its notes and its verdict, one sentence (or two) each."""
     times = f"expected ({plan.efficiency} efficiency)" if plan.time_source == "expected" \
         else "the roofline bound"

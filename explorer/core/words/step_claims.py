@@ -9,11 +9,23 @@ from statistics import median
 import numpy as np
 
 from explorer.core.analysis.batching import crossing_batch
+from explorer.core.analysis.roofline import BoundKind
+from explorer.core.model.models import TransformerSpec
 from explorer.core.model.ops import Role
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share
 from explorer.core.words import parallel_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
-from explorer.core.words.claims import Bound, Claim, Fits, Quantity, State, faster, step_time, throughput
+from explorer.core.words.claims import (
+    Bound,
+    Claim,
+    Fits,
+    Found,
+    Quantity,
+    State,
+    faster,
+    step_time,
+    throughput,
+)
 from explorer.core.words.placeholder_context import Context
 from explorer.core.words.step_fields import STEP_MODULES
 
@@ -26,9 +38,10 @@ def _intensities(state: State, role: str):
     return values
 
 
-def step_field(ctx: Context, field: str) -> tuple[str, Claim | None]:
-    state = ctx.state
+def step_field(ctx: Context, field: str) -> tuple[str, Found]:
+    state = ctx.step
     t = state.analysis().totals
+    claim: Claim
     if field == "time":
         claim = step_time(state)
     elif field == "bound":
@@ -59,7 +72,7 @@ def step_field(ctx: Context, field: str) -> tuple[str, Claim | None]:
                                              lambda: weights_read(state), rel=1e-9)
     elif field == "experts-touched":
         model = state.model
-        if not getattr(model, "moe", False):
+        if not isinstance(model, TransformerSpec) or not model.moe:
             raise KeyError(f"{model.name} is not a mixture of experts")
         value = _touched_in_analysis(state)
         text = f"{format_number(value)} of {model.experts}"
@@ -129,14 +142,15 @@ def weights_read(state) -> float:
     return count * p.weight_bytes
 
 
-def op_field(ctx: Context, name: str, field: str) -> tuple[str, Claim | None]:
-    state = ctx.state
+def op_field(ctx: Context, name: str, field: str) -> tuple[str, Found]:
+    state = ctx.step
     a = state.analysis()
     index = next((i for i, o in enumerate(a.ops) if o.name == name), None)
     if index is None:
         raise KeyError(f"{a.model.name} has no op {name!r}")
+    claim: Claim
     if field == "bound":
-        claim = Bound(state, str(a.bounds[index]), name)
+        claim = Bound(state, BoundKind(str(a.bounds[index])), name)
     elif field == "bytes":  # a communication op: what each device sends
         value = float(a.bytes[index])
         o = a.ops[index]
@@ -164,8 +178,8 @@ def _message_bytes(state, o) -> float:
     return 2 * (p.tp - 1) / p.tp * message
 
 
-def role_field(ctx: Context, role: str, field: str) -> tuple[str, Claim | None]:
-    state = ctx.state
+def role_field(ctx: Context, role: str, field: str) -> tuple[str, Found]:
+    state = ctx.step
     values = _intensities(state, role)
     if field == "intensity-range":
         low, high = float(values.min()), float(values.max())

@@ -5,6 +5,7 @@ Scene captions use the same placeholders."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -14,6 +15,9 @@ from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.paths import resource_path
 
 if TYPE_CHECKING:  # (the words are read when a topic is shown, not at start-up)
+    from explorer.core.hardware.hardware import Hardware
+    from explorer.core.model.models import ModelSpec
+    from explorer.core.model.presets import ModelCatalog
     from explorer.core.words.sentences import Explanation
 
 __all__ = ["Topic", "explain_topic", "load_topics", "render"]
@@ -32,7 +36,8 @@ class Topic:
     origin: str = ""
 
 
-def explain_topic(topic: Topic, catalog, models=None) -> Explanation:
+def explain_topic(topic: Topic, catalog: Mapping[str, Hardware],
+                  models: Mapping[str, ModelSpec] | None = None) -> Explanation:
     """The paragraph with its numbers filled in, and the claims behind them. ``models``
     default to the shipped presets (placeholders such as ``{faster:…}`` analyse one)."""
     from explorer.core.words.placeholder_context import Context  # (not at start-up: 40 ms)
@@ -43,7 +48,8 @@ def explain_topic(topic: Topic, catalog, models=None) -> Explanation:
     return Explanation(topic.title, text, tuple(claims))
 
 
-def render(topic: Topic, catalog, models=None) -> str:
+def render(topic: Topic, catalog: Mapping[str, Hardware],
+           models: Mapping[str, ModelSpec] | None = None) -> str:
     """The paragraph with its numbers filled in (KeyError names a placeholder that cannot be)."""
     from explorer.core.words.placeholders import fill  # (not at start-up: 40 ms)
 
@@ -55,7 +61,8 @@ def _read_topic(fields: Fields) -> Topic:
                  origin=fields.file)
 
 
-def load_topics(catalog, path: str | Path | None = None, models=None, check: bool = True) -> list[Topic]:
+def load_topics(catalog: Mapping[str, Hardware], path: str | Path | None = None,
+                models: Mapping[str, ModelSpec] | None = None, check: bool = True) -> list[Topic]:
     """The topics, checked: every placeholder must resolve against ``catalog`` (and
     ``models``, for placeholders that analyse a model). ``check`` False: read only (a window
     at start-up fills a topic in when it is shown; the suite checks every shipped one)."""
@@ -70,7 +77,7 @@ def load_topics(catalog, path: str | Path | None = None, models=None, check: boo
 
 
 @cache
-def _shipped_models():
+def _shipped_models() -> ModelCatalog:
     from explorer.core.model.presets import load_models
 
     return load_models()

@@ -9,7 +9,10 @@ from enum import Enum
 from PySide6 import QtCore
 
 from explorer.chart.elements import Chart
+from explorer.core.model.session import WhatIf
 from explorer.state import RoofRef
+
+Ranges = tuple[tuple[float, float], tuple[float, float]]  # (x low, x high), (y low, y high)
 
 
 class DragKind(Enum):
@@ -32,7 +35,7 @@ class RoofChange:
     """A roof drag's pending change: the device's new what-if."""
 
     device: str
-    what_if: object
+    what_if: WhatIf
 
 
 @dataclass
@@ -42,6 +45,27 @@ class Drag:
     kind: DragKind
     start: QtCore.QPointF
     ref: RoofRef | None = None
-    base: object = None  # the what-if a roof drag starts from
-    ranges: tuple | None = None  # the ranges a pan starts from
+    base: WhatIf | None = None  # the what-if a roof drag starts from
+    ranges: Ranges | None = None  # the ranges a pan starts from
     chart: Chart | None = None  # the chart as it was when the drag began (its scale)
+
+    # What each kind of drag is made with (the press that starts it gives it).
+    @property
+    def began_on(self) -> Chart:
+        assert self.chart is not None  # (every drag)
+        return self.chart
+
+    @property
+    def roof(self) -> RoofRef:
+        assert self.ref is not None  # (a roof's drag)
+        return self.ref
+
+    @property
+    def start_what_if(self) -> WhatIf:
+        assert self.base is not None  # (a roof's drag)
+        return self.base
+
+    @property
+    def start_ranges(self) -> Ranges:
+        assert self.ranges is not None  # (a pan)
+        return self.ranges

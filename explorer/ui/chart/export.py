@@ -72,9 +72,9 @@ def png_bytes(image: QtGui.QImage) -> bytes:
     whose failure says why (QImage.save only says that it failed)."""
     buffer = QtCore.QBuffer()
     buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # (the stubs want bytes; str is taken)
         raise ValueError(f"the {image.width()}×{image.height()} image could not be encoded as PNG")
-    return bytes(buffer.data())
+    return bytes(buffer.data().data())
 
 
 def chart_image(chart: Chart, options: ExportOptions) -> QtGui.QImage:
@@ -115,4 +115,4 @@ def _pdf(chart: Chart, title: str = "Roofline chart") -> bytes:
     finally:
         painter.end()
     del writer  # flushes the document into the buffer
-    return bytes(buffer.data())
+    return bytes(buffer.data().data())

@@ -121,7 +121,7 @@ def _in_layer(layer: Layer, part: int, kind: ElementKind) -> bool:
     return kind in LAYERS[layer][part]
 
 
-def layer_of(chart: Chart, layer: str) -> Chart:
+def layer_of(chart: Chart, layer: Layer) -> Chart:
     """``chart`` with only the elements of ``layer``."""
     return replace(chart, lines=tuple(e for e in chart.lines if _in_layer(layer, 0, e.kind)),
                    markers=tuple(e for e in chart.markers if _in_layer(layer, 1, e.kind)),

@@ -3,13 +3,23 @@ out afresh for its size on every paint by the same painter every export uses."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from PySide6 import QtGui, QtWidgets
 
 from explorer.chart.elements import Chart, Page
 from explorer.ui.chart.painter import paint
 
 
-def picture_buttons(dialog: QtWidgets.QDialog) -> tuple[QtWidgets.QDialogButtonBox, QtWidgets.QPushButton]:
+class Exporting(Protocol):
+    """A dialog with an ``export()`` of its picture."""
+
+    def export(self) -> object: ...
+
+    def reject(self) -> None: ...
+
+
+def picture_buttons(dialog: Exporting) -> tuple[QtWidgets.QDialogButtonBox, QtWidgets.QPushButton]:
     """A Close button and an "Export picture…" one that calls ``dialog.export()``."""
     buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
     export = buttons.addButton("Export picture…", QtWidgets.QDialogButtonBox.ButtonRole.ActionRole)

@@ -13,6 +13,7 @@ under it.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -23,7 +24,7 @@ from explorer.chart.options import ChartOptions, style_slots
 from explorer.core.analysis import drags
 from explorer.core.analysis.roofline import COMPUTE
 from explorer.state import AppState
-from explorer.ui.chart.drag_kinds import BatchChange, Drag, DragKind, RoofChange
+from explorer.ui.chart.drag_kinds import BatchChange, Drag, DragKind, Ranges, RoofChange
 from explorer.ui.chart.painter import LAYERS, Layer, paint
 from explorer.ui.chart.still import StillContent
 from explorer.ui.gesture_gc import pause_collection_in_gestures
@@ -45,14 +46,15 @@ class RooflinePlot(QtWidgets.QWidget):
         self.slots: dict[str, int] = {}  # device → style slot, kept while the device is shown
         self.measured_suites: set[str] | None = None  # None: every measured suite is drawn
         self._chart: Chart | None = None  # built when first shown or asked for (``chart``)
-        self._ranges: tuple | None = None  # the ranges shown (kept until a refit)
+        self._ranges: Ranges | None = None  # the ranges shown (kept until a refit)
         self._zoomed = False
-        self._fit_key = None
+        self._fit_key: tuple[object, ...] | None = None
         self._hover: Line | None = None
         self._layer_cache: dict[str, tuple] = {}  # layer → (what it shows, the pixmap)
         self._still = StillContent()  # during a drag: what the drag leaves in place
         self._drag: Drag | None = None
-        self._pending = None  # the newest drag update, applied once queued moves are read
+        # The newest drag update, applied once queued moves are read.
+        self._pending: BatchChange | RoofChange | None = None
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DRAG_INTERVAL_MS)
         self._timer.timeout.connect(self._apply_pending)
         self.setMouseTracking(True)
@@ -73,6 +75,7 @@ class RooflinePlot(QtWidgets.QWidget):
         first asked for."""
         if self._chart is None:
             self._build(fit=True)
+        assert self._chart is not None  # (built)
         return self._chart
 
     # -- drawing ---------------------------------------------------------------------------------
@@ -152,7 +155,7 @@ class RooflinePlot(QtWidgets.QWidget):
         stays the same: a drag repaints only the content on top of them."""
         chart, ratio = self.chart, self.devicePixelRatioF()
         lines, markers, texts = LAYERS[layer]
-        area = chart.key.grow(KEY_MARGIN) if layer == Layer.KEY else None
+        area = chart.key.grow(KEY_MARGIN) if layer == Layer.KEY and chart.key is not None else None
         key = (chart.page, chart.plot, chart.x_range, chart.y_range, chart.background, ratio, area,
                tuple(ln for ln in chart.lines if ln.kind in lines),
                tuple(m for m in chart.markers if m.kind in markers),
@@ -208,6 +211,7 @@ class RooflinePlot(QtWidgets.QWidget):
 
     def event(self, event: QtCore.QEvent) -> bool:
         if event.type() == QtCore.QEvent.Type.ToolTip:
+            event = cast(QtGui.QHelpEvent, event)  # (a tool tip's event)
             pos = event.position() if hasattr(event, "position") else QtCore.QPointF(event.pos())
             tip = hits.tooltip_at(self.chart, (pos.x(), pos.y()))
             if tip:
@@ -234,8 +238,9 @@ class RooflinePlot(QtWidgets.QWidget):
             self.state.select_op(under[0].name)
             return
         roof = self._roof_at(pos)
-        if self._movable(roof):
+        if roof is not None and self._movable(roof):
             ref = roof.ref
+            assert ref is not None  # (``_movable``)
             what = "bandwidth" if ref.kind != COMPUTE else f"{ref.label} peak"
             self.state.begin_gesture(f"Drag the {what} of {self.state.catalog[ref.device].name}")
             base = drags.drag_start(self.state.session.what_if(ref.device), ref.kind,
@@ -251,10 +256,10 @@ class RooflinePlot(QtWidgets.QWidget):
         if drag is None:
             self._hover_at(pos)
         elif drag.kind is DragKind.STAR:
-            x, _ = hits.value_at(drag.chart, (pos.x(), pos.y()))
+            x, _ = hits.value_at(drag.began_on, (pos.x(), pos.y()))
             self._later(BatchChange(self.batch_at(math.log10(x))))
         elif drag.kind is DragKind.ROOF:
-            self._later(RoofChange(drag.ref.device, self._what_if(drag, pos)))
+            self._later(RoofChange(drag.roof.device, self._what_if(drag, pos)))
         else:
             self._pan(drag, pos)
 
@@ -267,10 +272,10 @@ class RooflinePlot(QtWidgets.QWidget):
         self._timer.stop()
         pos = event.position()
         if drag.kind is DragKind.STAR:
-            x, _ = hits.value_at(drag.chart, (pos.x(), pos.y()))
+            x, _ = hits.value_at(drag.began_on, (pos.x(), pos.y()))
             self._pending = BatchChange(self.batch_at(math.log10(x)))
         elif drag.kind is DragKind.ROOF:
-            self._pending = RoofChange(drag.ref.device, self._what_if(drag, pos))
+            self._pending = RoofChange(drag.roof.device, self._what_if(drag, pos))
         if drag.kind is not DragKind.PAN:
             self._apply_pending()
             self.state.end_gesture()
@@ -289,6 +294,7 @@ class RooflinePlot(QtWidgets.QWidget):
         pos = event.position()
         x, y = hits.value_at(self.chart, (pos.x(), pos.y()))
         factor = ZOOM_STEP ** -steps  # the wheel forward zooms in
+        assert self._ranges is not None  # (kept with the chart)
         (x0, x1), (y0, y1) = self._ranges
         self._ranges = ((x * (x0 / x) ** factor, x * (x1 / x) ** factor),
                         (y * (y0 / y) ** factor, y * (y1 / y) ** factor))
@@ -318,10 +324,10 @@ class RooflinePlot(QtWidgets.QWidget):
             self.update()
 
     def _pan(self, drag: Drag, pos: QtCore.QPointF) -> None:
-        dx, dy = hits.decades_per_pixel(drag.chart)
+        dx, dy = hits.decades_per_pixel(drag.began_on)
         shift_x = 10 ** (-(pos.x() - drag.start.x()) * dx)
         shift_y = 10 ** ((pos.y() - drag.start.y()) * dy)
-        (x0, x1), (y0, y1) = drag.ranges
+        (x0, x1), (y0, y1) = drag.start_ranges
         self._ranges = ((x0 * shift_x, x1 * shift_x), (y0 * shift_y, y1 * shift_y))
         self._zoomed = True
         self.redraw(fit=False)
@@ -333,9 +339,9 @@ class RooflinePlot(QtWidgets.QWidget):
         return drags.batch_at(self.state.sweep(), x_view, params.batch, params.split.batch_share)
 
     def _what_if(self, drag: Drag, pos: QtCore.QPointF):
-        _, per_px = hits.decades_per_pixel(drag.chart)
+        _, per_px = hits.decades_per_pixel(drag.began_on)
         offset = (drag.start.y() - pos.y()) * per_px
-        return drags.dragged_roof(drag.base, drag.ref.kind, drag.ref.label, offset)
+        return drags.dragged_roof(drag.start_what_if, drag.roof.kind, drag.roof.label, offset)
 
     def _later(self, pending) -> None:
         self._pending = pending

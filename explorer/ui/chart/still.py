@@ -15,7 +15,7 @@ from dataclasses import replace
 from PySide6 import QtCore, QtGui
 
 from explorer.chart.elements import Chart
-from explorer.ui.chart.painter import layer_of, paint
+from explorer.ui.chart.painter import Layer, layer_of, paint
 
 
 class StillContent:
@@ -35,7 +35,7 @@ class StillContent:
         paints the frame and the key, ``underlay_id`` says when it changed): the underlay
         and the still lines and points as one opaque pixmap, the moving ones, the still
         texts as a second pixmap, the moving texts."""
-        content = layer_of(chart, "content")
+        content = layer_of(chart, Layer.CONTENT)
         current = frozenset((*content.lines, *content.markers, *content.texts))
         size = (chart.page.width, chart.page.height, ratio, underlay_id)
         still = current & self._previous

@@ -30,10 +30,12 @@ def keep_calibration_run(panel: KernelPanel, done: Calibration) -> str:
 
 def show_calibration(panel: KernelPanel, done: Calibration) -> None:
     """Show what the calibration found and use it (Times: calibrated; one undo step)."""
-    gemm = done.profile.value("gemm")
+    profile = done.profile
+    assert profile is not None  # (a finished calibration has one)
+    gemm = profile.value("gemm")
     error = done.median_error
     held = f", held-out products predicted within {error:.0%} (median)" if error is not None else ""
-    kept = "; energy constants fitted to its power" if done.profile.energy is not None else ""
+    kept = "; energy constants fitted to its power" if profile.energy is not None else ""
     if done.path is None:
         panel.eta.setText(f"Calibrated: products at {gemm:.0%} of the peak{held}{kept}; the profile "
                           "could not be saved anywhere")
@@ -55,16 +57,16 @@ def show_calibration(panel: KernelPanel, done: Calibration) -> None:
         return
     panel.state.efficiency_changed()
     primary = panel.state.primary
-    if done.profile.machine:
-        panel.state.sig_message.emit(f"Calibrated {done.profile.name}: {done.profile.machine} is not in "
+    if profile.machine:
+        panel.state.sig_message.emit(f"Calibrated {profile.name}: {profile.machine} is not in "
                                      "the catalogue, so it applies to no device until it is (Duplicate "
                                      "and edit, then calibrate again)")
         return
-    if efficiency_for(primary, (done.profile,)) is None:
-        panel.state.sig_message.emit(f"Calibrated {done.profile.name}: it is for "
-                                     f"{', '.join(done.profile.devices)}, not {primary.name}")
+    if efficiency_for(primary, (profile,)) is None:
+        panel.state.sig_message.emit(f"Calibrated {profile.name}: it is for "
+                                     f"{', '.join(profile.devices)}, not {primary.name}")
         return
     if panel.state.session.params.efficiency != "calibrated":
         panel.state.set_params(efficiency="calibrated")
-    panel.state.sig_message.emit(f"Calibrated {done.profile.name}: Times now use it "
+    panel.state.sig_message.emit(f"Calibrated {profile.name}: Times now use it "
                                  "(Ctrl+Z: the previous)")

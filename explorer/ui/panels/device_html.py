@@ -38,7 +38,7 @@ def device_card(hw: Hardware, primary: bool = False, what_if: bool = False,
     head.append(f"<p>{escape(sheet.specs.text)} ({_source(sheet.specs.provenance)}){_mark(sheet.specs)}</p>")
     peaks = _table("Dense peaks", ("precision", "unit", "peak", "ridge FLOP/B", ""), [
         (precision, unit, peak.text, ridge, _source(peak.provenance) + _mark(peak)
-         + (f" {escape(peak.provenance.note)}" if peak.provenance.note else ""))
+         + (f" {escape(note)}" if peak.provenance is not None and (note := peak.provenance.note) else ""))
         for precision, unit, peak, _clock, ridge in sheet.peaks])
     memory = _table("Memory", ("level", "capacity", "bandwidth", ""), [
         (escape(level), capacity.text, bandwidth.text, _source(bandwidth.provenance) + _mark(bandwidth))

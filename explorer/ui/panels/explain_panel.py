@@ -51,7 +51,7 @@ class ExplainPanel(QtWidgets.QWidget):
         """Write the words when ``dock`` (which holds this panel) comes to the front; until
         then changes only mark them due (a tab behind another counts as visible to Qt, but
         shows nothing)."""
-        dock.visibilityChanged.connect(lambda shown: shown and self._due and self.refresh(seen=True))
+        dock.visibilityChanged.connect(lambda shown: self.refresh(seen=True) if shown and self._due else None)
         # A tab torn out of its group while behind another says nothing to visibilityChanged:
         # look once it has settled where it went.
         dock.topLevelChanged.connect(lambda _floating: QtCore.QTimer.singleShot(0, self._if_seen))

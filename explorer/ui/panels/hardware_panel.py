@@ -4,6 +4,7 @@ and "duplicate and edit" for custom devices (YAML validated like the catalogue).
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -236,6 +237,7 @@ class HardwarePanel(QtWidgets.QWidget):
             except DataFileError as exc:  # should not happen: the dialog validated it
                 QtWidgets.QMessageBox.warning(self, "Custom device", str(exc))
                 return
+            assert dialog.saved_path is not None  # (accepted once it has saved)
             self.state.sig_message.emit(f"Saved {dialog.saved_path.name} in your data folder")
 
 
@@ -268,7 +270,7 @@ class DeviceEditor(QtWidgets.QDialog):
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
-        self.saved_path = None
+        self.saved_path: Path | None = None
 
     def _free_id(self, base: str) -> str:
         candidate, n = base, 2

@@ -48,7 +48,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.backend.addItem("NumPy (CPU)", "numpy")
         self.backend.addItem("CuPy (GPU)", "cupy")
         self.backend.setToolTip("Where the kernels run")
-        self.device = QtWidgets.QSpinBox(minimum=0, maximum=15, toolTip="GPU number (CuPy)")
+        self.device = QtWidgets.QSpinBox(minimum=0, maximum=15, toolTip="GPU number (CuPy)")  # type: ignore[call-arg]  # (Qt properties as keywords: the stubs do not say)
         self.availability = QtWidgets.QLabel(wordWrap=True)
         self.preset = QtWidgets.QComboBox()
         self.preset.addItems(list(PRESETS))
@@ -61,7 +61,7 @@ class KernelPanel(QtWidgets.QWidget):
         suites_box = QtWidgets.QGroupBox("Suites")
         grid = QtWidgets.QGridLayout(suites_box)
         for i, name in enumerate(SUITES):
-            box = QtWidgets.QCheckBox(name, checked=True)
+            box = QtWidgets.QCheckBox(name, checked=True)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
             box.setToolTip((SUITES[name].__doc__ or "").strip().splitlines()[0])
             self.suites[name] = box
             grid.addWidget(box, i // 2, i % 2)
@@ -73,7 +73,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.run_button.setToolTip("Run the chosen suites (Ctrl+R)")
         self.calibrate_button = QtWidgets.QPushButton("Calibrate")
         self.calibrate_button.setToolTip(CALIBRATE_TIP)
-        self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)
+        self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self.cancel_button.setToolTip("Stop after the current kernel launch")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setFormat("%v / %m")

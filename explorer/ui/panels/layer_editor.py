@@ -3,6 +3,8 @@ stack as one undo step."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6 import QtGui, QtWidgets
 
 from explorer.core.model.custom import COUNT, FLAG, LAYER_FIELDS, LAYER_KINDS, CustomSpec, Layer, LayerKind
@@ -26,11 +28,11 @@ class LayerStackEditor(QtWidgets.QDialog):
         self.layers: list[Layer] = list(layers or STARTER)
         self.list = QtWidgets.QListWidget()
         self.list.setToolTip("The stack, first layer at the top (Delete removes, Ctrl+Up/Down moves)")
-        add = QtWidgets.QToolButton(text="Add layer")
+        add = QtWidgets.QToolButton(text="Add layer")  # type: ignore[call-arg]  # (Qt properties as keywords: the stubs do not say)
         add.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QtWidgets.QMenu(add)
         for kind in LAYER_KINDS:
-            menu.addAction(kind, lambda kind=kind: self.add_layer(kind))
+            menu.addAction(kind, self._adder(kind))
         add.setMenu(menu)
         self.remove_button = QtWidgets.QPushButton("Remove")
         self.up_button = QtWidgets.QPushButton("Move up")
@@ -64,7 +66,7 @@ class LayerStackEditor(QtWidgets.QDialog):
         shortcuts = ((QtGui.QKeySequence.StandardKey.Delete, self.remove_layer),
                      ("Ctrl+Up", lambda: self.move_layer(-1)), ("Ctrl+Down", lambda: self.move_layer(1)))
         for keys, slot in shortcuts:
-            QtGui.QShortcut(QtGui.QKeySequence(keys), self.list, activated=slot)
+            QtGui.QShortcut(QtGui.QKeySequence(keys), self.list, activated=slot)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self._refresh(0)
 
     # -- the list ----------------------------------------------------------------------------------
@@ -85,7 +87,7 @@ class LayerStackEditor(QtWidgets.QDialog):
 
     def add_layer(self, kind: str) -> None:
         row = self.list.currentRow() + 1
-        self.layers.insert(row, Layer(kind))
+        self.layers.insert(row, Layer(LayerKind(kind)))
         self._refresh(row)
 
     def remove_layer(self) -> None:
@@ -116,21 +118,25 @@ class LayerStackEditor(QtWidgets.QDialog):
         self.form.addRow("repeat", repeat)
         for name, (_default, kind, help_text) in LAYER_FIELDS[layer.kind].items():
             value = layer.get(name)
+            widget: QtWidgets.QWidget
             if kind == COUNT:
-                widget = QtWidgets.QSpinBox(minimum=1, maximum=10_000_000, value=value)
-                widget.setGroupSeparatorShown(True)
-                widget.setKeyboardTracking(False)
-                widget.valueChanged.connect(lambda v, name=name: self._edit(row, name, v))
+                widget = spin = QtWidgets.QSpinBox(minimum=1, maximum=10_000_000, value=value)
+                spin.setGroupSeparatorShown(True)
+                spin.setKeyboardTracking(False)
+                spin.valueChanged.connect(lambda v, name=name: self._edit(row, name, v))
             elif kind == FLAG:
-                widget = QtWidgets.QCheckBox(checked=value)
-                widget.toggled.connect(lambda v, name=name: self._edit(row, name, v))
+                widget = box = QtWidgets.QCheckBox(checked=value)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
+                box.toggled.connect(lambda v, name=name: self._edit(row, name, v))
             else:
-                widget = QtWidgets.QComboBox()
-                widget.addItems(list(kind))
-                widget.setCurrentText(value)
-                widget.currentTextChanged.connect(lambda v, name=name: self._edit(row, name, v))
+                widget = combo = QtWidgets.QComboBox()
+                combo.addItems(list(kind))
+                combo.setCurrentText(value)
+                combo.currentTextChanged.connect(lambda v, name=name: self._edit(row, name, v))
             widget.setToolTip(help_text)
             self.form.addRow(name, widget)
+
+    def _adder(self, kind: str) -> Callable[[], None]:
+        return lambda: self.add_layer(kind)
 
     def _edit(self, row: int, name: str | None, value) -> None:
         layer = self.layers[row]

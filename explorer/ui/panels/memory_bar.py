@@ -55,7 +55,8 @@ class MemoryBar(QtWidgets.QWidget):
         ink, paper = self.palette().color(QtGui.QPalette.ColorRole.Text), self.palette().color(
             QtGui.QPalette.ColorRole.Base)
         return QtGui.QColor(*(round(share * a + (1 - share) * b) for a, b in
-                              zip(ink.getRgb()[:3], paper.getRgb()[:3], strict=True)))
+                              zip((ink.red(), ink.green(), ink.blue()),
+                                  (paper.red(), paper.green(), paper.blue()), strict=True)))
 
     def paintEvent(self, event) -> None:
         painter = QtGui.QPainter(self)
@@ -85,9 +86,10 @@ class MemoryBar(QtWidgets.QWidget):
         # The key: a swatch and a name for each part, and the hatched reserve.
         x, y = float(rect.left()), rect.bottom() + 3
         metrics = painter.fontMetrics()
-        for name, _, shade in [*self._parts, ("reserved", None, None)]:
+        key: list[tuple[str, float | None, float | None]] = [*self._parts, ("reserved", None, None)]
+        for name, _, tint in key:
             swatch = QtCore.QRectF(x, y + 3, 10, 10)
-            painter.fillRect(swatch, hatch if shade is None else self._shade(shade))
+            painter.fillRect(swatch, hatch if tint is None else self._shade(tint))
             painter.setPen(text)
             painter.drawText(QtCore.QPointF(x + 14, y + 12), name)
             x += 14 + metrics.horizontalAdvance(name) + 12

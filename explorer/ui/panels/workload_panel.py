@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from typing import cast
 
 from PySide6 import QtCore, QtWidgets
 
@@ -56,36 +57,40 @@ def _editor(p: Parameter) -> QtWidgets.QWidget:
         return box
     if p.kind is Kind.CHOICE:
         return _combo(((SAME,) if p.default is None else ()) + p.choices, p.help)
-    box = QtWidgets.QCheckBox(p.caption)
-    box.setToolTip(p.help)
-    return box
+    check = QtWidgets.QCheckBox(p.caption)
+    check.setToolTip(p.help)
+    return check
 
 
 def _show(p: Parameter, editor: QtWidgets.QWidget, value) -> None:
+    # (the editor's class follows the parameter's kind: ``_editor``)
     if p.kind is Kind.COUNT:
-        editor.setValue(value)
+        cast(QtWidgets.QSpinBox, editor).setValue(value)
     elif p.kind is Kind.SHARE:
-        editor.setValue(round(value * 100))
+        cast(QtWidgets.QSpinBox, editor).setValue(round(value * 100))
     elif p.kind is Kind.CHOICE:
-        editor.setCurrentText(SAME if value is None else value)
+        cast(QtWidgets.QComboBox, editor).setCurrentText(SAME if value is None else value)
     else:
-        editor.setChecked(value)
+        cast(QtWidgets.QCheckBox, editor).setChecked(value)
 
 
 def _read(p: Parameter, editor: QtWidgets.QWidget):
     if p.kind is Kind.COUNT:
-        return editor.value()
+        return cast(QtWidgets.QSpinBox, editor).value()
     if p.kind is Kind.SHARE:
-        return editor.value() / 100
+        return cast(QtWidgets.QSpinBox, editor).value() / 100
     if p.kind is Kind.CHOICE:
-        return None if editor.currentText() == SAME else editor.currentText()
-    return editor.isChecked()
+        text = cast(QtWidgets.QComboBox, editor).currentText()
+        return None if text == SAME else text
+    return cast(QtWidgets.QCheckBox, editor).isChecked()
 
 
 def _changed(p: Parameter, editor: QtWidgets.QWidget):
     if p.kind in (Kind.COUNT, Kind.SHARE):
-        return editor.valueChanged
-    return editor.currentTextChanged if p.kind is Kind.CHOICE else editor.toggled
+        return cast(QtWidgets.QSpinBox, editor).valueChanged
+    if p.kind is Kind.CHOICE:
+        return cast(QtWidgets.QComboBox, editor).currentTextChanged
+    return cast(QtWidgets.QCheckBox, editor).toggled
 
 
 # Attribute names the panel has always had for a parameter's editor.
@@ -93,6 +98,7 @@ ATTRIBUTES = {"memory_fraction": "memory_share"}
 
 
 class WorkloadPanel(QtWidgets.QWidget):
+    seq: QtWidgets.QSpinBox  # (each parameter's editor is set by its name: ATTRIBUTES)
     def __init__(self, state: AppState, parent=None) -> None:
         super().__init__(parent)
         self.state = state
@@ -249,7 +255,7 @@ class WorkloadPanel(QtWidgets.QWidget):
                 self._form.setRowVisible(editor, applies or parameter.keeps_place)
         for row, shown in shared.items():
             self._form.setRowVisible(self._rows[row], shown)
-        label = self._form.labelForField(self.seq)
+        label = cast(QtWidgets.QLabel, self._form.labelForField(self.seq))  # (addRow's label)
         label.setText("Sequence tokens" if p.phase == Phase.TRAIN else "Prompt tokens")
 
     def refresh(self) -> None:
