@@ -6,7 +6,8 @@ import pytest
 from explorer.core.model.blocks import causal_pairs
 from explorer.core.model.hf_config import spec_from_config
 from explorer.core.model.session import Session, load_session
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 from tests.core.test_hf_config import MISTRAL_7B
 
 

@@ -6,7 +6,8 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.custom import CustomSpec, Layer
 from explorer.core.model.session import load_workload
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
 def llama2_7b_as_a_stack(layers: int = 32) -> CustomSpec:

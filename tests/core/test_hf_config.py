@@ -10,7 +10,8 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model import ops
 from explorer.core.model.hf_config import read_config_file, spec_from_config
-from explorer.core.model.workload import WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadParams
 
 LLAMA_3_8B = {"architectures": ["LlamaForCausalLM"], "attention_bias": False, "hidden_act": "silu",
               "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 8192,

@@ -4,7 +4,8 @@ import pytest
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.presets import load_model_file, matches_published
-from explorer.core.model.workload import WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadParams
 
 # Published totals: GPT2LMHeadModel / LlamaForCausalLM(config).num_parameters() (the model
 # cards round them to 124M, 6.74B, 13.0B, 8.03B, 70.6B) and torchvision's ResNet-50 page.

@@ -9,7 +9,8 @@ import pytest
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.model import collective_costs, parallel
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
 def test_ring_all_reduce_moves_2_n_minus_1_over_n_of_the_message():

@@ -10,7 +10,8 @@ from explorer.core.analysis.memory import max_batch_that_fits
 from explorer.core.hardware.catalog import load_catalog
 from explorer.core.model import training
 from explorer.core.model.presets import load_models
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
 @pytest.fixture(scope="module")

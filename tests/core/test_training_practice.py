@@ -11,7 +11,8 @@ from explorer.core.analysis.analysis import analyze
 from explorer.core.model import parallel, sharding, training
 from explorer.core.model.hf_config import spec_from_config
 from explorer.core.model.session import load_session
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes
 
 GPT2_XL = {"architectures": ["GPT2LMHeadModel"], "n_embd": 1600, "n_layer": 48, "n_head": 25,

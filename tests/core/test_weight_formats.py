@@ -5,7 +5,8 @@ import pytest
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.model.session import Session, load_session
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
 @pytest.mark.parametrize(("params", "bits"), [

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.core.model import ops
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
 def by_name(op_list):

@@ -19,7 +19,8 @@ from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.analysis.terms import compute_time, op_roofs
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
-from explorer.core.model.workload import WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadParams
 
 
 def compute_bound(model: ModelSpec, params: WorkloadParams, hardware: Hardware, batches: ArrayLike,

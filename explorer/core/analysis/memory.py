@@ -12,7 +12,8 @@ from explorer.core.model import parallel, sharding, training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import MAX_BATCH
-from explorer.core.model.workload import WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadParams
 
 
 def state_bytes(model: ModelSpec, params: WorkloadParams) -> int:

@@ -29,7 +29,8 @@ from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.ops import Op
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 UNFIT_REACH = 512  # the track's end where nothing fits: past most devices' ridge in decode
 

@@ -16,7 +16,8 @@ from explorer.core.hardware.hardware import ComputePeak, Hardware
 from explorer.core.model import collective_costs, group_links, parallel
 from explorer.core.model import ops as op
 from explorer.core.model.models import ModelSpec
-from explorer.core.model.workload import WorkloadError, WorkloadParams, build_ops
+from explorer.core.model.step_ops import build_ops
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 _INT64_MAX = np.iinfo(np.int64).max
 
