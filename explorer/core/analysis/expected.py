@@ -114,8 +114,10 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     bandwidth = a.roofs.bandwidth_bytes_per_s
     kind = op_class(o)
     if kind == OpClass.LINK:
-        return float(collective_costs.op_link_seconds(a.links[i], o, moved, a.params.phase == Phase.TRAIN,
-                                              achieved(e, a.links[i])))
+        link = a.links[i]
+        assert link is not None  # a communication op crosses a link
+        return float(collective_costs.op_link_seconds(link, o, moved, a.params.phase == Phase.TRAIN,
+                                                      achieved(e, link)))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
         if a.params.phase == Phase.DECODE and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt

@@ -25,7 +25,9 @@ def split_lines(a: Analysis) -> list[str]:
     if p.split.devices == 1:
         return []
     parts = [f"{degree.long} {value}" for degree, value in p.split.used()]
-    links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s) for x in a.links if x is not None})
+    crossed = {x for x in a.links if x is not None}
+    assert all(x.latency_s is not None for x in crossed)  # the catalogue requires a link's latency
+    links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s or 0.0) for x in crossed})
     crossing = "; ".join(f"{name} {format_si(rate, 'B/s')} per direction, {latency * 1e6:.1f} µs a step"
                          for name, rate, latency in links)
     return [f"{p.split.devices:,} devices: {', '.join(parts)}; the ops below are one device's"
