@@ -257,9 +257,11 @@ def link_roofs(chart: Chart, a: Analysis, theme, multi: bool = False) -> list[tu
         owner = f"{a.hardware.label}: " if multi else ""
         words = f"{owner}{link.name} {format_si(rate, 'B/s')} per direction"
         published = "both directions together" if link.direction == "both" else "each direction"
+        latency, measured = link.latency_s, link.latency_provenance
+        assert latency is not None and measured is not None  # the catalogue requires a link's latency
         tooltip = (f"{a.hardware.name}: {link.name}, {format_si(link.bandwidth_bytes_per_s, 'B/s')} "
                    f"published ({published}); a ring sends and receives at once: {format_si(rate, 'B/s')}\n"
-                   f"plus {link.latency_s * 1e6:.1f} µs a transfer step ({link.latency_provenance.note})\n"
+                   f"plus {latency * 1e6:.1f} µs a transfer step ({measured.note})\n"
                    f"source: {link.provenance.url}")
         dashed = Stroke(colour, 2.0 * unit, (2.0 * unit, 2.5 * unit))
         line = Line(ends, dashed, ElementKind.LINK, tooltip=tooltip)

@@ -128,3 +128,15 @@ def test_a_ratio_of_a_field_that_is_no_number_names_the_placeholder(catalog):
 
     with pytest.raises(KeyError, match="core_label"):
         fill("{ratio:h100-sxm/core_label:a100-80gb-sxm/bandwidth}", catalog)
+
+
+@pytest.mark.parametrize("ident", ["resnet-50", "vit-b-16"])
+def test_weights_read_is_checked_for_a_model_without_tokens(catalog, models, ident):
+    """A CNN's or a ViT's step reads every weight once: ``{step/weights-read}`` holds (its
+    check once asked the model for a transformer's vocabulary)."""
+    from explorer.core.words.placeholder_context import Context
+    from explorer.core.words.placeholders import fill_with_claims
+
+    state = State(models[ident], WorkloadParams(batch=8), catalog["h100-sxm"])
+    _, claims = fill_with_claims("{step/weights-read}", Context(catalog, models, state))
+    assert len(claims) == 1 and claims[0].check() is None

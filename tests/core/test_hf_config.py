@@ -436,3 +436,10 @@ def test_a_compute_precision_given_on_the_command_line_holds_the_weights_too(tmp
                          "--json")
     assert code == 0, err
     assert json.loads(out)["workload"]["weight_dtype"] == "fp8"  # --dtype given: the file's fp32 set aside
+
+
+def test_chosen_model_without_an_id_or_a_config_says_so(models):
+    from explorer.core.model.hf_config import chosen_model
+
+    with pytest.raises(ValueError, match="no model"):
+        chosen_model(models, None)

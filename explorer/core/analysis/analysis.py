@@ -33,8 +33,10 @@ engine takes (``WorkloadParams.memory_fraction``, 0.9 by default as in vLLM).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,7 +53,7 @@ from explorer.core.analysis.terms import (
     step_total,
     timed_links,
 )
-from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.hardware import Hardware, Link
 from explorer.core.model import ops as op
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
@@ -72,11 +74,11 @@ class Totals:
     items_per_step: int  # tokens (transformer) or images (CNN) produced or processed
     item_unit: str
     tokens_per_s: float
-    weight_bytes: int
-    kv_bytes_per_token: int
-    kv_cache_bytes: int
+    weight_bytes: float  # (4-bit weights carry a fraction of a byte each)
+    kv_bytes_per_token: float
+    kv_cache_bytes: float
     activation_bytes: int  # inputs and outputs of the largest op
-    memory_required_bytes: int
+    memory_required_bytes: float
     memory_capacity_bytes: float  # nominal (datasheet)
     memory_usable_bytes: float  # what the device makes usable (CUDA's total), else nominal
     memory_budget_bytes: float  # usable × the serving engine's share: what "fits" means
@@ -106,20 +108,20 @@ class OpRows:
 
     names: list[str]
     roles: list[str]
-    layers: NDArray  # -1 for model-level ops
+    layers: NDArray[np.int64]  # -1 for model-level ops
     units: list[str]
-    flops: NDArray
-    bytes: NDArray
-    intensity: NDArray
-    time_s: NDArray
-    memory_bound: NDArray
-    labels: NDArray  # "memory", "compute" or "communication"
+    flops: NDArray[np.int64]
+    bytes: NDArray[np.int64]
+    intensity: NDArray[np.float64]
+    time_s: NDArray[np.float64]
+    memory_bound: NDArray[np.bool_]
+    labels: NDArray[np.str_]  # "memory", "compute" or "communication"
 
     def __len__(self) -> int:
         return len(self.names)
 
     @property
-    def bounds(self) -> NDArray:
+    def bounds(self) -> NDArray[np.str_]:
         return self.labels
 
 
@@ -132,14 +134,14 @@ class Analysis:
     hardware: Hardware
     roofs: OpRoofs
     ops: tuple[op.Op, ...]
-    flops: NDArray  # per occurrence of each op in ``ops``
-    bytes: NDArray
-    peaks: NDArray  # FLOP/s each op runs under (a blend for fused attention)
-    time_s: NDArray  # per occurrence
-    counts: NDArray  # occurrences (layers) of each op
+    flops: NDArray[np.int64]  # per occurrence of each op in ``ops``
+    bytes: NDArray[np.int64]
+    peaks: NDArray[np.float64]  # FLOP/s each op runs under (a blend for fused attention)
+    time_s: NDArray[np.float64]  # per occurrence
+    counts: NDArray[np.int64]  # occurrences (layers) of each op
     totals: Totals
     notes: tuple[str, ...] = field(default=())
-    links: tuple = ()  # the link each op crosses (None for ops on one device)
+    links: tuple[Link | None, ...] = ()  # the link each op crosses (None for ops on one device)
 
     @property
     def model_flops(self) -> float:
@@ -154,34 +156,37 @@ class Analysis:
         return total / self.params.pp
 
     @property
-    def intensity(self) -> NDArray:
-        return self.flops / self.bytes
+    def intensity(self) -> NDArray[np.float64]:
+        return np.divide(self.flops, self.bytes, dtype=np.float64)
 
     @property
-    def communicating(self) -> NDArray:
+    def communicating(self) -> NDArray[np.bool_]:
         return np.array([link is not None for link in self.links], dtype=bool)
 
     @property
-    def memory_bound(self) -> NDArray:
+    def memory_bound(self) -> NDArray[np.bool_]:
         return roofline.is_memory_bound(self.flops, self.bytes, self.peaks,
                                         self.roofs.bandwidth_bytes_per_s) & ~self.communicating
 
     @property
-    def bounds(self) -> NDArray:
+    def bounds(self) -> NDArray[np.str_]:
         """"memory", "compute" or "communication" for each op."""
-        return np.where(self.communicating, roofline.COMMUNICATION, roofline.bound_labels(self.memory_bound))
+        labels: NDArray[np.str_] = np.where(self.communicating, roofline.COMMUNICATION,
+                                            roofline.bound_labels(self.memory_bound))
+        return labels
 
     @property
-    def performance(self) -> NDArray:
+    def performance(self) -> NDArray[np.float64]:
         """Predicted FLOP/s of each op: its FLOPs over its predicted time."""
-        return self.flops / self.time_s
+        return np.divide(self.flops, self.time_s, dtype=np.float64)
 
     @property
-    def time_share(self) -> NDArray:
+    def time_share(self) -> NDArray[np.float64]:
         """Fraction of the step's predicted time spent in each op (all its layers); the shares
         add up to 1 (a pipeline's bubble scales every op alike)."""
         spent = self.counts * self.time_s
-        return spent / spent.sum()
+        share: NDArray[np.float64] = spent / spent.sum()
+        return share
 
     def ceilings(self) -> roofline.Ceilings:
         """The roofs this analysis ran under: matrix peak, fp32 vector peak, main memory."""
@@ -246,7 +251,8 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     once = once_per_step(ops)
     factor = training.pipeline_factor(params, params.split, params.batch)
 
-    def shared(values) -> int:  # exact integers: a stage's share of the pipelined ops, the rest whole
+    # Exact integers: a stage's share of the pipelined ops, the rest whole.
+    def shared(values: list[int]) -> int:
         pipelined = sum(int(v) for v, o in zip(values, once, strict=True) if not o)
         return pipelined // params.pp + sum(int(v) for v, o in zip(values, once, strict=True) if o)
 
@@ -271,7 +277,23 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
                     totals, _notes(model, params, hardware, roofs, totals), tuple(links))
 
 
-def _memory_use(model: ModelSpec, params: WorkloadParams, hardware: Hardware, ops) -> dict:
+class _MemoryUse(TypedDict):
+    """The ``Totals`` fields of memory."""
+
+    weight_bytes: float
+    kv_bytes_per_token: float
+    kv_cache_bytes: float
+    activation_bytes: int
+    memory_required_bytes: float
+    memory_capacity_bytes: float
+    memory_usable_bytes: float
+    memory_budget_bytes: float
+    fits_in_memory: bool
+    state_bytes: int
+
+
+def _memory_use(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
+                ops: Sequence[op.Op]) -> _MemoryUse:
     """The ``Totals`` fields of memory: what the step keeps resident, the budget, whether it fits."""
     weight_bytes, kv_per_sequence = weights_and_kv(model, params)
     kv_cache = params.local_batch * kv_per_sequence  # the busiest device's sequences
@@ -282,7 +304,7 @@ def _memory_use(model: ModelSpec, params: WorkloadParams, hardware: Hardware, op
         activations = max(int(o.activation_bytes) for o in ops if o.unit != op.LINK)
     required = weight_bytes + state + kv_cache + activations
     budget = memory_budget(hardware, params)
-    return dict(
+    return _MemoryUse(
         weight_bytes=weight_bytes,
         kv_bytes_per_token=kv_per_sequence // params.kv_tokens,  # an average where windows cap the cache
         kv_cache_bytes=kv_cache,

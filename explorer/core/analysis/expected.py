@@ -61,7 +61,7 @@ class Expected:
     """A step's expected time and where it goes (seconds, one device)."""
 
     efficiency: Efficiency
-    op_time_s: NDArray  # per occurrence of each op, kernel overhead included
+    op_time_s: NDArray[np.float64]  # per occurrence of each op, kernel overhead included
     time_s: float  # the step's
     bound_s: float  # the step's roofline bound, for comparison
     parts: dict[str, float]  # seconds of the step by ``OpClass``
@@ -114,8 +114,10 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     bandwidth = a.roofs.bandwidth_bytes_per_s
     kind = op_class(o)
     if kind == OpClass.LINK:
-        return float(collective_costs.op_link_seconds(a.links[i], o, moved, a.params.phase == Phase.TRAIN,
-                                              achieved(e, a.links[i])))
+        link = a.links[i]
+        assert link is not None  # a communication op crosses a link
+        return float(collective_costs.op_link_seconds(link, o, moved, a.params.phase == Phase.TRAIN,
+                                                      achieved(e, link)))
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
         if a.params.phase == Phase.DECODE and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt
@@ -131,7 +133,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
     return max(flops / vector, moved / (bandwidth * e.bandwidth))
 
 
-def class_times(a: Analysis, times) -> dict[str, float]:
+def class_times(a: Analysis, times: NDArray[np.float64]) -> dict[str, float]:
     """A step's seconds in each class of op, from per-occurrence ``times`` (the bound's
     ``a.time_s``, or expected work times), added up as the step is."""
     once = once_per_step(a.ops)
@@ -141,7 +143,7 @@ def class_times(a: Analysis, times) -> dict[str, float]:
             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
 
 
-def launches(a: Analysis) -> NDArray:
+def launches(a: Analysis) -> NDArray[np.float64]:
     """Kernels each occurrence of each op launches: one at inference; in training one per
     pass an op runs (``training.training_ops``: forward and backward, and recomputation;
     a stage's send twice; the optimizer and gradient all-reduces once a step), and with a

@@ -19,8 +19,9 @@ once), so a layout with pp > 1 shows its latency; its throughput is a lower boun
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
@@ -61,7 +62,7 @@ class Layout:
                                        (c["recompute"] != "none", f"{c['recompute']} recompute")) if on]
         return split_name(c["tp"], c["pp"], c["dp"], c["ep"]) + "".join(", " + e for e in extra)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, **dict(self.choice), "fits": self.fits, "error": self.error or None,
                 "time_s": None if self.error else self.time_s,
                 "bound_s": None if self.error else self.bound_s, "time_is_expected": self.expected,
@@ -94,7 +95,19 @@ def splits(model: ModelSpec, devices: int) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[dict]:
+class Choice(TypedDict):
+    """A layout's split and options, as ``WorkloadParams`` fields."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    sp: bool
+    zero: int
+    recompute: str
+
+
+def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[Choice]:
     """The choices of one split: in training also sequence parallel (with TP), ZeRO-1 (with
     DP) and full recomputation on or off."""
     tp, pp, dp, ep = split
@@ -105,7 +118,8 @@ def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[d
             for recompute in (("none", "full") if train else ("none",))]
 
 
-def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams, choice) -> Layout:
+def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams,
+            choice: tuple[tuple[str, object], ...]) -> Layout:
     a = analyze(model, params, hardware)
     t = a.totals
     e = expected_for(a)
@@ -123,7 +137,7 @@ def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams, choice
 
 
 def layouts(model: ModelSpec, hardware: Hardware, devices: int, params: WorkloadParams,
-            progress=None) -> list[Layout]:
+            progress: Callable[[int, int], bool | None] | None = None) -> list[Layout]:
     """Every layout of ``devices`` devices for the step ``params`` describes (its own split
     ignored), costed; splits that cannot run carry their reason. ``progress(done, total)``
     is called after each; when it returns False the search stops with those costed so far."""
@@ -147,8 +161,10 @@ def ranked(candidates: list[Layout], goal: str) -> list[Layout]:
     cannot run."""
     if goal not in GOALS:
         raise ValueError(f"goal must be one of {', '.join(GOALS)}, got {goal!r}")
-    key = {"latency": lambda c: c.time_s, "throughput": lambda c: -c.tokens_per_s_per_device,
-           "fit": lambda c: c.memory_bytes}[goal]
+    keys: dict[str, Callable[[Layout], float]] = {
+        "latency": lambda c: c.time_s, "throughput": lambda c: -c.tokens_per_s_per_device,
+        "fit": lambda c: c.memory_bytes}
+    key = keys[goal]
     return sorted(candidates, key=lambda c: (bool(c.error), not c.fits, key(c) if not c.error else 0))
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for, product_time
@@ -65,7 +66,7 @@ def mixed_step(model: ModelSpec, params: WorkloadParams, hardware: Hardware, bat
     return MixedStep(bound_s, expected_s, "expected", decode, part)
 
 
-def _alone(part: Analysis, indices: list[int], times) -> float:
+def _alone(part: Analysis, indices: list[int], times: NDArray[np.float64]) -> float:
     return float(sum(float(times[j]) * part.ops[j].count for j in indices))
 
 

@@ -8,6 +8,7 @@ query projection's, the MLP's, the output head's, each with its own times."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, class_times, op_class
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.model.applicability import Phase
+from explorer.core.model.ops import Op
 from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.paths import resource_path
 
@@ -32,7 +34,7 @@ class Pattern:
 
     id: str  # its class (the file's entries are told apart by order)
     op_class: str
-    regex: re.Pattern
+    regex: re.Pattern[str]
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
     return out
 
 
-def matched_keys(keys, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+def matched_keys(keys: Iterable[tuple[int, int]], shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     """The predicted (K, N) a profiled product of ``shape`` may be: K the same, N within 1 %
     (a bias or a scale widens a predicted op's N by a few values, and a recorded shape does
     not tell a product with a bias from one without: Qwen's query projection, biased, and
@@ -148,7 +150,7 @@ def matched_keys(keys, shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     return tuple(key for key in keys if key[0] == k and abs(key[1] - n) <= 0.01 * n)
 
 
-def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list:
+def ops_of_shape(a: Analysis, shape: tuple[int, ...]) -> list[Op]:
     """The predicted products of weights a profiled product of ``shape`` is matched to, as
     ``by_shape`` matches them (none in training)."""
     if a.params.phase == Phase.TRAIN:
@@ -168,7 +170,7 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None,
         return ()
     steps = profile.steps if steps is None else steps
     predicted = weight_shapes(a)
-    measured: dict[tuple, list[ProfiledKernel]] = {}
+    measured: dict[tuple[tuple[int, int], ...], list[ProfiledKernel]] = {}
     for kernel in profile.kernels:
         keys = matched_keys(predicted, kernel.shape)
         if not keys:

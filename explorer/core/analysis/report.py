@@ -105,11 +105,12 @@ def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
     links, training = a.links, a.params.phase == Phase.TRAIN
     out = []
     for i, o in enumerate(a.ops):
-        if links[i] is None:
+        link = links[i]
+        if link is None:
             continue
-        algorithm, latency = collective_costs.op_algorithm(links[i], o, training)
-        out.append({"name": o.name, "role": o.role, "count": o.count, "link": links[i].name,
-                    "tier": links[i].tier, "bytes_sent": int(a.bytes[i]), "steps": int(o.steps),
+        algorithm, latency = collective_costs.op_algorithm(link, o, training)
+        out.append({"name": o.name, "role": o.role, "count": o.count, "link": link.name,
+                    "tier": link.tier, "bytes_sent": int(a.bytes[i]), "steps": int(o.steps),
                     "algorithm": algorithm, "time_s": float(a.time_s[i]), "latency_s": latency,
                     "detail": o.detail})
     return out

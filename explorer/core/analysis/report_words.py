@@ -4,12 +4,19 @@ model's parameters, a training run, the expected time, and the one-line summary.
 from __future__ import annotations
 
 from types import EllipsisType
+from typing import TYPE_CHECKING
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.energy_report import energy_words
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
 from explorer.core.model.applicability import Phase
+from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.training import Run
+from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import format_bytes, format_parameters, format_si, format_time
+
+if TYPE_CHECKING:
+    from explorer.core.model.custom import CustomSpec
 
 
 def split_lines(a: Analysis) -> list[str]:
@@ -18,14 +25,16 @@ def split_lines(a: Analysis) -> list[str]:
     if p.split.devices == 1:
         return []
     parts = [f"{degree.long} {value}" for degree, value in p.split.used()]
-    links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s) for x in a.links if x is not None})
+    crossed = {x for x in a.links if x is not None}
+    assert all(x.latency_s is not None for x in crossed)  # the catalogue requires a link's latency
+    links = sorted({(x.name, x.per_direction_bytes_per_s, x.latency_s or 0.0) for x in crossed})
     crossing = "; ".join(f"{name} {format_si(rate, 'B/s')} per direction, {latency * 1e6:.1f} µs a step"
                          for name, rate, latency in links)
     return [f"{p.split.devices:,} devices: {', '.join(parts)}; the ops below are one device's"
             + (f"; links: {crossing}" if crossing else "")]
 
 
-def run_lines(run) -> list[str]:
+def run_lines(run: Run) -> list[str]:
     """A training run in words: the time at the stated utilisation and at the roofline."""
     energy = run.energy_j()
     return [
@@ -52,17 +61,17 @@ def expected_words(a: Analysis, e: Expected | None) -> str:
             f"{e.ratio:.2f}× the bound, {rate:,.0f} {a.totals.item_unit}/s")
 
 
-def parameter_words(model) -> str:
+def parameter_words(model: ModelSpec | CustomSpec) -> str:
     """"8.03 B parameters"; a mixture of experts: "46.7 B parameters, 12.9 B active per token
     (2 of 8 experts; all resident in memory)"."""
     words = f"{format_parameters(model.parameter_count())} parameters"
-    if getattr(model, "moe", False):
+    if isinstance(model, TransformerSpec) and model.moe:
         words += (f", {format_parameters(model.parameter_count(active=True))} active per token "
                   f"({model.experts_per_token} of {model.experts} experts; all resident in memory)")
     return words
 
 
-def _step_words(model, params) -> str:
+def _step_words(model: ModelSpec | CustomSpec, params: WorkloadParams) -> str:
     """What one step is on one device, in words: "decode, batch 8, context 1,024", "prefill, batch 1,
     2,048-token prompts", or for a CNN (which has no phases) "forward pass, batch 64,
     224×224 images"."""
@@ -78,7 +87,7 @@ def _step_words(model, params) -> str:
     return f"decode, batch {p.batch:,}, context {p.context:,}"
 
 
-def training_words(p) -> str:
+def training_words(p: WorkloadParams) -> str:
     """", sequence parallel, selective recomputation, ZeRO-1, 4 virtual stages": the training
     options in use that change the step ("" when none does)."""
     used = []
@@ -93,7 +102,7 @@ def training_words(p) -> str:
     return "".join(", " + u for u in used)
 
 
-def split_words(params) -> str:
+def split_words(params: WorkloadParams) -> str:
     """"TP 8 × PP 4 × DP 2 (64 devices)"; "" on one device."""
     split = params.split
     if split.devices == 1:
@@ -102,7 +111,7 @@ def split_words(params) -> str:
     return f"{' × '.join(parts)} ({split.devices:,} devices)"
 
 
-def step_words(model, params) -> str:
+def step_words(model: ModelSpec | CustomSpec, params: WorkloadParams) -> str:
     """What one step is, in words, with how it is spread: "decode, batch 8, context 1,024,
     TP 8 (8 devices)"."""
     spread = split_words(params)

@@ -36,38 +36,38 @@ class BoundKind(StrEnum):
 MEMORY, COMPUTE, COMMUNICATION = BoundKind.MEMORY, BoundKind.COMPUTE, BoundKind.COMMUNICATION
 
 
-def attainable(intensity: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike) -> NDArray:
+def attainable(intensity: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike) -> NDArray[np.float64]:
     """Attainable FLOP/s at ``intensity`` FLOP/byte under one compute and one bandwidth roof."""
-    intensity = np.asarray(intensity, dtype=float)
-    return np.minimum(np.asarray(peak_flops, dtype=float), intensity * np.asarray(bandwidth, float))
+    x = np.asarray(intensity, dtype=np.float64)
+    return np.minimum(np.asarray(peak_flops, dtype=np.float64), x * np.asarray(bandwidth, dtype=np.float64))
 
 
-def ridge_point(peak_flops: ArrayLike, bandwidth: ArrayLike) -> NDArray:
+def ridge_point(peak_flops: ArrayLike, bandwidth: ArrayLike) -> NDArray[np.float64]:
     """Intensity (FLOP/byte) at which the compute and bandwidth roofs meet."""
-    return np.asarray(peak_flops, dtype=float) / np.asarray(bandwidth, dtype=float)
+    return np.asarray(peak_flops, dtype=np.float64) / np.asarray(bandwidth, dtype=np.float64)
 
 
-def compute_time(flops: ArrayLike, peak_flops: ArrayLike) -> NDArray:
-    return np.asarray(flops, dtype=float) / np.asarray(peak_flops, dtype=float)
+def compute_time(flops: ArrayLike, peak_flops: ArrayLike) -> NDArray[np.float64]:
+    return np.asarray(flops, dtype=np.float64) / np.asarray(peak_flops, dtype=np.float64)
 
 
-def memory_time(bytes_moved: ArrayLike, bandwidth: ArrayLike) -> NDArray:
-    return np.asarray(bytes_moved, dtype=float) / np.asarray(bandwidth, dtype=float)
+def memory_time(bytes_moved: ArrayLike, bandwidth: ArrayLike) -> NDArray[np.float64]:
+    return np.asarray(bytes_moved, dtype=np.float64) / np.asarray(bandwidth, dtype=np.float64)
 
 
 def predicted_time(flops: ArrayLike, bytes_moved: ArrayLike, peak_flops: ArrayLike,
-                   bandwidth: ArrayLike) -> NDArray:
+                   bandwidth: ArrayLike) -> NDArray[np.float64]:
     """Seconds for work that overlaps compute and memory traffic perfectly."""
     return np.maximum(compute_time(flops, peak_flops), memory_time(bytes_moved, bandwidth))
 
 
 def is_memory_bound(flops: ArrayLike, bytes_moved: ArrayLike, peak_flops: ArrayLike,
-                    bandwidth: ArrayLike) -> NDArray:
+                    bandwidth: ArrayLike) -> NDArray[np.bool_]:
     """True where moving the bytes takes longer than doing the FLOPs."""
     return memory_time(bytes_moved, bandwidth) > compute_time(flops, peak_flops)
 
 
-def bound_labels(memory_bound: ArrayLike) -> NDArray:
+def bound_labels(memory_bound: ArrayLike) -> NDArray[np.str_]:
     """``"memory"`` / ``"compute"`` for each element of a boolean array."""
     return np.where(np.asarray(memory_bound, dtype=bool), MEMORY, COMPUTE)
 
@@ -119,45 +119,49 @@ class Ceilings:
         )
 
     @property
-    def compute_values(self) -> NDArray:
-        return np.array([r.value for r in self.compute], dtype=float)
+    def compute_values(self) -> NDArray[np.float64]:
+        return np.array([r.value for r in self.compute], dtype=np.float64)
 
     @property
-    def bandwidth_values(self) -> NDArray:
-        return np.array([r.value for r in self.bandwidth], dtype=float)
+    def bandwidth_values(self) -> NDArray[np.float64]:
+        return np.array([r.value for r in self.bandwidth], dtype=np.float64)
 
-    def ridges(self) -> NDArray:
+    def ridges(self) -> NDArray[np.float64]:
         """Ridge points, shape (compute roofs, bandwidth roofs)."""
         return ridge_point(self.compute_values[:, None], self.bandwidth_values[None, :])
 
-    def attainable(self, intensity: ArrayLike, compute: int = 0, bandwidth: int = 0) -> NDArray:
+    def attainable(self, intensity: ArrayLike, compute: int = 0, bandwidth: int = 0) -> NDArray[np.float64]:
         """Attainable FLOP/s under compute roof ``compute`` and bandwidth roof ``bandwidth``.
 
         Defaults: the highest compute roof and the main memory.
         """
         return attainable(intensity, self.compute[compute].value, self.bandwidth[bandwidth].value)
 
-    def predicted_time(self, flops: ArrayLike, bytes_per_level: ArrayLike, compute: int = 0) -> NDArray:
+    def predicted_time(self, flops: ArrayLike, bytes_per_level: ArrayLike,
+                       compute: int = 0) -> NDArray[np.float64]:
         """Seconds under compute roof ``compute`` and every bandwidth roof at once.
 
         ``bytes_per_level`` has the bandwidth roofs on its last axis (bytes moved through
         each level); the slowest of the compute time and each level's time decides.
         """
-        moved = np.asarray(bytes_per_level, dtype=float)
+        moved = np.asarray(bytes_per_level, dtype=np.float64)
         if moved.shape[-1:] != (len(self.bandwidth),):
             raise ValueError(f"bytes_per_level needs a last axis of {len(self.bandwidth)} "
                              f"(one per bandwidth roof), got shape {moved.shape}")
         level_times = moved / self.bandwidth_values
-        return np.maximum(compute_time(flops, self.compute[compute].value), level_times.max(axis=-1))
+        slowest_level: NDArray[np.float64] = level_times.max(axis=-1)
+        return np.maximum(compute_time(flops, self.compute[compute].value), slowest_level)
 
-    def limiting_roof(self, flops: ArrayLike, bytes_per_level: ArrayLike, compute: int = 0) -> NDArray:
+    def limiting_roof(self, flops: ArrayLike, bytes_per_level: ArrayLike,
+                      compute: int = 0) -> NDArray[np.str_]:
         """Label of the roof that decides each prediction: the compute roof or a memory level."""
-        moved = np.asarray(bytes_per_level, dtype=float)
+        moved = np.asarray(bytes_per_level, dtype=np.float64)
         times = np.concatenate(
             [np.asarray(compute_time(flops, self.compute[compute].value))[..., None],
              moved / self.bandwidth_values], axis=-1)
         labels = np.array([self.compute[compute].label, *(r.label for r in self.bandwidth)])
-        return labels[np.argmax(times, axis=-1)]
+        limiting: NDArray[np.str_] = labels[np.argmax(times, axis=-1)]
+        return limiting
 
     def segments(self, x_min: float, x_max: float) -> list[RoofSegment]:
         """Line pieces to draw on [x_min, x_max]: every compute roof starts at its ridge

@@ -7,6 +7,7 @@ chart still shows where the step would go and the star still moves."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -39,20 +40,20 @@ UNFIT_REACH = 512  # the track's end where nothing fits: past most devices' ridg
 class BatchSweep:
     """Whole-step numbers for a series of batch sizes (other parameters fixed)."""
 
-    batch: NDArray
-    time_s: NDArray
-    tokens_per_s: NDArray
-    flops: NDArray
-    bytes: NDArray
-    memory_bound: NDArray  # the step's total memory time exceeds its total compute time
+    batch: NDArray[np.int64]
+    time_s: NDArray[np.float64]
+    tokens_per_s: NDArray[np.float64]
+    flops: NDArray[np.float64]
+    bytes: NDArray[np.float64]
+    memory_bound: NDArray[np.bool_]  # the step's total memory time exceeds its total compute time
     max_batch: int  # largest batch that fits in memory (0: the weights alone do not)
 
     @property
-    def intensity(self) -> NDArray:
+    def intensity(self) -> NDArray[np.float64]:
         return self.flops / self.bytes
 
     @property
-    def fits(self) -> NDArray:
+    def fits(self) -> NDArray[np.bool_]:
         """Per batch, whether the step fits in memory."""
         return self.batch <= self.max_batch
 
@@ -67,7 +68,8 @@ def default_batches(max_batch: int) -> list[int]:
 
 @lru_cache(maxsize=32)  # a drag of a device's bandwidth sweeps the same ops on every move
 def sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ...], matrix: ComputePeak,
-                 vector: ComputePeak) -> tuple[tuple[Op, ...], NDArray, NDArray, NDArray, NDArray]:
+                 vector: ComputePeak) -> tuple[tuple[Op, ...], NDArray[np.float64], NDArray[np.float64],
+                                             NDArray[np.float64], NDArray[np.float64]]:
     """The ops; each op's count, and per op (rows) and batch (columns) its FLOPs, bytes and
     seconds of arithmetic at the ``matrix`` and ``vector`` peaks."""
     b = np.asarray(batches, dtype=float)
@@ -84,7 +86,7 @@ def sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ..
 
 
 def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
-                batches=None) -> BatchSweep:
+                batches: Iterable[int] | None = None) -> BatchSweep:
     """Time per step and throughput versus batch, in one vectorised evaluation."""
     limit = max_batch_that_fits(model, params, hardware)
     share = params.split.batch_share  # a batch splits evenly over the replicas

@@ -6,13 +6,14 @@ that adds per-op values into a step's (for one batch and for a sweep). Shared by
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-from explorer.core.hardware.hardware import ComputePeak, Hardware
+from explorer.core.hardware.hardware import ComputePeak, Hardware, Link
 from explorer.core.model import collective_costs, group_links, parallel
 from explorer.core.model import ops as op
 from explorer.core.model.models import ModelSpec
@@ -61,7 +62,7 @@ def op_roofs(hardware: Hardware, dtype: str) -> OpRoofs:
     return OpRoofs(matrix, vector, hardware.bandwidth_bytes_per_s, tuple(notes))
 
 
-def compute_time(o: op.Op, roofs: OpRoofs):
+def compute_time(o: op.Op, roofs: OpRoofs) -> op.Size:
     """Seconds of arithmetic for one occurrence of ``o`` (scalar or array, like its sizes)."""
     vector = roofs.vector.flops_per_s
     if o.unit == op.LINK:  # a reduction's additions hide under its transfer
@@ -71,21 +72,22 @@ def compute_time(o: op.Op, roofs: OpRoofs):
     return (o.flops - o.vector_flops) / roofs.matrix.flops_per_s + o.vector_flops / vector
 
 
-def exact(value, what: str) -> int:
-    value = int(value)
-    if value > _INT64_MAX:
+def exact(value: op.Size, what: str) -> int:
+    """``value``, a whole count, as a Python int; an error where it exceeds the int64 NumPy counts in."""
+    count = int(value)
+    if count > _INT64_MAX:
         raise WorkloadError(f"the step is too large to count: {what} exceeds 2^63; "
                             "use a smaller batch, sequence or context")
-    return value
+    return count
 
 
-def once_per_step(ops) -> NDArray:
+def once_per_step(ops: Iterable[op.Op]) -> NDArray[np.bool_]:
     """Ops a training step runs once, after its pipeline drains (the optimizer, the gradient
     all-reduces), rather than for each micro-batch of each stage."""
     return np.array([o.once_per_step for o in ops], dtype=bool)
 
 
-def links_of(ops, hardware: Hardware, params: WorkloadParams) -> list:
+def links_of(ops: Iterable[op.Op], hardware: Hardware, params: WorkloadParams) -> list[Link | None]:
     """The link each op crosses (None: on one device); a link the device lacks is an error."""
     try:
         return group_links.resolve_links(ops, hardware, params.split)
@@ -93,23 +95,32 @@ def links_of(ops, hardware: Hardware, params: WorkloadParams) -> list:
         raise WorkloadError(str(error)) from None
 
 
-def timed_links(links: list, ops, times: NDArray, moved: NDArray, training: bool) -> NDArray:
+def timed_links(links: Sequence[Link | None], ops: Sequence[op.Op], times: NDArray[np.float64],
+                moved: NDArray[np.float64], training: bool) -> NDArray[np.bool_]:
     """Put each communication op's link time (latency + bytes / rate, an all-reduce by its
     algorithm) into ``times`` (rows per op, scalars or per batch); the mask of the ops that
     communicate."""
     talking = np.array([link is not None for link in links], dtype=bool)
-    for i in np.flatnonzero(talking):
-        times[i] = collective_costs.op_link_seconds(links[i], ops[i], moved[i], training)
+    for i, link in enumerate(links):
+        if link is not None:
+            times[i] = collective_costs.op_link_seconds(link, ops[i], moved[i], training)
     return talking
 
 
-def items_per_step(model: ModelSpec, params: WorkloadParams, batch):
+def items_per_step(model: ModelSpec, params: WorkloadParams, batch: op.Size) -> op.Size:
     """Tokens processed (or produced) per step, or images for a CNN."""
     return batch * params.query_tokens if model.item_unit == "tokens" else batch
 
 
+# The ops; per op its FLOPs, bytes, count, seconds of arithmetic and peak; the step's FLOPs and bytes.
+OpTerms = tuple[tuple[op.Op, ...], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64],
+                NDArray[np.float64], NDArray[np.float64], int, int]
+# Per-op values (or ops × batches): exact counts, or seconds and counts as floats (the sweep's).
+Values = NDArray[np.int64] | NDArray[np.float64]
+
+
 @lru_cache(maxsize=32)  # a drag of a device's bandwidth costs the same ops on every move
-def op_terms(model: ModelSpec, params: WorkloadParams, matrix: ComputePeak, vector: ComputePeak) -> tuple:
+def op_terms(model: ModelSpec, params: WorkloadParams, matrix: ComputePeak, vector: ComputePeak) -> OpTerms:
     """What a step's ops cost whatever the bandwidth: the ops; per op its FLOPs, bytes,
     count, seconds of arithmetic at the ``matrix`` and ``vector`` peaks and the peak it
     runs under; and the step's exact FLOPs and bytes."""
@@ -128,10 +139,11 @@ def op_terms(model: ModelSpec, params: WorkloadParams, matrix: ComputePeak, vect
     return ops, flops, moved, counts, arithmetic_s, peaks, total_flops, total_bytes
 
 
-def step_total(counts, values, once, factor):
+def step_total(counts: Values, values: Values, once: NDArray[np.bool_],
+               factor: float | NDArray[np.float64]) -> NDArray[np.float64]:
     """A step's total of per-op ``values`` (one per op, or ops × batches) each weighted by its
     count: the pipelined ops scaled by the pipeline's ``factor`` (a number, or one per batch),
     the once-a-step ops (optimizer, gradient all-reduce) whole. The one formula behind a
-    step's time, its compute, memory and link times, for one batch and for the sweep."""
+    step's time, its compute, memory and link times, for one batch (a 0-d array) and for the sweep."""
     pipelined, whole = np.where(once, 0, counts), np.where(once, counts, 0)
-    return pipelined @ values * factor + whole @ values
+    return np.asarray(pipelined @ values * factor + whole @ values, dtype=np.float64)

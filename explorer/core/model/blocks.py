@@ -8,10 +8,14 @@ names them and places them in its layers.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from explorer.core.model import ops as op
 from explorer.core.model.applicability import Phase
+
+if TYPE_CHECKING:
+    from explorer.core.model.models import TransformerSpec
+    from explorer.core.model.workload import WorkloadParams
 
 
 class Part(NamedTuple):
@@ -23,7 +27,7 @@ class Part(NamedTuple):
     vector_flops: op.Size = 0
 
 
-def attention(p, batch, d_model: int, heads: int, kv_heads: int, head_dim: int,
+def attention(p: WorkloadParams, batch: op.Size, d_model: int, heads: int, kv_heads: int, head_dim: int,
               bias: bool = False, fused_qkv: bool = False, qkv_bias: bool = False,
               qk_norm: bool = False, window: int = 0) -> list[Part]:
     """Q, K, V projections (K and V written to the cache at its precision), the score and
@@ -37,7 +41,8 @@ def attention(p, batch, d_model: int, heads: int, kv_heads: int, head_dim: int,
     return projections[:-1] + attention_core(p, batch, heads, kv_heads, head_dim, window) + projections[-1:]
 
 
-def attention_projections(p, batch, d_model: int, heads: int, kv_heads: int, head_dim: int,
+def attention_projections(p: WorkloadParams, batch: op.Size, d_model: int, heads: int, kv_heads: int,
+                          head_dim: int,
                           bias: bool = False, fused_qkv: bool = False, qkv_bias: bool = False,
                           qk_norm: bool = False, o_bias: bool = False) -> list[Part]:
     """The projections of an attention block, the output projection last (with a bias
@@ -66,7 +71,8 @@ def attention_projections(p, batch, d_model: int, heads: int, kv_heads: int, hea
     return parts
 
 
-def attention_core(p, batch, heads: int, kv_heads: int, head_dim: int, window: int = 0,
+def attention_core(p: WorkloadParams, batch: op.Size, heads: int, kv_heads: int, head_dim: int,
+                   window: int = 0,
                    v_dim: int | None = None, shared: bool = False) -> list[Part]:
     """The score and value products (and the softmax, when written out) over the cached
     tokens, or the last ``window`` of them. ``v_dim``: the values' width when it differs
@@ -113,7 +119,7 @@ def causal_pairs(tokens: int, window: int) -> int:
     return window * (window + 1) // 2 + (tokens - window) * window
 
 
-def latent_attention(p, batch, m) -> list[Part]:
+def latent_attention(p: WorkloadParams, batch: op.Size, m: TransformerSpec) -> list[Part]:
     """Multi-head latent attention (DeepSeek-V2/V3; ``m`` a TransformerSpec with its ranks),
     as inference runs it. The queries go down to q_lora and up again; each new token's
     latent and rotary key (kv_lora + rope values) go to the cache. Decode absorbs the key
@@ -157,7 +163,8 @@ def latent_attention(p, batch, m) -> list[Part]:
     return parts
 
 
-def mlp(p, n, d_model: int, width: int, gated: bool, activation: str, bias: bool = False) -> list[Part]:
+def mlp(p: WorkloadParams, n: op.Size, d_model: int, width: int, gated: bool, activation: str,
+        bias: bool = False) -> list[Part]:
     """A gated MLP (gate and up projections, activation(gate) × up, down projection) or a
     plain one (fc1, activation, fc2), for ``n`` tokens."""
     ab, wb = p.act_bytes, p.weight_bytes
@@ -174,7 +181,8 @@ def mlp(p, n, d_model: int, width: int, gated: bool, activation: str, bias: bool
             Part("fc2", "fc2", op.MATRIX, op.linear(n, width, d_model, ab, wb, bias), down)]
 
 
-def moe(p, n, d_model: int, experts: int, per_token: int, width: int, activation: str,
+def moe(p: WorkloadParams, n: op.Size, d_model: int, experts: int, per_token: int, width: int,
+        activation: str,
         shared_width: int = 0, shared_gate: bool = False, router_bias: bool = False) -> list[Part]:
     """A mixture-of-experts MLP (gated experts) for ``n`` tokens: the router (a d → E
     projection), each token's ``per_token`` experts (gate and up fused, the activation,

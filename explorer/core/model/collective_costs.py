@@ -34,13 +34,13 @@ from explorer.core.model import ops as op
 NCCL_BASE_LATENCY_S = 6.6e-6
 
 
-def ring_all_reduce_bytes(message, devices: int):
+def ring_all_reduce_bytes(message: op.Size, devices: int) -> op.Size:
     """Bytes each device sends in a ring all-reduce of ``message`` bytes over ``devices``:
     2(n−1)/n × message (a reduce-scatter, then an all-gather, each n−1 steps)."""
     return 2 * (devices - 1) * message / devices
 
 
-def all_to_all_bytes(message, devices: int):
+def all_to_all_bytes(message: op.Size, devices: int) -> op.Size:
     """Bytes each device sends in an all-to-all where it holds ``message`` bytes bound
     evenly for every device of the group: the (n−1)/n of them bound for the others."""
     return (devices - 1) * message / devices
@@ -53,7 +53,7 @@ def collective_steps(role: op.Role, devices: int) -> int:
     return steps[role]
 
 
-def link_seconds(link: Link, steps, bytes_sent):
+def link_seconds(link: Link, steps: op.Size, bytes_sent: op.Size) -> op.Size:
     """base + steps × step latency + bytes / per-direction rate (scalars or arrays)."""
     assert link.latency_s is not None  # the catalogue requires it
     return NCCL_BASE_LATENCY_S + steps * link.latency_s + bytes_sent / link.per_direction_bytes_per_s
@@ -82,8 +82,8 @@ def op_algorithm(link: Link, o: op.Op, training: bool) -> tuple[str, float]:
     return choice.label, _passes(o) * choice.latency_s
 
 
-def op_link_seconds(link: Link, o: op.Op, bytes_sent, training: bool,
-                    achieved: collectives.Achieved = collectives.AT_THE_MODEL):
+def op_link_seconds(link: Link, o: op.Op, bytes_sent: op.Size, training: bool,
+                    achieved: collectives.Achieved = collectives.AT_THE_MODEL) -> op.Size:
     """One occurrence of a communication op on ``link`` sending ``bytes_sent`` (its bytes,
     or per batch: arrays), as far from the cost model as ``achieved`` says: an all-reduce
     by the algorithm its message picks (``collectives``; its bytes are a ring's), any other

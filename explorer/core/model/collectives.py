@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.core.hardware.hardware import Link, Tier
+from explorer.core.model.ops import Size
 
 ALGORITHMS = ("auto", "nccl", "ring", "tree", "oneshot", "twoshot", "nvls")
 PROTOCOLS = ("LL", "LL128", "Simple")
@@ -74,7 +75,7 @@ class Choice:
     def label(self) -> str:
         return f"{self.algorithm}/{self.protocol}" if self.protocol else self.algorithm
 
-    def seconds(self, link: Link, scale=1.0):
+    def seconds(self, link: Link, scale: Size = 1.0) -> Size:
         """The all-reduce's time; ``scale`` multiplies the message (per batch, for sweeps)."""
         rate = link.per_direction_bytes_per_s * self.rate_share
         if self.protocol == "LL":
@@ -144,15 +145,15 @@ AT_THE_MODEL = Achieved()
 NCCL_FAMILY = ("ring", "tree", "nvls")
 
 
-def all_reduce_seconds(link: Link, devices: int, message, asked: str, training: bool,
-                       achieved: Achieved = AT_THE_MODEL):
+def all_reduce_seconds(link: Link, devices: int, message: Size, asked: str, training: bool,
+                       achieved: Achieved = AT_THE_MODEL) -> Size:
     """``choose(...).seconds(link)`` for a message that may be an array (a batch sweep):
     each element by the algorithm its own size picks, as far from the model as
     ``achieved`` says."""
     message = np.asarray(message, dtype=float)
     every = options(link, devices, 1.0)  # bytes per byte of message; latencies fixed
 
-    def fastest_of(choices, share=achieved.share):
+    def fastest_of(choices: list[Choice], share: float = achieved.share) -> Size:
         return np.min([c.seconds(link, message / share) for c in choices], axis=0)
 
     nccl = (fastest_of([c for name in NCCL_FAMILY for c in every.get(name, [])], achieved.nccl_share)

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from explorer.core.files.datafile import Fields, brief
 from explorer.core.model import blocks
 from explorer.core.model import ops as op
+
+if TYPE_CHECKING:
+    from explorer.core.model.workload import WorkloadParams
 
 
 class LayerKind(StrEnum):
@@ -38,7 +42,8 @@ class ValueKind(StrEnum):
 COUNT, FLAG = ValueKind.COUNT, ValueKind.FLAG
 # Per kind: field name → (default, kind of value, help). Kinds of value: COUNT, FLAG, or a
 # tuple of choices.
-LAYER_FIELDS: dict[LayerKind, dict[str, tuple]] = {
+Value = int | bool | str  # a layer's field: a count, a flag or one of its choices
+LAYER_FIELDS: dict[LayerKind, dict[str, tuple[Value, ValueKind | tuple[str, ...], str]]] = {
     LayerKind.LINEAR: {"d_in": (4096, COUNT, "input features"), "d_out": (4096, COUNT, "output features"),
                        "bias": (False, FLAG, "adds a bias"),
                        "role": ("fc1", ("fc1", "fc2", "q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj",
@@ -84,15 +89,41 @@ class Layer:
             if name not in known:
                 raise ValueError(f"{self.kind} has no field {name!r} (it has {', '.join(known)})")
             _check(name, value, known[name][1])
-        if self.kind == LayerKind.ATTENTION and self.get("d_model") % self.get("heads"):
-            raise ValueError(f"d_model {self.get('d_model')} is not divisible by {self.get('heads')} heads")
-        if self.kind == LayerKind.ATTENTION and self.get("heads") % self.get("kv_heads"):
-            raise ValueError(f"{self.get('heads')} heads cannot be shared by {self.get('kv_heads')} KV heads")
+        if self.kind == LayerKind.ATTENTION:
+            d, heads, kv_heads = self.count("d_model"), self.count("heads"), self.count("kv_heads")
+            if d % heads:
+                raise ValueError(f"d_model {d} is not divisible by {heads} heads")
+            if heads % kv_heads:
+                raise ValueError(f"{heads} heads cannot be shared by {kv_heads} KV heads")
 
-    def get(self, name: str):
-        return dict(self.values).get(name, LAYER_FIELDS[self.kind][name][0])
+    def get(self, name: str) -> Value:
+        value = dict(self.values).get(name, LAYER_FIELDS[self.kind][name][0])
+        if not isinstance(value, int | str):  # (checked when the layer was made)
+            raise TypeError(f"{self.kind}'s {name} holds {brief(value)}")
+        return value
 
-    def with_value(self, name: str, value) -> Layer:
+    def count(self, name: str) -> int:
+        """A COUNT field's value (a whole number, checked when the layer was made)."""
+        value = self.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{self.kind}'s {name} is not a count")
+        return value
+
+    def flag(self, name: str) -> bool:
+        """A FLAG field's value."""
+        value = self.get(name)
+        if not isinstance(value, bool):
+            raise TypeError(f"{self.kind}'s {name} is not a flag")
+        return value
+
+    def text(self, name: str) -> str:
+        """A field's value that is one of its choices."""
+        value = self.get(name)
+        if not isinstance(value, str):
+            raise TypeError(f"{self.kind}'s {name} is not one of its choices")
+        return value
+
+    def with_value(self, name: str, value: Value) -> Layer:
         others = tuple((k, v) for k, v in self.values if k != name)
         return Layer(self.kind, (*others, (name, value)), self.repeat)
 
@@ -110,7 +141,7 @@ MAX_ENTRIES = 1_000  # entries in one stack
 MAX_LAYERS = 100_000  # layers in one stack, counting repeats
 
 
-def _check(name: str, value, kind) -> None:
+def _check(name: str, value: object, kind: ValueKind | tuple[str, ...]) -> None:
     if kind == COUNT:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {brief(value)}")
@@ -138,7 +169,8 @@ class CustomSpec:
         return sum(_weights(layer) * layer.repeat for layer in self.layers)
 
     def kv_values_per_token(self) -> int:
-        return sum(2 * layer.get("kv_heads") * (layer.get("d_model") // layer.get("heads")) * layer.repeat
+        return sum(2 * layer.count("kv_heads") * (layer.count("d_model") // layer.count("heads"))
+                   * layer.repeat
                    for layer in self.layers if layer.kind == LayerKind.ATTENTION)
 
     def kv_cache_values(self, tokens: int) -> int:
@@ -151,10 +183,10 @@ class CustomSpec:
             return "images"
         return "tokens"
 
-    def to_list(self) -> list[dict]:
+    def to_list(self) -> list[dict[str, object]]:
         out = []
         for layer in self.layers:
-            entry = {"kind": layer.kind.value, **dict(layer.values)}
+            entry: dict[str, object] = {"kind": layer.kind.value, **dict(layer.values)}
             if layer.repeat > 1:
                 entry["repeat"] = layer.repeat
             out.append(entry)
@@ -162,20 +194,20 @@ class CustomSpec:
 
 
 def _weights(layer: Layer) -> int:
-    g = layer.get
+    c, f, t = layer.count, layer.flag, layer.text
     if layer.kind == LayerKind.LINEAR:
-        return g("d_in") * g("d_out") + (g("d_out") if g("bias") else 0)
+        return c("d_in") * c("d_out") + (c("d_out") if f("bias") else 0)
     if layer.kind == LayerKind.ATTENTION:
-        d, head = g("d_model"), g("d_model") // g("heads")
-        return 2 * d * d + 2 * d * g("kv_heads") * head
+        d, head = c("d_model"), c("d_model") // c("heads")
+        return 2 * d * d + 2 * d * c("kv_heads") * head
     if layer.kind == LayerKind.MLP:
-        return (3 if g("gated") else 2) * g("d_model") * g("width")
+        return (3 if f("gated") else 2) * c("d_model") * c("width")
     if layer.kind == LayerKind.NORM:
-        return (2 if g("kind") == op.Norm.LAYERNORM else 1) * g("d")
+        return (2 if t("kind") == op.Norm.LAYERNORM else 1) * c("d")
     if layer.kind == LayerKind.CONV2D:
-        return g("c_out") * g("c_in") * g("kernel") ** 2
+        return c("c_out") * c("c_in") * c("kernel") ** 2
     if layer.kind == LayerKind.EMBEDDING:
-        return g("vocab") * g("d")
+        return c("vocab") * c("d")
     return 0
 
 
@@ -212,7 +244,7 @@ def read_layers(fields: Fields, name: str = "layers") -> tuple[Layer, ...]:
     return tuple(out)
 
 
-def custom_ops(spec: CustomSpec, p, batch) -> list[op.Op]:
+def custom_ops(spec: CustomSpec, p: WorkloadParams, batch: op.Size) -> list[op.Op]:
     """The ops of one step through the stack (``p``: WorkloadParams)."""
     ab, wb = p.act_bytes, p.weight_bytes
     n = batch * p.query_tokens
@@ -221,33 +253,34 @@ def custom_ops(spec: CustomSpec, p, batch) -> list[op.Op]:
     for index, layer in enumerate(spec.layers):
         layers = tuple(range(start, start + layer.repeat))
         start += layer.repeat
-        g = layer.get
+        c, f, t = layer.count, layer.flag, layer.text
 
-        def add(name, role, unit, cost, detail="", vector_flops=0, layers=layers, index=index):
+        def add(name: str, role: str, unit: str, cost: op.Cost, detail: str = "", vector_flops: op.Size = 0,
+                layers: tuple[int, ...] = layers, index: int = index) -> None:
             out.append(op.Op.of(f"L{index}.{name}", role, unit, cost, layers, detail, vector_flops))
 
         if layer.kind == LayerKind.LINEAR:
-            add(g("role"), g("role"), op.MATRIX, op.linear(n, g("d_in"), g("d_out"), ab, wb, g("bias")),
-                f"{g('d_in')} → {g('d_out')}")
+            add(t("role"), t("role"), op.MATRIX, op.linear(n, c("d_in"), c("d_out"), ab, wb, f("bias")),
+                f"{c('d_in')} → {c('d_out')}")
         elif layer.kind in (LayerKind.ATTENTION, LayerKind.MLP):
-            d = g("d_model")
-            parts = (blocks.attention(p, batch, d, g("heads"), g("kv_heads"), d // g("heads"))
+            d = c("d_model")
+            parts = (blocks.attention(p, batch, d, c("heads"), c("kv_heads"), d // c("heads"))
                      if layer.kind == LayerKind.ATTENTION else
-                     blocks.mlp(p, n, d, g("width"), g("gated"), g("activation")))
+                     blocks.mlp(p, n, d, c("width"), f("gated"), t("activation")))
             for part in parts:
                 add(part.name, part.role, part.unit, part.cost, part.detail, part.vector_flops)
         elif layer.kind == LayerKind.NORM:
-            add("norm", "norm", op.VECTOR, op.norm(n, g("d"), g("kind"), ab, wb), g("kind"))
+            add("norm", "norm", op.VECTOR, op.norm(n, c("d"), t("kind"), ab, wb), t("kind"))
         elif layer.kind == LayerKind.SOFTMAX:
-            add("softmax", "attn_softmax", op.VECTOR, op.attention_softmax(1, 1, n, g("width"), ab))
+            add("softmax", "attn_softmax", op.VECTOR, op.attention_softmax(1, 1, n, c("width"), ab))
         elif layer.kind == LayerKind.ELEMENTWISE:
-            add(g("role"), g("role"), op.VECTOR,
-                op.elementwise(n * g("width"), g("flops_per_element"), g("inputs"), ab))
+            add(t("role"), t("role"), op.VECTOR,
+                op.elementwise(n * c("width"), c("flops_per_element"), c("inputs"), ab))
         elif layer.kind == LayerKind.CONV2D:
-            k, size = g("kernel"), g("image")
-            cost = op.conv2d(batch, size, size, g("c_in"), g("c_out"), k, g("stride"), k // 2, ab, wb)
-            add("conv", "conv", op.MATRIX, cost, f"{k}×{k}/{g('stride')}, {g('c_in')} → {g('c_out')}")
+            k, size = c("kernel"), c("image")
+            cost = op.conv2d(batch, size, size, c("c_in"), c("c_out"), k, c("stride"), k // 2, ab, wb)
+            add("conv", "conv", op.MATRIX, cost, f"{k}×{k}/{c('stride')}, {c('c_in')} → {c('c_out')}")
         elif layer.kind == LayerKind.EMBEDDING:
-            rows = n * g("d")
+            rows = n * c("d")
             add("embedding", "embedding", op.VECTOR, op.Cost(0, rows * wb + rows * ab, rows * wb))
     return out

@@ -49,9 +49,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from explorer.core.files.datafile import DataFileError, brief, read_text
 from explorer.core.model.applicability import Phase
@@ -66,7 +67,7 @@ from explorer.core.model.hf_families import (
     QWEN,
     TRANSFORMERS_DEFAULTS,
 )
-from explorer.core.model.hf_patterns import llama4_experts, local_layers, null
+from explorer.core.model.hf_patterns import ExpertFields, llama4_experts, local_layers, null
 from explorer.core.model.models import ModelSpec, TransformerSpec
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ LIMITS = {"num_hidden_layers": 1_000, "n_layer": 1_000, "num_local_experts": 10_
 class _Reader:
     """A config's fields; ``defaults`` (transformers') stand in for those it leaves out."""
 
-    def __init__(self, config: dict, origin: str, defaults: dict | None = None) -> None:
+    def __init__(self, config: dict[str, object], origin: str,
+                 defaults: Mapping[str, object] | None = None) -> None:
         self.config, self.origin = config, origin
         self.values = {**(defaults or {}), **{k: v for k, v in config.items() if v is not None}}
 
@@ -138,11 +140,16 @@ def read_config_file(path: str | Path, name: str = "", named: bool = False) -> T
     return spec_from_config_text(read_text(path), str(path), name, named)
 
 
-def chosen_model(models, ident: str | None, config_path: str | None = None):
+def chosen_model(models: Mapping[str, ModelSpec], ident: str | None,
+                 config_path: str | None = None) -> ModelSpec:
     """The preset ``ident`` in ``models`` (an UnknownIdError names close matches), or, given
     ``config_path``, the model that config.json describes (a DataFileError names the file
     and field)."""
-    return read_config_file(config_path) if config_path else models[ident]
+    if config_path:
+        return read_config_file(config_path)
+    if ident is None:
+        raise ValueError("no model: a preset's id or a config.json is needed")
+    return models[ident]
 
 
 def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = False) -> TransformerSpec:
@@ -159,7 +166,7 @@ def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = 
     return spec_from_config(config, origin)
 
 
-def spec_from_config(config: dict, origin: str) -> TransformerSpec:
+def spec_from_config(config: dict[str, object], origin: str) -> TransformerSpec:
     family = _family(config, origin)
     unmodelled = ""
     if family in NESTED:  # a multimodal model: its text decoder, named and stored as the file says
@@ -176,7 +183,7 @@ def spec_from_config(config: dict, origin: str) -> TransformerSpec:
     return replace(spec, unmodelled=unmodelled) if unmodelled else spec
 
 
-def _text_config(config: dict, origin: str, family: str) -> dict:
+def _text_config(config: dict[str, object], origin: str, family: str) -> dict[str, object]:
     """A multimodal config's ``text_config`` (transformers' defaults when it has none) read
     as ``family``, with the file's name and stored precision."""
     text = config.get("text_config") or {}
@@ -187,7 +194,7 @@ def _text_config(config: dict, origin: str, family: str) -> dict:
     return {**outer, **text, "architectures": [family]}
 
 
-def _family(config: dict, origin: str) -> str:
+def _family(config: dict[str, object], origin: str) -> str:
     """The family a config is read as: its ``architectures``' first class, else its
     ``model_type``'s (as transformers' AutoConfig goes by model_type)."""
     r = _Reader(config, origin)
@@ -206,7 +213,7 @@ def _family(config: dict, origin: str) -> str:
                                    f"(it reads {', '.join(FAMILIES)})")
 
 
-def _given_name(config: dict) -> str:
+def _given_name(config: dict[str, object]) -> str:
     """The config's own ``_name_or_path``, "" when it names nothing ("", ".", "/")."""
     raw = config.get("_name_or_path")
     given = raw.strip().rstrip("/") if isinstance(raw, str) else ""
@@ -231,10 +238,23 @@ def _ident(name: str) -> str:
     return "hf-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model")
 
 
+class _Common(TypedDict):
+    """A model's fields (``TransformerSpec``'s) that say where it came from."""
+
+    id: str
+    name: str
+    source: str
+    published_parameters: int
+    parameters_source: str
+    origin: str
+    config: str
+    file_dtype: str
+
+
 TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float": "fp32", "half": "fp16"}
 
 
-def _common(r: _Reader, family: str) -> dict:
+def _common(r: _Reader, family: str) -> _Common:
     name = _name(r, family)
     given = _given_name(r.config)
     # An "org/name" id keeps the organisation (two caches' "x" differ); a bare name is as named.
@@ -279,7 +299,8 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         window = r.integer("sliding_window")
         first = r.integer("max_window_layers", default=28, minimum=0)
         window_layers = tuple(range(min(first, layers), layers))
-    fields = dict(
+    return TransformerSpec(
+        **_common(r, family),
         d_model=d, layers=layers, heads=heads, kv_heads=kv_heads,
         mlp_width=r.integer("intermediate_size_mlp" if family == "Llama4ForCausalLM" else "intermediate_size",
                             default=0 if moe else None, minimum=0),
@@ -305,10 +326,9 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
         window_layers=window_layers,
         **_experts(r, family),
     )
-    return TransformerSpec(**_common(r, family), **fields)
 
 
-def _experts(r: _Reader, family: str) -> dict:
+def _experts(r: _Reader, family: str) -> ExpertFields:
     if family in DEEPSEEK:  # V2 routes within groups (n_group, topk_group): the same work per token
         every = r.integer("moe_layer_freq", default=1)
         if every != 1:

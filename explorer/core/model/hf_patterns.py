@@ -4,13 +4,45 @@ the experts (Llama 4's interleaved MoE layers). Each takes the config's reader."
 
 from __future__ import annotations
 
+from typing import Protocol, TypedDict
 
-def null(r, key: str) -> bool:
+from explorer.core.files.datafile import DataFileError
+
+
+class ConfigReader(Protocol):
+    """What these read of ``hf_config``'s reader: the file's own fields and checked values."""
+
+    config: dict[str, object]
+
+    def error(self, field: str | None, message: str) -> DataFileError: ...
+
+    def integer(self, *keys: str, default: int | None = None, minimum: int = 1) -> int: ...
+
+
+class ExpertFields(TypedDict, total=False):
+    """A model's expert fields (``TransformerSpec``'s) as a config gives them."""
+
+    experts: int
+    experts_per_token: int
+    expert_width: int
+    shared_width: int
+    shared_gate: bool
+    dense_layers: int
+    moe_step: int
+    router_bias: bool
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+def null(r: ConfigReader, key: str) -> bool:
     """Whether the file sets ``key`` to null (no window), which its class's default does not undo."""
     return key in r.config and r.config[key] is None
 
 
-def local_layers(r, layers: int, local: str) -> tuple[int, ...]:
+def local_layers(r: ConfigReader, layers: int, local: str) -> tuple[int, ...]:
     """The layers that attend within a window: those the file's ``layer_types`` calls
     ``local``, else by the family's rule. Gemma 3: all but every ``sliding_window_pattern``-th
     (HF Gemma3's ``is_sliding = (layer_idx + 1) % pattern``); Llama 4: its RoPE layers
@@ -35,7 +67,7 @@ def local_layers(r, layers: int, local: str) -> tuple[int, ...]:
     return tuple(i for i in range(layers) if (i + 1) % pattern)
 
 
-def llama4_experts(r) -> dict:
+def llama4_experts(r: ConfigReader) -> ExpertFields:
     """Llama 4's MoE layers: every ``interleave_moe_layer_step``-th layer (Scout: each,
     Maverick: every other), routed experts and a shared one, each ``intermediate_size`` wide."""
     layers = r.integer("num_hidden_layers")

@@ -33,13 +33,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.core.model import ops as op
 from explorer.core.model.applicability import Phase
 from explorer.core.model.collective_costs import all_to_all_bytes, collective_steps, ring_all_reduce_bytes
-from explorer.core.model.models import TransformerSpec
+from explorer.core.model.models import ModelSpec, TransformerSpec
+
+if TYPE_CHECKING:
+    from explorer.core.model.workload import WorkloadParams
 
 MAX_TP = 64
 MAX_PP = 512
@@ -99,7 +103,7 @@ class Split:
         return self.dp * self.ep
 
 
-def local_batch(batch, share: int):
+def local_batch(batch: op.Size, share: int) -> op.Size:
     """``batch`` (a count, or an array of them) over ``share`` devices, rounded up: what the
     busiest takes."""
     if isinstance(batch, int):
@@ -143,7 +147,7 @@ def expert_shard(m: TransformerSpec, ep: int) -> TransformerSpec:
     return replace(m, experts=m.experts // ep, experts_per_token=m.experts_per_token / ep)  # type: ignore[arg-type]
 
 
-def check_split(model, split: Split) -> None:
+def check_split(model: ModelSpec, split: Split) -> None:
     """Refuse a split the model cannot take (raises ParallelError naming the fix); the batch's
     split is checked with the workload's parameters."""
     if (split.tp > 1 or split.pp > 1 or split.ep > 1) and not isinstance(model, TransformerSpec):
@@ -169,7 +173,7 @@ def stage_layers(layers: int, pp: int) -> list[tuple[int, ...]]:
     return out
 
 
-def device_parameters(model, split: Split) -> int:
+def device_parameters(model: ModelSpec, split: Split) -> int:
     """Parameters the busiest device holds: its tensor and expert share of the layers of
     its pipeline stage, with the embedding (first stage) or the final norm and LM head
     (last stage), whichever stage holds more."""
@@ -197,7 +201,7 @@ def _transformer_device_parameters(model: TransformerSpec, split: Split) -> int:
     return max(stage_total(i, layers) for i, layers in enumerate(stages))
 
 
-def expert_parameters(model, split: Split) -> int:
+def expert_parameters(model: ModelSpec, split: Split) -> int:
     """The routed experts' weights on the busiest device (its stage's MoE layers, its E/ep
     experts, its 1/tp of each): those only its expert-parallel group holds."""
     if not isinstance(model, TransformerSpec) or not model.moe:
@@ -208,7 +212,8 @@ def expert_parameters(model, split: Split) -> int:
     return layers * shard.experts * shard.expert_parameters()
 
 
-def communication_ops(model, params, split: Split, local_batch) -> dict[str, list[op.Op]]:
+def communication_ops(model: ModelSpec, params: WorkloadParams, split: Split,
+                      local_batch: op.Size) -> dict[str, list[op.Op]]:
     """The communication ops of one forward pass, by the op they follow: "attn_residual"
     and "mlp_residual" (TP all-reduces, EP all-to-alls) and "end" (PP sends)."""
     out: dict[str, list[op.Op]] = {"attn_residual": [], "mlp_residual": [], "end": []}
@@ -240,7 +245,8 @@ def communication_ops(model, params, split: Split, local_batch) -> dict[str, lis
     return out
 
 
-def stage_sends(model: TransformerSpec, params, split: Split, message) -> list[op.Op]:
+def stage_sends(model: TransformerSpec, params: WorkloadParams, split: Split,
+                message: op.Size) -> list[op.Op]:
     """A pipeline's sends: at the end of every stage but the last, or in training of every
     layer chunk (pp × vpp of them, interleaved 1F1B). Training with tensor parallel sends
     1/tp of the activations from each device of the group and gathers them again over the

@@ -5,9 +5,9 @@ description must equal the published total stored beside it (a test checks it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Literal, TypedDict, overload
 
 from explorer.core.files.datafile import DataFileError, Fields, brief, read_entries
 from explorer.core.files.registry import Registry
@@ -18,7 +18,17 @@ SCHEMA = 1
 ARCHITECTURES = ("transformer", "cnn", "vit", "hf-config")
 
 
-def _read_transformer(fields: Fields, common: dict) -> TransformerSpec:
+class _Common(TypedDict):
+    """The fields every model preset has, whatever its architecture."""
+
+    id: str
+    name: str
+    source: str
+    parameters_source: str
+    published_parameters: int
+
+
+def _read_transformer(fields: Fields, common: _Common) -> TransformerSpec:
     spec = TransformerSpec(
         **common,
         d_model=fields.integer("d_model"),
@@ -46,7 +56,7 @@ def _read_transformer(fields: Fields, common: dict) -> TransformerSpec:
     return spec
 
 
-def _read_vit(fields: Fields, common: dict) -> VitSpec:
+def _read_vit(fields: Fields, common: _Common) -> VitSpec:
     spec = VitSpec(**common, image_size=fields.integer("image_size"), patch=fields.integer("patch"),
                    in_channels=fields.integer("in_channels"), d_model=fields.integer("d_model"),
                    layers=fields.integer("layers"), heads=fields.integer("heads"),
@@ -60,7 +70,7 @@ def _read_vit(fields: Fields, common: dict) -> VitSpec:
     return spec
 
 
-def _read_cnn(fields: Fields, common: dict) -> CnnSpec:
+def _read_cnn(fields: Fields, common: _Common) -> CnnSpec:
     stages = []
     for index, raw in enumerate(fields.items("stages")):
         stage_fields = fields.child(raw, f"stages[{index}]")
@@ -125,12 +135,12 @@ def matches_published(count: int, published: int | str) -> bool:
         return count == published
     number, scale = published.split(" ")
     decimals = len(number.split(".")[1]) if "." in number else 0
-    unit = _SCALES[scale] / 10**decimals
+    unit = _SCALES[scale] / 10.0**decimals
     value = _figure(published)
     return value - unit / 2 <= count < value + unit
 
 
-def _read_from_config(fields: Fields, common: dict) -> TransformerSpec:
+def _read_from_config(fields: Fields, common: _Common) -> TransformerSpec:
     """A preset read from a model's own config.json (a path beside the preset file)."""
     from dataclasses import replace
 
@@ -150,7 +160,7 @@ def _read_from_config(fields: Fields, common: dict) -> TransformerSpec:
 
 def read_model_entry(fields: Fields) -> ModelSpec:
     published = _published(fields, "published_parameters")
-    common = {
+    common: _Common = {
         "id": fields.identifier("id"),
         "name": fields.text("name"),
         "source": fields.url("source"),
@@ -158,7 +168,7 @@ def read_model_entry(fields: Fields) -> ModelSpec:
         "published_parameters": round(_figure(published)),
     }
     architecture = fields.text("architecture", choices=ARCHITECTURES)
-    readers: dict[str, Callable[[Fields, dict[str, Any]], ModelSpec]] = {
+    readers: dict[str, Callable[[Fields, _Common], ModelSpec]] = {
         "transformer": _read_transformer, "cnn": _read_cnn, "vit": _read_vit,
                "hf-config": _read_from_config}
     spec = readers[architecture](fields, common)
@@ -180,7 +190,7 @@ def load_model_file(path: str | Path, text: str | None = None) -> list[ModelSpec
 
 
 class ModelCatalog(Registry[ModelSpec]):
-    def __init__(self, models) -> None:
+    def __init__(self, models: Iterable[ModelSpec]) -> None:
         super().__init__("model", models)
 
 

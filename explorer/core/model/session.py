@@ -12,21 +12,21 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from explorer import defaults
 from explorer.core.files.atomic import target_of, write_text_atomic
 from explorer.core.files.datafile import Fields, brief, dump_yaml, load_yaml, sealed
-from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.hardware import Hardware, MemoryLevel, Provenance
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.model.custom import CustomSpec, Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config_text
-from explorer.core.model.models import ModelSpec
+from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import PARAMETERS, saved
 from explorer.core.model.profile import Profile, profile_to_dict, read_saved_profile
 from explorer.core.model.workload import WorkloadParams
@@ -50,6 +50,12 @@ def _check_scale(name: str, value: float) -> None:
     # compared, not converted: an integer of 400 digits (YAML reads it) holds no float; NaN fails
     if not (isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high):
         raise ValueError(f"{name} must be between {low:g} and {high:g}, got {brief(value)}")
+
+
+class _Marking(Protocol):
+    """Marks a provenance as a what-if's (``formula``: how the number was derived)."""
+
+    def __call__(self, provenance: Provenance, formula: str = ...) -> Provenance: ...
 
 
 @dataclass(frozen=True)
@@ -96,8 +102,9 @@ class WhatIf:
         others = tuple((k, v) for k, v in self.peak_scales if k != label)
         return replace(self, peak_scales=others + (((label, factor),) if factor != 1.0 else ()))
 
-    def _main(self, level, what_if):
+    def _main(self, level: MemoryLevel, what_if: _Marking) -> MemoryLevel:
         bandwidth, provenance = level.bandwidth_bytes_per_s, level.provenance
+        assert bandwidth is not None  # the loader requires it for main memory
         if self.bandwidth_scale != 1.0:
             bandwidth *= self.bandwidth_scale
             provenance = what_if(provenance)
@@ -119,7 +126,7 @@ class WhatIf:
         if self.in_flight_bytes is not None:
             latency_of(hardware)  # a clear error for a device without a measured latency
 
-        def what_if(provenance, formula="what-if: dragged on the chart"):
+        def what_if(provenance: Provenance, formula: str = "what-if: dragged on the chart") -> Provenance:
             return replace(provenance, derived=True, formula=formula, what_if=True)
 
         memory = tuple(self._main(m, what_if) if m.main else m for m in hardware.memory)
@@ -257,11 +264,12 @@ def model_choice(spec: ModelSpec | CustomSpec) -> ModelChoice:
 
 
 @lru_cache(maxsize=8)
-def config_spec(text: str):
+def config_spec(text: str) -> TransformerSpec:
     return spec_from_config_text(text, "the session's model config")
 
 
-def read_ids(fields: Fields, name: str, known, required: bool = True) -> tuple[str, ...]:
+def read_ids(fields: Fields, name: str, known: Container[str] | None,
+             required: bool = True) -> tuple[str, ...]:
     value = fields.raw(name, required=required)
     if value is None:
         return ()
@@ -282,7 +290,8 @@ def save_workload(path: str | Path, session: Session) -> None:
         {"schema": SCHEMA, "workload": session.workload_dict()}, sort_keys=False)))
 
 
-def load_session(path: str | Path, hardware_ids=None, model_ids=None,
+def load_session(path: str | Path, hardware_ids: Container[str] | None = None,
+                 model_ids: Container[str] | None = None,
                  text: str | None = None) -> Session:
     """Read and validate a session file. ``hardware_ids`` and ``model_ids`` (when given)
     are the ids that exist, so a session naming a deleted device fails with its name."""
@@ -297,7 +306,8 @@ def load_session(path: str | Path, hardware_ids=None, model_ids=None,
     return session
 
 
-def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[tuple[str, WhatIf], ...]:
+def read_what_ifs(fields: Fields, hardware_ids: Container[str] | None,
+                  name: str = "what_if") -> tuple[tuple[str, WhatIf], ...]:
     """What-ifs by device. ``hardware_ids``: the known ids, or the catalogue itself (a
     mapping), which also lets a Little's-law cap be checked against the device."""
     what_ifs = []
@@ -329,7 +339,8 @@ def read_what_ifs(fields: Fields, hardware_ids, name: str = "what_if") -> tuple[
 MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not a choice
 
 
-def read_session(top: Fields, hardware_ids=None, model_ids=None, version: int = SCHEMA) -> Session:
+def read_session(top: Fields, hardware_ids: Container[str] | None = None,
+                 model_ids: Container[str] | None = None, version: int = SCHEMA) -> Session:
     """A session from the fields of a mapping (a session file's, or a scene's start)."""
     hardware = read_ids(top, "hardware", hardware_ids)
     model, params, layers, config = read_workload(top, model_ids, version)

@@ -28,23 +28,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from explorer.core.model import collective_costs, parallel
 from explorer.core.model import ops as op
-from explorer.core.model.models import TransformerSpec
+from explorer.core.model.models import ModelSpec, TransformerSpec
+
+if TYPE_CHECKING:
+    from explorer.core.model.workload import WorkloadParams
 
 ADAM_FLOPS_PER_PARAMETER = 14  # moments 3 + 4, update 7 (sqrt, +ε, ÷, weight decay ×, +, ×lr, −)
 MASTER_BYTES = 4  # fp32 master weights kept beside 16-bit ones
 MOMENT_BYTES = 8  # Adam's two fp32 moments
 
 
-def state_bytes_per_parameter(params) -> int:
+def state_bytes_per_parameter(params: WorkloadParams) -> int:
     """Weights, gradients, master weights (below fp32) and Adam's moments: 16 for bf16."""
     weights = params.act_bytes
     return weights + weights + (MASTER_BYTES if weights < 4 else 0) + MOMENT_BYTES
 
 
-def optimizer_bytes_per_parameter(params) -> int:
+def optimizer_bytes_per_parameter(params: WorkloadParams) -> int:
     """Read gradients, master weights, moments; write master weights, moments, 16-bit weights."""
     weights = params.act_bytes
     master = weights < 4
@@ -63,7 +67,7 @@ class Holding:
     what: str
 
 
-def holdings(model, split) -> tuple[Holding, ...]:
+def holdings(model: ModelSpec, split: parallel.Split) -> tuple[Holding, ...]:
     """The device's parameters by the group of their replicas (see the conventions)."""
     parameters = parallel.device_parameters(model, split)
     experts = parallel.expert_parameters(model, split) if split.ep > 1 else 0
@@ -74,7 +78,7 @@ def holdings(model, split) -> tuple[Holding, ...]:
     return shared, Holding(experts, split.dp, "data", "gradients of this device's experts")
 
 
-def _shards(params, holding: Holding, stage: int) -> int:
+def _shards(params: WorkloadParams, holding: Holding, stage: int) -> int:
     """Shards a holding's part of the state is cut into at ZeRO ``stage`` and above."""
     return holding.group if params.zero >= stage else 1
 
@@ -94,7 +98,7 @@ class DeviceState:
 
 
 @lru_cache(maxsize=32)  # weights, state and the batch limit each ask, on every frame of a drag
-def device_state(model, params) -> DeviceState:
+def device_state(model: ModelSpec, params: WorkloadParams) -> DeviceState:
     """What the busiest device holds of weights, gradients and optimizer state."""
     wb, split = params.weight_bytes, params.split
     optimizer_bpp = state_bytes_per_parameter(params) - 2 * params.act_bytes
@@ -109,7 +113,7 @@ def device_state(model, params) -> DeviceState:
     return DeviceState(weights, gradients, optimizer)
 
 
-def step_ops(model, params, split) -> list[op.Op]:
+def step_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split) -> list[op.Op]:
     """The once-a-step ops of training: the optimizer over the device's share of the state,
     and each holding's gradient synchronisation over its replicas."""
     hold = holdings(model, split)

@@ -29,6 +29,7 @@ Conventions beyond ops.py:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from explorer.core.model import blocks, parallel, training
@@ -39,7 +40,7 @@ from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitS
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
-def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.Op]:
+def build_ops(model: ModelSpec, params: WorkloadParams, batch: op.Size | None = None) -> list[op.Op]:
     """The ops of one step (on one device, when the step is spread over several). ``batch``
     overrides ``params.batch`` (a NumPy array for sweeps)."""
     batch = params.batch if batch is None else batch
@@ -58,7 +59,8 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch=None) -> list[op.O
         raise WorkloadError(str(error)) from None
 
 
-def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split, batch) -> list[op.Op]:
+def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split,
+                batch: op.Size) -> list[op.Op]:
     """One device's ops: its share of the model and the batch, the communication between
     devices, and in training the backward pass and the optimizer."""
     local = parallel.local_batch(batch, split.batch_share)
@@ -77,7 +79,7 @@ def _device_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split,
     return training.training_ops(out, model, params, split) if params.phase == Phase.TRAIN else out
 
 
-def _model_ops(model: ModelSpec, params: WorkloadParams, batch) -> list[op.Op]:
+def _model_ops(model: ModelSpec | CustomSpec, params: WorkloadParams, batch: op.Size) -> list[op.Op]:
     if isinstance(model, TransformerSpec):
         return _transformer_ops(model, params, batch)
     if isinstance(model, CnnSpec):
@@ -91,24 +93,26 @@ def _model_ops(model: ModelSpec, params: WorkloadParams, batch) -> list[op.Op]:
     raise TypeError(f"no op builder for {type(model).__name__}")
 
 
-def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op]:
+def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> list[op.Op]:
     ab, wb = p.act_bytes, p.weight_bytes
     n = batch * p.query_tokens
     d, f = m.d_model, m.mlp_width
     every = tuple(range(m.layers))
     out: list[op.Op] = []
 
-    def add(name, role, unit, cost, layers=every, detail="", vector_flops=0):
+    def add(name: str, role: str, unit: str, cost: op.Cost, layers: tuple[int, ...] = every, detail: str = "",
+            vector_flops: op.Size = 0) -> None:
         out.append(op.Op.of(name, role, unit, cost, layers, detail, vector_flops))
 
-    def layer_norm(name):
+    def layer_norm(name: str) -> None:
         add(name, "norm", op.VECTOR, op.norm(n, d, m.norm, ab, wb), detail=m.norm)
 
-    def block(parts, layers=every, prefix=""):
+    def block(parts: Iterable[blocks.Part], layers: tuple[int, ...] = every, prefix: str = "") -> None:
         for part in parts:
             add(prefix + part.name, part.role, part.unit, part.cost, layers, part.detail, part.vector_flops)
 
-    def split(test):  # the layers where ``test`` holds, and the others
+    # The layers where ``test`` holds, and the others.
+    def split(test: Callable[[int], bool]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return tuple(i for i in every if test(i)), tuple(i for i in every if not test(i))
 
     windowed, full = split(m.windowed)
@@ -142,7 +146,7 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch) -> list[op.Op
     return [embedding, *out, final_norm, lm_head]
 
 
-def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch) -> tuple[op.Op, op.Op, op.Op]:
+def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> tuple[op.Op, op.Op, op.Op]:
     """The ops listed around the layers: the embedding lookup, the final norm, the LM head.
     A lookup reads one table row per token (two with learned positions, then added: one
     FLOP per element)."""
@@ -163,7 +167,7 @@ def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch) -> tuple[op.O
     return embedding, final_norm, lm_head
 
 
-def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
+def _vit_ops(m: VitSpec, p: WorkloadParams, batch: op.Size) -> list[op.Op]:
     """One forward pass over ``batch`` images: every token attends over all of the image's
     tokens (an encoder: no mask, no KV cache; keys and values stay activations)."""
     tokens = m.tokens
@@ -181,11 +185,11 @@ def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
     out.append(op.Op.of("positions", "embedding", op.VECTOR, op.Cost(added.flops, added.bytes + table, table),
                         (), f"class token + learned positions, {tokens} tokens"))
 
-    def add(part):
+    def add(part: blocks.Part) -> None:
         out.append(op.Op.of(part.name, part.role, part.unit, part.cost, every, part.detail,
                             part.vector_flops))
 
-    def layer_norm(name):
+    def layer_norm(name: str) -> None:
         out.append(op.Op.of(name, "norm", op.VECTOR, op.norm(n, d, "layernorm", ab, wb), every, "layernorm"))
 
     layer_norm("attn_norm")
@@ -202,11 +206,11 @@ def _vit_ops(m: VitSpec, p: WorkloadParams, batch) -> list[op.Op]:
     return out
 
 
-def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
+def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch: op.Size) -> list[op.Op]:
     ab, wb = p.act_bytes, p.weight_bytes
     out: list[op.Op] = []
 
-    def conv(name, layer, size, c_in, c_out, kernel, stride):
+    def conv(name: str, layer: int | None, size: int, c_in: int, c_out: int, kernel: int, stride: int) -> int:
         padding = kernel // 2
         cost = op.conv2d(batch, size, size, c_in, c_out, kernel, stride, padding, ab, wb)
         layers = () if layer is None else (layer,)
@@ -214,7 +218,8 @@ def _cnn_ops(m: CnnSpec, p: WorkloadParams, batch) -> list[op.Op]:
                             f"{kernel}×{kernel}/{stride}, {c_in} → {c_out}, {size}×{size} in"))
         return op.conv2d_output(size, kernel, stride, padding)
 
-    def pointwise(name, role, layer, size, channels, flops_per_element, inputs):
+    def pointwise(name: str, role: str, layer: int | None, size: int, channels: int, flops_per_element: int,
+                  inputs: int) -> None:
         elements = batch * size * size * channels
         params_bytes = 2 * channels * wb if role == op.Role.NORM else 0  # batch norm scale and shift
         cost = op.elementwise(elements, flops_per_element, inputs, ab)

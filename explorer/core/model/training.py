@@ -36,15 +36,16 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from explorer.core.hardware.hardware import ComputePeak, Hardware
 from explorer.core.model import ops as op
 from explorer.core.model import parallel, sharding
 from explorer.core.model.applicability import Phase
-from explorer.core.model.models import TransformerSpec
+from explorer.core.model.models import ModelSpec, TransformerSpec
 
 if TYPE_CHECKING:
     from explorer.core.model.workload import WorkloadParams
@@ -62,7 +63,7 @@ TRAINING_DTYPES = ("fp32", "bf16", "fp16")
 ATTENTION_CORE = ("attn_score", "attn_softmax", "attn_value")
 
 
-def op_passes(o: op.Op, params) -> int:
+def op_passes(o: op.Op, params: WorkloadParams) -> int:
     """How many times one op's forward work is done in a training step: 3 (forward and
     backward), 4 when it is recomputed. A fused attention kernel keeps no scores and its
     backward already recomputes them: selective recomputation adds nothing to it.
@@ -86,7 +87,8 @@ def _scaled(o: op.Op, factor: int, note: str) -> op.Op:
                    steps=o.steps * factor, detail=f"{o.detail}; {note}" if o.detail else note)
 
 
-def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
+def training_ops(forward: list[op.Op], model: ModelSpec, params: WorkloadParams,
+                 split: parallel.Split) -> list[op.Op]:
     """The ops of a training step on one device, from the ops of its forward pass."""
     out = []
     for o in forward:
@@ -102,7 +104,8 @@ def training_ops(forward: list[op.Op], model, params, split) -> list[op.Op]:
     return out
 
 
-def layer_activation_bytes(model: TransformerSpec, params, split, layer: int) -> float:
+def layer_activation_bytes(model: TransformerSpec, params: WorkloadParams, split: parallel.Split,
+                           layer: int) -> float:
     """Bytes of 16-bit activations one layer keeps for one sequence on one device, from the
     layer's shapes as Korthikanti et al. (2022, section 4.1) count a GPT layer's: the inputs
     of the norms (2h each), of the Q/K/V and MLP products (2h each), the dropout masks (h
@@ -129,7 +132,7 @@ def layer_activation_bytes(model: TransformerSpec, params, split, layer: int) ->
     return s * per_token
 
 
-def in_flight(params, split) -> float:
+def in_flight(params: WorkloadParams, split: parallel.Split) -> float:
     """Micro-batches (one sequence each) whose activations the first pipeline stage keeps
     at once: all of its sequences without a pipeline; with one, up to pp of them (1F1B),
     times 1 + (pp−1)/(pp·vpp) with virtual stages (Korthikanti et al. 2022, section 4.2.3)."""
@@ -140,7 +143,8 @@ def in_flight(params, split) -> float:
     return held * (1 + (split.pp - 1) / (split.pp * params.vpp)) if params.vpp > 1 else held
 
 
-def activation_bytes(model, params, split, forward: list[op.Op]) -> int:
+def activation_bytes(model: ModelSpec, params: WorkloadParams, split: parallel.Split,
+                     forward: list[op.Op]) -> int:
     """Activations one device keeps for the backward pass (see the module's conventions)."""
     if not isinstance(model, TransformerSpec):
         return int(sum(int(o.activation_bytes) * o.count for o in forward if o.unit != op.LINK) // 2)
@@ -164,6 +168,31 @@ def pipeline_factor(params: WorkloadParams, split: parallel.Split, batch: ArrayL
     micro = np.ceil(np.asarray(batch, dtype=float) / split.batch_share)  # the busiest replica's
     factor = (1 + (split.pp - 1) / (params.vpp * micro)) / split.pp
     return float(factor) if factor.ndim == 0 else factor
+
+
+class _StepTime(Protocol):
+    @property
+    def time_s(self) -> float: ...
+
+
+class _Roofs(Protocol):
+    @property
+    def matrix(self) -> ComputePeak: ...
+
+
+class AnalysedStep(Protocol):
+    """What a training run reads of an analysed step (``analysis.Analysis``, a layer above)."""
+
+    @property
+    def params(self) -> WorkloadParams: ...
+    @property
+    def totals(self) -> _StepTime: ...
+    @property
+    def roofs(self) -> _Roofs: ...
+    @property
+    def hardware(self) -> Hardware: ...
+    @property
+    def model_flops(self) -> float: ...
 
 
 DEFAULT_MFU = 0.4  # a stated default: large dense runs report 0.35–0.55 (PaLM 0.46, Llama 3 0.38–0.43)
@@ -211,7 +240,7 @@ class Run:
         return None if self.tdp_w is None else self.seconds(at_mfu) * self.devices * self.tdp_w
 
 
-def run(analysis, tokens: float, mfu: float = DEFAULT_MFU) -> Run:
+def run(analysis: AnalysedStep, tokens: float, mfu: float = DEFAULT_MFU) -> Run:
     """The run of ``tokens`` training tokens at the analysed step (phase train)."""
     p, t = analysis.params, analysis.totals
     if p.phase != Phase.TRAIN:

@@ -36,16 +36,17 @@ the step's slide the scaling laws of that training budget instead of the rooflin
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.analysis.roofline import COMPUTE, MEMORY, BoundKind
 from explorer.core.files.datafile import DataFileError, Fields, load_yaml, read_entries
-from explorer.core.files.registry import Registry
+from explorer.core.files.registry import Registry, Skipped
 from explorer.core.files.userfiles import load_each, yaml_files
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS
 from explorer.core.model.profile import Profile, read_saved_profile
 from explorer.core.model.session import (
@@ -159,7 +160,7 @@ class Scene:
             session = s.apply(session)
         return session
 
-    def state_at(self, step: int, catalog, models) -> State:
+    def state_at(self, step: int, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec]) -> State:
         """The step on its primary device, what-ifs applied: what its claims are about."""
         from explorer.core.words.claims import State
 
@@ -167,7 +168,8 @@ class Scene:
         hardware = session.what_if(session.primary).apply(catalog[session.primary])
         return State(models[session.model], session.params, hardware, session.profile)
 
-    def explain_step(self, step: int, catalog, models) -> Explanation:
+    def explain_step(self, step: int, catalog: Mapping[str, Hardware],
+                     models: Mapping[str, ModelSpec]) -> Explanation:
         """The caption of ``step`` with its ``{…}`` numbers filled in, the claims behind
         them, and the claims its ``check`` declares."""
         state = self.state_at(step, catalog, models)
@@ -180,7 +182,7 @@ class Scene:
         return Explanation(f"{self.title}, step {step + 1}", text, tuple(claims), {},
                            tuple(self.steps[step].check.claims(state, previous)))
 
-    def caption_at(self, step: int, catalog, models) -> str:
+    def caption_at(self, step: int, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec]) -> str:
         """The caption of ``step`` with its ``{…}`` numbers filled in."""
         return self.explain_step(step, catalog, models).text
 
@@ -192,7 +194,8 @@ class Scene:
 class SceneReader:
     """Validates scene files against the catalogue, the known models and topics."""
 
-    def __init__(self, catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
+    def __init__(self, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec],
+                 topic_ids: Collection[str],
                  fill: bool = True) -> None:
         self.catalog, self.models, self.topic_ids = catalog, models, set(topic_ids)
         self.model_ids = set(models)
@@ -271,7 +274,7 @@ class SceneReader:
 SHIPPED_PROFILE = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}\.yaml")
 
 
-def _with_shipped_profile(fields: Fields, where: str, mapping: dict) -> dict:
+def _with_shipped_profile(fields: Fields, where: str, mapping: dict[str, object]) -> dict[str, object]:
     """A scene's start or step (``where``) with ``profile: NAME.yaml`` (a profile shipped
     in resources/profiles/runs, as a session keeps it) read in its place; a session's own
     form is left as it is."""
@@ -293,7 +296,7 @@ class StepError(ValueError):
         self.field, self.reason = field, reason
 
 
-def fill_every_step(scene: Scene, catalog: Mapping[str, Hardware], models: Mapping) -> None:
+def fill_every_step(scene: Scene, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec]) -> None:
     """Raise ``StepError`` unless every step of ``scene`` leads to a valid state whose
     caption fills in."""
     for index in range(len(scene.steps)):
@@ -308,24 +311,24 @@ def fill_every_step(scene: Scene, catalog: Mapping[str, Hardware], models: Mappi
 
 
 class SceneCatalog(Registry[Scene]):
-    def __init__(self, scenes, skipped=()) -> None:
+    def __init__(self, scenes: Iterable[Scene], skipped: Iterable[Skipped] = ()) -> None:
         super().__init__("scene", scenes, skipped)
 
 
-def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping) -> SceneCatalog:
+def load_default_scenes(catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec]) -> SceneCatalog:
     """The scenes shipped in resources/scenes, checked against the shipped "why" topics."""
     return load_scenes(catalog, models, topic_ids(catalog, models))
 
 
-def topic_ids(catalog, models) -> set[str]:
+def topic_ids(catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec]) -> set[str]:
     """The ids of the shipped "why" topics a scene step may name."""
     from explorer.core.words.why import load_topics
 
     return {t.id for t in load_topics(catalog, models=models, check=False)}  # (ids: the suite fills them)
 
 
-def user_scenes(catalog: Mapping[str, Hardware], models: Mapping, topics,
-                user_directory: str | Path | None = None) -> tuple[list[Scene], list]:
+def user_scenes(catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec], topics: Collection[str],
+                user_directory: str | Path | None = None) -> tuple[list[Scene], list[Skipped]]:
     """(the user's own scenes, the files skipped) from the data folder's ``scenes/`` (or
     ``user_directory``), one file at a time: a broken file is skipped and listed, its
     captions filled in to check them."""
@@ -337,7 +340,7 @@ def user_scenes(catalog: Mapping[str, Hardware], models: Mapping, topics,
                      lambda path: load_scene_file(path, catalog, models, topics), "scene", "scenes")
 
 
-def merged(shipped: Mapping[str, Scene], mine: list[Scene], skipped=()) -> SceneCatalog:
+def merged(shipped: Mapping[str, Scene], mine: list[Scene], skipped: Iterable[Skipped] = ()) -> SceneCatalog:
     """The shipped scenes and the user's own: a user's scene with a shipped id replaces the
     shipped one, in its place; the others follow."""
     by_id = {scene.id: scene for scene in mine}
@@ -345,7 +348,7 @@ def merged(shipped: Mapping[str, Scene], mine: list[Scene], skipped=()) -> Scene
                         skipped)
 
 
-def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
+def open_scenes(catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec],
                 user_directory: str | Path | None = None, fill_shipped: bool = True) -> SceneCatalog:
     """The shipped scenes and the user's own (``user_scenes``, ``merged``). ``fill_shipped``
     False: the shipped scenes' captions are not filled in now (the test suite fills every
@@ -355,7 +358,7 @@ def open_scenes(catalog: Mapping[str, Hardware], models: Mapping,
     return merged(shipped, *user_scenes(catalog, models, topics, user_directory))
 
 
-def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
+def load_scenes(catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec], topic_ids: Collection[str],
                 directory: str | Path | None = None, fill: bool = True) -> SceneCatalog:
     directory = Path(directory) if directory is not None else resource_path("scenes")
     files = sorted(directory.glob("*.yaml"))
@@ -365,6 +368,6 @@ def load_scenes(catalog: Mapping[str, Hardware], models: Mapping, topic_ids,
                         for scene in load_scene_file(path, catalog, models, topic_ids, fill))
 
 
-def load_scene_file(path: str | Path, catalog: Mapping[str, Hardware], models: Mapping,
-                    topic_ids, fill: bool = True) -> list[Scene]:
+def load_scene_file(path: str | Path, catalog: Mapping[str, Hardware], models: Mapping[str, ModelSpec],
+                    topic_ids: Collection[str], fill: bool = True) -> list[Scene]:
     return read_entries(path, "scenes", SCHEMA, SceneReader(catalog, models, topic_ids, fill))

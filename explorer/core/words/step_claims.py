@@ -7,11 +7,12 @@ from __future__ import annotations
 from statistics import median
 
 import numpy as np
+from numpy.typing import NDArray
 
 from explorer.core.analysis.batching import crossing_batch
 from explorer.core.analysis.roofline import BoundKind
 from explorer.core.model.models import TransformerSpec
-from explorer.core.model.ops import Role
+from explorer.core.model.ops import Op, Role
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share
 from explorer.core.words import parallel_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
@@ -30,7 +31,7 @@ from explorer.core.words.placeholder_context import Context
 from explorer.core.words.step_fields import STEP_MODULES
 
 
-def _intensities(state: State, role: str):
+def _intensities(state: State, role: str) -> NDArray[np.float64]:
     a = state.analysis()
     values = np.array([float(i) for o, i in zip(a.ops, a.intensity, strict=True) if o.role == role])
     if values.size == 0:
@@ -108,34 +109,43 @@ def _kv_per_token(state: State) -> tuple[str, Claim]:
     return text, Quantity("KV cache per token", t.kv_bytes_per_token, text, per_token)
 
 
-def _touched(state) -> float:
+def _transformer(state: State) -> TransformerSpec:
+    """The step's model, which the field asks to be a transformer (KeyError else)."""
+    if not isinstance(state.model, TransformerSpec):
+        raise KeyError(f"{state.model.name} is not a transformer")
+    return state.model
+
+
+def _touched(state: State) -> float:
     """Distinct experts a step's tokens touch per layer, from the routing assumption alone:
     E·(1 − (1 − k/E)^n) uniformly, E at worst."""
-    m, p = state.model, state.params
+    m, p = _transformer(state), state.params
     if p.routing == "all":
         return float(m.experts)
     tokens = p.batch * p.query_tokens
     return m.experts * (1 - (1 - m.experts_per_token / m.experts) ** tokens)
 
 
-def _touched_in_analysis(state) -> float:
+def _touched_in_analysis(state: State) -> float:
     """The same, as the analysis reads them: the routed experts' weight bytes over one expert's."""
-    m, p = state.model, state.params
+    m, p = _transformer(state), state.params
     [up] = [o for o in state.analysis().ops if o.name == "expert_up"]
-    return up.weight_bytes / (2 * m.d_model * m.expert_width * p.weight_bytes)
+    return float(up.weight_bytes) / (2 * m.d_model * m.expert_width * p.weight_bytes)
 
 
-def weights_read(state) -> float:
-    """Weight bytes a transformer step reads, from the parameter count: every weight once,
-    except the embedding table (only the rows of the step's tokens; a tied table is read in
-    full once more as the LM head) and the routed experts no token touches."""
+def weights_read(state: State) -> float:
+    """Weight bytes a step reads, from the parameter count: every weight once, except, in a
+    transformer, the embedding table (only the rows of the step's tokens; a tied table is
+    read in full once more as the LM head) and the routed experts no token touches."""
     m, p = state.model, state.params
+    if not isinstance(m, TransformerSpec):  # a CNN or a ViT: every weight once
+        return m.parameter_count() * p.weight_bytes
     n = p.batch * p.query_tokens
     table = m.vocab * m.d_model
-    count = m.parameter_count() - (0 if m.tied_embeddings else table) + n * m.d_model
+    count: float = m.parameter_count() - (0 if m.tied_embeddings else table) + n * m.d_model
     if m.positions == "learned":
         count += n * m.d_model - m.max_context * m.d_model
-    if getattr(m, "moe", False):
+    if m.moe:
         per_expert = (3 if m.gated_mlp else 2) * m.d_model * m.expert_width
         routed_layers = sum(1 for i in range(m.layers) if m.moe_layer(i))
         count -= routed_layers * (m.experts - _touched(state)) * per_expert
@@ -168,12 +178,13 @@ def op_field(ctx: Context, name: str, field: str) -> tuple[str, Found]:
     return claim.phrase, claim
 
 
-def _message_bytes(state, o) -> float:
+def _message_bytes(state: State, o: Op) -> float:
     """What a tensor-parallel all-reduce sends, from the ring formula: 2(n−1)/n of the
     step's activations (tokens × d_model × bytes); other ops, their bytes as costed."""
-    p, m = state.params, state.model
+    p = state.params
     if o.role != Role.ALL_REDUCE or p.tp == 1 or o.name == "grad_all_reduce":
         return float(o.bytes)
+    m = _transformer(state)  # (only a transformer splits by tensor parallel)
     message = p.local_batch * p.query_tokens * m.d_model * p.act_bytes
     return 2 * (p.tp - 1) / p.tp * message
 

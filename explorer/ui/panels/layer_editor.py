@@ -117,20 +117,19 @@ class LayerStackEditor(QtWidgets.QDialog):
         repeat.valueChanged.connect(lambda v: self._edit(row, None, v))
         self.form.addRow("repeat", repeat)
         for name, (_default, kind, help_text) in LAYER_FIELDS[layer.kind].items():
-            value = layer.get(name)
             widget: QtWidgets.QWidget
             if kind == COUNT:
-                widget = spin = QtWidgets.QSpinBox(minimum=1, maximum=10_000_000, value=value)
+                widget = spin = QtWidgets.QSpinBox(minimum=1, maximum=10_000_000, value=layer.count(name))
                 spin.setGroupSeparatorShown(True)
                 spin.setKeyboardTracking(False)
                 spin.valueChanged.connect(lambda v, name=name: self._edit(row, name, v))
             elif kind == FLAG:
-                widget = box = QtWidgets.QCheckBox(checked=value)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
+                widget = box = QtWidgets.QCheckBox(checked=layer.flag(name))  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
                 box.toggled.connect(lambda v, name=name: self._edit(row, name, v))
             else:
                 widget = combo = QtWidgets.QComboBox()
                 combo.addItems(list(kind))
-                combo.setCurrentText(value)
+                combo.setCurrentText(layer.text(name))
                 combo.currentTextChanged.connect(lambda v, name=name: self._edit(row, name, v))
             widget.setToolTip(help_text)
             self.form.addRow(name, widget)
