@@ -67,6 +67,20 @@ def no_dangling_threads():
     assert not left, f"threads left running: {[t.name for t in left]}"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def widgets_application():
+    """The widgets' QApplication, made before any test runs an export in this process: the
+    export command makes a bare QGuiApplication when none exists, and a window test after it
+    could then make no QApplication (Qt aborts the whole run). Where PySide6 is not
+    installed (a lent GPU machine runs the kernels' tests alone), nothing."""
+    try:
+        from PySide6 import QtWidgets
+    except ImportError:
+        yield None
+        return
+    yield QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+
+
 @pytest.fixture(scope="session")
 def numpy_backend():
     from explorer.kernels.backends import NumpyBackend
