@@ -67,6 +67,7 @@ from explorer.core.model.hf_families import (
     QWEN,
     TRANSFORMERS_DEFAULTS,
 )
+from explorer.core.model.hf_fields import ConfigFields
 from explorer.core.model.hf_patterns import ExpertFields, llama4_experts, local_layers, null
 from explorer.core.model.models import ModelSpec, TransformerSpec
 
@@ -76,60 +77,6 @@ if TYPE_CHECKING:
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
 SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
-
-ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu": "gelu", "gelu_new": "gelu",
-               "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu"}
-LIMIT = 1 << 24  # any one dimension; far beyond real models (checked before any product)
-# Counts a step is built from layer by layer or expert by expert: 10× the largest published
-# (126 layers in Llama 3.1 405B; 256 routed experts in DeepSeek-V3), so analysis stays quick.
-LIMITS = {"num_hidden_layers": 1_000, "n_layer": 1_000, "num_local_experts": 10_000, "num_experts": 10_000,
-          "num_attention_heads": 10_000, "n_head": 10_000}
-
-
-class _Reader:
-    """A config's fields; ``defaults`` (transformers') stand in for those it leaves out."""
-
-    def __init__(self, config: dict[str, object], origin: str,
-                 defaults: Mapping[str, object] | None = None) -> None:
-        self.config, self.origin = config, origin
-        self.values = {**(defaults or {}), **{k: v for k, v in config.items() if v is not None}}
-
-    def error(self, field: str | None, message: str) -> DataFileError:
-        return DataFileError(self.origin, message, field=field)
-
-    def has(self, key: str) -> bool:
-        return self.values.get(key) is not None
-
-    def integer(self, *keys: str, default: int | None = None, minimum: int = 1) -> int:
-        """The first of ``keys`` present, a whole number from ``minimum`` to ``LIMIT``."""
-        for key in keys:
-            if self.has(key):
-                value = self.values[key]
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise self.error(key, f"must be a whole number, got {brief(value)}")
-                limit = LIMITS.get(key, LIMIT)
-                if not minimum <= value <= limit:
-                    raise self.error(key, f"must be between {minimum} and {limit:,}, got {value:,}")
-                return value
-        if default is None:
-            raise self.error(keys[0], "is missing")
-        return default
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.values.get(key, default)
-        if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, got {brief(value)}")
-        return value
-
-    def activation(self, *keys: str) -> str:
-        for key in keys:
-            if self.has(key):
-                value = self.values[key]
-                if not isinstance(value, str) or value not in ACTIVATIONS:
-                    raise self.error(key, f"activation {brief(value)} is not one of {', '.join(ACTIVATIONS)}")
-                return ACTIVATIONS[value]
-        raise self.error(keys[0], "is missing")
-
 
 def read_config_file(path: str | Path, name: str = "", named: bool = False) -> TransformerSpec:
     """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field.
@@ -172,7 +119,7 @@ def spec_from_config(config: dict[str, object], origin: str) -> TransformerSpec:
     if family in NESTED:  # a multimodal model: its text decoder, named and stored as the file says
         family, unmodelled = NESTED[family]
         config = _text_config(config, origin, family)
-    r = _Reader(config, origin, TRANSFORMERS_DEFAULTS.get(family))
+    r = ConfigFields(config, origin, TRANSFORMERS_DEFAULTS.get(family))
     spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
     _check(r, spec)
     if family == "Llama4ForCausalLM" and spec.window_layers:
@@ -197,7 +144,7 @@ def _text_config(config: dict[str, object], origin: str, family: str) -> dict[st
 def _family(config: dict[str, object], origin: str) -> str:
     """The family a config is read as: its ``architectures``' first class, else its
     ``model_type``'s (as transformers' AutoConfig goes by model_type)."""
-    r = _Reader(config, origin)
+    r = ConfigFields(config, origin)
     architectures = config.get("architectures")
     named = architectures[0] if isinstance(architectures, list) and architectures and \
         isinstance(architectures[0], str) else None
@@ -220,7 +167,7 @@ def _given_name(config: dict[str, object]) -> str:
     return "" if given == "." else given
 
 
-def _name(r: _Reader, family: str) -> str:
+def _name(r: ConfigFields, family: str) -> str:
     """A name from the file: its ``_name_or_path``, else the file's own name, or its folder's
     for a ``config.json`` (a Hub download keeps the repository's name), else the family."""
     given = _given_name(r.config)
@@ -254,7 +201,7 @@ class _Common(TypedDict):
 TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float": "fp32", "half": "fp16"}
 
 
-def _common(r: _Reader, family: str) -> _Common:
+def _common(r: ConfigFields, family: str) -> _Common:
     name = _name(r, family)
     given = _given_name(r.config)
     # An "org/name" id keeps the organisation (two caches' "x" differ); a bare name is as named.
@@ -268,7 +215,7 @@ def _common(r: _Reader, family: str) -> _Common:
             "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else ""}
 
 
-def _decoder(r: _Reader, family: str) -> TransformerSpec:
+def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
     if family in ("LlamaForCausalLM", "GraniteForCausalLM") and r.flag("mlp_bias", default=False):
         raise r.error("mlp_bias", "biases in the MLP's projections are not modelled (their parameters "
                                   "would be left out of the count): the app reads mlp_bias false only")
@@ -328,7 +275,7 @@ def _decoder(r: _Reader, family: str) -> TransformerSpec:
     )
 
 
-def _experts(r: _Reader, family: str) -> ExpertFields:
+def _experts(r: ConfigFields, family: str) -> ExpertFields:
     if family in DEEPSEEK:  # V2 routes within groups (n_group, topk_group): the same work per token
         every = r.integer("moe_layer_freq", default=1)
         if every != 1:
@@ -365,7 +312,7 @@ def _experts(r: _Reader, family: str) -> ExpertFields:
     return {}
 
 
-def _gpt2(r: _Reader) -> TransformerSpec:
+def _gpt2(r: ConfigFields) -> TransformerSpec:
     d = r.integer("n_embd", "hidden_size")
     return TransformerSpec(
         **_common(r, "GPT2LMHeadModel"),
@@ -378,7 +325,7 @@ def _gpt2(r: _Reader) -> TransformerSpec:
     )
 
 
-def _check(r: _Reader, spec: TransformerSpec) -> None:
+def _check(r: ConfigFields, spec: TransformerSpec) -> None:
     if not spec.head_dim_value and spec.d_model % spec.heads:
         raise r.error("num_attention_heads", f"hidden_size {spec.d_model} is not divisible by "
                                              f"{spec.heads} heads")
