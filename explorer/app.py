@@ -21,7 +21,8 @@ log = logging.getLogger("explorer")
 # imports before its first paint.
 WINDOW_QT_FREE = ("explorer.chart.model", "explorer.chart.hits", "explorer.chart.svg", "explorer.document",
                   "explorer.document.files", "explorer.core.words.scenes", "explorer.core.words.why",
-                  "explorer.core.analysis.drags", "explorer.core.hardware.device_sheet",
+                  "explorer.core.analysis.drags", "explorer.core.analysis.engine_terms",
+                  "explorer.core.hardware.device_sheet",
                   "explorer.kernels.cpuinfo", "explorer.about", "explorer.commands.common",
                   "explorer.ui.panels.device_html")
 

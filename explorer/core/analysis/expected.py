@@ -65,6 +65,9 @@ class Expected:
     time_s: float  # the step's
     bound_s: float  # the step's roofline bound, for comparison
     parts: dict[str, float]  # seconds of the step by ``OpClass``
+    kernel_s: NDArray[np.float64] | None = None  # per occurrence of each op: its launches' seconds
+    band: tuple[float, float] | None = None  # (low, high) seconds: where a measured run is expected
+    engine: str = ""  # the serving or training engine whose fitted terms it includes (engine_terms)
 
     @property
     def ratio(self) -> float:
@@ -166,20 +169,31 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     parts[OpClass.KERNELS] = float(step_total(a.counts, kernel_s, once, factor))
     parts[OpClass.STEP] = e.value("step_ms") * 1e-3
     total = float(step_total(a.counts, op_time, once, factor)) + parts[OpClass.STEP]
-    return Expected(e, op_time, total, a.totals.time_s, parts)
+    return Expected(e, op_time, total, a.totals.time_s, parts, kernel_s)
 
 
 def _families(source: str) -> tuple[Efficiency, ...]:
     return calibrated()[0] if source == Source.CALIBRATED else published()
 
 
-def expected_for(a: Analysis) -> Expected | None:
-    """The expected time the workload's ``efficiency`` asks for (None: the bound alone, or
-    no efficiency of that source for the device: ``missing_efficiency`` says so)."""
+def kernels_for(a: Analysis) -> Expected | None:
+    """The kernel model (``expected``) with the factors the workload's ``efficiency`` asks
+    for, without the terms fitted to whole runs (None: the bound alone, or no efficiency of
+    that source for the device)."""
     if a.params.efficiency == Source.BOUND:
         return None
     family = efficiency_for(a.hardware, _families(a.params.efficiency))
     return None if family is None else expected(a, family)
+
+
+def expected_for(a: Analysis) -> Expected | None:
+    """The expected time the workload's ``efficiency`` asks for, with the fitted terms of its
+    ``engine`` and their band (``engine_terms``; None: the bound alone, or no efficiency of
+    that source for the device: ``missing_efficiency`` says so)."""
+    from explorer.core.analysis.engine_terms import apply, read_terms  # it builds on this module
+
+    e = kernels_for(a)
+    return None if e is None else apply(a, e, read_terms(), a.params.engine)
 
 
 def missing_efficiency(a: Analysis) -> str | None:

@@ -10,8 +10,10 @@ The step is costed from the two analyses, op by op (same name: same op): FLOPs a
 add, the weights counted once; the bound is each op's max(FLOPs / peak, bytes /
 bandwidth). The expected time (where the device's family has published efficiency) gives a
 product of weights its efficiency at the rows of both (``expected.product_time``) and one
-launch, and every other op the two parts' expected work under one launch. An op only one
-part has (latent attention's absorbed decode projections) keeps its own time. A
+launch, and every other op the two parts' expected work under one launch; then the terms
+fitted to whole runs as for any step (``engine_terms``: each op's class factor, the engine's
+costs a kernel, a collective, a step and a request, the chunk's request counted). An op only
+one part has (latent attention's absorbed decode projections) keeps its own time. A
 communication op is costed as the two parts' together (its latency counted twice: an upper
 bound)."""
 
@@ -23,7 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis, analyze
-from explorer.core.analysis.expected import Expected, expected_for, product_time
+from explorer.core.analysis.engine_terms import apply, host_s, launch_s, op_scale, read_terms
+from explorer.core.analysis.expected import Expected, kernels_for, product_time
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
@@ -56,13 +59,17 @@ def mixed_step(model: ModelSpec, params: WorkloadParams, hardware: Hardware, bat
     factor = training.pipeline_factor(decode.params, decode.params.split, batch)
     alone = [j for j, o in enumerate(part.ops) if o.name not in {x.name for x in decode.ops}]
     bound_s = float(step_total(decode.counts, bound, once, factor)) + _alone(part, alone, part.time_s)
-    e_decode, e_part = expected_for(decode), expected_for(part)
+    e_decode, e_part = kernels_for(decode), kernels_for(part)
     if e_decode is None or e_part is None:
         return MixedStep(bound_s, bound_s, "bound", decode, part)
+    terms = read_terms()
+    fit = terms.engine(params.engine)
+    kernel_s = e_decode.efficiency.value("kernel_us") * 1e-6
     op_s = np.array([_expected(decode, part, e_decode, e_part, i, j) for i, j in matched])
-    work_alone = _alone(part, alone, e_part.op_time_s)
+    op_s = (op_s - kernel_s) * op_scale(decode, terms) + kernel_s + launch_s(decode, fit)
+    work_alone = _alone(part, alone, apply(part, e_part, terms, params.engine).op_time_s)
     expected_s = float(step_total(decode.counts, op_s, once, factor)) + work_alone + \
-        e_decode.efficiency.value("step_ms") * 1e-3
+        e_decode.efficiency.value("step_ms") * 1e-3 + host_s(fit, Phase.DECODE, decode.params.local_batch + 1)
     return MixedStep(bound_s, expected_s, "expected", decode, part)
 
 

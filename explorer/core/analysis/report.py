@@ -36,14 +36,18 @@ def analysis_dict(a: Analysis, run: Run | None = None) -> dict[str, Any]:
     """The ``analyze --json`` document: FLOPs and bytes as integers, times in seconds. On
     several devices, the ops and totals are one device's (``workload.devices``).
     ``totals.time_s`` is the roofline bound, ``totals.expected_time_s`` the expected time
-    (None: the bound alone was asked for, or no efficiency is published for the device)."""
+    (None: the bound alone was asked for, or no efficiency is published for the device) and
+    ``expected_low_s``–``expected_high_s`` the band a measured time is expected in (9 runs in
+    10 held out, ``engine_terms.band``)."""
     e = expected_for(a)
     return {
         "hardware": _hardware_dict(a),
         "workload": _workload_dict(a),
         "ops": _op_dicts(a),
         "communication": _communication_dicts(a),
-        "totals": {**_totals_dict(a.totals), "expected_time_s": None if e is None else e.time_s},
+        "totals": {**_totals_dict(a.totals), "expected_time_s": None if e is None else e.time_s,
+                   "expected_low_s": None if e is None or e.band is None else e.band[0],
+                   "expected_high_s": None if e is None or e.band is None else e.band[1]},
         "efficiency": efficiency_dict(a, e),
         "energy": energy_dict(a, e),
         **({"training": run_dict(run)} if run is not None else {}),
@@ -59,11 +63,28 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
         return out
     family = e.efficiency
     out.update(family=family.id, name=family.name, expected_over_bound=e.ratio, parts_s=dict(e.parts),
+               engine=_engine_dict(e),
                factors={name: {"value": f.value, "source": f.source, "note": f.note}
                         for name, f in family.factors.items()})
     if a.params.phase == Phase.TRAIN:
         out["expected_mfu"] = expected_mfu(a, e)
     return out
+
+
+def _engine_dict(e: Expected) -> dict[str, Any]:
+    """The fitted terms the expected time includes: the engine's and the class factors, with
+    the runs they were fitted to (``engine_terms``)."""
+    from explorer.core.analysis.engine_terms import read_terms
+
+    terms = read_terms()
+    fit = terms.engine(e.engine or "typical")
+    validated = e.efficiency.id in terms.validated
+    return {"id": fit.id, "asked": e.engine, "runs": fit.runs, "sources": list(fit.sources),
+            "terms": {t.value: v for t, v in fit.terms.items()},
+            "class_factors": {c.value: v for c, v in terms.classes.items()},
+            "band_note": ("9 in 10 held-out published runs fall in this band" if validated else
+                          f"no published run on {e.efficiency.name}: the band of the validated families, "
+                          f"{terms.widen:g}× as wide in log scale")}
 
 
 def expected_mfu(a: Analysis, e: Expected) -> float:

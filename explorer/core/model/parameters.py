@@ -51,6 +51,11 @@ MAX_VPP = 64
 # What times a step is given: its roofline bound alone, or beside it the time expected from
 # the efficiency real kernels reach on the device's family (explorer.core.hardware.efficiency).
 EFFICIENCIES = ("published", "calibrated", "bound")
+# The serving or training engine whose host costs and kernels the expected time includes
+# (fitted to its published runs: explorer.core.analysis.engine_terms); typical: the fit over
+# every engine's runs together. Only engines with published runs are offered.
+ENGINES = ("typical", "tensorrt-llm", "vllm", "vllm-0.5", "lmdeploy", "gpt-fast", "llama.cpp", "ik-llama.cpp",
+           "itrex", "megatron-lm")
 # Upper bounds on the parameters (far beyond any real step). Counts that still overflow
 # 64-bit integers are reported by the analysis as a clear error.
 MAX_BATCH = 1 << 20
@@ -240,6 +245,10 @@ PARAMETERS = (
               "family (resources/efficiency; none published for some devices); calibrated: at the "
               "efficiency `roofline-explorer calibrate` measured on the device", choices=EFFICIENCIES,
               keeps_place=True),
+    Parameter("engine", Kind.CHOICE, "typical", "Engine",
+              "the serving or training engine the expected time is for: its host's costs a step, a "
+              "request and a kernel, fitted to its published runs (resources/efficiency/engines.yaml); "
+              "typical: the fit over every engine's runs together", choices=ENGINES, keeps_place=True),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 # Rows that only training uses: a step of another phase keeps them at their defaults.

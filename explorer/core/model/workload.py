@@ -73,6 +73,7 @@ class WorkloadParams:
     zero: int = 0  # training: ZeRO stage, state sharded across the data-parallel replicas
     vpp: int = 1  # training: virtual pipeline stages (interleaved 1F1B)
     efficiency: str = "published"  # the times given: the bound alone, or an expected time beside it
+    engine: str = "typical"  # whose fitted host costs the expected time includes (engine_terms)
 
     def __post_init__(self) -> None:
         for parameter in PARAMETERS:  # each value within its row's kind and limits

@@ -1,0 +1,245 @@
+"""What a whole run pays beyond its kernels as microbenchmarks measure them: terms fitted to
+published runs, and the band a measured time is expected in.
+
+The expected time of ``expected.expected`` runs each kernel at the share of the roofs a
+microbenchmark of its kind reaches (``hardware.efficiency``). Real runs are slower than
+that, always in one direction (docs/validation.md): an engine's kernels meet shapes the
+microbenchmarks do not (a mixture of experts' grouped products with a few rows an expert,
+attention over a long cache at a large batch), and an engine's host does work for every
+step, request and kernel. ``run_fit`` fits those costs to the published runs of
+``resources/validation/published-runs.yaml`` and writes them to
+``resources/efficiency/engines.yaml``:
+
+- a factor for each class of kernel (``FitClass``), at least 1: how much longer that class
+  takes in whole runs than its microbenchmark's share says;
+- for each engine (the ``engine`` workload parameter), its host's milliseconds a step,
+  microseconds a request a step and microseconds a kernel, and the microseconds each
+  collective costs beyond its modelled time (engines run their own all-reduces, or NCCL's,
+  in or out of a captured graph); ``typical`` is the fit over every engine's runs together,
+  and stands in for an engine with no runs of its own;
+- the band: the 5th and 95th percentiles of expected ÷ measured over runs predicted with
+  terms fitted without their source (leave-one-source-out), by phase; wider (``widen``
+  times in log scale) for a device whose family has no run of its own.
+
+Every term only adds time, so the expected time stays at or above the bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.expected import Expected, OpClass, launches, op_class
+from explorer.core.analysis.terms import once_per_step, step_total
+from explorer.core.files.datafile import Fields, read_entries
+from explorer.core.model import ops as op
+from explorer.core.model import training
+from explorer.core.model.applicability import Phase
+from explorer.paths import resource_path
+
+SCHEMA = 1
+TYPICAL = "typical"  # the fit over every engine's runs: the default engine
+EXPERT_ROLES = frozenset({op.Role.EXPERT_UP, op.Role.EXPERT_DOWN})
+
+
+class FitClass(StrEnum):
+    """The classes of kernel a whole run's factor is fitted for."""
+
+    DENSE = "dense products"
+    EXPERT = "expert products"
+    ATTENTION = "attention"
+    MEMORY = "memory-bound kernels"
+    LINK = "communication"
+
+
+class EngineTerm(StrEnum):
+    """An engine's host costs: what each unit of its work adds."""
+
+    STEP = "step_ms"  # each step
+    SEQUENCE = "sequence_us"  # each request (sequence) in each inference step
+    KERNEL = "kernel_us"  # each kernel launched
+    COLLECTIVE = "collective_us"  # each collective across devices (an all-reduce's latency)
+
+
+TERM_SCALE = {EngineTerm.STEP: 1e-3, EngineTerm.SEQUENCE: 1e-6, EngineTerm.KERNEL: 1e-6,
+              EngineTerm.COLLECTIVE: 1e-6}  # to seconds
+
+
+@dataclass(frozen=True)
+class EngineFit:
+    """One engine's fitted host costs and the runs behind them."""
+
+    id: str
+    terms: dict[EngineTerm, float]
+    runs: int  # of its own (0: ``typical``'s stand in)
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunTerms:
+    """The fitted terms of ``engines.yaml``."""
+
+    classes: dict[FitClass, float]
+    engines: dict[str, EngineFit]
+    bands: dict[Phase, tuple[float, float]]  # expected ÷ measured: 5th and 95th percentiles, held out
+    widen: float  # the band's log-width multiplier for a family without runs of its own
+    validated: frozenset[str]  # efficiency families with runs of their own
+    runs: int  # fitted to
+    sources: int
+    origin: str = field(default="", compare=False)
+
+    def engine(self, name: str) -> EngineFit:
+        """``name``'s fit, else ``typical``'s (an engine with no runs of its own)."""
+        return self.engines.get(name) or self.engines[TYPICAL]
+
+
+def fit_class(o: op.Op) -> FitClass | None:
+    """The class an op's work is scaled in (None: none; ``expected.op_class`` refined)."""
+    kind = op_class(o)
+    if kind == OpClass.GEMM:
+        return FitClass.EXPERT if o.role in EXPERT_ROLES else FitClass.DENSE
+    return {OpClass.ATTENTION: FitClass.ATTENTION, OpClass.MEMORY: FitClass.MEMORY,
+            OpClass.LINK: FitClass.LINK}.get(kind)
+
+
+def _step_sum(a: Analysis, values: NDArray[np.float64]) -> float:
+    """A step's total of per-occurrence ``values``, added up as the step's time is."""
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    return float(step_total(a.counts, values, once_per_step(a.ops), factor))
+
+
+def _work(e: Expected) -> NDArray[np.float64]:
+    return e.op_time_s - (e.kernel_s if e.kernel_s is not None else 0.0)
+
+
+def features(a: Analysis, e: Expected) -> dict[str, float]:
+    """What the fitted terms multiply in ``a``'s step: seconds of work by ``FitClass`` and the
+    units of each ``EngineTerm`` (steps, requests, kernels)."""
+    work = _work(e)
+    classes = [fit_class(o) for o in a.ops]
+    out = {c.value: _step_sum(a, np.where([k == c for k in classes], work, 0.0)) for c in FitClass}
+    out[EngineTerm.STEP.value] = 1.0
+    out[EngineTerm.SEQUENCE.value] = 0.0 if a.params.phase == Phase.TRAIN else float(a.params.local_batch)
+    out[EngineTerm.KERNEL.value] = _step_sum(a, launches(a))
+    out[EngineTerm.COLLECTIVE.value] = _step_sum(a, _collectives(a))
+    return out
+
+
+def _collectives(a: Analysis) -> NDArray[np.float64]:
+    """Collectives each occurrence of each op runs (its launches, for the ops that cross a link)."""
+    return np.where([o.unit == op.LINK for o in a.ops], launches(a), 0.0)
+
+
+def op_scale(a: Analysis, terms: RunTerms) -> NDArray[np.float64]:
+    """Each op's work factor: its ``FitClass``'s (1: none)."""
+    return np.array([terms.classes.get(c, 1.0) if c is not None else 1.0
+                     for c in (fit_class(o) for o in a.ops)])
+
+
+def launch_s(a: Analysis, fit: EngineFit) -> NDArray[np.float64]:
+    """The engine's seconds beyond the kernel model for each occurrence of each op: its
+    kernels' and its collectives' host costs."""
+    return (fit.terms[EngineTerm.KERNEL] * TERM_SCALE[EngineTerm.KERNEL] * launches(a)
+            + fit.terms[EngineTerm.COLLECTIVE] * TERM_SCALE[EngineTerm.COLLECTIVE] * _collectives(a))
+
+
+def host_s(fit: EngineFit, phase: Phase, sequences: int) -> float:
+    """The engine's host seconds a step: once, and for each of ``sequences`` requests (at
+    inference)."""
+    per_request = 0.0 if phase == Phase.TRAIN else sequences * fit.terms[EngineTerm.SEQUENCE]
+    return fit.terms[EngineTerm.STEP] * TERM_SCALE[EngineTerm.STEP] + per_request * TERM_SCALE[EngineTerm.SEQUENCE]
+
+
+def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
+    """``e`` (the kernel model) with the fitted terms of ``engine``: each op's work scaled
+    by its class's factor, the engine's host costs added, and the band around the result."""
+    fit = terms.engine(engine)
+    kernel_s = (e.kernel_s if e.kernel_s is not None else np.zeros(len(a.ops))) + launch_s(a, fit)
+    op_time = _work(e) * op_scale(a, terms) + kernel_s
+    parts = dict(e.parts)
+    for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK):
+        mask = np.array([op_class(o) == name for o in a.ops])
+        parts[name] = _step_sum(a, np.where(mask, op_time - kernel_s, 0.0))
+    parts[OpClass.KERNELS] = _step_sum(a, kernel_s)
+    parts[OpClass.STEP] = e.parts[OpClass.STEP] + host_s(fit, a.params.phase, a.params.local_batch)
+    total = _step_sum(a, op_time) + parts[OpClass.STEP]
+    out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id)
+    return replace(out, band=band(out.time_s, a.params.phase, e.efficiency.id in terms.validated, terms))
+
+
+def band(time_s: float, phase: Phase, validated: bool, terms: RunTerms) -> tuple[float, float]:
+    """Where a measured time of a step expected at ``time_s`` lies for 9 runs in 10 held out
+    (the ratio's 5th and 95th percentiles), wider for a family without runs of its own."""
+    low, high = terms.bands[phase]
+    if not validated:  # the same centre, ``widen`` times the width in log scale
+        centre = math.sqrt(low * high)
+        low, high = centre * (low / centre) ** terms.widen, centre * (high / centre) ** terms.widen
+    return time_s / high, time_s / low
+
+
+def _ratio(fields: Fields, name: str, low: float, high: float) -> float:
+    value = fields.raw(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise fields.error(name, f"must be a number from {low:g} to {high:g}, got {value!r}")
+    return float(value)
+
+
+def _read_engine(fields: Fields) -> EngineFit:
+    terms = {t: _ratio(fields, t.value, 0.0, 1e5) for t in EngineTerm}
+    sources = fields.raw("sources", required=False) or []
+    if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
+        raise fields.error("sources", "must be a list of source names")
+    return EngineFit(fields.identifier("id"), terms, fields.integer("runs", minimum=0), tuple(sources))
+
+
+@lru_cache(maxsize=4)
+def read_terms(path: str | Path | None = None) -> RunTerms:
+    """The terms of ``path`` (the bundled ``resources/efficiency/engines.yaml`` by default)."""
+    from explorer.core.files.datafile import check_schema, load_yaml
+
+    where = path or resource_path("efficiency", "engines.yaml")
+    top = Fields(load_yaml(where), where, None)
+    check_schema(top, top.integer("schema"), SCHEMA)
+    classes_f = top.child(top.mapping("classes"), "classes")
+    classes = {c: _ratio(classes_f, c.value, 1.0, 100.0) for c in FitClass}
+    classes_f.finish()
+    bands_f = top.child(top.mapping("bands"), "bands")
+    bands = {}
+    for phase in Phase:
+        pair = bands_f.raw(phase.value)
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
+                or not 0 < pair[0] <= pair[1]):
+            raise bands_f.error(phase.value, "must be two ratios above 0, the low one first")
+        bands[phase] = (float(pair[0]), float(pair[1]))
+    bands_f.finish()
+    engines: dict[str, EngineFit] = {}
+    for index, raw in enumerate(top.items("engines")):
+        entry = Fields(raw, where, raw.get("id") if isinstance(raw, dict) else f"#{index + 1}")
+        fit = _read_engine(entry)
+        entry.finish()
+        if fit.id in engines:
+            raise entry.error("id", "this engine is listed twice")
+        engines[fit.id] = fit
+    if TYPICAL not in engines:
+        raise top.error("engines", f"has no {TYPICAL!r} engine (the one that stands in for the others)")
+    validated = top.raw("validated_families")
+    if not isinstance(validated, list) or not all(isinstance(v, str) for v in validated):
+        raise top.error("validated_families", "must be a list of efficiency family ids")
+    out = RunTerms(classes, engines, bands, _ratio(top, "widen", 1.0, 10.0), frozenset(validated),
+                   top.integer("runs"), top.integer("sources"), str(where))
+    top.finish()
+    return out
+
+
+def neutral_terms() -> RunTerms:
+    """Terms that add nothing (the kernel model as it is): what the fit starts from."""
+    return RunTerms({c: 1.0 for c in FitClass}, {TYPICAL: EngineFit(TYPICAL, {t: 0.0 for t in EngineTerm}, 0)},
+                    {p: (1.0, 1.0) for p in Phase}, 1.0, frozenset(), 0, 0)

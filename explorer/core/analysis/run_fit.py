@@ -1,0 +1,236 @@
+"""Fitting ``engine_terms`` to published runs, and testing the fit on runs it never saw.
+
+Each run's expected time is linear in the terms: its kernel model's time (``expected``),
+plus (factor − 1) × its seconds in each ``FitClass``, plus each engine term × its units
+(steps, requests × steps, kernels). The fit minimises the runs' squared relative error,
+each source weighted by the square root of its runs (a source of ten runs counts about three
+times one of a single run, not ten), every term at least its neutral value (no factor below
+1, no negative cost) and held towards it by a small ridge, so a term the runs do not
+determine stays near neutral:
+
+1. the class factors and a pooled engine (``typical``) over every run;
+2. each engine's terms over its own runs, the factors fixed, held towards ``typical``'s.
+
+``held_out`` predicts each source's runs with terms fitted without that source (an engine
+whose runs all come from it falls back to ``typical``), the figure ``validate`` heads with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from explorer.core.analysis.engine_terms import TERM_SCALE, TYPICAL, EngineFit, EngineTerm, FitClass, RunTerms
+from explorer.core.model.applicability import Phase
+
+CLASS_RIDGE = 0.05  # per factor, against (factor − 1)
+TERM_RIDGE = 0.01  # per engine term, against (term − its neutral value) / TERM_TYPICAL
+TERM_TYPICAL = {EngineTerm.STEP: 1.0, EngineTerm.SEQUENCE: 20.0, EngineTerm.KERNEL: 5.0,
+                EngineTerm.COLLECTIVE: 20.0}  # ms, µs, µs, µs
+BAND_PERCENTILES = (5.0, 95.0)
+MIN_BAND_RUNS = 5  # fewer runs of a phase: its band is every phase's
+WIDEN = 2.0  # a family with no runs of its own: twice the band's width in log scale
+COLUMNS = (*[c.value for c in FitClass], *[t.value for t in EngineTerm])
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the fit sees it: what each term multiplies, summed over its steps."""
+
+    id: str
+    group: str  # its source: runs of one source are held out together
+    engine: str
+    phase: Phase  # the band it falls in (a whole request: decode)
+    family: str  # its device's efficiency family
+    measured_s: float
+    bound_s: float
+    base_s: float  # the kernel model's expected time
+    units: dict[str, float]  # by column: a class's seconds, a term's units
+
+
+def nnls(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """x ≥ 0 minimising |a x − b| (Lawson and Hanson's active set method)."""
+    norms = np.linalg.norm(a, axis=0)
+    norms[norms == 0] = 1.0
+    a = a / norms
+    n = a.shape[1]
+    x, free = np.zeros(n), np.zeros(n, dtype=bool)
+    for _ in range(3 * n + 3):
+        gradient = a.T @ (b - a @ x)
+        if free.all() or np.max(np.where(free, -np.inf, gradient)) <= 1e-12:
+            break
+        free[int(np.argmax(np.where(free, -np.inf, gradient)))] = True
+        while True:
+            z = np.zeros(n)
+            z[free] = np.linalg.lstsq(a[:, free], b, rcond=None)[0]
+            if np.all(z[free] > 0):
+                x = z
+                break
+            leaving = free & (z <= 0)
+            step = np.min(x[leaving] / (x[leaving] - z[leaving]))
+            x = x + step * (z - x)
+            free &= x > 1e-15
+    return np.asarray(x / norms, dtype=np.float64)
+
+
+def _weights(rows: Sequence[RunRow]) -> NDArray[np.float64]:
+    size: dict[str, int] = defaultdict(int)
+    for r in rows:
+        size[r.group] += 1
+    return np.array([1.0 / math.sqrt(size[r.group]) for r in rows])
+
+
+Column = tuple[str, str | None]  # a class or a term, and the engine it is for (None: every run's)
+
+
+def _solve(rows: Sequence[RunRow], columns: Sequence[Column], prior: dict[Column, float]) -> dict[Column, float]:
+    """The values ≥ 0 of ``columns`` (seconds a unit; a class's: its factor − 1) minimising
+    the rows' weighted error in log scale (Gauss–Newton: each pass weighs a row's error by
+    its last prediction), each held towards its ``prior`` value (else 0) by the ridge."""
+    w = _weights(rows)
+    units = np.array([[r.units[name] if engine is None or r.engine == engine else 0.0
+                       for name, engine in columns] for r in rows])
+    base = np.array([r.base_s for r in rows])
+    measured = np.array([r.measured_s for r in rows])
+    ridge = np.diag([math.sqrt(_ridge(name)) for name, _ in columns])
+    target = ridge @ np.array([prior.get(c, 0.0) for c in columns])
+    x, scale = np.zeros(len(columns)), measured
+    for _ in range(6):
+        a = units / scale[:, None] * w[:, None]
+        b = (measured - base) / scale * w
+        x = nnls(np.vstack([a, ridge]), np.concatenate([b, target]))
+        scale = np.maximum(base + units @ x, 1e-12)
+    return {c: float(v) for c, v in zip(columns, x, strict=True)}
+
+
+def _ridge(column: str) -> float:
+    if column in FitClass.__members__.values():
+        return CLASS_RIDGE
+    term = EngineTerm(column)
+    return TERM_RIDGE / (TERM_TYPICAL[term] * TERM_SCALE[term]) ** 2
+
+
+def _term_seconds(terms: dict[EngineTerm, float]) -> dict[str, float]:
+    return {t.value: v * TERM_SCALE[t] for t, v in terms.items()}
+
+
+def fit(rows: Sequence[RunRow]) -> tuple[dict[FitClass, float], dict[str, EngineFit]]:
+    """The class factors and each engine's terms fitted to ``rows``: first every run with one
+    engine's terms (``typical``'s), then the factors again with each engine's own terms,
+    held towards ``typical``'s."""
+    classes: list[Column] = [(c.value, None) for c in FitClass]
+    shared: list[Column] = [(t.value, None) for t in EngineTerm]
+    pooled = _solve(rows, classes + shared, {})
+    typical = {EngineTerm(t): pooled[(t, None)] / TERM_SCALE[EngineTerm(t)] for t, _ in shared}
+    engines = {TYPICAL: EngineFit(TYPICAL, typical, len(rows), tuple(sorted({r.group for r in rows})))}
+    named = sorted({r.engine for r in rows} - {TYPICAL})
+    own: list[Column] = [(t.value, e) for e in named for t in EngineTerm]
+    # a run that names no engine keeps typical's terms: they count as its own, fixed
+    typical_rows = [replace(r, base_s=r.base_s + sum(pooled[(t, None)] * r.units[t] for t, _ in shared))
+                    if r.engine == TYPICAL else r for r in rows]
+    joint = _solve(typical_rows, classes + own, {(t, e): pooled[(t, None)] for t, e in own})
+    factors = {FitClass(c): 1.0 + joint[(c, None)] for c, _ in classes}
+    for e in named:
+        mine = [r for r in rows if r.engine == e]
+        engines[e] = EngineFit(e, {t: joint[(t.value, e)] / TERM_SCALE[t] for t in EngineTerm}, len(mine),
+                               tuple(sorted({r.group for r in mine})))
+    return factors, engines
+
+
+def predict(row: RunRow, factors: dict[FitClass, float], engines: dict[str, EngineFit]) -> float:
+    """``row``'s expected time with these terms."""
+    engine = engines.get(row.engine) or engines[TYPICAL]
+    extra = sum((factors[c] - 1.0) * row.units[c.value] for c in FitClass)
+    return row.base_s + extra + sum(v * row.units[t] for t, v in _term_seconds(engine.terms).items())
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A run predicted with terms fitted without its source, and the band around it."""
+
+    row: RunRow
+    expected_s: float
+    low_s: float  # the band, its width from the other sources' held-out errors
+    high_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.expected_s / self.row.measured_s
+
+    @property
+    def covered(self) -> bool:
+        return self.low_s <= self.row.measured_s <= self.high_s
+
+
+def held_out(rows: Sequence[RunRow]) -> list[HeldOut]:
+    """Every run predicted with the terms fitted without its source; its band from the
+    held-out errors of the other sources' runs of its phase."""
+    groups = sorted({r.group for r in rows})
+    predicted: dict[str, float] = {}
+    for g in groups:
+        factors, engines = fit([r for r in rows if r.group != g])
+        for r in rows:
+            if r.group == g:
+                predicted[r.id] = predict(r, factors, engines)
+    out = []
+    for r in rows:
+        others = [predicted[o.id] / o.measured_s for o in rows if o.group != r.group]
+        same = [predicted[o.id] / o.measured_s for o in rows if o.group != r.group and o.phase == r.phase]
+        low, high = np.percentile(same if len(same) >= MIN_BAND_RUNS else others or [1.0], BAND_PERCENTILES)
+        out.append(HeldOut(r, predicted[r.id], predicted[r.id] / high, predicted[r.id] / low))
+    return out
+
+
+def bands(held: Sequence[HeldOut]) -> dict[Phase, tuple[float, float]]:
+    """The percentiles of held-out expected ÷ measured by phase (a phase with fewer than
+    ``MIN_BAND_RUNS`` runs: every run's)."""
+    every = [h.ratio for h in held]
+    out = {}
+    for phase in Phase:
+        ratios = [h.ratio for h in held if h.row.phase == phase]
+        ratios = ratios if len(ratios) >= MIN_BAND_RUNS else every
+        low, high = np.percentile(ratios, BAND_PERCENTILES)
+        out[phase] = (float(low), float(high))
+    return out
+
+
+def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
+    """The terms to ship: fitted to every run, the bands from the held-out runs."""
+    factors, engines = fit(rows)
+    return RunTerms(factors, engines, bands(held_out(rows)), WIDEN, frozenset(r.family for r in rows),
+                    len(rows), len({r.group for r in rows}), origin)
+
+
+HEADER = """\
+# What whole runs pay beyond their kernels' microbenchmarks (explorer/core/analysis/engine_terms.py
+# says what each term means), fitted to the published runs of
+# resources/validation/published-runs.yaml by explorer/core/analysis/run_fit.py. Generated:
+# do not edit; `python -m tests.core.test_engine_terms --write` writes it again after the runs
+# or the model change, and the tests check it is the fit of today's runs.
+"""
+
+
+def terms_yaml(terms: RunTerms) -> str:
+    """``terms`` as ``engines.yaml`` holds them (values to 4 significant digits)."""
+    from explorer.core.files.datafile import dump_yaml
+
+    def g(value: float) -> float:
+        return float(f"{value:.4g}")
+
+    data = {
+        "schema": 1,
+        "runs": terms.runs,
+        "sources": terms.sources,
+        "classes": {c.value: g(v) for c, v in terms.classes.items()},
+        "engines": [{"id": e.id, **{t.value: g(v) for t, v in e.terms.items()}, "runs": e.runs,
+                     "sources": list(e.sources)} for e in terms.engines.values()],
+        "bands": {p.value: [g(low), g(high)] for p, (low, high) in terms.bands.items()},
+        "widen": terms.widen,
+        "validated_families": sorted(terms.validated),
+    }
+    return HEADER + dump_yaml(data, sort_keys=False, allow_unicode=True)

@@ -1,0 +1,161 @@
+"""The terms fitted to whole runs (explorer/core/analysis/engine_terms.py, run_fit.py): the
+bundled file is the fit of today's published runs, a fit finds terms it was built from, a
+held-out prediction never sees its own source, and the terms only ever add time.
+
+``python -m tests.core.test_engine_terms --write`` writes resources/efficiency/engines.yaml
+again after the runs or the model change."""
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.core.analysis import run_fit
+from explorer.core.analysis.analysis import analyze
+from explorer.core.analysis.engine_terms import (
+    TYPICAL,
+    EngineTerm,
+    FitClass,
+    apply,
+    neutral_terms,
+    read_terms,
+)
+from explorer.core.analysis.expected import expected, expected_for, kernels_for
+from explorer.core.analysis.validation import check, read_runs
+from explorer.core.files.datafile import DataFileError
+from explorer.core.hardware.efficiency import efficiency_for, published
+from explorer.core.model.applicability import Phase
+from explorer.core.model.parameters import ENGINES
+from explorer.core.model.workload import WorkloadParams
+from explorer.paths import resource_path
+
+FILE = Path(resource_path("efficiency", "engines.yaml"))
+
+
+def fitted_rows(models, catalog) -> list[run_fit.RunRow]:
+    checked = [check(run, models, catalog, published(), neutral_terms()) for run in read_runs()]
+    return [c.row for c in checked if c.row is not None]
+
+
+@pytest.fixture(scope="module")
+def rows(models, catalog):
+    return fitted_rows(models, catalog)
+
+
+def test_the_bundled_terms_are_the_fit_of_todays_runs(rows):
+    assert FILE.read_text(encoding="utf-8") == run_fit.terms_yaml(run_fit.terms_of(rows)), \
+        "resources/efficiency/engines.yaml is stale: python -m tests.core.test_engine_terms --write"
+
+
+def test_every_engine_offered_has_runs_of_its_own_and_every_fitted_one_is_offered():
+    terms = read_terms()
+    assert set(terms.engines) == set(ENGINES)
+    assert all(fit.runs > 0 and fit.sources for fit in terms.engines.values())
+    assert terms.engines[TYPICAL].runs == terms.runs == sum(f.runs for e, f in terms.engines.items() if e != TYPICAL)
+
+
+def test_nnls_is_the_least_squares_over_the_non_negative_orthant():
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(12, 3)), rng.normal(size=12)
+    x = run_fit.nnls(a, b)
+    assert (x >= 0).all()
+    grid = np.linspace(0, 3, 61)
+    best = min(np.linalg.norm(a @ np.array([p, q, r]) - b) for p in grid for q in grid for r in grid)
+    assert np.linalg.norm(a @ x - b) <= best + 1e-9
+    free = np.linalg.lstsq(a, b, rcond=None)[0]
+    if (free >= 0).all():
+        assert x == pytest.approx(free)
+
+
+def _row(ident: str, group: str, engine: str, units: dict[str, float], base: float,
+         truth: dict[str, float]) -> run_fit.RunRow:
+    """A run whose measured time is its base plus exactly ``truth``'s terms."""
+    measured = base + sum(v * units[c] for c, v in truth.items())
+    return run_fit.RunRow(ident, group, engine, Phase.DECODE, "h100", measured, 0.5 * base, base, units)
+
+
+def test_a_fit_finds_the_terms_the_runs_were_made_with():
+    """Runs made from known terms (experts 2× slower, 0.5 ms a step for one engine, 30 µs a
+    request for the other) give them back, up to the ridge's small pull."""
+    truth = {"a": {FitClass.EXPERT.value: 1.0, EngineTerm.STEP.value: 0.5e-3},
+             "b": {FitClass.EXPERT.value: 1.0, EngineTerm.SEQUENCE.value: 30e-6}}
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(40):
+        engine = "ab"[i % 2]
+        units = {c: 0.0 for c in run_fit.COLUMNS}
+        units.update({FitClass.DENSE.value: rng.uniform(1e-3, 1e-2), FitClass.EXPERT.value: rng.uniform(0, 1e-2),
+                      EngineTerm.STEP.value: 1.0, EngineTerm.SEQUENCE.value: float(rng.integers(1, 256))})
+        rows.append(_row(f"r{i}", f"g{i}", engine, units, units[FitClass.DENSE.value] + units[FitClass.EXPERT.value],
+                         truth[engine]))
+    factors, engines = run_fit.fit(rows)
+    assert factors[FitClass.EXPERT] == pytest.approx(2.0, rel=0.05)
+    assert factors[FitClass.DENSE] == pytest.approx(1.0, abs=0.05)
+    a, b = engines["a"].terms, engines["b"].terms  # each engine's own cost, pulled towards the other's
+    assert a[EngineTerm.STEP] == pytest.approx(0.5, rel=0.4) and b[EngineTerm.STEP] < 0.5 * a[EngineTerm.STEP]
+    assert b[EngineTerm.SEQUENCE] == pytest.approx(30, rel=0.4) and a[EngineTerm.SEQUENCE] < 0.5 * b[EngineTerm.SEQUENCE]
+    assert all(abs(run_fit.predict(r, factors, engines) / r.measured_s - 1) < 0.05 for r in rows)
+
+
+def test_a_held_out_prediction_never_sees_its_own_source(rows):
+    """Changing every measured time of one source changes the other sources' held-out
+    predictions, never its own."""
+    group = rows[0].group
+    moved = [replace(r, measured_s=3 * r.measured_s) if r.group == group else r for r in rows]
+    before = {h.row.id: h.expected_s for h in run_fit.held_out(rows)}
+    after = {h.row.id: h.expected_s for h in run_fit.held_out(moved)}
+    own = [r.id for r in rows if r.group == group]
+    assert own and all(after[i] == pytest.approx(before[i], rel=1e-12) for i in own)
+    assert any(after[r.id] != pytest.approx(before[r.id], rel=1e-6) for r in rows if r.group != group)
+
+
+@pytest.mark.parametrize(("model", "device", "params"), [
+    ("llama-3-8b", "h100-sxm", WorkloadParams()),
+    ("llama-3-70b", "h100-sxm", WorkloadParams(tp=4, batch=64, context=4096)),
+    ("mixtral-8x7b", "a100-80gb-sxm", WorkloadParams(phase="prefill", seq=2048, tp=2)),
+    ("llama-3-8b", "h100-sxm", WorkloadParams(phase="train", seq=4096, batch=8, dp=8)),
+])
+def test_the_terms_only_add_time_and_the_band_holds_the_expected_time(models, catalog, model, device, params):
+    for engine in ENGINES:
+        a = analyze(models[model], replace(params, engine=engine), catalog[device])
+        kernels, fitted = kernels_for(a), expected_for(a)
+        assert kernels is not None and fitted is not None and fitted.band is not None
+        assert a.totals.time_s <= kernels.time_s <= fitted.time_s
+        assert fitted.band[0] < fitted.time_s < fitted.band[1]
+        assert sum(fitted.parts.values()) == pytest.approx(fitted.time_s, rel=1e-9) or params.phase == "train"
+        assert fitted.engine == engine
+
+
+def test_a_family_without_runs_of_its_own_gets_a_wider_band(models, catalog):
+    terms = read_terms()
+    a = analyze(models["llama-3-8b"], WorkloadParams(), catalog["h100-sxm"])
+    e = expected(a, efficiency_for(catalog["h100-sxm"], published()))
+    own = apply(a, e, terms, TYPICAL)
+    other = apply(a, e, replace(terms, validated=frozenset()), TYPICAL)
+    assert own.time_s == other.time_s and own.band is not None and other.band is not None
+    assert other.band[0] < own.band[0] and other.band[1] > own.band[1]
+    low, high = terms.bands[Phase.DECODE]
+    assert own.band == pytest.approx((own.time_s / high, own.time_s / low))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace("  attention: ", "  attention: -"), "'classes.attention': must be a number from 1 to 100"),
+    (lambda t: t.replace("- id: typical", "- id: usual"), "has no 'typical' engine"),
+    (lambda t: t.replace("schema: 1", "schema: 2"), "newer version"),
+    (lambda t: t.replace("  prefill:\n  - ", "  prefill:\n  - -"), "two ratios above 0"),
+])
+def test_a_broken_terms_file_is_refused_by_name(tmp_path, edit, message):
+    path = tmp_path / "engines.yaml"
+    path.write_text(edit(FILE.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(DataFileError, match=message):
+        read_terms(path)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    from explorer.core.hardware.catalog import load_catalog
+    from explorer.core.model.presets import load_models
+
+    FILE.write_text(run_fit.terms_yaml(run_fit.terms_of(fitted_rows(load_models(), load_catalog()))),
+                    encoding="utf-8")
