@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.memory import max_batch_that_fits
 from explorer.core.analysis.sweep import batch_sweep, default_batches
-from explorer.core.model.workload import WorkloadParams
+from explorer.core.model.workload import Phase, WorkloadParams
 
 
 def test_batch_1_decode_time_is_weights_over_bandwidth(models, catalog):
@@ -73,10 +73,12 @@ def test_missing_precision_falls_back_with_a_note(models, catalog):
 
 
 def test_fp8_on_a_cpu_converts_to_its_fastest_16_bit_unit(models, catalog):
-    # A Xeon 8480+ has no fp8: its fastest 16-bit peak is AMX bf16 (114.7 TFLOP/s), not the
-    # AVX-512 fp16 vector peak (14.3 TFLOP/s) that an fp16-first fallback used to pick.
+    # A Xeon 8480+ has no fp8: its fastest 16-bit peak is AMX bf16 (56 cores × 1024 FLOP ×
+    # 3.8 GHz = 217.9 TFLOP/s), not the AVX-512 fp16 vector peak (56 × 2 × 32 × 2 × 3.8 GHz =
+    # 27.2 TFLOP/s) that an fp16-first fallback used to pick.
     a = analyze(models["llama-3-8b"], WorkloadParams(dtype="fp8"), catalog["xeon-platinum-8480"])
-    assert (a.roofs.matrix.label, a.roofs.matrix.flops_per_s) == ("bf16 matrix", 114.688e12)
+    assert (a.roofs.matrix.label, a.roofs.matrix.flops_per_s) == ("bf16 matrix",
+                                                                  pytest.approx(56 * 1024 * 3.8e9))
     # fp16 itself stays on the fp16 vector units: AMX on Sapphire Rapids has no fp16.
     b = analyze(models["llama-3-8b"], WorkloadParams(dtype="fp16"), catalog["xeon-platinum-8480"])
     assert b.roofs.matrix.label == "fp16 vector"
@@ -87,8 +89,38 @@ def test_cpu_bf16_uses_amx_where_present(models, catalog):
                 catalog["xeon-platinum-8480"])
     assert a.roofs.matrix.unit == "matrix"
     b = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=512), catalog["epyc-9654"])
-    assert b.roofs.matrix.label == "fp32 vector"
+    # Zen 4 has no matrix units: bf16 runs as AVX512_BF16 dot products, 2 products per fp32
+    # lane at the FMA rate: 96 cores × 2 × 8 lanes × 2 × 2 FLOP × 3.7 GHz = 22.7 TFLOP/s.
+    assert b.roofs.matrix.label == "bf16 vector"
+    assert b.roofs.matrix.flops_per_s == pytest.approx(96 * 2 * 8 * 2 * 2 * 3.7e9)
     assert b.totals.time_s > a.totals.time_s
+
+
+def test_cpu_int8_uses_vnni_without_matrix_units(models, catalog):
+    # Raptor Lake has AVX-VNNI but no bf16 arithmetic: int8 runs as VPDPBUSD (4 products per
+    # 32-bit lane), bf16 is converted to fp32.
+    i9 = catalog["core-i9-13900k"]
+    a = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=512, dtype="int8"), i9)
+    # 8 P × 2 × 8 lanes × 4 × 2 OP × 5.8 GHz + 16 E × 2 × 4 lanes × 4 × 2 OP × 4.3 GHz = 10.34 TOP/s
+    assert a.roofs.matrix.label == "int8 vector"
+    assert a.roofs.matrix.flops_per_s == pytest.approx(8 * 2 * 8 * 4 * 2 * 5.8e9 + 16 * 2 * 4 * 4 * 2 * 4.3e9)
+    b = analyze(models["llama-3-8b"], WorkloadParams(phase="prefill", seq=512, dtype="bf16"), i9)
+    assert b.roofs.matrix.label == "fp32 vector"
+    assert "has no bf16 arithmetic" in b.notes[0]
+
+
+def test_ryzen_bf16_bound_is_below_ik_llama_measurement(models, catalog):
+    """A roof is a bound no real run beats: ik_llama.cpp measured Llama 3.1 8B bf16 prompt
+    processing at 263.15 t/s on a Ryzen 9 7950X with 16 threads (PR 142, "BF16_R16 - 16
+    interleaved bf16 rows", https://github.com/ikawrakow/ik_llama.cpp/pull/142: "llama 8B
+    BF16_R16 | 14.96 GiB | 8.03 B | CPU | 16 | pp512 | 263.15 ± 0.19"), about 4.3 TFLOP/s,
+    above the 2.3 TFLOP/s the catalogue once gave bf16 (the FP32 rate at base clock). The
+    bound (AVX512_BF16 at the 5.7 GHz maximum boost: 16 × 2 × 8 × 2 × 2 FLOP × 5.7 GHz =
+    5.84 TFLOP/s) must take at most the measured 512 / 263 s."""
+    a = analyze(models["llama-3-8b"], WorkloadParams(phase=Phase.PREFILL, seq=512, dtype="bf16"),
+                catalog["ryzen-9-7950x"])
+    assert a.roofs.matrix.flops_per_s == pytest.approx(16 * 2 * 8 * 2 * 2 * 5.7e9)
+    assert a.totals.time_s <= 512 / 263
 
 
 def test_prefill_is_compute_bound_and_decode_memory_bound(models, catalog):

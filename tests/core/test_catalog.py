@@ -75,7 +75,7 @@ def test_published_memory_figures(catalog):
         ("a100-80gb-sxm", "fp16", 312e12 / 2.039e12),  # 153.0
         ("v100-sxm2", "fp16", 125e12 / 900e9),  # 138.9
         ("t4", "fp16", 65e12 / 320e9),  # 203.1
-        ("xeon-platinum-8480", "fp32", 7.168e12 / 307.2e9),  # 23.3
+        ("xeon-platinum-8480", "fp32", 13.6192e12 / 307.2e9),  # 44.3: 56 × 2 × 16 × 2 × 3.8 GHz
     ],
 )
 def test_ridge_points(catalog, ident, precision, ridge):
@@ -87,11 +87,24 @@ def test_ridge_of_h100_is_about_300_flop_per_byte(catalog):
 
 
 def test_cpu_peak_formula_matches_value(catalog):
-    # 56 cores × 2 FMA units × 16 lanes × 2 FLOP × 2.0 GHz
+    # CPU roofs are bounds at the maximum boost clock.
+    # 56 cores × 2 FMA units × 16 lanes × 2 FLOP × 3.8 GHz
     assert catalog["xeon-platinum-8480"].peak_flops("fp32", "vector") == pytest.approx(
-        56 * 2 * 16 * 2 * 2.0e9)
-    # 16 cores × 2 × 8 lanes × 2 × 4.5 GHz
-    assert catalog["ryzen-9-7950x"].peak_flops("fp32") == pytest.approx(16 * 2 * 8 * 2 * 4.5e9)
+        56 * 2 * 16 * 2 * 3.8e9)
+    # 16 cores × 2 × 8 lanes × 2 × 5.7 GHz
+    assert catalog["ryzen-9-7950x"].peak_flops("fp32") == pytest.approx(16 * 2 * 8 * 2 * 5.7e9)
+    # AVX512_BF16: 2 bf16 products per fp32 lane; VNNI: 4 int8 products per 32-bit lane
+    assert catalog["ryzen-9-7950x"].peak_flops("bf16") == pytest.approx(16 * 2 * 8 * 2 * 2 * 5.7e9)
+    assert catalog["ryzen-9-7950x"].peak_flops("int8") == pytest.approx(16 * 2 * 8 * 4 * 2 * 5.7e9)
+    assert catalog["epyc-9654"].peak_flops("bf16") == pytest.approx(96 * 2 * 8 * 2 * 2 * 3.7e9)
+    assert catalog["epyc-9654"].peak_flops("int8") == pytest.approx(96 * 2 * 8 * 4 * 2 * 3.7e9)
+    # 8 P-cores × 2 × 8 lanes × 2 × 5.8 GHz + 16 E-cores × 2 × 4 lanes × 2 × 4.3 GHz
+    assert catalog["core-i9-13900k"].peak_flops("fp32") == pytest.approx(
+        8 * 2 * 8 * 2 * 5.8e9 + 16 * 2 * 4 * 2 * 4.3e9)
+    assert catalog["core-i9-13900k"].peak("bf16") is None  # no AVX512_BF16: converted to fp32
+    # AMX: 1024 bf16 FLOP and 2048 int8 OP per cycle per core × 56 cores × 3.8 GHz
+    assert catalog["xeon-platinum-8480"].peak_flops("bf16", "matrix") == pytest.approx(56 * 1024 * 3.8e9)
+    assert catalog["xeon-platinum-8480"].peak_flops("int8", "matrix") == pytest.approx(56 * 2048 * 3.8e9)
 
 
 def test_best_unit_is_chosen(catalog):

@@ -30,10 +30,21 @@ def _efficiency(share=1.0, tile=1, kernel_us=0.0, step_ms=0.0) -> Efficiency:
                       {name: Factor(v, "https://example.org", "a test value") for name, v in values.items()})
 
 
+def _unlisted(catalog):
+    """A device no published family lists (as a user's own device would be)."""
+    return replace(catalog["b200"], id="my-gpu", name="My GPU")
+
+
 def test_published_families_name_catalogue_devices_and_every_factor_has_a_source(catalog):
     families = published()
-    assert {f.id for f in families} == {"a100", "h100", "h200", "mi300x"}
+    assert {f.id for f in families} == {"a100", "h100", "h200", "mi300x", "v100", "t4", "l4", "rtx-4090",
+                                        "b200", "apple-gpu", "x86-cpu"}
+    # Every catalogue device now has a family; a factor measured on another family says so.
+    assert all(efficiency_for(catalog[ident], families) is not None for ident in catalog)
     for family in families:
+        for factor in family.factors.values():
+            if factor.note.startswith("borrowed from "):
+                assert factor.note.split(":")[0].removeprefix("borrowed from ") in {f.id for f in families}
         assert set(family.devices) <= set(catalog), family.id
         for spec in FACTORS:
             factor = family.factors[spec.name]
@@ -43,8 +54,14 @@ def test_published_families_name_catalogue_devices_and_every_factor_has_a_source
 def test_a_device_takes_its_family_and_a_device_without_one_none(catalog):
     assert efficiency_for(catalog["h100-sxm"], published()).id == "h100"
     assert efficiency_for(catalog["a100-40gb-sxm"], published()).id == "a100"
-    assert efficiency_for(catalog["b200"], published()) is None
-    assert efficiency_for(catalog["xeon-platinum-8480"], published()) is None
+    assert efficiency_for(catalog["b200"], published()).id == "b200"
+    assert efficiency_for(catalog["xeon-platinum-8480"], published()).id == "x86-cpu"
+    # L4 has no kernel measurement of its own: its family borrows the A100's, and says so.
+    l4 = efficiency_for(catalog["l4"], published())
+    assert l4.id == "l4" and l4.value("bandwidth") == published()[0].value("bandwidth")
+    assert l4.factors["bandwidth"].note == "borrowed from a100: no published measurement on L4 was found"
+    # A device no family lists (a user's own) has none.
+    assert efficiency_for(_unlisted(catalog), published()) is None
 
 
 def test_rows_are_padded_to_whole_tiles_and_depth_spreads_a_tiles_fixed_work():
@@ -115,10 +132,10 @@ def test_the_bound_never_exceeds_the_expected_time(models, catalog):
 def test_the_bound_alone_or_no_published_family_is_said(models, catalog):
     bound_only = analyze(models["gpt2"], WorkloadParams(efficiency="bound"), catalog["h100-sxm"])
     assert expected_for(bound_only) is None and missing_efficiency(bound_only) is None
-    b200 = analyze(models["gpt2"], WorkloadParams(), catalog["b200"])
-    assert expected_for(b200) is None
-    assert "no efficiency is published for NVIDIA B200" in missing_efficiency(b200)
-    assert "expected" not in step_summary(b200) and "bound at datasheet peaks" in step_summary(b200)
+    mine = analyze(models["gpt2"], WorkloadParams(), _unlisted(catalog))
+    assert expected_for(mine) is None
+    assert "no efficiency is published for My GPU" in missing_efficiency(mine)
+    assert "expected" not in step_summary(mine) and "bound at datasheet peaks" in step_summary(mine)
 
 
 def test_json_keeps_the_bound_and_adds_the_expected_time_with_its_sources(models, catalog):
@@ -175,8 +192,8 @@ def test_scene_fields_state_the_expected_time_and_refuse_what_is_not_there(model
     assert expected_claims.step_field(state, "efficiency:kernel_us")[0] == "3 µs"
     with pytest.raises(KeyError, match="unknown class"):
         expected_claims.step_field(state, "expected-share:nothing")
-    with pytest.raises(KeyError, match="no efficiency is published for NVIDIA B200"):
-        expected_claims.step_field(State(models["llama-3-8b"], WorkloadParams(), catalog["b200"]), "expected")
+    with pytest.raises(KeyError, match="no efficiency is published for My GPU"):
+        expected_claims.step_field(State(models["llama-3-8b"], WorkloadParams(), _unlisted(catalog)), "expected")
 
 
 def test_a_number_too_large_for_a_float_is_refused_by_name(tmp_path):

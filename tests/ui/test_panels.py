@@ -118,7 +118,8 @@ def test_hardware_panel_overlays_devices(window):
     panel.item("xeon-platinum-8480").setCheckState(0, QtCore.Qt.CheckState.Checked)
     assert state.session.hardware == ("h100-sxm", "xeon-platinum-8480")
     labels = [t.text for t in window.chart.chart.texts_of("roof")]
-    assert any("fp32 vector 7.17 TFLOP/s" in text for text in labels)  # the Xeon's roof is drawn
+    # the Xeon's roof is drawn: 56 × 2 × 16 × 2 FLOP × 3.8 GHz = 13.6 TFLOP/s
+    assert any("fp32 vector 13.6 TFLOP/s" in text for text in labels)
     assert len({text.startswith(("H100 SXM: ", "Xeon 8480+: ")) for text in labels}) == 1  # named alike
     for ident in ("l4", "t4", "b200"):
         panel.item(ident).setCheckState(0, QtCore.Qt.CheckState.Checked)
