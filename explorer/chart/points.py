@@ -134,31 +134,39 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
                f"{format_time(t.time_s)}, {format_number(t.tokens_per_s)} {t.item_unit}/s\n"
                "drag sideways to change the batch (along the dotted track)")
     if shot.expected is not None:
-        line, marker = _expected_marks(chart, shot, theme, star)
-        lines.append(line)
+        drawn, marker = _expected_marks(chart, shot, theme, star)
+        lines.extend(drawn)
         markers.append(marker)
     markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
                           ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=STAR_FILL_OPACITY))
     return lines, markers
 
 
-def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[Line, Marker]:
+def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[list[Line], Marker]:
     """The whole step at its expected time (a hollow star below the bound's: same FLOPs and
-    bytes, more time) and a dotted drop from the bound to it."""
+    bytes, more time), a dotted drop from the bound to it, and its band: a pale bar from the
+    band's short time to its long one (where 9 in 10 held-out published runs fall)."""
     a, e = shot.analysis, shot.expected
     assert e is not None
     scale, t = chart.page.lines, a.totals
     center = (star[0], chart.y_px(t.flops / e.time_s))
     parts = ", ".join(f"{name} {format_time(s)}" for name, s in e.parts.items() if s > 0)
+    band = "" if e.band is None else (f"\nexpected between {format_time(e.band[0])} and "
+                                      f"{format_time(e.band[1])} (9 in 10 held-out published runs "
+                                      "fall in this band)")
     tooltip = (f"whole step, expected: {format_time(e.time_s)}, {e.ratio:.2f}× the bound, with "
-               f"{a.params.efficiency} efficiency ({e.efficiency.name})\n{parts}\n"
-               "real kernels reach a share of each roof: see How close are the predictions "
-               "(docs/validation.md)")
+               f"{a.params.efficiency} efficiency ({e.efficiency.name}, engine {e.engine or 'typical'})"
+               f"{band}\n{parts}\nreal kernels reach a share of each roof: see How close are the "
+               "predictions (docs/validation.md)")
     dotted = Stroke(theme.foreground, 1.2 * scale, (1.5 * scale, 2.5 * scale), opacity=0.7)
-    line = Line((star, center), dotted, ElementKind.EXPECTED, tooltip=tooltip)
+    lines = [Line((star, center), dotted, ElementKind.EXPECTED, tooltip=tooltip)]
+    if e.band is not None:
+        ends = ((star[0], chart.y_px(t.flops / e.band[1])), (star[0], chart.y_px(t.flops / e.band[0])))
+        lines.insert(0, Line(ends, Stroke(theme.foreground, 6 * scale, opacity=0.25), ElementKind.EXPECTED,
+                             tooltip=tooltip))
     marker = Marker(center, "star", 20 * scale, Stroke(theme.foreground, 1.6 * scale), None,
                     ElementKind.EXPECTED, ElementKind.EXPECTED, tooltip)
-    return line, marker
+    return lines, marker
 
 
 def measured_marks(chart: Chart, measured: list[tuple[str, Point]], theme) -> list[Marker]:

@@ -46,7 +46,8 @@ def _json(c, held) -> dict[str, Any]:
             "expected_low_s": None if c.band is None else c.band[0],
             "expected_high_s": None if c.band is None else c.band[1],
             "held_out_expected_s": None if h is None else h.expected_s,
-            "held_out_low_s": None if h is None else h.low_s, "held_out_high_s": None if h is None else h.high_s,
+            "held_out_low_s": None if h is None else h.low_s,
+            "held_out_high_s": None if h is None else h.high_s,
             "source": c.run.source, "group": c.run.source_group, "where": c.run.where}
 
 
@@ -76,8 +77,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                  f"{held[c.run.id].ratio:.2f}" if c.run.id in held else "–",
                  "–" if c.band is None else ("yes" if c.band[0] <= c.run.measured_s <= c.band[1] else "no"))
                 for c in checked]
-        print(format_table(("run", "measured", "bound ÷ measured", "expected ÷ measured", "held out ÷ measured",
-                            "in band"), rows, right=(1, 2, 3, 4)), file=out)
+        heads = ("run", "measured", "bound ÷ measured", "expected ÷ measured", "held out ÷ measured",
+                 "in band")
+        print(format_table(heads, rows, right=(1, 2, 3, 4)), file=out)
     note = ("\nThese runs were not fitted to: every expected time is held out. " if args.runs else "\n")
     print(note + summary(checked, held), file=out)
     return 0

@@ -32,10 +32,10 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
                          "--tpot-target", "40ms")
     assert code == 0, err
     assert "the KV cache holds at most 331 requests" in out
-    # docs/commands.md: "batch 320, about 1,260 tokens/s a device at 39.9 ms a token (batch 321
-    # pads its rows to a sixth 64-row tile and takes 41.3 ms)"
-    assert "Chosen: batch 320, 1,260 tokens/s a device, 39.94 ms a token" in out
-    assert "the TPOT target: batch 321 takes 41.3 ms a token" in out
+    # docs/commands.md: "batch 158, about 732 tokens/s a device at 39.95 ms a token (batch 159
+    # takes 40.1 ms)"
+    assert "Chosen: batch 158, 732 tokens/s a device, 39.95 ms a token" in out
+    assert "the TPOT target: batch 159 takes 40.1 ms a token" in out
 
 
 @pytest.mark.parametrize(("argv", "words"), [

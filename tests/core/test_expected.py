@@ -193,7 +193,8 @@ def test_scene_fields_state_the_expected_time_and_refuse_what_is_not_there(model
     with pytest.raises(KeyError, match="unknown class"):
         expected_claims.step_field(state, "expected-share:nothing")
     with pytest.raises(KeyError, match="no efficiency is published for My GPU"):
-        expected_claims.step_field(State(models["llama-3-8b"], WorkloadParams(), _unlisted(catalog)), "expected")
+        unlisted = State(models["llama-3-8b"], WorkloadParams(), _unlisted(catalog))
+        expected_claims.step_field(unlisted, "expected")
 
 
 def test_a_number_too_large_for_a_float_is_refused_by_name(tmp_path):

@@ -1,24 +1,23 @@
 """The bound and the expected time against published measurements of real runs
 (resources/validation/published-runs.yaml): the bound is never above a measured time, the
-expected time falls near it, and docs/validation.md's table is this table."""
+expected time, held out source by source, falls near it, and docs/validation.md's table is
+this table."""
 
-from dataclasses import replace
+import statistics
 from pathlib import Path
 
 import pytest
 
-from explorer.core.analysis.validation import BAND, check, markdown_table, read_runs, summary
+from explorer.core.analysis.validation import BAND, check, held_out_runs, markdown_table, read_runs, summary
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.efficiency import published
+from explorer.core.model.parameters import ENGINES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
-# The share of runs whose expected time falls within BAND today. The goal is 0.8
-# (a better model of matrix-product shapes and of mixture-of-experts kernels); this
-# floor keeps a change from making it worse unnoticed.
-# 37 of 44 with the all-reduces the engines run, MI300X's products at hipBLASLt's measured
-# share of bandwidth and Megatron-LM's ten training runs: docs/validation.md says which runs miss
-# and why.
-IN_BAND_AT_LEAST = 0.8
+# Held out on GPUs today: 79 % of runs within BAND, median 1.00, the band holding 84 %. The
+# goal is 80 % within BAND; these floors keep a change from making it worse unnoticed.
+GPU_IN_BAND_AT_LEAST = 0.78
+GPU_COVERED_AT_LEAST = 0.8
 
 
 @pytest.fixture(scope="module")
@@ -26,14 +25,29 @@ def checked(models, catalog):
     return [check(run, models, catalog, published()) for run in read_runs()]
 
 
-def test_the_set_covers_devices_batches_parallel_layouts_and_experts():
+@pytest.fixture(scope="module")
+def held(checked):
+    return held_out_runs(checked)
+
+
+def test_the_set_covers_sources_devices_batches_parallel_layouts_and_experts():
     runs = read_runs()
-    assert len(runs) >= 15
-    assert {r.hardware for r in runs} >= {"a100-80gb-sxm", "h100-sxm", "h200-sxm", "mi300x"}
+    assert len(runs) >= 80 and len({r.source_group for r in runs}) >= 10
+    assert {r.hardware for r in runs} >= {"a100-80gb-sxm", "h100-sxm", "h200-sxm", "mi300x", "rtx-4090",
+                                          "apple-m3-max", "ryzen-9-7950x", "xeon-platinum-8480"}
     assert {r.kind for r in runs} >= {"generate", "prefill", "decode", "train"}
     assert {r.workload.get("tp", 1) for r in runs} >= {1, 2, 4, 8}
     assert max(r.workload["batch"] for r in runs) >= 128 and "mixtral-8x7b" in {r.model for r in runs}
     assert all(r.source.startswith("https://") and r.quote and r.derivation for r in runs)
+    assert all(r.engine_id in ENGINES for r in runs)
+
+
+def test_no_measured_time_is_derived_from_a_flop_count():
+    """A time derived from a FLOP count checks the count against itself (Llama 3 405B's
+    pre-training, given as TFLOP/s per GPU, was taken out for that reason); Megatron-LM's
+    times are the paper's own, turned back from its throughput by its own Eq. 3."""
+    for run in read_runs():
+        assert "the app's count" not in run.derivation, run.id
 
 
 def test_the_megatron_models_are_the_papers_count():
@@ -52,48 +66,47 @@ def test_the_bound_never_exceeds_a_measured_time(checked):
     assert not over
 
 
-def test_the_expected_time_falls_near_the_measured_one(checked):
-    print("\n" + markdown_table(checked) + "\n" + summary(checked))
-    assert all(c.expected_s is not None for c in checked)  # every device here has a family
-    assert all(c.expected_s >= c.bound_s for c in checked)
-    inside = sum(c.in_band for c in checked) / len(checked)
-    assert inside >= IN_BAND_AT_LEAST, summary(checked)
+def test_every_run_has_an_expected_time_at_or_above_its_kernels_and_the_bound(checked):
+    assert all(c.expected_s is not None and c.kernels_s is not None for c in checked)
+    assert all(c.bound_s <= c.kernels_s <= c.expected_s for c in checked)
+
+
+def test_held_out_on_gpus_the_expected_time_falls_near_the_measured_one(checked, held):
+    print("\n" + markdown_table(checked, held) + "\n" + summary(checked, held))
+    gpu = [h for h in held.values() if h.row.kind == "gpu"]
+    ratios = [h.ratio for h in gpu]
+    inside = sum(BAND[0] <= r <= BAND[1] for r in ratios) / len(ratios)
+    assert inside >= GPU_IN_BAND_AT_LEAST, summary(checked, held)
+    assert 0.95 <= statistics.median(ratios) <= 1.05
+    assert sum(h.covered for h in gpu) / len(gpu) >= GPU_COVERED_AT_LEAST
     assert BAND == (0.8, 1.25)
 
 
-def test_the_readmes_sentences_on_where_it_lands(checked):
-    """docs/validation.md: "every NVIDIA run that is mostly decode at a batch of 8 or less comes
-    within 0.8–1.25"; "every run outside the band comes out faster than measured"; Llama 3.1
-    405B's pre-training "comes out slower than measured"; Megatron-LM's ten runs "come out at
-    0.84–0.95 of their measured times"."""
-    mostly_decode = [c for c in checked if c.run.kind == "decode"
-                     or (c.run.kind == "generate" and c.run.output >= c.run.prompt)]
-    small_decode = [c for c in mostly_decode if c.run.workload["batch"] <= 8 and c.run.hardware != "mi300x"]
-    assert len(small_decode) >= 10 and all(c.in_band for c in small_decode)
-    outside = [c for c in checked if not c.in_band]
-    assert outside and all(c.expected_s < c.run.measured_s for c in outside)
-    meta = next(c for c in checked if c.run.id == "llama-3.1-405b-pretraining-h100")
-    assert meta.expected_s > meta.run.measured_s  # "slower than measured"
-    megatron = [c.expected_ratio for c in checked if c.run.source == "https://arxiv.org/abs/2104.04473"]
-    readme = " ".join(DOC.read_text(encoding="utf-8").split())
-    assert len(megatron) == 10 and f"come out at {min(megatron):.2f}–{max(megatron):.2f} of their" in readme
-
-
-def test_the_readme_says_how_ncclS_pick_would_land(models, catalog):
-    runs = [replace(r, workload={**r.workload, "allreduce": "nccl"}) for r in read_runs()]
-    inside = sum(check(r, models, catalog, published()).in_band for r in runs)
-    readme = " ".join(DOC.read_text(encoding="utf-8").split())
-    claim = f"Taking NCCL's pick for every one instead puts {inside} of the {len(runs)} runs in the band"
-    assert claim in readme
-    tp8 = check(next(r for r in runs if r.id == "gpt-fast-llama-2-7b-a100-tp8"), models, catalog, published())
-    assert f"(gpt-fast's TP 8 at {tp8.expected_s / tp8.run.measured_s:.2f})" in readme
-
-
-def test_the_readme_holds_this_table(checked):
+def test_the_docs_hold_this_table(checked, held):
     text = DOC.read_text(encoding="utf-8")
     block = text.split("<!-- validation: start -->\n")[1].split("\n<!-- validation: end -->")[0]
-    assert block == markdown_table(checked) + "\n\n" + summary(checked), \
+    assert block == markdown_table(checked, held) + "\n\n" + summary(checked, held), \
         "regenerate with: roofline-explorer validate --markdown"
+
+
+def test_the_docs_sentences_on_where_it_misses(checked, held):
+    """"all 6 runs come out faster than measured, at 0.54–0.71"; "on two A100s (pull
+    request 3240) comes out at 0.93–1.29"; the Xeon's prompts "at 0.4–13 % of the AMX int8
+    roof"; the Ryzen's int8 prompts "reach 13–35 % of the VNNI roof"; Megatron-LM's ten runs
+    "all fall in the band held out"."""
+    text = " ".join(DOC.read_text(encoding="utf-8").split())
+    h100 = [held[c.run.id].ratio for c in checked if c.run.source_group == "vllm-pr-2542"]
+    assert all(r < 1 for r in h100) and f"all {len(h100)} runs come out faster than measured, at " \
+        f"{min(h100):.2f}–{max(h100):.2f}" in text
+    a100 = [held[c.run.id].ratio for c in checked if c.run.source_group == "vllm-pr-3240"]
+    assert f"comes out at {min(a100):.2f}–{max(a100):.2f}" in text
+    xeon = [c.bound_ratio for c in checked if c.run.source_group == "intel-itrex" and c.run.kind == "prefill"]
+    assert f"at {min(xeon) * 100:.1f}–{max(xeon) * 100:.0f} % of the AMX int8 roof" in text
+    ryzen = [c.bound_ratio for c in checked if c.run.hardware == "ryzen-9-7950x" and c.run.kind == "prefill"
+             and c.run.workload.get("dtype") == "int8"]
+    assert f"reach {min(ryzen) * 100:.0f}–{max(ryzen) * 100:.0f} % of the VNNI roof" in text
+    megatron = [held[c.run.id] for c in checked if c.run.source == "https://arxiv.org/abs/2104.04473"]
+    assert len(megatron) == 10 and all(h.covered and BAND[0] <= h.ratio <= BAND[1] for h in megatron)
 
 
 def test_a_run_setting_what_its_kind_sets_is_refused(tmp_path):
@@ -105,28 +118,18 @@ def test_a_run_setting_what_its_kind_sets_is_refused(tmp_path):
         read_runs(path)
 
 
-def test_the_readme_s_sentences_on_mi300x(checked, models, catalog):
-    """"that brings the runs of one to eight requests into the band"; "whose measured time a
-    token grows by 14 ms from batch 1 to 128 (8.4 to 22.7 ms) where the modelled kernels
-    grow by 4 ms"."""
-    from explorer.core.analysis.analysis import analyze
-    from explorer.core.analysis.expected import expected
-    from explorer.core.analysis.validation import _steps
-    from explorer.core.hardware.efficiency import efficiency_for
+def test_the_readme_quotes_the_held_out_figures(checked, held):
+    readme = " ".join((DOC.parents[1] / "README.md").read_text(encoding="utf-8").split())
+    gpu = [h for h in held.values() if h.row.kind == "gpu"]
+    cpu = [h for h in held.values() if h.row.kind == "cpu"]
 
-    mi300x = [c for c in checked if c.run.hardware == "mi300x"]
-    assert all(c.in_band for c in mi300x if c.run.workload["batch"] <= 8)
-    assert not any(c.in_band for c in mi300x if c.run.workload["batch"] >= 32)
-    runs = {c.run.workload["batch"]: c.run for c in mi300x
-            if c.run.model == "llama-3-70b" and c.run.prompt == 128}
-    per_token = {b: runs[b].measured_s / runs[b].output for b in (1, 128)}
-    family = efficiency_for(catalog["mi300x"], published())
-    step = {}
-    for b in (1, 128):
-        params, _ = _steps(runs[b])[1]  # the decode steps
-        step[b] = expected(analyze(models["llama-3-70b"], params, catalog["mi300x"]), family).time_s
-    readme = " ".join(DOC.read_text(encoding="utf-8").split())
-    claim = (f"grows by {round((per_token[128] - per_token[1]) * 1e3)} ms from batch 1 to 128 "
-             f"({per_token[1] * 1e3:.1f} to {per_token[128] * 1e3:.1f} ms) where the modelled kernels "
-             f"grow by {round((step[128] - step[1]) * 1e3)} ms")
-    assert claim in readme
+    def inside(hs):
+        return sum(BAND[0] <= h.ratio <= BAND[1] for h in hs) / len(hs)
+
+    claim = (f"The bound is below every one of {len(checked)} published runs. The expected time, checked "
+             f"on runs it was not fitted to (each source left out of the fit in turn), lands within "
+             f"{BAND[0]:g}–{BAND[1]:g} of the measured time for {inside(gpu):.0%} of {len(gpu)} GPU runs from "
+             f"{len({h.row.group for h in gpu})} sources (median {statistics.median(h.ratio for h in gpu):.2f}), "
+             f"and its band holds {sum(h.covered for h in gpu) / len(gpu):.0%} of them; on CPUs, "
+             f"{inside(cpu):.0%} of {len(cpu)} runs from {len({h.row.group for h in cpu})} sources")
+    assert all(c.bound_s <= c.run.measured_s for c in checked) and claim in readme

@@ -21,6 +21,9 @@ step, request and kernel. ``run_fit`` fits those costs to the published runs of
   terms fitted without their source (leave-one-source-out), by phase; wider (``widen``
   times in log scale) for a device whose family has no run of its own.
 
+GPUs and CPUs are fitted apart (``KindTerms``): their kernels, libraries and engines share
+nothing a factor could carry.
+
 Every term only adds time, so the expected time stays at or above the bound.
 """
 
@@ -38,7 +41,8 @@ from numpy.typing import NDArray
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, launches, op_class
 from explorer.core.analysis.terms import once_per_step, step_total
-from explorer.core.files.datafile import Fields, read_entries
+from explorer.core.files.datafile import Fields
+from explorer.core.hardware.hardware import DeviceKind
 from explorer.core.model import ops as op
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
@@ -52,7 +56,8 @@ EXPERT_ROLES = frozenset({op.Role.EXPERT_UP, op.Role.EXPERT_DOWN})
 class FitClass(StrEnum):
     """The classes of kernel a whole run's factor is fitted for."""
 
-    DENSE = "dense products"
+    DENSE = "dense products"  # on matrix units (tensor cores, AMX)
+    VECTOR = "products on vector units"  # a precision the device has no matrix unit for (most CPUs)
     EXPERT = "expert products"
     ATTENTION = "attention"
     MEMORY = "memory-bound kernels"
@@ -83,30 +88,49 @@ class EngineFit:
 
 
 @dataclass(frozen=True)
-class RunTerms:
-    """The fitted terms of ``engines.yaml``."""
+class KindTerms:
+    """The terms fitted to the runs on one kind of device (GPUs, CPUs): their kernels and
+    engines differ too much to share a factor."""
 
     classes: dict[FitClass, float]
     engines: dict[str, EngineFit]
     bands: dict[Phase, tuple[float, float]]  # expected ÷ measured: 5th and 95th percentiles, held out
-    widen: float  # the band's log-width multiplier for a family without runs of its own
-    validated: frozenset[str]  # efficiency families with runs of their own
     runs: int  # fitted to
     sources: int
-    origin: str = field(default="", compare=False)
 
     def engine(self, name: str) -> EngineFit:
         """``name``'s fit, else ``typical``'s (an engine with no runs of its own)."""
         return self.engines.get(name) or self.engines[TYPICAL]
 
 
-def fit_class(o: op.Op) -> FitClass | None:
-    """The class an op's work is scaled in (None: none; ``expected.op_class`` refined)."""
+@dataclass(frozen=True)
+class RunTerms:
+    """The fitted terms of ``engines.yaml``."""
+
+    kinds: dict[DeviceKind, KindTerms]
+    widen: float  # the band's log-width multiplier for a family without runs of its own
+    validated: frozenset[str]  # efficiency families with runs of their own
+    origin: str = field(default="", compare=False)
+
+    def of(self, kind: DeviceKind) -> KindTerms:
+        """The terms of ``kind``'s runs (a kind with none: the GPUs')."""
+        return self.kinds.get(kind) or self.kinds[DeviceKind.GPU]
+
+
+def fit_class(o: op.Op, on_vector: bool = False) -> FitClass | None:
+    """The class an op's work is scaled in (None: none; ``expected.op_class`` refined):
+    ``on_vector`` when the step's products run on vector units."""
     kind = op_class(o)
     if kind == OpClass.GEMM:
-        return FitClass.EXPERT if o.role in EXPERT_ROLES else FitClass.DENSE
+        return FitClass.EXPERT if o.role in EXPERT_ROLES else FitClass.VECTOR if on_vector else FitClass.DENSE
     return {OpClass.ATTENTION: FitClass.ATTENTION, OpClass.MEMORY: FitClass.MEMORY,
             OpClass.LINK: FitClass.LINK}.get(kind)
+
+
+def classes(a: Analysis) -> list[FitClass | None]:
+    """Each op's ``FitClass`` in ``a``'s step."""
+    on_vector = a.roofs.matrix.unit != "matrix"
+    return [fit_class(o, on_vector) for o in a.ops]
 
 
 def _step_sum(a: Analysis, values: NDArray[np.float64]) -> float:
@@ -123,8 +147,8 @@ def features(a: Analysis, e: Expected) -> dict[str, float]:
     """What the fitted terms multiply in ``a``'s step: seconds of work by ``FitClass`` and the
     units of each ``EngineTerm`` (steps, requests, kernels)."""
     work = _work(e)
-    classes = [fit_class(o) for o in a.ops]
-    out = {c.value: _step_sum(a, np.where([k == c for k in classes], work, 0.0)) for c in FitClass}
+    of = classes(a)
+    out = {c.value: _step_sum(a, np.where([k == c for k in of], work, 0.0)) for c in FitClass}
     out[EngineTerm.STEP.value] = 1.0
     out[EngineTerm.SEQUENCE.value] = 0.0 if a.params.phase == Phase.TRAIN else float(a.params.local_batch)
     out[EngineTerm.KERNEL.value] = _step_sum(a, launches(a))
@@ -137,10 +161,9 @@ def _collectives(a: Analysis) -> NDArray[np.float64]:
     return np.where([o.unit == op.LINK for o in a.ops], launches(a), 0.0)
 
 
-def op_scale(a: Analysis, terms: RunTerms) -> NDArray[np.float64]:
+def op_scale(a: Analysis, terms: KindTerms) -> NDArray[np.float64]:
     """Each op's work factor: its ``FitClass``'s (1: none)."""
-    return np.array([terms.classes.get(c, 1.0) if c is not None else 1.0
-                     for c in (fit_class(o) for o in a.ops)])
+    return np.array([terms.classes.get(c, 1.0) if c is not None else 1.0 for c in classes(a)])
 
 
 def launch_s(a: Analysis, fit: EngineFit) -> NDArray[np.float64]:
@@ -154,15 +177,17 @@ def host_s(fit: EngineFit, phase: Phase, sequences: int) -> float:
     """The engine's host seconds a step: once, and for each of ``sequences`` requests (at
     inference)."""
     per_request = 0.0 if phase == Phase.TRAIN else sequences * fit.terms[EngineTerm.SEQUENCE]
-    return fit.terms[EngineTerm.STEP] * TERM_SCALE[EngineTerm.STEP] + per_request * TERM_SCALE[EngineTerm.SEQUENCE]
+    step = fit.terms[EngineTerm.STEP] * TERM_SCALE[EngineTerm.STEP]
+    return step + per_request * TERM_SCALE[EngineTerm.SEQUENCE]
 
 
 def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     """``e`` (the kernel model) with the fitted terms of ``engine``: each op's work scaled
     by its class's factor, the engine's host costs added, and the band around the result."""
-    fit = terms.engine(engine)
+    kind = terms.of(a.hardware.kind)
+    fit = kind.engine(engine)
     kernel_s = (e.kernel_s if e.kernel_s is not None else np.zeros(len(a.ops))) + launch_s(a, fit)
-    op_time = _work(e) * op_scale(a, terms) + kernel_s
+    op_time = _work(e) * op_scale(a, kind) + kernel_s
     parts = dict(e.parts)
     for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK):
         mask = np.array([op_class(o) == name for o in a.ops])
@@ -171,16 +196,18 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     parts[OpClass.STEP] = e.parts[OpClass.STEP] + host_s(fit, a.params.phase, a.params.local_batch)
     total = _step_sum(a, op_time) + parts[OpClass.STEP]
     out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id)
-    return replace(out, band=band(out.time_s, a.params.phase, e.efficiency.id in terms.validated, terms))
+    return replace(out, band=band(out.time_s, a.params.phase, e.efficiency.id in terms.validated, kind,
+                                  terms.widen))
 
 
-def band(time_s: float, phase: Phase, validated: bool, terms: RunTerms) -> tuple[float, float]:
+def band(time_s: float, phase: Phase, validated: bool, terms: KindTerms, widen: float) -> tuple[float, float]:
     """Where a measured time of a step expected at ``time_s`` lies for 9 runs in 10 held out
-    (the ratio's 5th and 95th percentiles), wider for a family without runs of its own."""
+    (the ratio's 5th and 95th percentiles), ``widen`` times as wide in log scale for a family
+    without runs of its own."""
     low, high = terms.bands[phase]
-    if not validated:  # the same centre, ``widen`` times the width in log scale
+    if not validated:
         centre = math.sqrt(low * high)
-        low, high = centre * (low / centre) ** terms.widen, centre * (high / centre) ** terms.widen
+        low, high = centre * (low / centre) ** widen, centre * (high / centre) ** widen
     return time_s / high, time_s / low
 
 
@@ -199,18 +226,13 @@ def _read_engine(fields: Fields) -> EngineFit:
     return EngineFit(fields.identifier("id"), terms, fields.integer("runs", minimum=0), tuple(sources))
 
 
-@lru_cache(maxsize=4)
-def read_terms(path: str | Path | None = None) -> RunTerms:
-    """The terms of ``path`` (the bundled ``resources/efficiency/engines.yaml`` by default)."""
-    from explorer.core.files.datafile import check_schema, load_yaml
-
-    where = path or resource_path("efficiency", "engines.yaml")
-    top = Fields(load_yaml(where), where, None)
-    check_schema(top, top.integer("schema"), SCHEMA)
-    classes_f = top.child(top.mapping("classes"), "classes")
+def _read_kind(top: Fields, raw: object, index: int) -> tuple[DeviceKind, KindTerms]:
+    fields = Fields(raw, top.file, raw.get("kind") if isinstance(raw, dict) else f"#{index + 1}")
+    kind = DeviceKind(fields.text("kind", choices=[k.value for k in DeviceKind]))
+    classes_f = fields.child(fields.mapping("classes"), "classes")
     classes = {c: _ratio(classes_f, c.value, 1.0, 100.0) for c in FitClass}
     classes_f.finish()
-    bands_f = top.child(top.mapping("bands"), "bands")
+    bands_f = fields.child(fields.mapping("bands"), "bands")
     bands = {}
     for phase in Phase:
         pair = bands_f.raw(phase.value)
@@ -221,25 +243,41 @@ def read_terms(path: str | Path | None = None) -> RunTerms:
         bands[phase] = (float(pair[0]), float(pair[1]))
     bands_f.finish()
     engines: dict[str, EngineFit] = {}
-    for index, raw in enumerate(top.items("engines")):
-        entry = Fields(raw, where, raw.get("id") if isinstance(raw, dict) else f"#{index + 1}")
+    for number, item in enumerate(fields.items("engines")):
+        entry = Fields(item, top.file, item.get("id") if isinstance(item, dict) else f"#{number + 1}")
         fit = _read_engine(entry)
         entry.finish()
         if fit.id in engines:
             raise entry.error("id", "this engine is listed twice")
         engines[fit.id] = fit
     if TYPICAL not in engines:
-        raise top.error("engines", f"has no {TYPICAL!r} engine (the one that stands in for the others)")
+        raise fields.error("engines", f"has no {TYPICAL!r} engine (the one that stands in for the others)")
+    out = KindTerms(classes, engines, bands, fields.integer("runs"), fields.integer("sources"))
+    fields.finish()
+    return kind, out
+
+
+@lru_cache(maxsize=4)
+def read_terms(path: str | Path | None = None) -> RunTerms:
+    """The terms of ``path`` (the bundled ``resources/efficiency/engines.yaml`` by default)."""
+    from explorer.core.files.datafile import check_schema, load_yaml
+
+    where = path or resource_path("efficiency", "engines.yaml")
+    top = Fields(load_yaml(where), where, None)
+    check_schema(top, top.integer("schema"), SCHEMA)
+    kinds = dict(_read_kind(top, raw, i) for i, raw in enumerate(top.items("kinds")))
+    if DeviceKind.GPU not in kinds:
+        raise top.error("kinds", "has no gpu terms (they stand in for a kind without runs)")
     validated = top.raw("validated_families")
     if not isinstance(validated, list) or not all(isinstance(v, str) for v in validated):
         raise top.error("validated_families", "must be a list of efficiency family ids")
-    out = RunTerms(classes, engines, bands, _ratio(top, "widen", 1.0, 10.0), frozenset(validated),
-                   top.integer("runs"), top.integer("sources"), str(where))
+    out = RunTerms(kinds, _ratio(top, "widen", 1.0, 10.0), frozenset(validated), str(where))
     top.finish()
     return out
 
 
 def neutral_terms() -> RunTerms:
     """Terms that add nothing (the kernel model as it is): what the fit starts from."""
-    return RunTerms({c: 1.0 for c in FitClass}, {TYPICAL: EngineFit(TYPICAL, {t: 0.0 for t in EngineTerm}, 0)},
-                    {p: (1.0, 1.0) for p in Phase}, 1.0, frozenset(), 0, 0)
+    typical = EngineFit(TYPICAL, {t: 0.0 for t in EngineTerm}, 0)
+    neutral = KindTerms({c: 1.0 for c in FitClass}, {TYPICAL: typical}, {p: (1.0, 1.0) for p in Phase}, 0, 0)
+    return RunTerms({k: neutral for k in DeviceKind}, 1.0, frozenset())

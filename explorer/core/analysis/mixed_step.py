@@ -62,12 +62,12 @@ def mixed_step(model: ModelSpec, params: WorkloadParams, hardware: Hardware, bat
     e_decode, e_part = kernels_for(decode), kernels_for(part)
     if e_decode is None or e_part is None:
         return MixedStep(bound_s, bound_s, "bound", decode, part)
-    terms = read_terms()
+    terms = read_terms().of(hardware.kind)
     fit = terms.engine(params.engine)
     kernel_s = e_decode.efficiency.value("kernel_us") * 1e-6
     op_s = np.array([_expected(decode, part, e_decode, e_part, i, j) for i, j in matched])
     op_s = (op_s - kernel_s) * op_scale(decode, terms) + kernel_s + launch_s(decode, fit)
-    work_alone = _alone(part, alone, apply(part, e_part, terms, params.engine).op_time_s)
+    work_alone = _alone(part, alone, apply(part, e_part, read_terms(), params.engine).op_time_s)
     expected_s = float(step_total(decode.counts, op_s, once, factor)) + work_alone + \
         e_decode.efficiency.value("step_ms") * 1e-3 + host_s(fit, Phase.DECODE, decode.params.local_batch + 1)
     return MixedStep(bound_s, expected_s, "expected", decode, part)

@@ -63,7 +63,7 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
         return out
     family = e.efficiency
     out.update(family=family.id, name=family.name, expected_over_bound=e.ratio, parts_s=dict(e.parts),
-               engine=_engine_dict(e),
+               engine=_engine_dict(a, e),
                factors={name: {"value": f.value, "source": f.source, "note": f.note}
                         for name, f in family.factors.items()})
     if a.params.phase == Phase.TRAIN:
@@ -71,20 +71,21 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
     return out
 
 
-def _engine_dict(e: Expected) -> dict[str, Any]:
+def _engine_dict(a: Analysis, e: Expected) -> dict[str, Any]:
     """The fitted terms the expected time includes: the engine's and the class factors, with
     the runs they were fitted to (``engine_terms``)."""
     from explorer.core.analysis.engine_terms import read_terms
 
-    terms = read_terms()
+    every = read_terms()
+    terms = every.of(e.efficiency.kind or a.hardware.kind)
     fit = terms.engine(e.engine or "typical")
-    validated = e.efficiency.id in terms.validated
-    return {"id": fit.id, "asked": e.engine, "runs": fit.runs, "sources": list(fit.sources),
+    validated = e.efficiency.id in every.validated
+    return {"id": fit.id, "asked": a.params.engine, "runs": fit.runs, "sources": list(fit.sources),
             "terms": {t.value: v for t, v in fit.terms.items()},
             "class_factors": {c.value: v for c, v in terms.classes.items()},
             "band_note": ("9 in 10 held-out published runs fall in this band" if validated else
                           f"no published run on {e.efficiency.name}: the band of the validated families, "
-                          f"{terms.widen:g}× as wide in log scale")}
+                          f"{every.widen:g}× as wide in log scale")}
 
 
 def expected_mfu(a: Analysis, e: Expected) -> float:

@@ -25,7 +25,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from explorer.core.analysis.engine_terms import TERM_SCALE, TYPICAL, EngineFit, EngineTerm, FitClass, RunTerms
+from explorer.core.analysis.engine_terms import (
+    TERM_SCALE,
+    TYPICAL,
+    EngineFit,
+    EngineTerm,
+    FitClass,
+    KindTerms,
+    RunTerms,
+)
+from explorer.core.hardware.hardware import DeviceKind
 from explorer.core.model.applicability import Phase
 
 CLASS_RIDGE = 0.05  # per factor, against (factor − 1)
@@ -47,6 +56,7 @@ class RunRow:
     engine: str
     phase: Phase  # the band it falls in (a whole request: decode)
     family: str  # its device's efficiency family
+    kind: DeviceKind  # its device's: GPUs and CPUs are fitted apart
     measured_s: float
     bound_s: float
     base_s: float  # the kernel model's expected time
@@ -88,7 +98,8 @@ def _weights(rows: Sequence[RunRow]) -> NDArray[np.float64]:
 Column = tuple[str, str | None]  # a class or a term, and the engine it is for (None: every run's)
 
 
-def _solve(rows: Sequence[RunRow], columns: Sequence[Column], prior: dict[Column, float]) -> dict[Column, float]:
+def _solve(rows: Sequence[RunRow], columns: Sequence[Column],
+           prior: dict[Column, float]) -> dict[Column, float]:
     """The values ≥ 0 of ``columns`` (seconds a unit; a class's: its factor − 1) minimising
     the rows' weighted error in log scale (Gauss–Newton: each pass weighs a row's error by
     its last prediction), each held towards its ``prior`` value (else 0) by the ridge."""
@@ -168,22 +179,29 @@ class HeldOut:
 
 
 def held_out(rows: Sequence[RunRow]) -> list[HeldOut]:
-    """Every run predicted with the terms fitted without its source; its band from the
-    held-out errors of the other sources' runs of its phase."""
-    groups = sorted({r.group for r in rows})
+    """Every run predicted with the terms fitted without its source (on its kind of device);
+    its band from the held-out errors of the other sources' runs of its kind and phase."""
     predicted: dict[str, float] = {}
-    for g in groups:
-        factors, engines = fit([r for r in rows if r.group != g])
-        for r in rows:
-            if r.group == g:
-                predicted[r.id] = predict(r, factors, engines)
+    for kind in {r.kind for r in rows}:
+        mine = [r for r in rows if r.kind == kind]
+        for g in sorted({r.group for r in mine}):
+            rest = [r for r in mine if r.group != g]
+            factors, engines = fit(rest) if rest else ({c: 1.0 for c in FitClass}, _neutral_engines())
+            for r in mine:
+                if r.group == g:
+                    predicted[r.id] = predict(r, factors, engines)
     out = []
     for r in rows:
-        others = [predicted[o.id] / o.measured_s for o in rows if o.group != r.group]
-        same = [predicted[o.id] / o.measured_s for o in rows if o.group != r.group and o.phase == r.phase]
+        apart = [o for o in rows if o.kind == r.kind and o.group != r.group]
+        others = [predicted[o.id] / o.measured_s for o in apart]
+        same = [predicted[o.id] / o.measured_s for o in apart if o.phase == r.phase]
         low, high = np.percentile(same if len(same) >= MIN_BAND_RUNS else others or [1.0], BAND_PERCENTILES)
         out.append(HeldOut(r, predicted[r.id], predicted[r.id] / high, predicted[r.id] / low))
     return out
+
+
+def _neutral_engines() -> dict[str, EngineFit]:
+    return {TYPICAL: EngineFit(TYPICAL, {t: 0.0 for t in EngineTerm}, 0)}
 
 
 def bands(held: Sequence[HeldOut]) -> dict[Phase, tuple[float, float]]:
@@ -200,10 +218,16 @@ def bands(held: Sequence[HeldOut]) -> dict[Phase, tuple[float, float]]:
 
 
 def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
-    """The terms to ship: fitted to every run, the bands from the held-out runs."""
-    factors, engines = fit(rows)
-    return RunTerms(factors, engines, bands(held_out(rows)), WIDEN, frozenset(r.family for r in rows),
-                    len(rows), len({r.group for r in rows}), origin)
+    """The terms to ship: for each kind of device, fitted to its runs, the bands from the
+    held-out runs."""
+    held = held_out(rows)
+    kinds = {}
+    for kind in sorted({r.kind for r in rows}):
+        mine = [r for r in rows if r.kind == kind]
+        factors, engines = fit(mine)
+        kinds[kind] = KindTerms(factors, engines, bands([h for h in held if h.row.kind == kind]), len(mine),
+                                len({r.group for r in mine}))
+    return RunTerms(kinds, WIDEN, frozenset(r.family for r in rows), origin)
 
 
 HEADER = """\
@@ -224,13 +248,16 @@ def terms_yaml(terms: RunTerms) -> str:
 
     data = {
         "schema": 1,
-        "runs": terms.runs,
-        "sources": terms.sources,
-        "classes": {c.value: g(v) for c, v in terms.classes.items()},
-        "engines": [{"id": e.id, **{t.value: g(v) for t, v in e.terms.items()}, "runs": e.runs,
-                     "sources": list(e.sources)} for e in terms.engines.values()],
-        "bands": {p.value: [g(low), g(high)] for p, (low, high) in terms.bands.items()},
         "widen": terms.widen,
         "validated_families": sorted(terms.validated),
+        "kinds": [{
+            "kind": kind.value,
+            "runs": k.runs,
+            "sources": k.sources,
+            "classes": {c.value: g(v) for c, v in k.classes.items()},
+            "engines": [{"id": e.id, **{t.value: g(v) for t, v in e.terms.items()}, "runs": e.runs,
+                         "sources": list(e.sources)} for e in k.engines.values()],
+            "bands": {p.value: [g(low), g(high)] for p, (low, high) in k.bands.items()},
+        } for kind, k in terms.kinds.items()],
     }
     return HEADER + dump_yaml(data, sort_keys=False, allow_unicode=True)
