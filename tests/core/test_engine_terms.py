@@ -171,7 +171,8 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
                     encoding="utf-8")
 
 
-def test_every_catalogue_device_has_an_expected_time_and_a_band_wider_without_runs_of_its_own(models, catalog):
+def test_every_catalogue_device_has_an_expected_time_and_a_wider_band_without_runs_of_its_own(models,
+                                                                                              catalog):
     """Every device borrows its family's factors at least (resources/efficiency/published.yaml);
     a family no published run was made on says so with a band twice as wide in log scale."""
     terms = read_terms()
