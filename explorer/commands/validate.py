@@ -35,7 +35,8 @@ def checked_runs(err: TextIO, path: str | None = None) -> list:
     from explorer.core.model.presets import load_models
 
     catalog, models, families = open_catalog(err), load_models(), published()
-    return [check(run, models, catalog, families) for run in read_runs(path)]
+    origin = path or "published-runs.yaml"
+    return [check(run, models, catalog, families, origin=origin) for run in read_runs(path)]
 
 
 def _json(c, held) -> dict[str, Any]:

@@ -138,41 +138,43 @@ def run_models() -> dict[str, ModelSpec]:
     return {m.id: m for m in load_model_file(resource_path("validation", "models.yaml"))}
 
 
-def _params(run: Run, phase: Phase, **sizes: Any) -> WorkloadParams:
+def _params(run: Run, phase: Phase, origin: str = "published-runs.yaml", **sizes: Any) -> WorkloadParams:
     try:
         return WorkloadParams(**run.workload, phase=phase, **sizes)
     except (TypeError, WorkloadError) as error:
-        raise DataFileError("published-runs.yaml", str(error), run.id, "workload") from None
+        raise DataFileError(origin, str(error), run.id, "workload") from None
 
 
-def _steps(run: Run) -> list[tuple[WorkloadParams, int]]:
+def _steps(run: Run, origin: str = "published-runs.yaml") -> list[tuple[WorkloadParams, int]]:
     """The steps a run takes and how many of each."""
     if run.kind == RunKind.PREFILL:
-        return [(_params(run, Phase.PREFILL, seq=run.prompt), 1)]
+        return [(_params(run, Phase.PREFILL, origin, seq=run.prompt), 1)]
     if run.kind == RunKind.DECODE:
-        return [(_params(run, Phase.DECODE, context=run.context), 1)]
+        return [(_params(run, Phase.DECODE, origin, context=run.context), 1)]
     if run.kind == RunKind.TRAIN:
-        return [(_params(run, Phase.TRAIN, seq=run.prompt), 1)]
+        return [(_params(run, Phase.TRAIN, origin, seq=run.prompt), 1)]
     # One prefill gives the first token, each decode step one more: at the middle context.
-    return [(_params(run, Phase.PREFILL, seq=run.prompt), 1),
-            (_params(run, Phase.DECODE, context=run.prompt + run.output // 2), run.output - 1)]
+    return [(_params(run, Phase.PREFILL, origin, seq=run.prompt), 1),
+            (_params(run, Phase.DECODE, origin, context=run.prompt + run.output // 2), run.output - 1)]
 
 
 def check(run: Run, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardware],
-          families: Iterable[Efficiency], terms: RunTerms | None = None) -> Checked:
+          families: Iterable[Efficiency], terms: RunTerms | None = None,
+          origin: str = "published-runs.yaml") -> Checked:
     """``run``'s bound and expected time (``models``, ``catalog``: by id) with the fitted
-    ``terms`` (the bundled ones by default)."""
+    ``terms`` (the bundled ones by default); ``origin``: the file it was read from."""
     if run.hardware not in catalog:
-        raise DataFileError("runs", f"no device {run.hardware!r} in the catalogue", run.id, "hardware")
+        raise DataFileError(origin, f"no device {run.hardware!r} in the catalogue (see roofline-explorer "
+                                    "hardware list)", run.id, "hardware")
     hardware = catalog[run.hardware]
     if run.model not in models and run.model not in run_models():
-        raise DataFileError("runs", f"no model {run.model!r} (see roofline-explorer models)", run.id, "model")
+        raise DataFileError(origin, f"no model {run.model!r} (see roofline-explorer models)", run.id, "model")
     model = models[run.model] if run.model in models else run_models()[run.model]
     family = efficiency_for(hardware, families)
     terms = terms or read_terms()
     bound = kernels = expect = low = high = 0.0
     units: dict[str, float] = {}
-    for params, count in _steps(run):
+    for params, count in _steps(run, origin):
         a = analyze(model, params, hardware)
         bound += count * a.totals.time_s
         if family is None:
