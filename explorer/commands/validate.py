@@ -26,6 +26,9 @@ def add_parser(sub) -> None:
                          "figure is held out")
     va.add_argument("--markdown", action="store_true",
                     help="print the Markdown table docs/validation.md holds")
+    va.add_argument("--terms", action="store_true",
+                    help="print the Markdown table of which fitted terms close which source's gap, held "
+                         "out (docs/validation.md holds it)")
     va.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -53,7 +56,7 @@ def _json(c, held) -> dict[str, Any]:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from explorer.core.analysis.validation import held_out_runs, markdown_table, summary
+    from explorer.core.analysis.validation import held_out_runs, markdown_table, summary, terms_table
     from explorer.core.files.datafile import DataFileError
 
     try:
@@ -64,6 +67,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not checked:
         print("roofline-explorer validate: the file lists no runs", file=err)
         return 1
+    if args.terms:
+        print(terms_table(checked), file=out)
+        return 0
     held = {} if args.runs else held_out_runs(checked)
     if args.json:
         json.dump({"runs": [_json(c, held) for c in checked], "summary": summary(checked, held),

@@ -134,3 +134,19 @@ def test_the_readme_quotes_the_held_out_figures(checked, held):
              f"and its band holds {sum(h.covered for h in gpu) / len(gpu):.0%} of them; on CPUs, "
              f"{inside(cpu):.0%} of {len(cpu)} runs from {len({h.row.group for h in cpu})} sources")
     assert all(c.bound_s <= c.run.measured_s for c in checked) and claim in readme
+
+
+def test_the_docs_hold_the_terms_table_and_its_sentence(checked):
+    """"The engines' host costs close most of the gap on GPUs; the class factors … on their
+    own overshoot the training runs."""
+    from explorer.core.analysis.validation import terms_table
+
+    table = terms_table(checked)
+    text = DOC.read_text(encoding="utf-8")
+    assert text.split("<!-- terms: start -->\n")[1].split("\n<!-- terms: end -->")[0] == table, \
+        "regenerate with: roofline-explorer validate --terms"
+    gpu = next(line for line in table.splitlines() if line.startswith("| **within") and "| GPU |" in line)
+    alone, classes, engines, both = (int(cell.strip(" %")) for cell in gpu.split("|")[4:8])
+    assert engines - alone > classes - alone > 0 and both > alone  # most of the gap: the engines' terms
+    megatron = next(line for line in table.splitlines() if line.startswith("| megatron-lm-2021"))
+    assert float(megatron.split("|")[5]) > 1.0  # the class factors alone: slower than measured

@@ -130,26 +130,38 @@ def _term_seconds(terms: dict[EngineTerm, float]) -> dict[str, float]:
     return {t.value: v * TERM_SCALE[t] for t, v in terms.items()}
 
 
-def fit(rows: Sequence[RunRow]) -> tuple[dict[FitClass, float], dict[str, EngineFit]]:
+@dataclass(frozen=True)
+class Terms:
+    """Which terms a fit may move (the others stay neutral): to see which closed which gap."""
+
+    classes: bool = True
+    engines: bool = True
+
+
+ALL = Terms()
+
+
+def fit(rows: Sequence[RunRow], which: Terms = ALL) -> tuple[dict[FitClass, float], dict[str, EngineFit]]:
     """The class factors and each engine's terms fitted to ``rows``: first every run with one
     engine's terms (``typical``'s), then the factors again with each engine's own terms,
-    held towards ``typical``'s."""
-    classes: list[Column] = [(c.value, None) for c in FitClass]
-    shared: list[Column] = [(t.value, None) for t in EngineTerm]
-    pooled = _solve(rows, classes + shared, {})
-    typical = {EngineTerm(t): pooled[(t, None)] / TERM_SCALE[EngineTerm(t)] for t, _ in shared}
+    held towards ``typical``'s. ``which``: the terms the fit may move."""
+    classes: list[Column] = [(c.value, None) for c in FitClass] if which.classes else []
+    shared: list[Column] = [(t.value, None) for t in EngineTerm] if which.engines else []
+    pooled = _solve(rows, classes + shared, {}) if classes + shared else {}
+    typical = {t: pooled.get((t.value, None), 0.0) / TERM_SCALE[t] for t in EngineTerm}
     engines = {TYPICAL: EngineFit(TYPICAL, typical, len(rows), tuple(sorted({r.group for r in rows})))}
     named = sorted({r.engine for r in rows} - {TYPICAL})
-    own: list[Column] = [(t.value, e) for e in named for t in EngineTerm]
+    own: list[Column] = [(t.value, e) for e in named for t in EngineTerm] if which.engines else []
     # a run that names no engine keeps typical's terms: they count as its own, fixed
     typical_rows = [replace(r, base_s=r.base_s + sum(pooled[(t, None)] * r.units[t] for t, _ in shared))
                     if r.engine == TYPICAL else r for r in rows]
-    joint = _solve(typical_rows, classes + own, {(t, e): pooled[(t, None)] for t, e in own})
-    factors = {FitClass(c): 1.0 + joint[(c, None)] for c, _ in classes}
+    joint = _solve(typical_rows, classes + own, {(t, e): pooled[(t, None)] for t, e in own}) \
+        if classes + own else {}
+    factors = {c: 1.0 + joint.get((c.value, None), 0.0) for c in FitClass}
     for e in named:
         mine = [r for r in rows if r.engine == e]
-        engines[e] = EngineFit(e, {t: joint[(t.value, e)] / TERM_SCALE[t] for t in EngineTerm}, len(mine),
-                               tuple(sorted({r.group for r in mine})))
+        engines[e] = EngineFit(e, {t: joint.get((t.value, e), 0.0) / TERM_SCALE[t] for t in EngineTerm},
+                               len(mine), tuple(sorted({r.group for r in mine})))
     return factors, engines
 
 
@@ -178,15 +190,16 @@ class HeldOut:
         return self.low_s <= self.row.measured_s <= self.high_s
 
 
-def held_out(rows: Sequence[RunRow]) -> list[HeldOut]:
+def held_out(rows: Sequence[RunRow], which: Terms = ALL) -> list[HeldOut]:
     """Every run predicted with the terms fitted without its source (on its kind of device);
-    its band from the held-out errors of the other sources' runs of its kind and phase."""
+    its band from the held-out errors of the other sources' runs of its kind and phase.
+    ``which``: the terms the fits may move."""
     predicted: dict[str, float] = {}
     for kind in {r.kind for r in rows}:
         mine = [r for r in rows if r.kind == kind]
         for g in sorted({r.group for r in mine}):
             rest = [r for r in mine if r.group != g]
-            factors, engines = fit(rest) if rest else ({c: 1.0 for c in FitClass}, _neutral_engines())
+            factors, engines = fit(rest, which) if rest else ({c: 1.0 for c in FitClass}, _neutral_engines())
             for r in mine:
                 if r.group == g:
                     predicted[r.id] = predict(r, factors, engines)

@@ -22,7 +22,7 @@ from typing import Any
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.engine_terms import TYPICAL, RunTerms, apply, features, read_terms
 from explorer.core.analysis.expected import expected
-from explorer.core.analysis.run_fit import HeldOut, RunRow, held_out
+from explorer.core.analysis.run_fit import ALL, HeldOut, RunRow, Terms, held_out
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.efficiency import Efficiency, efficiency_for
 from explorer.core.hardware.hardware import DeviceKind, Hardware
@@ -231,6 +231,28 @@ def summary(checked: Sequence[Checked], held: Mapping[str, HeldOut] | None = Non
         parts.append(f"The kernels alone: {_figures(kernels)}.")
     parts.append(f"The bound is at most {worst:.2f} of the measured time.")
     return " ".join(parts)
+
+
+def terms_table(checked: Sequence[Checked]) -> str:
+    """Which fitted terms close which source's gap: each source's median expected ÷ measured,
+    held out, with the kernels alone, with the class factors only, with the engines' terms
+    only and with both; and each kind's share of runs within ``BAND``."""
+    rows = [c.row for c in checked if c.row is not None]
+    ways = (Terms(False, False), Terms(True, False), Terms(False, True), ALL)
+    held = [{h.row.id: h.ratio for h in held_out(rows, which)} for which in ways]
+    lines = ["| source | device | runs | kernels alone | + class factors | + engines' terms | both |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    groups = sorted({(r.kind, r.group) for r in rows}, key=lambda g: (g[0] != DeviceKind.GPU, g[1]))
+    for kind, group in groups:
+        mine = [r for r in rows if r.group == group and r.kind == kind]
+        medians = [f"{statistics.median(h[r.id] for r in mine):.2f}" for h in held]
+        lines.append(f"| {group} | {kind.value.upper()} | {len(mine)} | " + " | ".join(medians) + " |")
+    for kind in (DeviceKind.GPU, DeviceKind.CPU):
+        mine = [r for r in rows if r.kind == kind]
+        shares = [f"{sum(BAND[0] <= h[r.id] <= BAND[1] for r in mine) / len(mine):.0%}" for h in held]
+        lines.append(f"| **within {BAND[0]:g}–{BAND[1]:g}** | {kind.value.upper()} | {len(mine)} | "
+                     + " | ".join(shares) + " |")
+    return "\n".join(lines)
 
 
 def _what(r: Run) -> str:
