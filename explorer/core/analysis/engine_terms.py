@@ -203,12 +203,13 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
 def band(time_s: float, phase: Phase, validated: bool, terms: KindTerms, widen: float) -> tuple[float, float]:
     """Where a measured time of a step expected at ``time_s`` lies for 9 runs in 10 held out
     (the ratio's 5th and 95th percentiles), ``widen`` times as wide in log scale for a family
-    without runs of its own."""
+    without runs of its own, and stretched to hold ``time_s`` itself."""
     low, high = terms.bands[phase]
     if not validated:
         centre = math.sqrt(low * high)
         low, high = centre * (low / centre) ** widen, centre * (high / centre) ** widen
-    return time_s / high, time_s / low
+    # a band of held-out errors all of one sign (CPUs today) still holds the expected time itself
+    return time_s / max(high, 1.0), time_s / min(low, 1.0)
 
 
 def _ratio(fields: Fields, name: str, low: float, high: float) -> float:
