@@ -209,7 +209,8 @@ def held_out(rows: Sequence[RunRow], which: Terms = ALL) -> list[HeldOut]:
         others = [predicted[o.id] / o.measured_s for o in apart]
         same = [predicted[o.id] / o.measured_s for o in apart if o.phase == r.phase]
         low, high = np.percentile(same if len(same) >= MIN_BAND_RUNS else others or [1.0], BAND_PERCENTILES)
-        out.append(HeldOut(r, predicted[r.id], predicted[r.id] / max(high, 1.0), predicted[r.id] / min(low, 1.0)))
+        expected = predicted[r.id]
+        out.append(HeldOut(r, expected, expected / max(high, 1.0), expected / min(low, 1.0)))
     return out
 
 
