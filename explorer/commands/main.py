@@ -327,15 +327,12 @@ def _expected_lines(a: Analysis) -> list[str]:
 
 
 def _energy_lines(a: Analysis) -> list[str]:
-    """At most the step's energy: every device at its TDP for its time; and at a
-    calibration's fitted constants where the expected time's profile keeps them."""
+    """The step's energy: an estimate (the power model over its time) and a lower bound (its
+    operations at the floor operation energies); and at a calibration's fitted constants
+    where the expected time's profile keeps them."""
     e = expected_for(a)
-    s, fitted = energy_report.step_energy(a, e), energy_report.fitted_energy(a, e)
-    unit = a.totals.item_unit[:-1]
-    lines = [f"energy: no data (the catalogue gives {a.hardware.name} no TDP)"] if s is None else [
-        f"energy at most {format_si(s.joules, 'J')} a step, {format_si(s.joules_per_item, 'J')} a {unit} "
-        f"(every device at its {format_si(s.power_w / a.params.split.devices, 'W')} TDP for the "
-        f"{s.time} time: an upper bound)"]
+    fitted = energy_report.fitted_energy(a, e)
+    lines, unit = energy_report.energy_lines(a, e), a.totals.item_unit[:-1]
     if fitted is not None:
         lines.append(f"energy at this machine's fitted constants {format_si(fitted.joules, 'J')} a step, "
                      f"{format_si(fitted.joules_per_item, 'J')} a {unit}, {format_si(fitted.power_w, 'W')} "

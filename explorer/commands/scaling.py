@@ -65,7 +65,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                    "peak_flops_per_s": peak.flops_per_s, "mfu": args.mfu, "seconds": seconds,
                    "device_hours": seconds * args.devices / 3600}
         if hw.specs.tdp_w:
-            cluster["energy_j_upper_bound"] = seconds * args.devices * hw.specs.tdp_w
+            cluster["energy_j_at_tdp"] = seconds * args.devices * hw.specs.tdp_w
         for row in rows:  # the same budget, whichever split: the same time
             row["training_seconds"] = seconds
     if args.json:

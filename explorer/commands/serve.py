@@ -242,7 +242,7 @@ def _as_json(result, model, hardware) -> dict:
     return {"model": model.id, "hardware": hardware.id, "devices": result.devices,
             "kv_wall_sequences": result.kv_wall_sequences, "offloaded_sequences": result.offloaded_sequences,
             "times": result.time_source, "efficiency": result.efficiency,
-            "joules_per_token_source": "TDP ÷ tokens/s: an upper bound" if hardware.specs.tdp_w else None,
+            "joules_per_token_source": "at TDP (TDP ÷ tokens/s), no bound" if hardware.specs.tdp_w else None,
             "notes": list(result.notes), "chosen": None if result.chosen is None else point(result.chosen),
             "points": [point(p) for p in result.points]}
 
@@ -257,7 +257,7 @@ def _print(result, model, hardware, out: TextIO) -> None:
              "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J")
             for p in result.points]
     print(format_table(("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens",
-                        "J/token (≤)"), rows, right=(0, 1, 2, 3, 4, 5, 6)), file=out)
+                        "J/token at TDP"), rows, right=(0, 1, 2, 3, 4, 5, 6)), file=out)
     sentences = plan_sentences(result, model.name, hardware)
     print("\n" + sentences[0], file=out)
     for sentence in sentences[1:]:

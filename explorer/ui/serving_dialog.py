@@ -26,7 +26,7 @@ from explorer.core.words.serving_plan import plan_sentences
 from explorer.state import AppState
 from explorer.ui.chart.picture import Picture, picture_buttons, save_picture
 
-COLUMNS = ("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens", "J/token (≤)")
+COLUMNS = ("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens", "J/token at TDP")
 RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
 DEFAULT_TTFT_MS, DEFAULT_TPOT_MS = 500.0, 50.0  # the targets issue 30 gives as its example
 

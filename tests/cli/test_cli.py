@@ -223,31 +223,43 @@ def test_a_command_s_short_options_are_not_taken_for_the_window_s():
 
 
 @pytest.mark.parametrize("split", [(), ("--tp", "2"), ("--dp", "2")])
-def test_analyze_gives_the_step_s_energy_as_tdp_times_its_time(split):
-    """At most: every device at its 700 W TDP (the H100 datasheet's) for the expected step."""
+def test_analyze_gives_the_step_s_energy_estimate_and_lower_bound_each_named(split):
+    """The estimate: every device at the power model's power (its 700 W TDP, the H100
+    datasheet's, scaled by the step's activity) for the expected step; the lower bound: its
+    operations at the floor energies. Neither is called "at most"."""
+    from explorer.core.analysis.energy import power_w
+
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--batch", "8", *split,
                        "--json")
     assert code == 0
     doc = json.loads(out)
     devices = 2 if split else 1
-    energy, seconds = doc["energy"], doc["totals"]["expected_time_s"]
-    assert energy["energy_j"] == pytest.approx(700 * devices * seconds)
-    assert energy["joules_per_token"] == pytest.approx(energy["energy_j"] / 8)
-    assert energy["power_w"] == 700 * devices and energy["upper_bound"] is True
-    assert "gtc22-whitepaper-hopper" in energy["source"] and "expected step time" in energy["source"]
+    energy, totals = doc["energy"], doc["totals"]
+    seconds = totals["expected_time_s"]
+    activity = totals["time_s"] / seconds
+    assert energy["activity"] == pytest.approx(activity)
+    assert energy["power_w_estimate"] == pytest.approx(power_w(700, activity) * devices)
+    assert energy["joules_estimate"] == pytest.approx(power_w(700, activity) * devices * seconds)
+    assert energy["joules_per_token_estimate"] == pytest.approx(energy["joules_estimate"] / 8)
+    assert 0 < energy["joules_lower_bound"] < energy["joules_estimate"] < 700 * devices * seconds
+    assert energy["joules_per_token_lower_bound"] == pytest.approx(energy["joules_lower_bound"] / 8)
+    assert "gtc22-whitepaper-hopper" in energy["method"] and "expected step time" in energy["method"]
+    assert "upper bound" not in out and "upper_bound" not in out
     code, text, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--batch", "8", *split)
     from explorer.core.units import format_si
 
-    per_token = format_si(energy["joules_per_token"], "J")
-    assert f"energy at most {format_si(energy['energy_j'], 'J')} a step, {per_token} a token (every device " \
-        "at its 700 W TDP for the expected time: an upper bound)" in text
+    per_token = format_si(energy["joules_per_token_estimate"], "J")
+    assert f"energy estimate {format_si(energy['joules_estimate'], 'J')} a step, {per_token} a token " \
+        "(power model: " in text
+    assert f"energy lower bound {format_si(energy['joules_lower_bound'], 'J')} a step" in text
+    assert "energy at most" not in text and "upper bound" not in text
 
 
 def test_a_device_without_a_tdp_has_no_energy_and_says_why():
     code, out, _ = run("analyze", "--hardware", "apple-m2-max", "--model", "llama-3-8b", "--json")
     assert code == 0
     energy = json.loads(out)["energy"]
-    assert energy["energy_j"] is None and energy["joules_per_token"] is None
-    assert energy["source"] == "no energy data: the catalogue gives Apple M2 Max (38-core GPU) no TDP"
+    assert energy["joules_estimate"] is None and energy["joules_per_token_lower_bound"] is None
+    assert energy["method"] == "no energy data: the catalogue gives Apple M2 Max (38-core GPU) no TDP"
     _, out, _ = run("analyze", "--hardware", "apple-m2-max", "--model", "resnet-50")
     assert "energy: no data (the catalogue gives Apple M2 Max (38-core GPU) no TDP)" in out

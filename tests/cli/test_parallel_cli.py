@@ -39,7 +39,7 @@ def test_a_training_run_in_days_device_hours_and_energy():
     assert t["at_mfu"]["mfu"] == 0.5
     assert t["at_mfu"]["step_s"] == pytest.approx(t["model_flops_per_step"] / (8 * 989.4e12 * 0.5))
     assert t["at_mfu"]["device_hours"] == pytest.approx(t["at_mfu"]["seconds"] * 8 / 3600)
-    assert t["at_mfu"]["energy_j_upper_bound"] == pytest.approx(t["at_mfu"]["seconds"] * 8 * 700)
+    assert t["at_mfu"]["energy_j_at_tdp"] == pytest.approx(t["at_mfu"]["seconds"] * 8 * 700)
     # forward + backward of every device ≈ 6 N D per step (plus attention)
     assert t["model_flops_per_step"] == pytest.approx(6 * 6.74e9 * 64 * 4096, rel=0.1)
     assert [c["name"] for c in report["communication"]] == ["grad_all_reduce"]

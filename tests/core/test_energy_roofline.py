@@ -101,6 +101,7 @@ def test_the_sentences_state_the_picture_s_numbers(models, catalog):
 
 
 def test_the_status_line_ends_with_a_token_s_energy(models, catalog):
+    from explorer.core.analysis.energy_report import step_energy
     from explorer.core.analysis.expected import expected_for
     from explorer.core.analysis.report_words import step_summary
     from explorer.core.units import format_si
@@ -108,10 +109,13 @@ def test_the_status_line_ends_with_a_token_s_energy(models, catalog):
     hw = catalog["h100-sxm"]
     a = analyze(models["llama-3-8b"], WorkloadParams(dtype="bf16"), hw)
     e = expected_for(a)
-    assert hw.specs.tdp_w == 700  # the datasheet's, at most what the device draws
-    assert step_summary(a, e).endswith(f"; at most {format_si(700 * e.time_s, 'J')} a token at TDP")
+    assert hw.specs.tdp_w == 700  # the datasheet's
+    s = step_energy(a, e)
+    assert s is not None and step_summary(a, e).endswith(
+        f"; about {format_si(s.joules_per_item, 'J')} a token (power model), at least "
+        f"{format_si(s.lower_per_item, 'J')}")
     no_tdp = analyze(models["gpt2"], WorkloadParams(), catalog["apple-m3-max"])  # Apple gives no TDP
-    assert catalog["apple-m3-max"].specs.tdp_w is None and "at TDP" not in step_summary(no_tdp)
+    assert catalog["apple-m3-max"].specs.tdp_w is None and "power model" not in step_summary(no_tdp)
 
 
 @pytest.mark.parametrize("params", [dict(pp=2), dict(tp=2, pp=2),

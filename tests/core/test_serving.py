@@ -68,7 +68,7 @@ def test_a_plan_takes_the_largest_batch_that_meets_the_tpot_target(models, catal
     assert point.tokens_per_s_per_device == pytest.approx(rate)
     assert point.tokens_per_s_per_user == pytest.approx(1 / point.tpot_s)
     assert point.cost_per_million_tokens == pytest.approx(cost_per_million_tokens(2.5, 1, rate))
-    assert point.joules_per_token == pytest.approx(700 / rate)  # H100 SXM's 700 W TDP, an upper bound
+    assert point.joules_per_token == pytest.approx(700 / rate)  # H100 SXM's 700 W TDP: at TDP
     assert plan(model, WorkloadParams(), h100, 512, 512, ttft_target_s=1e-6).chosen is None
 
 

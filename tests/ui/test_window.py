@@ -70,7 +70,7 @@ def test_status_bar_summarises_the_prediction(window):
     text = window.summary_label.text()
     assert "tokens/s" in text and "memory-bound" in text
     assert "fits in the 71.7 GiB budget (90% of 79.6 GiB usable)" in text
-    assert text.endswith("J a token at TDP")  # past a narrow window's right edge: the tooltip has it whole
+    assert "a token (power model), at least " in text  # the estimate and the lower bound, each named
     assert window.summary_label.toolTip().endswith(text)
 
 

@@ -26,8 +26,21 @@ import numpy as np
 
 from explorer.core.hardware.energy_constants import EnergyConstants, describe
 from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.operation_energy import floor_byte_joules, floor_flop_joules
 
-__all__ = ["EnergyConstants", "FitError", "Sample", "StepEnergy", "describe", "fit", "tdp_bound"]
+__all__ = [
+    "FLOOR_SHARE",
+    "POWER_MODEL",
+    "EnergyConstants",
+    "FitError",
+    "Sample",
+    "StepEnergy",
+    "describe",
+    "estimate",
+    "fit",
+    "lower_bound_joules",
+    "power_w",
+]
 
 
 @dataclass(frozen=True)
@@ -68,26 +81,56 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
     return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), (e[0], e[1], e[2]), source)
 
 
+# The power model's one constant: the share of its TDP a device draws whatever it does while
+# serving (clocks up, memory refreshed, the idle board), fitted by least squares on the
+# logarithm of J/token to ML.ENERGY's measured GPU energy (v2 and v3 leaderboards, A100, H100
+# and B200; resources/validation/published-energy.yaml, tests/core/test_energy_validation.py).
+FLOOR_SHARE = 0.46
+POWER_MODEL = (f"power = TDP × ({FLOOR_SHARE:g} + {1 - FLOOR_SHARE:g} × activity), activity the bound's "
+               "time over the expected time, fitted to ML.ENERGY's measured J/token")
+
+
+def power_w(tdp_w: float, activity: float) -> float:
+    """A device's average power at ``activity`` (0–1: the share of the step the busier roof
+    keeps busy, the bound's time over the expected time)."""
+    return tdp_w * (FLOOR_SHARE + (1.0 - FLOOR_SHARE) * min(max(activity, 0.0), 1.0))
+
+
+def lower_bound_joules(flops: float, bytes_: float) -> float:
+    """No less than what ``flops`` and ``bytes_`` (main memory) cost at the floor operation
+    energies (``operation_energy.floor_flop_joules``, ``floor_byte_joules``): no constant
+    power, no time, only the operations."""
+    return flops * floor_flop_joules() + bytes_ * floor_byte_joules()
+
+
 @dataclass(frozen=True)
 class StepEnergy:
-    """At most what a step costs: every device at its TDP for the step's time (Choi et al.'s
-    power cap as the whole bill). No catalogue device has sourced ε_flop, ε_byte and π₀, so
-    this upper bound is what a prediction can say; ``fit`` gives the constants of this
-    machine from its own kernels."""
+    """What a step costs: ``joules`` the estimate (the power model's average power over the
+    step's time) and ``lower_j`` a lower bound (its FLOPs and bytes at the floor operation
+    energies, no constant power), every device together."""
 
-    joules: float  # the step, all its devices together
+    joules: float  # the estimate, the step, all its devices together
     joules_per_item: float  # per token (or image) the step produces or processes
-    power_w: float  # the devices' TDPs together
+    power_w: float  # the estimate's average power, the devices together
     time: str  # whose time: "expected" or "bound"
     source: str  # where the TDP comes from
+    lower_j: float = 0.0  # the lower bound, the step, all its devices together
+    lower_per_item: float = 0.0
+    activity: float = 1.0  # the bound's time over the step's time
+    method: str = POWER_MODEL
 
 
-def tdp_bound(hardware: Hardware, devices: int, seconds: float, items: int, time: str) -> StepEnergy | None:
-    """The TDP × time upper bound of a step of ``seconds`` on ``devices`` devices producing
-    ``items``; None where the catalogue gives the device no TDP."""
+def estimate(hardware: Hardware, devices: int, seconds: float, bound_seconds: float, items: int, time: str,
+             flops: float = 0.0, bytes_: float = 0.0) -> StepEnergy | None:
+    """The power model's estimate of a step of ``seconds`` (its bound ``bound_seconds``) on
+    ``devices`` devices producing ``items``, each device doing ``flops`` and moving ``bytes_``,
+    with its lower bound; None where the catalogue gives the device no TDP."""
     tdp = hardware.specs.tdp_w
     if not tdp:
         return None
     source = (hardware.specs.tdp_provenance or hardware.specs.provenance).url
-    joules = tdp * devices * seconds
-    return StepEnergy(joules, joules / max(items, 1), tdp * devices, time, source)
+    activity = min(bound_seconds / seconds, 1.0) if seconds > 0 else 1.0
+    power = power_w(tdp, activity) * devices
+    joules, lower = power * seconds, lower_bound_joules(flops, bytes_) * devices
+    n = max(items, 1)
+    return StepEnergy(joules, joules / n, power, time, source, lower, lower / n, activity)

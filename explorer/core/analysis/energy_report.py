@@ -1,22 +1,26 @@
-"""A step's energy: every device at its TDP (an upper bound) or at the energy constants a
-calibration fitted, why the fitted constants do not apply, as a dict for JSON and in words."""
+"""A step's energy: a lower bound (its operations at the floor operation energies), an
+estimate (the power model's average power over the step's time) and, where a calibration
+fitted them, the energy constants of this machine; why the fitted constants do not apply; as a
+dict for JSON and in words."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.energy import StepEnergy, tdp_bound
+from explorer.core.analysis.energy import StepEnergy, estimate
 from explorer.core.analysis.expected import Expected
 from explorer.core.hardware.efficiency import MeasuredEnergy
 from explorer.core.units import format_si
 
 
 def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
-    """The TDP × time upper bound of ``a``'s step (``energy.tdp_bound``) at its expected time,
-    else its bound; None where the device has no TDP."""
+    """The estimate of ``a``'s step (``energy.estimate``) at its expected time, else its bound,
+    with its lower bound; None where the device has no TDP."""
     seconds, time = (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
-    return tdp_bound(a.hardware, a.params.split.devices, seconds, a.totals.items_per_step, time)
+    t = a.totals
+    return estimate(a.hardware, a.params.split.devices, seconds, t.time_s, t.items_per_step, time,
+                    float(t.flops), float(t.bytes))
 
 
 def fitted_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
@@ -58,11 +62,13 @@ def fitted_energy_note(a: Analysis, e: Expected | None) -> str | None:
 
 
 def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
-    """``energy_j`` (the step, every device), ``joules_per_token`` (or per image) and
-    ``power_w``: every device at its TDP for the step, an upper bound, with its source; and
-    ``fitted``, the same at a calibration's fitted constants where the expected time's
-    profile keeps them."""
-    s, per_item = step_energy(a, e), f"joules_per_{a.totals.item_unit[:-1]}"
+    """``joules_estimate`` (the step, every device), ``joules_per_token_estimate`` (or per
+    image) and ``power_w_estimate`` from the power model named in ``method``;
+    ``joules_lower_bound`` and ``joules_per_token_lower_bound``, the step's operations at the
+    floor operation energies; and ``fitted``, at a calibration's fitted constants where the
+    expected time's profile keeps them."""
+    unit = a.totals.item_unit[:-1]
+    s, per_item = step_energy(a, e), f"joules_per_{unit}"
     fitted = fitted_energy(a, e)
     kept = e.efficiency.energy if e is not None else None  # (there when ``fitted`` is)
     fitted_dict = None
@@ -72,22 +78,40 @@ def energy_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
                                      "constant_w": kept.constants.constant_w, "precision": kept.precision},
                        "source": fitted.source}
     out: dict[str, Any] = {"fitted_note": fitted_energy_note(a, e), "fitted": fitted_dict}
+    lower_method = ("the step's FLOPs and main-memory bytes at the floor operation energies (an 8-bit "
+                    "integer multiply-add a FLOP pair, HBM2's access energy a byte), no constant power")
     if s is None:
-        return {"energy_j": None, per_item: None, "power_w": None, "upper_bound": None,
-                "source": f"no energy data: the catalogue gives {a.hardware.name} no TDP", **out}
-    return {"energy_j": s.joules, per_item: s.joules_per_item,
-            "power_w": s.power_w, "upper_bound": True,
-            "source": f"every device at its TDP ({s.source}) for the {s.time} step time: an upper bound; "
-                      "no per-operation energy is sourced for any catalogue device", **out}
+        return {"joules_estimate": None, f"{per_item}_estimate": None, "power_w_estimate": None,
+                "joules_lower_bound": None, f"{per_item}_lower_bound": None,
+                "method": f"no energy data: the catalogue gives {a.hardware.name} no TDP", **out}
+    return {"joules_estimate": s.joules, f"{per_item}_estimate": s.joules_per_item,
+            "power_w_estimate": s.power_w, "activity": s.activity, "time": s.time,
+            "joules_lower_bound": s.lower_j, f"{per_item}_lower_bound": s.lower_per_item,
+            "method": f"estimate: {s.method}, over the {s.time} step time (TDP: {s.source}); "
+                      f"lower bound: {lower_method}", **out}
 
 
 def energy_words(a: Analysis, e: Expected | None) -> str:
     """"; 2.1 J a token at this machine's fitted constants" (a calibration's, where the
-    expected time uses one), else "; at most 4.6 J a token at TDP", else nothing."""
+    expected time uses one), else "; about 0.11 J a token (at least 0.016 J)", else nothing."""
     unit = a.totals.item_unit[:-1]
     fitted = fitted_energy(a, e)
     if fitted is not None:
         return (f"; {format_si(fitted.joules_per_item, 'J')} a {unit}, {format_si(fitted.power_w, 'W')} "
                 "at this machine's fitted energy constants")
-    bound = step_energy(a, e)
-    return "" if bound is None else f"; at most {format_si(bound.joules_per_item, 'J')} a {unit} at TDP"
+    s = step_energy(a, e)
+    return "" if s is None else (f"; about {format_si(s.joules_per_item, 'J')} a {unit} (power model), "
+                                 f"at least {format_si(s.lower_per_item, 'J')}")
+
+
+def energy_lines(a: Analysis, e: Expected | None) -> list[str]:
+    """The estimate and the lower bound, each named, in a line each (none without a TDP)."""
+    s, unit = step_energy(a, e), a.totals.item_unit[:-1]
+    if s is None:
+        return [f"energy: no data (the catalogue gives {a.hardware.name} no TDP)"]
+    tdp, each = a.hardware.specs.tdp_w or 0.0, s.power_w / a.params.split.devices
+    return [f"energy estimate {format_si(s.joules, 'J')} a step, {format_si(s.joules_per_item, 'J')} "
+            f"a {unit} (power model: {format_si(each, 'W')} a device, {each / tdp:.0%} of its "
+            f"{format_si(tdp, 'W')} TDP at {s.activity:.0%} activity, for the {s.time} time)",
+            f"energy lower bound {format_si(s.lower_j, 'J')} a step, {format_si(s.lower_per_item, 'J')} "
+            f"a {unit} (its FLOPs and bytes at the floor operation energies, no constant power)"]

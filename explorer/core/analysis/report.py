@@ -23,12 +23,12 @@ def run_dict(run: Run) -> dict[str, Any]:
         "steps": run.steps, "model_flops_per_step": run.model_flops_per_step,
         "peak_flops_per_s": run.peak_flops_per_s, "tdp_w": run.tdp_w,
         "at_mfu": {"mfu": run.mfu, "step_s": run.mfu_step_s, "seconds": run.seconds(),
-                   "device_hours": run.device_hours(), "energy_j_upper_bound": run.energy_j()},
+                   "device_hours": run.device_hours(), "energy_j_at_tdp": run.energy_j()},
         "at_roofline": {"mfu": run.roofline_mfu, "step_s": run.roofline_step_s, "seconds": run.seconds(False),
-                        "device_hours": run.device_hours(False), "energy_j_upper_bound": run.energy_j(False)},
+                        "device_hours": run.device_hours(False), "energy_j_at_tdp": run.energy_j(False)},
         "mfu_default_sources": list(MFU_SOURCES),
-        "energy_note": "every device at its TDP for the whole run: an upper bound on the devices' own "
-                       "energy (host, network and cooling not counted)",
+        "energy_note": "at TDP: every device at its TDP for the whole run, host, network and cooling "
+                       "not counted; not a bound (the run's time is a stated utilisation's)",
     }
 
 

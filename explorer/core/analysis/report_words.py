@@ -44,7 +44,7 @@ def run_lines(run: Run) -> list[str]:
         f"  at {run.mfu:.0%} model-FLOPs utilisation (stated default 40%): "
         f"{format_time(run.mfu_step_s)} a step, {run.seconds() / 86400:,.1f} days on "
         f"{run.devices:,} devices, {run.device_hours():,.0f} device-hours"
-        + (f", at most {energy / 3.6e9:,.0f} MWh of GPU energy (every device at its TDP; host, network "
+        + (f", {energy / 3.6e9:,.0f} MWh of GPU energy at TDP (every device at its TDP; host, network "
            f"and cooling not counted)" if energy else ""),
         f"  at the roofline's step time ({run.roofline_mfu:.0%} utilisation; it counts recomputation and "
         f"does not overlap communication): "

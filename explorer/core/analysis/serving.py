@@ -25,8 +25,9 @@ generates ``output`` tokens:
   cycle;
 - **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
   3,600) × 10⁶, all devices' tokens counted;
-- **energy**: until an energy model is in, an upper bound: every device at its TDP all the
-  time, joules per token = TDP ÷ tokens/s per device (None where the catalogue has no TDP).
+- **energy**: at TDP, every device at its TDP all the time, joules per token = TDP ÷ tokens/s
+  per device (None where the catalogue has no TDP); not a bound: ``analyze`` gives an estimate
+  and a lower bound.
 
 An inference pipeline (``pp`` > 1) is costed one batch at a time: its tokens/s are a lower
 bound (engines keep a micro-batch in every stage).

@@ -27,7 +27,7 @@ class Point:
     tokens_per_s_per_device: float
     tokens_per_s_per_user: float
     cost_per_million_tokens: float | None  # None: no price given
-    joules_per_token: float | None  # None: the device states no TDP
+    joules_per_token: float | None  # at TDP; None: the device states no TDP
     limited_by: str = ""  # why no larger batch is taken (on the chosen point)
 
 

@@ -74,3 +74,19 @@ def flop_joules(dtype: str) -> float:
 def byte_joules() -> float:
     """Joules a byte of main memory costs: a DRAM read of 64 bits (the range's low end) over 8."""
     return operations()["dram"].joules / 8
+
+
+def floor_flop_joules() -> float:
+    """Joules a FLOP of any precision costs at least, for a lower bound: an 8-bit integer
+    multiply-add of the table over two. Newer processes than the table's 45 nm cost less,
+    but a 16-bit multiply-add on them (a B200's dense bf16 at its TDP: 0.44 pJ a FLOP, all its
+    power counted) still costs more than this 0.115 pJ."""
+    table = operations()
+    return (table["int8-mult"].joules + table["int8-add"].joules) / 2
+
+
+def floor_byte_joules() -> float:
+    """Joules a byte of main memory costs at least, for a lower bound: the table's cheapest
+    memory, HBM2's 3.97 pJ a bit (O'Connor et al. 2017), over 8 bits: DRAM on a board costs
+    more; a floor as long as no memory moves a bit for less than HBM2 does."""
+    return operations()["hbm2"].joules / 8

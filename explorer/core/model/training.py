@@ -235,8 +235,8 @@ class Run:
         return self.seconds(at_mfu) * self.devices / 3600
 
     def energy_j(self, at_mfu: bool = True) -> float | None:
-        """Every device at its TDP for the whole run: an upper bound on the devices' own energy,
-        host, network and cooling left out (None without a TDP)."""
+        """Every device at its TDP for the whole run (host, network and cooling left out; None
+        without a TDP): at TDP, not a bound, the run's time being a stated utilisation's."""
         return None if self.tdp_w is None else self.seconds(at_mfu) * self.devices * self.tdp_w
 
 

@@ -6,7 +6,7 @@ its steps; the price is its ``cost_per_million_tokens``):
 ``{step/per-user}`` (tokens/s each sequence sees: one token a step), ``{step/per-device}``
 (tokens/s each device gives: the batch's tokens a step over the devices),
 ``{step/cost:PRICE}`` (dollars per million output tokens at PRICE dollars a device-hour),
-``{step/joules-per-token}`` (the TDP × time upper bound: every device at its TDP).
+``{step/joules-per-token}`` (at TDP: every device at its TDP, not a bound).
 Prefills are left out: these are the decode steps of requests already running.
 """
 

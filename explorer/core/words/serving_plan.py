@@ -13,7 +13,7 @@ def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]
     """The plan's summary, its notes and its verdict, one sentence (or two) each."""
     times = f"expected ({plan.efficiency} efficiency)" if plan.time_source == "expected" \
         else "the roofline bound"
-    energy = "; J/token is TDP ÷ tokens/s, an upper bound" if hardware.specs.tdp_w else \
+    energy = "; J/token is at TDP (TDP ÷ tokens/s), not a bound" if hardware.specs.tdp_w else \
         f"; the catalogue gives {hardware.name} no TDP, so no J/token"
     out = [f"{model_name} on {plan.devices} × {hardware.name}: times are {times}; tokens/s count each "
            f"request's prefill; the KV cache holds at most {plan.kv_wall_sequences:,} requests{energy}."]

@@ -205,7 +205,7 @@ class ScalingPanel(QtWidgets.QWidget):
         peak = op_roofs(hw, dtype).matrix
         devices, mfu = self.devices.value(), self.mfu.value()
         seconds = training_seconds(budget, devices, peak.flops_per_s, mfu)
-        energy = (f", at most {seconds * devices * hw.specs.tdp_w / 3.6e9:,.0f} MWh (every device at its TDP)"
+        energy = (f", {seconds * devices * hw.specs.tdp_w / 3.6e9:,.0f} MWh at TDP (every device at its TDP)"
                   if hw.specs.tdp_w else "")
         lines = [f"<p><b>On {devices:,} × {escape(hw.name)}</b> ({peak.label} "
                  f"{format_si(peak.flops_per_s, 'FLOP/s')}) at {mfu:.0%} utilisation: "
