@@ -50,10 +50,10 @@ def test_a_picture_other_than_svg_or_json_is_refused():
 
 
 @pytest.mark.parametrize("options, words", [
-    ({}, "1 to 302, the KV-cache wall"),
+    ({}, "1 to 226, the KV-cache wall"),
     ({"prompt": 4096, "output": 128, "prefill_chunk": 512},
-     "1 to 16, what the prefill chunks refill (KV wall 111)"),
-    ({"kv_offload_bytes": 64 * 2**30}, "beyond 302, caches in host memory"),
+     "1 to 16, what the prefill chunks refill (KV wall 109)"),
+    ({"kv_offload_bytes": 64 * 2**30}, "beyond 226, caches in host memory"),
 ])
 def test_the_key_says_where_the_batches_stop(models, catalog, options, words):
     from explorer.chart.elements import Page

@@ -235,6 +235,8 @@ def _as_json(result, model, hardware) -> dict:
     def point(p) -> dict:
         return {"batch": p.batch, "tokens_per_s_per_device": p.tokens_per_s_per_device,
                 "tokens_per_s_per_user": p.tokens_per_s_per_user, "ttft_s": p.ttft_s, "tpot_s": p.tpot_s,
+                "tpot_low_s": None if p.tpot_band_s is None else p.tpot_band_s[0],
+                "tpot_high_s": None if p.tpot_band_s is None else p.tpot_band_s[1],
                 "kv_wall_sequences": result.kv_wall_sequences,
                 "cost_per_million_tokens": p.cost_per_million_tokens, "joules_per_token": p.joules_per_token,
                 "limited_by": p.limited_by}

@@ -7,7 +7,8 @@ import pytest
 
 from tests.cli.test_cli import run
 
-KEYS = {"batch", "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "kv_wall_sequences",
+KEYS = {"batch", "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "tpot_low_s",
+        "tpot_high_s", "kv_wall_sequences",
         "cost_per_million_tokens", "joules_per_token", "limited_by"}
 
 
@@ -31,10 +32,11 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
     code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",
                          "--tpot-target", "40ms")
     assert code == 0, err
-    assert "the KV cache holds at most 331 requests" in out
+    assert "the KV cache holds at most 248 requests at full length (prompt + output)" in out
     # docs/commands.md: "batch 158, about 732 tokens/s a device at 39.95 ms a token (batch 159
     # takes 40.1 ms)"
-    assert "Chosen: batch 158, 732 tokens/s a device, 39.95 ms a token" in out
+    # a user: 1,024 tokens ÷ (1,024 × TPOT + 158 prefills of 91.0 ms) = 18.5 tokens/s
+    assert "Chosen: batch 158, 732 tokens/s a device, 18.5 a user, 39.95 ms a token (band " in out
     assert "the TPOT target: batch 159 takes 40.1 ms a token" in out
 
 
@@ -138,8 +140,10 @@ def test_serve_offloads_kv_caches_to_host_memory():
                          "--kv-offload", "256", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["kv_wall_sequences"] == 331 and doc["offloaded_sequences"] > 2000
-    assert doc["points"][-1]["batch"] == 331 + doc["offloaded_sequences"]
+    # 256 GiB a device over a cache of 2,048 tokens × 80 KiB (80 layers × K, V × 2 heads × 128 × 2 B)
+    assert doc["kv_wall_sequences"] == 248
+    assert doc["offloaded_sequences"] == 256 * 2**30 // (2048 * 81920) == 1638
+    assert doc["points"][-1]["batch"] == 248 + doc["offloaded_sequences"]
     code, _, _ = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--kv-offload", "-1")
     assert code == 2
 
@@ -154,3 +158,16 @@ def test_serve_plans_a_load_and_refuses_it_with_a_search():
     code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--devices", "8",
                        "--arrival-rate", "5")
     assert code == 2 and "--arrival-rate plans one layout's load" in err
+
+
+def test_serve_gives_each_point_the_band_of_its_time_a_token():
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    for p in doc["points"]:
+        assert p["tpot_low_s"] < p["tpot_s"] < p["tpot_high_s"]
+        assert p["tokens_per_s_per_user"] * p["batch"] == pytest.approx(p["tokens_per_s_per_device"] * 4)
+    code, out, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4", "--json",
+                         "--efficiency", "bound")
+    assert code == 0, err
+    assert all(p["tpot_low_s"] is None and p["tpot_high_s"] is None for p in json.loads(out)["points"])

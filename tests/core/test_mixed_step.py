@@ -117,24 +117,28 @@ def test_an_encoder_has_no_cached_prefix(models, catalog):
 
 
 def test_kv_offload_reads_each_offloaded_cache_over_the_host_link_every_step(models, catalog):
-    """Llama 3 70B at TP 4 on H100 with 256 GiB of host memory a device: the devices hold 331
-    sequences; each one beyond them adds its cache on one device over PCIe 5.0 x16 (64 GB/s
-    a direction) to every step, so the batch grows and tokens/s a device does not."""
+    """Llama 3 70B at TP 4 on H100 with 256 GiB of host memory a device: the devices hold 248
+    sequences at full length (1,024 + 1,024 tokens); host memory holds as many more as fit
+    at full length too, and each one beyond the devices' adds its cache at the middle of its
+    output (the average read) on one device over PCIe 5.0 x16 (64 GB/s a direction) to every
+    step, so the batch grows and tokens/s a device does not."""
     from explorer.core.analysis.memory import weights_and_kv
-    from explorer.core.analysis.serving_request import decode_params
+    from explorer.core.analysis.serving_request import decode_params, last_step_params
 
     model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
     params = WorkloadParams(tp=4)
     plain = plan(model, params, h100, 1024, 1024)
     off = plan(model, params, h100, 1024, 1024, kv_offload_bytes=256 * 2**30)
     per_sequence = weights_and_kv(model, decode_params(params, 1024, 1024, 16))[1]
-    assert off.kv_wall_sequences == plain.kv_wall_sequences == 331
-    assert off.offloaded_sequences == 256 * 2**30 // per_sequence
-    assert off.points[-1].batch == 331 + off.offloaded_sequences
+    full = weights_and_kv(model, last_step_params(params, 1024, 1024, 16))[1]
+    assert full == 2048 * 80 * 2 * 2 * 128 * 2 and per_sequence == 1536 * 80 * 2 * 2 * 128 * 2
+    assert off.kv_wall_sequences == plain.kv_wall_sequences == 248
+    assert off.offloaded_sequences == 256 * 2**30 // full
+    assert off.points[-1].batch == 248 + off.offloaded_sequences
     beyond = next(p for p in off.points if p.batch == 512)
     step = time_of(analyze(model, replace(decode_params(params, 1024, 1024), batch=512), h100))[0]
-    assert beyond.tpot_s == pytest.approx(step + (512 - 331) * per_sequence / 64e9)
-    assert off.chosen.batch == 331 and off.chosen.tokens_per_s_per_device == pytest.approx(
+    assert beyond.tpot_s == pytest.approx(step + (512 - 248) * per_sequence / 64e9)
+    assert off.chosen.batch == 248 and off.chosen.tokens_per_s_per_device == pytest.approx(
         plain.chosen.tokens_per_s_per_device)
     assert any("read over PCIe 5.0 x16 (64 GB/s a direction)" in n for n in off.notes)
 

@@ -2,13 +2,21 @@
 decoding's speed-up, the KV-cache wall of Llama 3 70B at TP 4 on H100 from first
 principles) and the operating points a plan picks."""
 
+import math
+
 import pytest
 
 from explorer.core.analysis.memory import activations_per_sequence
 from explorer.core.analysis.serving import plan
-from explorer.core.analysis.serving_request import cost_per_million_tokens, decode_params, paged_context
+from explorer.core.analysis.serving_request import (
+    cost_per_million_tokens,
+    decode_params,
+    last_step_params,
+    paged_context,
+)
 from explorer.core.analysis.speculation import speculative_speedup, tokens_per_target_step
 from explorer.core.model.workload import WorkloadParams
+from explorer.core.words.serving_plan import plan_sentences
 
 
 def test_a_million_tokens_at_2_50_an_hour_and_1000_tokens_a_second_cost_69_cents():
@@ -37,36 +45,43 @@ def test_the_kv_wall_of_llama_3_70b_at_tp_4_on_h100_from_first_principles(models
     weights = ((model.parameter_count() - norms) // 4 + norms) * 2
     # KV cache per token on one device: 80 layers × K and V × 2 of 8 KV heads × 128 × 2 bytes
     kv_token = 80 * 2 * 2 * 128 * 2
-    context = 1024 + 512  # the middle of the output, already whole 16-token pages
-    per_sequence = context * kv_token + activations_per_sequence(model, decode_params(params, 1024, 1024, 16))
-    assert activations_per_sequence(model, decode_params(params, 1024, 1024, 16)) < 0.01 * context * kv_token
+    context = 1024 + 1024  # full length: the last step's cache must fit (whole 16-token pages)
+    last = last_step_params(params, 1024, 1024, 16)
+    per_sequence = context * kv_token + activations_per_sequence(model, last)
+    assert activations_per_sequence(model, last) < 0.01 * context * kv_token
     budget = h100.usable_memory_bytes * 0.9
-    assert p.kv_wall_sequences == int((budget - weights) // per_sequence)
-    assert 200 < p.kv_wall_sequences < 400  # about 280 requests of 1,536 tokens
+    assert p.kv_wall_sequences == int((budget - weights) // per_sequence) == 248
+    # at the middle of the output (1,536 tokens) 331 would fit, and run out at their last tokens
+    assert int((budget - weights) // (1536 * kv_token + activations_per_sequence(model, last))) == 331
     assert p.points[-1].batch == p.kv_wall_sequences and p.devices == 4
+    assert "holds at most 248 requests at full length (prompt + output)" in plan_sentences(
+        p, model.name, h100)[0]
 
 
 def test_a_plan_takes_the_largest_batch_that_meets_the_tpot_target(models, catalog):
     model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
     free = plan(model, WorkloadParams(), h100, prompt=512, output=512, price_per_device_hour=2.5)
-    # no target: the most tokens/s a device. Batch 603 (the wall) pads its rows to whole
-    # 64-row tiles (640) and runs slower than 512, so 512 is taken and says why
-    assert free.kv_wall_sequences == 603
+    # no target: the most tokens/s a device, here at the wall: 452 sequences of 1,024 tokens
+    # (each 1,024 × 32 layers × K and V × 8 KV heads × 128 × 2 bytes = 128 MiB)
+    assert free.kv_wall_sequences == 452
     assert free.chosen.batch == max(free.points, key=lambda p: p.tokens_per_s_per_device).batch
-    assert free.chosen.batch == 512
-    assert free.chosen.limited_by.startswith("nothing: a larger batch gives fewer")
+    assert free.chosen.batch == 452
+    assert free.chosen.limited_by.startswith("the KV-cache wall")
     target = free.points[3].tpot_s * 1.001  # batch 8's time per token
     tight = plan(model, WorkloadParams(), h100, prompt=512, output=512, tpot_target_s=target)
     # batch 9 takes longer than 8 (the bisection between 8 and 16 finds the edge)
     assert tight.chosen.batch == 8 and tight.chosen.limited_by.startswith("the TPOT target: batch 9")
-    rates = [p.tokens_per_s_per_device for p in free.points[:-1]]
-    assert rates == sorted(rates)  # batching helps throughput (up to 512) …
+    rates = [p.tokens_per_s_per_device for p in free.points]
+    assert rates == sorted(rates)  # batching helps throughput …
     users = [p.tokens_per_s_per_user for p in free.points]
     assert users == sorted(users, reverse=True)  # … and costs each user speed
     point = free.points[2]  # batch 4: a cycle of 512 steps makes 4 × 512 tokens and prefills 4 prompts
-    rate = 4 * 512 / (512 * point.tpot_s + 4 * point.ttft_s)
+    cycle = 512 * point.tpot_s + 4 * point.ttft_s
+    rate = 4 * 512 / cycle
     assert point.tokens_per_s_per_device == pytest.approx(rate)
-    assert point.tokens_per_s_per_user == pytest.approx(1 / point.tpot_s)
+    # a user: its 512 tokens from its start to its last token, the 3 other prefills included
+    assert point.tokens_per_s_per_user == pytest.approx(512 / cycle)
+    assert point.tokens_per_s_per_user < 1 / point.tpot_s
     assert point.cost_per_million_tokens == pytest.approx(cost_per_million_tokens(2.5, 1, rate))
     assert point.joules_per_token == pytest.approx(700 / rate)  # H100 SXM's 700 W TDP: at TDP
     assert plan(model, WorkloadParams(), h100, 512, 512, ttft_target_s=1e-6).chosen is None
@@ -177,3 +192,81 @@ def test_a_prefix_hit_shortens_the_first_token_and_leaves_the_decode_alone(model
     assert warm.kv_wall_sequences == cold.kv_wall_sequences  # the shared pages are not shared here
     assert warm.chosen.tokens_per_s_per_device > cold.chosen.tokens_per_s_per_device
     assert any("3,072 of each prompt's 4,096 tokens are found in the cache" in n for n in warm.notes)
+
+
+def test_a_user_s_rate_comes_from_the_same_cycle_as_a_device_s(models, catalog):
+    """Llama 3 70B at TP 4 on H100, 1,024 + 1,024 tokens: at the KV wall (248) a user's 1,024
+    tokens take the cycle, 1,024 decode steps and the 248 prefills of the batch it waits
+    through, not 1,024 steps alone; so tokens/s a user × batch = tokens/s a device × devices,
+    with data parallel replicas too (each replica's cycle holds its own share)."""
+    model, h100 = models["llama-3-70b"], catalog["h100-sxm"]
+    p = plan(model, WorkloadParams(tp=4), h100, 1024, 1024)
+    wall = p.points[-1]
+    assert wall.batch == 248
+    cycle = 1024 * wall.tpot_s + 248 * wall.ttft_s
+    assert wall.tokens_per_s_per_user == pytest.approx(1024 / cycle)
+    assert wall.tokens_per_s_per_user == pytest.approx(13.9, abs=0.05)  # 1 / TPOT would say 20.0
+    assert 1 / wall.tpot_s == pytest.approx(20.0, abs=0.05)
+    for q in p.points:
+        assert q.tokens_per_s_per_user * q.batch == pytest.approx(q.tokens_per_s_per_device * 4)
+    two = plan(model, WorkloadParams(tp=4, dp=2), h100, 1024, 1024)
+    for q in two.points:  # even batches: each replica's cycle has batch ÷ 2 prefills
+        if q.batch % 2 == 0:
+            assert q.tokens_per_s_per_user * q.batch == pytest.approx(q.tokens_per_s_per_device * 8)
+            cycle = 1024 * q.tpot_s + q.batch // 2 * q.ttft_s
+            assert q.tokens_per_s_per_user == pytest.approx(1024 / cycle)
+
+
+def test_the_planner_stops_where_throughput_no_longer_grows(models, catalog):
+    """Llama 3 8B on a Ryzen 9 7950X, 128 + 128 tokens: the KV cache holds 3,182 requests, but
+    from batch 512 each doubling adds less than 2 % tokens/s (50.7 → 51.7 → 52.2 → 52.3 at
+    the wall) while a token takes 4.8 s, then 9.2, 18 and 28: the plan stops at 512 and says
+    the compute roof limits it (before, it took the wall's 3,182 at 27.9 s a token)."""
+    from explorer.core.analysis.serving import FLAT
+
+    model, cpu = models["llama-3-8b"], catalog["ryzen-9-7950x"]
+    p = plan(model, WorkloadParams(), cpu, 128, 128)
+    rate = {q.batch: q.tokens_per_s_per_device for q in p.points}
+    assert p.kv_wall_sequences == 3182 and FLAT == 0.02
+    assert rate[512] / rate[256] - 1 >= 0.02  # 256 → 512 still grows
+    assert rate[1024] / rate[512] - 1 < 0.02 and rate[2048] / rate[512] < 1.02 ** 2
+    assert rate[3182] / rate[512] < 1.02 ** math.log2(3182 / 512)
+    assert p.chosen.batch == 512 and p.chosen.tpot_s == pytest.approx(4.80, abs=0.01)
+    assert p.chosen.limited_by.startswith("the compute roof: throughput no longer grows with the batch "
+                                          "(batch 1,024 gives +1.9")
+    # a dip at small batches is no roof: int8 weights run batch 2 slower than 1, then grow
+    dip = plan(model, WorkloadParams(weight_dtype="int8"), cpu, 1024, 1024)
+    assert dip.points[1].tokens_per_s_per_device < dip.points[0].tokens_per_s_per_device
+    assert dip.chosen.batch == dip.kv_wall_sequences
+
+
+def test_an_h100_plan_still_takes_its_wall_or_its_target(models, catalog):
+    """On an H100 throughput grows up to the wall: the plans pick as before the compute roof
+    (the walls are the full-length ones)."""
+    h100 = catalog["h100-sxm"]
+    big = plan(models["llama-3-70b"], WorkloadParams(tp=4), h100, 1024, 1024)
+    assert big.chosen.batch == 248 and big.chosen.limited_by.startswith("the KV-cache wall")
+    tight = plan(models["llama-3-70b"], WorkloadParams(tp=4), h100, 1024, 1024, tpot_target_s=0.040)
+    assert tight.chosen.batch == 158 and tight.chosen.limited_by.startswith("the TPOT target: batch 159")
+
+
+def test_each_point_carries_the_decode_step_s_band(models, catalog):
+    """The band of a point's TPOT is the decode step's ``Expected.band`` at that batch; the
+    bound alone has none."""
+    from dataclasses import replace
+
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.analysis.expected import expected_for
+
+    model, h100, params = models["llama-3-70b"], catalog["h100-sxm"], WorkloadParams(tp=4)
+    p = plan(model, params, h100, 1024, 1024)
+    for q in p.points:
+        e = expected_for(analyze(model, replace(decode_params(params, 1024, 1024), batch=q.batch), h100))
+        assert q.tpot_s == e.time_s and q.tpot_band_s == pytest.approx(e.band)
+        assert q.tpot_band_s[0] < q.tpot_s < q.tpot_band_s[1]
+    bound = plan(model, replace(params, efficiency="bound"), h100, 1024, 1024)
+    assert all(q.tpot_band_s is None for q in bound.points)
+    assert "(band " not in plan_sentences(bound, model.name, h100)[-1]
+    low, high = p.chosen.tpot_band_s
+    assert f"(band {low * 1e3:.2f}–{high * 1e3:.2f} ms: 9 in 10 held-out published runs)" in \
+        plan_sentences(p, model.name, h100)[-1]

@@ -26,19 +26,22 @@ class Offload:
 
     @classmethod
     def of(cls, model: ModelSpec, paged: WorkloadParams, hardware: Hardware, wall: int,
-           host_bytes: float) -> Offload:
-        """The offload of ``host_bytes`` a device; a ``WorkloadError`` where the device has
-        no host link or the memory holds no sequence's cache."""
+           host_bytes: float, full: WorkloadParams | None = None) -> Offload:
+        """The offload of ``host_bytes`` a device, each step reading a cache of ``paged``'s
+        context and host memory sized for ``full``'s (the last token's; default ``paged``);
+        a ``WorkloadError`` where the device has no host link or the memory holds no
+        sequence's cache."""
         link = hardware.link(Tier.HOST)
         if link is None:
             raise WorkloadError(f"the catalogue gives {hardware.name} no host link: its KV cache cannot be "
                                 "offloaded (leave KV offload at none)")
-        per_sequence = weights_and_kv(model, paged)[1]  # one sequence's cache on one device
+        per_sequence = weights_and_kv(model, full or paged)[1]  # one sequence's cache on one device
         if host_bytes < per_sequence:
             raise WorkloadError(f"{format_bytes(host_bytes)} of host memory a device holds no sequence's "
                                 f"{format_bytes(per_sequence)} of KV cache: offload at least that much")
         extra = int(host_bytes // per_sequence) * paged.split.batch_share
-        seconds = per_sequence / link.per_direction_bytes_per_s * paged.split.pp
+        read = weights_and_kv(model, paged)[1]  # a cache at the middle of its output, every step
+        seconds = read / link.per_direction_bytes_per_s * paged.split.pp
         return cls(wall, min(MAX_BATCH, wall + extra), seconds, link)
 
     def step_s(self, batch: int, share: int) -> float:

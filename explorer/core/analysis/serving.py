@@ -6,8 +6,9 @@ generates ``output`` tokens:
 
 - the **KV-cache wall**: the most sequences whose KV cache fits beside the weights and
   activations in the memory budget (``memory.max_batch_that_fits``), in whole pages of
-  ``kv_block`` tokens (vLLM's PagedAttention: 16) at the middle of its generation; with
-  **KV offload** host memory holds more, read over the host link every step (``kv_offload``);
+  ``kv_block`` tokens (vLLM's PagedAttention: 16) at full length (prompt + output: the last
+  step must fit too); with **KV offload** host memory holds more, read over the host link
+  every step (``kv_offload``);
 - **TPOT** (time per output token): the decode step at that batch, at the middle context
   (prompt + output / 2); **TTFT** (time to first token): the prefill of one prompt, with no
   queueing (a steady stream of arrivals adds its wait, not modelled here); with **prefix
@@ -16,13 +17,18 @@ generates ``output`` tokens:
 - **tokens/s per device**: in steady state each request is prefilled once and decoded
   ``output`` times, so in a cycle each replica's L = batch ÷ replicas sequences yield
   L × output tokens in output × TPOT + L × TTFT seconds (prefills not overlapped with
-  decode steps), over its devices; **per user** = 1 / TPOT while decoding. With
+  decode steps), over its devices; **per user** = output ÷ the cycle (output × TPOT +
+  L × TTFT): a request's tokens over the time from its start to its last token, the other
+  requests' prefills it waits through included (per user × batch = per device × devices). With
   **continuous batching and chunked prefill** (``prefill_chunk``) the prompts are
   prefilled in chunks riding on the decode steps (``mixed_step``: one weight read for
   both): a cycle's L × ⌈prompt ÷ chunk⌉ chunks take that many of its ``output`` decode
   steps, and any beyond them are prefill-only steps; TPOT is the average decode step, TTFT a
   prompt's chunks one a step, and the batch at most what the chunks can refill within a
   cycle;
+- **the compute roof**: from the smallest batch where each doubling adds less than ``FLAT``
+  (2 %) to the tokens/s a device (its double's, and every larger batch's, per doubling), the
+  plan stops: a larger batch costs each user speed and buys next to no throughput;
 - **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
   3,600) × 10⁶, all devices' tokens counted;
 - **energy**: at TDP, every device at its TDP all the time, joules per token = TDP ÷ tokens/s
@@ -54,6 +60,7 @@ from explorer.core.analysis.serving_request import (
     cached_prefix,
     check_request,
     decode_params,
+    last_step_params,
     step_s,
 )
 from explorer.core.analysis.serving_timing import Point, Timing, economics, operating_point
@@ -70,7 +77,7 @@ from explorer.core.units import format_bytes
 @dataclass(frozen=True)
 class Plan:
     points: tuple[Point, ...]  # batch 1, 2, 4, … up to the KV wall (and the target's edge)
-    kv_wall_sequences: int
+    kv_wall_sequences: int  # sequences whose cache fits at full length (prompt + output)
     chosen: Point | None  # the point with the most tokens/s per device that meets the targets
     time_source: str  # "expected" or "bound"
     devices: int
@@ -80,18 +87,20 @@ class Plan:
     arrival_rate: float | None = None  # the load planned for (requests/s), None: the most tokens/s
 
 
+FLAT = 0.02  # doubling the batch adds less than this share of tokens/s a device: the compute roof
 
 def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: int, output: int,
          ttft_target_s: float | None = None, tpot_target_s: float | None = None,
          price_per_device_hour: float | None = None, block: int = KV_BLOCK,
          speculation: Speculation | None = None, prefix_hit: float = 0.0,
          prefill_chunk: int | None = None, kv_offload_bytes: float = 0.0,
-         arrival_rate: float | None = None) -> Plan:
+         arrival_rate: float | None = None, batches: tuple[int, ...] = ()) -> Plan:
     """The operating points of serving ``model`` on ``hardware`` with ``params``' layout and
     precisions, for requests of ``prompt`` + ``output`` tokens, and the best that meets the
     targets. A ``WorkloadError`` says why there is none to serve (the weights do not fit, a
     layout the model cannot take, a model that does not decode). With ``arrival_rate``
-    (requests/s) the points are the batches that keep up with that load (``serving_load``)."""
+    (requests/s) the points are the batches that keep up with that load (``serving_load``).
+    ``batches``: more batches to cost besides the doublings (those beyond the wall left out)."""
     check_request(model, prompt, output)
     # a serving step's rows: a window's prefill prefix or training rows do not apply
     params = replace(params, prefix=0, **{name: BY_NAME[name].default for name in TRAINING_ONLY})
@@ -99,10 +108,11 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
         raise WorkloadError("speculative decoding with chunked prefill or KV offload is not modelled: give "
                             "one of them")
     paged = decode_params(params, prompt, output, block)
+    full = last_step_params(params, prompt, output, block)  # the wall: every cache at its last token
     decode = decode_params(params, prompt, output)
     cached = cached_prefix(prompt, prefix_hit, block)
-    wall, ttft, source = _wall_and_prefill(model, params, paged, hardware, speculation, prompt, cached)
-    offload = Offload.of(model, paged, hardware, wall, kv_offload_bytes) if kv_offload_bytes else None
+    wall, ttft, source = _wall_and_prefill(model, params, full, hardware, speculation, prompt, cached)
+    offload = Offload.of(model, paged, hardware, wall, kv_offload_bytes, full) if kv_offload_bytes else None
     timing = Timing(model, decode, hardware, output, prompt - cached, cached, ttft, speculation,
                      prefill_chunk, offload)
     wall = offload.wall if offload else wall
@@ -110,8 +120,8 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     point = partial(operating_point, timing, paged.split.devices, price_per_device_hour, hardware.specs.tdp_w)
     knees = {limit, *([min(offload.device_wall, limit)] if offload else [])}  # the device's wall too
     steps = 1.15 if arrival_rate is not None else 2  # under a load: finer, to find the best batch
-    batches = {round(steps ** k) for k in range(int(math.log(MAX_BATCH, steps)) + 1)}
-    points = {b: point(b) for b in {*(b for b in batches if b <= limit), *knees}}
+    grid = {round(steps ** k) for k in range(int(math.log(MAX_BATCH, steps)) + 1)} | set(batches)
+    points = {b: point(b) for b in {*(b for b in grid if 1 <= b <= limit), *knees}}
     if tpot_target_s is not None:
         _find_edge(points, point, lambda p: p.tpot_s <= tpot_target_s)
     ordered = [points[b] for b in sorted(points)]
@@ -126,7 +136,10 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
         notes += (note,)
     else:
         chosen = max(ok, key=lambda p: p.tokens_per_s_per_device, default=None)
-        if chosen is not None:
+        flat = _compute_roof(ok, ordered, chosen, limit, point)
+        if flat is not None:
+            chosen = flat
+        elif chosen is not None:
             chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
@@ -186,6 +199,29 @@ def _notes(paged: WorkloadParams, speculation: Speculation | None, prompt: int,
                   "bound on its attention, which reads each cache once); the draft's weights and cache "
                   "share the memory",)
     return notes
+
+
+def _compute_roof(ok: list[Point], every: list[Point], best: Point | None, limit: int,
+                  point: Callable[[int], Point]) -> Point | None:
+    """The smallest batch within the targets, short of ``best``, from which no larger batch
+    (its double, within ``limit``, and every larger point costed) adds ``FLAT`` or more
+    tokens/s a device for each doubling, with why it is taken; None: none (the throughput
+    still grows up to ``best``)."""
+    if best is None:
+        return None
+    for p in ok:
+        if p.batch >= best.batch or 2 * p.batch > limit:
+            break
+        double = point(2 * p.batch)
+        larger = [double, *(q for q in every if q.batch > p.batch)]
+        rate = p.tokens_per_s_per_device
+        if all(q.tokens_per_s_per_device < rate * (1 + FLAT) ** math.log2(q.batch / p.batch) for q in larger):
+            gain = double.tokens_per_s_per_device / rate - 1
+            return replace(p, limited_by=(
+                f"the compute roof: throughput no longer grows with the batch (batch {double.batch:,} "
+                f"gives {gain:+.2%} tokens/s a device, less than {FLAT:.0%} a doubling, at "
+                f"{double.tpot_s * 1e3:,.1f} ms a token)"))
+    return None
 
 
 def _limit(chosen: Point, points: list[Point], wall: int, tpot_target_s: float | None,

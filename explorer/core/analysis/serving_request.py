@@ -38,6 +38,13 @@ def decode_params(params: WorkloadParams, prompt: int, output: int, block: int =
     return replace(params, phase=Phase.DECODE, context=paged_context(prompt + output // 2, block))
 
 
+def last_step_params(params: WorkloadParams, prompt: int, output: int,
+                     block: int = KV_BLOCK) -> WorkloadParams:
+    """The decode step of a request's last token: its whole prompt and output in the KV cache,
+    in whole pages of ``block`` tokens (what the KV-cache wall is sized with)."""
+    return replace(params, phase=Phase.DECODE, context=paged_context(prompt + output, block))
+
+
 def check_request(model: ModelSpec, prompt: int, output: int) -> None:
     """Refuse what no layout can serve: a model that does not decode, an empty request."""
     if not isinstance(model, TransformerSpec):
@@ -59,6 +66,19 @@ def time_of(a: Analysis) -> tuple[float, str]:
 
 def step_s(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> tuple[float, str]:
     return time_of(analyze(model, params, hardware))
+
+
+def step_and_band(model: ModelSpec, params: WorkloadParams,
+                  hardware: Hardware) -> tuple[float, tuple[float, float] | None]:
+    """A step's time as serving counts it (``time_of``) and its ``Expected.band`` over that
+    time, (low, high), to scale a time built from the step (None where the time is the
+    bound, or no band is fitted)."""
+    a = analyze(model, params, hardware)
+    e = expected_for(a)
+    if e is None:
+        return a.totals.time_s, None
+    share = None if e.band is None or e.time_s <= 0 else (e.band[0] / e.time_s, e.band[1] / e.time_s)
+    return e.time_s, share
 
 
 def cached_prefix(prompt: int, hit: float, block: int = KV_BLOCK) -> int:

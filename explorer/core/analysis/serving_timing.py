@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from explorer.core.analysis.kv_offload import Offload
 from explorer.core.analysis.mixed_step import mixed_step
-from explorer.core.analysis.serving_request import cost_per_million_tokens, step_s, time_of
+from explorer.core.analysis.serving_request import cost_per_million_tokens, step_and_band, time_of
 from explorer.core.analysis.speculation import Speculation, speculative_tpot
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
@@ -25,10 +25,11 @@ class Point:
     tpot_s: float
     ttft_s: float
     tokens_per_s_per_device: float
-    tokens_per_s_per_user: float
+    tokens_per_s_per_user: float  # output ÷ a replica's cycle: a request's start to its last token
     cost_per_million_tokens: float | None  # None: no price given
     joules_per_token: float | None  # at TDP; None: the device states no TDP
     limited_by: str = ""  # why no larger batch is taken (on the chosen point)
+    tpot_band_s: tuple[float, float] | None = None  # (low, high): the decode step's band; None: the bound
 
 
 @dataclass(frozen=True)
@@ -68,23 +69,35 @@ class Timing:
         per_replica = max(1, self.output // self.chunk_steps)
         return max(1, min(wall, per_replica * self.decode.split.batch_share))
 
-    def times(self, batch: int) -> tuple[float, float, float]:
-        """(TPOT, TTFT, a replica's cycle in seconds) at ``batch``."""
+    def band(self, batch: int, tpot: float) -> tuple[float, float] | None:
+        """The band of ``tpot`` at ``batch``: the plain decode step's ``Expected.band`` as
+        shares of its time, times ``tpot`` (None where the time is the bound)."""
+        share = step_and_band(self.model, replace(self.decode, batch=batch), self.hardware)[1]
+        return None if share is None else (share[0] * tpot, share[1] * tpot)
+
+    def times(self, batch: int) -> tuple[float, float, float, tuple[float, float] | None]:
+        """(TPOT, TTFT, a replica's cycle in seconds, TPOT's band) at ``batch``."""
         local = math.ceil(batch / self.decode.split.batch_share)
         if self.speculation is not None:
             tpot = speculative_tpot(self.model, self.decode, self.hardware, batch, self.speculation)
-            return tpot, self.ttft, self.output * tpot + local * self.ttft
+            return tpot, self.ttft, self.output * tpot + local * self.ttft, self.band(batch, tpot)
         offloaded = self.offload.step_s(batch, self.decode.split.batch_share) if self.offload else 0.0
-        plain = step_s(self.model, replace(self.decode, batch=batch), self.hardware)[0] + offloaded
+        alone_s, share = step_and_band(self.model, replace(self.decode, batch=batch), self.hardware)
+        plain = alone_s + offloaded
+
+        def band(tpot: float) -> tuple[float, float] | None:
+            return None if share is None else (share[0] * tpot, share[1] * tpot)
+
         if self.chunk is None:
-            return plain, self.ttft, self.output * plain + local * self.ttft
+            return plain, self.ttft, self.output * plain + local * self.ttft, band(plain)
         step = mixed_step(self.model, self.decode, self.hardware, batch, self.decode.context, self.size,
                           self.cached + (self.work - self.size) // 2)
         chunks = local * self.chunk_steps
         carried = min(chunks, self.output)
         decoding = carried * (step.time_s + offloaded) + (self.output - carried) * plain
         alone = time_of(step.chunk)[0] * (chunks - carried)  # prefill-only steps
-        return decoding / self.output, self.chunk_steps * (step.time_s + offloaded), decoding + alone
+        tpot = decoding / self.output
+        return tpot, self.chunk_steps * (step.time_s + offloaded), decoding + alone, band(tpot)
 
     def notes(self, limit: int, wall: int) -> tuple[str, ...]:
         """What the plan's notes say of offload and chunks, the batches stopping at ``limit``."""
@@ -106,9 +119,15 @@ class Timing:
 
 def operating_point(timing: Timing, devices: int, price_per_device_hour: float | None, tdp: float | None,
            batch: int) -> Point:
-    tpot, ttft, cycle = timing.times(batch)
+    """The point at ``batch``: in a replica's cycle of C seconds its L sequences each make
+    ``output`` tokens, so tokens/s a device = batch × output ÷ C ÷ devices (each request's
+    prefill counted) and tokens/s a user = output ÷ C: a request's output over the time
+    from its start to its last token, the other requests' prefills it waits through
+    included (= tokens/s a device × devices ÷ batch, up to the rounding of L)."""
+    tpot, ttft, cycle, band = timing.times(batch)
     rate = batch * timing.output / cycle / devices  # each request's prefill counted
-    return Point(batch, tpot, ttft, rate, 1 / tpot, *economics(price_per_device_hour, tdp, rate))
+    return Point(batch, tpot, ttft, rate, timing.output / cycle, *economics(price_per_device_hour, tdp, rate),
+                 tpot_band_s=band)
 
 
 def economics(price_per_device_hour: float | None, tdp: float | None,

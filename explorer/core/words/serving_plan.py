@@ -16,7 +16,8 @@ def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]
     energy = "; J/token is at TDP (TDP ÷ tokens/s), not a bound" if hardware.specs.tdp_w else \
         f"; the catalogue gives {hardware.name} no TDP, so no J/token"
     out = [f"{model_name} on {plan.devices} × {hardware.name}: times are {times}; tokens/s count each "
-           f"request's prefill; the KV cache holds at most {plan.kv_wall_sequences:,} requests{energy}."]
+           f"request's prefill and a user's the other requests' prefills it waits through; the KV cache "
+           f"holds at most {plan.kv_wall_sequences:,} requests at full length (prompt + output){energy}."]
     out += [f"Note: {note}." for note in plan.notes]
     c = plan.chosen
     if c is None:  # under a load, its note has said why
@@ -25,6 +26,10 @@ def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]
                        "at batch 1 is already above them.")
         return out
     why = c.limited_by if plan.arrival_rate is not None else f"no larger batch: {c.limited_by}"
+    low, high = c.tpot_band_s or (0.0, 0.0)
+    band = "" if c.tpot_band_s is None else \
+        f" (band {low * 1e3:.2f}–{high * 1e3:.2f} ms: 9 in 10 held-out published runs)"
     out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
-               f"device, {c.tpot_s * 1e3:.2f} ms a token; {why}.")
+               f"device, {format_number(c.tokens_per_s_per_user)} a user, {c.tpot_s * 1e3:.2f} ms a "
+               f"token{band}; {why}.")
     return out
