@@ -193,3 +193,26 @@ def test_a_finite_but_huge_count_is_refused_naming_the_kernel_and_metric(tmp_pat
     assert str(caught.value) == message
     code, _, err = run("profile", str(path))
     assert code == 1 and message in err and "Traceback" not in err
+
+
+def test_tensor_operations_count_once_by_source_and_the_gpu_is_named(tmp_path):
+    head = ['"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value",'
+            '"Rule Name","Rule Type","Rule Description"']
+    rows = [("device__attribute_display_name", "", "NVIDIA B200"), ("gpu__time_duration.sum", "ns", "1,000"),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "", "2,147,483,648"),
+            ("sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", "", "2,147,483,648"),
+            ("sm__ops_path_tensor_src_fp8_dst_fp32_sparsity_off.sum", "", "100"),
+            ("sm__ops_path_tensor_src_fp8_dst_fp16_sparsity_off.sum", "", "20"),
+            ("sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum", "", "7"),
+            ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "Kinst", "1"),
+            ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "Kinst", "1")]
+    lines = [*head, *(f'"0","gemm","Command line profiler metrics","{m}","{u}","{v}",'
+                      for m, u, v in rows),
+             '"0","gemm","SpeedOfLight","","","","SOLBottleneck","OPT","a rule"']
+    path = tmp_path / "b200.csv"
+    path.write_text("\n".join(lines) + "\n")
+    profile = ncu.read_ncu_csv(path)
+    assert profile.device == "NVIDIA B200"
+    assert profile.kernels[0].time_s == pytest.approx(1e-6)
+    assert profile.kernels[0].flops == {"fp32": 2000, "bf16": 2**31, "fp8": 120}
+    assert any("src_fp16_bf16_tf32" in note for note in profile.notes)
