@@ -11,9 +11,16 @@ from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.catalog import load_catalog, load_hardware_file
 from explorer.core.hardware.hardware import evaluate_formula
 
-GPUS = ["t4", "v100-sxm2", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h200-sxm", "b200", "l4",
-        "rtx-4090", "mi300x", "apple-m2-max", "apple-m3-max"]
-CPUS = ["xeon-platinum-8480", "epyc-9654", "core-i9-13900k", "ryzen-9-7950x"]
+GPUS = ["a10", "a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm", "a40", "apple-m2-max", "apple-m3-max",
+        "apple-m3-ultra", "apple-m4-max", "b200", "gb200", "gb300", "h100-nvl", "h100-pcie", "h100-sxm",
+        "h200-nvl", "h200-sxm", "jetson-agx-orin-64gb-15w", "jetson-agx-orin-64gb-30w",
+        "jetson-agx-orin-64gb-50w", "jetson-agx-orin-64gb-maxn", "jetson-orin-nano-8gb-15w",
+        "jetson-orin-nano-8gb-25w", "jetson-orin-nano-8gb-maxn-super", "l4", "l40s", "mi250x", "mi300x",
+        "mi325x", "mi355x", "radeon-pro-w7900", "rtx-3090", "rtx-4090", "rtx-5090", "rtx-6000-ada",
+        "rtx-pro-6000-blackwell", "t4", "v100-sxm2"]
+CPUS = ["apple-m3-ultra-cpu", "apple-m4-max-cpu", "core-i9-13900k", "core-ultra-9-285k", "epyc-9654",
+        "epyc-9755", "graviton4", "nvidia-grace", "raspberry-pi-5", "ryzen-9-7950x", "ryzen-9-9950x",
+        "xeon-6980p", "xeon-platinum-8480"]
 
 
 def test_every_required_device_is_present(catalog):

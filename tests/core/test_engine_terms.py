@@ -77,8 +77,8 @@ def _row(ident: str, group: str, engine: str, units: dict[str, float], base: flo
          truth: dict[str, float]) -> run_fit.RunRow:
     """A run whose measured time is its base plus exactly ``truth``'s terms."""
     measured = base + sum(v * units[c] for c, v in truth.items())
-    return run_fit.RunRow(ident, group, engine, Phase.DECODE, "h100", DeviceKind.GPU, measured, 0.5 * base,
-                          base, units)
+    return run_fit.RunRow(ident, group, engine, Phase.DECODE, "h100", "h100-sxm", DeviceKind.GPU, measured,
+                          0.5 * base, base, units)
 
 
 def test_a_fit_finds_the_terms_the_runs_were_made_with():
@@ -183,15 +183,17 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
 def test_every_catalogue_device_has_an_expected_time_and_a_wider_band_without_runs_of_its_own(models,
                                                                                               catalog):
     """Every device borrows its family's factors at least (resources/efficiency/published.yaml);
-    a family no published run was made on says so with a band twice as wide in log scale."""
+    a device no published run was made on says so with a band twice as wide in log scale."""
     terms = read_terms()
     widths = {}
     for device in catalog.values():
         a = analyze(models["qwen1.5-0.5b"], WorkloadParams(), device)
         e = expected_for(a)
         assert e is not None and e.band is not None, device.id
-        widths[device.id] = (np.log(e.band[1] / e.band[0]), e.efficiency.id in terms.validated, device.kind)
+        widths[device.id] = (np.log(e.band[1] / e.band[0]), device.id in terms.validated, device.kind)
     for kind in DeviceKind:
         own = {w for w, validated, k in widths.values() if validated and k == kind}
         borrowed = {w for w, validated, k in widths.values() if not validated and k == kind}
-        assert len(own) >= 1 and all(b == pytest.approx(2 * max(own)) for b in borrowed)
+        assert len(own) >= 1 and borrowed and all(b > max(own) for b in borrowed)
+        if kind == DeviceKind.GPU:  # a band around 1: exactly twice as wide (a CPU's is stretched to hold 1)
+            assert all(b == pytest.approx(2 * max(own)) for b in borrowed)

@@ -21,7 +21,7 @@ from explorer.kernels.reference import match_device
         ("NVIDIA L4", "l4"),
         ("NVIDIA GeForce RTX 4090", "rtx-4090"),
         ("NVIDIA B200", "b200"),
-        ("NVIDIA L40S", None),
+        ("NVIDIA L40S", "l40s"),
         ("NVIDIA A100-PCIE", None),  # which memory size is unknown: no guess
     ],
 )
@@ -62,6 +62,9 @@ def test_cuda_sources_compile_to_ptx(tmp_path, source, dtypes, plain):
         assert ptx.count("fma.rn.f64") >= sum(cuda_sources.CHAIN_LENGTHS)
 
 
-@pytest.mark.parametrize("name", ["NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"])
-def test_other_form_factors_do_not_borrow_the_sxm_datasheet(catalog, name):
-    assert match_device(name, catalog) is None
+@pytest.mark.parametrize(("name", "ident"), [("NVIDIA H100 PCIe", "h100-pcie"),
+                                             ("NVIDIA H100 NVL", "h100-nvl"),
+                                             ("NVIDIA H200 NVL", "h200-nvl")])
+def test_other_form_factors_get_their_own_datasheet_not_the_sxm_one(catalog, name, ident):
+    hw = match_device(name, catalog)
+    assert hw is not None and hw.id == ident

@@ -135,7 +135,10 @@ def test_search_filters_devices(window):
     panel = window.hardware_panel
     panel.search.setText("epyc")
     visible = [i for i in window.state.catalog if not panel.item(i).isHidden()]
-    assert visible == ["epyc-9654"]
+    assert visible == ["epyc-9654", "epyc-9755"]
+    panel.search.setText("orin")
+    visible = [i for i in window.state.catalog if not panel.item(i).isHidden()]
+    assert len(visible) == 7 and all(i.startswith("jetson-") for i in visible)
 
 
 def test_sessions_round_trip_through_the_window(window, tmp_path):

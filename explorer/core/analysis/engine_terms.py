@@ -19,7 +19,7 @@ step, request and kernel. ``run_fit`` fits those costs to the published runs of
   and stands in for an engine with no runs of its own;
 - the band: the 5th and 95th percentiles of expected ÷ measured over runs predicted with
   terms fitted without their source (leave-one-source-out), by phase; wider (``widen``
-  times in log scale) for a device whose family has no run of its own.
+  times in log scale) for a device with no published run of its own.
 
 GPUs and CPUs are fitted apart (``KindTerms``): their kernels, libraries and engines share
 nothing a factor could carry.
@@ -109,7 +109,7 @@ class RunTerms:
 
     kinds: dict[DeviceKind, KindTerms]
     widen: float  # the band's log-width multiplier for a family without runs of its own
-    validated: frozenset[str]  # efficiency families with runs of their own
+    validated: frozenset[str]  # catalogue devices with published runs of their own
     origin: str = field(default="", compare=False)
 
     def of(self, kind: DeviceKind) -> KindTerms:
@@ -196,14 +196,14 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     parts[OpClass.STEP] = e.parts[OpClass.STEP] + host_s(fit, a.params.phase, a.params.local_batch)
     total = _step_sum(a, op_time) + parts[OpClass.STEP]
     out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id)
-    return replace(out, band=band(out.time_s, a.params.phase, e.efficiency.id in terms.validated, kind,
+    return replace(out, band=band(out.time_s, a.params.phase, a.hardware.id in terms.validated, kind,
                                   terms.widen))
 
 
 def band(time_s: float, phase: Phase, validated: bool, terms: KindTerms, widen: float) -> tuple[float, float]:
     """Where a measured time of a step expected at ``time_s`` lies for 9 runs in 10 held out
-    (the ratio's 5th and 95th percentiles), ``widen`` times as wide in log scale for a family
-    without runs of its own, and stretched to hold ``time_s`` itself."""
+    (the ratio's 5th and 95th percentiles), ``widen`` times as wide in log scale for a device
+    without published runs of its own, and stretched to hold ``time_s`` itself."""
     low, high = terms.bands[phase]
     if not validated:
         centre = math.sqrt(low * high)
@@ -269,9 +269,9 @@ def read_terms(path: str | Path | None = None) -> RunTerms:
     kinds = dict(_read_kind(top, raw, i) for i, raw in enumerate(top.items("kinds")))
     if DeviceKind.GPU not in kinds:
         raise top.error("kinds", "has no gpu terms (they stand in for a kind without runs)")
-    validated = top.raw("validated_families")
+    validated = top.raw("validated_devices")
     if not isinstance(validated, list) or not all(isinstance(v, str) for v in validated):
-        raise top.error("validated_families", "must be a list of efficiency family ids")
+        raise top.error("validated_devices", "must be a list of catalogue device ids")
     out = RunTerms(kinds, _ratio(top, "widen", 1.0, 10.0), frozenset(validated), str(where))
     top.finish()
     return out

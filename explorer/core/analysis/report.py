@@ -79,12 +79,12 @@ def _engine_dict(a: Analysis, e: Expected) -> dict[str, Any]:
     every = read_terms()
     terms = every.of(e.efficiency.kind or a.hardware.kind)
     fit = terms.engine(e.engine or "typical")
-    validated = e.efficiency.id in every.validated
+    validated = a.hardware.id in every.validated
     return {"id": fit.id, "asked": a.params.engine, "runs": fit.runs, "sources": list(fit.sources),
             "terms": {t.value: v for t, v in fit.terms.items()},
             "class_factors": {c.value: v for c, v in terms.classes.items()},
             "band_note": ("9 in 10 held-out published runs fall in this band" if validated else
-                          f"no published run on {e.efficiency.name}: the band of the validated families, "
+                          f"no published run on {a.hardware.name}: the band of the devices with runs, "
                           f"{every.widen:g}× as wide in log scale")}
 
 

@@ -56,6 +56,7 @@ class RunRow:
     engine: str
     phase: Phase  # the band it falls in (a whole request: decode)
     family: str  # its device's efficiency family
+    hardware: str  # its device's catalogue id
     kind: DeviceKind  # its device's: GPUs and CPUs are fitted apart
     measured_s: float
     bound_s: float
@@ -241,7 +242,7 @@ def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
         factors, engines = fit(mine)
         kinds[kind] = KindTerms(factors, engines, bands([h for h in held if h.row.kind == kind]), len(mine),
                                 len({r.group for r in mine}))
-    return RunTerms(kinds, WIDEN, frozenset(r.family for r in rows), origin)
+    return RunTerms(kinds, WIDEN, frozenset(r.hardware for r in rows), origin)
 
 
 HEADER = """\
@@ -263,7 +264,7 @@ def terms_yaml(terms: RunTerms) -> str:
     data = {
         "schema": 1,
         "widen": terms.widen,
-        "validated_families": sorted(terms.validated),
+        "validated_devices": sorted(terms.validated),
         "kinds": [{
             "kind": kind.value,
             "runs": k.runs,

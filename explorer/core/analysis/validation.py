@@ -189,8 +189,8 @@ def check(run: Run, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardw
         low, high = low + count * fitted.band[0], high + count * fitted.band[1]
     if family is None:
         return Checked(run, bound, None, None)
-    row = RunRow(run.id, run.source_group, run.engine_id, run.phase, family.id, hardware.kind, run.measured_s,
-                 bound, kernels, units)
+    row = RunRow(run.id, run.source_group, run.engine_id, run.phase, family.id, hardware.id, hardware.kind,
+                 run.measured_s, bound, kernels, units)
     return Checked(run, bound, expect, family, kernels, (low, high), row)
 
 

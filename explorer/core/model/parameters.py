@@ -244,11 +244,12 @@ PARAMETERS = (
               "it, the expected time at the efficiency kernels were measured to reach on the device's "
               "family (resources/efficiency; none published for some devices); calibrated: at the "
               "efficiency `roofline-explorer calibrate` measured on the device", choices=EFFICIENCIES,
-              keeps_place=True),
+              keeps_place=True, row="Times"),
     Parameter("engine", Kind.CHOICE, "typical", "Engine",
               "the serving or training engine the expected time is for: its host's costs a step, a "
               "request and a kernel, fitted to its published runs (resources/efficiency/engines.yaml); "
-              "typical: the fit over every engine's runs together", choices=ENGINES, keeps_place=True),
+              "typical: the fit over every engine's runs together", choices=ENGINES, keeps_place=True,
+              row="Times", caption="engine"),
 )
 BY_NAME = {p.name: p for p in PARAMETERS}
 # Rows that only training uses: a step of another phase keeps them at their defaults.
