@@ -101,6 +101,12 @@ def class_of(name: str, patterns: list[Pattern] | None = None) -> str | None:
     return next((p.op_class for p in patterns if p.regex.search(name)), None)
 
 
+def kernel_class(kernel: ProfiledKernel, patterns: list[Pattern] | None = None) -> str | None:
+    """The class of ``kernel`` by its name, else by the op that launched it (cuBLAS's
+    ``nvjet_*`` kernels name no product, their ``aten::addmm`` does)."""
+    return class_of(kernel.name, patterns) or (class_of(kernel.op, patterns) if kernel.op else None)
+
+
 @lru_cache(maxsize=8192)
 def _bundled_class(name: str) -> str | None:
     return class_of(name, list(_bundled()))
@@ -110,18 +116,19 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None
             patterns: list[Pattern] | None = None) -> Comparison:
     """Per class of op: one step's bound and expected time (``a``, ``e``) and the measured
     time of the profile's kernels of that class, divided by ``steps`` (by default the
-    steps the profile marks)."""
+    steps the profile marks) and by the GPUs they ran on (each device's own time)."""
     steps = profile.steps if steps is None else steps
     if steps < 1:
         raise DataFileError(profile.source, f"a profile covers at least one step, not {steps}")
     measured: dict[str, list[ProfiledKernel]] = {c: [] for c in CLASSES.values()}
     unmatched: list[ProfiledKernel] = []
     for kernel in profile.folded(share=0.0):
-        op_class = class_of(kernel.name, patterns)
+        op_class = kernel_class(kernel, patterns)
         (measured[op_class] if op_class else unmatched).append(kernel)
     bound = class_times(a, a.time_s)
     rows = tuple(Row(c, bound[c], e.parts[c] if e is not None else None,
-                     sum(k.time_s for k in measured[c]) / steps, tuple(k.name for k in measured[c]))
+                     sum(k.time_s for k in measured[c]) / steps / profile.devices,
+                     tuple(k.name for k in measured[c]))
                  for c in CLASSES.values() if bound[c] > 0 or measured[c])
     return Comparison(rows, tuple(unmatched), steps, by_shape(profile, a, e, steps))
 
@@ -185,6 +192,6 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None,
         bound = sum(float(a.time_s[i]) * a.ops[i].count for i in ops)
         expected = sum(float(e.op_time_s[i]) * a.ops[i].count for i in ops) if e is not None else None
         kernel_names = tuple(dict.fromkeys(k.name for k in measured[keys]))
-        seconds = sum(k.time_s for k in measured[keys]) / steps
+        seconds = sum(k.time_s for k in measured[keys]) / steps / profile.devices
         rows.append(OpRow(names, measured[keys][0].shape, bound, expected, seconds, kernel_names))
     return tuple(rows)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
-from explorer.core.analysis.profile_match import CLASSES, class_of, compare
+from explorer.core.analysis.profile_match import CLASSES, compare, kernel_class
 from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.core.units import format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words.claims import Quantity, State
@@ -53,7 +53,7 @@ def _kernels(state: State, op_class: str | None, again: bool) -> list[ProfiledKe
     """The profile's kernels of ``op_class`` (None: all): by name, or (``again``) one by one."""
     profile = _profile(state)
     kernels = profile.kernels if again else profile.folded(0.0)
-    return [k for k in kernels if op_class is None or class_of(k.name) == op_class]
+    return [k for k in kernels if op_class is None or kernel_class(k) == op_class]
 
 
 def _class_time(state: State, op_class: str, again: bool) -> tuple[float, float]:
