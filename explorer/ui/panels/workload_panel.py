@@ -165,8 +165,8 @@ class WorkloadPanel(QtWidgets.QWidget):
         parts = []
         for row in comparison.rows:
             against, name = (row.expected_s, "expected") if row.expected_s else (row.bound_s, "the bound")
-            ratio = f"{row.measured_s / against:.2f}× {name}" if against > 0 and row.measured_s \
-                else "none measured"
+            ratio = "none measured" if not row.kernels else f"{row.measured_s / against:.2f}× {name}" \
+                if against > 0 else "none predicted"
             parts.append(f"{escape(row.op_class)} {format_time(row.measured_s)} ({ratio})")
         return "<br><b>Profile</b> (one step's kernels by class): " + "; ".join(parts) + "." if parts else ""
 
