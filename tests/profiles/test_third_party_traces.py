@@ -167,3 +167,30 @@ def test_a_gzip_of_binary_data_is_not_a_trace(tmp_path):
     with pytest.raises(DataFileError) as caught:
         read_profile(path)
     assert str(caught.value).startswith(f"{path}: is not a trace: its gzip holds binary data")
+
+
+@pytest.mark.parametrize("device, hardware, warned", [
+    ("NVIDIA A100-PG509-200", "a100-80gb-sxm", False),
+    ("NVIDIA A100-SXM4-80GB", "h100-sxm", True),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm", False),
+    ("Tesla V100-SXM2-32GB", "v100-sxm2", False),
+    ("AMD Instinct MI300X VF", "mi300x", False),
+    ("AMD Radeon Graphics", "h100-sxm", True),  # another vendor, whatever the model
+    ("AMD Radeon Graphics", "mi300x", False),  # no model number: nothing to tell
+    ("NVIDIA GeForce RTX 4090", "rtx-4090", False),
+])
+def test_a_device_is_told_from_another_by_its_model_number(catalog, device, hardware, warned):
+    from explorer.commands.profile import device_mismatch
+
+    assert bool(device_mismatch(device, catalog[hardware])) == warned
+
+
+def test_the_workload_panel_says_none_measured_and_none_predicted_where_each_is_meant():
+    from explorer.core.analysis.profile_match import Row
+    from explorer.ui.panels.workload_panel import measured_words
+
+    assert measured_words(Row("attention", 1e-3, 2e-3, 0.0, ())) == "attention: none measured"
+    assert measured_words(Row("communication", 0.0, 0.0, 1e-3, ("nccl",))) == \
+        "communication 1 ms (none predicted)"
+    assert measured_words(Row("matrix products", 1e-3, 2e-3, 3e-3, ("gemm",))) == \
+        "matrix products 3 ms (1.50× expected)"
