@@ -22,8 +22,9 @@ STEP_PREFIX = "ProfilerStep#"
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver")
 CAPTURE_CALLS = ("cudaStreamBeginCapture", "hipStreamBeginCapture")
 GRAPH_LAUNCHES = ("cudaGraphLaunch", "hipGraphLaunch")
-KERNEL_LAUNCH = re.compile(r"^(cuda|hip)(LaunchKernel|LaunchKernelExC?|LaunchCooperativeKernel\w*)(_v\d+)?$|"
-                           r"^(cu|hip)LaunchKernel(Ex)?$|^hipExtLaunchKernel$|^hipModuleLaunchKernel$")
+# cudaLaunchKernel(_ExC), cuLaunchKernel(Ex), cudaLaunchCooperativeKernel, hipLaunchKernel,
+# hipExtModuleLaunchKernel (hipBLASLt's), hipModuleLaunchKernel, …
+KERNEL_LAUNCH = re.compile(r"^(cuda|cu|hip)(Ext)?(Module)?Launch(Cooperative)?Kernel\w*$")
 # Kineto's categories of accelerators other than CUDA's and ROCm's (both written as cuda_*)
 FOREIGN = {"mtia": "MTIA", "xpu": "Intel XPU", "hpu": "Intel Gaudi (HPU)",
            "privateuse1": "a PrivateUse1 device"}
@@ -152,33 +153,34 @@ def by_device(kernels: list[Launch]) -> tuple[int, list[str]]:
 
 
 def graphs(path, events: list, kernels: list[Launch]) -> list[str]:
-    """Notes on CUDA graphs: their launches' kernels read as they ran; a trace of a graph's
-    capture alone (launches recorded, never run) refused."""
+    """Notes on CUDA (or HIP) graphs: their launches' kernels read as they ran; a trace of
+    a graph's capture alone (launches recorded, never run) refused."""
     ran = {k.correlation for k in kernels if k.correlation is not None}
-    captures = launches = 0
+    captures: list[str] = []  # the capture calls, by name
+    launches: list[Any] = []  # the graph launches' correlation ids
     unrun = 0
     for event in events:
         if not isinstance(event, dict) or event.get("cat") not in RUNTIME_CATEGORIES:
             continue
         name = str(event.get("name", ""))
-        captures += name in CAPTURE_CALLS
-        if name in GRAPH_LAUNCHES:
-            launches += 1
+        if name in CAPTURE_CALLS:
+            captures.append(name)
+        elif name in GRAPH_LAUNCHES:
+            launches.append((name, correlation_of(event)))
         elif KERNEL_LAUNCH.match(name) and correlation_of(event) is not None \
                 and correlation_of(event) not in ran:
             unrun += 1
     notes = []
     if captures and not launches and unrun > len(kernels):
-        raise DataFileError(path, f"records the capture of {captures} CUDA graph(s) ({CAPTURE_CALLS[0]}): "
+        raise DataFileError(path, f"records the capture of {len(captures)} CUDA graph(s) ({captures[0]}): "
                                   f"{unrun:,} kernel launch(es) captured and never run, {len(kernels):,} "
                                   "kernel(s) run: not a step; profile the graphs' replay (cudaGraphLaunch)")
     if captures:
-        notes.append(f"{captures} CUDA graph capture(s) in the trace: {unrun:,} launch(es) captured, not "
-                     "run, are not kernels; only kernels that ran are read")
+        notes.append(f"{len(captures)} CUDA graph capture(s) in the trace ({captures[0]}): {unrun:,} "
+                     "launch(es) captured, not run, are not kernels; only kernels that ran are read")
     if launches:
-        from_graphs = sum(1 for e in events if isinstance(e, dict) and e.get("cat") in RUNTIME_CATEGORIES
-                          and str(e.get("name", "")) in GRAPH_LAUNCHES and correlation_of(e) in ran)
-        notes.append(f"{launches:,} CUDA graph launch(es) (cudaGraphLaunch), {from_graphs:,} of them with "
+        replayed = sum(1 for _, ident in launches if ident in ran)
+        notes.append(f"{len(launches):,} CUDA graph launch(es) ({launches[0][0]}), {replayed:,} of them with "
                      "kernels in the trace: a graph's kernels are read as they ran, each its own kernel")
     return notes
 

@@ -17,6 +17,7 @@ from tests.cli.test_cli import run
 ROOT = Path(__file__).resolve().parents[1] / "data"
 HTA = ROOT / "third_party" / "HolisticTraceAnalysis"
 TRACELENS = ROOT / "tracelens"
+TL = ROOT / "third_party" / "TraceLens"
 COMPARE = ("analyze", "--model", "qwen1.5-0.5b", "--hardware", "h100-sxm", "--batch", "16",
            "--seq", "559", "--phase", "prefill", "--profile")
 
@@ -47,31 +48,69 @@ def test_cuda_graph_launches_are_read_as_they_ran_and_said_so():
                for n in profile.notes)
 
 
-def _capture_trace() -> dict:
-    """A graph's capture as Kineto records it (written here, not a real trace): 546 kernel
-    launches between cudaStreamBeginCapture and cudaStreamEndCapture, none run, and the two
-    kernels the warm-up ran before the capture."""
+def test_a_trace_of_a_graph_s_capture_alone_is_refused():
+    """SGLang capturing its decode graph on an MI300X: 546 launches (401 hipLaunchKernel, 145
+    hipExtModuleLaunchKernel), of which 2 ran (11.015 µs of kernels); the other 544 were
+    captured, never run. Once read as an 11 µs, 2-kernel step."""
+    with pytest.raises(DataFileError) as caught:
+        read_profile(TL / "sglang-decode-graph-capture-bs32-rank0.json.gz")
+    assert "records the capture of 1 CUDA graph(s) (hipStreamBeginCapture): 544 kernel launch(es) captured " \
+           "and never run, 2 kernel(s) run: not a step" in str(caught.value)
+
+
+def test_a_graph_s_replay_is_read_as_it_ran():
+    """The same decode step replayed: one hipGraphLaunch, whose correlation id 544 of the 555
+    kernels carry; 9.765437 ms of kernels in all."""
+    profile = read_profile(TL / "sglang-qwen3-8b-decode-graph-replay.json.gz")
+    assert len(profile.kernels) == 555 and profile.time_s == pytest.approx(9.765437e-3)
+    assert "1 CUDA graph launch(es) (hipGraphLaunch), 1 of them with kernels in the trace" in \
+        " ".join(profile.notes)
+    assert profile.device == "AMD Instinct MI300X"
+
+
+def test_a_graph_s_capture_amid_kernels_that_ran_is_noted_not_refused(tmp_path):
+    """Written here, not a real trace: a capture of 3 launches beside 4 kernels that ran."""
     def call(name, ts, corr):
-        return {"ph": "X", "cat": "cuda_runtime", "name": name, "ts": ts, "dur": 1, "pid": 1, "tid": 1,
+        return {"ph": "X", "cat": "cuda_runtime", "name": name, "ts": ts, "dur": 1,
                 "args": {"correlation": corr}}
 
-    events = [call("cudaLaunchKernel", 0, 1), call("cudaLaunchKernel", 2, 2),
-              {"ph": "X", "cat": "kernel", "name": "warmup_gemm", "ts": 3, "dur": 6, "pid": 0,
-               "args": {"correlation": 1, "device": 0}},
-              {"ph": "X", "cat": "kernel", "name": "warmup_norm", "ts": 9, "dur": 5, "pid": 0,
-               "args": {"correlation": 2, "device": 0}},
-              call("cudaStreamBeginCapture", 20, 3)]
-    events += [call("cudaLaunchKernel", 30 + i, 10 + i) for i in range(546)]
-    events += [call("cudaStreamEndCapture", 600, 9999), call("cudaGraphInstantiate", 601, 10000)]
-    return {"traceEvents": events}
+    events = [call("cudaLaunchKernel", i, i) for i in range(4)]
+    events += [{"ph": "X", "cat": "kernel", "name": f"gemm_{i}", "ts": 10 + i, "dur": 1,
+                "args": {"correlation": i, "device": 0}} for i in range(4)]
+    events += [call("cudaStreamBeginCapture", 20, 100), *(call("cudaLaunchKernel", 21 + i, 101 + i)
+                                                          for i in range(3))]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    profile = read_profile(path)
+    assert len(profile.kernels) == 4 and profile.notes[0].startswith(
+        "1 CUDA graph capture(s) in the trace (cudaStreamBeginCapture): 3 launch(es) captured, not run")
 
 
-def test_a_trace_of_a_graph_s_capture_alone_is_refused(tmp_path):
-    path = tmp_path / "capture.json"
-    path.write_text(json.dumps(_capture_trace()))
-    with pytest.raises(DataFileError) as caught:
-        read_profile(path)
-    assert "546 kernel launch(es) captured and never run, 2 kernel(s) run: not a step" in str(caught.value)
+def test_nvjet_kernels_are_products_with_the_flops_of_the_op_that_launched_them(catalog):
+    """A B200's eager run (gpt-oss-like MoE layers, TraceLens): 768 kernels, 10.862916 ms;
+    109 nvjet kernels under aten::addmm (36 × 3 shapes, M 888) and one aten::mm, their FLOPs
+    from the ops' shapes: 2 × 888 × (2880 × 640 + 512 × 2880 + 2880 × 128) × 36 + 2 × 2880 ×
+    25136 = 235,838,453,760. nvjet_tst_64x64…'s bytes: bias, input, weight and result, bf16,
+    (640 + 888 × 2880 + 2880 × 640 + 888 × 640) × 2 × 36 = 357,811,200. Classed as products
+    by their name, and by their op where no pattern names them."""
+    import re
+
+    from explorer.core.analysis.profile_match import Pattern, kernel_class
+
+    profile = read_profile(TL / "b200-eager-trace.json.gz")
+    assert len(profile.kernels) == 768 and profile.time_s == pytest.approx(10.862916e-3)
+    nvjet = [k for k in profile.kernels if k.name.startswith("nvjet_")]
+    assert len(nvjet) == 109 and {k.op for k in nvjet} == {"aten::addmm", "aten::mm"}
+    assert sum(k.total_flops for k in nvjet) == 235_838_453_760
+    assert sum(k.bytes.get("dram", 0) for k in nvjet if k.name.startswith("nvjet_tst_64x64")) == 357_811_200
+    assert all(kernel_class(k) == "matrix products" for k in nvjet)
+    by_op_only = [Pattern("products:aten", "matrix products", re.compile(r"^aten::(mm|addmm)$"))]
+    assert all(kernel_class(k, by_op_only) == "matrix products" for k in nvjet)
+    assert profile.device == "NVIDIA B200"
+    code, out, _ = run("profile", str(TL / "b200-eager-trace.json.gz"), "--hardware", "h100-sxm")
+    assert "warning: the profile ran on NVIDIA B200, not on NVIDIA H100" in out
+    code, out, _ = run("profile", str(TL / "b200-eager-trace.json.gz"), "--hardware", "b200")
+    assert code == 0 and "warning" not in out
 
 
 def test_kernels_of_two_gpus_are_compared_per_device(tmp_path):
