@@ -150,8 +150,9 @@ def comparison_dict(profile, comparison, hardware=None) -> dict:
             "steps": comparison.steps, "devices": profile.devices,
             "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
             "classes": [{"class": r.op_class, "bound_s": r.bound_s, "expected_s": r.expected_s,
-                         "measured_s": r.measured_s, "measured_over_bound": _ratio(r.measured_s, r.bound_s),
-                         "measured_over_expected": _ratio(r.measured_s, r.expected_s),
+                         "measured_s": r.measured_s,  # (no kernel of the class: no ratio)
+                         "measured_over_bound": _ratio(r.measured_s, r.bound_s) if r.kernels else None,
+                         "measured_over_expected": _ratio(r.measured_s, r.expected_s) if r.kernels else None,
                          "kernels": list(r.kernels)} for r in comparison.rows],
             "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps / profile.devices}
                           for k in comparison.unmatched],

@@ -200,6 +200,9 @@ def test_the_comparison_says_none_measured_and_shortens_long_names(tmp_path):
     assert "none measured" in products and "0.00" not in products
     unmatched = next(line for line in out.splitlines() if line.startswith("unmatched"))
     assert "…" in unmatched and len(unmatched) < 300
+    code, out, _ = run(*COMPARE, str(path), "--json")
+    products = next(r for r in json.loads(out)["profile"]["classes"] if r["class"] == "matrix products")
+    assert products["kernels"] == [] and products["measured_over_bound"] is None
 
 
 def test_a_gzip_of_binary_data_is_not_a_trace(tmp_path):
