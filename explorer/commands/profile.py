@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from typing import TextIO
 
 from explorer.commands.common import open_catalog
 from explorer.commands.texttable import format_table
+from explorer.core.analysis.profile_match import device_mismatch
 
 MAX_LISTED_NAME = 120  # characters of an unmatched kernel's name in a sentence (C++ templates run to 2,000)
 
@@ -20,37 +20,6 @@ MAX_LISTED_NAME = 120  # characters of an unmatched kernel's name in a sentence 
 def shortened(name: str, limit: int = MAX_LISTED_NAME) -> str:
     """``name`` cut to ``limit`` characters, an ellipsis marking the cut."""
     return name if len(name) <= limit else name[:limit - 1] + "…"
-
-
-def _model_tokens(name: str) -> set[str]:
-    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090"), upper case."""
-    spaced = re.sub(r"(?i)\bRTX\s+(\d{4})", r"RTX\1", name)
-    return {t.upper() for t in re.findall(r"(?i)(?<![\w])(MI\d{3}[A-Z]?|RTX\d{4}|[A-Z]\d{1,3}[A-Z]?)(?![\w])",
-                                            spaced)}
-
-
-def _vendor(name: str) -> str:
-    lowered = name.lower()
-    if any(w in lowered for w in ("nvidia", "tesla", "geforce", "quadro")):
-        return "nvidia"
-    if any(w in lowered for w in ("amd", "radeon", "instinct")):
-        return "amd"
-    return ""
-
-
-def device_mismatch(profile_device: str, hardware) -> str:
-    """A warning where the GPU the profile names is not ``hardware`` ("" where they agree or
-    the profile names none): an MI300X's kernels beside an H100's roofs say nothing of
-    either."""
-    if not profile_device or hardware is None:
-        return ""
-    theirs, ours = _model_tokens(profile_device), _model_tokens(hardware.name)
-    vendors = _vendor(profile_device), _vendor(hardware.name)
-    differs = (all(vendors) and vendors[0] != vendors[1]) or (theirs and ours and not theirs & ours)
-    if not differs:
-        return ""
-    return (f"the profile ran on {profile_device}, not on {hardware.name} (the device compared): its "
-            "times say how that device ran, not this one")
 
 
 def add_parser(sub) -> None:

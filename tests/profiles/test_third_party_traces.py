@@ -224,7 +224,7 @@ def test_a_gzip_of_binary_data_is_not_a_trace(tmp_path):
     ("NVIDIA GeForce RTX 4090", "rtx-4090", False),
 ])
 def test_a_device_is_told_from_another_by_its_model_number(catalog, device, hardware, warned):
-    from explorer.commands.profile import device_mismatch
+    from explorer.core.analysis.profile_match import device_mismatch
 
     assert bool(device_mismatch(device, catalog[hardware])) == warned
 

@@ -18,6 +18,7 @@ import numpy as np
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, class_times, op_class
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
 from explorer.core.model.ops import Op
 from explorer.core.model.profile import Profile, ProfiledKernel
@@ -131,6 +132,37 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None
                      tuple(k.name for k in measured[c]))
                  for c in CLASSES.values() if bound[c] > 0 or measured[c])
     return Comparison(rows, tuple(unmatched), steps, by_shape(profile, a, e, steps))
+
+
+def _model_tokens(name: str) -> set[str]:
+    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090"), upper case."""
+    spaced = re.sub(r"(?i)\bRTX\s+(\d{4})", r"RTX\1", name)
+    return {t.upper() for t in re.findall(r"(?i)(?<![\w])(MI\d{3}[A-Z]?|RTX\d{4}|[A-Z]\d{1,3}[A-Z]?)(?![\w])",
+                                            spaced)}
+
+
+def _vendor(name: str) -> str:
+    lowered = name.lower()
+    if any(w in lowered for w in ("nvidia", "tesla", "geforce", "quadro")):
+        return "nvidia"
+    if any(w in lowered for w in ("amd", "radeon", "instinct")):
+        return "amd"
+    return ""
+
+
+def device_mismatch(profile_device: str, hardware: Hardware | None) -> str:
+    """A warning where the GPU the profile names is not ``hardware`` ("" where they agree or
+    the profile names none): an MI300X's kernels beside an H100's roofs say nothing of
+    either."""
+    if not profile_device or hardware is None:
+        return ""
+    theirs, ours = _model_tokens(profile_device), _model_tokens(hardware.name)
+    vendors = _vendor(profile_device), _vendor(hardware.name)
+    differs = (all(vendors) and vendors[0] != vendors[1]) or (theirs and ours and not theirs & ours)
+    if not differs:
+        return ""
+    return (f"the profile ran on {profile_device}, not on {hardware.name} (the device compared): its "
+            "times say how that device ran, not this one")
 
 
 def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:

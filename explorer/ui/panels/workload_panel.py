@@ -170,11 +170,16 @@ class WorkloadPanel(QtWidgets.QWidget):
         ("products 1.31× expected"; kernels are told apart by name, so by class, not by op)."""
         if not self.state.profiles:
             return ""
-        from explorer.core.analysis.profile_match import compare  # (not at start-up: profiles are rare)
+        # (not at start-up: profiles are rare)
+        from explorer.core.analysis.profile_match import compare, device_mismatch
 
-        comparison = compare(self.state.profiles[0], analysis, self.state.expected())
+        profile = self.state.profiles[0]
+        comparison = compare(profile, analysis, self.state.expected())
         parts = [escape(measured_words(row)) for row in comparison.rows]
-        return "<br><b>Profile</b> (one step's kernels by class): " + "; ".join(parts) + "." if parts else ""
+        mismatch = device_mismatch(profile.device, analysis.hardware)
+        warning = f"<br><b>Note</b>: {escape(mismatch)}." if mismatch else ""
+        words = "<br><b>Profile</b> (one step's kernels by class): " + "; ".join(parts) + "." if parts else ""
+        return words + warning
 
     def _compare_box(self, state: AppState) -> QtWidgets.QComboBox:
         box = QtWidgets.QComboBox()
