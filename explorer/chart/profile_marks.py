@@ -58,7 +58,7 @@ def name_of(k) -> str:
 
 def _matched(k, analysis, colours, theme) -> tuple[str, str]:
     """(colour, words) of a kernel: the predicted op its shape matches, else its class by name."""
-    from explorer.core.analysis.profile_match import class_of, ops_of_shape  # (with a profile only)
+    from explorer.core.analysis.profile_match import kernel_class, ops_of_shape  # (with a profile only)
 
     ops = ops_of_shape(analysis, k.shape) if analysis is not None else []
     if ops:
@@ -66,7 +66,7 @@ def _matched(k, analysis, colours, theme) -> tuple[str, str]:
         names = " + ".join(dict.fromkeys(o.name for o in ops))
         return (colours.get(ROLE_GROUP.get(str(ops[0].role), ""), theme.suspect),
                 f"matched by its shape {k_dim:,} × {n:,} to {names}")
-    op_class = class_of(k.name)
+    op_class = kernel_class(k)
     colour = colours.get(GROUP_OF_CLASS.get(op_class or "", ""), theme.suspect)
     return colour, op_class or "no name pattern matched it"
 

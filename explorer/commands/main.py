@@ -262,7 +262,7 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         doc = report.analysis_dict(result, run)
         if measured is not None:
-            doc["profile"] = profile.comparison_dict(*measured)
+            doc["profile"] = profile.comparison_dict(measured[0], measured[1], hardware)
         json.dump(doc, out, indent=1)
         out.write("\n")
     else:
@@ -270,7 +270,7 @@ def _analyze(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if run is not None:
             print("\n".join(report_words.run_lines(run)), file=out)
         if measured is not None:
-            print("\n".join(profile.comparison_lines(*measured)), file=out)
+            print("\n".join(profile.comparison_lines(measured[0], measured[1], hardware)), file=out)
     return EXIT_OK
 
 

@@ -1,8 +1,8 @@
 """``roofline-explorer profile FILE``: a profile of a real run (an Nsight Compute CSV
 export, a PyTorch profiler trace, a rocprof-compute workload), one row per kernel (its
-launches summed; kernels under 1 % of the time folded into "other"): time, FLOPs, DRAM
-bytes, intensity, achieved FLOP/s and, against a device's roofs (``--hardware``), its
-bound and the share of the roof it reached."""
+launches summed): time, FLOPs, DRAM bytes, intensity, achieved FLOP/s and, against a
+device's roofs (``--hardware``), its bound and the share of the roof it reached. The JSON
+lists every kernel; the table folds those under 1 % of the time into "other", and says so."""
 
 from __future__ import annotations
 
@@ -12,6 +12,14 @@ from typing import TextIO
 
 from explorer.commands.common import open_catalog
 from explorer.commands.texttable import format_table
+from explorer.core.analysis.profile_match import device_mismatch
+
+MAX_LISTED_NAME = 120  # characters of an unmatched kernel's name in a sentence (C++ templates run to 2,000)
+
+
+def shortened(name: str, limit: int = MAX_LISTED_NAME) -> str:
+    """``name`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return name if len(name) <= limit else name[:limit - 1] + "…"
 
 
 def add_parser(sub) -> None:
@@ -45,22 +53,25 @@ def judged(kernel, hardware) -> dict:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from explorer.core.model.profile import FOLD_SHARE, OTHER
     from explorer.core.units import format_count, format_number, format_si, format_time
     from explorer.profiles.reading import read_profile
 
     profile = read_profile(args.file)
     hardware = open_catalog(err)[args.hardware] if args.hardware else None
-    kernels = profile.folded()
+    mismatch = device_mismatch(profile.device, hardware)
     if args.json:
+        kernels = profile.folded(share=0.0)  # every kernel
         json.dump({"tool": profile.tool, "source": profile.source, "device": profile.device,
-                   "time_s": profile.time_s,
-                   "notes": list(profile.notes),
+                   "devices": profile.devices, "steps": profile.steps, "time_s": profile.time_s,
+                   "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
                    "kernels": [{"name": k.name, "launches": k.launches, "time_s": k.time_s, "flops": k.flops,
                                 "bytes": k.bytes, "intensity_dram": k.intensity("dram"),
                                 "flops_per_s": k.flops_per_s, **judged(k, hardware)} for k in kernels]},
                   out, indent=1)
         out.write("\n")
         return 0
+    kernels = profile.folded()
     rows = []
     for k in kernels:
         verdict = judged(k, hardware)
@@ -71,12 +82,20 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                      format_number(intensity) if intensity is not None else "–",
                      format_si(k.flops_per_s, "FLOP/s") if k.flops else "–", share))
     on = f" on {profile.device}" if profile.device else ""
+    gpus = f" on {profile.devices} GPUs" if profile.devices > 1 else ""
     print(f"{profile.tool}{on}: {profile.source}, {sum(k.launches for k in kernels):,} launches, "
-          f"{format_time(profile.time_s)} of kernels", file=out)
+          f"{format_time(profile.time_s)} of kernels{gpus}", file=out)
     print(format_table(("kernel", "launches", "time", "share", "FLOPs", "DRAM", "FLOP/B", "achieved",
                         "against the roof" if hardware else ""), rows, right=(1, 2, 3, 4, 5, 6, 7)), file=out)
+    other = next((k for k in kernels if k.name == OTHER), None)
+    if other is not None:
+        print(f'note: "{OTHER}" folds {len(profile.folded(share=0.0)) - len(kernels) + 1:,} kernel(s), each '
+              f"under {FOLD_SHARE:.0%} of the time ({format_time(other.time_s)} in all); --json lists each",
+              file=out)
     for note in profile.notes:
         print(f"note: {note}", file=out)
+    if mismatch:
+        print(f"warning: {mismatch}", file=out)
     return 0
 
 
@@ -94,15 +113,17 @@ def _ratio(measured: float, predicted: float | None) -> float | None:
     return measured / predicted if predicted else None
 
 
-def comparison_dict(profile, comparison) -> dict:
+def comparison_dict(profile, comparison, hardware=None) -> dict:
+    mismatch = device_mismatch(profile.device, hardware)
     return {"tool": profile.tool, "source": profile.source, "device": profile.device,
-            "steps": comparison.steps,
-            "notes": list(profile.notes),
+            "steps": comparison.steps, "devices": profile.devices,
+            "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
             "classes": [{"class": r.op_class, "bound_s": r.bound_s, "expected_s": r.expected_s,
-                         "measured_s": r.measured_s, "measured_over_bound": _ratio(r.measured_s, r.bound_s),
-                         "measured_over_expected": _ratio(r.measured_s, r.expected_s),
+                         "measured_s": r.measured_s,  # (no kernel of the class: no ratio)
+                         "measured_over_bound": _ratio(r.measured_s, r.bound_s) if r.kernels else None,
+                         "measured_over_expected": _ratio(r.measured_s, r.expected_s) if r.kernels else None,
                          "kernels": list(r.kernels)} for r in comparison.rows],
-            "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps}
+            "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps / profile.devices}
                           for k in comparison.unmatched],
             "products_by_shape": [{"ops": list(r.ops), "k": r.shape[0], "n": r.shape[1],
                                    "bound_s": r.bound_s, "expected_s": r.expected_s,
@@ -112,19 +133,29 @@ def comparison_dict(profile, comparison) -> dict:
                                    "kernels": list(r.kernels)} for r in comparison.products]}
 
 
-def comparison_lines(profile, comparison) -> list[str]:
-    """The table of a profile beside the prediction, per class of op, one step each."""
+def comparison_lines(profile, comparison, hardware=None) -> list[str]:
+    """The table of a profile beside the prediction, per class of op, one step each (and
+    one GPU's, where the profile's kernels ran on several)."""
     from explorer.core.units import format_time
 
     def ratio(value) -> str:
         return "–" if value is None else f"{value:.2f}"
 
-    rows = [(r.op_class, format_time(r.bound_s), "–" if r.expected_s is None else format_time(r.expected_s),
-             format_time(r.measured_s), ratio(_ratio(r.measured_s, r.bound_s)),
-             ratio(_ratio(r.measured_s, r.expected_s)), f"{len(r.kernels)}") for r in comparison.rows]
+    def predicted(seconds: float | None) -> str:
+        return "–" if seconds is None else format_time(seconds) if seconds > 0 else "none predicted"
+
+    def measured(r) -> tuple[str, str, str]:  # the time and its ratios; none for a class without kernels
+        if not r.kernels:
+            return "none measured", "–", "–"
+        return (format_time(r.measured_s), ratio(_ratio(r.measured_s, r.bound_s)),
+                ratio(_ratio(r.measured_s, r.expected_s)))
+
+    rows = [(r.op_class, predicted(r.bound_s), predicted(r.expected_s), *measured(r), f"{len(r.kernels)}")
+            for r in comparison.rows]
     steps = f", its time over {comparison.steps:,} steps" if comparison.steps > 1 else ""
+    gpus = f", each of its {profile.devices} GPUs on its own" if profile.devices > 1 else ""
     on = f" on {profile.device}" if profile.device else ""
-    lines = ["", f"measured ({profile.tool}{on}: {profile.source}{steps}), one step:",
+    lines = ["", f"measured ({profile.tool}{on}: {profile.source}{steps}{gpus}), one step:",
              format_table(("class", "bound", "expected", "measured", "÷ bound", "÷ expected", "kernels"),
                           rows, right=(1, 2, 3, 4, 5, 6))]
     faster = [r.op_class for r in comparison.rows if r.measured_s and r.measured_s < r.bound_s]
@@ -144,7 +175,11 @@ def comparison_lines(profile, comparison) -> list[str]:
         lines.append("no product in the profile has the shape of one of this workload's products: is the "
                      "profile of this model (and of inference)?")
     if comparison.unmatched:
-        names = ", ".join(f"{k.name} ({format_time(k.time_s / comparison.steps)})"
+        share = comparison.steps * profile.devices  # one step of one GPU
+        names = ", ".join(f"{shortened(k.name)} ({format_time(k.time_s / share)})"
                           for k in comparison.unmatched)
         lines.append(f"unmatched kernels (no name pattern of resources/profiles/kernel-names.yaml): {names}")
+    mismatch = device_mismatch(profile.device, hardware)
+    if mismatch:
+        lines.append(f"warning: {mismatch}")
     return lines

@@ -12,11 +12,14 @@ by time only (``analyze --profile``). All of an op's work goes to its longest ke
 A trace of a CPU run has no GPU kernels: its innermost ops are read as its kernels
 (``profiles.cpu_ops``).
 
-Where the trace marks the profiler's steps on the GPU (``"cat": "gpu_user_annotation"``
-named ``ProfilerStep#N``), only the kernels that start inside one are read, and the
-profile covers that many steps: the window a schedule records opens while the GPU still
-runs earlier steps' kernels, which belong to no recorded step (a note says how many were
-left out).
+Only the kernels of the profiler's steps are read, and the profile covers that many steps
+(``profiles.trace_runs``): where the trace marks them on the GPU (``"cat":
+"gpu_user_annotation"`` named ``ProfilerStep#N``), the kernels that start inside one (the
+window a schedule records opens while the GPU still runs earlier steps' kernels, which
+belong to no recorded step: a note says how many were left out); where it marks them on the
+CPU only, the kernels their launches name. Kernels of several GPUs are counted per GPU
+(``Profile.devices``); a CUDA graph's capture alone is refused; a trace of an accelerator
+the project does not model (MTIA, …) is refused by name.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.jsonfile import parse_json
@@ -34,6 +37,15 @@ from explorer.profiles.cpu_ops import cpu_kernels
 from explorer.profiles.cupti_ranges import range_kernels
 from explorer.profiles.events import args_of
 from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
+from explorer.profiles.trace_runs import (
+    Launch,
+    by_device,
+    correlation_of,
+    device_of,
+    foreign_device,
+    graphs,
+    in_steps,
+)
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -138,7 +150,18 @@ def _op_work(path, events: list) -> dict[Any, OpWork]:
 def _with_work(kernel: ProfiledKernel, work: OpWork) -> ProfiledKernel:
     flops = {work.precision: work.flops} if work.flops else {}
     return ProfiledKernel(kernel.name, kernel.time_s, flops, {"dram": work.moved} if work.moved else {},
-                          shape=work.shape)
+                          shape=work.shape, op=kernel.op)
+
+
+def _op_names(events: list) -> dict[Any, str]:
+    """External id → the name of the CPU op with that id (the op a kernel's launch is under)."""
+    out = {}
+    for event in events:
+        if isinstance(event, dict) and event.get("cat") == "cpu_op" and isinstance(event.get("name"), str):
+            ident = _external_id(args_of(event))
+            if ident is not None:
+                out[ident] = event["name"]
+    return out
 
 
 def _notes(placed: list[OpWork]) -> list[str]:
@@ -198,59 +221,30 @@ def _device(doc: dict) -> str:
     return ", ".join(dict.fromkeys(n.strip() for n in names if isinstance(n, str) and n.strip()))
 
 
-STEP_PREFIX = "ProfilerStep#"
-
-
-def _plain_number(value: object) -> TypeGuard[int | float]:
-    """A time a trace may hold: a number (not a bool), from 0 to 1e18."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e18
-
-
-def _step_spans(events: list) -> list[tuple[float, float]]:
-    """(start, end) in µs of each profiler step's span on the GPU."""
-    spans = []
-    for event in events:
-        if not isinstance(event, dict) or event.get("cat") != "gpu_user_annotation" \
-                or not str(event.get("name", "")).startswith(STEP_PREFIX):
-            continue
-        start, length = event.get("ts"), event.get("dur")
-        if _plain_number(start) and _plain_number(length):
-            spans.append((float(start), float(start) + float(length)))
-    return spans
-
-
-def _in_steps(events: list, kernels: list) -> tuple[list, list[str], int]:
-    """(the kernels that start inside a profiler step's GPU span, a note on those left
-    out, the steps they cover): all of them, no note and one step where the trace marks no
-    step on the GPU or none starts inside one."""
-    spans = _step_spans(events)
-
-    def inside(start) -> bool:
-        if not isinstance(start, int | float) or isinstance(start, bool):
-            return True  # no start recorded: kept
-        return any(low - 0.5 <= start < high for low, high in spans)  # (µs rounding at the edge)
-
-    kept = [item for item in kernels if inside(item[2])] if spans else kernels
-    if not kept:
-        return kernels, [], 1
-    if len(kept) == len(kernels):
-        return kernels, [], len(spans) or 1
-    left = [k for _, k, start in kernels if not inside(start)]
-    seconds = sum(k.time_s for k in left)
-    return kept, [f"{len(left):,} kernel(s), {seconds * 1e3:.3g} ms, started outside the profiler's "
-                  f"{len(spans)} step(s) on the GPU ({STEP_PREFIX}…): work of steps not recorded (a "
-                  "recording opens while the GPU still runs the step before); left out"], len(spans)
-
-
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read)."""
-    data = gunzipped(path, read_bytes(path, MAX_TRACE_BYTES) if data is None else data)
-    doc = parse_json(decoded(path, data), path)
+    raw = read_bytes(path, MAX_TRACE_BYTES) if data is None else data
+    data = gunzipped(path, raw)
+    if raw.startswith(GZIP_MAGIC):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataFileError(path, f"is not a trace: its gzip holds binary data (byte {exc.start:,} once "
+                                      "expanded is not UTF-8 text), not a PyTorch profiler trace's JSON"
+                                ) from None
+    else:
+        text = decoded(path, data)
+    doc = parse_json(text, path)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise DataFileError(path, 'has no "traceEvents" list: not a PyTorch profiler trace')
+    foreign = foreign_device(doc, events)
+    if foreign:
+        raise DataFileError(path, f"ran on {foreign}, an accelerator the project does not model (it reads "
+                                  "NVIDIA and AMD GPUs' kernels, and CPU runs): refused")
     work = _op_work(path, events)
-    kernels: list[tuple[Any, ProfiledKernel, Any]] = []  # (op id, kernel, start)
+    ops = _op_names(events)
+    kernels: list[Launch] = []
     for index, event in enumerate(events):
         if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") not in KERNEL_CATEGORIES:
             continue
@@ -259,19 +253,25 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
             raise DataFileError(path, "a kernel needs a name", f"event {index}", "name")
         args = args_of(event)
         seconds = _number(path, event, "dur", index) * 1e-6
-        kernels.append((_external_id(args), ProfiledKernel(name, seconds), event.get("ts")))
+        op = _external_id(args)
+        kernels.append(Launch(op, ProfiledKernel(name, seconds, op=ops.get(op, "")), event.get("ts"),
+                              correlation_of(event), device_of(event)))
+    graph_notes = graphs(path, events, kernels)
     if not kernels:
         return _without_kernels(path, doc, events)
-    kernels, outside, steps = _in_steps(events, kernels)
+    kernels, outside, steps = in_steps(events, kernels)
+    devices, device_notes = by_device(kernels)
     longest: dict[Any, int] = {}
-    for i, (op, kernel, _) in enumerate(kernels):
-        if op in work and (op not in longest or kernel.time_s > kernels[longest[op]][1].time_s):
+    for i, launch in enumerate(kernels):
+        op = launch.op
+        if op in work and (op not in longest or launch.kernel.time_s > kernels[longest[op]].kernel.time_s):
             longest[op] = i
-    placed = [_with_work(k, work[op]) if longest.get(op) == i else k for i, (op, k, _) in enumerate(kernels)]
+    placed = [_with_work(k.kernel, work[k.op]) if longest.get(k.op) == i else k.kernel
+              for i, k in enumerate(kernels)]
     used = [work[op] for op in longest]
-    notes = [*outside, *_notes(used)]
+    notes = [*outside, *device_notes, *graph_notes, *_notes(used)]
     estimated = " and ".join(part for part, made in (
         ("FLOPs", any(w.flops is not None and not w.counted for w in used)),
         ("bytes", any(w.moved for w in used))) if made)
     return Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes),
-                   f"{estimated} from shapes" if estimated else "", steps, _device(doc))
+                   f"{estimated} from shapes" if estimated else "", steps, _device(doc), devices)

@@ -151,3 +151,18 @@ def test_launches_fold_a_cache_s_bytes_only_where_every_launch_counted_them():
     for kernels in ((counted, bare), (bare, counted)):
         [gemm] = Profile("test", "t.csv", kernels).folded(0.0)
         assert gemm.bytes == {"dram": 10**6} and gemm.total_flops == 2 * 10**9
+
+
+def test_a_kernel_s_launching_op_and_the_gpus_a_profile_ran_on_are_kept(tmp_path):
+    """An nvjet kernel is classed by its op (aten::addmm): a session keeps the op, and the
+    two GPUs a trace's kernels ran on, so a profile read back compares as it did."""
+    nvjet = ProfiledKernel("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", 1e-3, op="aten::addmm")
+    profile = Profile("PyTorch profiler (Kineto trace)", "run.json", (nvjet, nvjet, NORM), devices=2)
+    session = Session(profile=kept(profile))
+    path = tmp_path / "s.yaml"
+    session.save(path)
+    back = load_session(path).profile
+    assert back is not None and back.devices == 2
+    assert back.kernels[0].op == "aten::addmm" and back.kernels[0].launches == 2 and back.kernels[1].op == ""
+    folded = Profile("t", "s", (nvjet, NORM)).folded(share=0.5)
+    assert [(k.name, k.op) for k in folded] == [(nvjet.name, "aten::addmm"), (OTHER, "")]

@@ -103,3 +103,15 @@ def test_the_details_of_a_product_show_the_kernels_of_its_own_shape(window):
     assert "48×" in html and "192×" not in html  # fc1's own 48 launches, not every addmm's 192
     window.state.select_op("attn_score")  # attention has no weights: its class's kernels
     assert "Measured: attention (the profile's kernels of this class)" in window.details_panel.toHtml()
+
+
+def test_a_profile_of_another_device_is_noted_in_the_workload_panel(window):
+    """TraceLens's MI300X trace beside the window's first device, an H100."""
+    from pathlib import Path
+
+    traces = Path(__file__).resolve().parents[1] / "data" / "tracelens"
+    assert window.import_profile(traces / "qwen1.5-0.5b-chat-mi300x.pt.trace.json.gz")
+    hardware = window.state.analysis().hardware.name
+    assert "H100" in hardware
+    totals = window.workload_panel.totals.text()
+    assert f"the profile ran on AMD Instinct MI300X VF, not on {hardware}" in totals

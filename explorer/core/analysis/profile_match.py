@@ -18,6 +18,7 @@ import numpy as np
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, class_times, op_class
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
 from explorer.core.model.ops import Op
 from explorer.core.model.profile import Profile, ProfiledKernel
@@ -101,6 +102,12 @@ def class_of(name: str, patterns: list[Pattern] | None = None) -> str | None:
     return next((p.op_class for p in patterns if p.regex.search(name)), None)
 
 
+def kernel_class(kernel: ProfiledKernel, patterns: list[Pattern] | None = None) -> str | None:
+    """The class of ``kernel`` by its name, else by the op that launched it (cuBLAS's
+    ``nvjet_*`` kernels name no product, their ``aten::addmm`` does)."""
+    return class_of(kernel.name, patterns) or (class_of(kernel.op, patterns) if kernel.op else None)
+
+
 @lru_cache(maxsize=8192)
 def _bundled_class(name: str) -> str | None:
     return class_of(name, list(_bundled()))
@@ -110,20 +117,52 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None
             patterns: list[Pattern] | None = None) -> Comparison:
     """Per class of op: one step's bound and expected time (``a``, ``e``) and the measured
     time of the profile's kernels of that class, divided by ``steps`` (by default the
-    steps the profile marks)."""
+    steps the profile marks) and by the GPUs they ran on (each device's own time)."""
     steps = profile.steps if steps is None else steps
     if steps < 1:
         raise DataFileError(profile.source, f"a profile covers at least one step, not {steps}")
     measured: dict[str, list[ProfiledKernel]] = {c: [] for c in CLASSES.values()}
     unmatched: list[ProfiledKernel] = []
     for kernel in profile.folded(share=0.0):
-        op_class = class_of(kernel.name, patterns)
+        op_class = kernel_class(kernel, patterns)
         (measured[op_class] if op_class else unmatched).append(kernel)
     bound = class_times(a, a.time_s)
     rows = tuple(Row(c, bound[c], e.parts[c] if e is not None else None,
-                     sum(k.time_s for k in measured[c]) / steps, tuple(k.name for k in measured[c]))
+                     sum(k.time_s for k in measured[c]) / steps / profile.devices,
+                     tuple(k.name for k in measured[c]))
                  for c in CLASSES.values() if bound[c] > 0 or measured[c])
     return Comparison(rows, tuple(unmatched), steps, by_shape(profile, a, e, steps))
+
+
+def _model_tokens(name: str) -> set[str]:
+    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090"), upper case."""
+    spaced = re.sub(r"(?i)\bRTX\s+(\d{4})", r"RTX\1", name)
+    return {t.upper() for t in re.findall(r"(?i)(?<![\w])(MI\d{3}[A-Z]?|RTX\d{4}|[A-Z]\d{1,3}[A-Z]?)(?![\w])",
+                                            spaced)}
+
+
+def _vendor(name: str) -> str:
+    lowered = name.lower()
+    if any(w in lowered for w in ("nvidia", "tesla", "geforce", "quadro")):
+        return "nvidia"
+    if any(w in lowered for w in ("amd", "radeon", "instinct")):
+        return "amd"
+    return ""
+
+
+def device_mismatch(profile_device: str, hardware: Hardware | None) -> str:
+    """A warning where the GPU the profile names is not ``hardware`` ("" where they agree or
+    the profile names none): an MI300X's kernels beside an H100's roofs say nothing of
+    either."""
+    if not profile_device or hardware is None:
+        return ""
+    theirs, ours = _model_tokens(profile_device), _model_tokens(hardware.name)
+    vendors = _vendor(profile_device), _vendor(hardware.name)
+    differs = (all(vendors) and vendors[0] != vendors[1]) or (theirs and ours and not theirs & ours)
+    if not differs:
+        return ""
+    return (f"the profile ran on {profile_device}, not on {hardware.name} (the device compared): its "
+            "times say how that device ran, not this one")
 
 
 def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
@@ -185,6 +224,6 @@ def by_shape(profile: Profile, a: Analysis, e: Expected | None,
         bound = sum(float(a.time_s[i]) * a.ops[i].count for i in ops)
         expected = sum(float(e.op_time_s[i]) * a.ops[i].count for i in ops) if e is not None else None
         kernel_names = tuple(dict.fromkeys(k.name for k in measured[keys]))
-        seconds = sum(k.time_s for k in measured[keys]) / steps
+        seconds = sum(k.time_s for k in measured[keys]) / steps / profile.devices
         rows.append(OpRow(names, measured[keys][0].shape, bound, expected, seconds, kernel_names))
     return tuple(rows)

@@ -28,6 +28,7 @@ class ProfiledKernel:
     launches: int = 1
     tensor_instructions: int = 0  # tensor-core instructions: work not in ``flops`` (see ``ncu``)
     shape: tuple[int, ...] = ()  # (K, N) of a product of a weight matrix, from recorded shapes; () unknown
+    op: str = ""  # the op that launched it, where a trace links them ("aten::addmm"); "" unknown
 
     def __hash__(self) -> int:  # (its dicts are never changed after reading)
         return hash((self.name, self.time_s, self.launches))
@@ -57,6 +58,7 @@ class Profile:
     estimated: str = ""  # what is worked out, not counted ("bytes from shapes"); "" when all is counted
     steps: int = 1  # the steps of the run its kernels cover, where the profile marks them (a trace's)
     device: str = ""  # the GPU (or CPU) it ran on, as the profile names it ("" where it does not)
+    devices: int = 1  # the GPUs its kernels ran on (a trace of one process driving several)
 
     @property
     def time_s(self) -> float:
@@ -102,7 +104,8 @@ def _sum(a: ProfiledKernel, b: ProfiledKernel, name: str) -> ProfiledKernel:
                           {lv: a.bytes.get(lv, 0) + b.bytes.get(lv, 0) for lv in keys(a.bytes, b.bytes)
                            if known(lv)},
                           a.launches + b.launches, a.tensor_instructions + b.tensor_instructions,
-                          a.shape if a.shape == b.shape or empty(b) else b.shape if empty(a) else ())
+                          a.shape if a.shape == b.shape or empty(b) else b.shape if empty(a) else (),
+                          "" if name == OTHER else a.op or b.op)  # (a kernel's ops are of one kind)
 
 
 # -- a profile kept in a session --------------------------------------------------------------------
@@ -110,9 +113,10 @@ MAX_SAVED_KERNELS = 500  # kernels by name a session keeps; the smallest beyond 
 MAX_NAME = 2000  # characters of a kernel's name (C++ templates make long ones)
 MAX_SECONDS = 1e8  # one kernel row's time: far above any profiled run
 MAX_COUNT = 10**21  # FLOPs, bytes or launches of one kernel's row: far above any real run
-KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions", "shape")
+KEYS = ("name", "time_s", "launches", "flops", "bytes", "tensor_instructions", "shape", "op")
 MAX_DIM = 1 << 40  # one side of a product's weight matrix
 MAX_STEPS = 1 << 20  # steps one profile covers
+MAX_DEVICES = 1 << 16  # GPUs one profile's kernels ran on
 FLOP_KEYS = (*PRECISIONS, "unknown")
 
 
@@ -143,7 +147,8 @@ def _bounded(k: ProfiledKernel) -> ProfiledKernel:
                           {p: count(n) for p, n in k.flops.items()},
                           {lv: count(n) for lv, n in k.bytes.items()}, count(k.launches),
                           count(k.tensor_instructions),
-                          k.shape if len(k.shape) == 2 and all(0 < d <= MAX_DIM for d in k.shape) else ())
+                          k.shape if len(k.shape) == 2 and all(0 < d <= MAX_DIM for d in k.shape) else (),
+                          k.op[:MAX_NAME])
 
 
 def profile_to_dict(profile: Profile) -> dict[str, Any]:
@@ -158,6 +163,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
             out["tensor_instructions"] = k.tensor_instructions
         if k.shape:
             out["shape"] = list(k.shape)
+        if k.op:
+            out["op"] = k.op
         return out
 
     profile = kept(profile)
@@ -166,6 +173,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
         out["steps"] = profile.steps
     if profile.device:
         out["device"] = profile.device
+    if profile.devices != 1:
+        out["devices"] = profile.devices
     if profile.notes:
         out["notes"] = list(profile.notes)
     if profile.estimated:
@@ -192,9 +201,10 @@ def read_saved_profile(fields: Fields) -> Profile:
     device = fields.text("device", required=False) or ""
     if len(device) > MAX_NAME:
         raise fields.error("device", f"expected a device's name (at most {MAX_NAME} characters)")
+    devices = fields.integer("devices", required=False, minimum=1, maximum=MAX_DEVICES, default=1)
     profile = Profile(tool, source, tuple(_read_kernel(fields.child(raw, f"kernels[{i}]"))
                                           for i, raw in enumerate(kernels)), tuple(notes), estimated, steps,
-                      device)
+                      device, devices)
     fields.finish()
     return profile
 
@@ -211,9 +221,16 @@ def _read_kernel(entry: Fields) -> ProfiledKernel:
                             _counts(entry, "bytes", LEVELS),
                             entry.integer("launches", minimum=0, maximum=MAX_COUNT),
                             entry.integer("tensor_instructions", required=False, minimum=0, default=0,
-                                          maximum=MAX_COUNT), _shape(entry))
+                                          maximum=MAX_COUNT), _shape(entry), _op(entry))
     entry.finish()
     return kernel
+
+
+def _op(entry: Fields) -> str:
+    op = entry.text("op", required=False) or ""
+    if len(op) > MAX_NAME:
+        raise entry.error("op", f"expected an op's name (at most {MAX_NAME} characters), got {len(op):,}")
+    return op
 
 
 def _shape(entry: Fields) -> tuple[int, ...]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for, missing_efficiency
-from explorer.core.analysis.profile_match import CLASSES, class_of, compare
+from explorer.core.analysis.profile_match import CLASSES, compare, kernel_class
 from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.core.units import format_number, format_share, format_si, format_time, rate_unit
 from explorer.core.words.claims import Quantity, State
@@ -53,14 +53,14 @@ def _kernels(state: State, op_class: str | None, again: bool) -> list[ProfiledKe
     """The profile's kernels of ``op_class`` (None: all): by name, or (``again``) one by one."""
     profile = _profile(state)
     kernels = profile.kernels if again else profile.folded(0.0)
-    return [k for k in kernels if op_class is None or class_of(k.name) == op_class]
+    return [k for k in kernels if op_class is None or kernel_class(k) == op_class]
 
 
 def _class_time(state: State, op_class: str, again: bool) -> tuple[float, float]:
     """(one step's measured seconds of ``op_class``, its expected seconds): from the
     comparison's row, or (``again``) from the kernels and a fresh expected time."""
     if again:
-        steps = _profile(state).steps
+        steps = _profile(state).steps * _profile(state).devices  # one step of one GPU
         return (sum(k.time_s for k in _kernels(state, op_class, True)) / steps,
                 _expected(state, True)[1].parts[op_class])
     a, e = _expected(state, False)
@@ -75,18 +75,19 @@ def _value(state: State, what: str, op_class: str | None, again: bool = False) -
     by a second route (the check's)."""
     profile = _profile(state)
     kernels = _kernels(state, op_class, again)
-    seconds = sum(k.time_s for k in kernels) / profile.steps
+    per = profile.steps * profile.devices  # one step of one GPU
+    seconds = sum(k.time_s for k in kernels) / per
     if what == "kernels":
-        return sum(k.launches for k in kernels) / profile.steps
+        return sum(k.launches for k in kernels) / per
     if what in ("rate", "roof"):
         if seconds <= 0 or not any(k.total_flops for k in kernels):
             raise KeyError("the profile counts no FLOPs for these kernels")
-        rate = sum(k.total_flops for k in kernels) / profile.steps / seconds
+        rate = sum(k.total_flops for k in kernels) / per / seconds
         return rate if what == "rate" else rate / _expected(state, again)[0].roofs.matrix.flops_per_s
     if what == "share":
-        return seconds * profile.steps / profile.time_s
+        return seconds * per / profile.time_s
     if op_class is None:  # the whole step: its time, over the expected time or the bound
-        whole = (profile.time_s if not again else sum(k.time_s for k in profile.folded(0.0))) / profile.steps
+        whole = (profile.time_s if not again else sum(k.time_s for k in profile.folded(0.0))) / per
         a, e = _expected(state, again)
         return {"time": whole, "ratio": whole / e.time_s, "bound-ratio": whole / a.totals.time_s}[what]
     measured, expected = _class_time(state, op_class, again)
