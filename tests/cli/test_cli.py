@@ -27,7 +27,7 @@ def test_hardware_list_table():
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["id", "name", "kind"]
-    assert len(lines) == 2 + 51
+    assert len(lines) == 2 + 56
     h100 = next(line for line in lines if line.startswith("h100-sxm"))
     assert "1.98 PFLOP/s fp8 matrix" in h100  # dense: the sparse headline is 3958 TFLOP/s
     assert "3.35 TB/s" in h100
@@ -36,7 +36,7 @@ def test_hardware_list_table():
 def test_hardware_list_json():
     code, out, _ = run("hardware", "list", "--json")
     devices = json.loads(out)
-    assert code == 0 and len(devices) == 51 >= 48
+    assert code == 0 and len(devices) == 56 >= 48
     h200 = next(d for d in devices if d["id"] == "h200-sxm")
     assert h200["bandwidth"] == 4.8e12 and h200["memory_bytes"] == 141 * 2**30
 

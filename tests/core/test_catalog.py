@@ -9,7 +9,7 @@ import yaml
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.catalog import load_catalog, load_hardware_file
-from explorer.core.hardware.hardware import evaluate_formula
+from explorer.core.hardware.hardware import DeviceKind, evaluate_formula
 
 GPUS = ["a10", "a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm", "a40", "apple-m2-max", "apple-m3-max",
         "apple-m3-ultra", "apple-m4-max", "b200", "gb200", "gb300", "h100-nvl", "h100-pcie", "h100-sxm",
@@ -21,12 +21,14 @@ GPUS = ["a10", "a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm", "a40", "apple
 CPUS = ["apple-m3-ultra-cpu", "apple-m4-max-cpu", "core-i9-13900k", "core-ultra-9-285k", "epyc-9654",
         "epyc-9755", "graviton4", "nvidia-grace", "raspberry-pi-5", "ryzen-9-7950x", "ryzen-9-9950x",
         "xeon-6980p", "xeon-platinum-8480"]
+ACCELERATORS = ["gaudi-2", "gaudi-3", "tpu-v5e", "tpu-v5p", "tpu-v6e"]
 
 
 def test_every_required_device_is_present(catalog):
-    assert sorted(catalog) == sorted(GPUS + CPUS)
-    assert {catalog[i].kind for i in GPUS} == {"gpu"}
-    assert {catalog[i].kind for i in CPUS} == {"cpu"}
+    assert sorted(catalog) == sorted(GPUS + CPUS + ACCELERATORS)
+    assert {catalog[i].kind for i in GPUS} == {DeviceKind.GPU}
+    assert {catalog[i].kind for i in CPUS} == {DeviceKind.CPU}
+    assert {catalog[i].kind for i in ACCELERATORS} == {DeviceKind.ACCELERATOR}
 
 
 def test_every_number_has_a_source_and_every_derived_number_a_formula(catalog):

@@ -52,7 +52,9 @@ def test_the_bundled_terms_are_the_fit_of_todays_runs(rows):
 
 def test_every_engine_offered_has_runs_of_its_own_and_every_fitted_one_is_offered():
     terms = read_terms()
-    assert set(terms.kinds) == set(DeviceKind)
+    # No published run on an accelerator (a TPU, a Gaudi): they take the GPUs' terms.
+    assert set(terms.kinds) == set(DeviceKind) - {DeviceKind.ACCELERATOR}
+    assert terms.of(DeviceKind.ACCELERATOR) is terms.kinds[DeviceKind.GPU]
     assert set().union(*(k.engines for k in terms.kinds.values())) == set(ENGINES)
     for kind in terms.kinds.values():
         assert all(fit.runs > 0 and fit.sources for fit in kind.engines.values())
@@ -191,9 +193,13 @@ def test_every_catalogue_device_has_an_expected_time_and_a_wider_band_without_ru
         e = expected_for(a)
         assert e is not None and e.band is not None, device.id
         widths[device.id] = (np.log(e.band[1] / e.band[0]), device.id in terms.validated, device.kind)
-    for kind in DeviceKind:
+    for kind in (DeviceKind.GPU, DeviceKind.CPU):
         own = {w for w, validated, k in widths.values() if validated and k == kind}
         borrowed = {w for w, validated, k in widths.values() if not validated and k == kind}
         assert len(own) >= 1 and borrowed and all(b > max(own) for b in borrowed)
         if kind == DeviceKind.GPU:  # a band around 1: exactly twice as wide (a CPU's is stretched to hold 1)
             assert all(b == pytest.approx(2 * max(own)) for b in borrowed)
+    # An accelerator (no runs of its kind) takes the GPUs' terms: a GPU's borrowed band.
+    gpu_borrowed = {w for w, validated, k in widths.values() if not validated and k == DeviceKind.GPU}
+    accelerators = {w for w, _, k in widths.values() if k == DeviceKind.ACCELERATOR}
+    assert accelerators and all(w == pytest.approx(max(gpu_borrowed)) for w in accelerators)

@@ -25,7 +25,7 @@ from explorer.core.analysis.expected import expected
 from explorer.core.analysis.run_fit import ALL, HeldOut, RunRow, Terms, held_out
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.efficiency import Efficiency, efficiency_for
-from explorer.core.hardware.hardware import DeviceKind, Hardware
+from explorer.core.hardware.hardware import DeviceKind, Hardware, kind_label
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.parameters import PARAMETERS
@@ -221,8 +221,8 @@ def summary(checked: Sequence[Checked], held: Mapping[str, HeldOut] | None = Non
     parts = []
     if held:
         kinds = [(kind, [h for h in held.values() if h.row.kind == kind])
-                 for kind in (DeviceKind.GPU, DeviceKind.CPU)]
-        each = [f"on {kind.value.upper()}s, {_held_figures(mine)}" for kind, mine in kinds if mine]
+                 for kind in (DeviceKind.GPU, DeviceKind.CPU, DeviceKind.ACCELERATOR)]
+        each = [f"on {kind_label(kind)}s, {_held_figures(mine)}" for kind, mine in kinds if mine]
         parts.append("Held out (each source's runs predicted with terms fitted without that source): "
                      + "; ".join(each) + ".")
     if timed:
@@ -246,11 +246,13 @@ def terms_table(checked: Sequence[Checked]) -> str:
     for kind, group in groups:
         mine = [r for r in rows if r.group == group and r.kind == kind]
         medians = [f"{statistics.median(h[r.id] for r in mine):.2f}" for h in held]
-        lines.append(f"| {group} | {kind.value.upper()} | {len(mine)} | " + " | ".join(medians) + " |")
-    for kind in (DeviceKind.GPU, DeviceKind.CPU):
+        lines.append(f"| {group} | {kind_label(kind)} | {len(mine)} | " + " | ".join(medians) + " |")
+    for kind in (DeviceKind.GPU, DeviceKind.CPU, DeviceKind.ACCELERATOR):
         mine = [r for r in rows if r.kind == kind]
+        if not mine:
+            continue
         shares = [f"{sum(BAND[0] <= h[r.id] <= BAND[1] for r in mine) / len(mine):.0%}" for h in held]
-        lines.append(f"| **within {BAND[0]:g}–{BAND[1]:g}** | {kind.value.upper()} | {len(mine)} | "
+        lines.append(f"| **within {BAND[0]:g}–{BAND[1]:g}** | {kind_label(kind)} | {len(mine)} | "
                      + " | ".join(shares) + " |")
     return "\n".join(lines)
 

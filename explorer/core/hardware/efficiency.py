@@ -222,7 +222,8 @@ def _read_efficiency(fields: Fields) -> Efficiency:
     kind = fields.text("kind", required=False, choices=[k.value for k in DeviceKind])
     machine = fields.text("machine", required=False) or ""
     if not devices and kind is None and not machine:
-        raise fields.error("devices", "name the devices these factors are for, a kind (gpu, cpu) "
+        raise fields.error("devices", "name the devices these factors are for, a kind "
+                                      f"({', '.join(k.value for k in DeviceKind)}) "
                                       "they are the fallback of, or the machine they were measured on")
     factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS
                if spec.required or fields.has(spec.name)}

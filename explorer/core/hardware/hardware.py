@@ -16,14 +16,24 @@ from explorer.core.units import PRECISIONS
 
 
 class DeviceKind(StrEnum):
-    """A CPU or a GPU: the catalogue's ``kind`` and a kernel backend's ``device_kind``."""
+    """A CPU, a GPU or an accelerator: the catalogue's ``kind`` and a kernel backend's
+    ``device_kind``. An accelerator has no SIMT cores: large matrix units (a TPU's systolic
+    MXUs, Gaudi's MMEs) fed by scalar and vector cores."""
 
     CPU = "cpu"
     GPU = "gpu"
+    ACCELERATOR = "accelerator"
 
 
-CPU, GPU = DeviceKind.CPU, DeviceKind.GPU
+CPU, GPU, ACCELERATOR = DeviceKind.CPU, DeviceKind.GPU, DeviceKind.ACCELERATOR
 KINDS = tuple(DeviceKind)
+
+
+def kind_label(kind: DeviceKind) -> str:
+    """What a sentence calls a device of ``kind``: "CPU", "GPU", "accelerator"."""
+    return "accelerator" if kind == DeviceKind.ACCELERATOR else kind.value.upper()
+
+
 UNITS = ("vector", "matrix")
 
 

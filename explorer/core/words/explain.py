@@ -15,7 +15,7 @@ from explorer.core.analysis.batching import crossing_batch, levels_off_batch
 from explorer.core.analysis.memory import memory_budget
 from explorer.core.analysis.roofline import COMMUNICATION, COMPUTE, MEMORY
 from explorer.core.analysis.serving_request import time_of
-from explorer.core.hardware.hardware import CPU, GPU, Hardware
+from explorer.core.hardware.hardware import CPU, GPU, DeviceKind, Hardware, kind_label
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -318,7 +318,7 @@ def compare_devices(model: ModelSpec, params: WorkloadParams, slow: Hardware, fa
     bandwidth = Quantity("bandwidth ratio", ratio, times(ratio),
                          lambda: fast.bandwidth_bytes_per_s / slow.bandwidth_bytes_per_s)
     # Named once each; then "the GPU" and "the CPU" (or the names, for two of a kind).
-    one, other = (f"the {h.kind.upper()}" if slow.kind != fast.kind else f"the {h.name}"
+    one, other = (f"the {kind_label(h.kind)}" if slow.kind != fast.kind else f"the {h.name}"
                   for h in (fast, slow))
     unfit = [(name, st.analysis().totals) for name, st in ((one, after), (other, before))
              if not st.analysis().totals.fits_in_memory]
@@ -338,7 +338,8 @@ def compare_devices(model: ModelSpec, params: WorkloadParams, slow: Hardware, fa
         text += (f" It does not fit on {name}: {format_bytes(t.memory_required_bytes)} against a "
                  f"{format_bytes(t.memory_budget_bytes)} budget.")
     claims = (whole, bandwidth, from_bandwidth, from_compute, *fits)
-    return Explanation("CPU and GPU" if slow.kind != fast.kind else "Two devices", text, claims, {
+    title = " and ".join(kind_label(k) for k in DeviceKind if k in (slow.kind, fast.kind))
+    return Explanation(title if slow.kind != fast.kind else "Two devices", text, claims, {
         "ratio": whole.factor, "from_bandwidth": from_bandwidth.factor, "from_compute": from_compute.factor,
         "bandwidth_ratio": ratio, "time_slow_s": before.analysis().totals.time_s,
         "time_fast_s": after.analysis().totals.time_s})

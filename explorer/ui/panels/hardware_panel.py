@@ -79,7 +79,8 @@ class HardwarePanel(QtWidgets.QWidget):
         self.tree.blockSignals(True)
         self.tree.clear()
         self._items.clear()
-        groups = {"gpu": QtWidgets.QTreeWidgetItem(["GPUs"]), "cpu": QtWidgets.QTreeWidgetItem(["CPUs"])}
+        groups = {"gpu": QtWidgets.QTreeWidgetItem(["GPUs"]), "cpu": QtWidgets.QTreeWidgetItem(["CPUs"]),
+                  "accelerator": QtWidgets.QTreeWidgetItem(["Accelerators (no SIMT cores)"])}
         for group in groups.values():
             group.setFlags(QtCore.Qt.ItemFlag.ItemIsEnabled)
             self.tree.addTopLevelItem(group)
