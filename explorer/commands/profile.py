@@ -125,12 +125,14 @@ def comparison_dict(profile, comparison, hardware=None) -> dict:
                          "kernels": list(r.kernels)} for r in comparison.rows],
             "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps / profile.devices}
                           for k in comparison.unmatched],
-            "products_by_shape": [{"ops": list(r.ops), "k": r.shape[0], "n": r.shape[1],
+            "products_by_shape": [{"ops": list(r.ops), "fused": r.fused, "k": r.shape[0], "n": r.shape[1],
                                    "bound_s": r.bound_s, "expected_s": r.expected_s,
                                    "measured_s": r.measured_s,
                                    "measured_over_bound": _ratio(r.measured_s, r.bound_s),
                                    "measured_over_expected": _ratio(r.measured_s, r.expected_s),
-                                   "kernels": list(r.kernels)} for r in comparison.products]}
+                                   "kernels": list(r.kernels)} for r in comparison.products],
+            "products_of_no_predicted_shape": [{"k": shape[0], "n": shape[1], "measured_s": seconds}
+                                               for shape, seconds in comparison.unshaped]}
 
 
 def comparison_lines(profile, comparison, hardware=None) -> list[str]:
@@ -163,7 +165,7 @@ def comparison_lines(profile, comparison, hardware=None) -> list[str]:
         lines.append(f"measured faster than the bound ({', '.join(faster)}): no real run is, so the profile "
                      "is not of this workload or covers another number of steps (--profile-steps)")
     if comparison.products:
-        shaped = [(" + ".join(r.ops), f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
+        shaped = [(r.name, f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
                    "–" if r.expected_s is None else format_time(r.expected_s), format_time(r.measured_s),
                    ratio(_ratio(r.measured_s, r.bound_s)), ratio(_ratio(r.measured_s, r.expected_s)))
                   for r in comparison.products]
@@ -174,6 +176,11 @@ def comparison_lines(profile, comparison, hardware=None) -> list[str]:
     elif any(k.shape for k in profile.kernels) and comparison.steps and not comparison.products:
         lines.append("no product in the profile has the shape of one of this workload's products: is the "
                      "profile of this model (and of inference)?")
+    if comparison.products and comparison.unshaped:
+        shapes = ", ".join(f"{shape[0]:,} × {shape[1]:,} ({format_time(seconds)})"
+                           for shape, seconds in comparison.unshaped)
+        lines.append(f"products of a shape no predicted op has, alone or with the ops next to it, "
+                     f"left out of the rows above: {shapes}")
     if comparison.unmatched:
         share = comparison.steps * profile.devices  # one step of one GPU
         names = ", ".join(f"{shortened(k.name)} ({format_time(k.time_s / share)})"
