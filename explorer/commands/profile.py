@@ -12,7 +12,7 @@ from typing import TextIO
 
 from explorer.commands.common import open_catalog
 from explorer.commands.texttable import format_table
-from explorer.core.analysis.profile_match import device_mismatch
+from explorer.core.analysis.profile_match import beyond_roofs, device_mismatch
 
 MAX_LISTED_NAME = 120  # characters of an unmatched kernel's name in a sentence (C++ templates run to 2,000)
 
@@ -60,11 +60,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     profile = read_profile(args.file)
     hardware = open_catalog(err)[args.hardware] if args.hardware else None
     mismatch = device_mismatch(profile.device, hardware)
+    implausible = beyond_roofs(profile, hardware)
     if args.json:
         kernels = profile.folded(share=0.0)  # every kernel
         json.dump({"tool": profile.tool, "source": profile.source, "device": profile.device,
                    "devices": profile.devices, "steps": profile.steps, "time_s": profile.time_s,
                    "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
+                   "beyond_roof": [note for _, note in implausible],
                    "kernels": [{"name": k.name, "launches": k.launches, "time_s": k.time_s, "flops": k.flops,
                                 "bytes": k.bytes, "intensity_dram": k.intensity("dram"),
                                 "flops_per_s": k.flops_per_s, **judged(k, hardware)} for k in kernels]},
@@ -94,6 +96,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               file=out)
     for note in profile.notes:
         print(f"note: {note}", file=out)
+    for _, note in implausible:
+        print(f"note: {note}", file=out)
     if mismatch:
         print(f"warning: {mismatch}", file=out)
     return 0
@@ -118,6 +122,7 @@ def comparison_dict(profile, comparison, hardware=None) -> dict:
     return {"tool": profile.tool, "source": profile.source, "device": profile.device,
             "steps": comparison.steps, "devices": profile.devices,
             "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
+            "beyond_roof": [note for _, note in beyond_roofs(profile, hardware)],
             "classes": [{"class": r.op_class, "bound_s": r.bound_s, "expected_s": r.expected_s,
                          "measured_s": r.measured_s,  # (no kernel of the class: no ratio)
                          "measured_over_bound": _ratio(r.measured_s, r.bound_s) if r.kernels else None,
@@ -186,6 +191,7 @@ def comparison_lines(profile, comparison, hardware=None) -> list[str]:
         names = ", ".join(f"{shortened(k.name)} ({format_time(k.time_s / share)})"
                           for k in comparison.unmatched)
         lines.append(f"unmatched kernels (no name pattern of resources/profiles/kernel-names.yaml): {names}")
+    lines += [f"note: {note}" for _, note in beyond_roofs(profile, hardware)]
     mismatch = device_mismatch(profile.device, hardware)
     if mismatch:
         lines.append(f"warning: {mismatch}")

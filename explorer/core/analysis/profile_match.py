@@ -22,6 +22,7 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
 from explorer.core.model.ops import Op
 from explorer.core.model.profile import Profile, ProfiledKernel
+from explorer.core.units import format_si, format_time
 from explorer.paths import resource_path
 
 SCHEMA = 1
@@ -291,3 +292,47 @@ def unmatched_shapes(profile: Profile, a: Analysis,
                 and not fused_ops(a, kernel.shape, predicted):
             times[kernel.shape] = times.get(kernel.shape, 0.0) + kernel.time_s / steps / profile.devices
     return tuple(sorted(times.items(), key=lambda item: -item[1]))
+
+
+# How far past a device's roof an estimate may go before it is no measurement: a nominal
+# bandwidth is rounded, and data an estimate counts once may be served by a cache.
+ROOF_MARGIN = 1.25
+
+
+def beyond_roof(kernel: ProfiledKernel, hardware: Hardware, estimated: str) -> str:
+    """A note where ``kernel``'s bytes or FLOPs, worked out from shapes (``estimated``: the
+    profile's words for what is estimated, "bytes from shapes"), would have it move data
+    faster than ``hardware``'s main memory or compute faster than its fastest peak of the
+    kernel's precision, by more than ``ROOF_MARGIN``: the estimate is wrong (vLLM's KV-cache
+    write, given the whole cache's bytes), not the device. "" where it is within the roofs
+    or counted, not estimated."""
+    if kernel.time_s <= 0:
+        return ""
+    notes = []
+    bandwidth = hardware.bandwidth_bytes_per_s
+    rate = kernel.bytes.get("dram", 0) / kernel.time_s
+    if "bytes" in estimated and bandwidth > 0 and rate > ROOF_MARGIN * bandwidth:
+        notes.append(f"{format_si(kernel.bytes['dram'], 'B')} in {format_time(kernel.time_s)}, "
+                     f"{format_si(rate, 'B/s')}, {rate / bandwidth:,.0f}× the "
+                     f"{format_si(bandwidth, 'B/s')} of its memory")
+    if "FLOPs" in estimated and kernel.flops:
+        precision = max(kernel.flops, key=lambda p: kernel.flops[p])
+        peak = hardware.peak(precision)
+        if peak is not None and kernel.flops_per_s > ROOF_MARGIN * peak.flops_per_s:
+            notes.append(f"{format_si(kernel.flops_per_s, 'FLOP/s')}, "
+                         f"{kernel.flops_per_s / peak.flops_per_s:,.0f}× its {peak.label}")
+    if not notes:
+        return ""
+    name = kernel.name if len(kernel.name) <= 120 else kernel.name[:119] + "…"
+    return (f"{name} ({kernel.launches:,} launch(es)): its estimate from shapes, "
+            f"{'; '.join(notes)} on {hardware.name}, is beyond the device's roof: not a measurement, "
+            "not placed on the chart")
+
+
+def beyond_roofs(profile: Profile, hardware: Hardware | None) -> tuple[tuple[ProfiledKernel, str], ...]:
+    """Each of ``profile``'s kernels (its launches summed, each product shape apart) whose
+    estimate is beyond ``hardware``'s roofs (``beyond_roof``), with its note."""
+    if hardware is None or not profile.estimated:
+        return ()
+    found = ((k, beyond_roof(k, hardware, profile.estimated)) for k in profile.folded(0.0, by_shape=True))
+    return tuple((k, note) for k, note in found if note)
