@@ -23,14 +23,28 @@ GROUP_OF_CLASS = {OpClass.GEMM: "projection", OpClass.ATTENTION: "attention", Op
                   OpClass.LINK: "communication"}
 
 
-def placed(profile: Profile) -> list:
+def placed(profile: Profile, hardware=None) -> list:
     """The kernels a chart can place: FLOPs and DRAM bytes both counted. Where FLOPs come
     from recorded shapes, the small kernels folded into "other" are not: most have no FLOPs
     known (not none done), and the FLOPs of a few over the bytes of all would place them
-    at an intensity none of them has."""
+    at an intensity none of them has. Nor is a kernel whose estimate from shapes is beyond
+    ``hardware``'s roofs (``profile_match.beyond_roof``): no measurement of that device."""
+    from explorer.core.analysis.profile_match import beyond_roof  # (with a profile only)
+
     unknown = "FLOPs" in profile.estimated
+    judged = hardware is not None and profile.estimated
     return [k for k in profile.shown if not (unknown and k.name == OTHER) and k.total_flops > 0
-            and k.time_s > 0 and k.bytes.get("dram", 0) > 0]
+            and k.time_s > 0 and k.bytes.get("dram", 0) > 0
+            and not (judged and beyond_roof(k, hardware, profile.estimated))]
+
+
+def beyond(profile: Profile, hardware) -> int:
+    """How many of the kernels the chart shows it leaves out as beyond ``hardware``'s roofs."""
+    from explorer.core.analysis.profile_match import beyond_roof
+
+    if hardware is None or not profile.estimated:
+        return 0
+    return sum(1 for k in profile.shown if k.time_s > 0 and beyond_roof(k, hardware, profile.estimated))
 
 
 # The caches a profile may count bytes at, each with its mark: Nsight Compute's hierarchical
@@ -44,10 +58,10 @@ def _levels(k) -> list[str]:
     return [level for level in CACHE_SYMBOLS if k.bytes.get(level, 0) > 0]
 
 
-def profile_points(profiles) -> list[tuple[float, float]]:
+def profile_points(profiles, hardware=None) -> list[tuple[float, float]]:
     """(intensity, FLOP/s) of every kernel the chart places, at DRAM and at each cache it
     counts, for the chart's ranges."""
-    return [(k.intensity(level), k.flops_per_s) for p in profiles for k in placed(p)
+    return [(k.intensity(level), k.flops_per_s) for p in profiles for k in placed(p, hardware)
             for level in ("dram", *_levels(k))]
 
 
@@ -78,9 +92,10 @@ def profile_marks(chart: Chart, profiles, theme, analysis=None) -> tuple[list[Li
     scale = chart.page.lines
     colours = dict(theme.groups)
     lines, out = [], []
+    hardware = analysis.hardware if analysis is not None else None
     for profile in profiles:
         total = profile.time_s
-        for k in placed(profile):
+        for k in placed(profile, hardware):
             colour, matched = _matched(k, analysis, colours, theme)
             name = name_of(k)
             share = k.time_s / total if total else 0.0
@@ -109,19 +124,22 @@ def profile_marks(chart: Chart, profiles, theme, analysis=None) -> tuple[list[Li
     return lines, out
 
 
-def profile_entries(profiles, theme) -> list[Entry]:
+def profile_entries(profiles, theme, hardware=None) -> list[Entry]:
     if not profiles:
         return []
     out = [Entry("Profile (measured)", "heading", bold=True)]
     for profile in profiles:
-        shown, kernels = len(placed(profile)), len(profile.shown)
+        shown, kernels = len(placed(profile, hardware)), len(profile.shown)
         counted = f"{shown} of {kernels} kernels" + ("" if shown else " (no FLOPs and DRAM bytes counted)")
+        left_out = beyond(profile, hardware)
+        if left_out:
+            counted += f", {left_out} left out: their estimates from shapes are beyond the device's roofs"
         if profile.estimated:
             counted += f", {profile.estimated}"
         where = f", on {profile.device}" if profile.device else ""
         out.append(Entry(f"{Path(profile.source).stem}{where}: {counted}", "marker", theme.foreground,
                          "square", fill=theme.suspect))
-    levels = {level for p in profiles for k in placed(p) for level in _levels(k)}
+    levels = {level for p in profiles for k in placed(p, hardware) for level in _levels(k)}
     out += [Entry(f"the same kernel at {CACHE_NAMES[level]} (its bytes there)", "marker", theme.foreground,
                   CACHE_SYMBOLS[level], fill=theme.background) for level in CACHE_SYMBOLS if level in levels]
     return out

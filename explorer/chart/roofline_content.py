@@ -56,7 +56,7 @@ def data_ranges(shot: Snapshot, devices: list[Shown], measured) -> tuple[tuple[f
     ys += [p.flops_per_s for _, p in measured]
     if shot.expected is not None:  # the step at its expected time sits below the bound's
         ys.append(a.totals.flops / shot.expected.time_s)
-    for x, y in profile_points(shot.profiles):
+    for x, y in profile_points(shot.profiles, a.hardware):
         xs.append(x)
         ys.append(y)
     if shot.compared is not None and shot.compared.analysis is not None:
@@ -129,5 +129,5 @@ def key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[E
                                       any(p.contended and not p.suspect for _, p in measured),
                                       track=track and fits, selected=selected or "", compared=compared,
                                       unfit_track=track and not fits) \
-        + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme)
+        + unplotted_entries(unplotted) + profile_entries(shot.profiles, theme, shot.analysis.hardware)
 

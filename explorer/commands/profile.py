@@ -12,7 +12,7 @@ from typing import TextIO
 
 from explorer.commands.common import open_catalog
 from explorer.commands.texttable import format_table
-from explorer.core.analysis.profile_match import device_mismatch
+from explorer.core.analysis.profile_match import beyond_roofs, device_mismatch
 
 MAX_LISTED_NAME = 120  # characters of an unmatched kernel's name in a sentence (C++ templates run to 2,000)
 
@@ -60,11 +60,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     profile = read_profile(args.file)
     hardware = open_catalog(err)[args.hardware] if args.hardware else None
     mismatch = device_mismatch(profile.device, hardware)
+    implausible = beyond_roofs(profile, hardware)
     if args.json:
         kernels = profile.folded(share=0.0)  # every kernel
         json.dump({"tool": profile.tool, "source": profile.source, "device": profile.device,
                    "devices": profile.devices, "steps": profile.steps, "time_s": profile.time_s,
                    "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
+                   "beyond_roof": [note for _, note in implausible],
                    "kernels": [{"name": k.name, "launches": k.launches, "time_s": k.time_s, "flops": k.flops,
                                 "bytes": k.bytes, "intensity_dram": k.intensity("dram"),
                                 "flops_per_s": k.flops_per_s, **judged(k, hardware)} for k in kernels]},
@@ -94,6 +96,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
               file=out)
     for note in profile.notes:
         print(f"note: {note}", file=out)
+    for _, note in implausible:
+        print(f"note: {note}", file=out)
     if mismatch:
         print(f"warning: {mismatch}", file=out)
     return 0
@@ -118,6 +122,7 @@ def comparison_dict(profile, comparison, hardware=None) -> dict:
     return {"tool": profile.tool, "source": profile.source, "device": profile.device,
             "steps": comparison.steps, "devices": profile.devices,
             "notes": list(profile.notes), "warnings": [mismatch] if mismatch else [],
+            "beyond_roof": [note for _, note in beyond_roofs(profile, hardware)],
             "classes": [{"class": r.op_class, "bound_s": r.bound_s, "expected_s": r.expected_s,
                          "measured_s": r.measured_s,  # (no kernel of the class: no ratio)
                          "measured_over_bound": _ratio(r.measured_s, r.bound_s) if r.kernels else None,
@@ -125,12 +130,14 @@ def comparison_dict(profile, comparison, hardware=None) -> dict:
                          "kernels": list(r.kernels)} for r in comparison.rows],
             "unmatched": [{"name": k.name, "time_s": k.time_s / comparison.steps / profile.devices}
                           for k in comparison.unmatched],
-            "products_by_shape": [{"ops": list(r.ops), "k": r.shape[0], "n": r.shape[1],
+            "products_by_shape": [{"ops": list(r.ops), "fused": r.fused, "k": r.shape[0], "n": r.shape[1],
                                    "bound_s": r.bound_s, "expected_s": r.expected_s,
                                    "measured_s": r.measured_s,
                                    "measured_over_bound": _ratio(r.measured_s, r.bound_s),
                                    "measured_over_expected": _ratio(r.measured_s, r.expected_s),
-                                   "kernels": list(r.kernels)} for r in comparison.products]}
+                                   "kernels": list(r.kernels)} for r in comparison.products],
+            "products_of_no_predicted_shape": [{"k": shape[0], "n": shape[1], "measured_s": seconds}
+                                               for shape, seconds in comparison.unshaped]}
 
 
 def comparison_lines(profile, comparison, hardware=None) -> list[str]:
@@ -163,7 +170,7 @@ def comparison_lines(profile, comparison, hardware=None) -> list[str]:
         lines.append(f"measured faster than the bound ({', '.join(faster)}): no real run is, so the profile "
                      "is not of this workload or covers another number of steps (--profile-steps)")
     if comparison.products:
-        shaped = [(" + ".join(r.ops), f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
+        shaped = [(r.name, f"{r.shape[0]:,} × {r.shape[1]:,}", format_time(r.bound_s),
                    "–" if r.expected_s is None else format_time(r.expected_s), format_time(r.measured_s),
                    ratio(_ratio(r.measured_s, r.bound_s)), ratio(_ratio(r.measured_s, r.expected_s)))
                   for r in comparison.products]
@@ -174,11 +181,17 @@ def comparison_lines(profile, comparison, hardware=None) -> list[str]:
     elif any(k.shape for k in profile.kernels) and comparison.steps and not comparison.products:
         lines.append("no product in the profile has the shape of one of this workload's products: is the "
                      "profile of this model (and of inference)?")
+    if comparison.products and comparison.unshaped:
+        shapes = ", ".join(f"{shape[0]:,} × {shape[1]:,} ({format_time(seconds)})"
+                           for shape, seconds in comparison.unshaped)
+        lines.append(f"products of a shape no predicted op has, alone or with the ops next to it, "
+                     f"left out of the rows above: {shapes}")
     if comparison.unmatched:
         share = comparison.steps * profile.devices  # one step of one GPU
         names = ", ".join(f"{shortened(k.name)} ({format_time(k.time_s / share)})"
                           for k in comparison.unmatched)
         lines.append(f"unmatched kernels (no name pattern of resources/profiles/kernel-names.yaml): {names}")
+    lines += [f"note: {note}" for _, note in beyond_roofs(profile, hardware)]
     mismatch = device_mismatch(profile.device, hardware)
     if mismatch:
         lines.append(f"warning: {mismatch}")

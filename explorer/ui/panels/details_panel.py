@@ -99,7 +99,7 @@ class DetailsPanel(QtWidgets.QTextBrowser):
         shaped = next((r for r in comparison.products if o.name in r.ops), None)
         if shaped is not None:
             k, n = shaped.shape
-            title = f"{' + '.join(shaped.ops)}, the products of shape {k:,} × {n:,}"
+            title = f"{shaped.name}, the products of shape {k:,} × {n:,}"
             return _measured_html(self.state.profiles[0], shaped, title, (
                 "Kernels matched to this op by the shape the profiler recorded for them "
                 "(record_shapes); ops that share a shape share these figures."))
