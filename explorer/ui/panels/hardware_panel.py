@@ -174,7 +174,8 @@ class HardwarePanel(QtWidgets.QWidget):
         for ident, item in self._items.items():
             item.setHidden(ident not in found)
         for group in reversed(self._groups):  # vendors before their kind: a group with nothing shown hides
-            group.setHidden(all(group.child(i).isHidden() for i in range(group.childCount())))
+            children = (group.child(i) for i in range(group.childCount()))
+            group.setHidden(all(child is None or child.isHidden() for child in children))
 
     # -- reacting --------------------------------------------------------------------------------
     def _on_tree_item_changed(self, item: QtWidgets.QTreeWidgetItem, _column: int) -> None:
