@@ -12,7 +12,7 @@ from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import DataFileError, dump_yaml
 from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
 from explorer.core.hardware.grouping import catalogue_groups, kind_label, search
-from explorer.core.units import format_si
+from explorer.core.units import format_si, rate_unit
 from explorer.kernels.cpuinfo import cpu_model, describe_cpu
 from explorer.paths import user_path
 from explorer.runs import Jobs, gpu_job
@@ -232,7 +232,7 @@ class HardwarePanel(QtWidgets.QWidget):
 
     def _cpu_card(self) -> str:
         cpu = self._cpu
-        peaks = "".join(f"<li>{p.precision}: {format_si(p.flops_per_s, 'FLOP/s')} "
+        peaks = "".join(f"<li>{p.precision} {p.unit}: {format_si(p.flops_per_s, rate_unit(p.precision))} "
                         f"<i>(derived: {p.formula})</i></li>" for p in cpu.peaks)
         caches = ", ".join(f"L{c.level} {c.kind.lower()} {c.size_bytes >> 10} KiB" for c in cpu.caches)
         return (f"<h3>{cpu.model}</h3><p>{cpu.physical_cores} cores ({cpu.logical_cpus} logical), "
