@@ -14,7 +14,7 @@ A precision without such instructions gets no roof: the CPU widens it to fp32.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 AMX_BF16_PER_CYCLE, AMX_INT8_PER_CYCLE = 1024, 2048
 WIDE_ARM_PARTS = {"0xd40": "Neoverse V1", "0xd4f": "Neoverse V2", "0xd84": "Neoverse V3"}
@@ -28,6 +28,7 @@ class CoreRate:
     unit: str  # "vector" or "matrix" (AMX tiles)
     per_cycle: int
     how: str
+    note: str = ""  # after the clock, as the catalogue puts it ("; Zen 4 runs AVX-512 as …")
 
 
 @dataclass(frozen=True)
@@ -50,31 +51,38 @@ class CpuFlags:
         return "asimd" in self.flags or bool(self.part)
 
 
-def _x86_vector(cpu: CpuFlags) -> tuple[int, int, str]:
-    """(FMA units, bits per unit, how the width reads) of an x86 core."""
+def _x86_vector(cpu: CpuFlags) -> tuple[int, int, str, str]:
+    """(FMA units, bits per unit, how the width reads, a note) of an x86 core."""
     f = cpu.flags
     if "avx512f" in f:
         if cpu.vendor == "AuthenticAMD" and cpu.family == "25":
-            return 2, 256, "256-bit; Zen 4 runs AVX-512 as two 256-bit halves"
-        return 2, 512, "AVX-512"
+            return 2, 256, "256-bit", "; Zen 4 runs AVX-512 as two 256-bit halves"
+        return 2, 512, "AVX-512", ""
     if "avx2" in f and "fma" in f:
-        return 2, 256, "256-bit"
-    return 2, 128, "128-bit"
+        return 2, 256, "256-bit", ""
+    return 2, 128, "128-bit", ""
 
 
 def core_rates(cpu: CpuFlags) -> list[CoreRate]:
     """fp64 and fp32 always; bf16 and int8 where the flags give them instructions."""
+    out = _rates(cpu)
+    note = "" if cpu.arm else _x86_vector(cpu)[3]
+    return [replace(r, note=note) if note and r.unit == "vector" else r for r in out]
+
+
+def _rates(cpu: CpuFlags) -> list[CoreRate]:
     f = cpu.flags
     if cpu.arm:
         units, bits = (4 if cpu.part in WIDE_ARM_PARTS else 2), 128
         width, kind = "128-bit", WIDE_ARM_PARTS.get(cpu.part, "")
         width += f", {kind}" if kind else ""
     else:
-        units, bits, width = _x86_vector(cpu)
+        units, bits, width, _note = _x86_vector(cpu)
     lanes32 = bits // 32
-    out = [CoreRate(p, "vector", units * (bits // size) * 2,
-                    f"{units} FMA units ({width}) × {bits // size} {p.upper()} lanes × 2 FLOP")
-           for p, size in (("fp64", 64), ("fp32", 32))]
+    out = [
+        CoreRate(p, "vector", units * (bits // size) * 2,
+                 f"{units} FMA units ({width}) × {bits // size} {p.upper()} lanes × 2 FLOP")
+        for p, size in (("fp64", 64), ("fp32", 32))]
     if "amx_bf16" in f and "amx_tile" in f:
         out.append(CoreRate("bf16", "matrix", AMX_BF16_PER_CYCLE,
                             f"{AMX_BF16_PER_CYCLE} BF16 FLOP per cycle per core (AMX)"))

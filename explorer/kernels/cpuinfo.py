@@ -167,7 +167,7 @@ def _threads(logical: int) -> int:
 def flop_per_cycle(simd: tuple[str, ...], precision: str) -> tuple[int, str]:
     """FLOP per cycle per core of ``precision`` from the flags alone (``cpu_roofs``)."""
     rate = next(r for r in core_rates(CpuFlags(frozenset(simd))) if r.precision == precision)
-    return rate.per_cycle, rate.how
+    return rate.per_cycle, rate.how + rate.note
 
 
 def cpu_model(proc_cpuinfo: str = "/proc/cpuinfo") -> str:
@@ -206,7 +206,7 @@ def describe_cpu(proc_cpuinfo: str = "/proc/cpuinfo",
         for rate in core_rates(CpuFlags.from_fields(fields)):
             peaks.append(DerivedPeak(
                 rate.precision, physical * rate.per_cycle * clock,
-                f"{physical} cores × {rate.how} × {clock / 1e9:.2f} GHz "
+                f"{physical} cores × {rate.how} × {clock / 1e9:.2f} GHz{rate.note} "
                 "(clock as the OS reports it; sustained vector clocks can be lower)", unit=rate.unit))
     return CpuInfo(model=model, architecture=platform.machine(), logical_cpus=logical,
                    physical_cores=physical, simd=simd, caches=_caches(sys_root),
