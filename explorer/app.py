@@ -22,7 +22,7 @@ log = logging.getLogger("explorer")
 WINDOW_QT_FREE = ("explorer.chart.model", "explorer.chart.hits", "explorer.chart.svg", "explorer.document",
                   "explorer.document.files", "explorer.core.words.scenes", "explorer.core.words.why",
                   "explorer.core.analysis.drags", "explorer.core.analysis.engine_terms",
-                  "explorer.core.hardware.device_sheet",
+                  "explorer.core.hardware.device_sheet", "explorer.core.hardware.grouping",
                   "explorer.kernels.cpuinfo", "explorer.about", "explorer.commands.common",
                   "explorer.ui.panels.device_html")
 

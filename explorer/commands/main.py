@@ -20,6 +20,7 @@ from explorer.commands import (
     calibrate,
     explain,
     export,
+    hardware,
     layouts,
     models,
     profile,
@@ -39,12 +40,11 @@ from explorer.commands.common import (
 )
 from explorer.commands.texttable import format_table
 from explorer.commands.window_options import DESCRIPTION, add_window_arguments
-from explorer.core.analysis import energy_report, hardware_report, report, report_words
+from explorer.core.analysis import energy_report, report, report_words
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
-from explorer.core.hardware.device_sheet import device_sheet
 from explorer.core.model.applicability import Phase
 from explorer.core.model.presets import load_models
 from explorer.core.model.workload import WorkloadError
@@ -62,13 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_window_arguments(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    hw = sub.add_parser("hardware", help="list the hardware catalogue or show one device")
-    hw_sub = hw.add_subparsers(dest="hardware_command", metavar="ACTION", required=True)
-    hw_list = hw_sub.add_parser("list", help="one line per device")
-    hw_list.add_argument("--json", action="store_true", help="print JSON")
-    hw_show = hw_sub.add_parser("show", help="every number of one device, with sources")
-    hw_show.add_argument("id", metavar="ID")
-    hw_show.add_argument("--json", action="store_true", help="print JSON")
+    hardware.add_parser(sub)
 
     an = sub.add_parser("analyze", help="predict one step of a model on a device",
                         description="Predict FLOPs, bytes, time and bound of every op of one "
@@ -124,7 +118,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     err = err or sys.stderr
     try:
         if args.command == "hardware":
-            return _hardware(args, out, err)
+            return hardware.command(args, out, err)
         if args.command == "analyze":
             return _analyze(args, out, err)
         if args.command == "params":
@@ -192,56 +186,6 @@ def _params(args: argparse.Namespace, out: TextIO) -> int:
         print(format_table(("session key", "flag", "kind", "default", "limits", "unit", "applies to"),
                            rows), file=out)
     return EXIT_OK
-
-
-# -- hardware ---------------------------------------------------------------------------------
-
-def _hardware(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    catalog = open_catalog(err)
-    if args.hardware_command == "list":
-        if args.json:
-            json.dump([hardware_report.hardware_summary(hw) for hw in catalog.values()], out, indent=2)
-            out.write("\n")
-            return EXIT_OK
-        rows = []
-        for hw in catalog.values():
-            best = max(hw.peaks, key=lambda p: p.flops_per_s)
-            rows.append([hw.id, hw.name, hw.kind, hw.year,
-                         f"{format_si(best.flops_per_s, rate_unit(best.precision))} {best.label}",
-                         format_si(hw.bandwidth_bytes_per_s, "B/s"),
-                         format_bytes(hw.memory_capacity_bytes)])
-        print(format_table(["id", "name", "kind", "year", "best dense peak", "memory bandwidth",
-                            "memory"], rows, right=(3, 5, 6)), file=out)
-        return EXIT_OK
-    hw = catalog[args.id]
-    if args.json:
-        json.dump(hardware_report.hardware_detail(hw), out, indent=2)
-        out.write("\n")
-        return EXIT_OK
-    _print_hardware(hw, out)
-    return EXIT_OK
-
-
-def _print_hardware(hw, out: TextIO) -> None:
-    sheet = device_sheet(hw)
-
-    def marked(cell) -> str:
-        return cell.text + (" (derived)" if cell.derived else "")
-
-    print("\n".join([f"{sheet.name}  [{sheet.ident}]", sheet.summary, "", marked(sheet.specs), ""]), file=out)
-    print("Dense peaks (ridge = peak / main-memory bandwidth, FLOP/byte)", file=out)
-    print(format_table(["precision", "unit", "peak", "at clock", "ridge", "note"],
-                       [[precision, unit, marked(peak), clock, ridge, peak.note]
-                        for precision, unit, peak, clock, ridge in sheet.peaks], right=(2, 3, 4)), file=out)
-    print("\nMemory", file=out)
-    print(format_table(["level", "capacity", "bandwidth", "note"],
-                       [[level, capacity.text, marked(bandwidth), bandwidth.note]
-                        for level, capacity, bandwidth in sheet.memory], right=(1, 2)), file=out)
-    for text, provenance in sheet.measured:
-        print(f"\n{text} ({provenance.url})", file=out)
-    print("\nSources", file=out)
-    for key, url in sheet.sources:
-        print(f"  {key}: {url}", file=out)
 
 
 # -- analyze ----------------------------------------------------------------------------------

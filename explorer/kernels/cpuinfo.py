@@ -16,9 +16,11 @@ from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_bytes
+from explorer.kernels.cpu_roofs import CpuFlags, core_rates
 
 SIMD_FLAGS = ("sse2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
-              "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile", "neon", "asimd", "sve")
+              "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile", "neon", "asimd", "asimddp",
+              "bf16", "i8mm", "sve", "sve2")
 
 
 class CacheKind(StrEnum):
@@ -47,6 +49,7 @@ class DerivedPeak:
     flops_per_s: float
     formula: str
     derived: bool = True
+    unit: str = "vector"  # "matrix": AMX tiles
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class CpuInfo:
             "max_clock_hz": self.max_clock_hz,
             "blas": self.blas,
             "threads": self.threads,
-            "derived_peaks": [{"precision": p.precision, "flops_per_s": p.flops_per_s,
+            "derived_peaks": [{"precision": p.precision, "unit": p.unit, "flops_per_s": p.flops_per_s,
                                "formula": p.formula, "derived": True} for p in self.peaks],
         }
 
@@ -162,14 +165,9 @@ def _threads(logical: int) -> int:
 
 
 def flop_per_cycle(simd: tuple[str, ...], precision: str) -> tuple[int, str]:
-    """FLOP per cycle per core from the widest FMA the OS reports, assuming two FMA pipes
-    (true for recent Intel and AMD server and desktop cores; a lower bound is one pipe)."""
-    lanes_bits = 512 if "avx512f" in simd else 256 if ("avx2" in simd and "fma" in simd) else 128
-    width = {"fp64": 64, "fp32": 32}[precision]
-    lanes = lanes_bits // width
-    per_cycle = 2 * lanes * 2  # two FMA pipes × lanes × (multiply + add)
-    isa = {512: "AVX-512", 256: "AVX2+FMA", 128: "128-bit SIMD"}[lanes_bits]
-    return per_cycle, f"2 FMA pipes × {lanes} {precision} lanes ({isa}) × 2 FLOP"
+    """FLOP per cycle per core of ``precision`` from the flags alone (``cpu_roofs``)."""
+    rate = next(r for r in core_rates(CpuFlags(frozenset(simd))) if r.precision == precision)
+    return rate.per_cycle, rate.how + rate.note
 
 
 def cpu_model(proc_cpuinfo: str = "/proc/cpuinfo") -> str:
@@ -205,12 +203,11 @@ def describe_cpu(proc_cpuinfo: str = "/proc/cpuinfo",
         clock = None
     peaks = []
     if clock:
-        for precision in ("fp64", "fp32"):
-            per_cycle, how = flop_per_cycle(simd, precision)
+        for rate in core_rates(CpuFlags.from_fields(fields)):
             peaks.append(DerivedPeak(
-                precision, physical * per_cycle * clock,
-                f"{physical} cores × {per_cycle} FLOP/cycle [{how}] × {clock / 1e9:.2f} GHz "
-                "(clock as the OS reports it; sustained vector clocks can be lower)"))
+                rate.precision, physical * rate.per_cycle * clock,
+                f"{physical} cores × {rate.how} × {clock / 1e9:.2f} GHz{rate.note} "
+                "(clock as the OS reports it; sustained vector clocks can be lower)", unit=rate.unit))
     return CpuInfo(model=model, architecture=platform.machine(), logical_cpus=logical,
                    physical_cores=physical, simd=simd, caches=_caches(sys_root),
                    max_clock_hz=clock, blas=_blas(), threads=_threads(logical), peaks=tuple(peaks))

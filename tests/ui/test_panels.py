@@ -139,6 +139,15 @@ def test_search_filters_devices(window):
     panel.search.setText("orin")
     visible = [i for i in window.state.catalog if not panel.item(i).isHidden()]
     assert len(visible) == 7 and all(i.startswith("jetson-") for i in visible)
+    panel.search.setText("4090")
+    assert [i for i in window.state.catalog if not panel.item(i).isHidden()] == ["rtx-4090"]
+    nvidia_gpus = panel.item("rtx-4090").parent()
+    assert nvidia_gpus.text(0).startswith("NVIDIA (") and nvidia_gpus.parent().text(0).startswith("GPUs (")
+    assert not nvidia_gpus.isHidden() and panel.item("epyc-9654").parent().isHidden()  # AMD CPUs: none shown
+    assert panel.item("epyc-9654").parent().parent().isHidden()  # CPUs: none shown
+    panel.search.setText("")
+    assert not any(panel.item(i).isHidden() for i in window.state.catalog)
+    assert not panel.item("epyc-9654").parent().parent().isHidden()
 
 
 def test_sessions_round_trip_through_the_window(window, tmp_path):

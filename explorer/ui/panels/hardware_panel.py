@@ -11,7 +11,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import DataFileError, dump_yaml
 from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
-from explorer.core.units import format_si
+from explorer.core.hardware.grouping import catalogue_groups, group_title, search
+from explorer.core.units import format_si, rate_unit
 from explorer.kernels.cpuinfo import cpu_model, describe_cpu
 from explorer.paths import user_path
 from explorer.runs import Jobs, gpu_job
@@ -34,9 +35,9 @@ class HardwarePanel(QtWidgets.QWidget):
         """``runs``: where the local GPU is looked for (none: the card says "looking")."""
         super().__init__(parent)
         self.state, self.runs = state, runs
-        self.search = QtWidgets.QLineEdit(placeholderText="Search devices (name, vendor, id)")
+        self.search = QtWidgets.QLineEdit(placeholderText="Search: 4090, Orin, Grace, AMD…")
         self.search.setClearButtonEnabled(True)
-        self.search.setToolTip("Filter the list; Ctrl+F jumps here")
+        self.search.setToolTip("Filter the list by id, name, short name, vendor or kind; Ctrl+F jumps here")
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setHeaderHidden(True)
         self.tree.setToolTip("Tick up to four devices to overlay their roofs; select one to see its card")
@@ -59,6 +60,7 @@ class HardwarePanel(QtWidgets.QWidget):
         layout.addWidget(splitter, 1)
         layout.addLayout(buttons)
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
+        self._groups: list[QtWidgets.QTreeWidgetItem] = []  # kinds and vendors
         self._primary: str | None = None  # the chart's primary device, as last shown
         self._local: QtWidgets.QTreeWidgetItem | None = None
         self._build()
@@ -79,21 +81,15 @@ class HardwarePanel(QtWidgets.QWidget):
         self.tree.blockSignals(True)
         self.tree.clear()
         self._items.clear()
-        groups = {"gpu": QtWidgets.QTreeWidgetItem(["GPUs"]), "cpu": QtWidgets.QTreeWidgetItem(["CPUs"]),
-                  "accelerator": QtWidgets.QTreeWidgetItem(["Accelerators (no SIMT cores)"])}
-        for group in groups.values():
-            group.setFlags(QtCore.Qt.ItemFlag.ItemIsEnabled)
-            self.tree.addTopLevelItem(group)
-        for hw in self.state.catalog.values():
-            best = max(hw.peaks, key=lambda p: p.flops_per_s)
-            item = QtWidgets.QTreeWidgetItem([hw.name])
-            item.setData(0, ID_ROLE, hw.id)
-            item.setFlags(item.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(0, QtCore.Qt.CheckState.Unchecked)
-            item.setToolTip(0, f"{hw.id}: {format_si(best.flops_per_s, 'FLOP/s')} {best.label}, "
-                               f"{format_si(hw.bandwidth_bytes_per_s, 'B/s')}")
-            groups[hw.kind].addChild(item)
-            self._items[hw.id] = item
+        self._groups = []
+        for kind, vendors in catalogue_groups(self.state.catalog.values()):
+            kind_item = self._group_item(group_title(kind), sum(len(d) for d in vendors.values()))
+            self.tree.addTopLevelItem(kind_item)
+            for vendor, devices in vendors.items():
+                vendor_item = self._group_item(vendor, len(devices))
+                kind_item.addChild(vendor_item)
+                for hw in devices:
+                    vendor_item.addChild(self._device_item(hw))
         self._local = QtWidgets.QTreeWidgetItem(["This machine"])
         self._local.setFlags(QtCore.Qt.ItemFlag.ItemIsEnabled | QtCore.Qt.ItemFlag.ItemIsSelectable)
         self.tree.addTopLevelItem(self._local)
@@ -106,6 +102,23 @@ class HardwarePanel(QtWidgets.QWidget):
         self._gpu = None
         self.tree.expandAll()
         self.tree.blockSignals(False)
+
+    def _group_item(self, text: str, count: int) -> QtWidgets.QTreeWidgetItem:
+        group = QtWidgets.QTreeWidgetItem([f"{text} ({count})"])
+        group.setFlags(QtCore.Qt.ItemFlag.ItemIsEnabled)
+        self._groups.append(group)
+        return group
+
+    def _device_item(self, hw) -> QtWidgets.QTreeWidgetItem:
+        best = max(hw.peaks, key=lambda p: p.flops_per_s)
+        item = QtWidgets.QTreeWidgetItem([hw.name])
+        item.setData(0, ID_ROLE, hw.id)
+        item.setFlags(item.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(0, QtCore.Qt.CheckState.Unchecked)
+        item.setToolTip(0, f"{hw.id}: {format_si(best.flops_per_s, 'FLOP/s')} {best.label}, "
+                           f"{format_si(hw.bandwidth_bytes_per_s, 'B/s')}")
+        self._items[hw.id] = item
+        return item
 
     def _rebuild(self) -> None:
         gpu = self._gpu
@@ -157,11 +170,12 @@ class HardwarePanel(QtWidgets.QWidget):
             self._show_card(self.tree.currentItem())
 
     def _filter(self, text: str) -> None:
-        needle = text.strip().lower()
+        found = search(self.state.catalog.values(), text)
         for ident, item in self._items.items():
-            hw = self.state.catalog[ident]
-            haystack = f"{ident} {hw.name} {hw.vendor}".lower()
-            item.setHidden(bool(needle) and needle not in haystack)
+            item.setHidden(ident not in found)
+        for group in reversed(self._groups):  # vendors before their kind: a group with nothing shown hides
+            children = (group.child(i) for i in range(group.childCount()))
+            group.setHidden(all(child is None or child.isHidden() for child in children))
 
     # -- reacting --------------------------------------------------------------------------------
     def _on_tree_item_changed(self, item: QtWidgets.QTreeWidgetItem, _column: int) -> None:
@@ -218,7 +232,7 @@ class HardwarePanel(QtWidgets.QWidget):
 
     def _cpu_card(self) -> str:
         cpu = self._cpu
-        peaks = "".join(f"<li>{p.precision}: {format_si(p.flops_per_s, 'FLOP/s')} "
+        peaks = "".join(f"<li>{p.precision} {p.unit}: {format_si(p.flops_per_s, rate_unit(p.precision))} "
                         f"<i>(derived: {p.formula})</i></li>" for p in cpu.peaks)
         caches = ", ".join(f"L{c.level} {c.kind.lower()} {c.size_bytes >> 10} KiB" for c in cpu.caches)
         return (f"<h3>{cpu.model}</h3><p>{cpu.physical_cores} cores ({cpu.logical_cpus} logical), "
