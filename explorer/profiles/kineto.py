@@ -41,6 +41,7 @@ from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
 from explorer.profiles.trace_runs import (
     Launch,
     by_device,
+    categories,
     correlation_of,
     device_of,
     foreign_device,
@@ -243,16 +244,16 @@ def _whole(path: str | Path, data: bytes | None) -> Any:
 def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read). The file
     is read as a stream (``trace_stream``), keeping only the events and fields read here."""
-    doc = None
+    doc, named = None, None
     if data is None:
         with contextlib.suppress(Unstreamable):
-            doc = streamed(path, MAX_TRACE_BYTES)
+            doc, named = streamed(path, MAX_TRACE_BYTES)
     if doc is None:
         doc = _whole(path, data)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise DataFileError(path, 'has no "traceEvents" list: not a PyTorch profiler trace')
-    foreign = foreign_device(doc, events)
+    foreign = foreign_device(doc, categories(events) if named is None else named)
     if foreign:
         raise DataFileError(path, f"ran on {foreign}, an accelerator the project does not model (it reads "
                                   "NVIDIA and AMD GPUs' kernels, and CPU runs): refused")

@@ -90,15 +90,18 @@ def slim(event: Any, placeholders: dict[str, dict]) -> Any:
     category = event.get("cat")
     named = event.get("name")
     kept = isinstance(category, str) and (category in KEPT_CATEGORIES or category == RANGE)
+    if not isinstance(category, str):
+        category = ""
+    placeholder = placeholders.get(category)
+    if placeholder is None:  # (each category's first event: the categories are counted here)
+        placeholder = placeholders[category] = {"cat": category} if category else {}
     if not kept and not (isinstance(named, str) and named.startswith(STEP_PREFIX)):
-        if not isinstance(category, str):
-            return placeholders.setdefault("", {})
-        return placeholders.setdefault(category, {"cat": category})
+        return placeholder
     out = {key: event[key] for key in FIELDS if key in event}
     if "args" in event:
         args = event["args"]
         out["args"] = ({key: args[key] for key in ARGS if key in args}
-                       if isinstance(args, dict) and category != RANGE else args)
+                       if isinstance(args, dict) and event.get("cat") != RANGE else args)
     return out
 
 
@@ -163,13 +166,15 @@ class _Text:
         return found
 
 
-def streamed(path: str | Path, limit: int) -> dict[str, Any]:
-    """The trace's top-level object, its ``traceEvents`` slimmed (``slim``)."""
+def streamed(path: str | Path, limit: int) -> tuple[dict[str, Any], set[str]]:
+    """The trace's top-level object, its ``traceEvents`` slimmed (``slim``), and the
+    categories its events name."""
     decoder = json.JSONDecoder(object_pairs_hook=_refuse_duplicates)
     with open_regular(path) as handle:
         text = _Text(expanded(path, handle, limit))
         text.expect("{")
         doc: dict[str, Any] = {}
+        placeholders: dict[str, dict] = {}
         if text.skip_space() == "}":
             text.pos += 1
         else:
@@ -181,7 +186,7 @@ def streamed(path: str | Path, limit: int) -> dict[str, Any]:
                 if key in doc:
                     raise Unstreamable
                 if key == "traceEvents" and text.skip_space() == "[":
-                    doc[key] = _events(text, decoder)
+                    doc[key] = _events(text, decoder, placeholders)
                 else:
                     text.skip_space()
                     doc[key] = text.value(decoder)
@@ -189,13 +194,12 @@ def streamed(path: str | Path, limit: int) -> dict[str, Any]:
                     break
         if text.skip_space():
             raise Unstreamable  # (something after the object)
-    return doc
+    return doc, set(placeholders) - {""}
 
 
-def _events(text: _Text, decoder: json.JSONDecoder) -> list:
+def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict]) -> list:
     text.pos += 1  # "["
     events: list = []
-    placeholders: dict[str, dict] = {}
     if text.skip_space() == "]":
         text.pos += 1
         return events
