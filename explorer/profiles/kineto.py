@@ -24,6 +24,7 @@ the project does not model (MTIA, …) is refused by name.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +41,14 @@ from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
 from explorer.profiles.trace_runs import (
     Launch,
     by_device,
+    categories,
     correlation_of,
     device_of,
     foreign_device,
     graphs,
     in_steps,
 )
+from explorer.profiles.trace_stream import Unstreamable, streamed
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -221,8 +224,9 @@ def _device(doc: dict) -> str:
     return ", ".join(dict.fromkeys(n.strip() for n in names if isinstance(n, str) and n.strip()))
 
 
-def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
-    """The profile in a PyTorch profiler trace (``data``: its bytes, already read)."""
+def _whole(path: str | Path, data: bytes | None) -> Any:
+    """The trace parsed at once (its bytes, or the file's): for a trace given as bytes, or
+    one the stream cannot read, whose error this words."""
     raw = read_bytes(path, MAX_TRACE_BYTES) if data is None else data
     data = gunzipped(path, raw)
     if raw.startswith(GZIP_MAGIC):
@@ -234,11 +238,22 @@ def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
                                 ) from None
     else:
         text = decoded(path, data)
-    doc = parse_json(text, path)
+    return parse_json(text, path)
+
+
+def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
+    """The profile in a PyTorch profiler trace (``data``: its bytes, already read). The file
+    is read as a stream (``trace_stream``), keeping only the events and fields read here."""
+    doc, named = None, None
+    if data is None:
+        with contextlib.suppress(Unstreamable):
+            doc, named = streamed(path, MAX_TRACE_BYTES)
+    if doc is None:
+        doc = _whole(path, data)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         raise DataFileError(path, 'has no "traceEvents" list: not a PyTorch profiler trace')
-    foreign = foreign_device(doc, events)
+    foreign = foreign_device(doc, categories(events) if named is None else named)
     if foreign:
         raise DataFileError(path, f"ran on {foreign}, an accelerator the project does not model (it reads "
                                   "NVIDIA and AMD GPUs' kernels, and CPU runs): refused")

@@ -10,6 +10,7 @@ kernel carries too.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -90,10 +91,19 @@ def in_steps(events: list, kernels: list[Launch]) -> tuple[list[Launch], list[st
     and one step where the trace marks no step or no kernel falls in one."""
     spans = _spans(events, gpu=True)
     if spans:
+        merged: list[list[float]] = []  # the steps' spans, (µs rounding at the edge) joined where they meet
+        for low, high in sorted((low - 0.5, high) for _, low, high, _ in spans if low - 0.5 < high):
+            if merged and low <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], high)
+            else:
+                merged.append([low, high])
+        lows = [low for low, _ in merged]
+
         def inside(start) -> bool:
             if not plain_number(start):
                 return True  # no start recorded: kept
-            return any(low - 0.5 <= start < high for _, low, high, _ in spans)  # (µs rounding at the edge)
+            at = bisect.bisect_right(lows, start) - 1
+            return at >= 0 and start < merged[at][1]
 
         kept = [k for k in kernels if inside(k.start)]
         steps = len({name for name, *_ in spans})  # (each GPU marks each step)
@@ -185,18 +195,21 @@ def graphs(path, events: list, kernels: list[Launch]) -> list[str]:
     return notes
 
 
-def foreign_device(doc: dict, events: list) -> str:
+def categories(events: list) -> set[str]:
+    """The categories the trace's events name."""
+    return {category for event in events if isinstance(event, dict)
+            and isinstance(category := event.get("cat"), str)}
+
+
+def foreign_device(doc: dict, named: set[str]) -> str:
     """The accelerator a trace ran on that the project does not model ("MTIA (ARTEMIS)"),
-    "" where it names none: Kineto writes its own categories for each ("mtia_runtime")."""
-    seen = set()
-    for event in events:
-        category = event.get("cat") if isinstance(event, dict) else None
-        if isinstance(category, str):
-            seen.add(category.split("_")[0].lower())
+    "" where it names none: Kineto writes its own categories for each (``named``:
+    "mtia_runtime", …)."""
+    seen = {category.split("_")[0].lower() for category in named}
     kind = next((label for prefix, label in FOREIGN.items() if prefix in seen), "")
     if not kind:
         return ""
     properties = doc.get("deviceProperties")
     names = [d.get("name") for d in properties if isinstance(d, dict)] if isinstance(properties, list) else []
-    named = ", ".join(dict.fromkeys(n.strip() for n in names if isinstance(n, str) and n.strip()))
-    return f"{kind} ({named})" if named else kind
+    gpus = ", ".join(dict.fromkeys(n.strip() for n in names if isinstance(n, str) and n.strip()))
+    return f"{kind} ({gpus})" if gpus else kind

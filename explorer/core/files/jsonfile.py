@@ -17,11 +17,13 @@ class DuplicateKey(ValueError):
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(f"the key {brief(key)} is written twice in one object")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) < len(pairs):  # (the first key written twice is named)
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"the key {brief(key)} is written twice in one object")
+            seen.add(key)
     return out
 
 

@@ -1,0 +1,222 @@
+"""A PyTorch profiler trace read as a stream: the JSON text is decoded a megabyte at a time
+(gzip expanded as it is read) and ``traceEvents`` one event at a time, so memory follows
+the events the reader uses, not the file's size.
+
+Only the events ``profiles.kineto`` reads are kept, each with only the fields it reads:
+kernels, CPU ops, CUDA runtime and driver calls, CUPTI counter ranges and the profiler's
+steps. Every other event is kept as one shared ``{"cat": …}`` per category (a trace's
+categories name its accelerator), so an event's place in the list, which errors name, is
+its place in the file. The text is checked as strictly as ``parse_json`` checks it (a key
+written twice is refused, nothing may follow the object); anything the stream cannot read
+is handed back (``Unstreamable``) and the whole file read as before, so that a broken
+trace's error is worded exactly as it was.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gc
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from explorer.core.files.errors import DataFileError
+from explorer.core.files.jsonfile import DuplicateKey, _refuse_duplicates
+from explorer.core.files.reading import open_regular
+
+CHUNK = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+STEP_PREFIX = "ProfilerStep#"
+KEPT_CATEGORIES = frozenset(("kernel", "Kernel", "cpu_op", "cuda_runtime", "cuda_driver"))
+RANGE = "cuda_profiler_range"  # kept whole: its args are the counters
+FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid")
+ARGS = ("External id", "correlation", "device", "flops", "Input Dims", "Input type", "Concrete Inputs")
+_SPACE = re.compile(r"[ \t\n\r]*")
+_BETWEEN = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+_CLOSED = frozenset('}]"')
+
+
+class Unstreamable(Exception):
+    """The stream met something it does not read (bad JSON or UTF-8, a duplicate key, no
+    object at the top): the whole file is read instead, and refused in its own words."""
+
+
+def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
+    """The file's bytes, gzip expanded, in chunks; refused past ``limit`` bytes either way."""
+    size = os.fstat(handle.fileno()).st_size
+    if size > limit:
+        raise DataFileError(path, f"is {size / 2**20:.1f} MB or more; files over {limit >> 20} MB are "
+                                  "refused (is it the right file?)")
+    data = handle.read(CHUNK)
+    if not data.startswith(GZIP_MAGIC):
+        seen = 0
+        while data:
+            seen += len(data)
+            if seen > limit:
+                raise DataFileError(path, f"is {seen / 2**20:.1f} MB or more; files over {limit >> 20} MB "
+                                          "are refused (is it the right file?)")
+            yield data
+            data = handle.read(CHUNK)
+        return
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+    out_total = 0
+    while True:
+        try:
+            out = inflater.decompress(data, CHUNK)
+        except zlib.error:
+            raise Unstreamable from None
+        out_total += len(out)
+        if out_total > limit:
+            raise DataFileError(path, f"expands beyond {limit >> 20} MB: refused (is it the right file?)")
+        if out:
+            yield out
+        if inflater.eof:
+            return
+        data = inflater.unconsumed_tail
+        if not data:
+            data = handle.read(CHUNK)
+            if not data:
+                return  # (cut short: the JSON ends early and is refused as a whole)
+
+
+def slim(event: Any, placeholders: dict[str, dict]) -> Any:
+    """What ``kineto`` reads of one event (see the module's description)."""
+    if not isinstance(event, dict):
+        return None
+    category = event.get("cat")
+    named = event.get("name")
+    kept = isinstance(category, str) and (category in KEPT_CATEGORIES or category == RANGE)
+    if not isinstance(category, str):
+        category = ""
+    placeholder = placeholders.get(category)
+    if placeholder is None:  # (each category's first event: the categories are counted here)
+        placeholder = placeholders[category] = {"cat": category} if category else {}
+    if not kept and not (isinstance(named, str) and named.startswith(STEP_PREFIX)):
+        return placeholder
+    out = {key: event[key] for key in FIELDS if key in event}
+    if "args" in event:
+        args = event["args"]
+        out["args"] = ({key: args[key] for key in ARGS if key in args}
+                       if isinstance(args, dict) and event.get("cat") != RANGE else args)
+    return out
+
+
+class _Text:
+    """UTF-8 text decoded from chunks of bytes, read on as the parser needs it."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.chunks = chunks
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+
+    def more(self, at_least: int = 0) -> bool:
+        """Read at least one more chunk (``at_least`` characters more, where given)."""
+        grown = 0
+        parts = [self.buf[self.pos:]]
+        while not self.eof and (grown == 0 or grown < at_least):
+            data = next(self.chunks, None)
+            try:
+                text = self.decoder.decode(data or b"", final=data is None)
+            except UnicodeDecodeError:
+                raise Unstreamable from None
+            if data is None:
+                self.eof = True
+            parts.append(text)
+            grown += len(text) + (data is None)
+        self.buf, self.pos = "".join(parts), 0
+        return grown > 0
+
+    def skip_space(self) -> str:
+        """The next character that is not white space ("" at the end)."""
+        while True:
+            self.pos = _SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if self.eof or not self.more():
+                return ""
+
+    def value(self, decoder: json.JSONDecoder) -> Any:
+        """The JSON value at the position, read on until it is whole."""
+        want = CHUNK
+        while True:
+            try:
+                value, end = decoder.scan_once(self.buf, self.pos)  # type: ignore[attr-defined]
+                if end < len(self.buf) or self.eof or self.buf[end - 1] in _CLOSED:
+                    self.pos = end
+                    return value
+            except (DuplicateKey, RecursionError):
+                raise Unstreamable from None
+            except (ValueError, StopIteration):  # (cut by the buffer's end, or broken)
+                if self.eof:
+                    raise Unstreamable from None
+            self.more(want)
+            want *= 2
+
+    def expect(self, characters: str) -> str:
+        found = self.skip_space()
+        if not found or found not in characters:
+            raise Unstreamable
+        self.pos += 1
+        return found
+
+
+def streamed(path: str | Path, limit: int) -> tuple[dict[str, Any], set[str]]:
+    """The trace's top-level object, its ``traceEvents`` slimmed (``slim``), and the
+    categories its events name."""
+    decoder = json.JSONDecoder(object_pairs_hook=_refuse_duplicates)
+    with open_regular(path) as handle:
+        text = _Text(expanded(path, handle, limit))
+        text.expect("{")
+        doc: dict[str, Any] = {}
+        placeholders: dict[str, dict] = {}
+        if text.skip_space() == "}":
+            text.pos += 1
+        else:
+            while True:
+                if text.skip_space() != '"':
+                    raise Unstreamable
+                key = text.value(decoder)
+                text.expect(":")
+                if key in doc:
+                    raise Unstreamable
+                if key == "traceEvents" and text.skip_space() == "[":
+                    doc[key] = _events(text, decoder, placeholders)
+                else:
+                    text.skip_space()
+                    doc[key] = text.value(decoder)
+                if text.expect(",}") == "}":
+                    break
+        if text.skip_space():
+            raise Unstreamable  # (something after the object)
+    return doc, set(placeholders) - {""}
+
+
+def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict]) -> list:
+    text.pos += 1  # "["
+    events: list = []
+    if text.skip_space() == "]":
+        text.pos += 1
+        return events
+    append, value, between = events.append, text.value, _BETWEEN.match
+    enabled = gc.isenabled()
+    gc.disable()  # (events hold no cycles: a collection would walk every kept one, again and again)
+    try:
+        while True:
+            if not text.skip_space():
+                raise Unstreamable
+            append(slim(value(decoder), placeholders))
+            comma = between(text.buf, text.pos)  # (the common case: ", " and the next event in the buffer)
+            if comma and comma.end() < len(text.buf):
+                text.pos = comma.end()
+                continue
+            if text.expect(",]") == "]":
+                return events
+    finally:
+        if enabled:
+            gc.enable()

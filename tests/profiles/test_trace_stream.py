@@ -1,0 +1,89 @@
+"""Traces read as a stream (``profiles.trace_stream``): the same profile as the whole file
+parsed at once, on every trace shipped, and memory that follows the kernels kept, not the
+size of the text."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from explorer.core.files.errors import DataFileError
+from explorer.profiles import kineto, trace_stream
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TRACES = sorted(p for p in DATA.rglob("*.json*") if p.name.endswith((".json", ".json.gz")))
+
+
+def _read(path):
+    try:
+        return kineto.read_kineto(path)
+    except DataFileError as exc:
+        return str(exc)
+
+
+def _unstreamable(*_):
+    raise trace_stream.Unstreamable
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_stream_reads_every_shipped_trace_as_the_whole_file_does(path, monkeypatch):
+    trace_stream.streamed(path, kineto.MAX_TRACE_BYTES)  # (read as a stream, not handed back)
+    streamed = _read(path)
+    monkeypatch.setattr(kineto, "streamed", _unstreamable)
+    whole = _read(path)
+    assert streamed == whole  # kernels, FLOPs, bytes, steps, devices, notes; or the same refusal
+    if not isinstance(whole, str):
+        assert (streamed.time_s, streamed.steps) == (whole.time_s, whole.steps)
+
+
+def test_at_least_the_shipped_traces_were_compared():
+    assert len(TRACES) >= 10
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"traceEvents": [{"cat": "kernel", "cat": "x"}]}', "is written twice in one object"),
+    ('{"traceEvents": [{"cat": "kernel"},]}', "is not valid JSON"),
+    ('{"traceEvents": []} {}', "is not valid JSON: Extra data"),
+    ('\ufeff{"traceEvents": []}', "is not valid JSON"),
+])
+def test_what_the_stream_cannot_read_is_refused_as_the_whole_file_was(tmp_path, text, message):
+    path = tmp_path / "trace.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(trace_stream.Unstreamable):
+        trace_stream.streamed(path, kineto.MAX_TRACE_BYTES)
+    with pytest.raises(DataFileError, match=message):
+        kineto.read_kineto(path)
+
+
+def _large_trace(path: Path, kernels: int, megabytes: int) -> None:
+    """A trace of ``kernels`` kernels in ``megabytes`` of events no profile reads."""
+    filler = {"ph": "X", "cat": "python_function", "name": "torch/nn/modules/module.py(1501): _call_impl",
+              "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"Python id": 7, "Python thread": 0}}
+    line = json.dumps(filler)
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.write('{"traceEvents": [\n')
+        for i in range(kernels):
+            out.write(json.dumps({"ph": "X", "cat": "kernel", "name": f"k{i % 7}", "pid": 0, "tid": 7,
+                                  "ts": 10 * i, "dur": 3, "args": {"correlation": i, "device": 0}}) + ",\n")
+        out.write(",\n".join([line] * (megabytes * 2**20 // (len(line) + 2))))
+        out.write("\n]}\n")
+
+
+def test_memory_follows_the_kernels_kept_not_the_text(tmp_path):
+    """A 20 MB trace of 2,000 kernels is read within 4 MB and 2 kB a kernel kept (8 MB;
+    the text alone, once decoded, would take 20 MB, and parsed whole several times that):
+    a megabyte of text and of bytes at a time, a pointer per event, and the kernels."""
+    path = tmp_path / "large.json.gz"
+    _large_trace(path, 2000, 20)
+    tracemalloc.start()
+    try:
+        profile = kineto.read_kineto(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(profile.kernels) == 2000
+    assert peak < (4 << 20) + 2048 * len(profile.kernels), f"{peak / 2**20:.1f} MB"
