@@ -48,7 +48,7 @@ from explorer.profiles.trace_runs import (
     graphs,
     in_steps,
 )
-from explorer.profiles.trace_stream import Unstreamable, streamed
+from explorer.profiles.trace_stream import Progress, Unstreamable, streamed
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -241,13 +241,14 @@ def _whole(path: str | Path, data: bytes | None) -> Any:
     return parse_json(text, path)
 
 
-def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
+def read_kineto(path: str | Path, data: bytes | None = None, progress: Progress | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read). The file
-    is read as a stream (``trace_stream``), keeping only the events and fields read here."""
+    is read as a stream (``trace_stream``), keeping only the events and fields read here;
+    ``progress`` is told the share of the file read as it goes (and may raise to stop)."""
     doc, named = None, None
     if data is None:
         with contextlib.suppress(Unstreamable):
-            doc, named = streamed(path, MAX_TRACE_BYTES)
+            doc, named = streamed(path, MAX_TRACE_BYTES, progress)
     if doc is None:
         doc = _whole(path, data)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None

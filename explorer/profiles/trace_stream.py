@@ -20,7 +20,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -45,13 +45,25 @@ class Unstreamable(Exception):
     object at the top): the whole file is read instead, and refused in its own words."""
 
 
-def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
-    """The file's bytes, gzip expanded, in chunks; refused past ``limit`` bytes either way."""
+Progress = Callable[[float], None]  # the share of the file read so far, 0 to 1 (it may raise to stop)
+
+
+def expanded(path: str | Path, handle: BinaryIO, limit: int,
+             progress: Progress | None = None) -> Iterator[bytes]:
+    """The file's bytes, gzip expanded, in chunks; refused past ``limit`` bytes either way;
+    ``progress`` is told the share of the file read after each chunk."""
     size = os.fstat(handle.fileno()).st_size
+
+    def read(n: int) -> bytes:
+        data = handle.read(n)
+        if progress is not None:
+            progress(min(1.0, handle.tell() / size) if size else 1.0)
+        return data
+
     if size > limit:
         raise DataFileError(path, f"is {size / 2**20:.1f} MB or more; files over {limit >> 20} MB are "
                                   "refused (is it the right file?)")
-    data = handle.read(CHUNK)
+    data = read(CHUNK)
     if not data.startswith(GZIP_MAGIC):
         seen = 0
         while data:
@@ -60,7 +72,7 @@ def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
                 raise DataFileError(path, f"is {seen / 2**20:.1f} MB or more; files over {limit >> 20} MB "
                                           "are refused (is it the right file?)")
             yield data
-            data = handle.read(CHUNK)
+            data = read(CHUNK)
         return
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
     out_total = 0
@@ -78,7 +90,7 @@ def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
             return
         data = inflater.unconsumed_tail
         if not data:
-            data = handle.read(CHUNK)
+            data = read(CHUNK)
             if not data:
                 return  # (cut short: the JSON ends early and is refused as a whole)
 
@@ -166,12 +178,13 @@ class _Text:
         return found
 
 
-def streamed(path: str | Path, limit: int) -> tuple[dict[str, Any], set[str]]:
+def streamed(path: str | Path, limit: int,
+             progress: Progress | None = None) -> tuple[dict[str, Any], set[str]]:
     """The trace's top-level object, its ``traceEvents`` slimmed (``slim``), and the
-    categories its events name."""
+    categories its events name; ``progress``: as ``expanded``."""
     decoder = json.JSONDecoder(object_pairs_hook=_refuse_duplicates)
     with open_regular(path) as handle:
-        text = _Text(expanded(path, handle, limit))
+        text = _Text(expanded(path, handle, limit, progress))
         text.expect("{")
         doc: dict[str, Any] = {}
         placeholders: dict[str, dict] = {}

@@ -30,6 +30,7 @@ from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
+from explorer.ui.profile_import import ProfileImport
 from explorer.ui.save_banner import SaveBanner
 from explorer.ui.scene_player import ScenePlayer
 from explorer.ui.toolbar import build_toolbar, fixed_twin
@@ -146,6 +147,8 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         # message said before the window showed would be drawn over it)
         self.statusBar().messageChanged.connect(lambda message: self.summary_label.setVisible(not message))
         self.statusBar().addPermanentWidget(self.backend_label)
+        self.profile_import = ProfileImport(self, self.runs, self._show_profile, self._refuse_profile,
+                                            lambda: self.presentation.active)
 
     def _start_autosave(self) -> None:
         """Recent files, crash recovery and the autosaver, which looks every tick whether a save
