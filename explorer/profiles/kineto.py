@@ -131,8 +131,12 @@ class OpWork:
 
 
 def _op_work(path, events: list) -> dict[Any, OpWork]:
-    """External id → the work of each CPU op whose FLOPs or shapes were recorded."""
+    """External id → the work of each CPU op whose FLOPs or shapes were recorded. The work
+    from shapes is worked out once for each op name and shapes (a streamed trace's equal
+    shapes are one object: ``trace_stream.slim``)."""
     out = {}
+    known: dict[tuple, tuple[int | None, int]] = {}
+    shapes: dict[tuple, tuple[int, ...]] = {}
     for index, event in enumerate(events):
         args = event.get("args") if isinstance(event, dict) else None
         if not isinstance(args, dict) or event.get("cat") != "cpu_op" or _external_id(args) is None:
@@ -140,13 +144,17 @@ def _op_work(path, events: list) -> dict[Any, OpWork]:
         types = args.get("Input type")
         first = types[0] if isinstance(types, list) and types else None
         precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
-        from_shapes, moved = op_work(str(event.get("name", "")), args.get("Input Dims"), types,
-                                     concrete=args.get("Concrete Inputs"))
+        name, dims, concrete = str(event.get("name", "")), args.get("Input Dims"), args.get("Concrete Inputs")
+        key = (name, id(dims), id(types), id(concrete))  # (the events hold these objects: no id is reused)
+        if key not in known:
+            known[key] = op_work(name, dims, types, concrete=concrete)
+        from_shapes, moved = known[key]
         counted = "flops" in args
         flops = round(_number(path, args, "flops", index)) if counted else from_shapes
         if flops is not None or moved:
-            shape = weight_shape(str(event.get("name", "")), args.get("Input Dims"), types) or ()
-            out[_external_id(args)] = OpWork(flops, precision, moved, counted, shape)
+            if key not in shapes:
+                shapes[key] = weight_shape(name, dims, types) or ()
+            out[_external_id(args)] = OpWork(flops, precision, moved, counted, shapes[key])
     return out
 
 

@@ -95,8 +95,10 @@ def expanded(path: str | Path, handle: BinaryIO, limit: int,
                 return  # (cut short: the JSON ends early and is refused as a whole)
 
 
-def slim(event: Any, placeholders: dict[str, dict]) -> Any:
-    """What ``kineto`` reads of one event (see the module's description)."""
+def slim(event: Any, placeholders: dict[str, dict], shared: dict | None = None) -> Any:
+    """What ``kineto`` reads of one event (see the module's description). Its category,
+    name and the text and lists of its args are ``shared``: one object for each distinct
+    value (a trace repeats a few hundred kernel names and op shapes thousands of times)."""
     if not isinstance(event, dict):
         return None
     category = event.get("cat")
@@ -110,11 +112,27 @@ def slim(event: Any, placeholders: dict[str, dict]) -> Any:
     if not kept and not (isinstance(named, str) and named.startswith(STEP_PREFIX)):
         return placeholder
     out = {key: event[key] for key in FIELDS if key in event}
+    if shared is None:
+        shared = {}
+    for key in ("cat", "name"):
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = shared.setdefault(value, value)
     if "args" in event:
         args = event["args"]
-        out["args"] = ({key: args[key] for key in ARGS if key in args}
+        out["args"] = ({key: _shared(args[key], shared) for key in ARGS if key in args}
                        if isinstance(args, dict) and event.get("cat") != RANGE else args)
     return out
+
+
+def _shared(value: Any, shared: dict) -> Any:
+    """``value``, or the equal one kept before (text, and lists of numbers, text and lists:
+    ``kineto`` reads them and never changes them)."""
+    if isinstance(value, str):
+        return shared.setdefault(value, value)
+    if isinstance(value, list):
+        return shared.setdefault(("list", repr(value)), value)
+    return value
 
 
 class _Text:
@@ -211,6 +229,7 @@ def streamed(path: str | Path, limit: int,
 
 
 def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict]) -> list:
+    shared: dict = {}
     text.pos += 1  # "["
     events: list = []
     if text.skip_space() == "]":
@@ -223,7 +242,7 @@ def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict
         while True:
             if not text.skip_space():
                 raise Unstreamable
-            append(slim(value(decoder), placeholders))
+            append(slim(value(decoder), placeholders, shared))
             comma = between(text.buf, text.pos)  # (the common case: ", " and the next event in the buffer)
             if comma and comma.end() < len(text.buf):
                 text.pos = comma.end()
