@@ -119,9 +119,12 @@ def test_every_listed_id_round_trips_through_analyze(tmp_path, monkeypatch):
         snapshot = tmp_path / f"models--{repository}" / "snapshots" / "0123abcd"
         snapshot.mkdir(parents=True)
         (snapshot / "config.json").write_text((shipped / f"{name}.json").read_text())
+    stored_fp32 = tmp_path / "models--x--fp32" / "snapshots" / "r1" / "config.json"
+    stored_fp32.parent.mkdir(parents=True)
+    stored_fp32.write_text(json.dumps({**MISTRAL_7B, "torch_dtype": "float32"}))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     listed = [e for e in json.loads(run("models", "--json")[1]) if e["kind"] != "preset"]
-    assert {e["kind"] for e in listed} == {"shipped", "cache"} and len(listed) == 7 + 3
+    assert {e["kind"] for e in listed} == {"shipped", "cache"} and len(listed) == 7 + 4
     assert len({e["id"] for e in listed}) == len(listed)
     ids = {e["where"]: e["id"] for e in listed}
     mistral = tmp_path / "models--mistralai--Mistral-7B-v0.1" / "snapshots" / "0123abcd" / "config.json"
@@ -136,6 +139,8 @@ def test_every_listed_id_round_trips_through_analyze(tmp_path, monkeypatch):
         assert by_id["workload"]["parameters"] == entry["parameters"]
         assert by_id["workload"]["weight_dtype"] == by_path["workload"]["weight_dtype"]
         assert by_id["totals"] == by_path["totals"]
+        if entry["where"] == str(stored_fp32):  # as the file stores its weights, either way
+            assert by_id["workload"]["weight_dtype"] == "fp32"
 
 
 def test_an_id_no_file_has_is_refused_with_the_close_ones(tmp_path, monkeypatch):
