@@ -48,6 +48,7 @@ Mistral 7B 7.24 B, Mixtral 8×7B 46.7 B total and 12.9 B active, Qwen2.5 7B 7.62
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -68,6 +69,7 @@ from explorer.core.model.hf_families import (
     TRANSFORMERS_DEFAULTS,
 )
 from explorer.core.model.hf_fields import ConfigFields
+from explorer.core.model.hf_names import folder_name, hub_name, repository_of
 from explorer.core.model.hf_patterns import ExpertFields, llama4_experts, local_layers, null
 from explorer.core.model.models import ModelSpec, TransformerSpec
 
@@ -81,22 +83,34 @@ SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 def read_config_file(path: str | Path, name: str = "", named: bool = False) -> TransformerSpec:
     """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field.
     ``name``: what to call it when the file names no ``_name_or_path``, or (``named``: a
-    cache's "org/name" repository, which says it better than a leftover training path)
-    whatever the file says."""
+    cache's "org/name" repository, which says it better than a leftover training path or a
+    fine-tune's base model) whatever the file says. By default where the file lies names it
+    so, the same wherever it is opened from (``hf_names``)."""
     path = Path(path)
+    if not name:  # where it lies names it: a cache's repository (whatever the file says), else its folder
+        where = Path(os.path.abspath(path))
+        repository = repository_of(where)
+        named = bool(repository)
+        folder = folder_name(where.parent) if where.name.lower() == "config.json" else where.stem
+        name = repository or folder
     return spec_from_config_text(read_text(path), str(path), name, named)
 
 
 def chosen_model(models: Mapping[str, ModelSpec], ident: str | None,
                  config_path: str | None = None) -> ModelSpec:
-    """The preset ``ident`` in ``models`` (an UnknownIdError names close matches), or, given
-    ``config_path``, the model that config.json describes (a DataFileError names the file
-    and field)."""
+    """The preset ``ident`` in ``models``, or the config.json listed as ``ident`` (an "hf-"
+    id: shipped or in the Hugging Face cache, ``local_models``; an UnknownIdError names close
+    matches), or, given ``config_path``, the model that config.json describes (a
+    DataFileError names the file and field)."""
     if config_path:
         return read_config_file(config_path)
     if ident is None:
         raise ValueError("no model: a preset's id or a config.json is needed")
-    return models[ident]
+    if ident in models or not ident.startswith("hf-"):
+        return models[ident]
+    from explorer.core.model.local_models import find_model  # (it reads the cache: only when asked)
+
+    return find_model(ident, list(models))
 
 
 def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = False) -> TransformerSpec:
@@ -108,7 +122,7 @@ def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = 
         raise DataFileError(origin, "is nested too deeply to be a model configuration") from None
     if not isinstance(config, dict):
         raise DataFileError(origin, "must hold a JSON object (a Hugging Face config.json)")
-    if name and (named or not _given_name(config)):
+    if name and (named or not hub_name(_given_name(config))):
         config = {**config, "_name_or_path": name}
     return spec_from_config(config, origin)
 
@@ -168,9 +182,11 @@ def _given_name(config: dict[str, object]) -> str:
 
 
 def _name(r: ConfigFields, family: str) -> str:
-    """A name from the file: its ``_name_or_path``, else the file's own name, or its folder's
-    for a ``config.json`` (a Hub download keeps the repository's name), else the family."""
-    given = _given_name(r.config)
+    """A name from the file: its ``_name_or_path`` (a path there: the folder that names the
+    model, ``hf_names``), else the file's own name, or its folder's for a ``config.json`` (a
+    cache's repository; not a snapshot's hash nor a checkpoint-N: the folder above), else
+    the family."""
+    given = hub_name(_given_name(r.config))
     if given:
         return given.rsplit("/", 1)[-1][:80]
     path = Path(r.origin)
@@ -178,10 +194,12 @@ def _name(r: ConfigFields, family: str) -> str:
         return family
     if path.name.lower() != "config.json":
         return path.stem[:80]  # mixtral-8x7b.json: two configs in one folder keep their names
-    return path.parent.name[:80] or family
+    return folder_name(path.parent).rsplit("/", 1)[-1][:80] or family
 
 
 def _ident(name: str) -> str:
+    """``hf-`` and the name ("ORG/NAME" keeps the organisation); a path as ``hf_names`` reads it."""
+    name = hub_name(name) or name
     return "hf-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model")
 
 
