@@ -25,6 +25,7 @@ from explorer.core.model.quantization import (
     ROUTER,
     QuantizationError,
     read_quantization,
+    value_bytes,
 )
 from explorer.core.model.step_ops import build_ops
 from explorer.core.model.workload import WorkloadParams
@@ -270,3 +271,28 @@ def test_mlp_only_layers_is_named_when_it_is_the_reason():
     with pytest.raises(DataFileError) as error:
         spec_from_config({**QWEN3_30B_A3B, "mlp_only_layers": [0, 1]}, "q/config.json")
     assert error.value.field == "mlp_only_layers"
+
+
+def test_a_product_s_rows_come_from_its_stored_weights():
+    """The expected time's model reads a product's rows M as FLOPs over 2 × its weights, the
+    weights its bytes over the bytes a weight takes as stored: 8 sequences, 8 rows."""
+    spec = _r1()
+    params = WorkloadParams(batch=8, context=1024)
+    for o in build_ops(spec, params):
+        if o.name in ("o_proj", "gate_proj", "lm_head", "router"):
+            assert float(o.flops) / (2 * float(o.weight_bytes) / value_bytes(spec, params, o)) == \
+                pytest.approx(8, rel=2e-4)  # the router's score bias reads as 256 weights more
+
+
+def test_the_json_report_carries_the_note(tmp_path):
+    from tests.cli.test_cli import run
+
+    path = tmp_path / "DeepSeek-R1" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(json.loads(_r1().config)))
+    options = ("analyze", "--hardware", "h200-sxm", "--model-config", str(path), "--tp", "8", "--json")
+    code, out, _ = run(*options)
+    notes = json.loads(out)["notes"]
+    assert code == 0 and any("fp8 (e4m3) in 128×128 blocks" in n and "8.002 bits" in n for n in notes)
+    code, out, _ = run(*options, "--weight-dtype", "bf16")
+    assert code == 0 and any("as --weight-dtype asks" in n for n in json.loads(out)["notes"])

@@ -367,3 +367,12 @@ def quantization_note(model: object, params: WorkloadParams) -> str:
     elif not quantization.compute:
         text += f". Weight-only: the weights are dequantized and the products run in {params.dtype}"
     return text
+
+
+def value_bytes(model: object, params: WorkloadParams, o: Op) -> float:
+    """Bytes a weight of op ``o`` takes as built (``stored_ops``): for the values behind an
+    op's weight bytes (a product's rows from its FLOPs and weights)."""
+    quantization = applied(model, params)
+    if quantization is None:
+        return params.weight_bytes
+    return bytes_a_weight(ROLE_CLASS.get(o.role.value, NORM), quantization, unquantized_bytes(model, params))
