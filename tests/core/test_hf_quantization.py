@@ -294,5 +294,7 @@ def test_the_json_report_carries_the_note(tmp_path):
     code, out, _ = run(*options)
     notes = json.loads(out)["notes"]
     assert code == 0 and any("fp8 (e4m3) in 128×128 blocks" in n and "8.002 bits" in n for n in notes)
+    code, out, _ = run(*options[:-1])
+    assert "; bf16, weights fp8 as the checkpoint stores them; " in out.splitlines()[2]
     code, out, _ = run(*options, "--weight-dtype", "bf16")
     assert code == 0 and any("as --weight-dtype asks" in n for n in json.loads(out)["notes"])
