@@ -12,9 +12,13 @@ quantization), and whatever the config lists (``modules_to_not_convert``, ``igno
   ``weight_block_size`` block: 128×128 → 8 + 32/16,384 bits. DeepSeek-V3's README_WEIGHTS.md:
   "DeepSeek-V3 natively supports FP8 weight format with 128x128 block scaling" and the
   ``weight_scale_inv`` field "stores the dequantization scale for each weight block"
-  (a "float32 Tensor"). Without blocks: one scale a tensor (8 bits).
-- ``mxfp4`` (GPT-OSS): the experts' 4-bit E2M1 values with one 8-bit shared exponent per 32
-  (the OCP Microscaling format): 4 + 8/32 = 4.25 bits; nothing else is converted.
+  (a "float32 Tensor"). Scales are counted as one per block's worth of weights: a tensor
+  whose sides are not multiples of the block is padded ("zero-padded to 128"), a few
+  scales more (DeepSeek's 576-wide latent projection: 280 blocks, not 252; under 0.001 %).
+  Without blocks: one scale a tensor (8 bits).
+- ``mxfp4`` (GPT-OSS): the experts' 4-bit E2M1 values with one 8-bit (E8M0) shared exponent
+  per 32 (the OCP Microscaling format; GPT-OSS's files hold ``*_blocks``, two values a byte,
+  and ``*_scales``, a byte per 32): 4 + 8/32 = 4.25 bits; transformers converts nothing else.
 - ``awq`` and ``gptq``: ``bits`` a weight, a 16-bit scale and a ``bits``-wide packed zero
   point for each ``group_size`` weights of an input row: 4 + 16/128 + 4/128 bits at group 128
   (a GPTQ group of -1 is one scale per output channel: its share is left out; so is the
@@ -26,11 +30,11 @@ quantization), and whatever the config lists (``modules_to_not_convert``, ``igno
   left out (under 0.02 % of the weights).
 - ``bitsandbytes``: ``load_in_4bit`` (nf4 or fp4) in blocks of 64 with a float32 absmax
   each, 4 + 32/64 bits; with ``bnb_4bit_use_double_quant`` the absmax values are themselves
-  quantized to 8 bits in blocks of 256: 4 + 8/64 + 32/(64·256) bits (the QLoRA paper,
-  Dettmers et al. 2023, §3 "Double Quantization": from 32/64 = 0.5 to 8/64 + 32/(64·256) =
-  0.127 bits a parameter). ``bnb_4bit_quant_storage`` is the dtype the packed pairs are
-  stored in: it changes no byte count. ``load_in_8bit``: 8 bits (a float scale per row left
-  out).
+  quantized to 8 bits in blocks of 256: 4 + 8/64 + 32/(64·256) bits (QLoRA, Dettmers et al.
+  2023, arXiv 2305.14314, §3: "for a blocksize of 64, this quantization reduces the memory
+  footprint per parameter from 32/64 = 0.5 bits, to 8/64 + 32/(64 · 256) = 0.127 bits").
+  ``bnb_4bit_quant_storage`` is the dtype the packed pairs are stored in: it changes no byte
+  count. ``load_in_8bit``: 8 bits (a float scale per row left out).
 - ``hqq``: ``nbits`` with a 16-bit scale and zero point per ``group_size`` (64): 4 + 32/64.
 
 Where the products run: fp8 checkpoints with dynamic activation scales (``activation_scheme``
