@@ -72,6 +72,7 @@ from explorer.core.model.hf_fields import ConfigFields
 from explorer.core.model.hf_names import folder_name, hub_name, repository_of
 from explorer.core.model.hf_patterns import ExpertFields, llama4_experts, local_layers, null
 from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.quantization import Quantization, QuantizationError, read_quantization
 
 if TYPE_CHECKING:
     from explorer.core.model.custom import CustomSpec
@@ -136,6 +137,8 @@ def spec_from_config(config: dict[str, object], origin: str) -> TransformerSpec:
     r = ConfigFields(config, origin, TRANSFORMERS_DEFAULTS.get(family))
     spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
     _check(r, spec)
+    if family in DEEPSEEK:  # DeepSeek counts activated parameters without the input embedding table
+        spec = replace(spec, active_without_embedding=True)
     if family == "Llama4ForCausalLM" and spec.window_layers:
         chunked = (f"its chunked attention ({spec.sliding_window:,}-token chunks on "
                    f"{len(spec.window_layers)} of {spec.layers} layers) is costed as a window of a whole "
@@ -151,7 +154,8 @@ def _text_config(config: dict[str, object], origin: str, family: str) -> dict[st
     if not isinstance(text, dict):
         raise DataFileError(origin, f"must be an object (the text model's configuration), got {brief(text)}",
                             field="text_config")
-    outer = {k: config[k] for k in ("_name_or_path", "torch_dtype", "dtype") if k in config}
+    kept = ("_name_or_path", "torch_dtype", "dtype", "quantization_config")
+    outer = {k: config[k] for k in kept if k in config}
     return {**outer, **text, "architectures": [family]}
 
 
@@ -214,6 +218,7 @@ class _Common(TypedDict):
     origin: str
     config: str
     file_dtype: str
+    quantization: Quantization | None
 
 
 TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float": "fp32", "half": "fp16"}
@@ -230,7 +235,16 @@ def _common(r: ConfigFields, family: str) -> _Common:
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return {"id": ident, "name": name, "source": SOURCE, "published_parameters": 0,
             "parameters_source": SOURCE, "origin": r.origin, "config": canonical,
-            "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else ""}
+            "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else "",
+            "quantization": _quantization(r)}
+
+
+def _quantization(r: ConfigFields) -> Quantization | None:
+    """The file's ``quantization_config`` read (``quantization``), its faults named."""
+    try:
+        return read_quantization(r.config)
+    except QuantizationError as exc:
+        raise r.error("quantization_config", str(exc)) from None
 
 
 def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
@@ -319,9 +333,12 @@ def _experts(r: ConfigFields, family: str) -> ExpertFields:
         return llama4_experts(r)
     if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
         every = r.integer("decoder_sparse_step", default=1)
-        if every != 1 or r.config.get("mlp_only_layers"):
+        if every != 1:
             raise r.error("decoder_sparse_step",
                           "only configurations with an MoE MLP in every layer are read")
+        if r.config.get("mlp_only_layers"):
+            raise r.error("mlp_only_layers", "only configurations with an MoE MLP in every layer are read "
+                                             "(no dense-only layers)")
         shared = r.integer("shared_expert_intermediate_size", default=0, minimum=0)
         return {"experts": r.integer("num_experts"),
                 "experts_per_token": r.integer("num_experts_per_tok"),
@@ -361,8 +378,11 @@ def stored_precision(params: WorkloadParams, model: ModelSpec | CustomSpec) -> W
     """``params`` with a config.json's weights in the precision its file stores them in
     (``torch_dtype``) where no weight precision was given: the default for a model the user
     opens (a preset keeps the compute precision). When the user gives another, the analysis
-    notes what the file says."""
+    notes what the file says. A quantized checkpoint keeps no weight precision: its
+    ``quantization`` sets each weight's bytes (``quantization.applied``)."""
     stored = getattr(model, "file_dtype", "")
+    if getattr(model, "quantization", None) is not None:
+        return params
     if not stored or params.weight_dtype is not None or params.phase == Phase.TRAIN or stored == params.dtype:
         return params
     return replace(params, weight_dtype=stored)
