@@ -93,14 +93,15 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
 # TDP / bandwidth, π₀ = IDLE_SHARE × TDP, and only π₀'s term grows with the step's time.
 # IDLE_SHARE, the one fitted constant, is what a device serving an LLM draws with both roofs
 # idle (clocks up, memory refreshed, the board): fitted by least squares on the logarithm of
-# the ratio to ML.ENERGY's measured average GPU power at the measured time per token (v2 and
-# v3 leaderboards, A100, H100 and B200; resources/validation/published-energy.yaml,
+# the ratio to measured average GPU power at the measured time per token (ML.ENERGY's v2 and
+# v3 leaderboards on A100, H100 and B200, and chuyishang/inference-energy's vLLM runs on an
+# A100 80 GB, an RTX 6000 Ada and an RTX 3090: resources/validation/published-energy.yaml,
 # explorer/core/analysis/energy_validation.py); fitted without each device in turn it lies
-# within 0.155–0.245.
-IDLE_SHARE = 0.185
+# within 0.17–0.265.
+IDLE_SHARE = 0.195
 POWER_MODEL = (f"power = TDP × min(1, {IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy), occupancy the "
                "compute roof's time plus the memory roof's over the step time, the idle share fitted to "
-               "ML.ENERGY's measured GPU power")
+               "published measurements of serving's GPU power")
 
 
 def power_w(tdp_w: float, occupancy: float) -> float:
