@@ -247,9 +247,9 @@ def _compressed(q: _Fields) -> tuple[str, float, tuple[str, ...], str]:
 
 def _compressed_group(name: str, w: _Fields, activations: object) -> tuple[str, float, str]:
     bits = w.integer("num_bits")
-    kind = w.text("type", "int")
+    number_type = w.text("type", "int")  # the file's "int" or "float"
     strategy = w.text("strategy", "tensor")
-    scale = 8 if kind == "float" and bits == 4 else 16  # nvfp4: an fp8 scale per 16
+    scale = 8 if number_type == "float" and bits == 4 else 16  # nvfp4: an fp8 scale per 16
     zero = 0 if w.flag("symmetric", True) else bits
     if strategy in ("group", "tensor_group"):
         size = w.integer("group_size")
@@ -268,7 +268,7 @@ def _compressed_group(name: str, w: _Fields, activations: object) -> tuple[str, 
     compute = ""
     if isinstance(activations, Mapping) and activations.get("num_bits") == 8 and bits == 8:
         compute = W8A8 if activations.get("type") == "float" else "int8"
-    return f"{kind}{bits}{how}", bits + overhead, compute
+    return f"{number_type}{bits}{how}", bits + overhead, compute
 
 
 READERS = {"fp8": _fp8, "mxfp4": _mxfp4, "awq": lambda q: _grouped(q, "AWQ"),
