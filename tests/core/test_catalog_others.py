@@ -117,8 +117,14 @@ def test_x86_roofs(catalog):
 
 
 def test_arm_roofs(catalog):
-    # NVIDIA: 7.1 TFLOP/s fp64 for a superchip of two Grace CPUs (4 × 128-bit SVE2 per core).
-    assert 2 * catalog["nvidia-grace"].peak_flops("fp64") == pytest.approx(7.1e12, rel=0.01)
+    # Grace: 4 × 128-bit SVE2 FMA pipes per core, 16 FP64 FLOP a cycle, at the 3438 MHz maximum
+    # NVIDIA's Grace benchmarking guide shows (lscpu "CPU max MHz: 3438.0000"). Its FP64 FMA
+    # benchmark reports "GOps/sec;53.1929" on one core at 3.334 GHz, so the roof must be at least
+    # that per core; NVIDIA's 7.1 TFLOP/s per superchip (about 3.08 GHz) is below the bound.
+    grace = catalog["nvidia-grace"]
+    assert grace.peak_flops("fp64") == pytest.approx(72 * 4 * 2 * 2 * 3.438e9)
+    assert grace.peak_flops("fp64") / 72 >= 53.1929e9
+    assert 2 * grace.peak_flops("fp64") >= 7.1e12
     assert 2 * catalog["nvidia-grace"].bandwidth_bytes_per_s == 1e12
     # Graviton4: 12 × DDR5-5600 (AWS: 536.7 GB/s), 96 cores at 2.8 GHz.
     g4 = catalog["graviton4"]
@@ -139,7 +145,8 @@ def test_every_added_device_has_a_family_and_arm_cpus_borrow_x86s(catalog):
                 "epyc-9755": "x86-cpu", "ryzen-9-9950x": "x86-cpu", "core-ultra-9-285k": "x86-cpu",
                 **{ident: "arm-cpu" for ident in ARM}}
     for ident, family in expected.items():
-        assert efficiency_for(catalog[ident], families).id == family, ident
+        chosen = efficiency_for(catalog[ident], families)
+        assert chosen is not None and chosen.id == family, ident
     arm, x86 = by_id["arm-cpu"], by_id["x86-cpu"]
     assert arm.factors.keys() == x86.factors.keys()
     for name, factor in arm.factors.items():
