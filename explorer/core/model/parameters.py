@@ -227,7 +227,7 @@ PARAMETERS = (
     Parameter("zero", Kind.COUNT, 0, "ZeRO stage",
               "Training with data parallel: shard across the data-parallel replicas 1: the optimizer "
               "state (Megatron's distributed optimizer), 2: and the gradients, 3: and the weights "
-              "(gathered layer by layer, forward and backward: 1.5× the gradient all-reduce's bytes). "
+              "(gathered layer by layer, forward and backward). "
               "0: every replica holds all of it. 2 and 3 gather and reduce-scatter every micro-batch, "
               "and are refused with pipeline parallel (as DeepSpeed refuses them)", minimum=0,
               maximum=MAX_ZERO, applies=TRAINING, row="Sharding", caption="ZeRO stage"),

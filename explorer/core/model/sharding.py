@@ -157,8 +157,9 @@ def step_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split) ->
         if n < 2 or not h.count:
             continue
         gathers, scatters, how = _collectives(params)
-        tensors = gathers * params.act_bytes + scatters * params.grad_bytes  # bytes per parameter
-        halves = gathers + scatters  # a reduce-scatter or all-gather is half a ring all-reduce
+        grad_gathers = 1 if params.zero == 0 else 0  # an all-reduce gathers the summed gradients
+        tensors = gathers * params.act_bytes + (scatters + grad_gathers) * params.grad_bytes  # bytes a parameter
+        halves = gathers + scatters + grad_gathers  # a reduce-scatter or all-gather is half a ring all-reduce
         out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, scatters * (n - 1) * h.count // n,
                          (n - 1) * h.count * tensors / n, (),
                          f"{h.what}, over {n} devices ({how})", link=h.link,
@@ -169,7 +170,8 @@ def step_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split) ->
 
 def _collectives(params: WorkloadParams) -> tuple[int, int, str]:
     """(all-gathers of the 16-bit weights, reduce-scatters of the gradients, in words) a
-    step: an all-reduce is one of each (see the conventions)."""
+    step (see the conventions); stage 0's all-reduce is a reduce-scatter and an all-gather
+    of the gradients."""
     m, grads = params.accumulation_steps, gradient_words(params)
     micro = f"each of {m} micro-batches" if m > 1 else "the one micro-batch"
     if params.zero >= 3:
@@ -180,4 +182,4 @@ def _collectives(params: WorkloadParams) -> tuple[int, int, str]:
                       "the updated weights once a step; not overlapped")
     if params.zero == 1:
         return 1, 1, f"ZeRO-1: reduce-scatter of the {grads}, all-gather of the updated weights, once a step"
-    return 1, 1, f"all-reduce of the {grads}, once a step"
+    return 0, 1, f"all-reduce of the {grads}, once a step"
