@@ -72,7 +72,8 @@ def test_adam_state_is_18_bytes_per_parameter_as_megatron_keeps_it_16_as_zero_co
     assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp32")) == 16
     # fp16 training: Megatron-LM keeps fp16 gradients unless told otherwise
     assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp16")) == 16
-    assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp16", grad_dtype="fp32")) == 18
+    fp32_grads = WorkloadParams(phase="train", dtype="fp16", grad_dtype="fp32")
+    assert training.state_bytes_per_parameter(fp32_grads) == 18
     with pytest.raises(WorkloadError, match="16-bit gradients need 16-bit training"):
         WorkloadParams(phase="train", dtype="fp32", grad_dtype="16-bit")
 

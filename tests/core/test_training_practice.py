@@ -108,7 +108,8 @@ def test_zero_2_and_3_communicate_every_micro_batch_and_are_refused_with_a_pipel
     m, n = models["llama-2-7b"], models["llama-2-7b"].parameter_count()
 
     def sync(**kw):
-        return {o.name: o for o in build_ops(m, train(batch=64, dp=8, grad_dtype="16-bit", **kw))}["grad_all_reduce"]
+        ops = build_ops(m, train(batch=64, dp=8, grad_dtype="16-bit", **kw))
+        return next(o for o in ops if o.name == "grad_all_reduce")
 
     share = 7 / 8 * 2 * n  # one reduce-scatter or all-gather of the 16-bit tensors over 8 replicas
     # 8 micro-batches of one sequence: ZeRO-3 gathers the weights twice and reduce-scatters the
@@ -125,8 +126,8 @@ def test_zero_2_and_3_communicate_every_micro_batch_and_are_refused_with_a_pipel
     # PipelineEngine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
     gpt3 = dict(batch=1536, seq=2048, tp=8, pp=8, dp=16)
     for zero in (2, 3):
-        with pytest.raises(WorkloadError, match=f"ZeRO-{zero} .* every micro-batch, which DeepSpeed refuses with "
-                                                r"pipeline parallel \(PP 8\): use --zero 1, or --pp 1"):
+        with pytest.raises(WorkloadError, match=f"ZeRO-{zero} .* every micro-batch, which DeepSpeed refuses "
+                                                r"with pipeline parallel \(PP 8\): use --zero 1, or --pp 1"):
             train(zero=zero, **gpt3)
     assert train(zero=1, **gpt3).accumulation_steps == 96
 
@@ -144,8 +145,9 @@ def test_micro_batches_hold_one_micro_batch_of_activations(models, catalog):
     p = train(batch=64, seq=4096, pp=4, dp=2, micro_batch=4)  # 32 sequences: 8 micro-batches of 4
     assert p.accumulation_steps == 8 and training.in_flight(p, p.split) == 4 * 4
     assert training.pipeline_factor(p, p.split, 64) == pytest.approx((1 + 3 / 8) / 4)
-    with pytest.raises(WorkloadError, match=r"a micro-batch of 3 sequences does not divide the local batch of 8 "
-                                            r"\(batch 64 over 8 replicas\): choose a micro-batch that divides 8"):
+    with pytest.raises(WorkloadError, match=r"a micro-batch of 3 sequences does not divide the local batch "
+                                            r"of 8 \(batch 64 over 8 replicas\): choose a micro-batch that "
+                                            r"divides 8"):
         train(batch=64, dp=8, micro_batch=3)
 
 

@@ -176,13 +176,16 @@ def _micro_batches(params: WorkloadParams) -> list[int]:
     return sorted(divisors(params.local_batch), reverse=True)
 
 
-def _with_micro_batch(model: ModelSpec, hardware: Hardware, params: WorkloadParams, changes: Choice) -> Layout:
+def _with_micro_batch(model: ModelSpec, hardware: Hardware, params: WorkloadParams,
+                      changes: Choice) -> Layout:
     """The layout of ``changes`` costed at the first micro-batch of ``_micro_batches`` that
     fits (the smallest tried, which needs the least memory, when none does)."""
-    base = replace(params, vpp=1, micro_batch=0, **{k: v for k, v in changes.items() if k != "micro_batch"})
+    c = changes
+    base = replace(params, vpp=1, micro_batch=0, tp=c["tp"], pp=c["pp"], dp=c["dp"], ep=c["ep"], sp=c["sp"],
+                   zero=c["zero"], recompute=c["recompute"])
     layout = None
     for micro in _micro_batches(base):
-        choice = Choice(**{**changes, "micro_batch": micro})  # type: ignore[typeddict-item]
+        choice: Choice = {**changes, "micro_batch": micro}
         layout = _costed(model, hardware, replace(base, micro_batch=micro), tuple(choice.items()))
         if layout.fits:
             break

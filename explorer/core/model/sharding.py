@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from explorer.core.model import ops as op
 from explorer.core.model import parallel
 from explorer.core.model.collective_costs import collective_steps
-from explorer.core.model import ops as op
 from explorer.core.model.models import ModelSpec, TransformerSpec
 
 if TYPE_CHECKING:
@@ -158,7 +158,8 @@ def step_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split) ->
             continue
         gathers, scatters, how = _collectives(params)
         grad_gathers = 1 if params.zero == 0 else 0  # an all-reduce gathers the summed gradients
-        tensors = gathers * params.act_bytes + (scatters + grad_gathers) * params.grad_bytes  # bytes a parameter
+        # bytes a parameter
+        tensors = gathers * params.act_bytes + (scatters + grad_gathers) * params.grad_bytes
         halves = gathers + scatters + grad_gathers  # a reduce-scatter or all-gather is half a ring all-reduce
         out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, scatters * (n - 1) * h.count // n,
                          (n - 1) * h.count * tensors / n, (),

@@ -106,14 +106,17 @@ class WorkloadParams:
             # incompatible with pipeline parallelism"": each stage would gather its weights and
             # reduce-scatter its gradients for every one of its micro-batches.
             what = "gathers the weights and reduce-scatters" if self.zero >= 3 else "reduce-scatters"
-            raise WorkloadError(f"ZeRO-{self.zero} {what} the gradients for every micro-batch, which DeepSpeed "
-                                f"refuses with pipeline parallel (PP {self.pp}): use --zero 1, or --pp 1")
+            raise WorkloadError(f"ZeRO-{self.zero} {what} the gradients for every micro-batch, which "
+                                f"DeepSpeed refuses with pipeline parallel (PP {self.pp}): use --zero 1, "
+                                "or --pp 1")
         if self.micro_batch and self.local_batch % self.micro_batch:
-            raise WorkloadError(f"a micro-batch of {self.micro_batch} sequences does not divide the local batch "
-                                f"of {self.local_batch} (batch {self.batch} over {self.split.batch_share} "
-                                f"replicas): choose a micro-batch that divides {self.local_batch}")
+            raise WorkloadError(f"a micro-batch of {self.micro_batch} sequences does not divide the local "
+                                f"batch of {self.local_batch} (batch {self.batch} over "
+                                f"{self.split.batch_share} replicas): choose a micro-batch that divides "
+                                f"{self.local_batch}")
         if self.grad_dtype == "16-bit" and DTYPE_BYTES[self.dtype] > 2:
-            raise WorkloadError(f"16-bit gradients need 16-bit training (bf16 or fp16); got dtype {self.dtype}")
+            raise WorkloadError("16-bit gradients need 16-bit training (bf16 or fp16); "
+                                f"got dtype {self.dtype}")
 
     @classmethod
     def from_options(cls, options: Any) -> WorkloadParams:
