@@ -71,7 +71,10 @@ class Layout:
         return split_name(c["tp"], c["pp"], c["dp"], c["ep"]) + "".join(", " + e for e in extra)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, **dict(self.choice), "fits": self.fits, "error": self.error or None,
+        p = self.params
+        steps = p.accumulation_steps if p is not None and p.phase == Phase.TRAIN else None
+        return {"name": self.name, **dict(self.choice), "accumulation_steps": steps, "fits": self.fits,
+                "error": self.error or None,
                 "time_s": None if self.error else self.time_s,
                 "bound_s": None if self.error else self.bound_s, "time_is_expected": self.expected,
                 "memory_bytes": self.memory_bytes, "budget_bytes": self.budget_bytes,

@@ -7,12 +7,12 @@ Conventions:
 - mixed-precision Adam(W): 16-bit weights, fp32 master weights and two fp32 moments, and
   gradients in ``WorkloadParams.grad_bytes``: fp32 by default when training in bf16, as
   Megatron-LM keeps them (its megatron/training/arguments.py: "bfloat16 requires gradient
-  accumulation and all-reduce to be done in fp32"), 18 bytes per parameter and with its
-  distributed optimizer over d replicas 6 + 12/d (docs/source/api-guide/dist_optimizer.md:
-  "float16 param, fp32 grads | 18 | 6 + 12/d"); with ``--grad-dtype 16-bit`` the ZeRO
-  paper's and DeepSpeed's 16 bytes, 4 + 12/d with ZeRO-1 (Megatron's own table gives
-  4 + 16/d for 16-bit gradients: it keeps an fp32 copy of its shard of them, left out
-  here). fp32 training: weights, gradients and moments, 16 bytes. The optimizer's step
+  accumulation and all-reduce to be done in fp32", at 000c4ac2), 18 bytes per parameter and
+  with its distributed optimizer over d replicas 6 + 12/d (docs/source/api-guide/
+  dist_optimizer.md at 50b073cc: "float16 param, fp32 grads | 18 | 6 + 12/d"); with
+  ``--grad-dtype 16-bit`` the ZeRO paper's and DeepSpeed's 16 bytes, 4 + 12/d with
+  ZeRO-1 (Megatron's own table gives 4 + 16/d for 16-bit gradients: it keeps an fp32 copy
+  of its shard of them, left out here). fp32 training: weights, gradients and moments, 16 bytes. The optimizer's step
   reads gradients, master weights and moments and writes them back with the 16-bit weights
   (28 bytes per parameter it updates with 16-bit gradients, 30 with fp32 ones) and
   ``ADAM_FLOPS_PER_PARAMETER`` FLOPs;

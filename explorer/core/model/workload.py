@@ -101,7 +101,8 @@ class WorkloadParams:
         """Refuse what a training framework refuses: ZeRO-2/3 with a pipeline, a micro-batch
         that does not divide the local batch, 16-bit gradients of fp32 training."""
         if self.zero >= 2 and self.pp > 1:
-            # DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/engine.py): "assert
+            # DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/engine.py at 0050fdad, read
+            # through github.com/microsoft/DeepSpeed): "assert
             # self.zero_optimization_stage() < ZeroStageEnum.gradients, "ZeRO-2 and ZeRO-3 are
             # incompatible with pipeline parallelism"": each stage would gather its weights and
             # reduce-scatter its gradients for every one of its micro-batches.
