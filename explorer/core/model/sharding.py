@@ -12,10 +12,10 @@ Conventions:
   dist_optimizer.md at 50b073cc: "float16 param, fp32 grads | 18 | 6 + 12/d"); with
   ``--grad-dtype 16-bit`` the ZeRO paper's and DeepSpeed's 16 bytes, 4 + 12/d with
   ZeRO-1 (Megatron's own table gives 4 + 16/d for 16-bit gradients: it keeps an fp32 copy
-  of its shard of them, left out here). fp32 training: weights, gradients and moments, 16 bytes. The optimizer's step
-  reads gradients, master weights and moments and writes them back with the 16-bit weights
-  (28 bytes per parameter it updates with 16-bit gradients, 30 with fp32 ones) and
-  ``ADAM_FLOPS_PER_PARAMETER`` FLOPs;
+  of its shard of them, left out here). fp32 training: weights, gradients and moments, 16
+  bytes. The optimizer's step reads gradients, master weights and moments and writes them
+  back with the 16-bit weights (28 bytes per parameter it updates with 16-bit gradients,
+  30 with fp32 ones) and ``ADAM_FLOPS_PER_PARAMETER`` FLOPs;
 - a weight's replicas are its data-parallel group: every device of dp for weights each
   replica holds whole, and with expert parallel dp × ep for the weights every device of
   the expert group holds (attention, shared layers), dp for each device's experts;
