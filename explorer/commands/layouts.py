@@ -19,7 +19,7 @@ from explorer.commands.common import (
 from explorer.commands.texttable import format_table
 
 # The rows a layout search chooses itself.
-CHOSEN = ("tp", "pp", "dp", "ep", "sp", "zero", "recompute", "vpp")
+CHOSEN = ("tp", "pp", "dp", "ep", "sp", "zero", "recompute", "vpp", "micro_batch")
 
 
 def add_parser(sub) -> None:
@@ -28,8 +28,9 @@ def add_parser(sub) -> None:
     la = sub.add_parser("layouts", help="every parallel layout of a step on N devices, ranked",
                         description="Cost every tensor × pipeline × data × expert parallel layout of the "
                                     "step on --devices devices (in training also sequence parallel, "
-                                    "ZeRO-1 and full recomputation) and rank them by --goal; each says "
-                                    "why it ranks where it does.")
+                                    "ZeRO-1 and full recomputation, and the micro-batch: the largest that "
+                                    "fits without a pipeline, one sequence with one) and rank them by "
+                                    "--goal; each says why it ranks where it does.")
     la.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
     add_model_arguments(la, required=True, help="model id (see: analyze --help)")
     la.add_argument("--devices", type=count_type(MAX_DEVICES), required=True, metavar="N",

@@ -45,10 +45,11 @@ from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
+from explorer.core.model import sharding
 from explorer.core.model.applicability import Phase
 from explorer.core.model.presets import load_models
 from explorer.core.model.quantization import applied
-from explorer.core.model.workload import WorkloadError
+from explorer.core.model.workload import WorkloadError, WorkloadParams
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
 
 DEFAULT_HARDWARE, DEFAULT_MODEL = defaults.DEVICE, defaults.MODEL
@@ -261,6 +262,13 @@ def _op_table_rows(a: Analysis, every_layer: bool) -> list[list[str]]:
             for i, o in enumerate(a.ops)]
 
 
+def _micro_words(p: WorkloadParams) -> str:
+    """"; 8 micro-batches of 1 sequence": a training step's gradient accumulation ("" without)."""
+    m = p.accumulation_steps
+    return f"; {m} micro-batches of {p.micro_sequences:,} sequence{'s' if p.micro_sequences > 1 else ''}" \
+        if m > 1 else ""
+
+
 def _expected_lines(a: Analysis) -> list[str]:
     """The expected time beside the bound, and where it goes."""
     e = expected_for(a)
@@ -309,7 +317,8 @@ def _summary_lines(a: Analysis) -> list[str]:
         *_expected_lines(a),
         *_energy_lines(a),
         f"memory{' per device' if t.devices > 1 else ''}: weights {format_bytes(t.weight_bytes, 4)}"
-        + (f" + gradients and optimizer state {format_bytes(t.state_bytes, 4)}" if t.state_bytes else "")
+        + (f" + gradients and optimizer state {format_bytes(t.state_bytes, 4)} "
+           f"({sharding.gradient_words(p)}{_micro_words(p)})" if t.state_bytes else "")
         + (f" + KV cache {format_bytes(t.kv_cache_bytes, 4)} "
            f"({format_bytes(t.kv_bytes_per_token)} per token)" if t.kv_bytes_per_token else "")
         + f" + activations {format_bytes(t.activation_bytes, 4)}"

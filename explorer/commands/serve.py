@@ -21,7 +21,8 @@ from explorer.commands.texttable import format_table
 from explorer.core.model.parameters import MAX_TOKENS
 
 # a request's sizes and the batch are the plan's; the training-only rows do not apply
-LEFT_OUT = ("phase", "batch", "seq", "context", "prefix", "sp", "recompute", "zero", "vpp")
+LEFT_OUT = ("phase", "batch", "seq", "context", "prefix", "sp", "recompute", "zero", "grad_dtype",
+            "micro_batch", "vpp")
 
 
 def _duration(text: str) -> float:

@@ -36,16 +36,18 @@ def test_the_model_a_parameter_needs_is_part_of_it():
 
 
 def test_what_a_phase_holds_at_default_is_read_from_the_rows():
-    assert {p.name for p in held_outside("decode")} == {"prefix", "sp", "recompute", "zero", "vpp"}
+    assert {p.name for p in held_outside("decode")} == {"prefix", "sp", "recompute", "zero", "grad_dtype",
+                                                        "micro_batch", "vpp"}
     assert {p.name for p in held_outside("train")} == {"prefix", "weight_dtype", "kv_dtype"}
-    assert {p.name for p in held_outside("prefill")} == {"sp", "recompute", "zero", "vpp"}
+    assert {p.name for p in held_outside("prefill")} == {"sp", "recompute", "zero", "grad_dtype",
+                                                         "micro_batch", "vpp"}
 
 
 @pytest.mark.parametrize("parameter", [p for p in PARAMETERS if p.applies.outside is Outside.DEFAULT])
 def test_every_held_parameter_is_refused_outside_its_phases_naming_them(parameter):
     outside = next(phase for phase in Phase if phase not in parameter.applies.phases)
     value = {"prefix": 16, "weight_dtype": "int4", "kv_dtype": "fp8", "sp": True, "recompute": "full",
-             "zero": 1, "vpp": 2}[parameter.name]
+             "zero": 1, "grad_dtype": "fp32", "micro_batch": 1, "vpp": 2}[parameter.name]
     extra = {"tp": 2, "pp": 2} if parameter.name in ("sp", "vpp") else {}
     with pytest.raises(WorkloadError, match=f"{parameter.name} applies to .*got .* in phase {outside}"):
         WorkloadParams(phase=outside.value, **{parameter.name: value}, **extra)

@@ -99,3 +99,26 @@ def test_a_search_reports_its_progress_and_stops_when_asked(models, catalog):
 
     found = layouts(models["llama-3-70b"], catalog["h100-sxm"], 8, WorkloadParams(batch=8), progress)
     assert len(found) == 3 and seen == [(1, 10), (2, 10), (3, 10)]
+
+
+def test_training_layouts_choose_the_micro_batch_and_rank_data_parallel_first_for_llama_3_8b(models, catalog):
+    m, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    step = WorkloadParams(phase="train", batch=64, seq=4096)
+    order = ranked(layouts(m, h100, 8, step), "latency")
+    best = order[0]
+    # DP 8 with ZeRO-1 and one-sequence micro-batches (8 accumulation steps) fits and is fastest:
+    # no pipeline bubble, the gradients synchronised once a step
+    assert dict(best.choice) == {"tp": 1, "pp": 1, "dp": 8, "ep": 1, "sp": False, "zero": 1,
+                                 "recompute": "none", "micro_batch": 1}
+    assert best.fits and best.params.accumulation_steps == 8 and best.name == "DP 8, ZeRO-1, micro-batch 1 ×8"
+    # its whole local batch at once (8 sequences' activations) does not fit
+    whole = analyze(m, replace(best.params, micro_batch=0), h100).totals
+    assert not whole.fits_in_memory and best.memory_bytes < whole.memory_required_bytes
+    # the pipelines keep one-sequence micro-batches: the smallest bubble
+    assert all(dict(c.choice)["micro_batch"] == 1 for c in order if not c.error and c.params.pp > 1)
+    # with ZeRO's 16-bit gradients DP 8 is first too, two-sequence micro-batches fitting (the
+    # largest that does: the same work a step); one-sequence ones need the issue's 58 GiB
+    zero = ranked(layouts(m, h100, 8, replace(step, grad_dtype="16-bit")), "latency")[0]
+    assert zero.name == "DP 8, ZeRO-1, micro-batch 2 ×4" and zero.fits
+    one = analyze(m, replace(zero.params, micro_batch=1), h100).totals
+    assert one.memory_required_bytes == pytest.approx(58 * 2**30, rel=0.01)

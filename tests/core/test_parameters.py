@@ -31,7 +31,8 @@ def valid_params(p, value) -> WorkloadParams:
     """WorkloadParams with ``p`` set to ``value`` and what that value needs to be valid."""
     needs = {name: {"phase": "train"} for name in TRAINING_ONLY}
     needs = {**needs, "vpp": {"phase": "train", "pp": 2, "batch": 2},
-             "zero": {"phase": "train", "dp": 2, "batch": 2}, "sp": {"phase": "train", "tp": 2},
+             "zero": {"phase": "train", "dp": 2, "batch": 2},
+             "micro_batch": {"phase": "train", "batch": 4}, "sp": {"phase": "train", "tp": 2},
              "dp": {"batch": 2}, "ep": {"batch": 2}, "prefix": {"phase": "prefill"}}.get(p.name, {})
     if p.name == "phase" and value == "train":
         needs = {}

@@ -51,16 +51,31 @@ def test_recomputation_adds_a_forward(models):
             assert (o3.flops, o4.flops) == (3 * forward[o3.name].flops, 4 * forward[o3.name].flops)
 
 
-def test_adam_state_is_16_bytes_per_parameter_and_its_step_28(models, h100):
+def test_adam_state_is_18_bytes_per_parameter_as_megatron_keeps_it_16_as_zero_counts_it(models, h100):
     m = models["llama-2-7b"]
-    params = WorkloadParams(phase="train", batch=1, seq=2048)
-    assert training.state_bytes_per_parameter(params) == 16  # ZeRO: 2 + 2 + 12
-    assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp32")) == 16
-    a = analyze(m, params, h100)
     n = m.parameter_count()
+    # Megatron-LM in bf16 keeps fp32 gradients: 2 + 4 + 12 (dist_optimizer.md: "float16
+    # param, fp32 grads | 18 | 6 + 12/d"); its step reads 4-byte gradients: 30 bytes
+    params = WorkloadParams(phase="train", batch=1, seq=2048)
+    assert params.grad_bytes == 4 and training.state_bytes_per_parameter(params) == 18
+    a = analyze(m, params, h100)
+    assert a.totals.weight_bytes + a.totals.state_bytes == 18 * n
+    optimizer = next(o for o in a.ops if o.name == "optimizer")
+    assert (optimizer.flops, optimizer.bytes) == (14 * n, 30 * n)
+    # the ZeRO paper's and DeepSpeed's: 16-bit gradients, 2 + 2 + 12, a step of 28 bytes
+    zero = WorkloadParams(phase="train", batch=1, seq=2048, grad_dtype="16-bit")
+    assert training.state_bytes_per_parameter(zero) == 16
+    a = analyze(m, zero, h100)
     assert a.totals.weight_bytes + a.totals.state_bytes == 16 * n
     optimizer = next(o for o in a.ops if o.name == "optimizer")
     assert (optimizer.flops, optimizer.bytes) == (14 * n, 28 * n)
+    assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp32")) == 16
+    # fp16 training: Megatron-LM keeps fp16 gradients unless told otherwise
+    assert training.state_bytes_per_parameter(WorkloadParams(phase="train", dtype="fp16")) == 16
+    fp32_grads = WorkloadParams(phase="train", dtype="fp16", grad_dtype="fp32")
+    assert training.state_bytes_per_parameter(fp32_grads) == 18
+    with pytest.raises(WorkloadError, match="16-bit gradients need 16-bit training"):
+        WorkloadParams(phase="train", dtype="fp32", grad_dtype="16-bit")
 
 
 def test_activations_follow_korthikanti_et_al(models, h100):
@@ -93,7 +108,7 @@ def test_the_pipeline_bubble_and_the_once_a_step_ops(models, h100):
     assert a.totals.time_s == pytest.approx(sum(spent.values()) * (1 + 3 / 32) / 4 + once)
     # the stage's own share of the weights goes through Adam and the gradient all-reduce
     optimizer = next(o for o in a.ops if o.name == "optimizer")
-    assert optimizer.bytes == 28 * a.totals.weight_bytes // 2
+    assert optimizer.bytes == 30 * a.totals.weight_bytes // 2  # fp32 gradients read: 4 + 12 + 14
 
 
 def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
@@ -106,7 +121,8 @@ def test_sends_are_not_recomputed_and_experts_sync_their_own_gradients(models):
     params = WorkloadParams(phase="train", batch=16, seq=512, ep=8, dp=2)
     ops = {o.name: o for o in build_ops(mixtral, params)}
     experts = 32 * 1 * mixtral.expert_parameters()  # 32 layers × 1 of 8 experts each
-    assert ops["expert_grad_all_reduce"].bytes == pytest.approx(2 * 1 / 2 * experts * 2)  # ring over dp = 2
+    # a ring over dp = 2 of the fp32 gradients (Megatron-LM's in bf16)
+    assert ops["expert_grad_all_reduce"].bytes == pytest.approx(2 * 1 / 2 * experts * 4)
     assert ops["grad_all_reduce"].steps == 2 * (16 - 1)  # shared weights over dp × ep = 16 devices
 
 

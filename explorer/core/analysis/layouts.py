@@ -2,8 +2,8 @@
 
 ``layouts(model, hardware, devices, params)`` tries each tensor × pipeline × data × expert
 parallel split whose product is the device count (and, in training, sequence parallel,
-ZeRO-1 and full recomputation on or off), costs each one with the same analysis the chart
-draws, and ranks them by a goal:
+ZeRO-1 and full recomputation on or off, and the micro-batch), costs each one with the same
+analysis the chart draws, and ranks them by a goal:
 - latency: the shortest step (decode: the time between a user's tokens; prefill: the time
   to the first token; training: the step);
 - throughput: the most tokens a second per device;
@@ -12,6 +12,11 @@ Layouts that do not fit in memory rank after every one that does; splits the mod
 batch cannot take are kept, with the reason. Each loser says why it loses (memory, its
 communication's share of the step, the pipeline's bubble, how much slower than the best).
 The time ranked is the expected one where the step's efficiency gives one, else the bound.
+In training each layout gets its micro-batch (gradient accumulation): with a pipeline one
+sequence (the smallest bubble and the fewest activations: nothing is faster by this model);
+without one the largest divisor of the local batch that fits (the step's work is the same
+for any micro-batch, and ZeRO-1's synchronisation runs once a step), else one sequence.
+ZeRO-2 and 3 are not tried: they cost more communication than ZeRO-1 at every micro-batch.
 An inference pipeline here passes one batch through its stages in turn (none in flight at
 once), so a layout with pp > 1 shows its latency; its throughput is a lower bound.
 """
@@ -58,12 +63,18 @@ class Layout:
     def name(self) -> str:
         """"TP 4 × PP 2", with training's options ("TP 8 × DP 2, SP, ZeRO-1")."""
         c: dict[str, Any] = dict(self.choice)
+        micro = c.get("micro_batch", 0)
+        steps = self.params.accumulation_steps if self.params is not None and micro else 1
         extra = [text for on, text in ((c["sp"], "SP"), (c["zero"], f"ZeRO-{c['zero']}"),
-                                       (c["recompute"] != "none", f"{c['recompute']} recompute")) if on]
+                                       (c["recompute"] != "none", f"{c['recompute']} recompute"),
+                                       (steps > 1, f"micro-batch {micro} ×{steps}")) if on]
         return split_name(c["tp"], c["pp"], c["dp"], c["ep"]) + "".join(", " + e for e in extra)
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, **dict(self.choice), "fits": self.fits, "error": self.error or None,
+        p = self.params
+        steps = p.accumulation_steps if p is not None and p.phase == Phase.TRAIN else None
+        return {"name": self.name, **dict(self.choice), "accumulation_steps": steps, "fits": self.fits,
+                "error": self.error or None,
                 "time_s": None if self.error else self.time_s,
                 "bound_s": None if self.error else self.bound_s, "time_is_expected": self.expected,
                 "memory_bytes": self.memory_bytes, "budget_bytes": self.budget_bytes,
@@ -105,14 +116,17 @@ class Choice(TypedDict):
     sp: bool
     zero: int
     recompute: str
+    micro_batch: int
 
 
 def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[Choice]:
     """The choices of one split: in training also sequence parallel (with TP), ZeRO-1 (with
-    DP) and full recomputation on or off."""
+    DP) and full recomputation on or off; the micro-batch is chosen when costed
+    (``_micro_batches``)."""
     tp, pp, dp, ep = split
     train = params.phase == Phase.TRAIN
-    return [{"tp": tp, "pp": pp, "dp": dp, "ep": ep, "sp": sp, "zero": zero, "recompute": recompute}
+    return [{"tp": tp, "pp": pp, "dp": dp, "ep": ep, "sp": sp, "zero": zero, "recompute": recompute,
+             "micro_batch": 0}
             for sp in ((False, True) if train and tp > 1 else (False,))
             for zero in ((0, 1) if train and dp * ep > 1 else (0,))
             for recompute in (("none", "full") if train else ("none",))]
@@ -146,14 +160,40 @@ def layouts(model: ModelSpec, hardware: Hardware, devices: int, params: Workload
     choices = [changes for split in splits(model, devices) for changes in variants(params, split)]
     out = []
     for changes in choices:
-        choice = tuple(changes.items())
         try:
-            out.append(_costed(model, hardware, replace(params, vpp=1, **changes), choice))
+            out.append(_with_micro_batch(model, hardware, params, changes))
         except WorkloadError as exc:
-            out.append(Layout(choice, error=str(exc)))
+            out.append(Layout(tuple(changes.items()), error=str(exc)))
         if progress is not None and progress(len(out), len(choices)) is False:
             break
     return out
+
+
+def _micro_batches(params: WorkloadParams) -> list[int]:
+    """The micro-batches to try, in order, for a step (0: none, inference): one sequence
+    with a pipeline; without, the local batch's divisors from the largest down."""
+    if params.phase != Phase.TRAIN:
+        return [0]
+    if params.pp > 1:
+        return [1]
+    return sorted(divisors(params.local_batch), reverse=True)
+
+
+def _with_micro_batch(model: ModelSpec, hardware: Hardware, params: WorkloadParams,
+                      changes: Choice) -> Layout:
+    """The layout of ``changes`` costed at the first micro-batch of ``_micro_batches`` that
+    fits (the smallest tried, which needs the least memory, when none does)."""
+    c = changes
+    base = replace(params, vpp=1, micro_batch=0, tp=c["tp"], pp=c["pp"], dp=c["dp"], ep=c["ep"], sp=c["sp"],
+                   zero=c["zero"], recompute=c["recompute"])
+    layout = None
+    for micro in _micro_batches(base):
+        choice: Choice = {**changes, "micro_batch": micro}
+        layout = _costed(model, hardware, replace(base, micro_batch=micro), tuple(choice.items()))
+        if layout.fits:
+            break
+    assert layout is not None
+    return layout
 
 
 def ranked(candidates: list[Layout], goal: str) -> list[Layout]:

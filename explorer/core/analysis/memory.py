@@ -74,7 +74,7 @@ def activations_per_sequence(model: ModelSpec, params: WorkloadParams) -> int:
     """The activations one device holds for each sequence of its share of the batch: the
     largest op's at inference, those kept for the backward pass in training."""
     share = params.split.batch_share
-    one = replace(params, batch=share)  # one sequence on each device
+    one = replace(params, batch=share, micro_batch=0)  # one sequence on each device, in one micro-batch
     ops = build_ops(model, one)
     if params.phase == Phase.TRAIN:
         return training.activation_bytes(model, one, one.split, ops)

@@ -25,7 +25,8 @@ engines split a decoder:
   partial outputs.
 
 Left out: the vocabulary-parallel embedding's and LM head's own collectives (once per
-step), sequence parallelism, ZeRO sharding of optimizer state.
+step). Training's sequence parallel and gradient accumulation are in ``training``, ZeRO
+sharding and the gradients' synchronisation in ``sharding``.
 """
 
 from __future__ import annotations

@@ -47,6 +47,11 @@ ATTENTIONS = ("naive", "fused")
 ROUTINGS = ("uniform", "all")
 RECOMPUTES = ("none", "selective", "full")
 MAX_ZERO = 3
+# Training's gradients: auto keeps them as Megatron-LM does (fp32 when training in bf16, its
+# megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce to
+# be done in fp32"; the training precision otherwise); fp32 always; 16-bit in the training
+# precision (the ZeRO paper's and DeepSpeed's accounting, 2 bytes a parameter).
+GRAD_DTYPES = ("auto", "fp32", "16-bit")
 MAX_VPP = 64
 # What times a step is given: its roofline bound alone, or beside it the time expected from
 # the efficiency real kernels reach on the device's family (explorer.core.hardware.efficiency).
@@ -222,9 +227,22 @@ PARAMETERS = (
     Parameter("zero", Kind.COUNT, 0, "ZeRO stage",
               "Training with data parallel: shard across the data-parallel replicas 1: the optimizer "
               "state (Megatron's distributed optimizer), 2: and the gradients, 3: and the weights "
-              "(gathered layer by layer, forward and backward: 1.5× the gradient all-reduce's bytes). "
-              "0: every replica holds all of it", minimum=0, maximum=MAX_ZERO, applies=TRAINING,
-              row="Sharding", caption="ZeRO stage"),
+              "(gathered layer by layer, forward and backward). "
+              "0: every replica holds all of it. 2 and 3 gather and reduce-scatter every micro-batch, "
+              "and are refused with pipeline parallel (as DeepSpeed refuses them)", minimum=0,
+              maximum=MAX_ZERO, applies=TRAINING, row="Sharding", caption="ZeRO stage"),
+    Parameter("grad_dtype", Kind.CHOICE, "auto", "Gradients",
+              "Training: the precision gradients are kept, accumulated and reduced in. auto: as "
+              "Megatron-LM does (fp32 when training in bf16: 6 + 12/d bytes a parameter with ZeRO-1 "
+              "over d replicas; 16-bit in fp16); fp32; 16-bit: in the training precision (the ZeRO "
+              "paper's and DeepSpeed's accounting, 4 + 12/d)", choices=GRAD_DTYPES, applies=TRAINING,
+              row="Sharding", caption="gradients"),
+    Parameter("micro_batch", Kind.COUNT, 0, "Micro-batch",
+              "Training: sequences a device (or data-parallel replica) runs at once; its share of the "
+              "batch runs as local batch / micro-batch accumulation steps (the global batch is "
+              "micro-batch × steps × DP). Activations are held for one micro-batch (with a pipeline, "
+              "up to pp of them). 0: one sequence with a pipeline, the whole local batch without",
+              unit="sequences", minimum=0, maximum=MAX_BATCH, applies=TRAINING),
     Parameter("vpp", Kind.COUNT, 1, "Virtual stages",
               "Training with pipeline parallel: layer chunks per device (interleaved 1F1B, Narayanan et "
               "al. 2021): the bubble shrinks by this factor, the sends grow by it", unit="chunks",

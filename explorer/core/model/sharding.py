@@ -4,11 +4,18 @@ stage (Rajbhandari et al. 2020, https://arxiv.org/abs/1910.02054); the optimizer
 the gradients' synchronisation.
 
 Conventions:
-- mixed-precision Adam(W), the ZeRO paper's accounting: 16-bit weights and gradients, fp32
-  master weights and two fp32 moments, 16 bytes per parameter (fp32 training: weights,
-  gradients and moments, 16 bytes too). Its step reads gradients, master weights and
-  moments and writes them back with the 16-bit weights: 28 bytes and
-  ``ADAM_FLOPS_PER_PARAMETER`` FLOPs per parameter it updates;
+- mixed-precision Adam(W): 16-bit weights, fp32 master weights and two fp32 moments, and
+  gradients in ``WorkloadParams.grad_bytes``: fp32 by default when training in bf16, as
+  Megatron-LM keeps them (its megatron/training/arguments.py: "bfloat16 requires gradient
+  accumulation and all-reduce to be done in fp32", at 000c4ac2), 18 bytes per parameter and
+  with its distributed optimizer over d replicas 6 + 12/d (docs/source/api-guide/
+  dist_optimizer.md at 50b073cc: "float16 param, fp32 grads | 18 | 6 + 12/d"); with
+  ``--grad-dtype 16-bit`` the ZeRO paper's and DeepSpeed's 16 bytes, 4 + 12/d with
+  ZeRO-1 (Megatron's own table gives 4 + 16/d for 16-bit gradients: it keeps an fp32 copy
+  of its shard of them, left out here). fp32 training: weights, gradients and moments, 16
+  bytes. The optimizer's step reads gradients, master weights and moments and writes them
+  back with the 16-bit weights (28 bytes per parameter it updates with 16-bit gradients,
+  30 with fp32 ones) and ``ADAM_FLOPS_PER_PARAMETER`` FLOPs;
 - a weight's replicas are its data-parallel group: every device of dp for weights each
   replica holds whole, and with expert parallel dp × ep for the weights every device of
   the expert group holds (attention, shared layers), dp for each device's experts;
@@ -16,12 +23,21 @@ Conventions:
   as Megatron-LM's distributed optimizer does; stage 2 the gradients too; stage 3 the
   16-bit weights too, each layer's gathered while it runs (one layer's whole weights are
   added to the device's memory);
-- synchronisation, once a step after the pipeline drains, not overlapped with compute: a
-  ring all-reduce of the gradients (stage 0), or a reduce-scatter of the gradients and an
-  all-gather of the updated weights (stages 1 and 2: the same bytes, 2(n−1)/n of the
-  gradients, in as many steps); stage 3 gathers the weights in the forward and again in the
-  backward pass: 1.5 times those bytes. DeepSpeed, FSDP (stage 3 as FULL_SHARD, 2 as
-  SHARD_GRAD_OP) and Megatron-LM's distributed optimizer (stage 1) shard so.
+- synchronisation over the group of n replicas, each reduce-scatter or all-gather moving
+  (n−1)/n of its tensor (a ring all-reduce is one of each): stage 0 all-reduces the
+  gradients once a step; stage 1 reduce-scatters them once a step and all-gathers the
+  updated 16-bit weights; stage 2 keeps only its shard of the gradients, so it
+  reduce-scatters them after every micro-batch's backward (m micro-batches: m times) and
+  all-gathers the updated weights once; stage 3 gathers each layer's weights in every
+  micro-batch's forward and again in its backward and reduce-scatters its gradients: 3m
+  collectives a step, nothing after the update (the next forward gathers the new shards).
+  So ZeRO-2 and 3 cost more with more accumulation steps; DeepSpeed refuses them with a
+  pipeline (``WorkloadParams`` refuses them too). None of it is overlapped with compute:
+  the roofline adds link time to the step as for every op. DeepSpeed prefetches the next
+  layer's gather and reduce-scatters buckets during the backward (``overlap_comm``), so a
+  real run hides part of it: the time here is what is exposed without that overlap, an
+  upper bound. DeepSpeed, FSDP (stage 3 as FULL_SHARD, 2 as SHARD_GRAD_OP) and
+  Megatron-LM's distributed optimizer (stage 1) shard so.
 """
 
 from __future__ import annotations
@@ -30,8 +46,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from explorer.core.model import collective_costs, parallel
 from explorer.core.model import ops as op
+from explorer.core.model import parallel
+from explorer.core.model.collective_costs import collective_steps
 from explorer.core.model.models import ModelSpec, TransformerSpec
 
 if TYPE_CHECKING:
@@ -43,18 +60,30 @@ MOMENT_BYTES = 8  # Adam's two fp32 moments
 
 
 def state_bytes_per_parameter(params: WorkloadParams) -> int:
-    """Weights, gradients, master weights (below fp32) and Adam's moments: 16 for bf16."""
-    weights = params.act_bytes
-    return weights + weights + (MASTER_BYTES if weights < 4 else 0) + MOMENT_BYTES
+    """Weights, gradients, master weights (below fp32) and Adam's moments: 18 for bf16 with
+    fp32 gradients (Megatron-LM's), 16 with 16-bit ones (ZeRO's)."""
+    return params.act_bytes + params.grad_bytes + optimizer_state_bytes(params)
+
+
+def optimizer_state_bytes(params: WorkloadParams) -> int:
+    """Master weights (below fp32) and Adam's two moments, per parameter."""
+    return (MASTER_BYTES if params.act_bytes < 4 else 0) + MOMENT_BYTES
 
 
 def optimizer_bytes_per_parameter(params: WorkloadParams) -> int:
     """Read gradients, master weights, moments; write master weights, moments, 16-bit weights."""
     weights = params.act_bytes
     master = weights < 4
-    read = weights + (MASTER_BYTES if master else weights) + MOMENT_BYTES
+    read = params.grad_bytes + (MASTER_BYTES if master else weights) + MOMENT_BYTES
     write = (MASTER_BYTES if master else weights) + MOMENT_BYTES + (weights if master else 0)
     return read + write
+
+
+def gradient_words(params: WorkloadParams) -> str:
+    """"fp32 gradients, as Megatron-LM keeps them in bf16", "bf16 gradients, ZeRO's accounting"."""
+    if params.grad_bytes == params.act_bytes:
+        return f"{params.dtype} gradients" + (", ZeRO's accounting" if params.grad_dtype == "16-bit" else "")
+    return "fp32 gradients" + (", as Megatron-LM keeps them in bf16" if params.grad_dtype == "auto" else "")
 
 
 @dataclass(frozen=True)
@@ -101,11 +130,11 @@ class DeviceState:
 def device_state(model: ModelSpec, params: WorkloadParams) -> DeviceState:
     """What the busiest device holds of weights, gradients and optimizer state."""
     wb, split = params.weight_bytes, params.split
-    optimizer_bpp = state_bytes_per_parameter(params) - 2 * params.act_bytes
+    optimizer_bpp = optimizer_state_bytes(params)
     weights = gradients = optimizer = 0.0
     for h in holdings(model, split):
         weights += h.count * wb / _shards(params, h, 3)
-        gradients += h.count * params.act_bytes / _shards(params, h, 2)
+        gradients += h.count * params.grad_bytes / _shards(params, h, 2)
         optimizer += h.count * optimizer_bpp / _shards(params, h, 1)
     if params.zero >= 3 and split.dp * split.ep > 1 and isinstance(model, TransformerSpec):
         shard = parallel.expert_shard(parallel.tensor_shard(model, split.tp), split.ep)
@@ -127,14 +156,31 @@ def step_ops(model: ModelSpec, params: WorkloadParams, split: parallel.Split) ->
         n = h.group
         if n < 2 or not h.count:
             continue
-        message = h.count * params.act_bytes
-        gathers = 1.5 if params.zero >= 3 else 1.0
-        gathered = "weights in the forward and backward pass" if params.zero >= 3 else "the updated weights"
-        how = (f"ZeRO-{params.zero}: reduce-scatter of gradients, all-gather of {gathered}" if params.zero
-               else "all-reduce")
-        out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, (n - 1) * h.count // n,
-                         gathers * collective_costs.ring_all_reduce_bytes(message, n), (),
-                         f"{h.what}, over {n} devices ({how}), once a step", link=h.link,
-                         steps=int(gathers * collective_costs.collective_steps(op.Role.ALL_REDUCE, n)),
+        gathers, scatters, how = _collectives(params)
+        grad_gathers = 1 if params.zero == 0 else 0  # an all-reduce gathers the summed gradients
+        # bytes a parameter
+        tensors = gathers * params.act_bytes + (scatters + grad_gathers) * params.grad_bytes
+        halves = gathers + scatters + grad_gathers  # a reduce-scatter or all-gather is half a ring all-reduce
+        out.append(op.Op(name, op.Role.ALL_REDUCE, op.LINK, scatters * (n - 1) * h.count // n,
+                         (n - 1) * h.count * tensors / n, (),
+                         f"{h.what}, over {n} devices ({how})", link=h.link,
+                         steps=halves * collective_steps(op.Role.ALL_REDUCE, n) // 2,
                          once_per_step=True, algorithm=params.allreduce, group=n))
     return out
+
+
+def _collectives(params: WorkloadParams) -> tuple[int, int, str]:
+    """(all-gathers of the 16-bit weights, reduce-scatters of the gradients, in words) a
+    step (see the conventions); stage 0's all-reduce is a reduce-scatter and an all-gather
+    of the gradients."""
+    m, grads = params.accumulation_steps, gradient_words(params)
+    micro = f"each of {m} micro-batches" if m > 1 else "the one micro-batch"
+    if params.zero >= 3:
+        return 2 * m, m, (f"ZeRO-3: for {micro}, all-gather of the weights in the forward and again in "
+                          f"the backward pass and reduce-scatter of the {grads}; not overlapped")
+    if params.zero == 2:
+        return 1, m, (f"ZeRO-2: reduce-scatter of the {grads} after {micro}'s backward, all-gather of "
+                      "the updated weights once a step; not overlapped")
+    if params.zero == 1:
+        return 1, 1, f"ZeRO-1: reduce-scatter of the {grads}, all-gather of the updated weights, once a step"
+    return 0, 1, f"all-reduce of the {grads}, once a step"

@@ -26,11 +26,19 @@ Conventions:
   input, 2·s·h bytes (/t with sequence parallel), plus one layer's full set while it is
   recomputed. Scaled to the activation precision. Other models keep every op's input: half
   of each op's activation bytes;
-- with pipeline parallel each micro-batch is one sequence and the first stage holds up to
-  pp of them in flight (1F1B; Narayanan et al. 2021, https://arxiv.org/abs/2104.04473), so
-  it keeps about as much as the whole model for one sequence (1 + (pp−1)/(pp·vpp) times
-  that with vpp virtual stages); the step takes (1 + (pp−1)/(vpp·m)) × its stage's work for
-  m micro-batches (the pipeline bubble, shrunk vpp times by the interleaved schedule).
+- gradient accumulation: a device (data-parallel replica) runs its local batch as m
+  micro-batches of ``micro_sequences`` sequences each (``--micro-batch``; by default one
+  sequence with a pipeline, the whole local batch without), so global batch = micro-batch
+  × m × DP, as DeepSpeed asserts (train_batch_size == micro_batch_size × micro_batches ×
+  data_parallel_size). It holds one micro-batch's activations at a time; with pipeline
+  parallel the first stage holds up to pp micro-batches in flight (1F1B; Narayanan et al.
+  2021, https://arxiv.org/abs/2104.04473), so it keeps about as much as the whole model for
+  one micro-batch (1 + (pp−1)/(pp·vpp) times that with vpp virtual stages); the step takes
+  (1 + (pp−1)/(vpp·m)) × its stage's work (the pipeline bubble, shrunk vpp times by the
+  interleaved schedule). The ops are those of the whole local batch: m micro-batches do
+  the same arithmetic, each reading the weights again, which is left out (training's
+  products are compute-bound at thousands of tokens a micro-batch). ZeRO-2 and 3
+  communicate once per micro-batch (``sharding``).
 """
 
 from __future__ import annotations
@@ -133,13 +141,13 @@ def layer_activation_bytes(model: TransformerSpec, params: WorkloadParams, split
 
 
 def in_flight(params: WorkloadParams, split: parallel.Split) -> float:
-    """Micro-batches (one sequence each) whose activations the first pipeline stage keeps
-    at once: all of its sequences without a pipeline; with one, up to pp of them (1F1B),
-    times 1 + (pp−1)/(pp·vpp) with virtual stages (Korthikanti et al. 2022, section 4.2.3)."""
-    local = params.local_batch
+    """Sequences whose activations the first pipeline stage keeps at once: one micro-batch's
+    without a pipeline; with one, up to pp micro-batches (1F1B), times 1 + (pp−1)/(pp·vpp)
+    with virtual stages (Korthikanti et al. 2022, section 4.2.3)."""
+    micro = params.micro_sequences
     if split.pp == 1:
-        return local
-    held = min(split.pp, local)
+        return micro
+    held = min(split.pp, params.accumulation_steps) * micro
     return held * (1 + (split.pp - 1) / (split.pp * params.vpp)) if params.vpp > 1 else held
 
 
@@ -147,25 +155,27 @@ def activation_bytes(model: ModelSpec, params: WorkloadParams, split: parallel.S
                      forward: list[op.Op]) -> int:
     """Activations one device keeps for the backward pass (see the module's conventions)."""
     if not isinstance(model, TransformerSpec):
-        return int(sum(int(o.activation_bytes) * o.count for o in forward if o.unit != op.LINK) // 2)
+        ops_bytes = sum(int(o.activation_bytes) * o.count for o in forward if o.unit != op.LINK) // 2
+        return int(ops_bytes * params.micro_sequences // max(params.local_batch, 1))
     scale = params.act_bytes / 2
     kept = in_flight(params, split)
     stage = parallel.stage_layers(model.layers, split.pp)[0]
     layers = [layer_activation_bytes(model, params, split, i) for i in stage]
     if params.recompute == "full":  # each layer's input kept; one layer's full set while it is recomputed
-        micro = params.local_batch if split.pp == 1 else 1
         layer_input = 2 * params.seq * model.d_model / (split.tp if params.sp else 1)
-        return int((layer_input * len(stage) * kept + max(layers) * micro) * scale)
+        return int((layer_input * len(stage) * kept + max(layers) * params.micro_sequences) * scale)
     return int(sum(layers) * kept * scale)
 
 
 def pipeline_factor(params: WorkloadParams, split: parallel.Split, batch: ArrayLike) -> Any:
     """The step's time over the time of all its ops in sequence: 1 at inference (one batch
     passes every stage in turn); (1 + (pp−1)/(vpp·m)) / pp in training, m micro-batches of
-    one sequence each (the bubble; interleaved 1F1B shrinks it by vpp)."""
+    ``micro_batch`` sequences each, one by default (the bubble; interleaved 1F1B shrinks it
+    by vpp)."""
     if params.phase != Phase.TRAIN or split.pp == 1:
         return 1.0
-    micro = np.ceil(np.asarray(batch, dtype=float) / split.batch_share)  # the busiest replica's
+    local = np.ceil(np.asarray(batch, dtype=float) / split.batch_share)  # the busiest replica's
+    micro = np.ceil(local / params.micro_sequences) if params.micro_batch else local
     factor = (1 + (split.pp - 1) / (params.vpp * micro)) / split.pp
     return float(factor) if factor.ndim == 0 else factor
 

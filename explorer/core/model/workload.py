@@ -71,6 +71,8 @@ class WorkloadParams:
     sp: bool = False  # training: sequence parallel across the tensor-parallel group
     recompute: str = "none"  # training: activations recomputed in the backward pass (or selective)
     zero: int = 0  # training: ZeRO stage, state sharded across the data-parallel replicas
+    grad_dtype: str = "auto"  # training: the gradients' precision (auto: as Megatron-LM keeps them)
+    micro_batch: int = 0  # training: sequences a replica runs at once (0: 1 with a pipeline, else all)
     vpp: int = 1  # training: virtual pipeline stages (interleaved 1F1B)
     efficiency: str = "published"  # the times given: the bound alone, or an expected time beside it
     engine: str = "typical"  # whose fitted host costs the expected time includes (engine_terms)
@@ -87,11 +89,35 @@ class WorkloadParams:
         if self.phase == Phase.TRAIN and self.dtype not in training.TRAINING_DTYPES:
             raise WorkloadError(f"training runs in {', '.join(training.TRAINING_DTYPES)}; got dtype "
                                 f"{self.dtype} (lower precisions are for inference here)")
+        if self.phase == Phase.TRAIN:
+            self._check_training()
         for parameter in held_outside(self.phase):  # a value where it means nothing is a mistake
             value = getattr(self, parameter.name)
             if value != parameter.default and not (parameter.default is None and value == self.dtype):
                 raise WorkloadError(f"{parameter.name} applies to {parameter.applies.phase_words()}; "
                                     f"got {value} in phase {self.phase}{WHY_HELD.get(parameter.name, '')}")
+
+    def _check_training(self) -> None:
+        """Refuse what a training framework refuses: ZeRO-2/3 with a pipeline, a micro-batch
+        that does not divide the local batch, 16-bit gradients of fp32 training."""
+        if self.zero >= 2 and self.pp > 1:
+            # DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/engine.py at 0050fdad, read
+            # through github.com/microsoft/DeepSpeed): "assert
+            # self.zero_optimization_stage() < ZeroStageEnum.gradients, "ZeRO-2 and ZeRO-3 are
+            # incompatible with pipeline parallelism"": each stage would gather its weights and
+            # reduce-scatter its gradients for every one of its micro-batches.
+            what = "gathers the weights and reduce-scatters" if self.zero >= 3 else "reduce-scatters"
+            raise WorkloadError(f"ZeRO-{self.zero} {what} the gradients for every micro-batch, which "
+                                f"DeepSpeed refuses with pipeline parallel (PP {self.pp}): use --zero 1, "
+                                "or --pp 1")
+        if self.micro_batch and self.local_batch % self.micro_batch:
+            raise WorkloadError(f"a micro-batch of {self.micro_batch} sequences does not divide the local "
+                                f"batch of {self.local_batch} (batch {self.batch} over "
+                                f"{self.split.batch_share} replicas): choose a micro-batch that divides "
+                                f"{self.local_batch}")
+        if self.grad_dtype == "16-bit" and DTYPE_BYTES[self.dtype] > 2:
+            raise WorkloadError("16-bit gradients need 16-bit training (bf16 or fp16); "
+                                f"got dtype {self.dtype}")
 
     @classmethod
     def from_options(cls, options: Any) -> WorkloadParams:
@@ -104,6 +130,27 @@ class WorkloadParams:
         """Sequences the busiest device (or data-parallel replica) takes: the batch over
         ``split.batch_share``, rounded up where it does not divide (the others take fewer)."""
         return int(parallel.local_batch(self.batch, self.split.batch_share))
+
+    @property
+    def micro_sequences(self) -> int:
+        """Sequences in one micro-batch: ``micro_batch``, or by default one with a pipeline
+        (Megatron-LM's 1F1B) and the whole local batch without one."""
+        if self.micro_batch:
+            return self.micro_batch
+        return 1 if self.pp > 1 else self.local_batch
+
+    @property
+    def accumulation_steps(self) -> int:
+        """Micro-batches a replica runs a step (gradient accumulation steps)."""
+        return -(-self.local_batch // self.micro_sequences)
+
+    @property
+    def grad_bytes(self) -> int:
+        """Bytes of a gradient in training: fp32, or the training precision (``grad_dtype``;
+        auto: fp32 when training in bf16, as Megatron-LM does)."""
+        if self.grad_dtype == "fp32" or (self.grad_dtype == "auto" and self.dtype == "bf16"):
+            return 4
+        return self.act_bytes
 
     @property
     def budget_share(self) -> float:
