@@ -71,10 +71,10 @@ from explorer.core.model.applicability import Phase
 from explorer.core.model.hf_families import (
     ALIASES,
     DEEPSEEK,
+    DEEPSEEK_MOE,
     FAMILIES,
     GLM,
     LLAMA_ATTENTION,
-    MLA,
     MODEL_TYPES,
     NESTED,
     NESTED_TEXT,
@@ -266,7 +266,7 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
     moe = family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM", "Qwen2MoeForCausalLM",
-                     "Qwen3MoeForCausalLM", "Llama4ForCausalLM", "GptOssForCausalLM", *DEEPSEEK)
+                     "Qwen3MoeForCausalLM", "Llama4ForCausalLM", "GptOssForCausalLM", *DEEPSEEK_MOE)
     window = 0
     window_layers: tuple[int, ...] = ()
     if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
@@ -327,7 +327,7 @@ def _internlm2_bias(r: ConfigFields, family: str) -> bool:
 
 
 def _experts(r: ConfigFields, family: str) -> ExpertFields:
-    if family in DEEPSEEK:  # V2 routes within groups (n_group, topk_group): the same work per token
+    if family in DEEPSEEK_MOE:  # V2 routes within groups (n_group, topk_group): the same work per token
         every = r.integer("moe_layer_freq", default=1)
         if every != 1:
             raise r.error("moe_layer_freq", "only configurations with an MoE MLP in every layer after "
@@ -340,7 +340,7 @@ def _experts(r: ConfigFields, family: str) -> ExpertFields:
             "shared_width": r.integer("n_shared_experts", default=0, minimum=0)
             * r.integer("moe_intermediate_size"),
             "dense_layers": r.integer("first_k_dense_replace", default=0, minimum=0)}
-        if family not in MLA:  # deepseek-moe (v1): ordinary multi-head attention
+        if family not in DEEPSEEK:  # deepseek-moe (v1): ordinary multi-head attention
             return routed
         return {**routed,
                 "router_bias": r.config.get("topk_method") == "noaux_tc",

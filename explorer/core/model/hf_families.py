@@ -41,9 +41,9 @@ NESTED_TEXT = {"Mistral3ForConditionalGeneration": {
     "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 32768,
     "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32,
     "num_hidden_layers": 40, "num_key_value_heads": 8, "sliding_window": None, "vocab_size": 131072}}
-# DeepSeek's MoE families: DeepseekForCausalLM (deepseek-moe, v1: ordinary attention) and V2/V3 (MLA)
-DEEPSEEK = ("DeepseekForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
-MLA = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")  # multi-head latent attention
+# DeepSeek's MoE layers: deepseek-moe (v1, DeepseekForCausalLM: ordinary attention) and V2/V3
+DEEPSEEK_MOE = ("DeepseekForCausalLM", *DEEPSEEK)
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "OlmoeForCausalLM", "Gemma3ForCausalLM")
 QWEN = ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 # transformers' model_type of each family: a config whose ``architectures`` names a class of

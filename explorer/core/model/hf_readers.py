@@ -11,7 +11,9 @@ default); ``bias`` on all four; LayerNorms with biases: one per layer when atten
 run side by side from the same norm (``parallel_attn``, one norm), two otherwise
 (``ln_attn`` and ``ln_mlp`` in the new architecture, or norms before attention and MLP in
 sequence); a final ``ln_f``; the LM head tied to the embedding. ALiBi (``alibi``: Falcon-RW)
-is refused: its position biases are not costed.
+is refused: its position biases are not costed. The KV cache is the model's KV heads' (8 for
+Falcon-40B), as serving engines hold it; transformers' own FalconAttention broadcasts keys and
+values to every head before caching them in the new architecture.
 """
 
 from __future__ import annotations
