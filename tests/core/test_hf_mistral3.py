@@ -39,7 +39,8 @@ def test_the_text_decoder_to_the_parameter():
 
 
 def test_a_file_without_text_config_is_mistral_small_31_s_decoder():
-    bare = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3"}
+    bare: dict[str, object] = {"architectures": ["Mistral3ForConditionalGeneration"],
+                               "model_type": "mistral3"}
     assert spec_from_config(bare, "m/config.json").parameter_count() == hand_count()
 
 
