@@ -12,9 +12,11 @@ from explorer.core.model.hf_config import spec_from_config
 from explorer.core.model.workload import WorkloadParams
 from tests.core.test_hf_config import DEEPSEEK_V2_LITE, PHI35_MOE
 
-# deepseek-ai/deepseek-moe-16b-base's config.json: its shape as DeepseekConfig copies carry it
-# (vocab 102,400, hidden 2,048, 28 layers, 16 heads, intermediate 10,944, moe 1,408, 64 routed
-# experts, 6 a token, 2 shared, the first layer dense)
+# deepseek-ai/deepseek-moe-16b-base's shape: the defaults of DeepseekConfig as public copies of
+# its configuration_deepseek.py carry them (vocab 102,400, hidden 2,048, 28 layers, 16 heads,
+# intermediate 10,944, moe 1,408, 64 routed experts, 6 a token, 2 shared); the Hub's config.json
+# itself was not opened here. first_k_dense_replace 1 (the copies default to 0) is the value
+# that gives the repository's 16.4 B: with 0, layer 0 too is MoE and the count is 16.9 B.
 DEEPSEEK_MOE_16B = {"architectures": ["DeepseekForCausalLM"], "model_type": "deepseek", "hidden_size": 2048,
                     "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 28,
                     "num_attention_heads": 16, "num_key_value_heads": 16, "n_shared_experts": 2,

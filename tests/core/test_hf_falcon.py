@@ -16,8 +16,10 @@ FALCON_7B = {"architectures": ["FalconForCausalLM"], "bias": False, "bos_token_i
              "new_decoder_architecture": False, "num_attention_heads": 71, "num_hidden_layers": 32,
              "num_kv_heads": 71, "parallel_attn": True, "torch_dtype": "bfloat16",
              "transformers_version": "4.28.1", "use_cache": True, "vocab_size": 65024}
-# tiiuae/falcon-40b: the new decoder architecture, 60 layers of 8,192, 128 heads sharing 8 KV heads
-# (the shape Megatron-LM's Falcon converter gives for the 40B: num_attention_heads_kv 8)
+# tiiuae/falcon-40b: derived from the 7B's file with the 40B's shape (the new decoder
+# architecture, 60 layers of 8,192, 128 heads sharing 8 KV heads, as Megatron-LM's Falcon
+# converter sets it up: num_layers 60, hidden_size 8192, num_attention_heads 128,
+# num_attention_heads_kv 8); the 40B's own config.json was not opened here
 FALCON_40B = {**FALCON_7B, "hidden_size": 8192, "new_decoder_architecture": True, "num_attention_heads": 128,
               "num_hidden_layers": 60, "num_kv_heads": 8}
 
