@@ -101,7 +101,8 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
 
 
 def workload_params(args: argparse.Namespace, model=None, err=None):
-    """The step the options describe; with ``--model-config`` and neither ``--dtype`` nor
+    """The step the options describe; for a model read from a config.json (``--model-config``
+    or an "hf-" id) and neither ``--dtype`` nor
     ``--weight-dtype``, the weights in the precision the file stores them in
     (``hf_config.stored_precision``). With ``--efficiency calibrated``, the calibration files
     that could not be read are named on ``err``."""
@@ -113,7 +114,7 @@ def workload_params(args: argparse.Namespace, model=None, err=None):
     params = WorkloadParams.from_options(args)
     if err is not None and params.efficiency == Source.CALIBRATED:
         warn_skipped(calibrated()[1], err)
-    if getattr(args, "model_config", None) and params.dtype == BY_NAME["dtype"].default:
+    if getattr(model, "config", "") and params.dtype == BY_NAME["dtype"].default:  # read from a config.json
         return stored_precision(params, model)
     return params
 

@@ -47,6 +47,7 @@ from explorer.core.files.datafile import DataFileError
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.model.applicability import Phase
 from explorer.core.model.presets import load_models
+from explorer.core.model.quantization import applied
 from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time, rate_unit
 
@@ -228,8 +229,10 @@ def _print_analysis(a: Analysis, out: TextIO, every_layer: bool) -> None:
 def _header_lines(a: Analysis) -> list[str]:
     """The model, device, workload, split and the roofs the ops run under."""
     p, c = a.params, a.roofs
-    precision = p.dtype + (f", weights {p.weight_dtype}" if p.weight_dtype else "") \
-        + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
+    stored = applied(a.model, p)  # a quantized checkpoint's weights as its file stores them
+    weights = f", weights {p.weight_dtype}" if p.weight_dtype else \
+        (f", weights {stored.method} as the checkpoint stores them" if stored else "")
+    precision = p.dtype + weights + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
     return [
         f"{a.model.name} on {a.hardware.name}",
         f"{report_words.parameter_words(a.model)}",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TextIO
 
 from explorer.commands.texttable import format_table
@@ -17,7 +16,9 @@ def add_parser(sub) -> None:
                                        "the Hugging Face cache)",
                         description="List the preset models, the config.json files shipped with the app "
                                     "and those in the local Hugging Face cache ($HF_HUB_CACHE, "
-                                    "$HF_HOME/hub or ~/.cache/huggingface/hub), read offline.")
+                                    "$HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub or "
+                                    "~/.cache/huggingface/hub), read offline, each with the id "
+                                    "--model takes.")
     mo.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -31,18 +32,20 @@ def _entry(kind: str, spec, where: str, problem: str = "") -> dict:
             "active_parameters": active if active != total else None, "problem": ""}
 
 
-def entries() -> list[dict]:
-    from explorer.core.model.hf_cache import cached_models
-    from explorer.core.model.hf_config import read_config_file
+def entries(err: TextIO | None = None) -> list[dict]:
+    """Every model listed, under the id ``--model`` takes; ``where``: "preset", or the
+    config.json's path. A cache too big to read whole is said on ``err``."""
+    from explorer.core.model.hf_cache import scan
+    from explorer.core.model.local_models import local_models
     from explorer.core.model.presets import load_models
-    from explorer.paths import resource_path
 
-    out = [_entry("preset", spec, "preset") for spec in load_models().values()]
-    for path in sorted(Path(resource_path("models", "configs")).glob("*.json")):
-        out.append(_entry("shipped", read_config_file(path), str(path)))
-    for cached in cached_models():
-        out.append(_entry("cache", cached.spec, cached.repository if cached.spec else str(cached.path),
-                          cached.problem))
+    presets = load_models()
+    cache = scan()
+    out = [_entry("preset", spec, "preset") for spec in presets.values()]
+    for listed in local_models(list(presets), cache):
+        out.append(_entry(listed.kind, listed.spec, str(listed.path), listed.problem))
+    if err is not None and cache.cut_notice():
+        print(f"roofline-explorer: note: {cache.cut_notice()}", file=err)
     return out
 
 
@@ -53,7 +56,7 @@ def _count(n: int | None) -> str:
 
 
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    listed = entries()
+    listed = entries(err)
     if args.json:
         json.dump(listed, out, indent=1)
         out.write("\n")

@@ -48,7 +48,7 @@ from explorer.profiles.trace_runs import (
     graphs,
     in_steps,
 )
-from explorer.profiles.trace_stream import Unstreamable, streamed
+from explorer.profiles.trace_stream import Progress, Unstreamable, streamed
 
 MAX_TRACE_BYTES = 256 << 20  # a trace as written, and once decompressed
 KERNEL_CATEGORIES = ("kernel", "Kernel")
@@ -131,8 +131,12 @@ class OpWork:
 
 
 def _op_work(path, events: list) -> dict[Any, OpWork]:
-    """External id → the work of each CPU op whose FLOPs or shapes were recorded."""
+    """External id → the work of each CPU op whose FLOPs or shapes were recorded. The work
+    from shapes is worked out once for each op name and shapes (a streamed trace's equal
+    shapes are one object: ``trace_stream.slim``)."""
     out = {}
+    known: dict[tuple, tuple[int | None, int]] = {}
+    shapes: dict[tuple, tuple[int, ...]] = {}
     for index, event in enumerate(events):
         args = event.get("args") if isinstance(event, dict) else None
         if not isinstance(args, dict) or event.get("cat") != "cpu_op" or _external_id(args) is None:
@@ -140,13 +144,17 @@ def _op_work(path, events: list) -> dict[Any, OpWork]:
         types = args.get("Input type")
         first = types[0] if isinstance(types, list) and types else None
         precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
-        from_shapes, moved = op_work(str(event.get("name", "")), args.get("Input Dims"), types,
-                                     concrete=args.get("Concrete Inputs"))
+        name, dims, concrete = str(event.get("name", "")), args.get("Input Dims"), args.get("Concrete Inputs")
+        key = (name, id(dims), id(types), id(concrete))  # (the events hold these objects: no id is reused)
+        if key not in known:
+            known[key] = op_work(name, dims, types, concrete=concrete)
+        from_shapes, moved = known[key]
         counted = "flops" in args
         flops = round(_number(path, args, "flops", index)) if counted else from_shapes
         if flops is not None or moved:
-            shape = weight_shape(str(event.get("name", "")), args.get("Input Dims"), types) or ()
-            out[_external_id(args)] = OpWork(flops, precision, moved, counted, shape)
+            if key not in shapes:
+                shapes[key] = weight_shape(name, dims, types) or ()
+            out[_external_id(args)] = OpWork(flops, precision, moved, counted, shapes[key])
     return out
 
 
@@ -241,13 +249,14 @@ def _whole(path: str | Path, data: bytes | None) -> Any:
     return parse_json(text, path)
 
 
-def read_kineto(path: str | Path, data: bytes | None = None) -> Profile:
+def read_kineto(path: str | Path, data: bytes | None = None, progress: Progress | None = None) -> Profile:
     """The profile in a PyTorch profiler trace (``data``: its bytes, already read). The file
-    is read as a stream (``trace_stream``), keeping only the events and fields read here."""
+    is read as a stream (``trace_stream``), keeping only the events and fields read here;
+    ``progress`` is told the share of the file read as it goes (and may raise to stop)."""
     doc, named = None, None
     if data is None:
         with contextlib.suppress(Unstreamable):
-            doc, named = streamed(path, MAX_TRACE_BYTES)
+            doc, named = streamed(path, MAX_TRACE_BYTES, progress)
     if doc is None:
         doc = _whole(path, data)
     events = doc.get("traceEvents") if isinstance(doc, dict) else None

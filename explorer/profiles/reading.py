@@ -1,6 +1,6 @@
 """A profile from whichever file the user gives: a PyTorch profiler trace (JSON, gzipped
-or not), an Nsight Compute CSV export, or a rocprof-compute workload (its folder or its
-pmc_perf.csv), told apart by content, not by name."""
+or not), an Nsight Compute CSV export, a rocprof-compute workload (its folder or its
+pmc_perf.csv) or a rocprofv3 kernel trace (CSV), told apart by content, not by name."""
 
 from __future__ import annotations
 
@@ -11,14 +11,20 @@ from explorer.core.model.profile import Profile
 from explorer.profiles.kineto import is_json_object, is_trace, read_kineto
 from explorer.profiles.ncu import MAX_PROFILE_BYTES, read_ncu_csv
 from explorer.profiles.rocprof import is_rocprof, read_rocprof
+from explorer.profiles.rocprofv3 import is_rocprofv3, read_rocprofv3
+from explorer.profiles.trace_stream import Progress
 
 
-def read_profile(path: str | Path) -> Profile:
+def read_profile(path: str | Path, progress: Progress | None = None) -> Profile:
+    """``progress``: told the share of a trace read as it goes (and may raise to stop); the
+    other formats are small and read at once."""
     if is_rocprof(path):  # a workload folder
         return read_rocprof(path)
     if is_trace(path):
-        return read_kineto(path)
+        return read_kineto(path, progress=progress)
     text = read_text(path, MAX_PROFILE_BYTES)
     if is_json_object(text):  # JSON without traceEvents: no CSV either, and said so
         return read_kineto(path, text.encode("utf-8"))
-    return read_rocprof(path, text) if is_rocprof(path, text) else read_ncu_csv(path, text)
+    if is_rocprof(path, text):
+        return read_rocprof(path, text)
+    return read_rocprofv3(path, text) if is_rocprofv3(text) else read_ncu_csv(path, text)

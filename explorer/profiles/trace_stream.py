@@ -20,7 +20,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -45,13 +45,25 @@ class Unstreamable(Exception):
     object at the top): the whole file is read instead, and refused in its own words."""
 
 
-def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
-    """The file's bytes, gzip expanded, in chunks; refused past ``limit`` bytes either way."""
+Progress = Callable[[float], None]  # the share of the file read so far, 0 to 1 (it may raise to stop)
+
+
+def expanded(path: str | Path, handle: BinaryIO, limit: int,
+             progress: Progress | None = None) -> Iterator[bytes]:
+    """The file's bytes, gzip expanded, in chunks; refused past ``limit`` bytes either way;
+    ``progress`` is told the share of the file read after each chunk."""
     size = os.fstat(handle.fileno()).st_size
+
+    def read(n: int) -> bytes:
+        data = handle.read(n)
+        if progress is not None:
+            progress(min(1.0, handle.tell() / size) if size else 1.0)
+        return data
+
     if size > limit:
         raise DataFileError(path, f"is {size / 2**20:.1f} MB or more; files over {limit >> 20} MB are "
                                   "refused (is it the right file?)")
-    data = handle.read(CHUNK)
+    data = read(CHUNK)
     if not data.startswith(GZIP_MAGIC):
         seen = 0
         while data:
@@ -60,7 +72,7 @@ def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
                 raise DataFileError(path, f"is {seen / 2**20:.1f} MB or more; files over {limit >> 20} MB "
                                           "are refused (is it the right file?)")
             yield data
-            data = handle.read(CHUNK)
+            data = read(CHUNK)
         return
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
     out_total = 0
@@ -78,13 +90,15 @@ def expanded(path: str | Path, handle: BinaryIO, limit: int) -> Iterator[bytes]:
             return
         data = inflater.unconsumed_tail
         if not data:
-            data = handle.read(CHUNK)
+            data = read(CHUNK)
             if not data:
                 return  # (cut short: the JSON ends early and is refused as a whole)
 
 
-def slim(event: Any, placeholders: dict[str, dict]) -> Any:
-    """What ``kineto`` reads of one event (see the module's description)."""
+def slim(event: Any, placeholders: dict[str, dict], shared: dict | None = None) -> Any:
+    """What ``kineto`` reads of one event (see the module's description). Its category,
+    name and the text and lists of its args are ``shared``: one object for each distinct
+    value (a trace repeats a few hundred kernel names and op shapes thousands of times)."""
     if not isinstance(event, dict):
         return None
     category = event.get("cat")
@@ -98,11 +112,27 @@ def slim(event: Any, placeholders: dict[str, dict]) -> Any:
     if not kept and not (isinstance(named, str) and named.startswith(STEP_PREFIX)):
         return placeholder
     out = {key: event[key] for key in FIELDS if key in event}
+    if shared is None:
+        shared = {}
+    for key in ("cat", "name"):
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = shared.setdefault(value, value)
     if "args" in event:
         args = event["args"]
-        out["args"] = ({key: args[key] for key in ARGS if key in args}
+        out["args"] = ({key: _shared(args[key], shared) for key in ARGS if key in args}
                        if isinstance(args, dict) and event.get("cat") != RANGE else args)
     return out
+
+
+def _shared(value: Any, shared: dict) -> Any:
+    """``value``, or the equal one kept before (text, and lists of numbers, text and lists:
+    ``kineto`` reads them and never changes them)."""
+    if isinstance(value, str):
+        return shared.setdefault(value, value)
+    if isinstance(value, list):
+        return shared.setdefault(("list", repr(value)), value)
+    return value
 
 
 class _Text:
@@ -166,12 +196,13 @@ class _Text:
         return found
 
 
-def streamed(path: str | Path, limit: int) -> tuple[dict[str, Any], set[str]]:
+def streamed(path: str | Path, limit: int,
+             progress: Progress | None = None) -> tuple[dict[str, Any], set[str]]:
     """The trace's top-level object, its ``traceEvents`` slimmed (``slim``), and the
-    categories its events name."""
+    categories its events name; ``progress``: as ``expanded``."""
     decoder = json.JSONDecoder(object_pairs_hook=_refuse_duplicates)
     with open_regular(path) as handle:
-        text = _Text(expanded(path, handle, limit))
+        text = _Text(expanded(path, handle, limit, progress))
         text.expect("{")
         doc: dict[str, Any] = {}
         placeholders: dict[str, dict] = {}
@@ -198,6 +229,7 @@ def streamed(path: str | Path, limit: int) -> tuple[dict[str, Any], set[str]]:
 
 
 def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict]) -> list:
+    shared: dict = {}
     text.pos += 1  # "["
     events: list = []
     if text.skip_space() == "]":
@@ -210,7 +242,7 @@ def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict
         while True:
             if not text.skip_space():
                 raise Unstreamable
-            append(slim(value(decoder), placeholders))
+            append(slim(value(decoder), placeholders, shared))
             comma = between(text.buf, text.pos)  # (the common case: ", " and the next event in the buffer)
             if comma and comma.end() < len(text.buf):
                 text.pos = comma.end()

@@ -63,7 +63,7 @@ def build_state(args: argparse.Namespace) -> tuple[AppState, list]:
         catalog[ident]  # unknown ids fail here, with close matches
     spec = chosen_model(models, args.model, getattr(args, "model_config", None))
     params = WorkloadParams.from_options(args)
-    if getattr(args, "model_config", None) and params.dtype == WorkloadParams().dtype:  # no --dtype given
+    if getattr(spec, "config", "") and params.dtype == WorkloadParams().dtype:  # a config.json's; no --dtype
         params = stored_precision(params, spec)
     session = Session(hardware=ids, params=params, **model_choice(spec))
     return AppState(catalog, models, session), []

@@ -20,6 +20,7 @@ from explorer.ui import theme as window_theme
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.follow import Follower
+from explorer.ui.keys import redo_keys
 from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
 from explorer.ui.narrow_layout import NarrowLayout
@@ -29,6 +30,7 @@ from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from explorer.ui.presentation import Presentation
+from explorer.ui.profile_import import ProfileImport
 from explorer.ui.save_banner import SaveBanner
 from explorer.ui.scene_player import ScenePlayer
 from explorer.ui.toolbar import build_toolbar, fixed_twin
@@ -145,6 +147,8 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         # message said before the window showed would be drawn over it)
         self.statusBar().messageChanged.connect(lambda message: self.summary_label.setVisible(not message))
         self.statusBar().addPermanentWidget(self.backend_label)
+        self.profile_import = ProfileImport(self, self.runs, self._show_profile, self._refuse_profile,
+                                            lambda: self.presentation.active)
 
     def _start_autosave(self) -> None:
         """Recent files, crash recovery and the autosaver, which looks every tick whether a save
@@ -217,7 +221,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.act_undo = self.state.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(keys.Undo)
         self.act_redo = self.state.undo_stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcuts([QtGui.QKeySequence("Ctrl+Shift+Z"), QtGui.QKeySequence(keys.Redo)])
+        self.act_redo.setShortcuts(redo_keys())
         self.act_fit = self._action("&Fit chart", self.chart.fit_view, "Ctrl+0",
                                     "Show every roof and point again after zooming or panning")
         self.act_reset = self._action("&Reset what-ifs", lambda: self.state.reset_what_ifs(), "Ctrl+Shift+R",

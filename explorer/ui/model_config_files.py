@@ -8,12 +8,16 @@ A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.hf_config import read_config_file
 from explorer.ui.window_host import WindowHost
+
+if TYPE_CHECKING:
+    from explorer.core.model.profile import Profile
 
 CONFIG_FILTER = "Model configs (*.json);;All files (*)"
 PROFILE_FILTER = "Profiles (*.csv *.json *.json.gz);;All files (*)"
@@ -45,23 +49,30 @@ class ModelConfigFiles(WindowHost):
         title = "Import profile (Nsight Compute CSV, PyTorch trace, rocprof-compute pmc_perf.csv)"
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, title, str(Path.home()), PROFILE_FILTER)
         if path:
-            self.import_profile(path)
+            self.profile_import.start(path)  # off the GUI thread: a trace may take seconds
 
     def import_profile(self, path: str | Path) -> bool:
-        """Show a real run's kernels beside the prediction; a file that cannot be read gets
+        """Show a real run's kernels beside the prediction, read here and now (the menu and
+        a drop read in the background: ``profile_import``); a file that cannot be read gets
         a dialog naming the kernel and metric, and the chart stays as it was."""
         try:
             from explorer.profiles.reading import read_profile  # (not at start-up)
 
             profile = read_profile(path)
         except DataFileError as exc:
-            QtWidgets.QMessageBox.critical(self, "Cannot import profile", str(exc))
+            self._refuse_profile(str(exc))
             return False
+        self._show_profile(Path(path), profile)
+        return True
+
+    def _show_profile(self, path: Path, profile: Profile) -> None:
         self.state.show_profile(profile)
         kernels = len(profile.shown)
-        self.state.sig_message.emit(f"Profile {Path(path).name}: {kernels} kernels on the chart; a saved "
+        self.state.sig_message.emit(f"Profile {path.name}: {kernels} kernels on the chart; a saved "
                                     "session keeps them (Ctrl+Z hides them again)")
-        return True
+
+    def _refuse_profile(self, message: str) -> None:
+        QtWidgets.QMessageBox.critical(self, "Cannot import profile", message)
 
     # -- drag and drop ---------------------------------------------------------------------------
     @staticmethod
@@ -91,6 +102,6 @@ class ModelConfigFiles(WindowHost):
 
         profile = suffix in (".csv", ".gz") or (suffix == ".json" and is_trace(path)) or path.is_dir()
         opener = (self.open_session if suffix in SESSION_SUFFIXES
-                  else self.import_profile if profile else self.open_model_config)
+                  else self.profile_import.start if profile else self.open_model_config)
         # After the drop returns: a dialog inside it would hold the dragging application.
         QtCore.QTimer.singleShot(0, lambda: opener(path))

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from explorer.ui.panels.kernel_panel import KernelPanel
     from explorer.ui.panels.workload_panel import WorkloadPanel
     from explorer.ui.presentation import Presentation
+    from explorer.ui.profile_import import ProfileImport
     from explorer.ui.save_banner import SaveBanner
     from explorer.ui.scene_player import ScenePlayer
 
@@ -56,6 +57,7 @@ class WindowHost(_Base):
     docks: dict[str, QtWidgets.QDockWidget]
     summary_label: QtWidgets.QLabel
     backend_label: QtWidgets.QLabel
+    profile_import: ProfileImport
     recent: RecentFiles
     recovery: Recovery
     unchanged_session: Session

@@ -6,13 +6,15 @@ from __future__ import annotations
 from PySide6 import QtGui, QtWidgets
 
 from explorer import defaults
+from explorer.ui.cached_models_menu import CachedModelsMenu
 from explorer.ui.shortcuts_dialog import ShortcutsDialog
 from explorer.ui.window_host import WindowHost, call_with
 
 
 class WindowMenus(WindowHost):
     """Menus for a window that has the actions (``act_*``), ``docks``, ``player``,
-    ``state``, ``_action``, ``_fill_recent``, ``set_theme`` and ``_about``."""
+    ``state``, ``runs``, ``open_model_config``, ``_action``, ``_fill_recent``, ``set_theme``
+    and ``_about``."""
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -45,8 +47,9 @@ class WindowMenus(WindowHost):
         file_menu.addAction(self.act_open_config)
         self.cached_menu = file_menu.addMenu("Models on this &machine")
         self.cached_menu.setToolTip("The models in this machine's Hugging Face cache (their config.json, "
-                                    "read offline)")
-        self.cached_menu.aboutToShow.connect(self._fill_cached_models)
+                                    "read offline, in the background)")
+        self.cached_models = CachedModelsMenu(self.cached_menu, self.runs, self.open_model_config,
+                                              taken=list(self.state.models))
         file_menu.addAction(self.act_import_profile)
         file_menu.addAction(self.act_hide_profile)
         file_menu.addSeparator()
@@ -54,25 +57,6 @@ class WindowMenus(WindowHost):
         file_menu.addAction(self.act_copy)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
-
-    def _fill_cached_models(self) -> None:
-        """The Hugging Face cache's models, read when the menu opens; a broken one is shown
-        disabled with its reason as the tooltip."""
-        from explorer.core.model.hf_cache import cached_models, hub_folder
-
-        self.cached_menu.clear()
-        found = cached_models()
-        if not found:
-            self.cached_menu.addAction(f"(none in {hub_folder()})").setEnabled(False)
-        for cached in found:
-            if cached.spec is None:
-                action = self.cached_menu.addAction(f"{cached.repository} (cannot be read)")
-                action.setEnabled(False)
-                action.setToolTip(cached.problem)
-            else:
-                self.cached_menu.addAction(cached.repository, call_with(
-                    self.open_model_config, cached.path, cached.repository.rsplit("/", 1)[-1]))
-        self.cached_menu.setToolTipsVisible(True)
 
     def _build_view_menu(self, bar: QtWidgets.QMenuBar) -> None:
         view = bar.addMenu("&View")

@@ -225,8 +225,8 @@ def test_a_command_s_short_options_are_not_taken_for_the_window_s():
 @pytest.mark.parametrize("split", [(), ("--tp", "2"), ("--dp", "2")])
 def test_analyze_gives_the_step_s_energy_estimate_and_lower_bound_each_named(split):
     """The estimate: every device at the power model's power (its 700 W TDP, the H100
-    datasheet's, scaled by the step's activity) for the expected step; the lower bound: its
-    operations at the floor energies. Neither is called "at most"."""
+    datasheet's, scaled by the share of the step its roofs are busy) for the expected step;
+    the lower bound: its operations at the floor energies. Neither is called "at most"."""
     from explorer.core.analysis.energy import power_w
 
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--batch", "8", *split,
@@ -236,7 +236,15 @@ def test_analyze_gives_the_step_s_energy_estimate_and_lower_bound_each_named(spl
     devices = 2 if split else 1
     energy, totals = doc["energy"], doc["totals"]
     seconds = totals["expected_time_s"]
-    activity = totals["time_s"] / seconds
+    from explorer.core.analysis.analysis import analyze
+    from explorer.core.hardware.catalog import load_catalog
+    from explorer.core.model.presets import load_models
+    from explorer.core.model.workload import WorkloadParams
+
+    tp, dp = (2, 1) if split == ("--tp", "2") else (1, 2) if split else (1, 1)
+    t = analyze(load_models()["llama-3-8b"], WorkloadParams(batch=8, tp=tp, dp=dp),
+                load_catalog()["h100-sxm"]).totals
+    activity = min((t.compute_time_s + t.memory_time_s) / seconds, 1.0)  # the roofs' busy share
     assert energy["activity"] == pytest.approx(activity)
     assert energy["power_w_estimate"] == pytest.approx(power_w(700, activity) * devices)
     assert energy["joules_estimate"] == pytest.approx(power_w(700, activity) * devices * seconds)

@@ -50,11 +50,13 @@ def test_the_cache_s_models_are_listed_with_presets_and_shipped_configs(tmp_path
     listed = json.loads(out)
     kinds = {e["kind"] for e in listed}
     assert kinds == {"preset", "shipped", "cache"}
-    cache = {e["name"]: e for e in listed if e["kind"] == "cache" and e["where"] != "someone/Qwen3-8B"}
+    cache = {e["name"]: e for e in listed if e["kind"] == "cache" and "someone--Qwen3-8B" not in e["where"]}
     ids = [e["id"] for e in listed if e["kind"] == "cache" and e["id"]]
     assert len(ids) == len(set(ids)) and "hf-someone-qwen3-8b" in ids  # the organisation keeps them apart
     llama = cache["Meta-Llama-3-8B"]  # refs/main's revision, named after its repository
     assert llama["parameters"] == 8_030_261_248 and llama["id"] == "hf-meta-llama-meta-llama-3-8b"
+    assert llama["where"] == str(tmp_path / "models--meta-llama--Meta-Llama-3-8B" / "snapshots" / "abc123"
+                                 / "config.json")  # the file itself, not its repository's name
     assert cache["Qwen3-8B"]["parameters"] == 8_190_735_360  # named by its repository, not "final"
     assert cache["piped-ref"]["parameters"] == 7_241_732_096
     problems = {e["where"].split("models--")[1].split("/")[0]: e["problem"] for e in cache.values()
@@ -102,3 +104,61 @@ def test_a_config_json_that_is_not_a_file_is_named_with_its_repository(tmp_path,
         "regular files are read",
         f"skipped: someone/folder: {tmp_path / config('folder')}: is a folder, not a file: only regular "
         "files are read"]
+
+
+def test_every_listed_id_round_trips_through_analyze(tmp_path, monkeypatch):
+    """Each id ``models --json`` lists is accepted by ``analyze --model`` and is the file
+    listed beside it: the same analysis as ``--model-config`` on that path (its stored
+    precision included). The cache holds real configs shipped with the app, one of them
+    named as the shipped file is (``models--mixtral-8x7b``: its id takes a suffix)."""
+    from pathlib import Path
+
+    shipped = Path(__file__).parents[2] / "resources" / "models" / "configs"
+    for repository, name in (("mistralai--Mistral-7B-v0.1", "mistral-7b"), ("Qwen--Qwen2.5-7B", "qwen2.5-7b"),
+                             ("mixtral-8x7b", "mixtral-8x7b")):
+        snapshot = tmp_path / f"models--{repository}" / "snapshots" / "0123abcd"
+        snapshot.mkdir(parents=True)
+        (snapshot / "config.json").write_text((shipped / f"{name}.json").read_text())
+    stored_fp32 = tmp_path / "models--x--fp32" / "snapshots" / "r1" / "config.json"
+    stored_fp32.parent.mkdir(parents=True)
+    stored_fp32.write_text(json.dumps({**MISTRAL_7B, "torch_dtype": "float32"}))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    listed = [e for e in json.loads(run("models", "--json")[1]) if e["kind"] != "preset"]
+    assert {e["kind"] for e in listed} == {"shipped", "cache"} and len(listed) == 7 + 4
+    assert len({e["id"] for e in listed}) == len(listed)
+    ids = {e["where"]: e["id"] for e in listed}
+    mistral = tmp_path / "models--mistralai--Mistral-7B-v0.1" / "snapshots" / "0123abcd" / "config.json"
+    assert ids[str(mistral)] == "hf-mistralai-mistral-7b-v0-1"
+    for entry in listed:
+        code, out, err = run("analyze", "--model", entry["id"], "--hardware", "h100-sxm", "--json")
+        assert code == 0, err
+        by_id = json.loads(out)
+        by_path = json.loads(run("analyze", "--model-config", entry["where"], "--hardware", "h100-sxm",
+                                 "--json")[1])
+        assert by_id["workload"]["model"] == entry["id"]
+        assert by_id["workload"]["parameters"] == entry["parameters"]
+        assert by_id["workload"]["weight_dtype"] == by_path["workload"]["weight_dtype"]
+        assert by_id["totals"] == by_path["totals"]
+        if entry["where"] == str(stored_fp32):  # as the file stores its weights, either way
+            assert by_id["workload"]["weight_dtype"] == "fp32"
+
+
+def test_an_id_no_file_has_is_refused_with_the_close_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    code, _, err = run("analyze", "--model", "hf-mixtral-8x7", "--hardware", "h100-sxm")
+    assert code != 0 and "unknown model 'hf-mixtral-8x7': did you mean hf-mixtral-8x7b" in err
+
+
+def test_a_cache_too_big_to_read_whole_says_so(tmp_path, monkeypatch):
+    from explorer.core.model import hf_cache
+
+    for name in ("a", "b", "c"):
+        snapshot = tmp_path / f"models--x--{name}" / "snapshots" / "r1"
+        snapshot.mkdir(parents=True)
+        (snapshot / "config.json").write_text(json.dumps(MISTRAL_7B))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(hf_cache, "MAX_REPOSITORIES", 2)
+    code, out, err = run("models")
+    assert code == 0 and "hf-x-a" in out and "hf-x-b" in out and "hf-x-c" not in out
+    assert (f"1 of the 3 repositories in {tmp_path} is not listed: only the first 2 in name order are "
+            "read") in err

@@ -153,14 +153,15 @@ def test_each_config_gives_the_published_parameter_count(name):
         assert spec.parameter_count(active=True) == spec.parameter_count()
     else:
         counted = spec.parameter_count(active=True)
-        if name in WITHOUT_INPUT_EMBEDDINGS:
-            counted -= spec.vocab * spec.d_model
         assert _matches(counted, active), counted
+        # only DeepSeek's count leaves the input table out; the others' counts need it
+        assert spec.active_without_embedding == (name in WITHOUT_INPUT_EMBEDDINGS)
 
 
 # DeepSeek counts "activated" parameters without the input embedding table (a token reads
-# one row of it): V2-Lite's 2.4 B holds so (2.45 B; with the table 2.66 B), as does V3's 37 B
-# (36.6 B). Mistral and Qwen count the table: Mixtral's 12.9 B needs it.
+# one row of it), and so does a DeepSeek config's active count (docs/commands.md): V2-Lite's
+# 2.4 B holds so (2.45 B; with the table 2.66 B), as does V3's 37 B (36.6 B). Mistral and Qwen
+# count the table: Mixtral's 12.9 B needs it.
 WITHOUT_INPUT_EMBEDDINGS = ("deepseek-v2-lite",)
 
 
@@ -169,7 +170,11 @@ def test_deepseek_v3_s_activated_count_follows_the_same_convention():
 
     configs = Path(__file__).parents[2] / "resources" / "models" / "configs"
     spec = read_config_file(configs / "deepseek-v3.json")
-    assert _matches(spec.parameter_count(active=True) - spec.vocab * spec.d_model, "37e9")
+    active = spec.parameter_count(active=True)
+    assert _matches(active, "37e9") and round(active / 1e8) == 366  # 36.6 B: without the table
+    lite = spec_from_config(DEEPSEEK_V2_LITE, "lite/config.json")
+    # 2.45 B; with its 102,400 × 2,048 input table it would be 2.66 B, past the card's "2.4B"
+    assert lite.parameter_count(active=True) == 2_451_435_008 == 2_661_150_208 - 102_400 * 2_048
 
 
 def test_a_config_gives_the_same_model_as_the_preset(models):

@@ -63,7 +63,8 @@ def test_a_decode_token_costs_twice_its_active_parameters(models, ident):
     tied to the LM head (then it is one, once)."""
     spec = models[ident]
     active = spec.parameter_count(active=True)
-    lookups = 0 if spec.tied_embeddings else spec.vocab * spec.d_model
+    # a lookup table counted active (DeepSeek's count leaves the input table out)
+    lookups = 0 if spec.tied_embeddings or spec.active_without_embedding else spec.vocab * spec.d_model
     if spec.positions == "learned":
         lookups += spec.max_context * spec.d_model
     total = sum(o.flops * o.count for o in build_ops(spec, WorkloadParams(context=1)))
@@ -158,8 +159,8 @@ def test_a_prefill_costs_twice_its_active_parameters_per_token_plus_attention(mo
     tokens = 128
     active = spec.parameter_count(active=True)
     table = spec.vocab * spec.d_model
-    lookups = (0 if spec.tied_embeddings else table) + (spec.max_context * spec.d_model
-                                                        if spec.positions == "learned" else 0)
+    counted = 0 if spec.tied_embeddings or spec.active_without_embedding else table
+    lookups = counted + (spec.max_context * spec.d_model if spec.positions == "learned" else 0)
     per_token = active - lookups - table  # the LM head's matrix runs once, below
     attention = ("attn_score", "attn_value", "attn_softmax", "local_attn_score", "local_attn_value")
     total = sum(o.flops * o.count for o in build_ops(spec, WorkloadParams(phase="prefill", seq=tokens))

@@ -87,3 +87,28 @@ def test_memory_follows_the_kernels_kept_not_the_text(tmp_path):
         tracemalloc.stop()
     assert len(profile.kernels) == 2000
     assert peak < (4 << 20) + 2048 * len(profile.kernels), f"{peak / 2**20:.1f} MB"
+
+
+def test_progress_is_told_the_share_read_and_may_stop_the_read(tmp_path):
+    """(As the window's import uses it: its cancel raises from ``progress``.)"""
+    events = [{"ph": "X", "cat": "kernel", "name": f"k{i}", "ts": i, "dur": 1.0} for i in range(60_000)]
+    text = json.dumps({"traceEvents": events})
+    plain, packed = tmp_path / "t.json", tmp_path / "t.json.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    for path in (plain, packed):
+        shares: list[float] = []
+        doc, _ = trace_stream.streamed(path, 1 << 30, shares.append)
+        assert len(doc["traceEvents"]) == 60_000
+        assert shares == sorted(shares) and shares[-1] == 1.0
+        assert len(shares) >= (2 if path == plain else 1)  # (one read a megabyte of the file)
+
+    class Stop(Exception):
+        pass
+
+    def stop(share: float) -> None:
+        if share > 0:
+            raise Stop
+
+    with pytest.raises(Stop):
+        trace_stream.streamed(plain, 1 << 30, stop)

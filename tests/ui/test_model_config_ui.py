@@ -78,9 +78,10 @@ def test_the_window_opens_on_a_config_from_the_command_line(mixtral, qtbot, sett
     window.runs.shutdown()
 
 
-def test_models_on_this_machine_open_from_the_file_menu(window, tmp_path, monkeypatch):
+def test_models_on_this_machine_open_from_the_file_menu(window, tmp_path, qtbot, monkeypatch):
     import json
 
+    from explorer.ui.cached_models_menu import JOB
     from tests.core.test_hf_config import QWEN3_8B
 
     snapshot = tmp_path / "models--Qwen--Qwen3-8B" / "snapshots" / "r1"
@@ -90,10 +91,12 @@ def test_models_on_this_machine_open_from_the_file_menu(window, tmp_path, monkey
     broken.mkdir(parents=True)
     (broken / "config.json").write_text("{")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    window._fill_cached_models()
+    with qtbot.waitSignal(window.runs.sig_finished, check_params_cb=lambda job, _r: job == JOB):
+        window.cached_menu.aboutToShow.emit()  # read in the background
     actions = {a.text(): a for a in window.cached_menu.actions()}
     assert not actions["x/broken (cannot be read)"].isEnabled()
     assert "not valid JSON" in actions["x/broken (cannot be read)"].toolTip()
+    assert actions["Qwen/Qwen3-8B"].toolTip() == f"--model hf-qwen-qwen3-8b ({snapshot / 'config.json'})"
     actions["Qwen/Qwen3-8B"].trigger()
     assert window.state.model.name == "Qwen3-8B"
     assert window.state.model.parameter_count() == 8_190_735_360

@@ -58,6 +58,7 @@ from explorer.core.model import ops as op
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.quantization import quantization_note
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import format_bytes
 
@@ -330,7 +331,9 @@ def _notes(model: ModelSpec, params: WorkloadParams, hardware: Hardware, roofs: 
                      f"takes {params.local_batch:,} sequences and sets the step"
                      + (f", {share - params.batch} take none" if params.batch < share else ""))
     stored = params.weight_dtype or params.dtype
-    if isinstance(model, TransformerSpec) and model.file_dtype and model.file_dtype != stored:
+    if isinstance(model, TransformerSpec) and model.quantization is not None:
+        notes.append(quantization_note(model, params))
+    elif isinstance(model, TransformerSpec) and model.file_dtype and model.file_dtype != stored:
         notes.append(f"{model.name}'s config.json stores its weights in {model.file_dtype}; analysed with "
                      f"{stored} weights (--dtype or --weight-dtype to change)")
     if isinstance(model, TransformerSpec) and model.unmodelled:

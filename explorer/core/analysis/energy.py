@@ -29,7 +29,7 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.hardware.operation_energy import floor_byte_joules, floor_flop_joules
 
 __all__ = [
-    "FLOOR_SHARE",
+    "IDLE_SHARE",
     "POWER_MODEL",
     "EnergyConstants",
     "FitError",
@@ -81,19 +81,33 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
     return EnergyConstants(float(values[0]), float(values[1]), float(values[2]), (e[0], e[1], e[2]), source)
 
 
-# The power model's one constant: the share of its TDP a device draws whatever it does while
-# serving (clocks up, memory refreshed, the idle board), fitted by least squares on the
-# logarithm of J/token to ML.ENERGY's measured GPU energy (v2 and v3 leaderboards, A100, H100
-# and B200; resources/validation/published-energy.yaml, tests/core/test_energy_validation.py).
-FLOOR_SHARE = 0.46
-POWER_MODEL = (f"power = TDP × ({FLOOR_SHARE:g} + {1 - FLOOR_SHARE:g} × activity), activity the bound's "
-               "time over the expected time, fitted to ML.ENERGY's measured J/token")
+# The power model (Choi et al.'s, its constants in shares of the TDP): a device draws
+#
+#     P = TDP × min(1, IDLE_SHARE + (1 − IDLE_SHARE) × occupancy)
+#
+# where occupancy is (compute time + memory time) / step time: the share of the step its
+# arithmetic keeps the compute roof busy plus the share its bytes keep the memory roof busy
+# (the two run at once and each draws power: SMs and HBM), each time at its datasheet peak.
+# The energy of a step is then TDP × (IDLE_SHARE × T + (1 − IDLE_SHARE) × (compute + memory
+# time)) below the TDP: ε_flop = (1 − IDLE_SHARE) × TDP / peak, ε_byte = (1 − IDLE_SHARE) ×
+# TDP / bandwidth, π₀ = IDLE_SHARE × TDP, and only π₀'s term grows with the step's time.
+# IDLE_SHARE, the one fitted constant, is what a device serving an LLM draws with both roofs
+# idle (clocks up, memory refreshed, the board): fitted by least squares on the logarithm of
+# the ratio to measured average GPU power at the measured time per token (ML.ENERGY's v2 and
+# v3 leaderboards on A100, H100 and B200, and chuyishang/inference-energy's vLLM runs on an
+# A100 80 GB, an RTX 6000 Ada and an RTX 3090: resources/validation/published-energy.yaml,
+# explorer/core/analysis/energy_validation.py); fitted without each device in turn it lies
+# within 0.17–0.265.
+IDLE_SHARE = 0.195
+POWER_MODEL = (f"power = TDP × min(1, {IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy), occupancy the "
+               "compute roof's time plus the memory roof's over the step time, the idle share fitted to "
+               "published measurements of serving's GPU power")
 
 
-def power_w(tdp_w: float, activity: float) -> float:
-    """A device's average power at ``activity`` (0–1: the share of the step the busier roof
-    keeps busy, the bound's time over the expected time)."""
-    return tdp_w * (FLOOR_SHARE + (1.0 - FLOOR_SHARE) * min(max(activity, 0.0), 1.0))
+def power_w(tdp_w: float, occupancy: float) -> float:
+    """A device's average power at ``occupancy`` (the compute roof's time plus the memory
+    roof's over the step's time; above 1 the device is at its TDP)."""
+    return tdp_w * (IDLE_SHARE + (1.0 - IDLE_SHARE) * min(max(occupancy, 0.0), 1.0))
 
 
 def lower_bound_joules(flops: float, bytes_: float) -> float:
@@ -116,20 +130,21 @@ class StepEnergy:
     source: str  # where the TDP comes from
     lower_j: float = 0.0  # the lower bound, the step, all its devices together
     lower_per_item: float = 0.0
-    activity: float = 1.0  # the bound's time over the step's time
+    activity: float = 1.0  # occupancy: the roofs' busy time over the step's time (at most 1 here)
     method: str = POWER_MODEL
 
 
-def estimate(hardware: Hardware, devices: int, seconds: float, bound_seconds: float, items: int, time: str,
+def estimate(hardware: Hardware, devices: int, seconds: float, busy_seconds: float, items: int, time: str,
              flops: float = 0.0, bytes_: float = 0.0) -> StepEnergy | None:
-    """The power model's estimate of a step of ``seconds`` (its bound ``bound_seconds``) on
-    ``devices`` devices producing ``items``, each device doing ``flops`` and moving ``bytes_``,
-    with its lower bound; None where the catalogue gives the device no TDP."""
+    """The power model's estimate of a step of ``seconds`` on ``devices`` devices producing
+    ``items``, each device's roofs busy ``busy_seconds`` (its compute time plus its memory
+    time, each at the datasheet peak), doing ``flops`` and moving ``bytes_``, with its lower
+    bound; None where the catalogue gives the device no TDP."""
     tdp = hardware.specs.tdp_w
     if not tdp:
         return None
     source = (hardware.specs.tdp_provenance or hardware.specs.provenance).url
-    activity = min(bound_seconds / seconds, 1.0) if seconds > 0 else 1.0
+    activity = min(busy_seconds / seconds, 1.0) if seconds > 0 else 1.0
     power = power_w(tdp, activity) * devices
     joules, lower = power * seconds, lower_bound_joules(flops, bytes_) * devices
     n = max(items, 1)

@@ -19,8 +19,8 @@ def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
     with its lower bound; None where the device has no TDP."""
     seconds, time = (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
     t = a.totals
-    return estimate(a.hardware, a.params.split.devices, seconds, t.time_s, t.items_per_step, time,
-                    float(t.flops), float(t.bytes))
+    return estimate(a.hardware, a.params.split.devices, seconds, t.compute_time_s + t.memory_time_s,
+                    t.items_per_step, time, float(t.flops), float(t.bytes))
 
 
 def fitted_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
@@ -112,6 +112,6 @@ def energy_lines(a: Analysis, e: Expected | None) -> list[str]:
     tdp, each = a.hardware.specs.tdp_w or 0.0, s.power_w / a.params.split.devices
     return [f"energy estimate {format_si(s.joules, 'J')} a step, {format_si(s.joules_per_item, 'J')} "
             f"a {unit} (power model: {format_si(each, 'W')} a device, {each / tdp:.0%} of its "
-            f"{format_si(tdp, 'W')} TDP at {s.activity:.0%} activity, for the {s.time} time)",
+            f"{format_si(tdp, 'W')} TDP, its roofs busy {s.activity:.0%} of the {s.time} time)",
             f"energy lower bound {format_si(s.lower_j, 'J')} a step, {format_si(s.lower_per_item, 'J')} "
             f"a {unit} (its FLOPs and bytes at the floor operation energies, no constant power)"]

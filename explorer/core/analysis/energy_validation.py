@@ -4,10 +4,18 @@ serving an LLM (resources/validation/published-energy.yaml), in joules per outpu
 A row is costed as each request's prefill of ``prompt`` tokens (alone, batch 1) and its
 ``output`` tokens' shares of decode steps at batch ``batch`` (the decode step at the middle
 context, prompt + output / 2): per output token, the decode step's over the batch plus the
-prefill's over the output. Each step's energy is ``energy.estimate``'s (the power model over
-its expected time, activity the bound's time over it) and ``energy.lower_bound_joules``'s.
-``fit_floor_share`` finds the power model's one constant by least squares on the logarithm
-of the ratio; ``held_out`` fits it without each device (or source) in turn and predicts it."""
+prefill's over the output. Each step's energy is ``energy.power_w``'s over its expected time
+(occupancy the compute roof's time plus the memory roof's over it) and
+``energy.lower_bound_joules``'s.
+
+Two checks, because the estimate is a power times a time and the two can err apart:
+``power_ratio`` puts the power model alone to the test, at the row's measured time per
+token (its J/token over its measured average power) with the same FLOPs and bytes, and
+``ratio`` the estimate as the app gives it, at the expected time. ``time_ratio`` (expected
+over measured time per token) says how much of the second's error is the time's.
+``fit_idle_share`` finds the power model's one constant by least squares on the logarithm of
+``power_ratio``; ``held_out`` fits it without each device (or source) in turn and predicts
+that device's rows."""
 
 from __future__ import annotations
 
@@ -18,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.analysis.analysis import analyze
-from explorer.core.analysis.energy import FLOOR_SHARE, lower_bound_joules
+from explorer.core.analysis.energy import IDLE_SHARE, lower_bound_joules
 from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.hardware import Hardware
@@ -40,7 +48,7 @@ class EnergyRun:
     prompt: int
     output: float
     joules_per_token: float  # measured
-    power_w: float | None  # measured, all the GPUs together, where given
+    power_w: float  # measured average power, all the GPUs together
     source: str
     where: str
     quote: str
@@ -53,36 +61,63 @@ class EnergyRun:
         """"mlenergy-v3": the leaderboard version the row comes from."""
         return "-".join(self.id.split("-")[:2])
 
+    @property
+    def seconds_per_token(self) -> float:
+        """The measured time per output token of the whole configuration (J/token over W)."""
+        return self.joules_per_token / self.power_w
+
 
 @dataclass(frozen=True)
 class Costed:
-    """A row with the app's figures for it: per output token, the device-seconds and the
-    activity of its decode and prefill shares, the lower bound."""
+    """A row with the app's figures for it: per output token, the expected seconds and the
+    roofs' busy seconds (compute time plus memory time, each device) of its decode and
+    prefill shares, and the lower bound."""
 
     run: EnergyRun
     tdp_w: float
     devices: int
     decode_s: float  # the decode step's expected time over the batch
-    decode_activity: float
+    decode_busy_s: float  # its compute time plus memory time over the batch
     prefill_s: float  # the prefill's expected time over the output
-    prefill_activity: float
+    prefill_busy_s: float
     lower_bound: float  # J/token
 
-    def estimate(self, floor_share: float = FLOOR_SHARE) -> float:
-        """J/token at ``floor_share``: each share at its own activity's power."""
-        def power(activity: float) -> float:
-            return self.tdp_w * (floor_share + (1 - floor_share) * min(activity, 1.0))
-        return self.devices * (power(self.decode_activity) * self.decode_s
-                               + power(self.prefill_activity) * self.prefill_s)
+    def estimate(self, idle_share: float = IDLE_SHARE) -> float:
+        """J/token at the expected time: each share at its own occupancy's power."""
+        def joules(seconds: float, busy: float) -> float:
+            return _power(self.tdp_w, idle_share, busy / seconds) * seconds
+        return self.devices * (joules(self.decode_s, self.decode_busy_s)
+                               + joules(self.prefill_s, self.prefill_busy_s))
 
-    def ratio(self, floor_share: float = FLOOR_SHARE) -> float:
-        return self.estimate(floor_share) / self.run.joules_per_token
+    def at_measured_time(self, idle_share: float = IDLE_SHARE) -> float:
+        """J/token of the power model at the measured time per token (the same work)."""
+        seconds = self.run.seconds_per_token
+        busy = (self.decode_busy_s + self.prefill_busy_s) / seconds
+        return self.devices * _power(self.tdp_w, idle_share, busy) * seconds
+
+    def ratio(self, idle_share: float = IDLE_SHARE) -> float:
+        """The estimate over the measured J/token."""
+        return self.estimate(idle_share) / self.run.joules_per_token
+
+    def power_ratio(self, idle_share: float = IDLE_SHARE) -> float:
+        """The power model's J/token at the measured time over the measured J/token (the
+        modelled power over the measured one)."""
+        return self.at_measured_time(idle_share) / self.run.joules_per_token
+
+    @property
+    def time_ratio(self) -> float:
+        """The expected time per output token over the measured one."""
+        return (self.decode_s + self.prefill_s) / self.run.seconds_per_token
+
+
+def _power(tdp_w: float, idle_share: float, occupancy: float) -> float:
+    return tdp_w * (idle_share + (1 - idle_share) * min(max(occupancy, 0.0), 1.0))
 
 
 def _read(fields: Fields) -> EnergyRun:
     return EnergyRun(fields.identifier("id"), fields.identifier("model"), fields.identifier("hardware"),
                      dict(fields.mapping("workload")), fields.integer("prompt"), fields.number("output"),
-                     fields.number("joules_per_token"), fields.number("power_w", required=False),
+                     fields.number("joules_per_token"), fields.number("power_w"),
                      fields.url("source"), fields.text("where"), fields.text("quote"),
                      fields.text("derivation"), fields.text("counted"), fields.text("engine"))
 
@@ -108,23 +143,27 @@ def cost(run: EnergyRun, models: Mapping[str, ModelSpec], catalog: Mapping[str, 
     dt, pt = decode.totals, prefill.totals
     lower = devices * (lower_bound_joules(float(dt.flops), float(dt.bytes)) / batch
                        + lower_bound_joules(float(pt.flops), float(pt.bytes)) / run.output)
-    return Costed(run, hardware.specs.tdp_w, devices, d.time_s / batch, decode.totals.time_s / d.time_s,
-                  p.time_s / run.output, prefill.totals.time_s / p.time_s, lower)
+    return Costed(run, hardware.specs.tdp_w, devices, d.time_s / batch,
+                  (dt.compute_time_s + dt.memory_time_s) / batch, p.time_s / run.output,
+                  (pt.compute_time_s + pt.memory_time_s) / run.output, lower)
 
 
-def fit_floor_share(costed: Sequence[Costed]) -> float:
-    """The floor share (0–1, to 0.005) minimising the squared logarithms of the ratios."""
+def fit_idle_share(costed: Sequence[Costed]) -> float:
+    """The idle share (0–1, to 0.005) minimising the squared logarithms of the power
+    model's ratios at the measured times (``Costed.power_ratio``)."""
     def loss(share: float) -> float:
-        return sum(math.log(c.ratio(share)) ** 2 for c in costed)
+        return sum(math.log(c.power_ratio(share)) ** 2 for c in costed)
     return min((i / 200 for i in range(201)), key=loss)
 
 
-def held_out(costed: Sequence[Costed], key: Callable[[Costed], str]) -> dict[str, float]:
-    """Each row's ratio at the floor share fitted without the rows of its ``key``, by id."""
+def held_out(costed: Sequence[Costed], key: Callable[[Costed], str],
+             measure: Callable[[Costed, float], float] = Costed.ratio) -> dict[str, float]:
+    """Each row's ``measure`` (``Costed.ratio``: the estimate's; or ``Costed.power_ratio``)
+    at the idle share fitted without the rows of its ``key``, by id."""
     out: dict[str, float] = {}
     for group in sorted({key(c) for c in costed}):
-        share = fit_floor_share([c for c in costed if key(c) != group])
-        out.update({c.run.id: c.ratio(share) for c in costed if key(c) == group})
+        share = fit_idle_share([c for c in costed if key(c) != group])
+        out.update({c.run.id: measure(c, share) for c in costed if key(c) == group})
     return out
 
 
@@ -133,9 +172,23 @@ def within(ratios: Sequence[float]) -> float:
     return sum(BAND[0] <= r <= BAND[1] for r in ratios) / len(ratios)
 
 
-def markdown_table(costed: Sequence[Costed], by_device: Mapping[str, float]) -> str:
-    head = ("| run | measured J/token | estimate | estimate ÷ measured | held out by device | lower bound |\n"
-            "|---|---:|---:|---:|---:|---:|")
+def by_device(c: Costed) -> str:
+    return c.run.hardware
+
+
+def by_source(c: Costed) -> str:
+    return c.run.source_group
+
+
+def markdown_table(costed: Sequence[Costed]) -> str:
+    """A row a run: measured J/token; the estimate, its ratio in sample and held out by
+    device; the power model's ratio at the measured time, held out by device; expected over
+    measured time per token; the lower bound."""
+    est, power = held_out(costed, by_device), held_out(costed, by_device, Costed.power_ratio)
+    head = ("| run | measured J/token | estimate | estimate ÷ measured | held out by device | "
+            "power model at the measured time ÷ measured, held out by device | expected ÷ measured time "
+            "| lower bound |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = [f"| {c.run.id} | {c.run.joules_per_token:.3f} | {c.estimate():.3f} | {c.ratio():.2f} | "
-            f"{by_device[c.run.id]:.2f} | {c.lower_bound:.4f} |" for c in costed]
+            f"{est[c.run.id]:.2f} | {power[c.run.id]:.2f} | {c.time_ratio:.2f} | {c.lower_bound:.4f} |"
+            for c in costed]
     return "\n".join([head, *rows])

@@ -41,6 +41,7 @@ from explorer.core.model import collective_costs, collectives, training
 from explorer.core.model import ops as op
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import TransformerSpec
+from explorer.core.model.quantization import value_bytes
 
 ATTENTION_ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_SOFTMAX, op.Role.ATTN_VALUE})
 
@@ -130,7 +131,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
         arithmetic = (flops - float(o.vector_flops)) / (matrix * e.value("prefill_attention")) + vector_s
         return max(arithmetic, moved / (bandwidth * e.bandwidth))
     if kind == OpClass.GEMM:
-        rows = _rows(o, flops, a.params.weight_bytes)
+        rows = _rows(o, flops, value_bytes(a.model, a.params, o))
         return product_time(e, flops - float(o.vector_flops), moved, rows, float(o.depth), matrix,
                             bandwidth, a.roofs.matrix.precision) + vector_s
     return max(flops / vector, moved / (bandwidth * e.bandwidth))

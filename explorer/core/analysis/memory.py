@@ -12,6 +12,7 @@ from explorer.core.model import parallel, sharding, training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import MAX_BATCH
+from explorer.core.model.quantization import applied, total_bytes, unquantized_bytes
 from explorer.core.model.step_ops import build_ops
 from explorer.core.model.workload import WorkloadParams
 
@@ -30,7 +31,12 @@ def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[float, flo
     split = params.split
     if params.phase == Phase.TRAIN:  # ZeRO-3 shards the weights too
         return int(sharding.device_state(model, params).weights), 0
-    weights = parallel.device_parameters(model, split) * params.weight_bytes
+    quantization = applied(model, params)
+    if quantization is None:
+        weights = parallel.device_parameters(model, split) * params.weight_bytes
+    else:  # a quantized checkpoint: each class of weight at the bytes the file stores it in
+        weights = total_bytes(parallel.device_parameter_classes(model, split), quantization,
+                              unquantized_bytes(model, params))
     if split.devices == 1:
         return weights, model.kv_cache_values(params.kv_tokens) * params.kv_bytes
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model

@@ -33,6 +33,7 @@ from explorer.core.model import ops as op
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec
+from explorer.core.model.quantization import value_bytes
 from explorer.core.model.workload import WorkloadParams
 
 
@@ -113,7 +114,8 @@ def _expected(decode: Analysis, part: Analysis, e_decode: Expected, e_part: Expe
         return float(e_decode.op_time_s[i]) + float(e_part.op_time_s[j]) - kernel_s
     flops, moved, _ = _work(decode, part, i, j)
     matrix = decode.roofs.matrix
-    weights = max(float(o.weight_bytes), float(part.ops[j].weight_bytes)) / decode.params.weight_bytes
+    weights = max(float(o.weight_bytes), float(part.ops[j].weight_bytes)) / value_bytes(decode.model,
+                                                                                          decode.params, o)
     rows = flops / (2 * weights)
     vector = float(o.vector_flops) + float(part.ops[j].vector_flops)
     return product_time(e_decode.efficiency, flops - vector, moved, rows, float(o.depth), matrix.flops_per_s,

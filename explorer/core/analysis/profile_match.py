@@ -22,6 +22,7 @@ from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
 from explorer.core.model.ops import Op
 from explorer.core.model.profile import Profile, ProfiledKernel
+from explorer.core.model.quantization import value_bytes
 from explorer.core.units import format_si, format_time
 from explorer.paths import resource_path
 
@@ -185,7 +186,7 @@ def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
         depth = int(o.depth) if np.ndim(o.depth) == 0 else 0
         if op_class(o) != OpClass.GEMM or depth <= 0 or not o.weight_bytes:
             continue
-        values = float(o.weight_bytes) / a.params.weight_bytes
+        values = float(o.weight_bytes) / value_bytes(a.model, a.params, o)
         out.setdefault((depth, int(values // depth)), []).append(i)
     return out
 

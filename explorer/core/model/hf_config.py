@@ -60,6 +60,7 @@ Mistral 7B 7.24 B, Mixtral 8×7B 46.7 B total and 12.9 B active, Qwen2.5 7B 7.62
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -85,9 +86,11 @@ from explorer.core.model.hf_families import (
     TRANSFORMERS_DEFAULTS,
 )
 from explorer.core.model.hf_fields import ConfigFields
+from explorer.core.model.hf_names import folder_name, hub_name, repository_of
 from explorer.core.model.hf_patterns import ExpertFields, llama4_experts, local_layers, null
 from explorer.core.model.hf_readers import defaults_note, falcon, gpt_oss_windows
 from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.quantization import Quantization, QuantizationError, read_quantization
 
 if TYPE_CHECKING:
     from explorer.core.model.custom import CustomSpec
@@ -99,22 +102,34 @@ SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 def read_config_file(path: str | Path, name: str = "", named: bool = False) -> TransformerSpec:
     """The model a ``config.json`` describes; a ``DataFileError`` naming the file and field.
     ``name``: what to call it when the file names no ``_name_or_path``, or (``named``: a
-    cache's "org/name" repository, which says it better than a leftover training path)
-    whatever the file says."""
+    cache's "org/name" repository, which says it better than a leftover training path or a
+    fine-tune's base model) whatever the file says. By default where the file lies names it
+    so, the same wherever it is opened from (``hf_names``)."""
     path = Path(path)
+    if not name:  # where it lies names it: a cache's repository (whatever the file says), else its folder
+        where = Path(os.path.abspath(path))
+        repository = repository_of(where)
+        named = bool(repository)
+        folder = folder_name(where.parent) if where.name.lower() == "config.json" else where.stem
+        name = repository or folder
     return spec_from_config_text(read_text(path), str(path), name, named)
 
 
 def chosen_model(models: Mapping[str, ModelSpec], ident: str | None,
                  config_path: str | None = None) -> ModelSpec:
-    """The preset ``ident`` in ``models`` (an UnknownIdError names close matches), or, given
-    ``config_path``, the model that config.json describes (a DataFileError names the file
-    and field)."""
+    """The preset ``ident`` in ``models``, or the config.json listed as ``ident`` (an "hf-"
+    id: shipped or in the Hugging Face cache, ``local_models``; an UnknownIdError names close
+    matches), or, given ``config_path``, the model that config.json describes (a
+    DataFileError names the file and field)."""
     if config_path:
         return read_config_file(config_path)
     if ident is None:
         raise ValueError("no model: a preset's id or a config.json is needed")
-    return models[ident]
+    if ident in models or not ident.startswith("hf-"):
+        return models[ident]
+    from explorer.core.model.local_models import find_model  # (it reads the cache: only when asked)
+
+    return find_model(ident, list(models))
 
 
 def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = False) -> TransformerSpec:
@@ -126,7 +141,7 @@ def spec_from_config_text(text: str, origin: str, name: str = "", named: bool = 
         raise DataFileError(origin, "is nested too deeply to be a model configuration") from None
     if not isinstance(config, dict):
         raise DataFileError(origin, "must hold a JSON object (a Hugging Face config.json)")
-    if name and (named or not _given_name(config)):
+    if name and (named or not hub_name(_given_name(config))):
         config = {**config, "_name_or_path": name}
     return spec_from_config(config, origin)
 
@@ -146,6 +161,8 @@ def spec_from_config(config: dict[str, object], origin: str) -> TransformerSpec:
     else:
         spec = _decoder(r, family)
     _check(r, spec)
+    if family in DEEPSEEK:  # DeepSeek counts activated parameters without the input embedding table
+        spec = replace(spec, active_without_embedding=True)
     if family == "Llama4ForCausalLM" and spec.window_layers:
         chunked = (f"its chunked attention ({spec.sliding_window:,}-token chunks on "
                    f"{len(spec.window_layers)} of {spec.layers} layers) is costed as a window of a whole "
@@ -164,7 +181,8 @@ def _text_config(config: dict[str, object], origin: str, family: str,
     if not isinstance(text, dict):
         raise DataFileError(origin, f"must be an object (the text model's configuration), got {brief(text)}",
                             field="text_config")
-    outer = {k: config[k] for k in ("_name_or_path", "torch_dtype", "dtype") if k in config}
+    kept = ("_name_or_path", "torch_dtype", "dtype", "quantization_config")
+    outer = {k: config[k] for k in kept if k in config}
     return {**outer, **text, "architectures": [family]}
 
 
@@ -201,9 +219,11 @@ def _given_name(config: dict[str, object]) -> str:
 
 
 def _name(r: ConfigFields, family: str) -> str:
-    """A name from the file: its ``_name_or_path``, else the file's own name, or its folder's
-    for a ``config.json`` (a Hub download keeps the repository's name), else the family."""
-    given = _given_name(r.config)
+    """A name from the file: its ``_name_or_path`` (a path there: the folder that names the
+    model, ``hf_names``), else the file's own name, or its folder's for a ``config.json`` (a
+    cache's repository; not a snapshot's hash nor a checkpoint-N: the folder above), else
+    the family."""
+    given = hub_name(_given_name(r.config))
     if given:
         return given.rsplit("/", 1)[-1][:80]
     path = Path(r.origin)
@@ -211,10 +231,12 @@ def _name(r: ConfigFields, family: str) -> str:
         return family
     if path.name.lower() != "config.json":
         return path.stem[:80]  # mixtral-8x7b.json: two configs in one folder keep their names
-    return path.parent.name[:80] or family
+    return folder_name(path.parent).rsplit("/", 1)[-1][:80] or family
 
 
 def _ident(name: str) -> str:
+    """``hf-`` and the name ("ORG/NAME" keeps the organisation); a path as ``hf_names`` reads it."""
+    name = hub_name(name) or name
     return "hf-" + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model")
 
 
@@ -229,6 +251,7 @@ class _Common(TypedDict):
     origin: str
     config: str
     file_dtype: str
+    quantization: Quantization | None
 
 
 TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float": "fp32", "half": "fp16"}
@@ -245,7 +268,16 @@ def _common(r: ConfigFields, family: str) -> _Common:
     canonical = json.dumps(kept, sort_keys=True, separators=(",", ":"))
     return {"id": ident, "name": name, "source": SOURCE, "published_parameters": 0,
             "parameters_source": SOURCE, "origin": r.origin, "config": canonical,
-            "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else ""}
+            "file_dtype": TORCH_DTYPES.get(stored, "") if isinstance(stored, str) else "",
+            "quantization": _quantization(r)}
+
+
+def _quantization(r: ConfigFields) -> Quantization | None:
+    """The file's ``quantization_config`` read (``quantization``), its faults named."""
+    try:
+        return read_quantization(r.config)
+    except QuantizationError as exc:
+        raise r.error("quantization_config", str(exc)) from None
 
 
 def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
@@ -363,9 +395,12 @@ def _experts(r: ConfigFields, family: str) -> ExpertFields:
                 "expert_width": r.integer("intermediate_size"), "router_bias": True, "expert_bias": True}
     if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
         every = r.integer("decoder_sparse_step", default=1)
-        if every != 1 or r.config.get("mlp_only_layers"):
+        if every != 1:
             raise r.error("decoder_sparse_step",
                           "only configurations with an MoE MLP in every layer are read")
+        if r.config.get("mlp_only_layers"):
+            raise r.error("mlp_only_layers", "only configurations with an MoE MLP in every layer are read "
+                                             "(no dense-only layers)")
         shared = r.integer("shared_expert_intermediate_size", default=0, minimum=0)
         return {"experts": r.integer("num_experts"),
                 "experts_per_token": r.integer("num_experts_per_tok"),
@@ -405,8 +440,11 @@ def stored_precision(params: WorkloadParams, model: ModelSpec | CustomSpec) -> W
     """``params`` with a config.json's weights in the precision its file stores them in
     (``torch_dtype``) where no weight precision was given: the default for a model the user
     opens (a preset keeps the compute precision). When the user gives another, the analysis
-    notes what the file says."""
+    notes what the file says. A quantized checkpoint keeps no weight precision: its
+    ``quantization`` sets each weight's bytes (``quantization.applied``)."""
     stored = getattr(model, "file_dtype", "")
+    if getattr(model, "quantization", None) is not None:
+        return params
     if not stored or params.weight_dtype is not None or params.phase == Phase.TRAIN or stored == params.dtype:
         return params
     return replace(params, weight_dtype=stored)

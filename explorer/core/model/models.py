@@ -8,6 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from explorer.core.model.quantization import (
+    ATTENTION,
+    EMBEDDING,
+    EXPERTS,
+    LM_HEAD,
+    MLP,
+    NORM,
+    ROUTER,
+    Quantization,
+)
+
 
 @dataclass(frozen=True)
 class TransformerSpec:
@@ -67,6 +78,10 @@ class TransformerSpec:
     config: str = ""  # the Hugging Face config.json this spec was read from (canonical JSON)
     file_dtype: str = ""  # the precision that file stores weights in (torch_dtype); "" if it names none
     unmodelled: str = ""  # what the file describes that the analysis leaves out (a vision encoder)
+    quantization: Quantization | None = None  # how the file stores its weights (quantization_config)
+    # The family counts a token's active parameters without the input embedding table, of
+    # which a token reads one row (DeepSeek: V3's 37 B, V2-Lite's 2.4 B).
+    active_without_embedding: bool = False
 
     item_unit = "tokens"
 
@@ -149,6 +164,30 @@ class TransformerSpec:
             mlp = self._mlp_parameters(self.mlp_width)
         return self._attention_parameters() + mlp + norms
 
+    def layer_parameter_classes(self, layer: int = 0, active: bool = False) -> dict[str, int]:
+        """``layer_parameters`` by class of weight (``quantization``'s classes: attention with
+        its biases and query/key norms, the dense MLP or shared experts, the routed experts,
+        the router with its bias and the shared experts' gate, the layer's norms)."""
+        d = self.d_model
+        out = {ATTENTION: self._attention_parameters(),
+               NORM: self.norms_per_layer * self._norm_parameters()}
+        if self.moe_layer(layer):
+            out[ROUTER] = d * self.experts + (self.experts if self.router_bias else 0) + \
+                (d if self.shared_gate else 0)
+            # each expert with its biases where it has them (GPT-OSS)
+            out[EXPERTS] = (self.experts_per_token if active else self.experts) * self.expert_parameters()
+            out[MLP] = self._mlp_parameters(self.shared_width) if self.shared_width else 0
+        else:
+            out[MLP] = self._mlp_parameters(self.mlp_width)
+        return out
+
+    def end_parameter_classes(self) -> dict[str, int]:
+        """The weights outside the layers by class: the embedding tables, the final norm, the
+        LM head (none when tied to the embedding)."""
+        return {EMBEDDING: self.embedding_parameters(),
+                NORM: self._norm_parameters(),
+                LM_HEAD: 0 if self.tied_embeddings else self.vocab * self.d_model}
+
     def embedding_parameters(self) -> int:
         """Token (and learned position) embedding tables."""
         positions = self.max_context * self.d_model if self.positions == "learned" else 0
@@ -156,13 +195,15 @@ class TransformerSpec:
 
     def parameter_count(self, active: bool = False) -> int:
         """Every parameter; ``active``: those one token uses (a mixture of experts routes each
-        token to a few of its experts)."""
+        token to a few of its experts; without the input embedding table where the family
+        counts so, ``active_without_embedding``)."""
         final_norm = self._norm_parameters()
         lm_head = 0 if self.tied_embeddings else self.vocab * self.d_model
+        embedding = 0 if active and self.active_without_embedding else self.embedding_parameters()
         if not self.moe:  # every layer alike
-            return self.embedding_parameters() + self.layers * self.layer_parameters() + final_norm + lm_head
+            return embedding + self.layers * self.layer_parameters() + final_norm + lm_head
         layers = sum(self.layer_parameters(i, active) for i in range(self.layers))
-        return self.embedding_parameters() + layers + final_norm + lm_head
+        return embedding + layers + final_norm + lm_head
 
     def matmul_parameters(self) -> int:
         """Weights used in matrix products by a dense model: every projection, plus the LM

@@ -182,23 +182,43 @@ def device_parameters(model: ModelSpec, split: Split) -> int:
     return _transformer_device_parameters(model, split)
 
 
-@lru_cache(maxsize=64)  # a what-if drag analyses the same model and split on every frame
+def device_parameter_classes(model: ModelSpec, split: Split) -> dict[str, int]:
+    """``device_parameters`` by class of weight (``quantization``'s classes; a model that is
+    not a transformer: all of its parameters under "other")."""
+    if not isinstance(model, TransformerSpec):
+        return {"other": model.parameter_count()}
+    return dict(_transformer_device_classes(model, split))
+
+
 def _transformer_device_parameters(model: TransformerSpec, split: Split) -> int:
+    return sum(count for _, count in _transformer_device_classes(model, split))
+
+
+@lru_cache(maxsize=64)  # a what-if drag analyses the same model and split on every frame
+def _transformer_device_classes(model: TransformerSpec, split: Split) -> tuple[tuple[str, int], ...]:
     shard = expert_shard(tensor_shard(model, split.tp), split.ep)
     router_rest = 0
     if split.ep > 1:  # every device routes its own tokens over all the experts
         router_rest = model.d_model * (model.experts - shard.experts) * (2 if model.router_bias else 1)
-    ends = shard.parameter_count() - sum(shard.layer_parameters(i) for i in range(model.layers))
-    embedding = shard.embedding_parameters()
+    ends = shard.end_parameter_classes()
     stages = stage_layers(model.layers, split.pp)
 
-    def stage_total(index: int, layers: tuple[int, ...]) -> int:
-        own = sum(shard.layer_parameters(i) + (router_rest if shard.moe_layer(i) else 0) for i in layers)
-        if split.pp == 1:
-            return own + ends
-        return own + (embedding if index == 0 else 0) + (ends - embedding if index == len(stages) - 1 else 0)
+    def stage_total(index: int, layers: tuple[int, ...]) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for i in layers:
+            for name, count in shard.layer_parameter_classes(i).items():
+                total[name] = total.get(name, 0) + count
+            if shard.moe_layer(i):
+                total["router"] += router_rest
+        last = len(stages) - 1
+        held = ends if split.pp == 1 else {name: count for name, count in ends.items()
+                                           if (index == 0 if name == "embedding" else index == last)}
+        for name, count in held.items():
+            total[name] = total.get(name, 0) + count
+        return total
 
-    return max(stage_total(i, layers) for i, layers in enumerate(stages))
+    busiest = max((stage_total(i, layers) for i, layers in enumerate(stages)), key=lambda t: sum(t.values()))
+    return tuple(busiest.items())
 
 
 def expert_parameters(model: ModelSpec, split: Split) -> int:

@@ -37,6 +37,7 @@ from explorer.core.model import ops as op
 from explorer.core.model.applicability import Phase
 from explorer.core.model.custom import CustomSpec, custom_ops
 from explorer.core.model.models import CnnSpec, ModelSpec, TransformerSpec, VitSpec
+from explorer.core.model.quantization import stored_ops
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 
@@ -144,7 +145,7 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> l
         layer_norm("post_mlp_norm")
     add("mlp_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
     embedding, final_norm, lm_head = _model_level_ops(m, p, batch)
-    return [embedding, *out, final_norm, lm_head]
+    return stored_ops(m, p, [embedding, *out, final_norm, lm_head])  # a quantized checkpoint's bytes
 
 
 def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> tuple[op.Op, op.Op, op.Op]:

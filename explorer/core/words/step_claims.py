@@ -13,6 +13,7 @@ from explorer.core.analysis.batching import crossing_batch
 from explorer.core.analysis.roofline import BoundKind
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.ops import Op, Role
+from explorer.core.model.quantization import value_bytes
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share
 from explorer.core.words import parallel_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
@@ -130,7 +131,7 @@ def _touched_in_analysis(state: State) -> float:
     """The same, as the analysis reads them: the routed experts' weight bytes over one expert's."""
     m, p = _transformer(state), state.params
     [up] = [o for o in state.analysis().ops if o.name == "expert_up"]
-    return float(up.weight_bytes) / (2 * m.d_model * m.expert_width * p.weight_bytes)
+    return float(up.weight_bytes) / (2 * m.d_model * m.expert_width * value_bytes(m, p, up))
 
 
 def weights_read(state: State) -> float:
