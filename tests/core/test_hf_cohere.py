@@ -45,3 +45,10 @@ def test_v01_to_the_parameter():
 def test_query_and_key_norms_are_refused_by_name():
     with pytest.raises(DataFileError, match="use_qk_norm"):
         spec_from_config({**COMMAND_R_V01, "use_qk_norm": True}, "plus/config.json")
+
+
+def test_the_weight_classes_count_norms_without_a_bias():
+    spec = spec_from_config(COMMAND_R_V01, "c.json")
+    assert spec.layer_parameter_classes()["norm"] == spec.d_model  # one norm, a weight only
+    layers = spec.layers * sum(spec.layer_parameter_classes().values())
+    assert layers + sum(spec.end_parameter_classes().values()) == spec.parameter_count()

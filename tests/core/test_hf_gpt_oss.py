@@ -85,3 +85,11 @@ def test_fields_left_out_take_gpt_oss_config_defaults_and_are_noted():
     a = analyze(spec, WorkloadParams(context=1024), load_catalog()["h100-sxm"])
     note = next(n for n in a.notes if "GptOssConfig defaults" in n)
     assert "num_local_experts 128" in note and "sliding_window 128" in note and "attention_bias true" in note
+
+
+def test_the_weight_classes_hold_every_parameter():
+    # the classes a quantized checkpoint's bytes are worked out by (attention with its sinks,
+    # experts with their biases, the router with its bias) add up to the count
+    spec = spec_from_config(GPT_OSS_120B, "c.json")
+    classes = sum(sum(spec.layer_parameter_classes(i).values()) for i in range(spec.layers))
+    assert classes + sum(spec.end_parameter_classes().values()) == spec.parameter_count()
