@@ -98,6 +98,21 @@ def test_each_tensor_s_bytes_follow_its_type(tmp_path):
     assert file.bytes_by_class()["attention"] == (2 * 3 * d * d, 2 * attention)
 
 
+def test_the_analysis_holds_the_file_s_bytes_unless_weight_dtype_is_given(tmp_path):
+    spec, file = spec_from_gguf(write_q4_k_m(tmp_path / "m.gguf"))
+    h100 = load_catalog()["h100-sxm"]
+    a = analyze(spec, WorkloadParams(context=64), h100)
+    assert a.totals.weight_bytes == file.weight_bytes == 1_242_624  # each class at its tensors' bytes
+    note = next(n for n in a.notes if "GGUF file's tensors" in n)
+    assert "Q4_K_M" in note and "6.5625 bits a weight for the LM head" in note  # Q6_K: 210 bytes a 256
+    assert "unquantized" not in note
+    override = analyze(spec, WorkloadParams(context=64, weight_dtype="int8"), h100)
+    assert override.totals.weight_bytes == spec.parameter_count()  # one byte a weight, as asked
+    # the real file: F16 tensors and F32 norms, to the byte
+    tiny, tiny_file = spec_from_gguf(TINY)
+    assert analyze(tiny, WorkloadParams(context=64), h100).totals.weight_bytes == tiny_file.weight_bytes
+
+
 def test_a_file_without_tensors_or_with_unknown_ones_is_refused(tmp_path):
     path = tmp_path / "vocab.gguf"
     w = gguf.GGUFWriter(str(path), "llama")

@@ -14,20 +14,25 @@ bytes are their sum (a Q4_K_M file mixes Q4_K with Q6_K and F32 tensors: its
 The decoder is read from the tensor table by llama.cpp's tensor names (``TENSORS``):
 which projections, biases and norms a block has, and the mixture of experts; the sizes from
 the metadata. The spec's parameter count must equal the elements the tensors hold, else the
-file is refused with the difference named: nothing is half-read.
+file is refused with the difference named: nothing is half-read. Its weights' bytes are the
+file's: each class of weight (attention, MLP, experts, router, embedding, LM head, norms)
+takes the bytes its tensors take, as a ``Quantization`` (``stored_quantization``), so the
+memory figure is the file's bytes and each product reads its own tensors' bytes;
+``--weight-dtype`` overrides them, as for a quantized config.json.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.model.models import TransformerSpec
+from explorer.core.model.quantization import Quantization
 from explorer.core.units import format_bytes
 
 SOURCE = "https://github.com/ggml-org/llama.cpp/blob/master/docs/gguf.md"
@@ -199,14 +204,34 @@ def _spec(file: GgufFile) -> TransformerSpec:
     if counted != file.parameters:
         raise DataFileError(origin, f"holds {file.parameters:,} parameters in its tensors but its {arch} "
                                     f"metadata describes {counted:,}: a layout the app does not read exactly")
-    return spec
+    return replace(spec, quantization=stored_quantization(spec, file))
+
+
+def stored_quantization(spec: TransformerSpec, file: GgufFile) -> Quantization:
+    """Bits a weight of each class, so that the spec's count of the class times them is the
+    bytes the file's tensors of that class take (the whole file's bytes, to the byte)."""
+    counts: dict[str, int] = {}
+    for i in range(spec.layers):
+        for kind, n in spec.layer_parameter_classes(i).items():
+            counts[kind] = counts.get(kind, 0) + n
+    for kind, n in spec.end_parameter_classes().items():
+        counts[kind] = counts.get(kind, 0) + n
+    stored = {kind: size for kind, (_, size) in file.bytes_by_class().items() if kind != "rope"}
+    # (a query/key norm is a norm tensor in the file and part of attention in the spec's
+    # classes: a few values' bytes move between the two, the total stays the file's)
+    unplaced = [kind for kind, size in stored.items() if size and not counts.get(kind)]
+    if unplaced:
+        raise DataFileError(file.path, f"holds {', '.join(unplaced)} tensors the decoder read from it has no "
+                                       "weights for: a layout the app does not read exactly")
+    bits = tuple((kind, 8 * size / counts[kind]) for kind, size in stored.items())
+    label = f"a GGUF {file.file_type} file" if file.file_type else "a GGUF file"
+    kinds = ", ".join(file.bytes_by_type())
+    return Quantization("gguf", f"{label} ({kinds} tensors)", bits)
 
 
 def _stored(file: GgufFile) -> str:
-    """The note on how the file stores its weights, and that the analysis's precision is the
-    one the user gives (the per-tensor types are reported, not yet costed one by one)."""
+    """The note on the file's tensors: their bytes by type, and the bits a weight overall."""
     types = ", ".join(f"{kind} {format_bytes(size)}" for kind, size in file.bytes_by_type().items())
     mix = f"a GGUF {file.file_type} file" if file.file_type else "a GGUF file"
     return (f"{mix}: its tensors take {file.weight_bytes:,} bytes ({types}), "
-            f"{8 * file.weight_bytes / file.parameters:.2f} bits a weight; the analysis costs the weights at "
-            "the precision given (--weight-dtype)")
+            f"{8 * file.weight_bytes / file.parameters:.2f} bits a weight")
