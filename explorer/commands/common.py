@@ -81,7 +81,8 @@ def add_workload_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str
                                 help=p.help + default)
 
 
-MODEL_CONFIG_HELP = "a Hugging Face config.json instead of --model (read offline: the file only)"
+MODEL_CONFIG_HELP = ("a Hugging Face config.json, or a GGUF file (its weights at their stored types), "
+                     "instead of --model (read offline: the file only)")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, required: bool, help: str) -> None:
@@ -97,7 +98,12 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
     be read)."""
     from explorer.core.model.hf_config import chosen_model
 
-    return chosen_model(models, args.model or default, getattr(args, "model_config", None))
+    path = getattr(args, "model_config", None)
+    if path and path.lower().endswith(".gguf"):  # llama.cpp's format: the tensor table, no data read
+        from explorer.core.model.gguf_file import spec_from_gguf
+
+        return spec_from_gguf(path)[0]
+    return chosen_model(models, args.model or default, path)
 
 
 def workload_params(args: argparse.Namespace, model=None, err=None):

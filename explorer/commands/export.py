@@ -96,7 +96,11 @@ def _jobs(args, catalog, models, err):
             raise _UsageError("--hardware takes one to four different device ids, comma-separated")
         for ident in hardware:
             catalog[ident]
-        session = Session(hardware=hardware, **model_choice(model_of(args, models, defaults.MODEL)))
+        choice = model_choice(model_of(args, models, defaults.MODEL))
+        if choice["model"] not in models and not choice.get("model_config"):  # a GGUF file's model
+            raise _UsageError("a chart is drawn from a session, which holds a preset's id or a config.json's "
+                              "content: a GGUF file is analysed by analyze, explain, layouts and serve")
+        session = Session(hardware=hardware, **choice)
         return [(session, Path(args.out), args.title, args.subtitle, None, None)]
     from explorer.core.words.scenes import open_scenes
 

@@ -22,7 +22,13 @@ decoder block (``TransformerSpec``):
   ``Llama4ForCausalLM`` / ``Llama4ForConditionalGeneration`` (Llama 4 Scout and Maverick:
   MoE layers every ``interleave_moe_layer_step`` layers with a shared expert, dense ones
   between; chunked attention on three layers in four, costed as a window of a chunk),
-  ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP);
+  ``GPT2LMHeadModel`` (learned positions, LayerNorm, biases, a plain GELU MLP),
+  ``Mistral3ForConditionalGeneration`` (Mistral Small 3.1 / 3.2: the Mistral decoder in its
+  ``text_config``; the Pixtral vision tower is named as not costed), ``CohereForCausalLM``
+  (Command-R: one LayerNorm without a bias before attention and MLP side by side, tied
+  embeddings; ``use_qk_norm`` is refused), ``FalconForCausalLM`` (``hf_readers``: Falcon-7B's
+  multi-query and Falcon-40B's new decoder architecture; ALiBi refused) and
+  ``InternLM2ForCausalLM`` (one fused wqkv, ``bias`` on it and on wo);
 - mixtures of experts: ``MixtralForCausalLM`` (8 experts, 2 per token),
   ``PhimoeForCausalLM`` (Phi-3.5-MoE: Mixtral's shape with LayerNorm and attention biases),
   ``OlmoeForCausalLM`` (OLMoE: 64 small experts, 8 per token, query and key norms),
@@ -32,13 +38,19 @@ decoder block (``TransformerSpec``):
   ``DeepseekV3ForCausalLM`` (multi-head latent attention, a shared expert, the first three
   layers dense, a bias on the router's scores) and ``DeepseekV2ForCausalLM`` (the same
   blocks; V2-Lite projects queries without compressing them, ``q_lora_rank`` null; routing
-  within groups picks the same number of experts per token).
+  within groups picks the same number of experts per token), ``DeepseekForCausalLM``
+  (deepseek-moe v1: ordinary attention, ``first_k_dense_replace`` dense layers, shared
+  experts) and ``GptOssForCausalLM`` (GPT-OSS: a 128-token window on alternate layers, one
+  learned sink logit per head, biases on Q, K, V, O, the router and every expert).
+  ``PhiMoEForCausalLM`` is Phi-3.5-MoE's name for ``PhimoeForCausalLM``; MiniMax's
+  families (linear attention) are refused by name (``REFUSED``).
 
 A config is read as transformers reads it: by its ``architectures``, else its
 ``model_type`` (``MODEL_TYPES``); a field it leaves out takes the default of transformers'
 configuration class where the family has one here (``TRANSFORMERS_DEFAULTS``). Anything
 else, a field of the wrong kind, or a missing one without a default, is refused with the
-file and the field named: nothing is half-read.
+file and the field named: nothing is half-read. The defaults a file was read with are listed
+in the model's note (``hf_readers.defaults_note``).
 
 The parameter counts these give match the published ones (tests/core/test_hf_config.py:
 Mistral 7B 7.24 B, Mixtral 8×7B 46.7 B total and 12.9 B active, Qwen2.5 7B 7.62 B, Gemma 2
@@ -57,20 +69,27 @@ from typing import TYPE_CHECKING, TypedDict
 
 from explorer.core.files.datafile import DataFileError, brief, read_text
 from explorer.core.model.applicability import Phase
+from explorer.core.model.hf_experts import experts
 from explorer.core.model.hf_families import (
+    ALIASES,
     DEEPSEEK,
+    DEEPSEEK_MOE,
     FAMILIES,
     GLM,
     LLAMA_ATTENTION,
     MODEL_TYPES,
     NESTED,
+    NESTED_TEXT,
     QK_NORM,
     QWEN,
+    REFUSED,
+    REFUSED_TYPES,
     TRANSFORMERS_DEFAULTS,
 )
 from explorer.core.model.hf_fields import ConfigFields
 from explorer.core.model.hf_names import folder_name, hub_name, repository_of
-from explorer.core.model.hf_patterns import ExpertFields, llama4_experts, local_layers, null
+from explorer.core.model.hf_patterns import local_layers, null
+from explorer.core.model.hf_readers import defaults_note, falcon, gpt_oss_windows
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.quantization import Quantization, QuantizationError, read_quantization
 
@@ -132,10 +151,16 @@ def spec_from_config(config: dict[str, object], origin: str) -> TransformerSpec:
     family = _family(config, origin)
     unmodelled = ""
     if family in NESTED:  # a multimodal model: its text decoder, named and stored as the file says
+        outer = family
         family, unmodelled = NESTED[family]
-        config = _text_config(config, origin, family)
+        config = _text_config(config, origin, family, NESTED_TEXT.get(outer, {}))
     r = ConfigFields(config, origin, TRANSFORMERS_DEFAULTS.get(family))
-    spec = _gpt2(r) if family == "GPT2LMHeadModel" else _decoder(r, family)
+    if family == "GPT2LMHeadModel":
+        spec = _gpt2(r)
+    elif family == "FalconForCausalLM":
+        spec = falcon(r, **_common(r, family))
+    else:
+        spec = _decoder(r, family)
     _check(r, spec)
     if family in DEEPSEEK:  # DeepSeek counts activated parameters without the input embedding table
         spec = replace(spec, active_without_embedding=True)
@@ -144,13 +169,16 @@ def spec_from_config(config: dict[str, object], origin: str) -> TransformerSpec:
                    f"{len(spec.window_layers)} of {spec.layers} layers) is costed as a window of a whole "
                    "chunk, the most a token attends to")
         unmodelled = "; ".join(filter(None, (unmodelled, chunked)))
+    unmodelled = "; ".join(filter(None, (unmodelled, defaults_note(r, family))))
     return replace(spec, unmodelled=unmodelled) if unmodelled else spec
 
 
-def _text_config(config: dict[str, object], origin: str, family: str) -> dict[str, object]:
-    """A multimodal config's ``text_config`` (transformers' defaults when it has none) read
-    as ``family``, with the file's name and stored precision."""
-    text = config.get("text_config") or {}
+def _text_config(config: dict[str, object], origin: str, family: str,
+                 default: Mapping[str, object]) -> dict[str, object]:
+    """A multimodal config's ``text_config`` (``default``, the text model transformers'
+    multimodal class builds, when it has none) read as ``family``, with the file's name and
+    stored precision."""
+    text = config.get("text_config") or dict(default)
     if not isinstance(text, dict):
         raise DataFileError(origin, f"must be an object (the text model's configuration), got {brief(text)}",
                             field="text_config")
@@ -168,7 +196,13 @@ def _family(config: dict[str, object], origin: str) -> str:
         isinstance(architectures[0], str) else None
     if named in FAMILIES:
         return named
+    if named in ALIASES:
+        return ALIASES[named]
     model_type = config.get("model_type")
+    refused = named if named in REFUSED else \
+        REFUSED_TYPES.get(model_type) if isinstance(model_type, str) else None
+    if refused:
+        raise r.error("architectures", f"{refused} is not read: {REFUSED[refused]}")
     if isinstance(model_type, str) and model_type in MODEL_TYPES:
         return MODEL_TYPES[model_type]
     if named is None:
@@ -251,6 +285,11 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
     if family in ("LlamaForCausalLM", "GraniteForCausalLM") and r.flag("mlp_bias", default=False):
         raise r.error("mlp_bias", "biases in the MLP's projections are not modelled (their parameters "
                                   "would be left out of the count): the app reads mlp_bias false only")
+    if family == "CohereForCausalLM" and r.flag("use_qk_norm", default=False):
+        raise r.error("use_qk_norm", "Cohere's query and key norms (a LayerNorm per head, heads × head_dim "
+                                     "weights each) are not modelled: the app reads use_qk_norm false only")
+    cohere = family == "CohereForCausalLM"  # one LayerNorm (no bias) before attention and MLP side by side
+    gpt_oss = family == "GptOssForCausalLM"
     d = r.integer("hidden_size")
     layers = r.integer("num_hidden_layers")
     heads = r.integer("num_attention_heads")
@@ -260,7 +299,7 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
         head_dim = 0  # the usual width: nothing to override
     gemma = family.startswith("Gemma")
     moe = family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM", "Qwen2MoeForCausalLM",
-                     "Qwen3MoeForCausalLM", "Llama4ForCausalLM", *DEEPSEEK)
+                     "Qwen3MoeForCausalLM", "Llama4ForCausalLM", "GptOssForCausalLM", *DEEPSEEK_MOE)
     window = 0
     window_layers: tuple[int, ...] = ()
     if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
@@ -273,6 +312,8 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
     elif family == "Llama4ForCausalLM" and not null(r, "attention_chunk_size"):
         window = r.integer("attention_chunk_size")
         window_layers = local_layers(r, layers, "chunked_attention")
+    elif gpt_oss and not null(r, "sliding_window"):
+        window, window_layers = r.integer("sliding_window"), gpt_oss_windows(r, layers)
     elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
         # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
         window = r.integer("sliding_window")
@@ -285,66 +326,37 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
                             default=0 if moe else None, minimum=0),
         gated_mlp=True,
         activation=r.activation("hidden_activation", "hidden_act") if gemma else r.activation("hidden_act"),
-        norm="layernorm" if family == "PhimoeForCausalLM" else "rmsnorm",
+        norm="layernorm" if family in ("PhimoeForCausalLM", "CohereForCausalLM") else "rmsnorm",
+        norm_bias=not cohere,  # CohereLayerNorm: a weight, no bias (modeling_cohere.py)
+        parallel_block=cohere,
         vocab=r.integer("vocab_size"),
         tied_embeddings=r.flag("tie_word_embeddings", default=gemma),
         bias=False,
-        fused_qkv=family == "Phi3ForCausalLM",
+        fused_qkv=family in ("Phi3ForCausalLM", "InternLM2ForCausalLM"),  # InternLM2: one wqkv
         positions="rope",
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
-        qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
+        qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or _internlm2_bias(r, family)
         or (family in (*LLAMA_ATTENTION, *GLM)
             and r.flag("attention_bias", default=family in ("PhimoeForCausalLM", *GLM))),
         # Llama's attention (and the families built on it) puts attention_bias on o_proj too;
         # GLM's output projection has none (GlmAttention at 008e5743)
-        o_bias=family in LLAMA_ATTENTION and r.flag("attention_bias", default=family == "PhimoeForCausalLM"),
+        o_bias=_internlm2_bias(r, family)
+        or (family in LLAMA_ATTENTION and r.flag("attention_bias", default=family == "PhimoeForCausalLM")),
+        attention_sinks=gpt_oss,  # GptOssAttention.sinks: one learned logit per head
         qk_norm=family in QK_NORM,
-        norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Glm4ForCausalLM") else 2,
+        norms_per_layer=4 if family in ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Glm4ForCausalLM")
+        else 1 if cohere else 2,
         sliding_window=window,
         window_layers=window_layers,
-        **_experts(r, family),
+        **experts(r, family),
     )
 
 
-def _experts(r: ConfigFields, family: str) -> ExpertFields:
-    if family in DEEPSEEK:  # V2 routes within groups (n_group, topk_group): the same work per token
-        every = r.integer("moe_layer_freq", default=1)
-        if every != 1:
-            raise r.error("moe_layer_freq", "only configurations with an MoE MLP in every layer after "
-                                            "the first dense ones are read")
-        return {"experts": r.integer("n_routed_experts"),
-                "experts_per_token": r.integer("num_experts_per_tok"),
-                "expert_width": r.integer("moe_intermediate_size"),
-                "shared_width": r.integer("n_shared_experts", default=0, minimum=0)
-                * r.integer("moe_intermediate_size"),
-                "dense_layers": r.integer("first_k_dense_replace", default=0, minimum=0),
-                "router_bias": r.config.get("topk_method") == "noaux_tc",
-                "q_lora_rank": r.integer("q_lora_rank", default=0, minimum=0),
-                "kv_lora_rank": r.integer("kv_lora_rank"),
-                "qk_nope_head_dim": r.integer("qk_nope_head_dim"),
-                "qk_rope_head_dim": r.integer("qk_rope_head_dim"),
-                "v_head_dim": r.integer("v_head_dim")}
-    if family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM"):  # Mixtral-shaped
-        return {"experts": r.integer("num_experts" if family == "OlmoeForCausalLM" else "num_local_experts"),
-                "experts_per_token": r.integer("num_experts_per_tok"),
-                "expert_width": r.integer("intermediate_size")}
-    if family == "Llama4ForCausalLM":  # one shared expert as wide as the routed ones
-        return llama4_experts(r)
-    if family in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
-        every = r.integer("decoder_sparse_step", default=1)
-        if every != 1:
-            raise r.error("decoder_sparse_step",
-                          "only configurations with an MoE MLP in every layer are read")
-        if r.config.get("mlp_only_layers"):
-            raise r.error("mlp_only_layers", "only configurations with an MoE MLP in every layer are read "
-                                             "(no dense-only layers)")
-        shared = r.integer("shared_expert_intermediate_size", default=0, minimum=0)
-        return {"experts": r.integer("num_experts"),
-                "experts_per_token": r.integer("num_experts_per_tok"),
-                "expert_width": r.integer("moe_intermediate_size"), "shared_width": shared,
-                "shared_gate": shared > 0}
-    return {}
+def _internlm2_bias(r: ConfigFields, family: str) -> bool:
+    """InternLM2's ``bias``: on its fused wqkv and its wo (InternLM2Config: true by default);
+    its MLP (w1, w3, w2) has none."""
+    return family == "InternLM2ForCausalLM" and r.flag("bias", default=True)
 
 
 def _gpt2(r: ConfigFields) -> TransformerSpec:

@@ -24,6 +24,15 @@ class ConfigFields:
                  defaults: Mapping[str, object] | None = None) -> None:
         self.config, self.origin = config, origin
         self.values = {**(defaults or {}), **{k: v for k, v in config.items() if v is not None}}
+        self.defaults = defaults or {}
+        self.defaulted: dict[str, object] = {}  # the defaults read, for a field the file leaves out
+
+    def _read(self, key: str) -> object:
+        """``key``'s value, noting a default that stands in for a field the file leaves out."""
+        value = self.values[key]
+        if self.config.get(key) is None and key in self.defaults:
+            self.defaulted[key] = value
+        return value
 
     def error(self, field: str | None, message: str) -> DataFileError:
         return DataFileError(self.origin, message, field=field)
@@ -35,7 +44,7 @@ class ConfigFields:
         """The first of ``keys`` present, a whole number from ``minimum`` to ``LIMIT``."""
         for key in keys:
             if self.has(key):
-                value = self.values[key]
+                value = self._read(key)
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise self.error(key, f"must be a whole number, got {brief(value)}")
                 limit = LIMITS.get(key, LIMIT)
@@ -47,7 +56,7 @@ class ConfigFields:
         return default
 
     def flag(self, key: str, default: bool) -> bool:
-        value = self.values.get(key, default)
+        value = self._read(key) if key in self.values else default
         if not isinstance(value, bool):
             raise self.error(key, f"must be true or false, got {brief(value)}")
         return value
@@ -55,7 +64,7 @@ class ConfigFields:
     def activation(self, *keys: str) -> str:
         for key in keys:
             if self.has(key):
-                value = self.values[key]
+                value = self._read(key)
                 if not isinstance(value, str) or value not in ACTIVATIONS:
                     raise self.error(key, f"activation {brief(value)} is not one of {', '.join(ACTIVATIONS)}")
                 return ACTIVATIONS[value]

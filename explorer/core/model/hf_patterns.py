@@ -30,6 +30,7 @@ class ExpertFields(TypedDict, total=False):
     dense_layers: int
     moe_step: int
     router_bias: bool
+    expert_bias: bool
     q_lora_rank: int
     kv_lora_rank: int
     qk_nope_head_dim: int

@@ -63,6 +63,10 @@ class TransformerSpec:
     dense_layers: int = 0  # the first layers keep a dense MLP (DeepSeek)
     moe_step: int = 1  # every moe_step-th layer has the experts, the others a dense MLP (Llama 4 Maverick: 2)
     router_bias: bool = False  # a per-expert bias on the router's scores (DeepSeek-V3)
+    expert_bias: bool = False  # biases on each expert's projections (GPT-OSS: gate/up and down)
+    attention_sinks: bool = False  # one learned sink logit per head and layer (GPT-OSS)
+    norm_bias: bool = True  # a LayerNorm with a bias (Cohere's LayerNorm has a weight only)
+    parallel_block: bool = False  # attention and MLP read the same normed input, summed (Cohere, Falcon)
     # Multi-head latent attention (DeepSeek-V2/V3; all 0: ordinary attention). Queries go
     # through a rank-q_lora bottleneck; keys and values are one cached latent of kv_lora
     # values plus a shared rotary key of qk_rope values per token.
@@ -113,7 +117,8 @@ class TransformerSpec:
         d, q, kv = self.d_model, self.q_dim, self.kv_dim
         weights = d * q + 2 * d * kv + q * d
         biases = (q + 2 * kv if self.bias or self.qkv_bias else 0) + (d if self.bias or self.o_bias else 0)
-        return weights + biases + (2 * self.head_dim if self.qk_norm else 0)
+        sinks = self.heads if self.attention_sinks else 0
+        return weights + biases + (2 * self.head_dim if self.qk_norm else 0) + sinks
 
     def _latent_attention_parameters(self) -> int:
         """Q down (d → q_lora), its norm, Q up (q_lora → heads × (nope + rope)); the KV latent
@@ -129,25 +134,30 @@ class TransformerSpec:
         up = self.kv_lora_rank * h * (self.qk_nope_head_dim + self.v_head_dim)
         return query + latent + up + h * self.v_head_dim * d
 
-    def _mlp_parameters(self, width: int) -> int:
+    def _mlp_parameters(self, width: int, bias: bool | None = None) -> int:
         d = self.d_model
-        biases = ((2 * width if self.gated_mlp else width) + d) if self.bias else 0
+        biased = self.bias if bias is None else bias
+        biases = ((2 * width if self.gated_mlp else width) + d) if biased else 0
         return (3 if self.gated_mlp else 2) * d * width + biases
 
     def expert_parameters(self) -> int:
         """One routed expert's weights (0 for a dense model)."""
-        return self._mlp_parameters(self.expert_width) if self.moe else 0
+        return self._mlp_parameters(self.expert_width, self.bias or self.expert_bias) if self.moe else 0
+
+    def _norm_parameters(self) -> int:
+        """One norm's weights: a scale, and a shift for a LayerNorm with a bias."""
+        return 2 * self.d_model if self.norm == "layernorm" and self.norm_bias else self.d_model
 
     def _moe_parameters(self, experts: int) -> int:
         """An MoE layer's MLP with ``experts`` of its routed experts (all, or those a token uses)."""
         router = self.d_model * self.experts + (self.experts if self.router_bias else 0)
         shared = self._mlp_parameters(self.shared_width) if self.shared_width else 0
-        return router + experts * self._mlp_parameters(self.expert_width) + shared + \
+        return router + experts * self.expert_parameters() + shared + \
             (self.d_model if self.shared_gate else 0)
 
     def layer_parameters(self, layer: int = 0, active: bool = False) -> int:
         """Parameters of ``layer``; ``active``: those one token uses (its routed experts only)."""
-        norms = self.norms_per_layer * (2 * self.d_model if self.norm == "layernorm" else self.d_model)
+        norms = self.norms_per_layer * self._norm_parameters()
         if self.moe_layer(layer):
             mlp = self._moe_parameters(self.experts_per_token if active else self.experts)
         else:
@@ -160,12 +170,12 @@ class TransformerSpec:
         the router with its bias and the shared experts' gate, the layer's norms)."""
         d = self.d_model
         out = {ATTENTION: self._attention_parameters(),
-               NORM: self.norms_per_layer * (2 * d if self.norm == "layernorm" else d)}
+               NORM: self.norms_per_layer * self._norm_parameters()}
         if self.moe_layer(layer):
             out[ROUTER] = d * self.experts + (self.experts if self.router_bias else 0) + \
                 (d if self.shared_gate else 0)
-            out[EXPERTS] = (self.experts_per_token if active else self.experts) * self._mlp_parameters(
-                self.expert_width)
+            # each expert with its biases where it has them (GPT-OSS)
+            out[EXPERTS] = (self.experts_per_token if active else self.experts) * self.expert_parameters()
             out[MLP] = self._mlp_parameters(self.shared_width) if self.shared_width else 0
         else:
             out[MLP] = self._mlp_parameters(self.mlp_width)
@@ -175,7 +185,7 @@ class TransformerSpec:
         """The weights outside the layers by class: the embedding tables, the final norm, the
         LM head (none when tied to the embedding)."""
         return {EMBEDDING: self.embedding_parameters(),
-                NORM: 2 * self.d_model if self.norm == "layernorm" else self.d_model,
+                NORM: self._norm_parameters(),
                 LM_HEAD: 0 if self.tied_embeddings else self.vocab * self.d_model}
 
     def embedding_parameters(self) -> int:
@@ -187,7 +197,7 @@ class TransformerSpec:
         """Every parameter; ``active``: those one token uses (a mixture of experts routes each
         token to a few of its experts; without the input embedding table where the family
         counts so, ``active_without_embedding``)."""
-        final_norm = 2 * self.d_model if self.norm == "layernorm" else self.d_model
+        final_norm = self._norm_parameters()
         lm_head = 0 if self.tied_embeddings else self.vocab * self.d_model
         embedding = 0 if active and self.active_without_embedding else self.embedding_parameters()
         if not self.moe:  # every layer alike

@@ -106,7 +106,7 @@ class Quantization:
         kept = [WORDS[c] for c in (ATTENTION, MLP, EXPERTS, ROUTER, EMBEDDING, LM_HEAD, NORM)
                 if self.bits_of(c) is None]
         text = f"{self.label}: {where}" if where else self.label
-        if kept:
+        if kept and self.method != "gguf":  # a GGUF file's classes are all its tensors' own
             text += f"; the {_join(kept)} stay unquantized"
         if self.partial:
             text += f" (single layers the config leaves out, {self.partial}, are counted quantized)"
@@ -356,14 +356,17 @@ def quantization_note(model: object, params: WorkloadParams) -> str:
         return ""
     name = getattr(model, "name", "the model")
     kept = getattr(model, "file_dtype", "") or params.dtype
+    gguf = quantization.method == "gguf"  # a GGUF file's own tensor types (gguf_file)
+    file = "GGUF file" if gguf else "config.json"
     if params.weight_dtype is not None:
-        return (f"{name}'s config.json stores its weights quantized ({quantization.label}); analysed with "
+        return (f"{name}'s {file} stores its weights quantized ({quantization.label}); analysed with "
                 f"{params.weight_dtype} weights as --weight-dtype asks (leave it unset for the file's)")
     if params.phase == Phase.TRAIN:
-        return (f"{name}'s config.json stores its weights quantized ({quantization.label}); training is "
+        return (f"{name}'s {file} stores its weights quantized ({quantization.label}); training is "
                 f"analysed with {params.dtype} weights")
-    text = (f"{name}'s weights as its config.json's quantization_config stores them: "
-            f"{quantization.sentence()} (at {kept}); --weight-dtype overrides")
+    stores = "GGUF file's tensors store" if gguf else "config.json's quantization_config stores"
+    at = "" if gguf else f" (at {kept})"  # a GGUF file gives every class's bytes itself
+    text = f"{name}'s weights as its {stores} them: {quantization.sentence()}{at}; --weight-dtype overrides"
     if quantization.compute and quantization.compute != params.dtype:
         text += (f". Its products are W8A8: engines run them in {quantization.compute} on GPUs with "
                  f"{quantization.compute} tensor cores; analysed in {params.dtype} (--dtype "

@@ -134,7 +134,8 @@ def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> l
     if m.norms_per_layer == 4:
         layer_norm("post_attn_norm")
     add("attn_residual", "residual", op.VECTOR, op.elementwise(n * d, 1, 2, ab))
-    layer_norm("mlp_norm")
+    if m.norms_per_layer != 1:  # one norm: attention and MLP side by side read the same (Cohere, Falcon-7B)
+        layer_norm("mlp_norm")
     if dense:
         block(blocks.mlp(p, n, d, f, m.gated_mlp, m.activation, m.bias), dense)
     if routed:
