@@ -19,8 +19,9 @@ step, request and kernel. ``run_fit`` fits those costs to the published runs of
   device of the model beyond the first (``rank_us``: an engine whose driver process hands
   every step's inputs to one worker process per further GPU pays it on each step's critical
   path; vLLM before 0.6 broadcast a tensor dictionary from its driver to the other workers
-  at the start of each decoding step, vllm-project/vllm#5792, and its successor's
-  tensor-parallel executor was rebuilt around that hand-off, vllm-project/vllm#9856);
+  at the start of each decoding step, vllm-project/vllm#5792; its successor's executor
+  still "broadcasts the scheduler output to the workers", over shared memory,
+  vllm-project/vllm#9856, so ``typical`` carries the term too);
   ``typical`` is the fit over every engine's runs together,
   and stands in for an engine with no runs of its own;
 - the band: the 5th and 95th percentiles of expected ÷ measured over runs predicted with
