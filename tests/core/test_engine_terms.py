@@ -108,6 +108,65 @@ def test_a_fit_finds_the_terms_the_runs_were_made_with():
     assert all(abs(run_fit.predict(r, factors, engines) / r.measured_s - 1) < 0.05 for r in rows)
 
 
+def test_a_few_runs_no_factor_can_explain_do_not_set_the_factors():
+    """Thirty runs made with experts 1.5× slower, and one source of three runs 40× slower
+    than anything its terms could give (an engine leaving the matrix units idle): Huber's
+    weight keeps the expert factor at 1.5 and the dense one near 1, where plain least
+    squares in log scale would let the three runs set them."""
+    truth = {FitClass.EXPERT.value: 0.5}
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(33):
+        units = {c: 0.0 for c in run_fit.COLUMNS}
+        units.update({FitClass.DENSE.value: rng.uniform(1e-3, 1e-2),
+                      FitClass.EXPERT.value: rng.uniform(1e-3, 1e-2), EngineTerm.STEP.value: 1.0})
+        kernels = units[FitClass.DENSE.value] + units[FitClass.EXPERT.value]
+        row = _row(f"r{i}", f"g{i}" if i < 30 else "wild", TYPICAL, units, kernels, truth)
+        rows.append(replace(row, measured_s=40 * row.measured_s) if i >= 30 else row)
+    factors, _ = run_fit.fit(rows)
+    assert factors[FitClass.EXPERT] == pytest.approx(1.5, rel=0.1)
+    assert factors[FitClass.DENSE] < 1.2
+
+
+def test_a_product_bound_by_its_weights_is_its_own_class(models, catalog):
+    """Llama 3 8B on an H100: at batch 1 in decode every layer's product is bound by its
+    weights' bytes (``weight-bound products``); a 2,048-token prompt's are bound by the
+    arithmetic (``dense products``); on a Ryzen 9 7950X (no matrix unit) the prompt's are
+    ``products on vector units``. (The prompt's LM head, one row, stays weight-bound.)"""
+    from explorer.core.analysis.engine_terms import classes
+    from explorer.core.model import ops as op
+
+    model = models["llama-3-8b"]
+    prompt = WorkloadParams(phase="prefill", seq=2048)
+    for device, params, want in (("h100-sxm", WorkloadParams(), FitClass.WEIGHTS),
+                                 ("h100-sxm", prompt, FitClass.DENSE),
+                                 ("ryzen-9-7950x", prompt, FitClass.VECTOR)):
+        a = analyze(model, params, catalog[device])
+        products = {c for o, c in zip(a.ops, classes(a), strict=True)
+                    if o.role in (op.Role.QKV_PROJ, op.Role.O_PROJ, op.Role.GATE_PROJ, op.Role.UP_PROJ,
+                                  op.Role.DOWN_PROJ, op.Role.Q_PROJ, op.Role.K_PROJ, op.Role.V_PROJ)}
+        assert products == {want}, (device, params.phase)
+        head = [c for o, c in zip(a.ops, classes(a), strict=True) if o.role == op.Role.LM_HEAD]
+        assert head == [FitClass.WEIGHTS]
+
+
+def test_the_rank_term_counts_the_devices_of_the_model_beyond_the_first(models, catalog):
+    """At inference a step pays ``rank_us`` for each of the tp × pp devices beyond the
+    first (7 at TP 8, none on one device); a training step, none."""
+    from explorer.core.analysis.engine_terms import EngineFit, features, host_s
+
+    model, h100 = models["mixtral-8x7b"], catalog["h100-sxm"]
+    family = efficiency_for(h100, published())
+    train = WorkloadParams(phase="train", seq=4096, batch=8, tp=8)
+    for params, ranks in ((WorkloadParams(tp=8), 7.0), (WorkloadParams(tp=2, pp=2), 3.0),
+                          (WorkloadParams(), 0.0), (train, 0.0)):
+        a = analyze(model, params, h100)
+        assert features(a, expected(a, family))[EngineTerm.RANK.value] == ranks
+    fit = EngineFit("x", {t: 0.0 for t in EngineTerm} | {EngineTerm.RANK: 150.0}, 1)
+    assert host_s(fit, Phase.DECODE, 8, 8) == pytest.approx(7 * 150e-6)
+    assert host_s(fit, Phase.TRAIN, 8, 8) == 0.0
+
+
 def test_a_held_out_prediction_never_sees_its_own_source(rows):
     """Changing every measured time of one source changes the other sources' held-out
     predictions, never its own."""

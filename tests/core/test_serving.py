@@ -205,8 +205,8 @@ def test_a_user_s_rate_comes_from_the_same_cycle_as_a_device_s(models, catalog):
     assert wall.batch == 248
     cycle = 1024 * wall.tpot_s + 248 * wall.ttft_s
     assert wall.tokens_per_s_per_user == pytest.approx(1024 / cycle)
-    assert wall.tokens_per_s_per_user == pytest.approx(13.9, abs=0.05)  # 1 / TPOT would say 20.0
-    assert 1 / wall.tpot_s == pytest.approx(20.0, abs=0.05)
+    assert wall.tokens_per_s_per_user == pytest.approx(14.8, abs=0.05)  # 1 / TPOT would say 21.8
+    assert 1 / wall.tpot_s == pytest.approx(21.8, abs=0.05)
     for q in p.points:
         assert q.tokens_per_s_per_user * q.batch == pytest.approx(q.tokens_per_s_per_device * 4)
     two = plan(model, WorkloadParams(tp=4, dp=2), h100, 1024, 1024)
@@ -219,21 +219,21 @@ def test_a_user_s_rate_comes_from_the_same_cycle_as_a_device_s(models, catalog):
 
 def test_the_planner_stops_where_throughput_no_longer_grows(models, catalog):
     """Llama 3 8B on a Ryzen 9 7950X, 128 + 128 tokens: the KV cache holds 3,182 requests, but
-    from batch 512 each doubling adds less than 2 % tokens/s (50.7 → 51.7 → 52.2 → 52.3 at
-    the wall) while a token takes 4.8 s, then 9.2, 18 and 28: the plan stops at 512 and says
-    the compute roof limits it (before, it took the wall's 3,182 at 27.9 s a token)."""
+    from batch 1,024 each doubling adds less than 2 % tokens/s (57.3 at 512 → 58.9 → 59.7 →
+    59.9 at the wall) while a token takes 7.5 s, then 14.5 and 22.4: the plan stops at 1,024
+    and says the compute roof limits it (before, it took the wall's 3,182)."""
     from explorer.core.analysis.serving import FLAT
 
     model, cpu = models["llama-3-8b"], catalog["ryzen-9-7950x"]
     p = plan(model, WorkloadParams(), cpu, 128, 128)
     rate = {q.batch: q.tokens_per_s_per_device for q in p.points}
     assert p.kv_wall_sequences == 3182 and FLAT == 0.02
-    assert rate[512] / rate[256] - 1 >= 0.02  # 256 → 512 still grows
-    assert rate[1024] / rate[512] - 1 < 0.02 and rate[2048] / rate[512] < 1.02 ** 2
-    assert rate[3182] / rate[512] < 1.02 ** math.log2(3182 / 512)
-    assert p.chosen.batch == 512 and p.chosen.tpot_s == pytest.approx(4.80, abs=0.01)
+    assert rate[1024] / rate[512] - 1 >= 0.02  # 512 → 1,024 still grows
+    assert rate[2048] / rate[1024] - 1 < 0.02
+    assert rate[3182] / rate[1024] < 1.02 ** math.log2(3182 / 1024)
+    assert p.chosen.batch == 1024 and p.chosen.tpot_s == pytest.approx(7.49, abs=0.01)
     assert p.chosen.limited_by.startswith("the compute roof: throughput no longer grows with the batch "
-                                          "(batch 1,024 gives +1.9")
+                                          "(batch 2,048 gives +1.4")
     # a dip at small batches is no roof: int8 weights run batch 2 slower than 1, then grow
     dip = plan(model, WorkloadParams(weight_dtype="int8"), cpu, 1024, 1024)
     assert dip.points[1].tokens_per_s_per_device < dip.points[0].tokens_per_s_per_device
@@ -247,7 +247,7 @@ def test_an_h100_plan_still_takes_its_wall_or_its_target(models, catalog):
     big = plan(models["llama-3-70b"], WorkloadParams(tp=4), h100, 1024, 1024)
     assert big.chosen.batch == 248 and big.chosen.limited_by.startswith("the KV-cache wall")
     tight = plan(models["llama-3-70b"], WorkloadParams(tp=4), h100, 1024, 1024, tpot_target_s=0.040)
-    assert tight.chosen.batch == 158 and tight.chosen.limited_by.startswith("the TPOT target: batch 159")
+    assert tight.chosen.batch == 188 and tight.chosen.limited_by.startswith("the TPOT target: batch 189")
 
 
 def test_each_point_carries_the_decode_step_s_band(models, catalog):

@@ -15,7 +15,14 @@ step, request and kernel. ``run_fit`` fits those costs to the published runs of
 - for each engine (the ``engine`` workload parameter), its host's milliseconds a step,
   microseconds a request a step and microseconds a kernel, and the microseconds each
   collective costs beyond its modelled time (engines run their own all-reduces, or NCCL's,
-  in or out of a captured graph); ``typical`` is the fit over every engine's runs together,
+  in or out of a captured graph), and the microseconds an inference step costs for each
+  device of the model beyond the first (``rank_us``: an engine whose driver process hands
+  every step's inputs to one worker process per further GPU pays it on each step's critical
+  path; vLLM before 0.6 broadcast a tensor dictionary from its driver to the other workers
+  at the start of each decoding step, vllm-project/vllm#5792; its successor's executor
+  still "broadcasts the scheduler output to the workers", over shared memory,
+  vllm-project/vllm#9856, so ``typical`` carries the term too);
+  ``typical`` is the fit over every engine's runs together,
   and stands in for an engine with no runs of its own;
 - the band: the 5th and 95th percentiles of expected ÷ measured over runs predicted with
   terms fitted without their source (leave-one-source-out), by phase; wider (``widen``
@@ -58,6 +65,7 @@ class FitClass(StrEnum):
 
     DENSE = "dense products"  # on matrix units (tensor cores, AMX)
     VECTOR = "products on vector units"  # a precision the device has no matrix unit for (most CPUs)
+    WEIGHTS = "weight-bound products"  # dense or on vector units, their weights' bytes the roof that binds
     EXPERT = "expert products"
     ATTENTION = "attention"
     MEMORY = "memory-bound kernels"
@@ -71,10 +79,11 @@ class EngineTerm(StrEnum):
     SEQUENCE = "sequence_us"  # each request (sequence) in each inference step
     KERNEL = "kernel_us"  # each kernel launched
     COLLECTIVE = "collective_us"  # each collective across devices (an all-reduce's latency)
+    RANK = "rank_us"  # each inference step, for each device of the model beyond the first
 
 
 TERM_SCALE = {EngineTerm.STEP: 1e-3, EngineTerm.SEQUENCE: 1e-6, EngineTerm.KERNEL: 1e-6,
-              EngineTerm.COLLECTIVE: 1e-6}  # to seconds
+              EngineTerm.COLLECTIVE: 1e-6, EngineTerm.RANK: 1e-6}  # to seconds
 
 
 @dataclass(frozen=True)
@@ -117,12 +126,25 @@ class RunTerms:
         return self.kinds.get(kind) or self.kinds[DeviceKind.GPU]
 
 
-def fit_class(o: op.Op, on_vector: bool = False) -> FitClass | None:
+def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False) -> FitClass | None:
     """The class an op's work is scaled in (None: none; ``expected.op_class`` refined):
-    ``on_vector`` when the step's products run on vector units."""
+    ``on_vector`` when the step's products run on vector units, ``memory_bound`` when the
+    op's bytes, not its arithmetic, set its roofline bound.
+
+    A product bound by its weights' bytes (decode at small batches) is its own class: what
+    limits it in a whole run is the bandwidth the engine streams weights at, not the share
+    of the arithmetic peak its micro-kernel reaches, and the two differ by engine and
+    device (on a Ryzen 9 7950X, llama.cpp's Q8_0 prompt processing reached about a fifth of
+    the int8 vector roof while its token generation streamed weights at about 0.8 of the
+    DDR5 peak: ik_llama.cpp PR #54); one factor for both would carry a compute-bound
+    product's shortfall into a weight-bound one's."""
     kind = op_class(o)
     if kind == OpClass.GEMM:
-        return FitClass.EXPERT if o.role in EXPERT_ROLES else FitClass.VECTOR if on_vector else FitClass.DENSE
+        if o.role in EXPERT_ROLES:
+            return FitClass.EXPERT
+        if memory_bound:
+            return FitClass.WEIGHTS
+        return FitClass.VECTOR if on_vector else FitClass.DENSE
     return {OpClass.ATTENTION: FitClass.ATTENTION, OpClass.MEMORY: FitClass.MEMORY,
             OpClass.LINK: FitClass.LINK}.get(kind)
 
@@ -130,7 +152,7 @@ def fit_class(o: op.Op, on_vector: bool = False) -> FitClass | None:
 def classes(a: Analysis) -> list[FitClass | None]:
     """Each op's ``FitClass`` in ``a``'s step."""
     on_vector = a.roofs.matrix.unit != "matrix"
-    return [fit_class(o, on_vector) for o in a.ops]
+    return [fit_class(o, on_vector, bool(m)) for o, m in zip(a.ops, a.memory_bound, strict=True)]
 
 
 def _step_sum(a: Analysis, values: NDArray[np.float64]) -> float:
@@ -153,7 +175,14 @@ def features(a: Analysis, e: Expected) -> dict[str, float]:
     out[EngineTerm.SEQUENCE.value] = 0.0 if a.params.phase == Phase.TRAIN else float(a.params.local_batch)
     out[EngineTerm.KERNEL.value] = _step_sum(a, launches(a))
     out[EngineTerm.COLLECTIVE.value] = _step_sum(a, _collectives(a))
+    out[EngineTerm.RANK.value] = _ranks(a)
     return out
+
+
+def _ranks(a: Analysis) -> float:
+    """The devices of the model beyond the first, at inference (0 in training): the workers
+    an engine's driver hands each step's inputs to."""
+    return 0.0 if a.params.phase == Phase.TRAIN else float(a.params.tp * a.params.pp - 1)
 
 
 def _collectives(a: Analysis) -> NDArray[np.float64]:
@@ -173,12 +202,14 @@ def launch_s(a: Analysis, fit: EngineFit) -> NDArray[np.float64]:
             + fit.terms[EngineTerm.COLLECTIVE] * TERM_SCALE[EngineTerm.COLLECTIVE] * _collectives(a))
 
 
-def host_s(fit: EngineFit, phase: Phase, sequences: int) -> float:
-    """The engine's host seconds a step: once, and for each of ``sequences`` requests (at
-    inference)."""
-    per_request = 0.0 if phase == Phase.TRAIN else sequences * fit.terms[EngineTerm.SEQUENCE]
+def host_s(fit: EngineFit, phase: Phase, sequences: int, devices: int = 1) -> float:
+    """The engine's host seconds a step: once, and for each of ``sequences`` requests and
+    each of the model's ``devices`` beyond the first (at inference)."""
+    inference = phase != Phase.TRAIN
+    per_request = sequences * fit.terms[EngineTerm.SEQUENCE] if inference else 0.0
+    per_rank = (devices - 1) * fit.terms.get(EngineTerm.RANK, 0.0) if inference else 0.0
     step = fit.terms[EngineTerm.STEP] * TERM_SCALE[EngineTerm.STEP]
-    return step + per_request * TERM_SCALE[EngineTerm.SEQUENCE]
+    return step + per_request * TERM_SCALE[EngineTerm.SEQUENCE] + per_rank * TERM_SCALE[EngineTerm.RANK]
 
 
 def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
@@ -193,7 +224,8 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
         mask = np.array([op_class(o) == name for o in a.ops])
         parts[name] = _step_sum(a, np.where(mask, op_time - kernel_s, 0.0))
     parts[OpClass.KERNELS] = _step_sum(a, kernel_s)
-    parts[OpClass.STEP] = e.parts[OpClass.STEP] + host_s(fit, a.params.phase, a.params.local_batch)
+    parts[OpClass.STEP] = e.parts[OpClass.STEP] + host_s(fit, a.params.phase, a.params.local_batch,
+                                                          a.params.tp * a.params.pp)
     total = _step_sum(a, op_time) + parts[OpClass.STEP]
     out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id)
     return replace(out, band=band(out.time_s, a.params.phase, a.hardware.id in terms.validated, kind,
@@ -208,7 +240,7 @@ def band(time_s: float, phase: Phase, validated: bool, terms: KindTerms, widen: 
     if not validated:
         centre = math.sqrt(low * high)
         low, high = centre * (low / centre) ** widen, centre * (high / centre) ** widen
-    # a band of held-out errors all of one sign (CPUs today) still holds the expected time itself
+    # a band of held-out errors all of one sign (the CPUs' prompts today) still holds the expected time itself
     return time_s / max(high, 1.0), time_s / min(low, 1.0)
 
 

@@ -70,7 +70,8 @@ def mixed_step(model: ModelSpec, params: WorkloadParams, hardware: Hardware, bat
     op_s = (op_s - kernel_s) * op_scale(decode, terms) + kernel_s + launch_s(decode, fit)
     work_alone = _alone(part, alone, apply(part, e_part, read_terms(), params.engine).op_time_s)
     expected_s = float(step_total(decode.counts, op_s, once, factor)) + work_alone + \
-        e_decode.efficiency.value("step_ms") * 1e-3 + host_s(fit, Phase.DECODE, decode.params.local_batch + 1)
+        e_decode.efficiency.value("step_ms") * 1e-3 + host_s(fit, Phase.DECODE, decode.params.local_batch + 1,
+                                                             decode.params.tp * decode.params.pp)
     return MixedStep(bound_s, expected_s, "expected", decode, part)
 
 
