@@ -23,8 +23,10 @@ def test_serve_draws_the_plan_as_data_and_as_svg(tmp_path):
             mark = points[f"batch {p['batch']}"]
             assert mark["tokens_per_s_per_user"] == pytest.approx(p["tokens_per_s_per_user"], rel=1e-6)
             assert mark["tokens_per_s_per_device"] == pytest.approx(p["tokens_per_s_per_device"], rel=1e-6)
-    assert "batch 158" in points and "batch 159" in points  # the chosen batch and the next
-    assert [m["name"] for m in picture["markers"] if m["kind"] == "selection"] == ["chosen: batch 158"]
+    chosen = plan["chosen"]["batch"]  # the largest batch within the TPOT target
+    assert plan["chosen"]["tpot_s"] <= 0.040 and f"batch {chosen + 1} takes" in plan["chosen"]["limited_by"]
+    assert f"batch {chosen}" in points and f"batch {chosen + 1}" in points  # the chosen batch and the next
+    assert [m["name"] for m in picture["markers"] if m["kind"] == "selection"] == [f"chosen: batch {chosen}"]
     assert any(line["tooltip"].startswith("the TPOT target, 40 ms") for line in picture["lines"])
     svg = tmp_path / "serve.svg"
     code, _, err = run("serve", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "4",

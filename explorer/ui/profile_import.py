@@ -65,10 +65,8 @@ class ProfileImport(QtCore.QObject):
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Stop the import (Esc): the chart stays as it was")
         self.cancel_button.clicked.connect(self.cancel)
-        status = window.statusBar()
-        for widget in (self.label, self.bar, self.cancel_button):
-            status.addPermanentWidget(widget)
-            widget.hide()
+        for widget in (self.bar, self.cancel_button):  # no taller than the status bar's text
+            widget.setMaximumHeight(window.statusBar().fontMetrics().height() + 2)
         self.escape = QtGui.QShortcut(QtGui.QKeySequence("Esc"), window)
         self.escape.setContext(QtCore.Qt.ShortcutContext.WindowShortcut)
         self.escape.setEnabled(False)  # only while an import runs (presentation mode has its own Esc)
@@ -86,7 +84,9 @@ class ProfileImport(QtCore.QObject):
         self.path, self._cancelled = Path(path), False
         self.label.setText(f"Reading {self.path.name}…")
         self.bar.setValue(0)
-        for widget in (self.label, self.bar, self.cancel_button):
+        status = self.window.statusBar()
+        for widget in (self.label, self.bar, self.cancel_button):  # (in the bar only while it runs)
+            status.addPermanentWidget(widget)
             widget.show()
         self.escape.setEnabled(not self._presenting())
         self.runs.submit(PROFILE, read_in_job(self.path))
@@ -101,7 +101,7 @@ class ProfileImport(QtCore.QObject):
     def _done(self) -> Path | None:
         path, self.path = self.path, None
         for widget in (self.label, self.bar, self.cancel_button):
-            widget.hide()
+            self.window.statusBar().removeWidget(widget)
         self.escape.setEnabled(False)
         return path
 

@@ -52,16 +52,19 @@ def test_the_menu_reads_the_profile_in_the_background_with_progress(window, qtbo
     choose(monkeypatch, trace_file)
     shares: list[float] = []
     window.runs.sig_progress.connect(lambda job, share: shares.append(share) if job == "profile" else None)
+    height, page = window.statusBar().height(), window.chart.page()
     window.act_import_profile.trigger()
     assert reached.wait(10)  # the read is under way, and the window is free meanwhile
     importing = window.profile_import
     assert importing.running and window.state.profiles == ()
     qtbot.waitUntil(lambda: importing.bar.value() == 500, timeout=2000)
     assert importing.cancel_button.isVisible() and "trace.json: 50%" in importing.label.text()
+    assert window.statusBar().height() == height  # the chart does not jump while it reads
     release.set()
     qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=5000)
     assert window.state.profiles[0].tool.startswith("PyTorch profiler")
     assert not importing.running and not importing.bar.isVisible() and not importing.cancel_button.isVisible()
+    assert window.chart.page() == page
     assert shares[:2] == [0.5, 0.75] and shares[-1] == 1.0 and shares == sorted(shares)
     window.state.undo()  # one undo step, as a profile read at once
     assert window.state.profiles == ()

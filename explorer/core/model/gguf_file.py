@@ -216,7 +216,7 @@ def stored_quantization(spec: TransformerSpec, file: GgufFile) -> Quantization:
             counts[kind] = counts.get(kind, 0) + n
     for kind, n in spec.end_parameter_classes().items():
         counts[kind] = counts.get(kind, 0) + n
-    stored = {kind: size for kind, (_, size) in file.bytes_by_class().items() if kind != "rope"}
+    stored = {weights: size for weights, (_, size) in file.bytes_by_class().items() if weights != "rope"}
     # (a query/key norm is a norm tensor in the file and part of attention in the spec's
     # classes: a few values' bytes move between the two, the total stays the file's)
     unplaced = [kind for kind, size in stored.items() if size and not counts.get(kind)]

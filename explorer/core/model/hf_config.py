@@ -281,13 +281,36 @@ def _quantization(r: ConfigFields) -> Quantization | None:
         raise r.error("quantization_config", str(exc)) from None
 
 
-def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
+def _refuse_unmodelled(r: ConfigFields, family: str) -> None:
     if family in ("LlamaForCausalLM", "GraniteForCausalLM") and r.flag("mlp_bias", default=False):
         raise r.error("mlp_bias", "biases in the MLP's projections are not modelled (their parameters "
                                   "would be left out of the count): the app reads mlp_bias false only")
     if family == "CohereForCausalLM" and r.flag("use_qk_norm", default=False):
         raise r.error("use_qk_norm", "Cohere's query and key norms (a LayerNorm per head, heads × head_dim "
                                      "weights each) are not modelled: the app reads use_qk_norm false only")
+
+
+def _windows(r: ConfigFields, family: str, layers: int) -> tuple[int, tuple[int, ...]]:
+    """The sliding (or chunked) attention window and the layers that use it ((0, ()): none)."""
+    if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
+        return r.integer("sliding_window"), tuple(range(layers))
+    if family == "Gemma2ForCausalLM":
+        return r.integer("sliding_window", default=4096), tuple(range(0, layers, 2))  # even layers local (HF)
+    if family == "Gemma3ForCausalLM" and not null(r, "sliding_window"):
+        return r.integer("sliding_window"), local_layers(r, layers, "sliding_attention")
+    if family == "Llama4ForCausalLM" and not null(r, "attention_chunk_size"):
+        return r.integer("attention_chunk_size"), local_layers(r, layers, "chunked_attention")
+    if family == "GptOssForCausalLM" and not null(r, "sliding_window"):
+        return r.integer("sliding_window"), gpt_oss_windows(r, layers)
+    if family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
+        # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
+        first = r.integer("max_window_layers", default=28, minimum=0)
+        return r.integer("sliding_window"), tuple(range(min(first, layers), layers))
+    return 0, ()
+
+
+def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
+    _refuse_unmodelled(r, family)
     cohere = family == "CohereForCausalLM"  # one LayerNorm (no bias) before attention and MLP side by side
     gpt_oss = family == "GptOssForCausalLM"
     d = r.integer("hidden_size")
@@ -300,25 +323,7 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
     gemma = family.startswith("Gemma")
     moe = family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM", "Qwen2MoeForCausalLM",
                      "Qwen3MoeForCausalLM", "Llama4ForCausalLM", "GptOssForCausalLM", *DEEPSEEK_MOE)
-    window = 0
-    window_layers: tuple[int, ...] = ()
-    if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
-        window, window_layers = r.integer("sliding_window"), tuple(range(layers))
-    elif family == "Gemma2ForCausalLM":
-        window = r.integer("sliding_window", default=4096)
-        window_layers = tuple(range(0, layers, 2))  # even layers local, odd global (HF Gemma2)
-    elif family == "Gemma3ForCausalLM" and not null(r, "sliding_window"):
-        window, window_layers = r.integer("sliding_window"), local_layers(r, layers, "sliding_attention")
-    elif family == "Llama4ForCausalLM" and not null(r, "attention_chunk_size"):
-        window = r.integer("attention_chunk_size")
-        window_layers = local_layers(r, layers, "chunked_attention")
-    elif gpt_oss and not null(r, "sliding_window"):
-        window, window_layers = r.integer("sliding_window"), gpt_oss_windows(r, layers)
-    elif family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
-        # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
-        window = r.integer("sliding_window")
-        first = r.integer("max_window_layers", default=28, minimum=0)
-        window_layers = tuple(range(min(first, layers), layers))
+    window, window_layers = _windows(r, family, layers)
     return TransformerSpec(
         **_common(r, family),
         d_model=d, layers=layers, heads=heads, kv_heads=kv_heads,
