@@ -105,14 +105,15 @@ def test_deepseek_r1_on_8_h200s_holds_its_fp8_blocks_and_fits():
     params = stored_precision(WorkloadParams(tp=8), spec)
     assert params.weight_dtype is None  # the file's quantization sets the bytes
     d, heads, q_rank, kv_rank, nope, rope, v = 7168, 128 // 8, 1536, 512, 128, 64, 128
-    # the MLA projections one device holds (its 16 heads); q and kv norms counted with them
-    attention = (d * q_rank + q_rank + q_rank * heads * (nope + rope) + d * (kv_rank + rope) + kv_rank
+    # the MLA projections one device holds (its 16 heads); the q and kv latent norms stay bf16
+    attention = (d * q_rank + q_rank * heads * (nope + rope) + d * (kv_rank + rope)
                  + kv_rank * heads * (nope + v) + heads * v * d)
     dense = 3 * d * (18432 // 8)
     routed = 256 * 3 * d * (2048 // 8) + 3 * d * (2048 // 8)  # 256 experts + the shared one
     quantized = 61 * attention + 3 * dense + 58 * routed
     vocab = 129280 // 8
-    unquantized = 2 * vocab * d + 58 * (d * 256 + 256) + 61 * 2 * d + d  # tables, routers, norms
+    unquantized = (2 * vocab * d + 58 * (d * 256 + 256) + 61 * (2 * d + q_rank + kv_rank)
+                   + d)  # tables, routers, norms
     expected = quantized * (1 + 4 / (128 * 128)) + unquantized * 2
     weights, _ = weights_and_kv(spec, params)
     assert weights == pytest.approx(expected, rel=1e-12)

@@ -332,6 +332,38 @@ def unquantized_bytes(model: object, params: WorkloadParams) -> float:
     return DTYPE_BYTES[getattr(model, "file_dtype", "") or params.dtype]
 
 
+def weight_class(model: object, o: Op) -> str:
+    """The class of the weights op ``o`` reads: its role's, except a tied LM head, which
+    reads the embedding table (stored once, at the embedding's precision)."""
+    cls = ROLE_CLASS.get(o.role.value, NORM)
+    return EMBEDDING if cls == LM_HEAD and getattr(model, "tied_embeddings", False) else cls
+
+
+def bytes_of_class(model: object, params: WorkloadParams, module: str) -> float:
+    """Bytes a weight of class ``module`` takes in this step: as the checkpoint stores it
+    (``applied``), else ``params.weight_bytes``. The one rule the analysis and the sentences
+    that restate its weight bytes share."""
+    quantization = applied(model, params)
+    if quantization is None:
+        return params.weight_bytes
+    return bytes_a_weight(module, quantization, unquantized_bytes(model, params))
+
+
+def parameter_classes(model: object) -> dict[str, int]:
+    """Every parameter of a transformer by class (its layers' ``layer_parameter_classes`` and
+    its ``end_parameter_classes``); another model: all of them under "other"."""
+    layers = getattr(model, "layer_parameter_classes", None)
+    if layers is None:
+        return {"other": model.parameter_count()}  # type: ignore[attr-defined]
+    total: dict[str, int] = {}
+    for i in range(model.layers):  # type: ignore[attr-defined]
+        for name, count in layers(i).items():
+            total[name] = total.get(name, 0) + count
+    for name, count in model.end_parameter_classes().items():  # type: ignore[attr-defined]
+        total[name] = total.get(name, 0) + count
+    return total
+
+
 def stored_ops(model: object, params: WorkloadParams, ops: list[Op]) -> list[Op]:
     """``ops`` (built with ``params.weight_bytes`` a weight) with each op's weights at the
     bytes the checkpoint stores them in (``applied``): its class's quantized bits, or the
@@ -342,7 +374,7 @@ def stored_ops(model: object, params: WorkloadParams, ops: list[Op]) -> list[Op]
     built, kept = params.weight_bytes, unquantized_bytes(model, params)
     out = []
     for o in ops:
-        stored = bytes_a_weight(ROLE_CLASS.get(o.role.value, NORM), quantization, kept)
+        stored = bytes_a_weight(weight_class(model, o), quantization, kept)
         weights = o.weight_bytes * (stored / built)
         out.append(replace(o, bytes=o.bytes - o.weight_bytes + weights, weight_bytes=weights))
     return out
@@ -379,4 +411,4 @@ def value_bytes(model: object, params: WorkloadParams, o: Op) -> float:
     quantization = applied(model, params)
     if quantization is None:
         return params.weight_bytes
-    return bytes_a_weight(ROLE_CLASS.get(o.role.value, NORM), quantization, unquantized_bytes(model, params))
+    return bytes_a_weight(weight_class(model, o), quantization, unquantized_bytes(model, params))
