@@ -36,6 +36,14 @@ quantization), and whatever the config lists (``modules_to_not_convert``, ``igno
   ``bnb_4bit_quant_storage`` is the dtype the packed pairs are stored in: it changes no byte
   count. ``load_in_8bit``: 8 bits (a float scale per row left out).
 - ``hqq``: ``nbits`` with a 16-bit scale and zero point per ``group_size`` (64): 4 + 32/64.
+- ``modelopt`` (NVIDIA ModelOpt's export, nvidia/*-FP8 and *-FP4 repositories): ``quant_algo``
+  FP8 (8 bits, a float32 scale a tensor), NVFP4 and W4A16_NVFP4 (4-bit E2M1 values with an fp8
+  scale per ``group_size``, 16: 4 + 8/16 = 4.5 bits); its ``ignore`` (``exclude_modules``)
+  list keeps modules out, the LM head converted unless listed (``_modelopt``).
+
+A method this app does not read (torchao, fbgemm_fp8, quark, ModelOpt's mixed precision, …)
+no longer stops the file: its weights are costed at the file's ``torch_dtype`` and the note
+names the method and asks for ``--weight-dtype`` (``Quantization.unread``).
 
 Where the products run: fp8 checkpoints with dynamic activation scales (``activation_scheme``
 "dynamic", compressed-tensors' 8-bit float input activations) are W8A8, run in fp8 by vLLM
@@ -91,6 +99,7 @@ class Quantization:
     bits: tuple[tuple[str, float], ...]  # (class, bits a weight) for the quantized classes
     compute: str = ""  # the precision engines run its products in ("fp8"); "": the activations'
     partial: str = ""  # entries of the config's skip list that name single layers (not modelled)
+    unread: bool = False  # a method this app does not read: every weight at the file's precision
 
     def bits_of(self, module: str) -> float | None:
         """Bits a weight of ``module``'s class, None where it stays at the file's precision."""
@@ -132,14 +141,23 @@ def read_quantization(config: Mapping[str, object]) -> Quantization | None:
     q = _Fields(raw)
     bnb = "load_in_4bit" in raw or "load_in_8bit" in raw  # older bitsandbytes configs name no method
     method = q.text("quant_method", "bitsandbytes" if bnb else None).lower()
+    if method == "modelopt" and isinstance(raw.get("quantization"), Mapping):  # the older nesting
+        q = _Fields(raw["quantization"])
     reader = READERS.get(method)
     if reader is None:
-        raise QuantizationError(f"quant_method {method!r} is not one this app reads (it reads "
-                                f"{', '.join(READERS)}): its weights' size is unknown")
+        return _unread(method)
     label, bits, classes, compute = reader(q)
+    if not classes:  # a method whose variant this app does not read (modelopt's MIXED_PRECISION)
+        return _unread(f"{method} {label}")
     kept, partial = _kept(q, method)
     quantized = tuple((c, bits) for c in classes if c not in kept)
     return Quantization(method, label, quantized, compute, ", ".join(partial))
+
+
+def _unread(method: str) -> Quantization:
+    """A quantization this app does not read: nothing counted quantized, every weight at the
+    file's precision (``torch_dtype``), which the note says, naming the method."""
+    return Quantization(method, f"quantization {method!r}, which this app does not read", (), unread=True)
 
 
 class _Fields:
@@ -271,10 +289,33 @@ def _compressed_group(name: str, w: _Fields, activations: object) -> tuple[str, 
     return f"{kind}{bits}{how}", bits + overhead, compute
 
 
+def _modelopt(q: _Fields) -> tuple[str, float, tuple[str, ...], str]:
+    """NVIDIA ModelOpt's export (``quant_algo``, ``group_size``, ``ignore`` or, nested under
+    ``quantization`` as in hf_quant_config.json, ``exclude_modules``; vLLM's
+    ``ModelOptQuantConfigBase.from_config`` reads both). FP8: fp8 e4m3 weights with a float32
+    scale a tensor (``FP8_PER_CHANNEL_PER_TOKEN``: a row; both left out), activations in fp8.
+    NVFP4 (and weight-only ``W4A16_NVFP4``): 4-bit E2M1 values with an fp8 (e4m3) scale per
+    ``group_size`` (16) values, vLLM's ``weight_scale`` of ``input_size // group_size`` columns
+    asserted ``float8_e4m3fn``, and a float32 scale a tensor (left out): 4 + 8/16 = 4.5 bits.
+    Other algorithms (block fp8, mixed precision) are not read (``classes`` empty)."""
+    algo = q.text("quant_algo").upper()
+    if algo in ("FP8", "FP8_PER_CHANNEL_PER_TOKEN"):
+        scale = "a tensor" if algo == "FP8" else "a row"
+        return f"ModelOpt {algo}: fp8 (e4m3) with a float32 scale {scale}", 8.0, LINEAR, W8A8
+    if algo in ("NVFP4", "W4A16_NVFP4"):
+        group = q.integer("group_size", 16)
+        if group <= 0:
+            raise QuantizationError(f"group_size must be positive, got {group}")
+        return (f"ModelOpt {algo}: 4-bit E2M1 values with an fp8 (e4m3) scale per {group}", 4 + 8 / group,
+                LINEAR, "")
+    return f"quant_algo {algo}", 0.0, (), ""
+
+
 READERS = {"fp8": _fp8, "mxfp4": _mxfp4, "awq": lambda q: _grouped(q, "AWQ"),
            "gptq": lambda q: _grouped(q, "GPTQ"), "compressed-tensors": _compressed,
-           "bitsandbytes": _bitsandbytes, "hqq": _hqq}
-SKIP_FIELDS = ("modules_to_not_convert", "ignore", "ignored_layers", "llm_int8_skip_modules", "skip_modules")
+           "bitsandbytes": _bitsandbytes, "hqq": _hqq, "modelopt": _modelopt}
+SKIP_FIELDS = ("modules_to_not_convert", "ignore", "ignored_layers", "llm_int8_skip_modules", "skip_modules",
+               "exclude_modules")
 # A skipped module's name (or pattern) → its class, by the words transformers' models use.
 SKIP_WORDS = ((r"(^|\.)lm_head($|\.)|(^|\.)output($|\.)", LM_HEAD), (r"embed", EMBEDDING),
               (r"(^|\.)(router|gate)($|\.)|shared_expert_gate", ROUTER), (r"shared_expert", MLP),
@@ -284,10 +325,10 @@ SKIP_WORDS = ((r"(^|\.)lm_head($|\.)|(^|\.)output($|\.)", LM_HEAD), (r"embed", E
 def _kept(q: _Fields, method: str) -> tuple[set[str], list[str]]:
     """The classes the config's skip lists keep at the file's precision (with the always-kept
     embeddings, norms and routers, and the LM head unless the method converts it: AWQ and
-    GPTQ with ``lm_head`` true, compressed-tensors, whose "Linear" targets include it, unless
-    ignored), and the entries that name single layers."""
+    GPTQ with ``lm_head`` true, compressed-tensors and ModelOpt, whose "Linear" targets include
+    it, unless ignored), and the entries that name single layers."""
     kept, partial = {EMBEDDING, NORM, ROUTER}, []
-    if method != "compressed-tensors" and not q.flag("lm_head", False):
+    if method not in ("compressed-tensors", "modelopt") and not q.flag("lm_head", False):
         kept.add(LM_HEAD)
     for field in SKIP_FIELDS:
         entries = q.raw.get(field) or []
@@ -388,6 +429,14 @@ def quantization_note(model: object, params: WorkloadParams) -> str:
         return ""
     name = getattr(model, "name", "the model")
     kept = getattr(model, "file_dtype", "") or params.dtype
+    if quantization.unread:
+        source = "as torch_dtype says" if getattr(model, "file_dtype", "") else \
+            "the compute precision: the config names no torch_dtype"
+        if params.weight_dtype is not None:
+            return (f"{name}'s config.json names {quantization.label}; analysed with "
+                    f"{params.weight_dtype} weights as --weight-dtype asks")
+        return (f"{name}'s weights costed at {kept} ({source}); {quantization.label}: "
+                f"give --weight-dtype for the precision its file stores")
     if params.weight_dtype is not None:
         return (f"{name}'s config.json stores its weights quantized ({quantization.label}); analysed with "
                 f"{params.weight_dtype} weights as --weight-dtype asks (leave it unset for the file's)")
