@@ -134,3 +134,18 @@ def test_serve_takes_a_listed_draft():
     assert small["points"][0]["tpot_s"] < large["points"][0]["tpot_s"]
     code, _, err = run(*base, "--draft", "hf-qwen1-5-0-6b")
     assert code != 0 and "unknown model 'hf-qwen1-5-0-6b': did you mean hf-qwen1-5-0-5b" in err
+
+
+def test_a_scene_can_start_from_a_listed_model(tmp_path, catalog, models):
+    """A user's scene starting at ``model: hf-mixtral-8x7b``: its caption's numbers are the
+    shipped Mixtral config's (46.7 B parameters, 12.9 B active a token)."""
+    from explorer.core.words.scenes import load_scenes
+    from explorer.core.words.why import load_topics
+
+    (tmp_path / "s.yaml").write_text(
+        "schema: 1\nscenes:\n- id: s\n  title: S\n"
+        "  start: {hardware: [h100-sxm], workload: {model: hf-mixtral-8x7b}}\n"
+        "  steps:\n  - {caption: '{step/parameters}, {step/active-parameters} active'}\n")
+    scene = load_scenes(catalog, models, {t.id for t in load_topics(catalog)}, tmp_path)["s"]
+    assert scene.caption_at(0, catalog, models) == "46.7 B, 12.9 B active"
+    assert scene.state_at(0, catalog, models).model.config == _shipped("mixtral-8x7b").config
