@@ -106,3 +106,20 @@ def test_lower_precision_says_a_quantized_checkpoint_s_weights_stay_as_stored():
     assert explanation.text.startswith("In fp8 the activations and the KV cache take (the weights stay "
                                        "as the checkpoint stores them) half the bytes.")
     assert state.at(dtype="fp8").analysis().totals.weight_bytes == state.analysis().totals.weight_bytes
+
+
+@pytest.mark.parametrize("quantized", ["r1-fp8", "mxfp4-experts"])
+@pytest.mark.parametrize("batch", [1, 256])
+def test_every_explain_sentence_of_a_quantized_checkpoint_holds(quantized, batch):
+    """Explain on an H200 for a quantized checkpoint at its stored bytes: every claim
+    recomputes, every number it states is in the text."""
+    from explorer.core.words.explain import explain_state
+    from explorer.core.words.sentences import Explanation
+
+    spec = _r1() if quantized == "r1-fp8" else _mixtral_mxfp4()
+    params = stored_precision(WorkloadParams(batch=batch, context=2048, tp=8 if quantized == "r1-fp8" else 1),
+                              spec)
+    catalog = load_catalog()
+    for e in explain_state(spec, params, [catalog["h200-sxm"]], "expert_down"):
+        assert isinstance(e, Explanation)
+        assert e.problems() == [], (e.title, e.text)
