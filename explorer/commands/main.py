@@ -232,7 +232,9 @@ def _header_lines(a: Analysis) -> list[str]:
     p, c = a.params, a.roofs
     stored = applied(a.model, p)  # a quantized checkpoint's weights as its file stores them
     weights = f", weights {p.weight_dtype}" if p.weight_dtype else \
-        (f", weights {stored.method} as the checkpoint stores them" if stored else "")
+        (f", weights {stored.method} as the checkpoint stores them" if stored and not stored.unread else
+         f", weights {getattr(a.model, 'file_dtype', '') or p.dtype} ({stored.method} not read)" if stored
+         else "")
     precision = p.dtype + weights + (f", KV cache {p.kv_dtype}" if p.kv_dtype else "")
     return [
         f"{a.model.name} on {a.hardware.name}",

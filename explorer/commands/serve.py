@@ -89,7 +89,9 @@ def add_parser(sub) -> None:
     se.add_argument("--prefix-hit", type=_share, default=0.0, metavar="SHARE",
                     help="prefix caching: the share of each prompt found in the cache (a shared system "
                          "prompt), whole pages; the prefill computes the rest (default 0)")
-    se.add_argument("--draft", metavar="ID", help="speculative decoding: the draft model's id (a preset)")
+    se.add_argument("--draft", metavar="ID",
+                    help="speculative decoding: the draft model's id (any id `models` lists: a preset "
+                         "or hf-…)")
     se.add_argument("--draft-tokens", type=count_type(64), default=4, metavar="N",
                     help="tokens the draft proposes a step (γ, default 4)")
     se.add_argument("--acceptance", type=_share, metavar="SHARE",
@@ -229,7 +231,9 @@ def _speculation(args: argparse.Namespace, models):
     if args.acceptance is None:
         raise WorkloadError("--draft needs --acceptance: the chance each drafted token is accepted "
                             "(e.g. 0.7)")
-    return Speculation(models[args.draft], args.draft_tokens, args.acceptance)
+    from explorer.core.model.hf_config import chosen_model
+
+    return Speculation(chosen_model(models, args.draft), args.draft_tokens, args.acceptance)
 
 
 def _as_json(result, model, hardware) -> dict:

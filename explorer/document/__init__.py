@@ -53,6 +53,7 @@ class Document(Notifier, Measurements, Derived):
         self._roof: RoofRef | None = None  # a selected roof (an op's selection is in the session)
         self._memo_of = None  # (session, catalogue) the memo below belongs to
         self._memo_values = {}
+        self._listed = {}
         self._gesture: tuple[Session, str] | None = None
         self._results = {}
         self._live = []
@@ -215,6 +216,13 @@ class Document(Notifier, Measurements, Derived):
         self.set_devices([ident, *rest][:MAX_DEVICES])
 
     def set_model(self, ident: str) -> None:
+        """Use the model ``ident`` names: a preset, the custom stack, the open config.json, or
+        one ``models`` lists under an "hf-" id (its config.json opened, ``open_model_config``)."""
+        if ident not in (CUSTOM, CONFIG_MODEL) and ident not in self.models:
+            spec = self.model_named(ident)  # raises UnknownIdError
+            if isinstance(spec, TransformerSpec) and spec.config:
+                self.open_model_config(spec)
+                return
         if ident == CUSTOM:
             if not self._session.custom_layers:
                 self._emit(Topic.MESSAGE, "The custom stack is empty: build it in the layer editor")
@@ -237,7 +245,7 @@ class Document(Notifier, Measurements, Derived):
 
     def set_compare(self, ident: str) -> None:
         """Draw ``ident``'s whole step beside the workload's ("": none); an undoable step."""
-        name = self.models[ident].name if ident else ""  # raises UnknownIdError
+        name = self.model_named(ident).name if ident else ""  # raises UnknownIdError
         self._change(replace(self._session, compare=ident),
                      f"Compare with {name}" if name else "No comparison")
 
@@ -317,11 +325,14 @@ class Document(Notifier, Measurements, Derived):
         """Show the session saved in ``path``, with a fresh history. A broken session file
         raises DataFileError and changes nothing; its broken measurement files are
         skipped and returned."""
-        session, skipped = self.with_results(load_session(path, self.catalog, self.models))
+        notes: list[str] = []  # a listed model whose config.json is gone: said, the rest kept
+        session, skipped = self.with_results(load_session(path, self.catalog, self.models, notes=notes))
         refused = self._refused(session)
         if refused:
             raise DataFileError(path, refused, field="workload")
         self.replace_session(session, f"Opened {Path(path).name}")
+        for note in notes:
+            self._emit(Topic.MESSAGE, f"{Path(path).name}: {note}")
         return skipped
 
     def reset(self, catalog: Catalog, session: Session, text: str,

@@ -5,7 +5,7 @@ session and catalogue (a mixin of ``Document``: what it uses of the document, ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -72,15 +72,32 @@ class Derived(DocumentHost):
         ident = ident or self._session.primary
         return self._memo(("expected", ident), lambda: expected_for(self.analysis(ident)))
 
+    def model_named(self, ident: str) -> ModelSpec:
+        """The model ``ident`` names: a preset, or a config.json ``models`` lists under an
+        "hf-" id, found as ``--model`` finds it (``chosen_model``) once per document. An
+        UnknownIdError (a KeyError) when none is."""
+        if ident in self.models:
+            return self.models[ident]
+        if ident not in self._listed:
+            from explorer.core.model.hf_config import chosen_model
+
+            self._listed[ident] = chosen_model(self.models, ident)
+        return self._listed[ident]
+
     def compared(self) -> Compared | None:
         """The session's ``compare`` model costed with this workload on the primary device
-        (None: no model is compared)."""
+        (None: no model is compared); a listed ("hf-") model whose file is gone is named
+        with the reason."""
         ident = self._session.compare
         if not ident:
             return None
         from explorer.core.analysis.compared import compare
 
-        return self._memo(("compared", ident), lambda: compare(self.models, ident, self._session.params,
+        try:
+            models: Mapping[str, ModelSpec] = {ident: self.model_named(ident)}
+        except KeyError:
+            models = {}
+        return self._memo(("compared", ident), lambda: compare(models, ident, self._session.params,
                                                                self.primary, cached_analysis))
 
     def efficiency_changed(self) -> None:

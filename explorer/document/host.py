@@ -25,6 +25,7 @@ class DocumentHost:
     _live: list[Point]  # points of a run in progress
     _memo_of: tuple[Session, Catalog] | None  # what ``Derived``'s memo below belongs to
     _memo_values: dict[tuple[str, str], object]
+    _listed: dict[str, ModelSpec]  # models found by an id ``models`` lists ("hf-"), by id
 
     if TYPE_CHECKING:
         @property

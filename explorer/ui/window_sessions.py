@@ -159,8 +159,9 @@ class SessionFiles(WindowHost):
         if recovered:
             self.kernel_panel.show_recovered(recovered)
         for crashed in self.recovery.crashed():
+            notes: list[str] = []  # a listed model whose config.json is gone: said, the rest restored
             try:
-                session = load_session(crashed.autosave, self.state.catalog, self.state.models)
+                session = load_session(crashed.autosave, self.state.catalog, self.state.models, notes=notes)
             except DataFileError as exc:
                 self.notice.add([Skipped("autosaved session", exc)])
                 continue
@@ -171,7 +172,9 @@ class SessionFiles(WindowHost):
                 f"(autosaved at {when})?")
             if answer == QtWidgets.QMessageBox.StandardButton.Yes:
                 session, skipped = self.state.with_results(session)
-                self.notice.add(skipped)
+                self.notice.add([*skipped, *(Skipped("autosaved session's model",
+                                                     DataFileError(crashed.autosave, note, field="workload"))
+                                             for note in notes)])
                 self.state.replace_session(session, "Restored the autosaved session")
                 self.session_path = None
                 self._update_title(clean=False)

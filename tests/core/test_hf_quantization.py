@@ -24,9 +24,9 @@ from explorer.core.model.quantization import (
     MLP,
     ROUTER,
     QuantizationError,
-    read_quantization,
     value_bytes,
 )
+from explorer.core.model.quantization_formats import read_quantization
 from explorer.core.model.step_ops import build_ops
 from explorer.core.model.workload import WorkloadParams
 from tests.core.test_hf_config import MIXTRAL_8X7B, QWEN3_30B_A3B
@@ -105,14 +105,15 @@ def test_deepseek_r1_on_8_h200s_holds_its_fp8_blocks_and_fits():
     params = stored_precision(WorkloadParams(tp=8), spec)
     assert params.weight_dtype is None  # the file's quantization sets the bytes
     d, heads, q_rank, kv_rank, nope, rope, v = 7168, 128 // 8, 1536, 512, 128, 64, 128
-    # the MLA projections one device holds (its 16 heads); q and kv norms counted with them
-    attention = (d * q_rank + q_rank + q_rank * heads * (nope + rope) + d * (kv_rank + rope) + kv_rank
+    # the MLA projections one device holds (its 16 heads); the q and kv latent norms stay bf16
+    attention = (d * q_rank + q_rank * heads * (nope + rope) + d * (kv_rank + rope)
                  + kv_rank * heads * (nope + v) + heads * v * d)
     dense = 3 * d * (18432 // 8)
     routed = 256 * 3 * d * (2048 // 8) + 3 * d * (2048 // 8)  # 256 experts + the shared one
     quantized = 61 * attention + 3 * dense + 58 * routed
     vocab = 129280 // 8
-    unquantized = 2 * vocab * d + 58 * (d * 256 + 256) + 61 * 2 * d + d  # tables, routers, norms
+    unquantized = (2 * vocab * d + 58 * (d * 256 + 256) + 61 * (2 * d + q_rank + kv_rank)
+                   + d)  # tables, routers, norms
     expected = quantized * (1 + 4 / (128 * 128)) + unquantized * 2
     weights, _ = weights_and_kv(spec, params)
     assert weights == pytest.approx(expected, rel=1e-12)
@@ -254,7 +255,6 @@ def test_a_quantized_moe_in_training_and_without_the_block_keeps_one_precision()
 
 @pytest.mark.parametrize(("block", "words"), [
     ("fp8", "must be an object"),
-    ({"quant_method": "eetq"}, "'eetq' is not one this app reads"),
     ({**DEEPSEEK_FP8, "weight_block_size": [128]}, "weight_block_size must be two positive"),
     ({**AWQ, "bits": "4"}, "bits must be a whole number"),
     ({"quant_method": "bitsandbytes"}, "neither load_in_4bit nor load_in_8bit"),
@@ -298,3 +298,76 @@ def test_the_json_report_carries_the_note(tmp_path):
     assert "; bf16, weights fp8 as the checkpoint stores them; " in out.splitlines()[2]
     code, out, _ = run(*options, "--weight-dtype", "bf16")
     assert code == 0 and any("as --weight-dtype asks" in n for n in json.loads(out)["notes"])
+
+
+@pytest.mark.parametrize("method", ["torchao", "fbgemm_fp8", "eetq", "quark"])
+def test_a_method_not_read_loads_at_torch_dtype_with_a_note_naming_it(method):
+    """A quant_method this app does not read no longer stops the file: the weights are costed
+    at the file's torch_dtype (here float16, 2 bytes a weight), and the note names the method
+    and what to give."""
+    spec = spec_from_config({**LLAMA3_FP8, "torch_dtype": "float16",
+                             "quantization_config": {"quant_method": method, "bits": 8}}, "x/config.json")
+    assert spec.quantization is not None and spec.quantization.unread and spec.quantization.bits == ()
+    weights, _ = weights_and_kv(spec, stored_precision(WorkloadParams(dtype="fp8"), spec))
+    assert weights == spec.parameter_count() * 2  # at fp16 as the file says, not the fp8 compute
+    note = next(n for n in analyze(spec, WorkloadParams(), _h200()).notes if method in n)
+    assert note == (f"Meta-Llama-3-8B-Instruct's weights costed at fp16 (as torch_dtype says); quantization "
+                    f"'{method}', which this app does not read: give --weight-dtype for the precision its "
+                    f"file stores")
+    given = analyze(spec, WorkloadParams(weight_dtype="int4"), _h200())
+    assert any("as --weight-dtype asks" in n and method in n for n in given.notes)
+    assert weights_and_kv(spec, WorkloadParams(weight_dtype="fp8"))[0] == spec.parameter_count()
+
+
+# NVIDIA ModelOpt's config.json block as its export writes it: quant_algo, group_size, ignore
+# (vLLM's ModelOptQuantConfigBase.from_config reads "quant_algo", "group_size" and "ignore" from
+# config.json, "exclude_modules" from the older nested "quantization" object). The NVFP4 form
+# as in the config tests of sgl-project and vLLM ({"quant_method": "modelopt", "quant_algo":
+# "NVFP4", "ignore": ["lm_head"]}); the nested form as ModelOpt's convert_hf_quant_config_format
+# documents hf_quant_config.json ({"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo":
+# "FP8", "exclude_modules": ["lm_head"]}}).
+MODELOPT_NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "ignore": ["lm_head"],
+                  "kv_cache_quant_algo": None, "producer": {"name": "modelopt", "version": "0.37.0"}}
+MODELOPT_FP8_NESTED = {"quant_method": "modelopt", "producer": {"name": "modelopt", "version": "0.19.0"},
+                       "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                                        "exclude_modules": ["lm_head"]}}
+
+
+def test_modelopt_nvfp4_is_four_and_a_half_bits_a_weight():
+    """NVFP4: 4-bit values and an fp8 scale per 16 (vLLM's weight_scale, input_size // 16
+    columns of float8_e4m3fn): 4.5 bits for every projection, the LM head ignored stays bf16."""
+    q = read_quantization({"quantization_config": MODELOPT_NVFP4})
+    assert q is not None and q.bits_of(ATTENTION) == q.bits_of(MLP) == 4.5 and q.bits_of(LM_HEAD) is None
+    spec = spec_from_config({**LLAMA3_FP8, "quantization_config": MODELOPT_NVFP4}, "llama-nvfp4/config.json")
+    weights, _ = weights_and_kv(spec, stored_precision(WorkloadParams(), spec))
+    linear = 32 * (4096 * (4096 + 2 * 1024 + 4096) + 3 * 4096 * 14336)
+    assert weights == pytest.approx(linear * 4.5 / 8 + (2 * 128256 * 4096 + 65 * 4096) * 2, rel=1e-12)
+    # without ignore the LM head is a Linear ModelOpt converts, as compressed-tensors'
+    whole = read_quantization({"quantization_config": {**MODELOPT_NVFP4, "ignore": []}})
+    assert whole is not None and whole.bits_of(LM_HEAD) == 4.5
+
+
+def test_modelopt_fp8_nested_as_hf_quant_config_runs_in_fp8():
+    q = read_quantization({"quantization_config": MODELOPT_FP8_NESTED})
+    assert q is not None and q.bits_of(MLP) == 8 and q.bits_of(LM_HEAD) is None and q.compute == "fp8"
+
+
+def test_a_modelopt_algorithm_not_read_is_named_in_the_note():
+    block = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "quantized_layers": {}}
+    q = read_quantization({"quantization_config": block})
+    assert q is not None and q.unread and "'modelopt quant_algo MIXED_PRECISION'" in q.label
+
+
+def test_the_json_report_lists_a_method_not_read(tmp_path):
+    from tests.cli.test_cli import run
+
+    path = tmp_path / "llama-modelopt" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**LLAMA3_FP8, "quantization_config": {"quant_method": "torchao",
+                                                                       "quant_type": {"default": {}}}}))
+    options = ("analyze", "--hardware", "h100-sxm", "--model-config", str(path))
+    code, out, _ = run(*options, "--json")
+    assert code == 0 and any("costed at bf16 (as torch_dtype says); quantization 'torchao'" in n
+                             for n in json.loads(out)["notes"])
+    code, out, _ = run(*options)
+    assert code == 0 and "; bf16, weights bf16 (torchao not read); " in out.splitlines()[2]

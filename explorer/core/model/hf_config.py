@@ -81,17 +81,22 @@ from explorer.core.model.hf_families import (
     NESTED,
     NESTED_TEXT,
     QK_NORM,
-    QWEN,
     REFUSED,
     REFUSED_TYPES,
     TRANSFORMERS_DEFAULTS,
 )
 from explorer.core.model.hf_fields import ConfigFields
 from explorer.core.model.hf_names import folder_name, hub_name, repository_of
-from explorer.core.model.hf_patterns import local_layers, null
-from explorer.core.model.hf_readers import defaults_note, falcon, gpt_oss_windows
+from explorer.core.model.hf_readers import (
+    attention_windows,
+    defaults_note,
+    falcon,
+    internlm2_bias,
+    refuse_unmodelled,
+)
 from explorer.core.model.models import ModelSpec, TransformerSpec
-from explorer.core.model.quantization import Quantization, QuantizationError, read_quantization
+from explorer.core.model.quantization import Quantization, QuantizationError
+from explorer.core.model.quantization_formats import read_quantization
 
 if TYPE_CHECKING:
     from explorer.core.model.custom import CustomSpec
@@ -281,36 +286,8 @@ def _quantization(r: ConfigFields) -> Quantization | None:
         raise r.error("quantization_config", str(exc)) from None
 
 
-def _refuse_unmodelled(r: ConfigFields, family: str) -> None:
-    if family in ("LlamaForCausalLM", "GraniteForCausalLM") and r.flag("mlp_bias", default=False):
-        raise r.error("mlp_bias", "biases in the MLP's projections are not modelled (their parameters "
-                                  "would be left out of the count): the app reads mlp_bias false only")
-    if family == "CohereForCausalLM" and r.flag("use_qk_norm", default=False):
-        raise r.error("use_qk_norm", "Cohere's query and key norms (a LayerNorm per head, heads × head_dim "
-                                     "weights each) are not modelled: the app reads use_qk_norm false only")
-
-
-def _windows(r: ConfigFields, family: str, layers: int) -> tuple[int, tuple[int, ...]]:
-    """The sliding (or chunked) attention window and the layers that use it ((0, ()): none)."""
-    if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
-        return r.integer("sliding_window"), tuple(range(layers))
-    if family == "Gemma2ForCausalLM":
-        return r.integer("sliding_window", default=4096), tuple(range(0, layers, 2))  # even layers local (HF)
-    if family == "Gemma3ForCausalLM" and not null(r, "sliding_window"):
-        return r.integer("sliding_window"), local_layers(r, layers, "sliding_attention")
-    if family == "Llama4ForCausalLM" and not null(r, "attention_chunk_size"):
-        return r.integer("attention_chunk_size"), local_layers(r, layers, "chunked_attention")
-    if family == "GptOssForCausalLM" and not null(r, "sliding_window"):
-        return r.integer("sliding_window"), gpt_oss_windows(r, layers)
-    if family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
-        # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
-        first = r.integer("max_window_layers", default=28, minimum=0)
-        return r.integer("sliding_window"), tuple(range(min(first, layers), layers))
-    return 0, ()
-
-
 def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
-    _refuse_unmodelled(r, family)
+    refuse_unmodelled(r, family)
     cohere = family == "CohereForCausalLM"  # one LayerNorm (no bias) before attention and MLP side by side
     gpt_oss = family == "GptOssForCausalLM"
     d = r.integer("hidden_size")
@@ -323,7 +300,7 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
     gemma = family.startswith("Gemma")
     moe = family in ("MixtralForCausalLM", "PhimoeForCausalLM", "OlmoeForCausalLM", "Qwen2MoeForCausalLM",
                      "Qwen3MoeForCausalLM", "Llama4ForCausalLM", "GptOssForCausalLM", *DEEPSEEK_MOE)
-    window, window_layers = _windows(r, family, layers)
+    window, window_layers = attention_windows(r, family, layers)
     return TransformerSpec(
         **_common(r, family),
         d_model=d, layers=layers, heads=heads, kv_heads=kv_heads,
@@ -341,12 +318,12 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
         positions="rope",
         max_context=r.integer("max_position_embeddings"),
         head_dim_value=head_dim,
-        qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or _internlm2_bias(r, family)
+        qkv_bias=family in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or internlm2_bias(r, family)
         or (family in (*LLAMA_ATTENTION, *GLM)
             and r.flag("attention_bias", default=family in ("PhimoeForCausalLM", *GLM))),
         # Llama's attention (and the families built on it) puts attention_bias on o_proj too;
         # GLM's output projection has none (GlmAttention at 008e5743)
-        o_bias=_internlm2_bias(r, family)
+        o_bias=internlm2_bias(r, family)
         or (family in LLAMA_ATTENTION and r.flag("attention_bias", default=family == "PhimoeForCausalLM")),
         attention_sinks=gpt_oss,  # GptOssAttention.sinks: one learned logit per head
         qk_norm=family in QK_NORM,
@@ -356,12 +333,6 @@ def _decoder(r: ConfigFields, family: str) -> TransformerSpec:
         window_layers=window_layers,
         **experts(r, family),
     )
-
-
-def _internlm2_bias(r: ConfigFields, family: str) -> bool:
-    """InternLM2's ``bias``: on its fused wqkv and its wo (InternLM2Config: true by default);
-    its MLP (w1, w3, w2) has none."""
-    return family == "InternLM2ForCausalLM" and r.flag("bias", default=True)
 
 
 def _gpt2(r: ConfigFields) -> TransformerSpec:

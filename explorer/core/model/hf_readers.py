@@ -18,8 +18,9 @@ values to every head before caching them in the new architecture.
 
 from __future__ import annotations
 
-from explorer.core.model.hf_families import TRANSFORMERS_DEFAULTS
+from explorer.core.model.hf_families import QWEN, TRANSFORMERS_DEFAULTS
 from explorer.core.model.hf_fields import ConfigFields
+from explorer.core.model.hf_patterns import local_layers, null
 from explorer.core.model.models import TransformerSpec
 
 # The configuration class each family's defaults come from (for the note that lists them)
@@ -86,3 +87,37 @@ def falcon(r: ConfigFields, **common: object) -> TransformerSpec:
         tied_embeddings=r.flag("tie_word_embeddings", default=True), bias=r.flag("bias", default=False),
         fused_qkv=True, positions="rope", max_context=r.integer("max_position_embeddings"),
         norms_per_layer=norms, parallel_block=parallel or new)
+
+
+def refuse_unmodelled(r: ConfigFields, family: str) -> None:
+    if family in ("LlamaForCausalLM", "GraniteForCausalLM") and r.flag("mlp_bias", default=False):
+        raise r.error("mlp_bias", "biases in the MLP's projections are not modelled (their parameters "
+                                  "would be left out of the count): the app reads mlp_bias false only")
+    if family == "CohereForCausalLM" and r.flag("use_qk_norm", default=False):
+        raise r.error("use_qk_norm", "Cohere's query and key norms (a LayerNorm per head, heads × head_dim "
+                                     "weights each) are not modelled: the app reads use_qk_norm false only")
+
+
+def attention_windows(r: ConfigFields, family: str, layers: int) -> tuple[int, tuple[int, ...]]:
+    """The sliding (or chunked) attention window and the layers that use it ((0, ()): none)."""
+    if family in ("MistralForCausalLM", "MixtralForCausalLM") and r.has("sliding_window"):
+        return r.integer("sliding_window"), tuple(range(layers))
+    if family == "Gemma2ForCausalLM":
+        return r.integer("sliding_window", default=4096), tuple(range(0, layers, 2))  # even layers local (HF)
+    if family == "Gemma3ForCausalLM" and not null(r, "sliding_window"):
+        return r.integer("sliding_window"), local_layers(r, layers, "sliding_attention")
+    if family == "Llama4ForCausalLM" and not null(r, "attention_chunk_size"):
+        return r.integer("attention_chunk_size"), local_layers(r, layers, "chunked_attention")
+    if family == "GptOssForCausalLM" and not null(r, "sliding_window"):
+        return r.integer("sliding_window"), gpt_oss_windows(r, layers)
+    if family in QWEN and r.flag("use_sliding_window", default=False) and r.has("sliding_window"):
+        # HF Qwen2Config: with use_sliding_window, layers from max_window_layers on are local.
+        first = r.integer("max_window_layers", default=28, minimum=0)
+        return r.integer("sliding_window"), tuple(range(min(first, layers), layers))
+    return 0, ()
+
+
+def internlm2_bias(r: ConfigFields, family: str) -> bool:
+    """InternLM2's ``bias``: on its fused wqkv and its wo (InternLM2Config: true by default);
+    its MLP (w1, w3, w2) has none."""
+    return family == "InternLM2ForCausalLM" and r.flag("bias", default=True)

@@ -166,11 +166,13 @@ class TransformerSpec:
 
     def layer_parameter_classes(self, layer: int = 0, active: bool = False) -> dict[str, int]:
         """``layer_parameters`` by class of weight (``quantization``'s classes: attention with
-        its biases and query/key norms, the dense MLP or shared experts, the routed experts,
-        the router with its bias and the shared experts' gate, the layer's norms)."""
+        its biases, the dense MLP or shared experts, the routed experts, the router with its
+        bias and the shared experts' gate, the layer's norms with the query/key (MLA: query
+        and latent) norms inside attention, which the analysis reads as norms too)."""
         d = self.d_model
-        out = {ATTENTION: self._attention_parameters(),
-               NORM: self.norms_per_layer * self._norm_parameters()}
+        inner = self._attention_norm_parameters()
+        out = {ATTENTION: self._attention_parameters() - inner,
+               NORM: self.norms_per_layer * self._norm_parameters() + inner}
         if self.moe_layer(layer):
             out[ROUTER] = d * self.experts + (self.experts if self.router_bias else 0) + \
                 (d if self.shared_gate else 0)
@@ -180,6 +182,13 @@ class TransformerSpec:
         else:
             out[MLP] = self._mlp_parameters(self.mlp_width)
         return out
+
+    def _attention_norm_parameters(self) -> int:
+        """The norms inside attention (a query/key norm; MLA's query and latent norms): norm
+        weights, which no quantization converts."""
+        if self.mla:
+            return (self.q_lora_rank if self.q_lora_rank else 0) + self.kv_lora_rank
+        return 2 * self.head_dim if self.qk_norm else 0
 
     def end_parameter_classes(self) -> dict[str, int]:
         """The weights outside the layers by class: the embedding tables, the final norm, the

@@ -178,9 +178,11 @@ PARAMETERS = (
               "products run in 8 bits: activations stay bf16 between ops)",
               choices=WORKLOAD_DTYPES, always_saved=True, keeps_place=True),
     Parameter("weight_dtype", Kind.CHOICE, None, "Weights",
-              "Precision of stored weights (default: the compute precision). int4, fp4, nvfp4 and "
-              "mxfp4 are dequantised to the compute precision (they run at its peak); their group "
-              "scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
+              "Precision of stored weights (default: the compute precision; a model read from a "
+              "config.json: its torch_dtype; a quantized checkpoint: the precision its "
+              "quantization_config gives each module, scales included). Giving it overrides the "
+              "file's. int4, fp4, nvfp4 and mxfp4 are dequantised to the compute precision (they run "
+              "at its peak); their group scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
               applies=Applies(INFERENCE, outside=Outside.DEFAULT), keeps_place=True),
     Parameter("weight_group", Kind.COUNT, 128, "Weight group",
               "int4 / fp4 weights: values sharing one scale (GPTQ and AWQ use 128; nvfp4 and mxfp4 "

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypedDict
 from explorer import defaults
 from explorer.core.files.atomic import target_of, write_text_atomic
 from explorer.core.files.datafile import Fields, brief, dump_yaml, load_yaml, sealed
+from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.hardware import Hardware, MemoryLevel, Provenance
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.model.custom import CustomSpec, Layer
@@ -34,6 +35,8 @@ from explorer.core.model.workload_file import (  # noqa: F401  (load_workload, W
     CUSTOM,
     SCHEMA,
     Workload,
+    gone,
+    listed_model,
     load_workload,
     read_schema,
     read_workload,
@@ -153,7 +156,7 @@ class Session:
     custom_layers: tuple[Layer, ...] = ()  # the stack used when model is "custom"
     model_config: str = ""  # a Hugging Face config.json (canonical JSON) when model is "config"
     profile: Profile | None = None  # a real run's kernels beside the prediction (as ``kept``)
-    compare: str = ""  # a preset model whose whole step is drawn beside this one ("": none)
+    compare: str = ""  # a model (an id `models` lists) whose whole step is drawn beside this one ("": none)
 
     def __post_init__(self) -> None:
         if not self.hardware:
@@ -292,13 +295,15 @@ def save_workload(path: str | Path, session: Session) -> None:
 
 def load_session(path: str | Path, hardware_ids: Container[str] | None = None,
                  model_ids: Container[str] | None = None,
-                 text: str | None = None) -> Session:
+                 text: str | None = None, notes: list[str] | None = None) -> Session:
     """Read and validate a session file. ``hardware_ids`` and ``model_ids`` (when given)
-    are the ids that exist, so a session naming a deleted device fails with its name."""
+    are the ids that exist, so a session naming a deleted device fails with its name. A
+    model named by an "hf-" id is read as its config.json (``read_workload``); with
+    ``notes``, one whose file is gone leaves a note, the rest of the session kept."""
     data = load_yaml(path, text)
     top = Fields(data, path, None)
     version = read_schema(top)
-    session = read_session(top, hardware_ids, model_ids, version)
+    session = read_session(top, hardware_ids, model_ids, version, notes)
     top.finish()
     if session.results:  # beside the file itself, when it was opened through a link
         folder = Path(os.path.realpath(path)).parent
@@ -336,23 +341,41 @@ def read_what_ifs(fields: Fields, hardware_ids: Container[str] | None,
     return tuple(what_ifs)
 
 
+def _read_compare(top: Fields, model_ids: Container[str] | None, notes: list[str] | None) -> str:
+    """The compared model's id: a preset's, or one ``models`` lists ("hf-", its config.json
+    found now); one whose file is gone is dropped with a note (with ``notes``)."""
+    compare = top.text("compare", required=False) or ""
+    try:
+        listed = listed_model(compare, model_ids)
+    except UnknownIdError:
+        if notes is None:
+            raise top.error("compare", gone(compare)) from None
+        notes.append(gone(compare, "nothing is compared: choose another model to compare with"))
+        return ""
+    if compare and listed is None and model_ids is not None and compare not in model_ids:
+        raise top.error("compare", f"unknown model {compare!r}: an id `models` lists (see: roofline-explorer "
+                                   f"models)")
+    return compare
+
+
 MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not a choice
 
 
 def read_session(top: Fields, hardware_ids: Container[str] | None = None,
-                 model_ids: Container[str] | None = None, version: int = SCHEMA) -> Session:
-    """A session from the fields of a mapping (a session file's, or a scene's start)."""
+                 model_ids: Container[str] | None = None, version: int = SCHEMA,
+                 notes: list[str] | None = None) -> Session:
+    """A session from the fields of a mapping (a session file's, or a scene's start); with
+    ``notes``, a listed model ("hf-" id) whose config.json is gone is noted there, not an
+    error (``read_workload``; a compared one is dropped)."""
     hardware = read_ids(top, "hardware", hardware_ids)
-    model, params, layers, config = read_workload(top, model_ids, version)
+    model, params, layers, config = read_workload(top, model_ids, version, notes)
     what_ifs = read_what_ifs(top, hardware_ids)
     precisions = read_ids(top, "precisions", set(PRECISIONS), required=False)
     results = read_ids(top, "results", None, required=False)
     measured_roofs = top.flag("measured_roofs")
     selected = top.text("selected_op", required=False)
     profile = read_saved_profile(top.child(top.raw("profile"), "profile")) if top.has("profile") else None
-    compare = top.text("compare", required=False) or ""
-    if compare and model_ids is not None and compare not in model_ids:
-        raise top.error("compare", f"unknown model {compare!r}: a preset model's id (see: models list)")
+    compare = _read_compare(top, model_ids, notes)
     if selected is not None and len(selected) > MAX_OP_NAME:
         raise top.error("selected_op", f"expected an op's name (at most {MAX_OP_NAME} characters), "
                                        f"got {len(selected):,} characters")

@@ -8,14 +8,17 @@ read as it was meant: ``causal`` was off unless written (it is on by default now
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from explorer import defaults
 from explorer.core.files.datafile import DataFileError, Fields, check_schema, load_yaml
+from explorer.core.files.registry import UnknownIdError
 from explorer.core.model.custom import Layer, read_layers
-from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config
-from explorer.core.model.parameters import PARAMETERS, Kind, Parameter
+from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config, stored_precision
+from explorer.core.model.models import TransformerSpec
+from explorer.core.model.parameters import BY_NAME, PARAMETERS, Kind, Parameter
 from explorer.core.model.workload import WorkloadError, WorkloadParams
 
 SCHEMA = 2
@@ -73,13 +76,49 @@ def _read_params(fields: Fields, version: int) -> WorkloadParams:
         raise fields.error("workload", str(exc)) from None
 
 
-def read_workload(top: Fields, model_ids: Container[str] | None, version: int = SCHEMA) -> Workload:
-    """The ``workload`` mapping of a session's (or workload file's) fields."""
+def listed_model(ident: str, model_ids: Container[str] | None) -> TransformerSpec | None:
+    """The model a config.json listed as ``ident`` describes: an "hf-" id that is not one of
+    ``model_ids`` (the presets'), found as ``--model`` finds it (``hf_config.chosen_model``:
+    the shipped configs, then the Hugging Face cache); None for any other id. An
+    UnknownIdError when no file is listed under it."""
+    if not ident.startswith("hf-") or (model_ids is not None and ident in model_ids):
+        return None
+    from explorer.core.model.local_models import find_model  # (it reads the cache: only when asked)
+
+    return find_model(ident, list(model_ids) if isinstance(model_ids, Iterable) else [])
+
+
+def gone(ident: str, instead: str = "") -> str:
+    """What a file naming the listed model ``ident`` says when no config.json has its id now."""
+    text = (f"the model {ident!r} is no longer listed: no config.json shipped with the app or in the "
+            f"Hugging Face cache has that id (see: roofline-explorer models)")
+    return text + (f"; {instead}" if instead else "; download the model again or open its config.json "
+                   "(--model-config, or File › Open model config…)")
+
+
+def read_workload(top: Fields, model_ids: Container[str] | None, version: int = SCHEMA,
+                  notes: list[str] | None = None) -> Workload:
+    """The ``workload`` mapping of a session's (or workload file's) fields. A model named by
+    an "hf-" id (``listed_model``) is read as its config.json's content, with the file's weight
+    precision where no precision is given (``stored_precision``), as ``--model`` reads it. Such an
+    id no file has now: with ``notes``, the default model with a note saying so (the rest
+    of the file kept), else a DataFileError naming the id."""
     workload = top.child(top.mapping("workload"), "workload")
     model = workload.text("model")
-    if model_ids is not None and model not in model_ids and model not in (CUSTOM, CONFIG_MODEL):
+    try:
+        listed = listed_model(model, model_ids)
+    except UnknownIdError:
+        if notes is None:
+            raise workload.error("model", gone(model)) from None
+        notes.append(gone(model, f"showing {defaults.MODEL} instead: download the model again or open its "
+                                 f"config.json (File › Open model config…), then choose it"))
+        model, listed = defaults.MODEL, None
+    if listed is None and model_ids is not None and model not in model_ids and \
+            model not in (CUSTOM, CONFIG_MODEL):
         raise workload.error("model", f"unknown model {model!r}")
     params = _read_params(workload, version)
+    if listed is not None and params.dtype == BY_NAME["dtype"].default:  # as --model reads it
+        params = stored_precision(params, listed)
     layers = read_layers(workload) if workload.has("layers") else ()
     if model == CUSTOM and not layers:
         raise workload.error("layers", "is missing (the custom model needs its layers)")
@@ -92,13 +131,15 @@ def read_workload(top: Fields, model_ids: Container[str] | None, version: int = 
             where = f"model_config.{exc.field}" if exc.field else "model_config"
             raise workload.error(where, exc.reason) from None
     workload.finish()
+    if listed is not None:
+        return Workload(CONFIG_MODEL, params, layers, listed.config)
     return Workload(model, params, layers, config)
 
 
 def load_workload(path: str | Path, model_ids: Container[str] | None = None,
                   text: str | None = None) -> Workload:
     """Read a workload file (model, parameters, a custom stack's layers or a config.json's
-    content), validated like a session."""
+    content), validated like a session; an "hf-" id is read as its config.json's content."""
     top = Fields(load_yaml(path, text), path, None)
     version = read_schema(top)
     workload = read_workload(top, model_ids, version)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import MEMORY
 from explorer.core.hardware.hardware import ComputePeak
-from explorer.core.model.workload import WorkloadParams
+from explorer.core.model.quantization import applied
 from explorer.core.units import format_si, format_time
 from explorer.core.words.claims import Bound, Claim, Fits, Quantity, State, faster, times
 from explorer.core.words.sentences import Explanation
@@ -24,9 +24,13 @@ def unfit(state: State) -> tuple[Fits, ...]:
     return () if state.analysis().totals.fits_in_memory else (Fits(state, False),)
 
 
-def _halved(params: WorkloadParams, lower: str) -> str:
+def _halved(a: Analysis, lower: str) -> str:
     """What a lower ``dtype`` halves: every value, or the activations and cache when the
-    weights (or the cache) are stored apart."""
+    weights (or the cache) are stored apart, as a quantized checkpoint's are."""
+    params = a.params
+    if applied(a.model, params) is not None:
+        cache = "" if params.kv_dtype else " and the KV cache"
+        return f"the activations{cache} take (the weights stay as the checkpoint stores them)"
     if params.weight_dtype is None and params.kv_dtype is None:
         return "every value takes"
     kept = [f"the {what} stay {dtype}" for what, dtype in (("weights", params.weight_dtype),
@@ -90,7 +94,7 @@ def lower_precision(a: Analysis) -> Explanation | None:
     change = faster(state, other)
     roof, claims = _roof_change(a, after.roofs.matrix, lower)
     step = "If it fit, the step" if not a.totals.fits_in_memory else "The step"
-    text = (f"In {lower} {_halved(a.params, lower)} half the bytes. {roof} {step} would take "
+    text = (f"In {lower} {_halved(a, lower)} half the bytes. {roof} {step} would take "
             f"{format_time(after.totals.time_s)} instead of {format_time(a.totals.time_s)} at the bound: "
             f"{change.phrase}")
     memory_bound = [x.totals.bound == MEMORY for x in (a, after)]

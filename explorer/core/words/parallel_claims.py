@@ -30,6 +30,7 @@ from explorer.core.analysis.terms import op_roofs
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import collective_costs, training
 from explorer.core.model.applicability import Phase
+from explorer.core.model.quantization import bytes_of_class, parameter_classes
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share, format_time
 from explorer.core.words.claims import Quantity, State
 
@@ -47,7 +48,8 @@ def step_field(state: State, field: str) -> tuple[str, Quantity | None]:
         sharing = split.tp * split.pp * (split.ep if split.ep > 1 else 1)
 
         def about() -> float:  # every weight split evenly: norms are copied, stages differ by a layer
-            return state.model.parameter_count() * state.params.weight_bytes / sharing
+            m, p = state.model, state.params  # each class at its bytes (a quantized checkpoint's)
+            return math.fsum(n * bytes_of_class(m, p, c) for c, n in parameter_classes(m).items()) / sharing
 
         return format_bytes(t.weight_bytes), Quantity("weights per device", t.weight_bytes,
                                                       format_bytes(t.weight_bytes), about, rel=0.03)

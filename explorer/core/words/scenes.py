@@ -166,7 +166,8 @@ class Scene:
 
         session = self.session_at(step)
         hardware = session.what_if(session.primary).apply(catalog[session.primary])
-        return State(models[session.model], session.params, hardware, session.profile)
+        model = session.model_spec or models[session.model]  # a listed ("hf-") model: its config.json
+        return State(model, session.params, hardware, session.profile)
 
     def explain_step(self, step: int, catalog: Mapping[str, Hardware],
                      models: Mapping[str, ModelSpec]) -> Explanation:

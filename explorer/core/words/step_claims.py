@@ -4,6 +4,7 @@ modules of ``step_fields``), ``{op:NAME/FIELD}`` and ``{role:ROLE/FIELD}``
 
 from __future__ import annotations
 
+import math
 from statistics import median
 
 import numpy as np
@@ -13,7 +14,13 @@ from explorer.core.analysis.batching import crossing_batch
 from explorer.core.analysis.roofline import BoundKind
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.ops import Op, Role
-from explorer.core.model.quantization import value_bytes
+from explorer.core.model.quantization import (
+    EMBEDDING,
+    EXPERTS,
+    bytes_of_class,
+    parameter_classes,
+    value_bytes,
+)
 from explorer.core.units import format_bytes, format_number, format_parameters, format_share
 from explorer.core.words import parallel_claims
 from explorer.core.words.batch_claims import Crossing, MaxBatch
@@ -135,22 +142,23 @@ def _touched_in_analysis(state: State) -> float:
 
 
 def weights_read(state: State) -> float:
-    """Weight bytes a step reads, from the parameter count: every weight once, except, in a
-    transformer, the embedding table (only the rows of the step's tokens; a tied table is
-    read in full once more as the LM head) and the routed experts no token touches."""
+    """Weight bytes a step reads, from the parameter counts by class, each class at the bytes
+    a weight of it takes (a quantized checkpoint's as its file stores them): every weight
+    once, except, in a transformer, the embedding table (only the rows of the step's tokens;
+    a tied table is read in full once more as the LM head) and the routed experts no token
+    touches."""
     m, p = state.model, state.params
-    if not isinstance(m, TransformerSpec):  # a CNN or a ViT: every weight once
-        return m.parameter_count() * p.weight_bytes
-    n = p.batch * p.query_tokens
-    table = m.vocab * m.d_model
-    count: float = m.parameter_count() - (0 if m.tied_embeddings else table) + n * m.d_model
-    if m.positions == "learned":
-        count += n * m.d_model - m.max_context * m.d_model
-    if m.moe:
-        per_expert = (3 if m.gated_mlp else 2) * m.d_model * m.expert_width
-        routed_layers = sum(1 for i in range(m.layers) if m.moe_layer(i))
-        count -= routed_layers * (m.experts - _touched(state)) * per_expert
-    return count * p.weight_bytes
+    counts: dict[str, float] = dict(parameter_classes(m))
+    if isinstance(m, TransformerSpec):
+        n = p.batch * p.query_tokens
+        table = m.vocab * m.d_model
+        rows = n * m.d_model * (2 if m.positions == "learned" else 1)  # token (and position) rows
+        counts[EMBEDDING] = rows + (table if m.tied_embeddings else 0)
+        if m.moe:
+            per_expert = (3 if m.gated_mlp else 2) * m.d_model * m.expert_width
+            routed_layers = sum(1 for i in range(m.layers) if m.moe_layer(i))
+            counts[EXPERTS] -= routed_layers * (m.experts - _touched(state)) * per_expert
+    return math.fsum(count * bytes_of_class(m, p, name) for name, count in counts.items())
 
 
 def op_field(ctx: Context, name: str, field: str) -> tuple[str, Found]:
