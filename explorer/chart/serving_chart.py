@@ -31,13 +31,15 @@ OTHER_DASHES = ((8.0, 4.0), (2.0, 3.0), (10.0, 3.0, 2.0, 3.0))
 
 
 def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_target_s: float | None = None,
-                  key: bool = True, others: tuple = (), name: str = "") -> Chart:
+                  key: bool = True, others: tuple = (), name: str = "", subtitle: str = "",
+                  with_heading: bool = True) -> Chart:
     """The plan's points on ``page``: tokens/s a device against tokens/s a user; ``others``:
     (name, plan) of up to three other layouts, each a curve of its own beside it (``name``:
-    the plan's own layout, for the key)."""
+    the plan's own layout, for the key; ``subtitle``: a caption under the title;
+    ``with_heading`` False: neither, a slide's own text)."""
     theme = palette.THEMES[theme_name]
     colour = dict(theme.groups)["projection"]
-    texts, top = heading(title, "", page, theme.foreground)
+    texts, top = heading(title, subtitle, page, theme.foreground) if with_heading else ([], 0.6 * page.text)
     others = tuple(others)[:len(OTHER_GROUPS)]
     entries = _entries(plan, colour, theme, tpot_target_s, name) + _other_entries(others, theme)
     entries = entries if key else []

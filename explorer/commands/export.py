@@ -73,8 +73,9 @@ def _check(args: argparse.Namespace) -> None:
     if args.step and not args.scene:
         raise _UsageError("--step needs --scene")
     suffix = Path(args.out).suffix.lower().lstrip(".") if args.out else args.format
-    if args.view != "roofline" and suffix in ("json", "csv"):
-        raise _UsageError(f"the {args.view} view is a picture: write .png, .svg, .pdf or .pptx")
+    if args.view != "roofline" and suffix == "csv":
+        raise _UsageError(f"the {args.view} view has no rows of points and roofs: write .png, .svg, .pdf, "
+                          ".json or .pptx")
     if args.view != "roofline" and (args.scene or args.all_scenes):
         raise _UsageError(f"the {args.view} view draws a workload, not a scene (whose captions describe the "
                           "roofline): give --model and --hardware, or --session")
@@ -203,10 +204,13 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
 
 
 def _step_options(base, title, subtitle, step):
-    """``base`` with a job's title and caption, and the scaling laws' budget when its scene
-    step shows them (``step``: (scene, index), or None)."""
-    budget = step[0].steps[step[1]].scaling_budget if step is not None else None
-    return replace(base, title=title, subtitle=subtitle, scaling_budget=budget)
+    """``base`` with a job's title and caption, and the view its scene step names (the
+    scaling laws' budget when it shows them; ``step``: (scene, index), or None)."""
+    if step is None:
+        return replace(base, title=title, subtitle=subtitle)
+    shown = step[0].steps[step[1]]  # the view the step names (``Step.view``)
+    return replace(base, title=title, subtitle=subtitle, scaling_budget=shown.scaling_budget,
+                   view=shown.view.value)
 
 
 def _show(doc, session, profile, err: TextIO) -> None:
