@@ -85,7 +85,8 @@ def test_the_kv_cache_scene_s_slides_are_the_memory_bar(tmp_path, step, fits, ca
     parts = {x["tooltip"].split(":")[0]: x["points_px"] for x in chart["lines"]
              if x["kind"] == "memory" and x["tooltip"].split(":")[0] in ("weights", "KV cache")}
     lengths = {name: p[1][0] - p[0][0] for name, p in parts.items()}
-    assert lengths["weights"] / lengths["KV cache"] == pytest.approx(t.weight_bytes / t.kv_cache_bytes, rel=1e-9)
+    ratio = lengths["weights"] / lengths["KV cache"]
+    assert ratio == pytest.approx(t.weight_bytes / t.kv_cache_bytes, rel=1e-9)
     red = [x for x in chart["lines"] if x["kind"] == "memory" and x["tooltip"].startswith("over the budget")]
     assert len(red) == (0 if fits else 1)  # "the memory bar turns red" where it does not fit
 
