@@ -8,6 +8,7 @@ the step does not fit, what lies beyond the budget and the budget line turn red.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from explorer.chart import palette
 from explorer.chart.axes_frame import frame_lines
@@ -15,7 +16,7 @@ from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
 from explorer.chart.geometry import Rect
 from explorer.chart.heading import heading
 from explorer.chart.text import LINE_HEIGHT, text_width
-from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.analysis import Analysis, Totals
 from explorer.core.units import format_bytes
 
 # Shades of the text colour over the background (the op groups' colours mean ops elsewhere).
@@ -60,18 +61,8 @@ def memory_chart(a: Analysis, page: Page, theme_name: str, title: str, subtitle:
     def x(value: float) -> float:
         return plot.left + value / high * plot.width
 
-    lines, _ = frame_lines(chart, theme)
-    lines = lines[:1]  # the bottom axis only: the bar has no vertical scale
-    grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
-    step = _step(high / GIB)
-    for i in range(int(high / GIB / step) + 1):
-        at = x(i * step * GIB)
-        label = f"{i * step:g}"
-        lines.append(Line(((at, plot.top), (at, plot.bottom)), grid, ElementKind.GRID))
-        texts.append(Text(label, (at, plot.bottom + 0.3 * size), size, theme.foreground, ElementKind.TICK,
-                          dx=-text_width(label, size) / 2))
-    texts.append(Text(X_TITLE, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
-                      theme.foreground, ElementKind.AXIS, dx=-text_width(X_TITLE, size) / 2))
+    lines, ticks = _axis(chart, theme, x, high)
+    texts += ticks
     bar = min(0.3 * plot.height, 5 * size)
     middle = plot.top + 0.55 * plot.height
     # The usable memory a serving engine leaves alone (CUDA context, allocator): pale.
@@ -95,6 +86,46 @@ def memory_chart(a: Analysis, page: Page, theme_name: str, title: str, subtitle:
                           tooltip=f"over the budget by {format_bytes(used - t.memory_budget_bytes)}"))
     texts += _stagger(labels_above, middle - bar / 2 - 0.4 * size, size, plot)
     edge = over if not t.fits_in_memory else theme.foreground
+    drawn, labels = _limits(t, x, middle, bar, edge, theme, page)
+    lines += drawn
+    texts += labels
+    per_device = " per device" if t.devices > 1 else ""
+    verdict = (f"{format_bytes(used)}{per_device} of the {format_bytes(t.memory_budget_bytes)} budget: fits"
+               if t.fits_in_memory else
+               f"Does not fit: {format_bytes(used)}{per_device}, over the "
+               f"{format_bytes(t.memory_budget_bytes)} budget")
+    texts.append(Text(verdict, (plot.left, top + pad), 1.15 * size, edge if not t.fits_in_memory
+                      else theme.foreground, ElementKind.NOTE, bold=True))
+    return Chart(page, plot, chart.x_range, chart.y_range, theme.background, theme.foreground,
+                 lines=tuple(lines), texts=tuple(texts))
+
+
+def _axis(chart: Chart, theme, x: Callable[[float], float], high: float) -> tuple[list[Line], list[Text]]:
+    """The bottom axis in GiB: a grid line and a tick at each step, and its title."""
+    plot, size, page = chart.plot, chart.page.text, chart.page
+    lines, _ = frame_lines(chart, theme)
+    texts: list[Text] = []
+    lines = lines[:1]  # the bottom axis only: the bar has no vertical scale
+    grid = Stroke(theme.axis, max(1.0, 0.6 * page.lines), opacity=0.25)
+    step = _step(high / GIB)
+    for i in range(int(high / GIB / step) + 1):
+        at = x(i * step * GIB)
+        label = f"{i * step:g}"
+        lines.append(Line(((at, plot.top), (at, plot.bottom)), grid, ElementKind.GRID))
+        texts.append(Text(label, (at, plot.bottom + 0.3 * size), size, theme.foreground, ElementKind.TICK,
+                          dx=-text_width(label, size) / 2))
+    texts.append(Text(X_TITLE, ((plot.left + plot.right) / 2, plot.bottom + 1.55 * size), size,
+                      theme.foreground, ElementKind.AXIS, dx=-text_width(X_TITLE, size) / 2))
+    return lines, texts
+
+
+def _limits(t: Totals, x: Callable[[float], float], middle: float, bar: float, edge: str, theme,
+            page: Page) -> tuple[list[Line], list[Text]]:
+    """The budget's line (red where the step does not fit) and the usable memory's (dashed),
+    each with its label under the bar."""
+    size = page.text
+    lines: list[Line] = []
+    texts: list[Text] = []
     reach = bar / 2 + 1.4 * LINE_HEIGHT * size
     for value, label, stroke in (
             (t.memory_budget_bytes, f"budget {format_bytes(t.memory_budget_bytes)} "
@@ -109,15 +140,7 @@ def memory_chart(a: Analysis, page: Page, theme_name: str, title: str, subtitle:
                           dx=-text_width(label, size) / 2 if label.startswith("usable") else
                           -text_width(label, size) - 0.3 * size,
                           dy=-LINE_HEIGHT * size if label.startswith("budget") else 0.0))
-    per_device = " per device" if t.devices > 1 else ""
-    verdict = (f"{format_bytes(used)}{per_device} of the {format_bytes(t.memory_budget_bytes)} budget: fits"
-               if t.fits_in_memory else
-               f"Does not fit: {format_bytes(used)}{per_device}, over the "
-               f"{format_bytes(t.memory_budget_bytes)} budget")
-    texts.append(Text(verdict, (plot.left, top + pad), 1.15 * size, edge if not t.fits_in_memory
-                      else theme.foreground, ElementKind.NOTE, bold=True))
-    return Chart(page, plot, chart.x_range, chart.y_range, theme.background, theme.foreground,
-                 lines=tuple(lines), texts=tuple(texts))
+    return lines, texts
 
 
 def _stagger(labels: list[Text], bottom: float, size: float, plot: Rect) -> list[Text]:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +63,7 @@ from explorer.core.model.session import (
 from explorer.core.model.workload import WorkloadError
 from explorer.core.model.workload_file import read_param
 from explorer.core.units import BYTES, PRECISIONS
+from explorer.core.words.scene_views import VIEWS, View
 from explorer.paths import resource_path
 
 if TYPE_CHECKING:  # the claims and words are read when a step is explained, not at start-up
@@ -73,20 +73,6 @@ if TYPE_CHECKING:  # the claims and words are read when a step is explained, not
 SCHEMA = 1
 BOUNDS = tuple(BoundKind)
 DIRECTIONS = ("faster", "slower", "unchanged")
-
-
-class View(StrEnum):
-    """The picture a step shows (its slide, and the view the window brings forward)."""
-
-    ROOFLINE = "roofline"  # the roofline chart (the default)
-    SERVING = "serving"  # tokens/s a device against tokens/s a user, batch 1 to the KV-cache wall
-    ENERGY = "energy"  # the energy roofline: FLOP/J against intensity
-    MEMORY = "memory"  # the memory bar: what the step keeps in memory against the budget
-    EXPECTED = "expected"  # each op at its expected time (launches included), under its bound
-    SCALING = "scaling"  # the scaling laws of a training budget (``scaling_laws:``)
-
-
-VIEWS = tuple(v.value for v in View if v != View.SCALING)  # what ``view:`` may name
 
 
 @dataclass(frozen=True)
