@@ -109,3 +109,15 @@ def test_real_kernels_step_2_shows_each_op_at_its_expected_time(tmp_path, catalo
         assert ops["second"][name] < 0.9 * ops["first"][name]  # every op below its bound
     # a norm (a few KiB of work, one launch) falls furthest: its launch costs more than its work
     assert min(expected, key=lambda n: expected[n] / bound[n]) in {o.name for o in a.ops if o.role == "norm"}
+
+
+def test_a_scene_file_names_known_views_only(tmp_path, catalog, models):
+    from explorer.core.files.datafile import DataFileError
+    from tests.core.test_scenes import load_one_scene
+
+    scene = load_one_scene(tmp_path, catalog, models, "{caption: 'One token.', view: memory}")["s"]
+    assert scene.view_at(0) == View.MEMORY
+    with pytest.raises(DataFileError, match=r"steps\[0\]\.view.*roofline, serving, energy, memory, expected"):
+        load_one_scene(tmp_path, catalog, models, "{caption: x, view: pie}")
+    with pytest.raises(DataFileError, match=r"steps\[0\]\.view.*shows the scaling laws"):
+        load_one_scene(tmp_path, catalog, models, "{caption: x, view: energy, scaling_laws: 5.76e+23}")
