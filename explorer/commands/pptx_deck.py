@@ -25,7 +25,7 @@ from explorer.chart.text import wrap
 from explorer.core.files.atomic import write_bytes_atomic
 
 SLIDE_IN = {"16:9": (13.333, 7.5), "4:3": (10.0, 7.5)}
-TITLE_PT, LONG_TITLE_PT, CAPTION_PT = 32, 24, 20
+LONG_TITLE_PT, CAPTION_PT = 24, 20  # a title that fits no single line: two lines at 24 pt
 TITLE_SIZES = (32, 28, 24)  # the largest whose single line fits is used
 CAPTION_LINES = 3
 FONT = "Arial"  # in PowerPoint and Keynote; LibreOffice draws it as Liberation Sans, its metric twin
