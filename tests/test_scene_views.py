@@ -60,6 +60,8 @@ def test_the_serving_scene_s_slides_are_the_serving_chart(tmp_path, step, catalo
     ring = [m for m in chart["markers"] if m["kind"] == "selection"]
     (served,) = [m for m in chart["markers"] if m["kind"] == "serving" and m["name"] == f"batch {batch}"]
     assert len(ring) == 1 and ring[0]["center_px"] == served["center_px"]
+    assert ring[0]["name"] == f"this step: batch {batch}"
+    assert any(t["text"] == f"this step: batch {batch:,}" for t in chart["texts"] if t["kind"] == "key")
 
 
 @pytest.mark.parametrize("step", [1, 2, 3, 4])

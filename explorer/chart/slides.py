@@ -157,4 +157,4 @@ def _serving(doc: Source, options: ExportOptions) -> Chart:
     served = replace(served, chosen=own)
     title = options.title or f"Serving {a.model.name} on {served.devices} × {a.hardware.name}"
     return serving_chart(served, options.page, options.theme, title, key=options.legend,
-                         subtitle=options.subtitle or "", with_heading=options.heading)
+                         subtitle=options.subtitle or "", with_heading=options.heading, ringed="this step")
