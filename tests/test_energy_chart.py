@@ -2,6 +2,8 @@
 ridge, the workload's ops on the curve, a measured run's fitted roof and kernels, labels on
 the plot (never overlapping), and the picture from the command line and the window."""
 
+import json
+
 import pytest
 
 from explorer.chart.elements import ElementKind, Page
@@ -108,7 +110,7 @@ def test_a_run_without_power_says_so_and_draws_no_roof(catalog, models, tmp_path
     assert view.notes == ("plain.json: no power was measured with its main-memory kernels",)
 
 
-def test_export_draws_the_energy_view_and_refuses_it_as_data(tmp_path):
+def test_export_draws_the_energy_view_and_describes_it_as_json_not_csv(tmp_path):
     svg = tmp_path / "energy.svg"
     code, _, err = run("export", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--view", "energy",
                        "--out", str(svg))
@@ -116,8 +118,13 @@ def test_export_draws_the_energy_view_and_refuses_it_as_data(tmp_path):
     text = svg.read_text()
     assert "Energy efficiency (FLOP/J)" in text and "energy balance 217 FLOP/byte" in text
     code, _, err = run("export", "--model", "llama-3-8b", "--view", "energy", "--out",
-                       str(tmp_path / "e.json"))
-    assert code == 2 and "the energy view is a picture: write .png, .svg, .pdf or .pptx" in err
+                       str(tmp_path / "e.csv"))
+    assert code == 2 and "the energy view has no rows of points and roofs" in err
+    code, _, err = run("export", "--model", "llama-3-8b", "--view", "energy", "--out",
+                       str(tmp_path / "e.json"))  # the picture's description
+    assert code == 0, err
+    texts = [t["text"] for t in json.loads((tmp_path / "e.json").read_text())["texts"]]
+    assert "Energy efficiency (FLOP/J)" in texts and "energy balance 217 FLOP/byte" in texts
     code, _, err = run("export", "--scene", "decode-batching", "--view", "energy", "--out",
                        str(tmp_path / "e.pptx"))
     assert code == 2 and "the energy view draws a workload, not a scene" in err

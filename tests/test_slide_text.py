@@ -16,7 +16,9 @@ def test_every_scene_step_s_text_is_large_enough_for_a_hall(catalog, models, asp
         for index in range(len(scene.steps)):
             doc.replace_session(scene.session_at(index), "test")
             caption = scene.caption_at(index, catalog, models)
-            chart = slide_chart(doc, ExportOptions(aspect=aspect, title=scene.title, subtitle=caption))
+            step = scene.steps[index]  # the picture the step names: its view, or the scaling laws
+            chart = slide_chart(doc, ExportOptions(aspect=aspect, title=scene.title, subtitle=caption,
+                                                   view=step.view.value, scaling_budget=step.scaling_budget))
             height = chart.page.height
             sizes = {kind: [t.size / height for t in chart.texts if t.kind == kind]
                      for kind in (ElementKind.TICK, ElementKind.SUBTITLE, ElementKind.TITLE)}

@@ -34,6 +34,7 @@ class ElementKind(StrEnum):
     COMPARED = "compared"  # another model's whole step (the session's ``compare``) and its label
     CURVE = "curve"  # a scaling-law picture's curves, points and labels (``scaling_chart``)
     SERVING = "serving"  # a serving plan's batches, their curve and labels (``serving_chart``)
+    MEMORY = "memory"  # the memory bar's parts, budget and labels (``memory_chart``)
     PROFILE = "profile"  # a kernel of a real run's profile
     MEASURED = "measured"
     SELECTION = "selection"
@@ -44,7 +45,7 @@ class ElementKind(StrEnum):
 # The order kinds are drawn in, back to front (every output draws in this order).
 E = ElementKind
 LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.EXPECTED, E.MEASURED_ROOF, E.LINK, E.ROOF, E.CURVE,
-              E.SERVING, E.PROFILE, E.KEY, E.KEY_LIVE)
+              E.SERVING, E.MEMORY, E.PROFILE, E.KEY, E.KEY_LIVE)
 MARKER_ORDER = (E.RIDGE, E.MEASURED, E.PROFILE, E.OP, E.SERVING, E.SELECTION, E.COMPARED, E.EXPECTED,
                 E.STEP, E.CURVE, E.KEY, E.KEY_LIVE)
 

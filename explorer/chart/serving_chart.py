@@ -31,15 +31,18 @@ OTHER_DASHES = ((8.0, 4.0), (2.0, 3.0), (10.0, 3.0, 2.0, 3.0))
 
 
 def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_target_s: float | None = None,
-                  key: bool = True, others: tuple = (), name: str = "") -> Chart:
+                  key: bool = True, others: tuple = (), name: str = "", subtitle: str = "",
+                  with_heading: bool = True, ringed: str = "chosen") -> Chart:
     """The plan's points on ``page``: tokens/s a device against tokens/s a user; ``others``:
     (name, plan) of up to three other layouts, each a curve of its own beside it (``name``:
-    the plan's own layout, for the key)."""
+    the plan's own layout, for the key; ``subtitle``: a caption under the title;
+    ``with_heading`` False: neither, a slide's own text; ``ringed``: what the ringed point is
+    called, the plan's choice, or a scene step's own batch)."""
     theme = palette.THEMES[theme_name]
     colour = dict(theme.groups)["projection"]
-    texts, top = heading(title, "", page, theme.foreground)
+    texts, top = heading(title, subtitle, page, theme.foreground) if with_heading else ([], 0.6 * page.text)
     others = tuple(others)[:len(OTHER_GROUPS)]
-    entries = _entries(plan, colour, theme, tpot_target_s, name) + _other_entries(others, theme)
+    entries = _entries(plan, colour, theme, tpot_target_s, name, ringed) + _other_entries(others, theme)
     entries = entries if key else []
     column = min(key_width(entries, page.text), 0.3 * page.width) if entries else 0.0
     pad = 0.6 * page.text
@@ -58,7 +61,7 @@ def serving_chart(plan: Plan, page: Page, theme_name: str, title: str, tpot_targ
     if plan.chosen is not None:
         at = next(m.center for m in markers if m.name == f"batch {plan.chosen.batch}")
         markers.append(Marker(at, "circle", 24 * page.lines, Stroke(theme.selected, 3 * page.lines), None,
-                              ElementKind.SELECTION, f"chosen: batch {plan.chosen.batch}"))
+                              ElementKind.SELECTION, f"{ringed}: batch {plan.chosen.batch}"))
     if tpot_target_s:
         x = chart.x_px(1 / tpot_target_s)
         dashed = Stroke(theme.suspect, 1.6 * page.lines, (6.0, 4.0))
@@ -126,7 +129,8 @@ def _batches(chart: Chart, plan: Plan, colour: str, theme) -> tuple[list[Marker]
     return markers, requests
 
 
-def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None, name: str = "") -> list[Entry]:
+def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None, name: str = "",
+             ringed: str = "chosen") -> list[Entry]:
     first, last, wall = plan.points[0].batch, plan.points[-1].batch, plan.kv_wall_sequences
     if plan.offloaded_sequences and last > wall:
         span = f"{first:,} to {last:,}: beyond {wall:,}, caches in host memory"
@@ -139,7 +143,7 @@ def _entries(plan: Plan, colour: str, theme, tpot_target_s: float | None, name: 
     out = [Entry("Batches (concurrent requests)", "heading", bold=True),
            Entry(f"{name}: {span}" if name else span, "marker", colour, "circle", fill=theme.background)]
     if plan.chosen is not None:
-        out.append(Entry(f"chosen: batch {plan.chosen.batch:,}", "marker", theme.selected, "circle"))
+        out.append(Entry(f"{ringed}: batch {plan.chosen.batch:,}", "marker", theme.selected, "circle"))
     if tpot_target_s:
         out.append(Entry(f"TPOT target {tpot_target_s * 1e3:g} ms", "line", theme.suspect, "", (6.0, 4.0)))
     return out

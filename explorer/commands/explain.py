@@ -175,7 +175,8 @@ def _state_dict(scene, index: int) -> dict:
     session = scene.session_at(index)
     return {"hardware": list(session.hardware), "workload": session.workload_dict(),
             "what_if": {k: v.to_dict() for k, v in session.what_ifs},
-            "selected_op": session.selected_op, "topic": scene.topic_at(index)}
+            "selected_op": session.selected_op, "topic": scene.topic_at(index),
+            "view": scene.view_at(index).value}
 
 
 def _scenes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

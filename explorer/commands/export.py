@@ -73,8 +73,9 @@ def _check(args: argparse.Namespace) -> None:
     if args.step and not args.scene:
         raise _UsageError("--step needs --scene")
     suffix = Path(args.out).suffix.lower().lstrip(".") if args.out else args.format
-    if args.view != "roofline" and suffix in ("json", "csv"):
-        raise _UsageError(f"the {args.view} view is a picture: write .png, .svg, .pdf or .pptx")
+    if args.view != "roofline" and suffix == "csv":
+        raise _UsageError(f"the {args.view} view has no rows of points and roofs: write .png, .svg, .pdf, "
+                          ".json or .pptx")
     if args.view != "roofline" and (args.scene or args.all_scenes):
         raise _UsageError(f"the {args.view} view draws a workload, not a scene (whose captions describe the "
                           "roofline): give --model and --hardware, or --session")
@@ -178,24 +179,31 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
-    """Each .pptx path's jobs as one deck, a slide per job (``pptx_deck``)."""
+    """Each .pptx path's jobs as one deck, a slide per job (``pptx_deck``): each picture laid
+    out for its place on the slide, as SVG with a PNG fallback."""
+    from explorer.chart import palette
     from explorer.chart.roofline_frame import default_title
     from explorer.chart.slides import slide_chart
-    from explorer.commands.pptx_deck import PICTURE_WIDTH_PX, Slide, SlidesUnavailable, write_deck
+    from explorer.chart.svg import chart_svg
+    from explorer.commands.pptx_deck import Picture, Slide, SlidesUnavailable, layout, write_deck
     from explorer.ui.chart.export import chart_image, png_bytes, qt_application
 
-    qt_application()  # for the pictures
-    options = replace(base, width_px=PICTURE_WIDTH_PX, dpi=None, heading=False)
+    qt_application()  # for the PNG fallbacks
     decks: dict[Path, list] = {}
     for session, path, title, subtitle, slots, step in jobs:
         _show(doc, session, profile, err)
-        shown = _step_options(options, options.title, options.subtitle, step)
-        picture = png_bytes(chart_image(slide_chart(doc, shown, slots), shown))
-        decks.setdefault(Path(path), []).append(
-            (Slide(title or default_title(doc), subtitle or "", _notes(doc, step)), picture))
+        claims, declared = _claims(doc, step)
+        slide = Slide(title or default_title(doc), subtitle or "", _notes(doc, step), claims, declared)
+        place = layout(slide, base.aspect)
+        shown = replace(_step_options(base, base.title, base.subtitle, step), slot_in=place.picture_in,
+                        width_px=place.png_px, dpi=None, heading=False)
+        chart = slide_chart(doc, shown, slots)
+        svg = chart_svg(chart, shown.transparent, slide.title)
+        decks.setdefault(Path(path), []).append((slide, Picture(svg, png_bytes(chart_image(chart, shown)))))
+    theme = palette.THEMES[base.theme]
     try:
         for path, slides in decks.items():
-            written = write_deck(path, slides)
+            written = write_deck(path, slides, base.aspect, theme.background, theme.foreground)
             print(f"wrote {written} ({len(slides)} slide(s), {written.stat().st_size:,} bytes)", file=out)
     except SlidesUnavailable as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
@@ -206,11 +214,33 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+# Claims that give a figure (a limit too: it backs a verdict); the others are verdicts
+# (a bound, a fit, a direction): a slide's caption keeps those first.
+NUMBERS = ("quantity", "time", "max_batch")
+
+
+def _claims(doc, step) -> tuple[tuple[str, ...], int]:
+    """The phrases of a scene step's checked claims, its verdicts (``NUMBERS``) first, and
+    how many those are (none without a step): the slide's caption keeps the sentences that
+    hold them."""
+    if step is None:
+        return (), 0
+    scene, index = step
+    explanation = scene.explain_step(index, doc.catalog, doc.models)
+    every = [c for c in explanation.declared + explanation.claims if c.phrase]
+    verdicts = tuple(dict.fromkeys(c.phrase for c in every if c.kind not in NUMBERS))
+    figures = tuple(dict.fromkeys(c.phrase for c in every if c.kind in NUMBERS and c.phrase not in verdicts))
+    return verdicts + figures, len(verdicts)
+
+
 def _step_options(base, title, subtitle, step):
-    """``base`` with a job's title and caption, and the scaling laws' budget when its scene
-    step shows them (``step``: (scene, index), or None)."""
-    budget = step[0].steps[step[1]].scaling_budget if step is not None else None
-    return replace(base, title=title, subtitle=subtitle, scaling_budget=budget)
+    """``base`` with a job's title and caption, and the view its scene step names (the
+    scaling laws' budget when it shows them; ``step``: (scene, index), or None)."""
+    if step is None:
+        return replace(base, title=title, subtitle=subtitle)
+    shown = step[0].steps[step[1]]  # the view the step names (``Step.view``)
+    return replace(base, title=title, subtitle=subtitle, scaling_budget=shown.scaling_budget,
+                   view=shown.view.value)
 
 
 def _show(doc, session, profile, err: TextIO) -> None:

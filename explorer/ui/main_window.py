@@ -13,6 +13,7 @@ from explorer import __version__, defaults
 from explorer.about import version_text
 from explorer.core.analysis.report_words import step_summary
 from explorer.core.hardware.efficiency import Source, calibrated
+from explorer.core.words.scenes import View
 from explorer.document.files import Autosaver, RecentFiles, Recovery
 from explorer.runs import KERNELS, Jobs
 from explorer.state import AppState
@@ -278,11 +279,22 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         topic = player.topic()
         if topic:
             self.explain_panel.show_topic(topic)
+        self._show_view(player.view())
         budget = player.scaling_budget()
         if budget is not None:  # the step's point is the scaling laws: their panel comes to the front
             self.docks["scaling"].show()
             self.docks["scaling"].raise_()
             cast("ScalingPanel", self.scaling_panel.panel).show_budget(budget)  # (``_scaling_panel``'s)
+
+    def _show_view(self, view) -> None:
+        """The window's own view of what a scene step names, brought forward (the serving
+        chart is a modal dialog, the expected ops a slide's: those stay with the chart)."""
+        if view == View.ENERGY:
+            self.open_energy()
+            self.activateWindow()  # the scene's keys stay with the window
+        elif view == View.MEMORY:  # the memory bar, under the workload panel's totals
+            self.docks["workload"].show()
+            self.docks["workload"].raise_()
 
     def set_theme(self, name: str, remember: bool = True) -> None:
         """The window's colours: light, dark or high contrast (remembered between runs when

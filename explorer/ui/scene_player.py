@@ -18,6 +18,7 @@ from explorer.core.words.scenes import (
     Scene,
     SceneCatalog,
     StepError,
+    View,
     fill_every_step,
     load_scenes,
     merged,
@@ -162,6 +163,10 @@ class ScenePlayer(QtCore.QObject):
 
     def topic(self) -> str | None:
         return self.scene.topic_at(self.step) if self.scene else None
+
+    def view(self) -> View | None:
+        """The picture the step names (``Step.view``; None: no scene)."""
+        return self.scene.view_at(self.step) if self.scene else None
 
     def scaling_budget(self) -> float | None:
         """The training budget whose scaling laws the step shows (None: it shows none)."""

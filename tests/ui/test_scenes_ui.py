@@ -208,3 +208,20 @@ def test_a_broken_shipped_scenes_file_is_named_in_the_menu_and_the_window_stays(
     [named] = [a for a in window.scenes_menu.actions() if a.text().startswith("Scenes could not be loaded")]
     assert not named.isEnabled() and "01-cpu-vs-gpu.yaml: is not valid YAML" in named.toolTip()
     assert window.act_lab in window.scenes_menu.actions() and window.player.scenes == {}
+
+
+def test_a_step_brings_forward_the_window_s_view_it_names(window, qtbot):
+    window.resize(1366, 768)
+    window.show()
+    window.docks["kernels"].raise_()  # the workload panel (and its memory bar) behind the kernel lab
+    window.player.start("kv-cache-limit")
+    assert window.player.view() == "memory"
+    qtbot.waitUntil(lambda: window.workload_panel.isVisible(), timeout=2000)
+    assert window.energy_dialog is None
+    window.player.start("moving-data")  # the energy roofline, beside the window, following it
+    assert window.player.view() == "energy"
+    qtbot.waitUntil(lambda: window.energy_dialog is not None and window.energy_dialog.isVisible(),
+                    timeout=2000)
+    window.energy_dialog.close()
+    window.player.start("decode-batching")
+    assert window.player.view() == "roofline" and not window.energy_dialog.isVisible()

@@ -19,7 +19,10 @@ step may change the devices, the workload parameters, what-ifs, the roofs drawn,
 selected op, the real run's profile shown (``profile: NAME.yaml``, one shipped in
 resources/profiles/runs, as the start may name one too), and the "why" topic shown beside
 the chart; ``scaling_laws: 5.76e23`` makes
-the step's slide the scaling laws of that training budget instead of the roofline::
+the step's slide the scaling laws of that training budget instead of the roofline, and
+``view:`` names the picture a step's point needs (``View``: the roofline by default, the
+serving chart, the energy roofline, the memory bar, or each op at its expected time);
+export draws it and the window's scene player brings that view forward::
 
     schema: 1
     scenes:
@@ -60,6 +63,7 @@ from explorer.core.model.session import (
 from explorer.core.model.workload import WorkloadError
 from explorer.core.model.workload_file import read_param
 from explorer.core.units import BYTES, PRECISIONS
+from explorer.core.words.scene_views import VIEWS, View
 from explorer.paths import resource_path
 
 if TYPE_CHECKING:  # the claims and words are read when a step is explained, not at start-up
@@ -114,6 +118,12 @@ class Step:
     check: Check = Check()
     scaling_budget: float | None = None  # the step shows the scaling laws of this budget (FLOPs)
     profile: Profile | None = None  # a real run of the step shown beside it, replacing the one before
+    view: View = View.ROOFLINE  # the picture the step shows (not carried to the next step)
+
+    @property
+    def shown(self) -> View:
+        """The picture of this step: the scaling laws where it names a budget, else its view."""
+        return View.SCALING if self.scaling_budget is not None else self.view
 
     def apply(self, session: Session) -> Session:
         changes: dict[str, Any] = {}
@@ -187,6 +197,10 @@ class Scene:
         """The caption of ``step`` with its ``{…}`` numbers filled in."""
         return self.explain_step(step, catalog, models).text
 
+    def view_at(self, step: int) -> View:
+        """The picture step ``step`` shows (``Step.shown``)."""
+        return self.steps[step].shown
+
     def topic_at(self, step: int) -> str | None:
         """The last topic named up to ``step``."""
         return next((s.topic for s in reversed(self.steps[: step + 1]) if s.topic), None)
@@ -247,10 +261,13 @@ class SceneReader:
         if budget is not None and not BUDGET_RANGE[0] <= budget <= BUDGET_RANGE[1]:
             raise f.error("scaling_laws", f"a training budget in FLOPs from {BUDGET_RANGE[0]:.0e} to "
                                           f"{BUDGET_RANGE[1]:.0e}, such as 5.76e23; got {budget:g}")
+        view = View(f.text("view", required=False, default=View.ROOFLINE.value, choices=VIEWS))
+        if budget is not None and view != View.ROOFLINE:
+            raise f.error("view", "a step with scaling_laws shows the scaling laws: leave out view")
         return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
                     what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
                     topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False),
-                    check=check, scaling_budget=budget, profile=profile)
+                    check=check, scaling_budget=budget, profile=profile, view=view)
 
     @staticmethod
     def _check(f: Fields) -> Check:
