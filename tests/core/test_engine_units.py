@@ -96,9 +96,11 @@ def test_the_expected_time_follows_the_engines_unit_and_the_bound_does_not(model
     ("unit: vector}", "unit: tiles}"),
 ])
 def test_a_broken_table_is_refused(tmp_path, change, message):
+    from pathlib import Path
+
     from explorer.paths import resource_path
 
-    text = open(resource_path("efficiency", "engine-units.yaml"), encoding="utf-8").read()
+    text = Path(resource_path("efficiency", "engine-units.yaml")).read_text(encoding="utf-8")
     assert change in text
     bad = tmp_path / "units.yaml"
     bad.write_text(text.replace(change, message, 1), encoding="utf-8")

@@ -77,7 +77,8 @@ class UnitTable:
 
 
 def _read_rule(fields: Fields) -> UnitRule:
-    rule = UnitRule(fields.text("precision", choices=PRECISIONS), fields.text("unit", choices=(MATRIX, VECTOR)),
+    rule = UnitRule(fields.text("precision", choices=PRECISIONS),
+                    fields.text("unit", choices=(MATRIX, VECTOR)),
                     fields.integer("group_multiple", required=False, minimum=1, default=0))
     fields.finish()
     return rule
@@ -98,8 +99,9 @@ def _read_share(fields: Fields) -> VectorShare:
     share = fields.number("share")
     if not 0 < share <= 1:
         raise fields.error("share", f"must be above 0 and at most 1, got {share:g}")
-    out = VectorShare(fields.identifier("id"), frozenset(devices), fields.text("precision", choices=PRECISIONS),
-                      share, fields.url("source"), fields.text("quote"))
+    out = VectorShare(fields.identifier("id"), frozenset(devices),
+                      fields.text("precision", choices=PRECISIONS), share, fields.url("source"),
+                      fields.text("quote"))
     fields.text("note", required=False)
     return out
 
