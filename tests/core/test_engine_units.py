@@ -106,3 +106,21 @@ def test_a_broken_table_is_refused(tmp_path, change, message):
     bad.write_text(text.replace(change, message, 1), encoding="utf-8")
     with pytest.raises(DataFileError):
         read_units(bad)
+
+
+def test_the_report_names_the_peak_the_products_ran_at(models, catalog):
+    """`analyze --json`'s efficiency.engine.products_peak: on the Xeon 8480 with llama.cpp,
+    int8 on the vector units at 54.48 TOP/s from PyTorch's AMX recipe; on an H100, the
+    bound's own roof."""
+    from explorer.core.analysis.expected import expected_for
+    from explorer.core.analysis.report import efficiency_dict
+
+    params = WorkloadParams(phase="prefill", seq=512, dtype="int8", weight_dtype="int4", weight_group=32,
+                            engine="llama.cpp")
+    a = analyze(models["llama-2-7b"], params, catalog["xeon-platinum-8480"])
+    peak = efficiency_dict(a, expected_for(a))["engine"]["products_peak"]
+    assert (peak["precision"], peak["unit"], peak["same_as_bound"]) == ("int8", VECTOR, False)
+    assert peak["flops_per_s"] == pytest.approx(54.4768e12)
+    assert peak["source"] == "https://pytorch.org/tutorials/recipes/amx.html"
+    h100 = analyze(models["llama-2-7b"], WorkloadParams(), catalog["h100-sxm"])
+    assert efficiency_dict(h100, expected_for(h100))["engine"]["products_peak"]["same_as_bound"] is True
