@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from explorer.core.analysis.validation import BAND, check, held_out_runs, markdown_table, read_runs, summary
+from explorer.core.analysis.validation import (
+    BAND,
+    check,
+    held_out_runs,
+    markdown_table,
+    read_runs,
+    share,
+    summary,
+)
 from explorer.core.files.datafile import DataFileError
 from explorer.core.hardware.efficiency import published
 from explorer.core.model.parameters import ENGINES
@@ -138,10 +146,10 @@ def test_the_readme_quotes_the_held_out_figures(checked, held):
     median = statistics.median(h.ratio for h in gpu)
     claim = (f"The bound is below every one of {len(checked)} published runs. The expected time, checked "
              f"on runs it was not fitted to (each source left out of the fit in turn), lands within "
-             f"{BAND[0]:g}–{BAND[1]:g} of the measured time for {inside(gpu):.0%} of {len(gpu)} GPU runs "
+             f"{BAND[0]:g}–{BAND[1]:g} of the measured time for {share(inside(gpu))} of {len(gpu)} GPU runs "
              f"from {len({h.row.group for h in gpu})} sources (median {median:.2f}), "
-             f"and its band holds {sum(h.covered for h in gpu) / len(gpu):.0%} of them; on CPUs, "
-             f"{inside(cpu):.0%} of {len(cpu)} runs from {len({h.row.group for h in cpu})} sources")
+             f"and its band holds {share(sum(h.covered for h in gpu) / len(gpu))} of them; on CPUs, "
+             f"{share(inside(cpu))} of {len(cpu)} runs from {len({h.row.group for h in cpu})} sources")
     assert all(c.bound_s <= c.run.measured_s for c in checked) and claim in readme
 
 
@@ -155,7 +163,7 @@ def test_the_docs_hold_the_terms_table_and_its_sentence(checked):
     assert text.split("<!-- terms: start -->\n")[1].split("\n<!-- terms: end -->")[0] == table, \
         "regenerate with: roofline-explorer validate --terms"
     gpu = next(line for line in table.splitlines() if line.startswith("| **within") and "| GPU |" in line)
-    alone, classes, engines, both = (int(cell.strip(" %")) for cell in gpu.split("|")[4:8])
+    alone, classes, engines, both = (float(cell.strip(" %")) for cell in gpu.split("|")[4:8])
     assert engines - alone > classes - alone > 0 and both > alone  # most of the gap: the engines' terms
     megatron = next(line for line in table.splitlines() if line.startswith("| megatron-lm-2021"))
     assert float(megatron.split("|")[5]) > 1.0  # the class factors alone: slower than measured

@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.expected import Expected, OpClass, launches, op_class
+from explorer.core.analysis.expected import Expected, OpClass, launches, op_class, products_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.datafile import Fields
 from explorer.core.hardware.hardware import DeviceKind
@@ -64,7 +64,8 @@ class FitClass(StrEnum):
     """The classes of kernel a whole run's factor is fitted for."""
 
     DENSE = "dense products"  # on matrix units (tensor cores, AMX)
-    VECTOR = "products on vector units"  # a precision the device has no matrix unit for (most CPUs)
+    VECTOR = "products on vector units"  # a precision the device (or its engine) has no matrix unit for
+    QUANTIZED = "int8 products on vector units"  # quantized dot products: each block rescaled in fp32
     WEIGHTS = "weight-bound products"  # dense or on vector units, their weights' bytes the roof that binds
     EXPERT = "expert products"
     ATTENTION = "attention"
@@ -126,10 +127,19 @@ class RunTerms:
         return self.kinds.get(kind) or self.kinds[DeviceKind.GPU]
 
 
-def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False) -> FitClass | None:
+def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False,
+              integer: bool = False) -> FitClass | None:
     """The class an op's work is scaled in (None: none; ``expected.op_class`` refined):
-    ``on_vector`` when the step's products run on vector units, ``memory_bound`` when the
-    op's bytes, not its arithmetic, set its roofline bound.
+    ``on_vector`` when the step's products run on vector units (``expected.products_peak``),
+    ``memory_bound`` when the op's bytes, not its arithmetic, set its roofline bound,
+    ``integer`` when its products are int8 dot products.
+
+    Int8 products on vector units are a class apart from float ones: a quantized dot
+    product multiplies blocks of 8-bit values and rescales each block's sum in fp32 (ggml's
+    Q8_0 and Q4_0: a scale per 32 values), work a float product's fused multiply-adds do not
+    have, so the two reach different shares of their roofs (on a Ryzen 9 7950X, llama.cpp's
+    prompt processing ran at about 1.8 TFLOP/s with F16 weights, 0.6 of the fp32 roof, and
+    about 1.9 TOP/s with Q8_0, 0.16 of the int8 one: ik_llama.cpp's README table).
 
     A product bound by its weights' bytes (decode at small batches) is its own class: what
     limits it in a whole run is the bandwidth the engine streams weights at, not the share
@@ -144,15 +154,23 @@ def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False) -> 
             return FitClass.EXPERT
         if memory_bound:
             return FitClass.WEIGHTS
-        return FitClass.VECTOR if on_vector else FitClass.DENSE
+        if on_vector:
+            return FitClass.QUANTIZED if integer else FitClass.VECTOR
+        return FitClass.DENSE
     return {OpClass.ATTENTION: FitClass.ATTENTION, OpClass.MEMORY: FitClass.MEMORY,
             OpClass.LINK: FitClass.LINK}.get(kind)
 
 
 def classes(a: Analysis) -> list[FitClass | None]:
-    """Each op's ``FitClass`` in ``a``'s step."""
-    on_vector = a.roofs.matrix.unit != "matrix"
-    return [fit_class(o, on_vector, bool(m)) for o, m in zip(a.ops, a.memory_bound, strict=True)]
+    """Each op's ``FitClass`` in ``a``'s step: a product is weight-bound when its bytes bind at
+    the peak its engine runs it at (``expected.products_peak``)."""
+    peak = products_peak(a)  # on a CPU, the unit its engine's kernels use (engine_units)
+    bound = a.memory_bound
+    if peak is not a.roofs.matrix:  # a slower unit than the bound's: a product's bytes may no longer bind
+        bound = bound & ~np.array([o.unit == op.MATRIX for o in a.ops]) | bound & (
+            a.flops / peak.flops_per_s <= a.bytes / a.roofs.bandwidth_bytes_per_s)
+    on_vector, integer = peak.unit != "matrix", a.roofs.matrix.precision == "int8"
+    return [fit_class(o, on_vector, bool(m), integer) for o, m in zip(a.ops, bound, strict=True)]
 
 
 def _step_sum(a: Analysis, values: NDArray[np.float64]) -> float:

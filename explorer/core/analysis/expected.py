@@ -33,10 +33,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis
+from explorer.core.analysis.engine_units import product_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.userfiles import notice
 from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
-from explorer.core.hardware.hardware import Link, Tier
+from explorer.core.hardware.hardware import ComputePeak, Link, Tier
 from explorer.core.model import collective_costs, collectives, training
 from explorer.core.model import ops as op
 from explorer.core.model.applicability import Phase
@@ -111,10 +112,17 @@ def op_class(o: op.Op) -> str:
     return OpClass.GEMM if o.unit == op.MATRIX else OpClass.MEMORY
 
 
-def _work_time(a: Analysis, e: Efficiency, i: int) -> float:
-    """Seconds of one occurrence of op ``i``'s work (no kernel overhead)."""
+def products_peak(a: Analysis) -> ComputePeak:
+    """The peak ``a``'s products run at in the expected time: the bound's matrix roof, or on
+    a CPU the unit its ``engine``'s kernels use for the precision (``engine_units``)."""
+    return product_peak(a.hardware, a.roofs.matrix, a.params.engine, a.params.weight_group)
+
+
+def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = None) -> float:
+    """Seconds of one occurrence of op ``i``'s work (no kernel overhead); ``peak``: the
+    products' (``products_peak``)."""
     o, flops, moved = a.ops[i], float(a.flops[i]), float(a.bytes[i])
-    matrix, vector = a.roofs.matrix.flops_per_s, a.roofs.vector.flops_per_s
+    matrix, vector = (peak or products_peak(a)).flops_per_s, a.roofs.vector.flops_per_s
     bandwidth = a.roofs.bandwidth_bytes_per_s
     kind = op_class(o)
     if kind == OpClass.LINK:
@@ -162,7 +170,8 @@ def launches(a: Analysis) -> NDArray[np.float64]:
 def expected(a: Analysis, e: Efficiency) -> Expected:
     """The expected time of ``a``'s step with the factors ``e``."""
     kernel_s = e.value("kernel_us") * 1e-6 * launches(a)
-    work = np.array([_work_time(a, e, i) for i in range(len(a.ops))])
+    peak = products_peak(a)
+    work = np.array([_work_time(a, e, i, peak) for i in range(len(a.ops))])
     op_time = work + kernel_s
     once = once_per_step(a.ops)
     factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.engine_terms import apply, host_s, launch_s, op_scale, read_terms
-from explorer.core.analysis.expected import Expected, kernels_for, product_time
+from explorer.core.analysis.expected import Expected, kernels_for, product_time, products_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
@@ -114,7 +114,7 @@ def _expected(decode: Analysis, part: Analysis, e_decode: Expected, e_part: Expe
     if not _shares_weights(decode, i, j) or o.unit != op.MATRIX:
         return float(e_decode.op_time_s[i]) + float(e_part.op_time_s[j]) - kernel_s
     flops, moved, _ = _work(decode, part, i, j)
-    matrix = decode.roofs.matrix
+    matrix = products_peak(decode)  # on a CPU, the unit its engine's kernels use
     weights = max(float(o.weight_bytes), float(part.ops[j].weight_bytes)) / value_bytes(decode.model,
                                                                                           decode.params, o)
     rows = flops / (2 * weights)

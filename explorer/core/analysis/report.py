@@ -83,9 +83,21 @@ def _engine_dict(a: Analysis, e: Expected) -> dict[str, Any]:
     return {"id": fit.id, "asked": a.params.engine, "runs": fit.runs, "sources": list(fit.sources),
             "terms": {t.value: v for t, v in fit.terms.items()},
             "class_factors": {c.value: v for c, v in terms.classes.items()},
+            "products_peak": _products_peak(a),
             "band_note": ("9 in 10 held-out published runs fall in this band" if validated else
                           f"no published run on {a.hardware.name}: the band of the devices with runs, "
                           f"{every.widen:g}× as wide in log scale")}
+
+
+def _products_peak(a: Analysis) -> dict[str, Any]:
+    """The peak the expected time runs matrix products at: the bound's, or on a CPU the unit
+    the engine's kernels use (``engine_units``), with where it comes from."""
+    from explorer.core.analysis.expected import products_peak
+
+    peak = products_peak(a)
+    return {"precision": peak.precision, "unit": peak.unit, "flops_per_s": peak.flops_per_s,
+            "same_as_bound": peak is a.roofs.matrix, "source": peak.provenance.url,
+            "formula": peak.provenance.formula}
 
 
 def expected_mfu(a: Analysis, e: Expected) -> float:

@@ -199,22 +199,28 @@ def held_out_runs(checked: Sequence[Checked]) -> dict[str, HeldOut]:
     return {h.row.id: h for h in held_out([c.row for c in checked if c.row is not None])}
 
 
+def share(fraction: float) -> str:
+    """A share as the figures print it: to one decimal ("79.8%"), so a share just under a
+    goal (80 % of runs within the band) never prints as the goal."""
+    return f"{fraction:.1%}"
+
+
 def _figures(ratios: Sequence[float]) -> str:
     inside = sum(BAND[0] <= r <= BAND[1] for r in ratios)
-    return (f"{inside} of {len(ratios)} runs ({inside / len(ratios):.0%}) within {BAND[0]:g}–{BAND[1]:g} "
+    return (f"{inside} of {len(ratios)} runs ({share(inside / len(ratios))}) within {BAND[0]:g}–{BAND[1]:g} "
             f"of the measured time, median {statistics.median(ratios):.2f}")
 
 
 def _held_figures(held: Sequence[HeldOut]) -> str:
     covered = sum(h.covered for h in held) / len(held)
     sources = len({h.row.group for h in held})
-    return (f"{_figures([h.ratio for h in held])}, the band holding the measured time for {covered:.0%} "
+    return (f"{_figures([h.ratio for h in held])}, the band holding the measured time for {share(covered)} "
             f"({sources} sources)")
 
 
 def summary(checked: Sequence[Checked], held: Mapping[str, HeldOut] | None = None) -> str:
-    """"Held out (…): on GPUs, 70 of 89 runs (79%) within 0.8–1.25 of the measured time,
-    median 1.00, the band holding the measured time for 84% (12 sources); on CPUs, …. Fitted
+    """"Held out (…): on GPUs, 71 of 89 runs (79.8%) within 0.8–1.25 of the measured time,
+    median 1.01, the band holding the measured time for 84.3% (12 sources); on CPUs, …. Fitted
     to every run: …; the kernels alone: …; the bound is at most 0.94 of the measured time."."""
     timed = [c for c in checked if c.expected_ratio is not None]
     worst = max(c.bound_ratio for c in checked)
@@ -251,7 +257,7 @@ def terms_table(checked: Sequence[Checked]) -> str:
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue
-        shares = [f"{sum(BAND[0] <= h[r.id] <= BAND[1] for r in mine) / len(mine):.0%}" for h in held]
+        shares = [share(sum(BAND[0] <= h[r.id] <= BAND[1] for r in mine) / len(mine)) for h in held]
         lines.append(f"| **within {BAND[0]:g}–{BAND[1]:g}** | {kind_label(kind)} | {len(mine)} | "
                      + " | ".join(shares) + " |")
     return "\n".join(lines)
