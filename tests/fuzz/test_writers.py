@@ -33,8 +33,9 @@ def _results(path: Path) -> None:
 
 
 def _deck(path: Path) -> None:
-    from explorer.commands.pptx_deck import Slide, write_deck
-    write_deck(path, [(Slide("A title", "A caption", "notes"), _png())])
+    from explorer.commands.pptx_deck import Picture, Slide, write_deck
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'
+    write_deck(path, [(Slide("A title", "A caption", "notes"), Picture(svg, _png()))])
 
 
 def _chart(path: Path) -> None:
