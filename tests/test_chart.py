@@ -160,7 +160,9 @@ def test_high_contrast_gives_every_role_its_own_colour():
     from explorer.chart.palette import THEMES
 
     roles = THEMES["contrast"].roles()
-    colours = [c.lower() for role, c in roles.items() if role not in ("text", "axis")]
+    # (the selection's ring is drawn in the text's colour: neutral, unlike every op group)
+    assert roles["selected"] == roles["text"]
+    colours = [c.lower() for role, c in roles.items() if role not in ("text", "axis", "selected")]
     colours.append(THEMES["contrast"].star.lower())
     assert len(colours) == len(set(colours))
 
@@ -325,6 +327,11 @@ def test_a_profile_s_kernels_are_squares_at_their_measured_place_coloured_by_cla
     assert hgemm.fill == dict(THEMES["light"].groups)["projection"]  # a product: the projections' colour
     assert squares["other"].fill == THEMES["light"].suspect  # no name pattern: grey
     assert "run: 2 of 2 kernels" in [t.text for t in chart.texts if t.kind == ElementKind.KEY]
+    # no smaller than a measured point (11 px at scale 1; they were 8 px, issue 58), the
+    # larger kernel's larger
+    measured_px = 11 * chart.page.lines
+    assert min(m.size for m in squares.values()) >= measured_px
+    assert hgemm.size > squares["other"].size
     assert not problems(chart)
 
 
@@ -402,17 +409,29 @@ def test_the_selection_ring_and_the_batch_track_have_key_entries(catalog, models
 
 @pytest.mark.parametrize("theme", ["light", "dark", "contrast"])
 def test_the_key_draws_the_star_as_the_chart_does(catalog, models, theme):
-    """Its fill is see-through on the chart (the ops under it stay visible): the key's star
-    has the same fill and opacity, so it does not look brighter than the one it explains."""
-    from explorer.chart.elements import ElementKind
+    """The star is drawn under the ops (at batch 1 most of the step sits on it, and every op
+    there stays visible), opaque, its points reaching past the largest op's mark; the key's
+    star has the same outline and fill."""
+    from explorer.chart.elements import MARKER_ORDER, ElementKind
     from explorer.chart.options import ChartOptions
+    from explorer.chart.palette import THEMES, contrast
 
-    doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("h100-sxm",)))
+    assert doc.session.params.batch == 1
     chart = build_chart(doc, PAGES["slide 16:9"], ChartOptions(theme=theme))
     stars = [m for m in chart.markers if m.symbol == "star" and m.kind in (ElementKind.STEP, ElementKind.KEY)
              and m.fill is not None]
     assert {m.kind for m in stars} == {ElementKind.STEP, ElementKind.KEY}
-    assert len({(m.fill, m.fill_opacity) for m in stars}) == 1 and stars[0].fill_opacity < 1
+    assert len({(m.fill, m.fill_opacity, m.stroke.colour) for m in stars}) == 1 and stars[0].fill_opacity == 1
+    assert MARKER_ORDER.index(ElementKind.STEP) < MARKER_ORDER.index(ElementKind.OP)
+    [step] = [m for m in stars if m.kind == ElementKind.STEP]
+    ops = [m for m in chart.markers if m.kind == ElementKind.OP]
+    assert step.size > max(m.size for m in ops)  # its points show around any op on it
+    t = THEMES[theme]
+    assert step.stroke.colour == t.foreground and contrast(t.foreground, t.background) >= 4.5  # its outline
+    near = [m for m in ops if abs(m.center[0] - step.center[0]) < step.size / 2
+            and abs(m.center[1] - step.center[1]) < step.size / 2]
+    assert len(near) >= 3  # decode at batch 1: projections, MLP and head sit on the star, drawn over it
 
 
 def test_a_step_that_does_not_fit_says_so_under_the_chart(catalog, models):
@@ -581,3 +600,23 @@ def test_a_drag_frame_never_overlaps_and_a_key_leaving_its_corner_is_laid_out_af
         bigger = build_chart(doc, Page.screen(w, h, scale=1.6), ChartOptions(
             ranges=(before.x_range, before.y_range), hints=before.placement, key_place=before.key_place))
         assert bigger.plot.height > 0 and not problems(bigger)
+
+
+def test_each_op_group_has_its_own_shape_on_the_chart_and_in_the_key(catalog, models):
+    """Ops of a group share a shape no other group has, and the key draws the group in it."""
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.palette import GROUP_SHAPES, THEMES, group_of
+
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("h100-sxm",)))
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    role = {o.name: o.role for o in doc.analysis().ops}
+    ops = [m for m in chart.markers if m.kind == ElementKind.OP]
+    shapes = {group_of(role[m.name]): m.symbol for m in ops}
+    assert len(shapes) >= 4 and len(set(shapes.values())) == len(shapes)
+    assert all(m.symbol == GROUP_SHAPES[group_of(role[m.name])] for m in ops)
+    colours = dict(THEMES["light"].groups)
+    for group, symbol in shapes.items():
+        [row] = [t for t in chart.texts if t.kind == ElementKind.KEY and t.text == group]
+        [swatch] = [m for m in chart.markers if m.kind == ElementKind.KEY
+                    and abs(m.center[1] - row.origin[1]) < 1 and m.center[0] < row.origin[0]]
+        assert (swatch.symbol, swatch.stroke.colour) == (symbol, colours[group])

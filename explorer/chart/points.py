@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
-from explorer.chart.palette import ROLE_GROUP, STAR_FILL_OPACITY, SUITE_SHAPES, TRACK_DASH, UNFIT_DASH
+from explorer.chart.palette import GROUP_SHAPES, SUITE_SHAPES, TRACK_DASH, UNFIT_DASH, group_of
 from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
@@ -42,7 +42,7 @@ class OpInfo:
                 f"predicted time: {format_time(self.time_s)} each, {self.share:.1%} of the step",
             ])
         return "\n".join([
-            f"{self.name}{repeat}, {ROLE_GROUP.get(self.role, 'elementwise')}: {self.share:.1%} of the step",
+            f"{self.name}{repeat}, {group_of(self.role)}: {self.share:.1%} of the step",
             f"FLOPs: {format_si(self.flops, 'FLOP')}   bytes: {format_si(self.bytes, 'B')}",
             f"intensity: {format_number(self.intensity)} FLOP/byte",
             f"attainable: {format_si(self.performance, 'FLOP/s')} ({self.bound}-bound)",
@@ -98,6 +98,9 @@ def measured_points(shot: Snapshot, suites) -> list[tuple[str, Point]]:
             if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
 
 
+STAR_PX = 30.0  # the whole step's star, across (at scale 1): wider than an op of the whole step (30 px)
+
+
 def track_line(chart: Chart, sweep, theme) -> Line:
     """The batch track: dotted, or dashed where not even one sequence fits (the sweep then
     runs past the limit to ``sweep.UNFIT_REACH``; otherwise it ends where memory does)."""
@@ -109,9 +112,9 @@ def track_line(chart: Chart, sweep, theme) -> Line:
 
 
 def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list[Line], list[Marker]]:
-    """The batch track (dotted), the ops (hollow, area by their share of the time), the
-    selection, and the whole-step star over them, see-through; ``ops``: ``op_tips`` of the
-    analysis."""
+    """The batch track (dotted), the ops (hollow, one shape and colour per group, area by
+    their share of the time), the selection (a neutral ring), and the whole-step star over
+    which it is drawn under (``STAR_PX``); ``ops``: ``op_tips`` of the analysis."""
     a, sweep = shot.analysis, shot.sweep
     scale = chart.page.lines
     lines, markers = [], []
@@ -122,12 +125,14 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)
         pen = pens.get(colour) or pens.setdefault(colour, Stroke(colour, 2.0 * scale * theme.pen_factor))
-        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale, pen,
+        shape = GROUP_SHAPES[group_of(info.role)]
+        markers.append(Marker(center, shape, (8 + 22 * math.sqrt(info.share)) * scale, pen,
                               theme.background, ElementKind.OP, info.name, tip, fill_opacity=0.6))
         if info.name == shot.session.selected_op:
             markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
                                   ElementKind.SELECTION, info.name))
-    # The star on top, its fill see-through: the ops it sits on stay visible.
+    # The star under the ops (``MARKER_ORDER``), opaque, its points reaching past the largest
+    # op: at batch 1 most of the step sits at its place, and every op there stays visible.
     t = a.totals
     star = (chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s))
     tooltip = (f"whole step, batch {a.params.batch:,}: {format_number(t.intensity)} FLOP/byte, "
@@ -137,8 +142,9 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
         drawn, marker = _expected_marks(chart, shot, theme, star)
         lines.extend(drawn)
         markers.append(marker)
-    markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
-                          ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=STAR_FILL_OPACITY))
+    outline = Stroke(theme.foreground, 1.6 * scale * theme.pen_factor)
+    markers.append(Marker(star, "star", STAR_PX * scale, outline, theme.star, ElementKind.STEP,
+                          ElementKind.STEP, tooltip))
     return lines, markers
 
 

@@ -112,7 +112,7 @@ def key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[E
     if any(s.hardware != s.datasheet for s in devices):
         entries.append(Entry(WHAT_IF, "line", theme.track, "", (1.4, 2.1)))
     a = shot.analysis
-    groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
+    groups = list(dict.fromkeys(palette.group_of(o.role)
                                 for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
     suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
     expected = None if shot.expected is None else f"{shot.session.params.efficiency} efficiency"
