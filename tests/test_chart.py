@@ -37,6 +37,32 @@ def problems(chart) -> list[str]:
     for a, b in itertools.combinations(chart.texts, 2):
         if overlap(a.corners, b.corners):
             out.append(f"{a.text!r} overlaps {b.text!r}")
+    return out + on_other_lines(chart)
+
+
+LABELS = ("roof", "link", "measured", "ridge")
+
+
+def on_other_lines(chart) -> list[str]:
+    """Labels drawn on a line (the stroke, as wide as it is drawn) they do not name: a roof's
+    label on another device's roof reads as that one's (issue 58: in presentation mode,
+    contrast theme, at 1920 px)."""
+    from explorer.chart.layout import stroke_shape
+
+    out = []
+    drawn = [(line, stroke_shape(a, b, line.stroke.width / 2)) for line in chart.lines
+             if line.kind in ("roof", "link", "measured-roof", "original")
+             for a, b in zip(line.points, line.points[1:], strict=False)]
+    for text in chart.texts:
+        if text.kind not in LABELS or text.kind == "ridge":
+            continue
+        for line, shape in drawn:
+            own = (text.ref is not None and line.ref == text.ref) or (
+                text.ref is None and line.kind in ("link", "measured-roof")
+                and text.tooltip and line.tooltip == text.tooltip)
+            if not own and overlap(text.corners, shape):
+                out.append(f"{text.text!r} lies on another line ({line.ref or line.kind})")
+                break
     return out
 
 
@@ -53,6 +79,8 @@ def documents(catalog, models, scenes):
 
         yield f"lab {stage}", Document(Catalog(devices.values()), models, at.session()), at.text()
     yield "four devices", Document(catalog, models, Session(hardware=FOUR)), ""
+    yield "four devices, does not fit", Document(catalog, models, Session(
+        hardware=("h100-sxm", "h200-sxm", "mi300x", "epyc-9654"), model="llama-3-70b")), ""
     yield "four devices, prefill", Document(catalog, models, Session(
         hardware=FOUR, params=WorkloadParams(phase="prefill", seq=2048))), ""
     yield "tp 8", Document(catalog, models, Session(
@@ -482,12 +510,12 @@ def test_a_label_without_its_device_s_name_keeps_its_anchor():
     other = Text("fp32 vector 66.9 TFLOP/s", (0.0, 300.0), 20.0, "#000", ElementKind.ROOF)
     for align in ("start", "end", "middle"):
         placed = at(base, (500.0, 100.0), -30.0, align, "above", 4.0)
-        short = one_naming([placed, other], ("H100 SXM",))[0]
+        short = one_naming([placed, other], ("H100 SXM", "B200"))[0][0]
         assert short.text == "bf16 matrix 989 TFLOP/s"
         expected = at(replace(base, text=short.text), (500.0, 100.0), -30.0, align, "above", 4.0)
         flat = [c for p in expected.corners for c in p]
         assert [c for p in short.corners for c in p] == pytest.approx(flat)
-    assert one_naming([other], ("H100 SXM",)) == [other]
+    assert one_naming([other], ("H100 SXM", "B200")) == ([other], [])
 
 
 def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops(catalog, models, tmp_path):
@@ -620,3 +648,26 @@ def test_each_op_group_has_its_own_shape_on_the_chart_and_in_the_key(catalog, mo
         [swatch] = [m for m in chart.markers if m.kind == ElementKind.KEY
                     and abs(m.center[1] - row.origin[1]) < 1 and m.center[0] < row.origin[0]]
         assert (swatch.symbol, swatch.stroke.colour) == (symbol, colours[group])
+
+
+@pytest.mark.parametrize("size", list(PAGES))
+def test_coinciding_roofs_get_one_label_and_every_roof_label_names_its_device_or_none_does(
+        catalog, models, size):
+    """Issue 58: an H100's and an H200's compute roofs (the same 989 and 66.9 TFLOP/s) had
+    two identical unnamed labels stacked; now one label names both. Labels on the plot and
+    the key's rows for labels with no room name their devices alike: all, or none (the
+    key's lines then say which is which)."""
+    from explorer.chart.roofs import name_prefixes
+
+    doc = Document(catalog, models, Session(hardware=("h100-sxm", "h200-sxm", "mi300x", "epyc-9654"),
+                                            model="llama-3-70b"))
+    chart = build_chart(doc, PAGES[size])
+    labels = [t for t in (*chart.texts, *chart.overflow) if t.kind in ("roof", "link")]
+    words = [t.text for t in labels]
+    assert len(words) == len(set(words)), words
+    prefixes = name_prefixes(("H100 SXM", "H200 SXM", "MI300X", "EPYC 9654"))
+    named = {t.text.startswith(prefixes) for t in labels}
+    assert len(named) == 1, words
+    matrix = [w for w in words if "bf16 matrix 989 TFLOP/s" in w]
+    assert matrix in (["H100 SXM, H200 SXM: bf16 matrix 989 TFLOP/s"], ["bf16 matrix 989 TFLOP/s"])
+    assert not problems(chart)

@@ -119,6 +119,18 @@ def _offsets(text: Text, align: str, side: str, gap: float) -> tuple[float, floa
     return dx, dy
 
 
+def stroke_shape(start: Point, end: Point, half: float) -> tuple[Point, ...]:
+    """What a label must not touch of a line's segment: the band its stroke covers, ``half``
+    its width each side (a projector's roofs are 5 to 7 px wide: a label that only misses
+    the centre line would sit on the stroke), or the segment itself for a hairline."""
+    if half < 0.75 or start == end:
+        return segment_shape(start, end)
+    (ax, ay), (bx, by) = start, end
+    length = math.hypot(bx - ax, by - ay)
+    nx, ny = -(by - ay) / length * half, (bx - ax) / length * half
+    return ((ax + nx, ay + ny), (bx + nx, by + ny), (bx - nx, by - ny), (ax - nx, ay - ny))
+
+
 def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
     """Whether another line runs between a label and its own line (the label would read as
     that line's): the straight path from the label's centre to its line crosses one
@@ -157,8 +169,9 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     and left so far; when it says no, the layout is given up (None)."""
     # What a label must not cover, as (owner, shape, its bands, box): the lines' segments,
     # the markers (``_Marks``) and the labels placed so far.
-    segments = [_obstacle(line, segment_shape(a, b), box((a, b))) for line in lines
-                if line.kind not in IGNORED_LINES for a, b in zip(line.points, line.points[1:], strict=False)]
+    segments = [_obstacle(line, shape, box(shape)) for line in lines if line.kind not in IGNORED_LINES
+                for a, b in zip(line.points, line.points[1:], strict=False)
+                for shape in (stroke_shape(a, b, line.stroke.width / 2),)]
     marks = _Marks([_obstacle(marker, corners, box(corners)) for marker in markers
                     for corners in (square(marker.center, marker.size / 2 + 1),)])
     bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)
