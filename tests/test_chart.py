@@ -391,16 +391,32 @@ def test_a_calibration_s_roofs_are_drawn_under_the_datasheet_s(catalog, models):
         path.unlink()
 
 
-def test_ops_with_no_arithmetic_are_named_in_the_key_with_their_share(catalog, models):
-    """DeepSeek-V3 with EP 8: the all-to-alls take part of the step but have no FLOPs, so no
-    place on the plot; the key says what is missing and how much of the step it is."""
+def test_communication_with_no_arithmetic_is_drawn_on_its_link_s_roof(catalog, models):
+    """DeepSeek-V3 with EP 8: the all-to-alls take part of the step but have no FLOPs (no
+    intensity); the NVLink roof was drawn empty (issue 58). Each is drawn on its link's roof,
+    inside the plot, in the communication group's shape, area by its share as every op's;
+    the key lists the group, and no longer says they are missing."""
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.geometry import nearest
+    from explorer.chart.palette import GROUP_SHAPES
+
     doc = Document(catalog, models, Session(model="deepseek-v3", hardware=("h200-sxm",),
                                             params=WorkloadParams(batch=64, context=2048, dtype="fp8", ep=8)))
     a = doc.analysis()
-    share = sum(float(s) for o, s in zip(a.ops, a.time_share, strict=True) if o.role == "all_to_all")
-    assert share > 0.05
-    texts = [t.text for t in build_chart(doc, Page.slide(1600, 900)).texts]
-    assert "Not on the plot (no arithmetic)" in texts and f"all-to-all: {share:.1%} of the step" in texts
+    shares = {o.name: float(s) for o, s in zip(a.ops, a.time_share, strict=True) if o.role == "all_to_all"}
+    assert sum(shares.values()) > 0.05
+    chart = build_chart(doc, Page.slide(1600, 900))
+    [link] = [line for line in chart.lines if line.kind == ElementKind.LINK]
+    pins = [m for m in chart.markers if m.kind == ElementKind.OP and m.name in shares]
+    assert {m.name for m in pins} == set(shares)
+    for m in pins:
+        foot = nearest(m.center, *link.points)
+        assert abs(foot[0] - m.center[0]) < 1e-6 and abs(foot[1] - m.center[1]) < 1e-6  # on the roof
+        assert chart.plot.left < m.center[0] - m.size / 2 and m.center[1] + m.size / 2 < chart.plot.bottom
+        assert m.symbol == GROUP_SHAPES["communication"] and "intensity is 0" in m.tooltip
+        assert m.size == pytest.approx((8 + 22 * shares[m.name] ** 0.5) * chart.page.lines)
+    texts = [t.text for t in chart.texts]
+    assert "communication" in texts and "Not on the plot (no arithmetic)" not in texts
     plain = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
     plain_texts = [t.text for t in build_chart(plain, Page.slide(1600, 900)).texts]
     assert "Not on the plot (no arithmetic)" not in plain_texts  # a lookup well under 0.1 %

@@ -18,7 +18,14 @@ from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_
 from explorer.chart.key_corner import CornerWatch, empty_corner, overflow_rows
 from explorer.chart.layout import place
 from explorer.chart.options import ChartOptions, style_slots
-from explorer.chart.points import measured_ceilings, measured_marks, measured_points, op_tips, workload_marks
+from explorer.chart.points import (
+    link_pins,
+    measured_ceilings,
+    measured_marks,
+    measured_points,
+    op_tips,
+    workload_marks,
+)
 from explorer.chart.profile_marks import profile_marks
 from explorer.chart.roofline_content import (
     Content,
@@ -106,7 +113,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     ceilings = [*measured_ceilings(chart, shot, theme), *calibrated_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
     profile_lines, profile_markers = profile_marks(chart, shot.profiles, theme, shot.analysis)
-    markers = [*ridge_marks, *measured_marks(chart, measured, theme), *profile_markers, *compared, *points]
+    markers = [*ridge_marks, *measured_marks(chart, measured, theme), *profile_markers, *compared,
+               *link_pins(chart, shot.analysis, theme), *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track, *profile_lines]
     requests = _requests(chart, labelled, [*ridge_requests, *compared_requests], ceilings)
     inside = entries and not (beside or below)

@@ -148,6 +148,45 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
     return lines, markers
 
 
+def pinned_ops(analysis: Analysis) -> list[int]:
+    """The ops drawn on their link's roof: communication with no arithmetic (an all-to-all
+    sends tokens, it adds nothing), which has no intensity to place it by, taking at least
+    0.1 % of the step."""
+    return [i for i, link in enumerate(analysis.links)
+            if link is not None and analysis.flops[i] <= 0 and analysis.time_share[i] >= 0.001]
+
+
+def link_pins(chart: Chart, analysis: Analysis, theme) -> list[Marker]:
+    """Each of ``pinned_ops`` on its link's roof where the roof enters the plot (its
+    intensity, 0, lies off a log axis to the left), in the communication group's shape and
+    colour, its area by its share of the step as every op's: the roof is not drawn empty
+    while the step spends time on the link (issue 58: DeepSeek-V3's all-to-alls)."""
+    scale, out = chart.page.lines, []
+    colour = dict(theme.groups)["communication"]
+    (x_low, x_high), (y_low, _) = chart.x_range, chart.y_range
+    for i in pinned_ops(analysis):
+        o, link = analysis.ops[i], analysis.links[i]
+        assert link is not None  # (``pinned_ops``)
+        rate = link.per_direction_bytes_per_s
+        start, end = max(x_low, y_low / rate), min(analysis.roofs.matrix.flops_per_s / rate, x_high)
+        if start >= end:
+            continue
+        share, repeat = float(analysis.time_share[i]), f" (×{o.count} layers)" if o.count > 1 else ""
+        size = (8 + 22 * math.sqrt(share)) * scale
+        (xa, ya), (xb, yb) = ((chart.x_px(x), chart.y_px(x * rate)) for x in (start, end))
+        # far enough along the roof to be whole inside the plot, across and up
+        step = min(1.0, (size / 2 + 3 * scale) / max(min(abs(xb - xa), abs(yb - ya)), 1e-9))
+        center = (xa + step * (xb - xa), ya + step * (yb - ya))
+        tip = (f"{o.name}{repeat}, communication: {share:.1%} of the step\n"
+               f"sends {format_si(float(analysis.bytes[i]), 'B')} over {link.name} and does no "
+               "arithmetic: its intensity is 0, off the axis to the left, so it is drawn where its "
+               f"link's roof enters the plot\npredicted time: {format_time(float(analysis.time_s[i]))} each")
+        pen = Stroke(colour, 2.0 * scale * theme.pen_factor)
+        out.append(Marker(center, GROUP_SHAPES["communication"], size, pen, theme.background,
+                          ElementKind.OP, o.name, tip, fill_opacity=0.6))
+    return out
+
+
 def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[list[Line], Marker]:
     """The whole step at its expected time (a hollow star below the bound's: same FLOPs and
     bytes, more time), a dotted drop from the bound to it, and its band: a pale bar from the
