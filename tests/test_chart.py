@@ -123,8 +123,10 @@ def test_one_device_is_named_and_overlays_use_short_names(catalog, models):
     four = build_chart(Document(catalog, models, Session(hardware=FOUR)), PAGES["slide 16:9"])
     roof_texts = [t.text for t in (*four.texts_of("roof"), *four.overflow)]
     assert not any("mi300x" in t or "h100-sxm" in t for t in roof_texts)
+    # (where every label has room with its device's name: a window at 1366 px; on a slide
+    # one would find room only without it, and all drop it: ``test_one_picture_names_devices…``)
     two = build_chart(Document(catalog, models, Session(hardware=("a100-80gb-sxm", "h100-sxm"))),
-                      PAGES["slide 16:9"])
+                      PAGES["1366x768"])
     assert all(t.text.startswith(("H100 SXM: ", "A100 80GB: ")) for t in two.texts_of("roof"))
     # MI300X's fp32 vector and matrix roofs (both 163.4 TFLOP/s) are one line, one label.
     assert sum("163 TFLOP/s" in t for t in roof_texts) == 1
