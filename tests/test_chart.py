@@ -668,6 +668,20 @@ def test_each_op_group_has_its_own_shape_on_the_chart_and_in_the_key(catalog, mo
         assert (swatch.symbol, swatch.stroke.colour) == (symbol, colours[group])
 
 
+@pytest.mark.parametrize("theme", ["dark", "contrast"])
+@pytest.mark.parametrize("where", ["1024x768", "presenting", "slide 16:9"])
+def test_four_devices_lay_out_cleanly_in_every_theme(catalog, models, where, theme):
+    """The contrast theme draws lines 1.6 times as wide: no label on another line's stroke,
+    none over another text or the memory note, in presentation mode too (issue 58)."""
+    for hardware in (("h100-sxm", "h200-sxm", "mi300x", "epyc-9654"), FOUR):
+        doc = Document(catalog, models, Session(hardware=hardware, model="llama-3-70b"))
+        chart = build_chart(doc, PAGES[where], ChartOptions(theme=theme))
+        assert not problems(chart), (hardware, problems(chart)[:3])
+        if chart.key is not None and chart.key_place == "beside":
+            notes = [t for t in chart.texts if t.kind == "note"]
+            assert all(chart.key.bottom <= min(y for _, y in t.corners) for t in notes)
+
+
 @pytest.mark.parametrize("size", list(PAGES))
 def test_coinciding_roofs_get_one_label_and_every_roof_label_names_its_device_or_none_does(
         catalog, models, size):
