@@ -98,7 +98,7 @@ def measured_points(shot: Snapshot, suites) -> list[tuple[str, Point]]:
             if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
 
 
-STAR_PX = 30.0  # the whole step's star, across (at scale 1): wider than an op of the whole step (30 px)
+STAR_PX = 34.0  # the whole step's star, across (at scale 1): wider than an op of the whole step (30 px)
 
 
 def track_line(chart: Chart, sweep, theme) -> Line:
@@ -142,7 +142,7 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
         drawn, marker = _expected_marks(chart, shot, theme, star)
         lines.extend(drawn)
         markers.append(marker)
-    outline = Stroke(theme.foreground, 1.6 * scale * theme.pen_factor)
+    outline = Stroke(theme.foreground, 1.2 * scale)  # thin: the fill, not the outline, shows past the ops
     markers.append(Marker(star, "star", STAR_PX * scale, outline, theme.star, ElementKind.STEP,
                           ElementKind.STEP, tooltip))
     return lines, markers
