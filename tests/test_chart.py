@@ -705,3 +705,21 @@ def test_coinciding_roofs_get_one_label_and_every_roof_label_names_its_device_or
     matrix = [w for w in words if "bf16 matrix 989 TFLOP/s" in w]
     assert matrix in (["H100 SXM, H200 SXM: bf16 matrix 989 TFLOP/s"], ["bf16 matrix 989 TFLOP/s"])
     assert not problems(chart)
+
+
+def test_a_long_title_shrinks_to_stay_whole_in_two_lines(catalog, models):
+    """Issue 58: a training step over 1,024 devices had its title cut ("… (1,024 devices), b…")
+    in the window at 1366 px; it now takes a smaller size (no smaller than the caption's)."""
+    from explorer.chart.heading import CAPTION_SCALE
+    from explorer.chart.roofline_frame import default_title
+
+    params = WorkloadParams(phase="train", batch=1024, seq=4096, tp=8, pp=4, dp=32, recompute="full")
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("h100-sxm",), params=params))
+    page = Page.screen(560, 600)
+    chart = build_chart(doc, page)
+    titles = chart.texts_of("title")
+    assert len(titles) == 2 and " ".join(t.text for t in titles) == default_title(doc)
+    assert CAPTION_SCALE * page.text <= titles[0].size < page.title
+    short = build_chart(Document(catalog, models, Session()), page).texts_of("title")
+    assert all(t.size == page.title for t in short)  # a title that fits keeps its size
+    assert not problems(chart)
