@@ -539,8 +539,14 @@ def test_a_label_without_its_device_s_name_keeps_its_anchor():
 
 
 def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops(catalog, models, tmp_path):
-    """Nsight Compute's hierarchical roofline: the triad's square at DRAM, a triangle at L2
-    (3.5 MB served there against 3.0 MB from DRAM: a lower intensity), on one line."""
+    """Nsight Compute's hierarchical roofline: the triad's square at DRAM, a plus at L2
+    (3.5 MB served there against 3.0 MB from DRAM: a lower intensity), on one line; the
+    cache marks take shapes no op group has (a hollow triangle in a group's colour read
+    as an attention op)."""
+    from explorer.chart.palette import GROUP_SHAPES
+    from explorer.chart.profile_marks import CACHE_SYMBOLS
+
+    assert not set(CACHE_SYMBOLS.values()) & set(GROUP_SHAPES.values())
     from explorer.chart.elements import ElementKind
     from explorer.profiles.ncu import read_ncu_csv
     from tests.profiles.test_ncu import LAUNCHES, PREFACE, _csv
@@ -556,7 +562,7 @@ def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops
     chart = build_chart(doc, PAGES["slide 16:9"])
     marks = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE}
     square, at_l2 = marks["triad_kernel"], marks["triad_kernel at L2"]
-    assert at_l2.symbol == "triangle" and at_l2.center[1] == pytest.approx(square.center[1])
+    assert at_l2.symbol == "plus" and at_l2.center[1] == pytest.approx(square.center[1])
     flops = 4_000_000  # two launches of 1,000,000 FMAs, 2 FLOPs each
     assert square.center[0] == pytest.approx(chart.x_px(flops / 6_000_000))
     assert at_l2.center[0] == pytest.approx(chart.x_px(flops / 7_000_000))

@@ -50,7 +50,8 @@ def beyond(profile: Profile, hardware) -> int:
 # The caches a profile may count bytes at, each with its mark: Nsight Compute's hierarchical
 # roofline draws a kernel once per level, at the same FLOP/s and that level's intensity.
 PROFILE_MIN_PX = 11.0  # a kernel's square, before its share of the profile adds to it
-CACHE_SYMBOLS = {"l2": "triangle", "l1": "pentagon"}
+# (shapes no op group has: a hollow mark in a group's colour must not read as an op of it)
+CACHE_SYMBOLS = {"l2": "plus", "l1": "cross"}
 CACHE_NAMES = {"l2": "L2", "l1": "L1"}
 
 
