@@ -124,9 +124,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     # Last frame's places are hints only where the plot has not moved (a key that grew a row
     # under it, a first move's re-layout): elsewhere they name other places.
     hints = options.hints if options.plot is None or options.plot == plot else ()
-    layout = (place(requests, plot, covered(labelled, lines), markers, hints=hints, room=watch)
-              if options.annotations
-              else ([], [], ()))
+    layout = place(requests, plot, covered(labelled, lines), markers, hints=hints, room=watch) \
+        if options.annotations else ([], [], ())
     if layout is None:
         return None  # the key can no longer go inside: it goes beside or below the plot
     placed, overflow, chosen = layout
@@ -134,10 +133,7 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     key_parts: KeyParts = ((), (), ())
     key_box: Rect | None = None
     if entries:
-        # the column ends above the note under the axis ("Does not fit: …"), which spans the page
-        notes = [t.corners[0][1] for t in frame_texts if t.kind == ElementKind.NOTE]
-        column = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text,
-                      min(notes, default=page.height) - 0.3 * page.text)
+        column = _key_column(plot, page, frame_texts)
         rows = entries + overflow_rows(overflow, theme, column.width if beside else None, page.text)
         if below:
             return with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
@@ -153,6 +149,14 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     return replace(chart, lines=(*lines, *key_parts[0]), markers=(*markers, *key_parts[1]),
                    texts=(*frame_texts, *axis_texts, *placed, *key_parts[2]), overflow=tuple(overflow),
                    key=key_box, placement=chosen)
+
+
+def _key_column(plot: Rect, page: Page, frame_texts) -> Rect:
+    """The key's column beside the plot: down to the note under the axis ("Does not fit: …"),
+    which spans the page, where there is one."""
+    notes = [t.corners[0][1] for t in frame_texts if t.kind == ElementKind.NOTE]
+    return Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text,
+                min(notes, default=page.height) - 0.3 * page.text)
 
 
 def _requests(chart: Chart, labelled, others, ceilings) -> list:
