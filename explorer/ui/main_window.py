@@ -22,6 +22,7 @@ from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
 from explorer.ui.elided_label import ElidedLabel
 from explorer.ui.follow import Follower
+from explorer.ui.history_messages import say_what_undo_does
 from explorer.ui.keys import redo_keys
 from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
@@ -166,17 +167,10 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
     def _connect_messages(self) -> None:
         """What the state and the banners say goes to the status bar or to a save dialog."""
         self.state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
-        # an undo or redo says what it did, in place of the message of the step it undid
-        # ("scene step 3/4" stayed after an undo back to step 2)
-        history = self.state.history
-        self.act_undo.triggered.connect(lambda: self._said("Undone", history.redo_text))
-        self.act_redo.triggered.connect(lambda: self._said("Redone", history.undo_text))
+        say_what_undo_does(self.statusBar(), self.act_undo, self.act_redo, self.state.history)
         self.notice.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.save_banner.sig_save_as.connect(self.save_session_as)
         self.save_banner.sig_other_folder.connect(self.autosave_into)
-
-    def _said(self, what: str, step: str) -> None:
-        self.statusBar().showMessage(f"{what}: {step}" if step else what, 6000)
 
     def _dock(self, title: str, widget: QtWidgets.QWidget, area) -> QtWidgets.QDockWidget:
         dock = QtWidgets.QDockWidget(title, self)
