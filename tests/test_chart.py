@@ -37,6 +37,32 @@ def problems(chart) -> list[str]:
     for a, b in itertools.combinations(chart.texts, 2):
         if overlap(a.corners, b.corners):
             out.append(f"{a.text!r} overlaps {b.text!r}")
+    return out + on_other_lines(chart)
+
+
+LABELS = ("roof", "link", "measured", "ridge")
+
+
+def on_other_lines(chart) -> list[str]:
+    """Labels drawn on a line (the stroke, as wide as it is drawn) they do not name: a roof's
+    label on another device's roof reads as that one's (issue 58: in presentation mode,
+    contrast theme, at 1920 px)."""
+    from explorer.chart.layout import stroke_shape
+
+    out = []
+    drawn = [(line, stroke_shape(a, b, line.stroke.width / 2)) for line in chart.lines
+             if line.kind in ("roof", "link", "measured-roof", "original")
+             for a, b in zip(line.points, line.points[1:], strict=False)]
+    for text in chart.texts:
+        if text.kind not in LABELS or text.kind == "ridge":
+            continue
+        for line, shape in drawn:
+            own = (text.ref is not None and line.ref == text.ref) or (
+                text.ref is None and line.kind in ("link", "measured-roof")
+                and text.tooltip and line.tooltip == text.tooltip)
+            if not own and overlap(text.corners, shape):
+                out.append(f"{text.text!r} lies on another line ({line.ref or line.kind})")
+                break
     return out
 
 
@@ -53,6 +79,8 @@ def documents(catalog, models, scenes):
 
         yield f"lab {stage}", Document(Catalog(devices.values()), models, at.session()), at.text()
     yield "four devices", Document(catalog, models, Session(hardware=FOUR)), ""
+    yield "four devices, does not fit", Document(catalog, models, Session(
+        hardware=("h100-sxm", "h200-sxm", "mi300x", "epyc-9654"), model="llama-3-70b")), ""
     yield "four devices, prefill", Document(catalog, models, Session(
         hardware=FOUR, params=WorkloadParams(phase="prefill", seq=2048))), ""
     yield "tp 8", Document(catalog, models, Session(
@@ -95,8 +123,10 @@ def test_one_device_is_named_and_overlays_use_short_names(catalog, models):
     four = build_chart(Document(catalog, models, Session(hardware=FOUR)), PAGES["slide 16:9"])
     roof_texts = [t.text for t in (*four.texts_of("roof"), *four.overflow)]
     assert not any("mi300x" in t or "h100-sxm" in t for t in roof_texts)
+    # (where every label has room with its device's name: a window at 1366 px; on a slide
+    # one would find room only without it, and all drop it: ``test_one_picture_names_devices…``)
     two = build_chart(Document(catalog, models, Session(hardware=("a100-80gb-sxm", "h100-sxm"))),
-                      PAGES["slide 16:9"])
+                      PAGES["1366x768"])
     assert all(t.text.startswith(("H100 SXM: ", "A100 80GB: ")) for t in two.texts_of("roof"))
     # MI300X's fp32 vector and matrix roofs (both 163.4 TFLOP/s) are one line, one label.
     assert sum("163 TFLOP/s" in t for t in roof_texts) == 1
@@ -160,7 +190,9 @@ def test_high_contrast_gives_every_role_its_own_colour():
     from explorer.chart.palette import THEMES
 
     roles = THEMES["contrast"].roles()
-    colours = [c.lower() for role, c in roles.items() if role not in ("text", "axis")]
+    # (the selection's ring is drawn in the text's colour: neutral, unlike every op group)
+    assert roles["selected"] == roles["text"]
+    colours = [c.lower() for role, c in roles.items() if role not in ("text", "axis", "selected")]
     colours.append(THEMES["contrast"].star.lower())
     assert len(colours) == len(set(colours))
 
@@ -325,6 +357,11 @@ def test_a_profile_s_kernels_are_squares_at_their_measured_place_coloured_by_cla
     assert hgemm.fill == dict(THEMES["light"].groups)["projection"]  # a product: the projections' colour
     assert squares["other"].fill == THEMES["light"].suspect  # no name pattern: grey
     assert "run: 2 of 2 kernels" in [t.text for t in chart.texts if t.kind == ElementKind.KEY]
+    # no smaller than a measured point (11 px at scale 1; they were 8 px, issue 58), the
+    # larger kernel's larger
+    measured_px = 11 * chart.page.lines
+    assert min(m.size for m in squares.values()) >= measured_px
+    assert hgemm.size > squares["other"].size
     assert not problems(chart)
 
 
@@ -356,16 +393,32 @@ def test_a_calibration_s_roofs_are_drawn_under_the_datasheet_s(catalog, models):
         path.unlink()
 
 
-def test_ops_with_no_arithmetic_are_named_in_the_key_with_their_share(catalog, models):
-    """DeepSeek-V3 with EP 8: the all-to-alls take part of the step but have no FLOPs, so no
-    place on the plot; the key says what is missing and how much of the step it is."""
+def test_communication_with_no_arithmetic_is_drawn_on_its_link_s_roof(catalog, models):
+    """DeepSeek-V3 with EP 8: the all-to-alls take part of the step but have no FLOPs (no
+    intensity); the NVLink roof was drawn empty (issue 58). Each is drawn on its link's roof,
+    inside the plot, in the communication group's shape, area by its share as every op's;
+    the key lists the group, and no longer says they are missing."""
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.geometry import nearest
+    from explorer.chart.palette import GROUP_SHAPES
+
     doc = Document(catalog, models, Session(model="deepseek-v3", hardware=("h200-sxm",),
                                             params=WorkloadParams(batch=64, context=2048, dtype="fp8", ep=8)))
     a = doc.analysis()
-    share = sum(float(s) for o, s in zip(a.ops, a.time_share, strict=True) if o.role == "all_to_all")
-    assert share > 0.05
-    texts = [t.text for t in build_chart(doc, Page.slide(1600, 900)).texts]
-    assert "Not on the plot (no arithmetic)" in texts and f"all-to-all: {share:.1%} of the step" in texts
+    shares = {o.name: float(s) for o, s in zip(a.ops, a.time_share, strict=True) if o.role == "all_to_all"}
+    assert sum(shares.values()) > 0.05
+    chart = build_chart(doc, Page.slide(1600, 900))
+    [link] = [line for line in chart.lines if line.kind == ElementKind.LINK]
+    pins = [m for m in chart.markers if m.kind == ElementKind.OP and m.name in shares]
+    assert {m.name for m in pins} == set(shares)
+    for m in pins:
+        foot = nearest(m.center, *link.points)
+        assert abs(foot[0] - m.center[0]) < 1e-6 and abs(foot[1] - m.center[1]) < 1e-6  # on the roof
+        assert chart.plot.left < m.center[0] - m.size / 2 and m.center[1] + m.size / 2 < chart.plot.bottom
+        assert m.symbol == GROUP_SHAPES["communication"] and "intensity is 0" in m.tooltip
+        assert m.size == pytest.approx((8 + 22 * shares[m.name] ** 0.5) * chart.page.lines)
+    texts = [t.text for t in chart.texts]
+    assert "communication" in texts and "Not on the plot (no arithmetic)" not in texts
     plain = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
     plain_texts = [t.text for t in build_chart(plain, Page.slide(1600, 900)).texts]
     assert "Not on the plot (no arithmetic)" not in plain_texts  # a lookup well under 0.1 %
@@ -402,17 +455,31 @@ def test_the_selection_ring_and_the_batch_track_have_key_entries(catalog, models
 
 @pytest.mark.parametrize("theme", ["light", "dark", "contrast"])
 def test_the_key_draws_the_star_as_the_chart_does(catalog, models, theme):
-    """Its fill is see-through on the chart (the ops under it stay visible): the key's star
-    has the same fill and opacity, so it does not look brighter than the one it explains."""
-    from explorer.chart.elements import ElementKind
+    """The star is drawn under the ops (at batch 1 most of the step sits on it, and every op
+    there stays visible), opaque, its points reaching past the largest op's mark; the key's
+    star has the same outline and fill."""
+    from explorer.chart.elements import MARKER_ORDER, ElementKind
     from explorer.chart.options import ChartOptions
+    from explorer.chart.palette import THEMES, contrast
 
-    doc = Document(catalog, models, Session(model="llama-3-8b", hardware=("h100-sxm",)))
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("h100-sxm",)))
+    assert doc.session.params.batch == 1
     chart = build_chart(doc, PAGES["slide 16:9"], ChartOptions(theme=theme))
     stars = [m for m in chart.markers if m.symbol == "star" and m.kind in (ElementKind.STEP, ElementKind.KEY)
              and m.fill is not None]
     assert {m.kind for m in stars} == {ElementKind.STEP, ElementKind.KEY}
-    assert len({(m.fill, m.fill_opacity) for m in stars}) == 1 and stars[0].fill_opacity < 1
+    assert len({(m.fill, m.fill_opacity, m.stroke.colour) for m in stars}) == 1 and stars[0].fill_opacity == 1
+    # (a compared model's whole step too: a filled hexagon that hid the ops of a scene)
+    assert max(MARKER_ORDER.index(ElementKind.STEP), MARKER_ORDER.index(ElementKind.COMPARED)) \
+        < MARKER_ORDER.index(ElementKind.OP)
+    [step] = [m for m in stars if m.kind == ElementKind.STEP]
+    ops = [m for m in chart.markers if m.kind == ElementKind.OP]
+    assert step.size > max(m.size for m in ops)  # its points show around any op on it
+    t = THEMES[theme]
+    assert step.stroke.colour == t.foreground and contrast(t.foreground, t.background) >= 4.5  # its outline
+    near = [m for m in ops if abs(m.center[0] - step.center[0]) < step.size / 2
+            and abs(m.center[1] - step.center[1]) < step.size / 2]
+    assert len(near) >= 3  # decode at batch 1: projections, MLP and head sit on the star, drawn over it
 
 
 def test_a_step_that_does_not_fit_says_so_under_the_chart(catalog, models):
@@ -463,17 +530,23 @@ def test_a_label_without_its_device_s_name_keeps_its_anchor():
     other = Text("fp32 vector 66.9 TFLOP/s", (0.0, 300.0), 20.0, "#000", ElementKind.ROOF)
     for align in ("start", "end", "middle"):
         placed = at(base, (500.0, 100.0), -30.0, align, "above", 4.0)
-        short = one_naming([placed, other], ("H100 SXM",))[0]
+        short = one_naming([placed, other], ("H100 SXM", "B200"))[0][0]
         assert short.text == "bf16 matrix 989 TFLOP/s"
         expected = at(replace(base, text=short.text), (500.0, 100.0), -30.0, align, "above", 4.0)
         flat = [c for p in expected.corners for c in p]
         assert [c for p in short.corners for c in p] == pytest.approx(flat)
-    assert one_naming([other], ("H100 SXM",)) == [other]
+    assert one_naming([other], ("H100 SXM", "B200")) == ([other], [])
 
 
 def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops(catalog, models, tmp_path):
-    """Nsight Compute's hierarchical roofline: the triad's square at DRAM, a triangle at L2
-    (3.5 MB served there against 3.0 MB from DRAM: a lower intensity), on one line."""
+    """Nsight Compute's hierarchical roofline: the triad's square at DRAM, a plus at L2
+    (3.5 MB served there against 3.0 MB from DRAM: a lower intensity), on one line; the
+    cache marks take shapes no op group has (a hollow triangle in a group's colour read
+    as an attention op)."""
+    from explorer.chart.palette import GROUP_SHAPES
+    from explorer.chart.profile_marks import CACHE_SYMBOLS
+
+    assert not set(CACHE_SYMBOLS.values()) & set(GROUP_SHAPES.values())
     from explorer.chart.elements import ElementKind
     from explorer.profiles.ncu import read_ncu_csv
     from tests.profiles.test_ncu import LAUNCHES, PREFACE, _csv
@@ -489,7 +562,7 @@ def test_a_kernel_counted_at_its_caches_is_drawn_at_each_level_at_the_same_flops
     chart = build_chart(doc, PAGES["slide 16:9"])
     marks = {m.name: m for m in chart.markers if m.kind == ElementKind.PROFILE}
     square, at_l2 = marks["triad_kernel"], marks["triad_kernel at L2"]
-    assert at_l2.symbol == "triangle" and at_l2.center[1] == pytest.approx(square.center[1])
+    assert at_l2.symbol == "plus" and at_l2.center[1] == pytest.approx(square.center[1])
     flops = 4_000_000  # two launches of 1,000,000 FMAs, 2 FLOPs each
     assert square.center[0] == pytest.approx(chart.x_px(flops / 6_000_000))
     assert at_l2.center[0] == pytest.approx(chart.x_px(flops / 7_000_000))
@@ -581,3 +654,78 @@ def test_a_drag_frame_never_overlaps_and_a_key_leaving_its_corner_is_laid_out_af
         bigger = build_chart(doc, Page.screen(w, h, scale=1.6), ChartOptions(
             ranges=(before.x_range, before.y_range), hints=before.placement, key_place=before.key_place))
         assert bigger.plot.height > 0 and not problems(bigger)
+
+
+def test_each_op_group_has_its_own_shape_on_the_chart_and_in_the_key(catalog, models):
+    """Ops of a group share a shape no other group has, and the key draws the group in it."""
+    from explorer.chart.elements import ElementKind
+    from explorer.chart.palette import GROUP_SHAPES, THEMES, group_of
+
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("h100-sxm",)))
+    chart = build_chart(doc, PAGES["slide 16:9"])
+    role = {o.name: o.role for o in doc.analysis().ops}
+    ops = [m for m in chart.markers if m.kind == ElementKind.OP]
+    shapes = {group_of(role[m.name]): m.symbol for m in ops}
+    assert len(shapes) >= 4 and len(set(shapes.values())) == len(shapes)
+    assert all(m.symbol == GROUP_SHAPES[group_of(role[m.name])] for m in ops)
+    colours = dict(THEMES["light"].groups)
+    for group, symbol in shapes.items():
+        [row] = [t for t in chart.texts if t.kind == ElementKind.KEY and t.text == group]
+        [swatch] = [m for m in chart.markers if m.kind == ElementKind.KEY
+                    and abs(m.center[1] - row.origin[1]) < 1 and m.center[0] < row.origin[0]]
+        assert (swatch.symbol, swatch.stroke.colour) == (symbol, colours[group])
+
+
+@pytest.mark.parametrize("theme", ["dark", "contrast"])
+@pytest.mark.parametrize("where", ["1024x768", "presenting", "slide 16:9"])
+def test_four_devices_lay_out_cleanly_in_every_theme(catalog, models, where, theme):
+    """The contrast theme draws lines 1.6 times as wide: no label on another line's stroke,
+    none over another text or the memory note, in presentation mode too (issue 58)."""
+    for hardware in (("h100-sxm", "h200-sxm", "mi300x", "epyc-9654"), FOUR):
+        doc = Document(catalog, models, Session(hardware=hardware, model="llama-3-70b"))
+        chart = build_chart(doc, PAGES[where], ChartOptions(theme=theme))
+        assert not problems(chart), (hardware, problems(chart)[:3])
+        if chart.key is not None and chart.key_place == "beside":
+            notes = [t for t in chart.texts if t.kind == "note"]
+            assert all(chart.key.bottom <= min(y for _, y in t.corners) for t in notes)
+
+
+@pytest.mark.parametrize("size", list(PAGES))
+def test_coinciding_roofs_get_one_label_and_every_roof_label_names_its_device_or_none_does(
+        catalog, models, size):
+    """Issue 58: an H100's and an H200's compute roofs (the same 989 and 66.9 TFLOP/s) had
+    two identical unnamed labels stacked; now one label names both. Labels on the plot and
+    the key's rows for labels with no room name their devices alike: all, or none (the
+    key's lines then say which is which)."""
+    from explorer.chart.roofs import name_prefixes
+
+    doc = Document(catalog, models, Session(hardware=("h100-sxm", "h200-sxm", "mi300x", "epyc-9654"),
+                                            model="llama-3-70b"))
+    chart = build_chart(doc, PAGES[size])
+    labels = [t for t in (*chart.texts, *chart.overflow) if t.kind in ("roof", "link")]
+    words = [t.text for t in labels]
+    assert len(words) == len(set(words)), words
+    prefixes = name_prefixes(("H100 SXM", "H200 SXM", "MI300X", "EPYC 9654"))
+    named = {t.text.startswith(prefixes) for t in labels}
+    assert len(named) == 1, words
+    matrix = [w for w in words if "bf16 matrix 989 TFLOP/s" in w]
+    assert matrix in (["H100 SXM, H200 SXM: bf16 matrix 989 TFLOP/s"], ["bf16 matrix 989 TFLOP/s"])
+    assert not problems(chart)
+
+
+def test_a_long_title_shrinks_to_stay_whole_in_two_lines(catalog, models):
+    """Issue 58: a training step over 1,024 devices had its title cut ("… (1,024 devices), b…")
+    in the window at 1366 px; it now takes a smaller size (no smaller than the caption's)."""
+    from explorer.chart.heading import CAPTION_SCALE
+    from explorer.chart.roofline_frame import default_title
+
+    params = WorkloadParams(phase="train", batch=1024, seq=4096, tp=8, pp=4, dp=32, recompute="full")
+    doc = Document(catalog, models, Session(model="llama-3-70b", hardware=("h100-sxm",), params=params))
+    page = Page.screen(560, 600)
+    chart = build_chart(doc, page)
+    titles = chart.texts_of("title")
+    assert len(titles) == 2 and " ".join(t.text for t in titles) == default_title(doc)
+    assert CAPTION_SCALE * page.text <= titles[0].size < page.title
+    short = build_chart(Document(catalog, models, Session()), page).texts_of("title")
+    assert all(t.size == page.title for t in short)  # a title that fits keeps its size
+    assert not problems(chart)

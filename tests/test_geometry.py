@@ -6,7 +6,8 @@ projects only the other shape, never with a different answer."""
 import math
 import random
 
-from explorer.chart.geometry import apart, bands, box, overlap, quad, split, square
+from explorer.chart.geometry import apart, bands, box, nearest, overlap, quad, split, square
+from explorer.chart.layout import stroke_shape
 
 
 def every_edge(a, b) -> bool:
@@ -28,7 +29,11 @@ def shapes(rng: random.Random):
     def point():
         return (rng.randrange(0, 10) * 20.0, rng.randrange(0, 10) * 20.0)
 
-    kind = rng.randrange(5)
+    kind = rng.randrange(6)
+    if kind == 5:  # a wide line's stroke (``stroke_shape``), level or plumb (corners on the grid)
+        (x, y), length = point(), rng.randrange(1, 8) * 20.0
+        end = (x + length, y) if rng.random() < 0.5 else (x, y + length)
+        return stroke_shape((x, y), end, rng.choice([10.0, 20.0]))
     if kind == 0:
         angle = rng.choice([0.0, 0.0, math.radians(rng.uniform(-80, 80))])
         return quad(point(), rng.uniform(10, 120), rng.uniform(8, 30), angle, rng.uniform(-60, 0), -20.0)
@@ -62,3 +67,21 @@ def test_split_of_bands_agrees_with_every_edge_on_ten_thousand_pairs():
     assert layout == [every_edge(a, b) for a, b in pairs]
     assert 0.05 < sum(layout) / len(layout) < 0.95
     assert {len(a) for a, _ in pairs} == {2, 3, 4}  # each of split's three ways to project
+
+
+def test_a_stroke_s_band_holds_the_points_within_half_its_width_of_the_segment():
+    """What a label keeps clear of (issue 58: a label on a projector's 6 px roof): a point
+    is inside the band exactly when it lies within half the width of the segment, beside it."""
+    rng = random.Random(58)
+    for _ in range(2000):
+        start = (rng.uniform(0, 200), rng.uniform(0, 200))
+        end = (rng.uniform(0, 200), rng.uniform(0, 200))
+        half = rng.uniform(1.0, 6.0)
+        band = stroke_shape(start, end, half)
+        p = (rng.uniform(0, 200), rng.uniform(0, 200))
+        foot = nearest(p, start, end)
+        beside = foot not in (start, end)  # (the band is square at its ends, not rounded)
+        distance = math.dist(p, foot)
+        if beside and abs(distance - half) > 1e-6:
+            dot = ((p[0], p[1]), (p[0] + 1e-3, p[1]), (p[0], p[1] + 1e-3))
+            assert overlap(band, dot) == (distance < half), (p, start, end, half)

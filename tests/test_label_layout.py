@@ -154,3 +154,41 @@ def test_markers_near_a_place_include_every_one_whose_box_reaches_it():
     place = (-1.4075447352260793, 0.0, 3.6, 1.0)
     assert not apart(place, marker[3])
     assert marker in marks.near(place[0], place[2])
+
+
+def test_a_level_roof_s_label_is_nearer_its_own_line_than_any_other():
+    """Issue 58: a label below its roof sat just above another device's roof and read as that
+    one's. A place whose centre is nearer another line is passed over, one nearer its own
+    taken, though neither touches the other line."""
+    from explorer.chart.elements import Line, Stroke
+    from explorer.chart.layout import Request, at, place
+
+    own = Line(((0.0, 100.0), (400.0, 100.0)), Stroke("#000", 1.0), ElementKind.ROOF)
+    other = Line(((0.0, 130.0), (400.0, 130.0)), Stroke("#000", 1.0), ElementKind.ROOF)
+    text = Text("fp32 vector 66.9 TFLOP/s", (0.0, 0.0), 10.0, "#000", ElementKind.ROOF)
+    far = at(text, (300.0, 100.0), 0.0, "end", "below", 12.0)  # centre 18 px from its line, 12 from the other
+    near = at(text, (300.0, 100.0), 0.0, "end", "below", 3.0)
+    assert max(y for _, y in far.corners) < 130  # it does not touch the other line
+    plot = Rect(0.0, 0.0, 400.0, 300.0)
+    placed, left, chosen = place([Request([far, near], own)], plot, [own, other], [])
+    assert chosen == (1,) and placed == [near] and not left
+    first = place([Request([far, near], own)], plot, [own], [])[2]
+    assert first == (0,)  # with no other line there, the first place is taken
+
+
+def test_a_label_keeps_clear_of_another_line_s_stroke_not_only_its_centre_line():
+    """A projector's roofs are drawn 5 to 7 px wide: a label that only missed the centre line
+    of another device's roof sat on its stroke (issue 58, presentation, contrast, 1920 px)."""
+    from explorer.chart.elements import Line, Stroke
+    from explorer.chart.layout import Request, at, place
+
+    own = Line(((0.0, 76.0), (400.0, 76.0)), Stroke("#000", 1.0), ElementKind.ROOF)
+    wide = Line(((0.0, 60.0), (400.0, 60.0)), Stroke("#000", 8.0), ElementKind.ROOF)
+    text = Text("bf16 matrix 989 TFLOP/s", (0.0, 0.0), 10.0, "#000", ElementKind.ROOF)
+    above = at(text, (300.0, 76.0), 0.0, "end", "above", 76.0 - 63.0 - text.height)  # its top at 63
+    assert min(y for _, y in above.corners) == pytest.approx(63.0)  # on the stroke's lower half
+    plot = Rect(0.0, 0.0, 400.0, 300.0)
+    _, _, chosen = place([Request([above], own)], plot, [own, wide], [])
+    assert chosen == (-1,)
+    thin = Line(wide.points, Stroke("#000", 1.0), ElementKind.ROOF)
+    assert place([Request([above], own)], plot, [own, thin], [])[2] == (0,)

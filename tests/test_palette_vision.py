@@ -38,3 +38,33 @@ def test_devices_are_neutral_and_told_apart_by_lightness_in_order(theme):
         assert contrast(device, t.background) >= 4.5
     greys = [int(d[1:3], 16) for d in t.devices]
     assert greys == sorted(greys, reverse=t.background != "#ffffff")
+
+
+@pytest.mark.parametrize("theme", sorted(THEMES))
+def test_every_pair_of_op_groups_differs_by_shape_or_by_colour_for_dichromats(theme):
+    """Issue 58: attention and the head were ΔE 1.6 apart for a deuteranope (light theme),
+    MLP and the head 1.4 for a protanope; hue alone cannot carry seven groups, so each has
+    its own marker shape, and any pair sharing one would need ΔE ≥ 20 for both."""
+    from itertools import combinations
+
+    from explorer.chart.palette import GROUP_SHAPES, ROLE_GROUPS
+
+    t = THEMES[theme]
+    colours = dict(t.groups)
+    assert set(GROUP_SHAPES) == set(ROLE_GROUPS) == set(colours)
+    for a, b in combinations(ROLE_GROUPS, 2):
+        apart = min(difference(colours[a], colours[b], viewer) for viewer in ("deuteranopia", "protanopia"))
+        assert GROUP_SHAPES[a] != GROUP_SHAPES[b] or apart >= 20, (a, b, apart)
+    # and the pairs the issue measured do collapse in colour: the shapes are what tells them apart
+    if theme == "light":
+        assert difference(colours["attention"], colours["embedding / head"], "deuteranopia") < 20
+
+
+@pytest.mark.parametrize("theme", sorted(THEMES))
+def test_the_selection_ring_looks_like_no_op_group_for_any_viewer(theme):
+    """It was nearly the communication purple (ΔE 5.0): now neutral, far from every group."""
+    t = THEMES[theme]
+    worst = min((difference(t.selected, colour, viewer), viewer or "normal vision", group)
+                for group, colour in t.groups for viewer in VIEWERS)
+    assert worst[0] >= 20, worst
+    assert contrast(t.selected, t.background) >= 4.5

@@ -46,8 +46,10 @@ class ElementKind(StrEnum):
 E = ElementKind
 LINE_ORDER = (E.GRID, E.AXIS, E.ORIGINAL, E.TRACK, E.EXPECTED, E.MEASURED_ROOF, E.LINK, E.ROOF, E.CURVE,
               E.SERVING, E.MEMORY, E.PROFILE, E.KEY, E.KEY_LIVE)
-MARKER_ORDER = (E.RIDGE, E.MEASURED, E.PROFILE, E.OP, E.SERVING, E.SELECTION, E.COMPARED, E.EXPECTED,
-                E.STEP, E.CURVE, E.KEY, E.KEY_LIVE)
+# (the whole step's star, and a compared model's, under the ops: at batch 1 most of them
+# sit on it)
+MARKER_ORDER = (E.RIDGE, E.MEASURED, E.PROFILE, E.COMPARED, E.STEP, E.OP, E.SERVING, E.SELECTION, E.EXPECTED,
+                E.CURVE, E.KEY, E.KEY_LIVE)
 
 # Chart text and titles as shares of the page height, for a picture projected in a room.
 TEXT_SHARE, TITLE_SHARE = 0.025, 0.04

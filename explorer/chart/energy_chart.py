@@ -260,7 +260,8 @@ def _points(chart: Chart, view: EnergyView, theme, colours: dict[str, str]) -> l
                                   theme.star, ElementKind.STEP, "step", tip, fill_opacity=0.75))
         else:
             colour = theme.group_colour(p.role)
-            markers.append(Marker(centre, "circle", 11 * page.lines, Stroke(colour, 2.0 * page.lines),
+            shape = palette.GROUP_SHAPES[palette.group_of(p.role)]
+            markers.append(Marker(centre, shape, 11 * page.lines, Stroke(colour, 2.0 * page.lines),
                                   theme.background, ElementKind.OP, p.name, tip))
     for label, p in view.measured:
         centre = (chart.x_px(p.intensity), chart.y_px(p.flops_per_joule))
@@ -281,9 +282,9 @@ def _entries(view: EnergyView, theme, colours: dict[str, str]) -> list[Entry]:
         out.append(Entry(f"time ridge, {view.ridge[0]}", "line", theme.track, "", (5.0, 4.0)))
     if view.workload:
         out.append(Entry("The step's ops (circuit energies)", "heading", bold=True))
-        groups = dict.fromkeys(palette.ROLE_GROUP.get(p.role, "elementwise") for p in view.workload
-                               if p.role != "step")
-        out += [Entry(group, "marker", dict(theme.groups)[group], "circle", fill=theme.background)
+        groups = dict.fromkeys(palette.group_of(p.role) for p in view.workload if p.role != "step")
+        out += [Entry(group, "marker", dict(theme.groups)[group], palette.GROUP_SHAPES[group],
+                      fill=theme.background)
                 for group in groups]
         out.append(Entry("whole step", "marker", theme.foreground, "star", fill=theme.star,
                          fill_opacity=0.75))

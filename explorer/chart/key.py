@@ -22,7 +22,7 @@ class Entry:
     symbol: str = ""
     dash: tuple[float, ...] = ()
     fill: str | None = None
-    fill_opacity: float = 1.0  # as the chart fills the mark (the star's see-through fill)
+    fill_opacity: float = 1.0  # as the chart fills the mark
     bold: bool = False
     live: bool = False  # changes while a drag moves the chart (the labels with no room): KEY_LIVE
 
@@ -128,8 +128,7 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
     track of a step that does not fit at any batch);
     ``selected``: the op ringed as selected (a scene's caption discusses it)."""
     step = "whole step" if expected is None else "whole step, bound"
-    out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star,
-                 fill_opacity=palette.STAR_FILL_OPACITY)]
+    out = [Entry(step, "marker", theme.foreground, "star", fill=theme.star)]
     if expected is not None:
         out.append(Entry(f"expected: {expected}", "marker", theme.foreground, "star"))
     if compared is not None:
@@ -144,8 +143,8 @@ def workload_entries(groups: list[str], suites: list[str], suspect: bool, theme,
     if selected:
         out.append(Entry(f"selected: {selected}", "marker", theme.selected, "circle"))
     out.append(Entry("Ops (area ∝ time)", "heading", bold=True))
-    out += [Entry(group, "marker", dict(theme.groups)[group], "circle", fill=theme.background)
-            for group in groups]
+    out += [Entry(group, "marker", dict(theme.groups)[group], palette.GROUP_SHAPES[group],
+                  fill=theme.background) for group in groups]
     if suites:
         out.append(Entry("Measured (filled)", "heading", bold=True))
         out += [Entry(suite, "marker", theme.foreground, palette.SUITE_SHAPES.get(suite, "circle"),

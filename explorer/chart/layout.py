@@ -119,18 +119,53 @@ def _offsets(text: Text, align: str, side: str, gap: float) -> tuple[float, floa
     return dx, dy
 
 
+def stroke_shape(start: Point, end: Point, half: float) -> tuple[Point, ...]:
+    """What a label must not touch of a line's segment: the band its stroke covers, ``half``
+    its width each side (a projector's roofs are 5 to 7 px wide: a label that only misses
+    the centre line would sit on the stroke), or the segment itself for a hairline."""
+    if half < 0.75 or start == end:
+        return segment_shape(start, end)
+    (ax, ay), (bx, by) = start, end
+    length = math.hypot(bx - ax, by - ay)
+    nx, ny = -(by - ay) / length * half, (bx - ax) / length * half
+    return ((ax + nx, ay + ny), (bx + nx, by + ny), (bx - nx, by - ny), (ax - nx, ay - ny))
+
+
 def _separated(corners, owner: Line, segments: list[tuple]) -> bool:
-    """Whether another line runs between a label and its own line (the label would read as
-    that line's): the straight path from the label's centre to its line crosses one
-    (``crosses``; ``segments``: the lines' obstacles, their shapes and bands made once)."""
+    """Whether the label would read as another line's: another line runs between it and its
+    own line (the straight path from the label's centre to its line crosses one: ``crosses``),
+    or, for a level roof's label, another line passes nearer its centre than its own does
+    (a label below its roof, just above another device's: issue 58). ``segments``: the lines' obstacles, their
+    shapes and bands made once."""
     (x0, y0), (x1, y1), (x2, y2), (x3, y3) = corners
     cx, cy = (x0 + x1 + x2 + x3) / 4, (y0 + y1 + y2 + y3) / 4
     foot = min((nearest((cx, cy), a, b) for a, b in zip(owner.points, owner.points[1:], strict=False)),
                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
     path = ((cx, cy), foot)
     own, across = box(path), bands(path)
-    return any(line is not owner and not apart(own, near) and not split(across, shape)
-               and not split(line_bands, path) for line, shape, line_bands, near in segments)
+    if any(line is not owner and not apart(own, near) and not split(across, shape)
+           and not split(line_bands, path) for line, shape, line_bands, near in segments):
+        return True
+    if owner.points[0][1] != owner.points[-1][1]:
+        return False  # a slope's label sits along it (its places keep near it)
+    reach = (foot[0] - cx) ** 2 + (foot[1] - cy) ** 2
+    # (only lines whose box comes that near can be nearer: most are passed over by their box)
+    r = math.sqrt(reach)
+    return any(line is not owner and not apart((cx - r, cy - r, cx + r, cy + r), near)
+               and _squared((cx, cy), *_ends(shape)) < reach for line, shape, _, near in segments)
+
+
+def _ends(shape: tuple) -> tuple[Point, Point]:
+    """A segment's ends from its obstacle's shape (``stroke_shape``, ``segment_shape``)."""
+    if len(shape) == 4:  # a stroke's band: the middles of its ends
+        (ax, ay), (bx, by), (cx, cy), (dx, dy) = shape
+        return ((ax + dx) / 2, (ay + dy) / 2), ((bx + cx) / 2, (by + cy) / 2)
+    return shape[0], shape[1] if len(shape) == 2 else shape[0]
+
+
+def _squared(point: Point, a: Point, b: Point) -> float:
+    x, y = nearest(point, a, b)
+    return (x - point[0]) ** 2 + (y - point[1]) ** 2
 
 
 @overload
@@ -157,8 +192,9 @@ def place(requests: list[Request], plot: Rect, lines: list[Line], markers: list[
     and left so far; when it says no, the layout is given up (None)."""
     # What a label must not cover, as (owner, shape, its bands, box): the lines' segments,
     # the markers (``_Marks``) and the labels placed so far.
-    segments = [_obstacle(line, segment_shape(a, b), box((a, b))) for line in lines
-                if line.kind not in IGNORED_LINES for a, b in zip(line.points, line.points[1:], strict=False)]
+    segments = [_obstacle(line, shape, box(shape)) for line in lines if line.kind not in IGNORED_LINES
+                for a, b in zip(line.points, line.points[1:], strict=False)
+                for shape in (stroke_shape(a, b, line.stroke.width / 2),)]
     marks = _Marks([_obstacle(marker, corners, box(corners)) for marker in markers
                     for corners in (square(marker.center, marker.size / 2 + 1),)])
     bounds = (plot.left + margin, plot.top + margin, plot.right - margin, plot.bottom - margin)

@@ -11,14 +11,21 @@ from dataclasses import replace
 from explorer.chart import palette
 from explorer.chart.calibrated_roofs import calibrated_ceilings
 from explorer.chart.compared_marks import compared_marks
-from explorer.chart.elements import Chart, Page
+from explorer.chart.elements import Chart, ElementKind, Page
 from explorer.chart.geometry import Rect
 from explorer.chart.key import KeyParts, draw_key
 from explorer.chart.key_below import KEY_BELOW_ASPECT, MAX_BAND, key_band, with_key_below
 from explorer.chart.key_corner import CornerWatch, empty_corner, overflow_rows
 from explorer.chart.layout import place
 from explorer.chart.options import ChartOptions, style_slots
-from explorer.chart.points import measured_ceilings, measured_marks, measured_points, op_tips, workload_marks
+from explorer.chart.points import (
+    link_pins,
+    measured_ceilings,
+    measured_marks,
+    measured_points,
+    op_tips,
+    workload_marks,
+)
 from explorer.chart.profile_marks import profile_marks
 from explorer.chart.roofline_content import (
     Content,
@@ -29,7 +36,17 @@ from explorer.chart.roofline_content import (
     shown_devices,
 )
 from explorer.chart.roofline_frame import axes, frame, kept_plot
-from explorer.chart.roofs import Shown, line_label, link_roofs, one_naming, ridges, roof_lines, unnamed
+from explorer.chart.roofs import (
+    Shown,
+    covered,
+    line_label,
+    link_roofs,
+    name_prefixes,
+    one_naming,
+    ridges,
+    roof_lines,
+    unnamed,
+)
 from explorer.chart.snapshot import Snapshot, Source
 from explorer.core.analysis.roofline import COMPUTE
 
@@ -96,7 +113,8 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     ceilings = [*measured_ceilings(chart, shot, theme), *calibrated_ceilings(chart, shot, theme),
                 *link_roofs(chart, shot.analysis, theme, _named(devices, options))]
     profile_lines, profile_markers = profile_marks(chart, shot.profiles, theme, shot.analysis)
-    markers = [*ridge_marks, *measured_marks(chart, measured, theme), *profile_markers, *compared, *points]
+    markers = [*ridge_marks, *measured_marks(chart, measured, theme), *profile_markers, *compared,
+               *link_pins(chart, shot.analysis, theme), *points]
     lines = [*axis_lines, *roof_items, *(line for line, _ in ceilings), *track, *profile_lines]
     requests = _requests(chart, labelled, [*ridge_requests, *compared_requests], ceilings)
     inside = entries and not (beside or below)
@@ -106,16 +124,16 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     # Last frame's places are hints only where the plot has not moved (a key that grew a row
     # under it, a first move's re-layout): elsewhere they name other places.
     hints = options.hints if options.plot is None or options.plot == plot else ()
-    layout = (place(requests, plot, lines, markers, hints=hints, room=watch) if options.annotations
-              else ([], [], ()))
+    layout = place(requests, plot, covered(labelled, lines), markers, hints=hints, room=watch) \
+        if options.annotations else ([], [], ())
     if layout is None:
         return None  # the key can no longer go inside: it goes beside or below the plot
     placed, overflow, chosen = layout
-    placed = one_naming(placed, tuple(s.hardware.label for s in devices))
+    placed, overflow = one_naming(placed, tuple(s.hardware.label for s in devices), overflow)
     key_parts: KeyParts = ((), (), ())
     key_box: Rect | None = None
     if entries:
-        column = Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text, page.height)
+        column = _key_column(plot, page, frame_texts)
         rows = entries + overflow_rows(overflow, theme, column.width if beside else None, page.text)
         if below:
             return with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
@@ -133,6 +151,14 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
                    key=key_box, placement=chosen)
 
 
+def _key_column(plot: Rect, page: Page, frame_texts) -> Rect:
+    """The key's column beside the plot: down to the note under the axis ("Does not fit: …"),
+    which spans the page, where there is one."""
+    notes = [t.corners[0][1] for t in frame_texts if t.kind == ElementKind.NOTE]
+    return Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text,
+                min(notes, default=page.height) - 0.3 * page.text)
+
+
 def _requests(chart: Chart, labelled, others, ceilings) -> list:
     """Every label to place, in order: the roofs', the highest first (they take the room
     above their line), then the ridge's and the others, then measured and link roofs'."""
@@ -144,7 +170,7 @@ def _requests(chart: Chart, labelled, others, ceilings) -> list:
 
 def _inside(chart: Chart, theme, devices, entries, lines, markers) -> CornerWatch:
     """What tells the layout when the key can no longer go into a corner of the plot."""
-    names = tuple(f"{s.hardware.label}: " for s in devices)
+    names = name_prefixes(tuple(s.hardware.label for s in devices))
     return CornerWatch(chart, lines, markers,
                        lambda left: entries + overflow_rows(left, theme, None, chart.page.text),
                        lambda text: unnamed(text, names))

@@ -27,13 +27,21 @@ ROLE_GROUPS = {
     "communication": ("all_reduce", "all_to_all", "all_gather", "send_recv"),
 }
 ROLE_GROUP = {role: group for group, roles in ROLE_GROUPS.items() for role in roles}
+# And one marker shape per group, so no two groups rest on hue alone (a colour-blind viewer
+# tells attention from the head by ▲ and ⬢, whatever the theme); the key draws the same.
+GROUP_SHAPES = {"projection": "square", "mlp": "diamond", "attention": "triangle", "elementwise": "circle",
+                "embedding / head": "hexagon", "convolution": "pentagon", "communication": "triangle-down"}
+
+
+def group_of(role: str) -> str:
+    """The op group of ``role`` (an unknown role counts as elementwise)."""
+    return ROLE_GROUP.get(role, "elementwise")
 
 ROOF_BANDWIDTH = OKABE_ITO["blue"]  # the Little's-law plot's curve (light panels)
 SUITE_SHAPES = {"stream": "circle", "intensity": "square", "gemm": "triangle", "decode-batch": "diamond",
                 "attention": "star", "parallelism": "hexagon", "memory-bound-ops": "pentagon",
                 "cache": "plus"}
 MEASURED = OKABE_ITO["orange"]
-STAR_FILL_OPACITY = 0.35  # the whole step's star: see-through, the ops under it stay visible
 TRACK_DASH = (1.5, 3.0)  # the batch track where the step fits in memory (dash, gap: line widths)
 UNFIT_DASH = (6.0, 4.0)  # and where it does not
 SELECTED = OKABE_ITO["yellow"]
@@ -57,8 +65,8 @@ class Theme:
     axis: str
     devices: tuple[str, str, str, str]  # roofs by style slot
     groups: tuple[tuple[str, str], ...]  # op group → colour
-    selected: str  # the ring around the selected op
-    star: str  # the whole step's fill
+    selected: str  # the ring around the selected op: neutral, unlike every op group
+    star: str  # the whole step's fill (an opaque star under the ops)
     measured: str  # measured points' fill and measured ceilings
     suspect: str  # a measurement that may have run from cache
     track: str  # the batch track, datasheet roofs under a what-if
@@ -67,7 +75,7 @@ class Theme:
     pen_factor: float = 1.0  # thicker lines for projectors
 
     def group_colour(self, role: str) -> str:
-        return dict(self.groups)[ROLE_GROUP.get(role, "elementwise")]
+        return dict(self.groups)[group_of(role)]
 
     def roles(self) -> dict[str, str]:
         """Every colour with contrast to keep, by what it shows."""
@@ -86,18 +94,18 @@ THEMES = {
     "light": Theme("light", "#ffffff", "#000000", "#444444",
                    ("#000000", "#333333", "#4F4F4F", "#6B6B6B"),
                    _groups("#0073BF", "#117311", "#A64200", "#BF39BF", "#8C6200", "#4D5EFF", "#7B19A6"),
-                   selected="#7B2FBE", star=OKABE_ITO["yellow"], measured="#8F6300", suspect="#767676",
+                   selected="#000000", star=OKABE_ITO["yellow"], measured="#8F6300", suspect="#767676",
                    track="#767676", panel="#f4f4f4", highlight="#0072B2"),
     "dark": Theme("dark", "#1e1e1e", "#eeeeee", "#bbbbbb",
                   ("#ffffff", "#D6D6D6", "#B8B8B8", "#A0A0A0"),
                   _groups("#49AEF2", "#00BF4D", "#FF824D", "#F26DF2", "#D99800", "#738FFF", "#FF4D4D"),
-                  selected="#FF66CC", star=OKABE_ITO["yellow"], measured=OKABE_ITO["orange"],
+                  selected="#eeeeee", star=OKABE_ITO["yellow"], measured=OKABE_ITO["orange"],
                   suspect="#9a9a9a", track="#9a9a9a", panel="#2b2b2b", highlight="#2F6E94"),
     # High contrast (projectors): every role its own colour, lines 1.6× as wide.
     "contrast": Theme("contrast", "#000000", "#ffffff", "#ffffff",
                       ("#ffffff", "#D9D9D9", "#BDBDBD", "#A8A8A8"),
                       _groups("#49AEF2", "#00F279", "#FF4D4D", "#FF73FF", "#A8FF26", "#6FBF39", "#FFB973"),
-                      selected="#FF5CF0", star="#FFB000", measured="#C39BFF", suspect="#A0A0A0",
+                      selected="#ffffff", star="#FFB000", measured="#C39BFF", suspect="#A0A0A0",
                       track="#8C8C8C", panel="#000000", highlight="#FFB000", pen_factor=1.6),
 }
 

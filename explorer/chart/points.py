@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Text
-from explorer.chart.palette import ROLE_GROUP, STAR_FILL_OPACITY, SUITE_SHAPES, TRACK_DASH, UNFIT_DASH
+from explorer.chart.palette import GROUP_SHAPES, SUITE_SHAPES, TRACK_DASH, UNFIT_DASH, group_of
 from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
@@ -42,7 +42,7 @@ class OpInfo:
                 f"predicted time: {format_time(self.time_s)} each, {self.share:.1%} of the step",
             ])
         return "\n".join([
-            f"{self.name}{repeat}, {ROLE_GROUP.get(self.role, 'elementwise')}: {self.share:.1%} of the step",
+            f"{self.name}{repeat}, {group_of(self.role)}: {self.share:.1%} of the step",
             f"FLOPs: {format_si(self.flops, 'FLOP')}   bytes: {format_si(self.bytes, 'B')}",
             f"intensity: {format_number(self.intensity)} FLOP/byte",
             f"attainable: {format_si(self.performance, 'FLOP/s')} ({self.bound}-bound)",
@@ -98,6 +98,9 @@ def measured_points(shot: Snapshot, suites) -> list[tuple[str, Point]]:
             if p.flops > 0 and not p.check and (suites is None or p.suite in suites)]
 
 
+STAR_PX = 34.0  # the whole step's star, across (at scale 1): wider than an op of the whole step (30 px)
+
+
 def track_line(chart: Chart, sweep, theme) -> Line:
     """The batch track: dotted, or dashed where not even one sequence fits (the sweep then
     runs past the limit to ``sweep.UNFIT_REACH``; otherwise it ends where memory does)."""
@@ -109,9 +112,9 @@ def track_line(chart: Chart, sweep, theme) -> Line:
 
 
 def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list[Line], list[Marker]]:
-    """The batch track (dotted), the ops (hollow, area by their share of the time), the
-    selection, and the whole-step star over them, see-through; ``ops``: ``op_tips`` of the
-    analysis."""
+    """The batch track (dotted), the ops (hollow, one shape and colour per group, area by
+    their share of the time), the selection (a neutral ring), and the whole-step star over
+    which it is drawn under (``STAR_PX``); ``ops``: ``op_tips`` of the analysis."""
     a, sweep = shot.analysis, shot.sweep
     scale = chart.page.lines
     lines, markers = [], []
@@ -122,12 +125,14 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
         center = (chart.x_px(info.intensity), chart.y_px(info.performance))
         colour = theme.group_colour(info.role)
         pen = pens.get(colour) or pens.setdefault(colour, Stroke(colour, 2.0 * scale * theme.pen_factor))
-        markers.append(Marker(center, "circle", (8 + 22 * math.sqrt(info.share)) * scale, pen,
+        shape = GROUP_SHAPES[group_of(info.role)]
+        markers.append(Marker(center, shape, (8 + 22 * math.sqrt(info.share)) * scale, pen,
                               theme.background, ElementKind.OP, info.name, tip, fill_opacity=0.6))
         if info.name == shot.session.selected_op:
             markers.append(Marker(center, "circle", 30 * scale, Stroke(theme.selected, 4 * scale), None,
                                   ElementKind.SELECTION, info.name))
-    # The star on top, its fill see-through: the ops it sits on stay visible.
+    # The star under the ops (``MARKER_ORDER``), opaque, its points reaching past the largest
+    # op: at batch 1 most of the step sits at its place, and every op there stays visible.
     t = a.totals
     star = (chart.x_px(t.intensity), chart.y_px(t.flops / t.time_s))
     tooltip = (f"whole step, batch {a.params.batch:,}: {format_number(t.intensity)} FLOP/byte, "
@@ -137,9 +142,49 @@ def workload_marks(chart: Chart, shot: Snapshot, theme, ops: list) -> tuple[list
         drawn, marker = _expected_marks(chart, shot, theme, star)
         lines.extend(drawn)
         markers.append(marker)
-    markers.append(Marker(star, "star", 24 * scale, Stroke(theme.foreground, 1.6 * scale), theme.star,
-                          ElementKind.STEP, ElementKind.STEP, tooltip, fill_opacity=STAR_FILL_OPACITY))
+    outline = Stroke(theme.foreground, 1.2 * scale)  # thin: the fill, not the outline, shows past the ops
+    markers.append(Marker(star, "star", STAR_PX * scale, outline, theme.star, ElementKind.STEP,
+                          ElementKind.STEP, tooltip))
     return lines, markers
+
+
+def pinned_ops(analysis: Analysis) -> list[int]:
+    """The ops drawn on their link's roof: communication with no arithmetic (an all-to-all
+    sends tokens, it adds nothing), which has no intensity to place it by, taking at least
+    0.1 % of the step."""
+    return [i for i, link in enumerate(analysis.links)
+            if link is not None and analysis.flops[i] <= 0 and analysis.time_share[i] >= 0.001]
+
+
+def link_pins(chart: Chart, analysis: Analysis, theme) -> list[Marker]:
+    """Each of ``pinned_ops`` on its link's roof where the roof enters the plot (its
+    intensity, 0, lies off a log axis to the left), in the communication group's shape and
+    colour, its area by its share of the step as every op's: the roof is not drawn empty
+    while the step spends time on the link (issue 58: DeepSeek-V3's all-to-alls)."""
+    scale, out = chart.page.lines, []
+    colour = dict(theme.groups)["communication"]
+    (x_low, x_high), (y_low, _) = chart.x_range, chart.y_range
+    for i in pinned_ops(analysis):
+        o, link = analysis.ops[i], analysis.links[i]
+        assert link is not None  # (``pinned_ops``)
+        rate = link.per_direction_bytes_per_s
+        start, end = max(x_low, y_low / rate), min(analysis.roofs.matrix.flops_per_s / rate, x_high)
+        if start >= end:
+            continue
+        share, repeat = float(analysis.time_share[i]), f" (×{o.count} layers)" if o.count > 1 else ""
+        size = (8 + 22 * math.sqrt(share)) * scale
+        (xa, ya), (xb, yb) = ((chart.x_px(x), chart.y_px(x * rate)) for x in (start, end))
+        # far enough along the roof to be whole inside the plot, across and up
+        step = min(1.0, (size / 2 + 3 * scale) / max(min(abs(xb - xa), abs(yb - ya)), 1e-9))
+        center = (xa + step * (xb - xa), ya + step * (yb - ya))
+        tip = (f"{o.name}{repeat}, communication: {share:.1%} of the step\n"
+               f"sends {format_si(float(analysis.bytes[i]), 'B')} over {link.name} and does no "
+               "arithmetic: its intensity is 0, off the axis to the left, so it is drawn where its "
+               f"link's roof enters the plot\npredicted time: {format_time(float(analysis.time_s[i]))} each")
+        pen = Stroke(colour, 2.0 * scale * theme.pen_factor)
+        out.append(Marker(center, GROUP_SHAPES["communication"], size, pen, theme.background,
+                          ElementKind.OP, o.name, tip, fill_opacity=0.6))
+    return out
 
 
 def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[list[Line], Marker]:

@@ -49,7 +49,9 @@ def beyond(profile: Profile, hardware) -> int:
 
 # The caches a profile may count bytes at, each with its mark: Nsight Compute's hierarchical
 # roofline draws a kernel once per level, at the same FLOP/s and that level's intensity.
-CACHE_SYMBOLS = {"l2": "triangle", "l1": "pentagon"}
+PROFILE_MIN_PX = 11.0  # a kernel's square, before its share of the profile adds to it
+# (shapes no op group has: a hollow mark in a group's colour must not read as an op of it)
+CACHE_SYMBOLS = {"l2": "plus", "l1": "cross"}
 CACHE_NAMES = {"l2": "L2", "l1": "L1"}
 
 
@@ -105,8 +107,9 @@ def profile_marks(chart: Chart, profiles, theme, analysis=None) -> tuple[list[Li
                        f"{format_si(k.flops_per_s, 'FLOP/s')}; {matched}"
                        + (f"\n{profile.estimated} (estimated, not counted)" if profile.estimated else ""))
             square = (chart.x_px(k.intensity("dram")), chart.y_px(k.flops_per_s))
-            out.append(Marker(square, "square", (6 + 18 * math.sqrt(share)) * scale,
-                              Stroke(theme.foreground, 1.0 * scale), colour, ElementKind.PROFILE, name,
+            # at least as large as a measured point (11 px at scale 1), larger by its share
+            out.append(Marker(square, "square", (PROFILE_MIN_PX + 16 * math.sqrt(share)) * scale,
+                              Stroke(theme.foreground, 1.4 * scale), colour, ElementKind.PROFILE, name,
                               tooltip, fill_opacity=0.75))
             levels = _levels(k)
             for level in levels:

@@ -13,6 +13,7 @@ from explorer.chart.compared_marks import compared_entry_text
 from explorer.chart.elements import Page
 from explorer.chart.geometry import Rect
 from explorer.chart.key import WHAT_IF, Entry, unplotted_entries, workload_entries
+from explorer.chart.points import pinned_ops
 from explorer.chart.profile_marks import profile_entries, profile_points
 from explorer.chart.roofs import Shown, merged, roof_text
 from explorer.chart.snapshot import Snapshot
@@ -112,13 +113,14 @@ def key_entries(shot: Snapshot, devices: list[Shown], theme, measured) -> list[E
     if any(s.hardware != s.datasheet for s in devices):
         entries.append(Entry(WHAT_IF, "line", theme.track, "", (1.4, 2.1)))
     a = shot.analysis
-    groups = list(dict.fromkeys(palette.ROLE_GROUP.get(o.role, "elementwise")
-                                for o, f in zip(a.ops, a.flops, strict=True) if f > 0))
+    pinned = set(pinned_ops(a))  # drawn on their link's roof
+    drawn = [o for i, (o, f) in enumerate(zip(a.ops, a.flops, strict=True)) if f > 0 or i in pinned]
+    groups = list(dict.fromkeys(palette.group_of(o.role) for o in drawn))
     suites = sorted({p.suite for _, p in measured if not (p.suspect or p.contended)})
     expected = None if shot.expected is None else f"{shot.session.params.efficiency} efficiency"
     unplotted: dict[str, float] = {}
-    for o, f, share in zip(a.ops, a.flops, a.time_share, strict=True):
-        if f <= 0:
+    for i, (o, f, share) in enumerate(zip(a.ops, a.flops, a.time_share, strict=True)):
+        if f <= 0 and i not in pinned:
             unplotted[str(o.role)] = unplotted.get(str(o.role), 0.0) + float(share)
     plotted = {o.name for o, f in zip(a.ops, a.flops, strict=True) if f > 0}
     selected = shot.session.selected_op if shot.session.selected_op in plotted else ""

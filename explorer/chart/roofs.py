@@ -63,11 +63,13 @@ def merged(ceilings: Ceilings) -> Ceilings:
     return Ceilings(tuple(out), ceilings.bandwidth)
 
 
-def roof_text(shown: Shown, roof: Roof, kind: str, multi: bool) -> str:
-    """"H100 SXM: bf16 matrix 989 TFLOP/s"; a memory level without its parenthesis
-    ("DDR5-4800", the card has "(12 channels)")."""
+def roof_text(shown: Shown | tuple[str, ...], roof: Roof, kind: str, multi: bool) -> str:
+    """"H100 SXM: bf16 matrix 989 TFLOP/s" (``shown``: the device, or the names of the
+    devices whose roofs coincide there: "H100 SXM, H200 SXM: …"); a memory level without
+    its parenthesis ("DDR5-4800", the card has "(12 channels)")."""
     unit = rate_unit(roof.label.split()[0]) if kind == COMPUTE else "B/s"
-    prefix = f"{shown.hardware.label}: " if multi else ""
+    names = (shown.hardware.label,) if isinstance(shown, Shown) else shown
+    prefix = f"{', '.join(names)}: " if multi else ""
     tag = " (what-if)" if roof.what_if else (" (derived)" if roof.derived else "")
     label = roof.label if kind == COMPUTE else re.sub(r"\s*\(.*\)", "", roof.label)
     return f"{prefix}{label} {format_si(roof.value, unit)}{tag}"
@@ -93,20 +95,44 @@ def _page_points(chart: Chart, segment) -> tuple | None:
 def roof_lines(chart: Chart, theme, devices: list[Shown], multi: bool) -> tuple[list[Line], list[tuple]]:
     """(every line drawn for the roofs, (roof line, its label's request) for each roof) for
     ``devices``; ``multi``: labels name the device. A roof moved by a what-if keeps its
-    datasheet position as a faint dotted line."""
+    datasheet position as a faint dotted line. Roofs of several devices that coincide (an
+    H100's and an H200's compute roofs, the same value) get one label that names them all
+    ("H100 SXM, H200 SXM: bf16 matrix 989 TFLOP/s"), owned by the longest of their lines."""
     lines: list[Line] = []
-    labelled: list[tuple[Line, Request]] = []
+    roofs: list[tuple[Line, Shown, Roof]] = []
     for shown in devices:
-        device_lines, device_labelled = _device_roof_lines(chart, theme, shown, multi)
+        device_lines, device_roofs = _device_roof_lines(chart, theme, shown)
         lines += device_lines
-        labelled += device_labelled
+        roofs += device_roofs
+    groups: dict[tuple, list[tuple[Line, Shown, Roof]]] = {}
+    for line, shown, roof in roofs:
+        assert line.ref is not None  # (a roof's line names its roof)
+        text = roof_text(shown, roof, line.ref.kind, False)
+        groups.setdefault((line.ref.kind, roof.value, text), []).append((line, shown, roof))
+    labelled = []
+    for group in groups.values():
+        line, shown, roof = max(group, key=lambda item: _length(item[0]))
+        names = tuple(dict.fromkeys(s.hardware.label for _, s, _ in group))
+        labelled.append((line, _roof_request(chart, line, names, roof, multi)))
     return lines, labelled
 
 
+def _length(line: Line) -> float:
+    (xa, ya), (xb, yb) = line.points[0], line.points[-1]
+    return math.hypot(xb - xa, yb - ya)
+
+
+def covered(labelled: list[tuple], lines: list[Line]) -> list[Line]:
+    """``lines`` without the roofs that lie under a longer one of another device (the same
+    value): the label of the longer names both, and may sit along it."""
+    owners = {id(line) for line, _ in labelled}
+    return [line for line in lines if line.kind != ElementKind.ROOF or id(line) in owners]
+
+
 @lru_cache(maxsize=32)  # a drag moves one device's roofs: the others' stay as they were
-def _device_roof_lines(chart: Chart, theme, shown: Shown, multi: bool) -> tuple[tuple, tuple]:
+def _device_roof_lines(chart: Chart, theme, shown: Shown) -> tuple[tuple, tuple]:
     lines: list[Line] = []
-    labelled: list[tuple[Line, Request]] = []
+    labelled: list[tuple[Line, Shown, Roof]] = []
     x_low, x_high = chart.x_range
     scale = chart.page.lines
     ceilings = merged(shown.ceilings)
@@ -128,17 +154,18 @@ def _device_roof_lines(chart: Chart, theme, shown: Shown, multi: bool) -> tuple[
         line = Line(points, _stroke(theme, shown, segment.roof, main, scale), ElementKind.ROOF, ref,
                     roof_tooltip(shown.hardware, ref))
         lines.append(line)
-        labelled.append((line, _roof_request(chart, line, shown, segment.roof, multi)))
+        labelled.append((line, shown, segment.roof))
     return tuple(lines), tuple(labelled)
 
 
-def _roof_request(chart: Chart, line: Line, shown: Shown, roof: Roof, multi: bool) -> Request:
-    """A label for a roof line, in the line's colour. With several devices, where the
-    label with the device's name finds no room, the label without it (the key names the
-    device by the line's colour and style)."""
+@lru_cache(maxsize=64)  # a label's places, and their shapes, kept while its roof stays put
+def _roof_request(chart: Chart, line: Line, names: tuple[str, ...], roof: Roof, multi: bool) -> Request:
+    """A label for a roof line, in the line's colour, naming the devices ``names`` whose
+    roofs lie there. With several devices, where the label with the names finds no room,
+    the label without them (the key names the device by the line's colour and style)."""
     assert line.ref is not None  # (a roof's line names its roof)
     kind = line.ref.kind
-    texts = dict.fromkeys(roof_text(shown, roof, kind, named) for named in (multi, False))
+    texts = dict.fromkeys(roof_text(names, roof, kind, named) for named in (multi, False))
     candidates = Spots([])
     for words in texts:
         text = Text(words, line.points[0], chart.page.text, line.stroke.colour, ElementKind.ROOF,
@@ -269,19 +296,30 @@ def link_roofs(chart: Chart, a: Analysis, theme, multi: bool = False) -> list[tu
     return out
 
 
-def one_naming(placed: list[Text], labels: tuple[str, ...]) -> list[Text]:
-    """``placed`` with its roof and link labels all carrying their device's name or none:
-    where one found room only without it, the others drop theirs too, each in place (a
-    shorter text at the same anchor covers part of the longer one's box, so nothing new
-    collides). ``labels``: the shown devices' names."""
-    names = tuple(f"{label}: " for label in labels)
+def one_naming(placed: list[Text], labels: tuple[str, ...],
+               left: list[Text] | None = None) -> tuple[list[Text], list[Text]]:
+    """(``placed``, ``left``) with their roof and link labels all carrying their device's
+    name or none: where one on the plot found room only without it, the others drop theirs
+    too, each in place (a shorter text at the same anchor covers part of the longer one's
+    box, so nothing new collides), and so do the labels ``left`` for the key (the key's
+    rows show each device's line, as the plot does). ``labels``: the shown devices' names."""
+    names = name_prefixes(labels)
+    left = list(left or [])
     named = {t.text.startswith(names) for t in placed if t.kind in NAMED_KINDS}
-    if len(named) < 2:
-        return placed
-    return [unnamed(t, names) for t in placed]
+    if False not in named:
+        return placed, left
+    return [unnamed(t, names) for t in placed], [unnamed(t, names) for t in left]
 
 
 NAMED_KINDS = (ElementKind.ROOF, ElementKind.LINK)
+
+
+def name_prefixes(labels: tuple[str, ...]) -> tuple[str, ...]:
+    """What a roof or link label may start with: "H100 SXM: ", or for coinciding roofs the
+    devices' names in their order ("H100 SXM, H200 SXM: "), the longest first."""
+    subsets = (tuple(label for i, label in enumerate(labels) if mask >> i & 1)
+               for mask in range(1, 2 ** len(labels)))
+    return tuple(sorted((", ".join(subset) + ": " for subset in subsets), key=len, reverse=True))
 
 
 def unnamed(t: Text, names: tuple[str, ...]) -> Text:

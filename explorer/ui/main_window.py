@@ -20,7 +20,9 @@ from explorer.state import AppState
 from explorer.ui import theme as window_theme
 from explorer.ui.caption_bar import CaptionBar, chart_with_caption
 from explorer.ui.chart.roofline_plot import RooflinePlot
+from explorer.ui.elided_label import ElidedLabel
 from explorer.ui.follow import Follower
+from explorer.ui.history_messages import say_what_undo_does
 from explorer.ui.keys import redo_keys
 from explorer.ui.lazy_panel import LazyPanel
 from explorer.ui.model_config_files import ModelConfigFiles
@@ -140,7 +142,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         return cast("KernelPanel", self.kernel_lab.panel)  # (``_kernel_panel`` builds it)
 
     def _build_status_bar(self) -> None:
-        self.summary_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)  # user names
+        self.summary_label = ElidedLabel()  # ends in "…" where the bar is too narrow (its tooltip: whole)
         self.summary_label.setToolTip("The workload on the primary device (predicted)")
         self.backend_label = QtWidgets.QLabel(textFormat=QtCore.Qt.TextFormat.PlainText)
         self.statusBar().addWidget(self.summary_label, 1)
@@ -165,6 +167,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
     def _connect_messages(self) -> None:
         """What the state and the banners say goes to the status bar or to a save dialog."""
         self.state.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
+        say_what_undo_does(self.statusBar(), self.act_undo, self.act_redo, self.state.history)
         self.notice.sig_message.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.save_banner.sig_save_as.connect(self.save_session_as)
         self.save_banner.sig_other_folder.connect(self.autosave_into)
@@ -317,7 +320,9 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.summary_label.setText(summary)
         self.summary_label.setToolTip(f"The workload on the primary device (predicted): {summary}")  # (whole)
         if not self.runs.running(KERNELS):
-            self.backend_label.setText(f"Primary device: {self.state.primary.name}")
+            # the short name (the summary needs the room), the full one in its tooltip
+            self.backend_label.setText(f"Primary: {self.state.primary.label}")
+            self.backend_label.setToolTip(f"Primary device: {self.state.primary.name}")
         if self.state.session.params.efficiency == Source.CALIBRATED:  # (its files are read then)
             self.notice.add(calibrated()[1])  # a calibration file that cannot be read, named once
         self._update_title()

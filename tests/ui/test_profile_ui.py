@@ -16,8 +16,8 @@ def test_a_dropped_profile_puts_its_kernels_on_the_chart(window, qtbot, tmp_path
     qtbot.waitUntil(lambda: bool(window.state.profiles), timeout=2000)
     squares = [m for m in window.chart.chart.markers if m.kind == "profile" and m.symbol == "square"]
     assert {m.name for m in squares} == {"hgemm_kernel", "other"}
-    # the triads ("other") are counted at the L2 too: a triangle there (the saved session keeps it)
-    assert [m.name for m in window.chart.chart.markers if m.kind == "profile" and m.symbol == "triangle"] == \
+    # the triads ("other") are counted at the L2 too: a plus there (the saved session keeps it)
+    assert [m.name for m in window.chart.chart.markers if m.kind == "profile" and m.symbol == "plus"] == \
         ["other at L2"]
     assert any(m.startswith("Profile run.csv: 2 kernels on the chart") for m in messages)
     # the workload panel puts each class's measured time beside its predicted one

@@ -179,6 +179,34 @@ def test_a_status_message_takes_the_summary_s_place_even_before_the_window_shows
     assert not window.summary_label.isHidden()
 
 
+def test_an_undo_says_what_it_undid_in_place_of_the_step_s_message(window):
+    """Issue 58: "scene step 3/4" stayed in the status bar after an undo back to step 2."""
+    ident = next(i for i, scene in window.player.scenes.items() if len(scene.steps) >= 3)
+    assert window.player.start(ident)
+    scene = window.player.scene
+    window.player.go(1)
+    assert window.statusBar().currentMessage() == f"scene step 2/{len(scene.steps)}"
+    window.act_undo.trigger()
+    assert window.player.step == 0
+    assert window.statusBar().currentMessage() == f"Undone: scene step 2/{len(scene.steps)}"
+    window.act_redo.trigger()
+    assert window.player.step == 1
+    assert window.statusBar().currentMessage() == f"Redone: scene step 2/{len(scene.steps)}"
+
+
+def test_the_status_bar_summary_ends_in_an_ellipsis_where_it_has_no_room(window):
+    """At 1366 px it was cut mid-word ("1.59× th"); now it ends at a word with "…", whole
+    in its tooltip, and the primary device takes its short name."""
+    window.statusBar().clearMessage()
+    label = window.summary_label
+    whole = label.text()
+    shown = label.shown_text()
+    assert label.width() < label.fontMetrics().horizontalAdvance(whole)  # it has too little room
+    assert shown.endswith("…") and whole.startswith(shown[:-1]) and label.toolTip().endswith(whole)
+    assert window.backend_label.text() == f"Primary: {window.state.primary.label}"
+    assert window.state.primary.name in window.backend_label.toolTip()
+
+
 def test_the_chart_is_built_once_at_start_up_at_its_shown_size(qtbot, settings, tmp_path, monkeypatch):
     """A chart built before the window is laid out (at the widget's first size) would be
     thrown away at once: the chart is built when first shown, or when first asked for."""
