@@ -5,6 +5,8 @@ nodes (DeepSeek-V3's EP 32 prefill and EP 256 decode), checked against hand coun
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from explorer.core.analysis.analysis import analyze
@@ -129,6 +131,10 @@ def test_llama_3_405b_as_meta_ran_it_fits_and_its_mfu_is_near_table_4(models, ca
     a = analyze(m, params, h100)
     assert a.totals.memory_required_bytes < a.totals.memory_budget_bytes  # it fits
     mfu = expected_mfu(a, expected_for(a))
+    docs = " ".join((Path(__file__).parents[2] / "docs" / "accounting.md").read_text().split())
+    shown = {(64, 1): "imply {} % (8,192 GPUs", (128, 1): "{} % (16,384, DP 128",
+             (8, 16): "and {} % MFU (CP 16"}
+    assert shown[dp, cp].format(round(mfu * 100)) in docs  # docs/accounting.md's figures are these
     if seq == 8192:
         assert 0.9 < mfu / published < 1.1  # 43 % and 40 % modelled, 43 % and 41 % measured
     else:
@@ -201,3 +207,20 @@ def test_ep_within_a_node_stays_on_nvlink_and_a_span_without_a_network_is_refuse
                                             "more than one server"):
         analyze(models["mixtral-8x7b"], WorkloadParams(phase="prefill", batch=8, tp=2, ep=8),
                 catalog["mi300x"])
+
+
+def test_tp_8_with_ep_8_keeps_its_all_reduces_on_nvlink_and_its_all_to_alls_on_the_network(models,
+                                                                                            catalog):
+    # 64 GPUs, 8 nodes: the TP group is one node (8 devices), the EP group of each TP rank spans 8
+    a = analyze(models["mixtral-8x7b"], WorkloadParams(phase="prefill", batch=8, seq=1024, tp=8, ep=8),
+                catalog["h100-sxm"])
+    assert op_named(a, "mlp_all_reduce")[2].tier == "node" and op_named(a, "moe_dispatch")[2].tier == "network"
+    assert "flat over 8 nodes: 7 of every 7 bytes leave the node" in op_named(a, "moe_dispatch")[2].name
+
+
+def test_gpt_3_keeps_korthikanti_s_13_s_h_a_layer_at_tp_8(models):
+    # trained with dropout, as GPT-2: s·h·(10 + 24/t) = 13 s·h at t = 8 with a fused kernel
+    m = models["gpt-3-175b"]
+    assert m.dropout
+    params = train(seq=2048, tp=8)
+    assert training.layer_activation_bytes(m, params, params.split, 0) == 13 * 2048 * 12288
