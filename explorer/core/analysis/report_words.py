@@ -112,7 +112,8 @@ def split_words(params: WorkloadParams) -> str:
     parts = [f"{degree.short} {value}" for degree, value in split.used()]
     extra = ""
     if split.trim and split.pp > 1:
-        extra += f", first and last {'chunks' if split.vpp > 1 else 'stages'} {split.trim} layer{'s' if split.trim > 1 else ''} shorter"
+        ends, layers = "chunks" if split.vpp > 1 else "stages", "layers" if split.trim > 1 else "layer"
+        extra += f", first and last {ends} {split.trim} {layers} shorter"
     if params.dispatch == "two-hop" and split.ep > 1:
         extra += ", two-hop expert dispatch"
     return f"{' × '.join(parts)} ({split.devices:,} devices{extra})"
