@@ -32,7 +32,7 @@ engines split a decoder:
   attention, as DeepSeek-V3 is served); its experts process the tokens routed to them
   from the whole group, which an all-to-all sends there (dispatch) and back (combine):
   message = tokens × experts per token × d_model × activation bytes. With tensor parallel
-  too (tp × ep devices in a node, Megatron-LM's expert tensor parallel = tp), each group of
+  too (tp × ep devices, Megatron-LM's expert tensor parallel = tp), each group of
   tp devices runs attention for its 1/ep of the batch, and every expert is split over the
   tp devices as the MLP is: each device's all-to-all (among the ep devices of its TP rank)
   carries its group's tokens whole, and the MLP all-reduce over tp sums the experts'
@@ -209,8 +209,7 @@ def stage_layers(layers: int, pp: int, trim: int = 0, name: str = "the model") -
         if min(sizes[0], sizes[-1]) < 0:
             raise ParallelError(f"{name}'s {layers} layers over {pp} pipeline chunks leave the first and "
                                 f"last {sizes[0] + trim} and {sizes[-1] + trim}: they cannot hold {trim} "
-                                "fewer; "
-                                "choose a smaller --pp-trim")
+                                "fewer; choose a smaller --pp-trim")
     out, start = [], 0
     for n in sizes:
         out.append(tuple(range(start, start + n)))
