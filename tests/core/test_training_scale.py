@@ -5,6 +5,7 @@ nodes (DeepSeek-V3's EP 32 prefill and EP 256 decode), checked against hand coun
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -186,16 +187,22 @@ def test_deepseek_v3_s_two_hop_dispatch_crosses_once_a_node(models, catalog):
 
 
 def test_ep_256_for_decode_spans_32_nodes(models, catalog):
-    # decode "EP320" in the report has 256 routed experts plus redundant ones (not modelled):
-    # 256 GPUs, one expert each
-    p = WorkloadParams(phase="decode", batch=256, context=4096, ep=256, dtype="fp8", dispatch="two-hop")
+    # decode: "the MoE part uses EP320. For the MoE part, each GPU hosts only one expert, and 64
+    # GPUs are responsible for hosting redundant experts and shared experts. All-to-all
+    # communication of the dispatch and combine parts is performed via direct point-to-point
+    # transfers over IB" (arXiv 2412.19437, section 3.4.2): the 256 routed experts' GPUs,
+    # flat (the redundant and shared experts' 64 are not modelled)
+    p = WorkloadParams(phase="decode", batch=256, context=4096, ep=256, dtype="fp8")
     a = analyze(models["deepseek-v3"], p, catalog["h100-sxm"])
     o, t, link = op_named(a, "moe_combine")
     message = 1 * 7168 * 2  # one token a GPU
     assert o.bytes == 255 * 8 * message / 256
-    remote = 31 * (1 - (31 / 32) ** 8)
-    assert t == pytest.approx(NCCL_BASE + 31 * IB_STEP + remote * message / IB_RATE)
-    assert link.tier == "network"
+    assert link.tier == "network" and "flat over 32 nodes: 248 of every 255 bytes leave the node" in link.name
+    assert t == pytest.approx(NCCL_BASE + 255 * IB_STEP + 248 / 256 * 8 * message / IB_RATE)
+    two_hop = op_named(analyze(models["deepseek-v3"], replace(p, dispatch="two-hop"), catalog["h100-sxm"]),
+                       "moe_combine")[1]
+    remote = 31 * (1 - (31 / 32) ** 8)  # other nodes one token's 8 picks land on: 6.9 of 31
+    assert two_hop == pytest.approx(NCCL_BASE + 31 * IB_STEP + remote * message / IB_RATE)
 
 
 def test_ep_within_a_node_stays_on_nvlink_and_a_span_without_a_network_is_refused(models, catalog):

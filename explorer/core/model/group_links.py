@@ -7,18 +7,24 @@ over the network the part of its all-to-all bound for other nodes, at the networ
 rate per device (InfiniBand NDR: 50 GB/s a direction), while the part that stays in the
 node goes over the node link at once, faster (NVLink 450 GB/s), so the network sets the
 time: its own roof. Two ways of crossing (``WorkloadParams.dispatch``):
-- flat, as NCCL's all-to-all (Megatron-LM's alltoall dispatcher): each token goes to each
-  of its k experts' devices; of the (n−1)/n × k copies a device sends, (n−g)/n leave the
-  node (n devices, g of them in a node), in n−1 steps at the network's step latency;
+- flat, as NCCL's all-to-all (Megatron-LM's alltoall dispatcher) and DeepSeek-V3's decode
+  ("All-to-all communication of the dispatch and combine parts is performed via direct
+  point-to-point transfers over IB to achieve low latency", section 3.4.2): each token goes
+  to each of its k experts' devices; of the (n−1)/n × k copies a device sends, (n−g)/n
+  leave the node (n devices, g of them in a node), in n−1 steps at the network's step
+  latency (the α–β convention of every all-to-all here: pessimistic where the sends go out
+  at once, as DeepEP's low-latency kernels post them);
 - two-hop, as DeepSeek-V3's kernels (DeepEP) do: "For each token, when its routing decision
   is made, it will first be transmitted via IB to the GPUs with the same in-node index on
   its target nodes. Once it reaches the target nodes, we will endeavor to ensure that it is
   instantaneously forwarded via NVLink to specific GPUs that host their target experts
   [...] In this way, communications via IB and NVLink are fully overlapped" (DeepSeek-V3
-  technical report, arXiv 2412.19437, section 3.2.2). A token crosses the network once per
-  other node its experts are on, R = (N−1)(1 − (1 − 1/N)^k) times on average over N nodes
-  with uniform routing (DeepSeek-V3's own routing further limits a token to 4 nodes: not
-  modelled), in N−1 steps. The NVLink forwarding is overlapped, as the report says.
+  technical report, arXiv 2412.19437, section 3.2.2; its prefill too: "For the MoE
+  all-to-all communication, we use the same method as in training", 3.4.1). A token
+  crosses the network once per other node its experts are on, R = (N−1)(1 − (1 − 1/N)^k)
+  times on average over N nodes with uniform routing (DeepSeek-V3's own routing further
+  limits a token to 4 nodes: not modelled), in N−1 steps. The NVLink forwarding is
+  overlapped, as the report says.
 Either way the op's bytes stay what the all-to-all delivers ((n−1)/n × k copies a token);
 the link the op is timed on is the network as this all-to-all sees it: its rate divided
 by the share of those bytes that cross it, its step latency scaled to the steps that do.
