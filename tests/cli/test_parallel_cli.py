@@ -28,6 +28,18 @@ def test_tp8_decode_lists_two_all_reduces_per_layer():
     assert {x["name"] for x in report["hardware"]["links"]} == {"NVLink 4", "InfiniBand NDR", "PCIe 5.0 x16"}
 
 
+def test_the_json_reports_the_bytes_and_steps_of_the_algorithm_that_runs():
+    # decode at TP 8, batch 1: a 16 KiB message, below vLLM's 256 KiB: one-shot, every
+    # device sending its buffer to the 7 others in one step ((n − 1) × 16,384 bytes); a ring
+    # would send 2·7/8 of it in 14 steps
+    code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-3-70b", "--tp", "8",
+                       "--context", "4096", "--allreduce", "oneshot", "--json")
+    assert code == 0
+    comm = json.loads(out)["communication"][0]
+    assert comm["algorithm"] == "oneshot"
+    assert (comm["bytes_sent"], comm["steps"]) == (7 * 8192 * 2, 1)
+
+
 def test_a_training_run_in_days_device_hours_and_energy():
     code, out, _ = run("analyze", "--hardware", "h100-sxm", "--model", "llama-2-7b", "--phase", "train",
                        "--seq", "4096", "--batch", "64", "--dp", "8", "--recompute", "full",

@@ -121,7 +121,8 @@ def test_groups_beyond_a_node_use_the_network(models, catalog):
     ("llama-2-7b", "h100-sxm", {"tp": 16}, "more than one H100 SXM node of 8"),
     ("llama-2-7b", "epyc-9654", {"tp": 2}, "lists no link to other devices"),
     ("llama-2-7b", "h100-sxm", {"ep": 2, "batch": 8}, "not a mixture of experts"),
-    ("mixtral-8x7b", "h100-sxm", {"ep": 8, "tp": 2, "batch": 8}, "more than one H100 SXM node of 8"),
+    ("mixtral-8x7b", "h100-sxm", {"ep": 2, "tp": 16, "batch": 8},
+     "tensor parallel over 16 devices spans more than one H100 SXM node of 8"),
     ("llama-2-7b", "h100-sxm", {"pp": 33}, "at most 32 pipeline stages"),
     ("resnet-50", "h100-sxm", {"tp": 2}, "only be split by data parallel"),
     ("llama-2-7b", "l4", {"dp": 16, "phase": "train", "batch": 16}, "lists no network link"),
@@ -133,7 +134,7 @@ def test_splits_that_cannot_work_say_why(models, catalog, model, device, kwargs,
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"tp": 0}, "tp must be at least 1"),
-    ({"ep": 65}, "ep must be at most 64"),
+    ({"ep": 1025}, "ep must be at most 1,024"),
 ])
 def test_bad_degrees_name_the_parameter(kwargs, message):
     with pytest.raises(WorkloadError, match=message):

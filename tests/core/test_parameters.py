@@ -33,7 +33,9 @@ def valid_params(p, value) -> WorkloadParams:
     needs = {**needs, "vpp": {"phase": "train", "pp": 2, "batch": 2},
              "zero": {"phase": "train", "dp": 2, "batch": 2},
              "micro_batch": {"phase": "train", "batch": 4}, "sp": {"phase": "train", "tp": 2},
-             "dp": {"batch": 2}, "ep": {"batch": 2}, "prefix": {"phase": "prefill"}}.get(p.name, {})
+             "dp": {"batch": 2}, "ep": {"batch": 2}, "prefix": {"phase": "prefill"},
+             "cp": {"phase": "prefill"}, "pp_trim": {"pp": 2},
+             "dispatch": {"ep": 2, "batch": 2}}.get(p.name, {})
     if p.name == "phase" and value == "train":
         needs = {}
     return WorkloadParams(**{**needs, p.name: value})
@@ -62,7 +64,7 @@ def test_every_row_round_trips_through_a_session_file(p, tmp_path):
 @pytest.mark.parametrize("p", PARAMETERS, ids=lambda p: p.name)
 def test_every_row_s_flag_is_accepted_by_analyze(p):
     params = valid_params(p, other_value(p))
-    model = "mixtral-8x7b" if p.name in ("ep", "routing") else "llama-3-70b"  # experts to spread
+    model = "mixtral-8x7b" if p.name in ("ep", "routing", "dispatch") else "llama-3-70b"  # experts to spread
     argv = ["analyze", "--hardware", "h100-sxm", "--model", model, "--json"]
     for q in PARAMETERS:
         value = getattr(params, q.name)

@@ -448,6 +448,8 @@ def test_explain_panel_keeps_the_reader_s_place_in_a_topic_as_the_state_changes(
     qtbot.waitUntil(lambda: panel.why.toPlainText() != "")
     longest = max(panel.topics, key=lambda t: len(t.text))
     panel.show_topic(longest.id)
+    panel.why.setFixedHeight(120)  # shorter than the topic, however wide the docks' column is
+    qtbot.waitUntil(lambda: panel.why.verticalScrollBar().maximum() > 0)
     bar = panel.why.verticalScrollBar()
     assert bar.maximum() > 0  # (the box is shorter than the topic)
     bar.setValue(bar.maximum())

@@ -40,9 +40,9 @@ def weights_and_kv(model: ModelSpec, params: WorkloadParams) -> tuple[float, flo
     if split.devices == 1:
         return weights, model.kv_cache_values(params.kv_tokens) * params.kv_bytes
     shard = parallel.tensor_shard(model, split.tp) if isinstance(model, TransformerSpec) else model
-    kv = shard.kv_cache_values(params.kv_tokens) * params.kv_bytes
+    kv = shard.kv_cache_values(params.kv_tokens) * params.kv_bytes // split.cp  # CP: each its chunks' keys
     if split.pp > 1 and isinstance(model, TransformerSpec):  # the longest stage's layers (only it has stages)
-        kv = kv * len(parallel.stage_layers(model.layers, split.pp)[0]) // model.layers
+        kv = kv * max(len(layers) for layers in split.rank_layers(model.layers)) // model.layers
     return weights, kv
 
 

@@ -134,8 +134,9 @@ def _op_dicts(a: Analysis) -> list[dict[str, Any]]:
 
 
 def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
-    """Each communication op: its link, bytes (an all-reduce's as a ring sends them), the
-    algorithm it runs and its time and latency by that algorithm."""
+    """Each communication op: its link, the bytes one device sends and the steps it takes
+    by the algorithm it runs (an all-reduce's chosen one), the algorithm, and its time and
+    latency by that algorithm."""
     links, training = a.links, a.params.phase == Phase.TRAIN
     out = []
     for i, o in enumerate(a.ops):
@@ -143,8 +144,9 @@ def _communication_dicts(a: Analysis) -> list[dict[str, Any]]:
         if link is None:
             continue
         algorithm, latency = collective_costs.op_algorithm(link, o, training)
+        sent, steps = collective_costs.op_traffic(link, o, training)
         out.append({"name": o.name, "role": o.role, "count": o.count, "link": link.name,
-                    "tier": link.tier, "bytes_sent": int(a.bytes[i]), "steps": int(o.steps),
+                    "tier": link.tier, "bytes_sent": int(sent), "steps": int(steps),
                     "algorithm": algorithm, "time_s": float(a.time_s[i]), "latency_s": latency,
                     "detail": o.detail})
     return out

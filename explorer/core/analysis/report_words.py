@@ -110,7 +110,13 @@ def split_words(params: WorkloadParams) -> str:
     if split.devices == 1:
         return ""
     parts = [f"{degree.short} {value}" for degree, value in split.used()]
-    return f"{' × '.join(parts)} ({split.devices:,} devices)"
+    extra = ""
+    if split.trim and split.pp > 1:
+        ends, layers = "chunks" if split.vpp > 1 else "stages", "layers" if split.trim > 1 else "layer"
+        extra += f", first and last {ends} {split.trim} {layers} shorter"
+    if params.dispatch == "two-hop" and split.ep > 1:
+        extra += ", two-hop expert dispatch"
+    return f"{' × '.join(parts)} ({split.devices:,} devices{extra})"
 
 
 def step_words(model: ModelSpec | CustomSpec, params: WorkloadParams) -> str:

@@ -48,7 +48,7 @@ def attention_projections(p: WorkloadParams, batch: op.Size, d_model: int, heads
     """The projections of an attention block, the output projection last (with a bias
     where ``bias`` or ``o_bias``)."""
     ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
-    n = batch * p.query_tokens
+    n = batch * p.device_tokens
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
     in_bias = bias or qkv_bias
     parts = []
@@ -79,7 +79,7 @@ def attention_core(p: WorkloadParams, batch: op.Size, heads: int, kv_heads: int,
     from the keys'; ``shared``: keys and values are one cached tensor (latent attention),
     which a fused kernel reads once."""
     ab, kb = p.act_bytes, p.kv_bytes
-    t, kv_len = p.query_tokens, p.kv_tokens
+    t, kv_len = p.device_tokens, p.kv_tokens  # with context parallel: seq/cp queries, every key
     if window:
         kv_len = min(kv_len, window)
     parts = []
@@ -91,7 +91,10 @@ def attention_core(p: WorkloadParams, batch: op.Size, heads: int, kv_heads: int,
         value = op.Cost(value.flops, value.bytes - value.cache, value.weights)
     softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * t * kv_len
     if p.causal and p.phase != Phase.DECODE:  # only the pairs the mask keeps are computed
-        pairs = causal_pairs(p.prefix + t, window or kv_len) - causal_pairs(p.prefix, window or kv_len)
+        # with context parallel each device's two chunks hold 1/cp of the pairs (Llama 3's balance)
+        pairs = (causal_pairs(p.prefix + p.query_tokens, window or kv_len)
+                 - causal_pairs(p.prefix, window or kv_len)) / p.cp if p.cp > 1 else \
+            causal_pairs(p.prefix + t, window or kv_len) - causal_pairs(p.prefix, window or kv_len)
         score = score._replace(flops=2 * batch * heads * pairs * head_dim)
         value = value._replace(flops=2 * batch * heads * pairs * (v_dim or head_dim))
         softmax = op.SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * pairs
@@ -129,7 +132,7 @@ def latent_attention(p: WorkloadParams, batch: op.Size, m: TransformerSpec) -> l
     ab, wb, kb = p.act_bytes, p.weight_bytes, p.kv_bytes
     d, h = m.d_model, m.heads
     nope, rope, v, rank = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank
-    n = batch * p.query_tokens
+    n = batch * p.device_tokens
     if m.q_lora_rank:
         parts = [Part("q_down", "q_proj", op.MATRIX, op.linear(n, d, m.q_lora_rank, ab, wb),
                       f"{d} → {m.q_lora_rank}"),

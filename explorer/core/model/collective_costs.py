@@ -82,6 +82,17 @@ def op_algorithm(link: Link, o: op.Op, training: bool) -> tuple[str, float]:
     return choice.label, _passes(o) * choice.latency_s
 
 
+def op_traffic(link: Link, o: op.Op, training: bool) -> tuple[float, float]:
+    """(bytes one device sends, transfer steps) of one occurrence of a communication op by
+    the algorithm it runs: an all-reduce's by its chosen algorithm (one-shot sends
+    (n−1) × the message in one step, where ``o.bytes`` counts a ring's 2(n−1)/n of it in
+    2(n−1) steps), any other op's as it is."""
+    if not o.algorithm:
+        return float(o.bytes), float(o.steps)
+    choice, passes = all_reduce_choice(link, o, training), _passes(o)
+    return passes * choice.bytes_sent, passes * choice.steps
+
+
 def op_link_seconds(link: Link, o: op.Op, bytes_sent: op.Size, training: bool,
                     achieved: collectives.Achieved = collectives.AT_THE_MODEL) -> op.Size:
     """One occurrence of a communication op on ``link`` sending ``bytes_sent`` (its bytes,

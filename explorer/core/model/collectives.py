@@ -70,6 +70,7 @@ class Choice:
     bytes_sent: float  # by one device
     latency_s: float
     rate_share: float  # of the link's per-direction rate
+    steps: int = 1  # transfers one after another: a ring's or tree's 2(n−1), one-shot 1, two-shot 2
 
     @property
     def label(self) -> str:
@@ -95,17 +96,17 @@ def options(link: Link, devices: int, message: float) -> dict[str, list[Choice]]
     for protocol in PROTOCOLS:
         step = latency if protocol == "LL" else STEP_US[kind]["ring"][protocol] * 1e-6
         out["ring"].append(Choice("ring", protocol, ring_bytes, BASE_US["ring"][protocol] * 1e-6
-                                  + 2 * (n - 1) * step, RATE_SHARE["ring"][protocol]))
+                                  + 2 * (n - 1) * step, RATE_SHARE["ring"][protocol], 2 * (n - 1)))
         out["tree"].append(Choice("tree", protocol, 2 * message, (BASE_US["tree"][protocol]
                                   + 2 * (n - 1) * STEP_US[kind]["tree"][protocol]) * 1e-6,
-                                  RATE_SHARE["tree"][protocol]))
+                                  RATE_SHARE["tree"][protocol], 2 * (n - 1)))
     if link.switch_reduction:
         nvls_s = STEP_US["nvlink"]["nvls"]["Simple"] * 1e-6
         out["nvls"] = [Choice("nvls", "Simple", 6 / 5 * message, nvls_s, 1.0)]
     if link.tier == Tier.NODE:
         barrier = latency
-        out["oneshot"] = [Choice("oneshot", "", (n - 1) * message, 2 * barrier, 1.0)]
-        out["twoshot"] = [Choice("twoshot", "", ring_bytes, 3 * barrier, 1.0)]
+        out["oneshot"] = [Choice("oneshot", "", (n - 1) * message, 2 * barrier, 1.0, 1)]
+        out["twoshot"] = [Choice("twoshot", "", ring_bytes, 3 * barrier, 1.0, 2)]
     return out
 
 

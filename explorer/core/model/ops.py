@@ -136,6 +136,10 @@ class Op:
     algorithm: str = ""
     group: int = 0
     depth: Size = 0  # a product of weights: K, the length of its dot products (``Cost.depth``)
+    # An expert all-to-all: the copies of each token it sends (a mixture of experts' experts
+    # per token) and how it crosses nodes ("flat" or "two-hop", ``group_links``).
+    fanout: Size = 0
+    dispatch: str = ""
 
     def __post_init__(self) -> None:  # a role or unit given by its name (a custom stack's) is checked here
         object.__setattr__(self, "role", Role(self.role))

@@ -13,12 +13,26 @@ engines split a decoder:
   (message = tokens × d_model × activation bytes);
 - data parallel (DP): each device (group) takes 1/dp of the batch; in training the
   gradients are all-reduced once per step (message = the device's gradients);
-- expert parallel (EP, mixture of experts, within a node): each device holds 1/ep of
+- context parallel (CP, training and prefill): each sequence's tokens are split over cp
+  devices in 2·cp chunks, device i taking chunks i and 2·cp−1−i so that each computes
+  1/cp of the causal mask's pairs (Llama 3, arXiv 2407.21783, section 3.3.2: "we
+  partition the input sequence into 2 × CP chunks so each CP rank receives two chunks for
+  better load balancing"); every op works on seq/cp tokens a sequence, attention over the
+  whole sequence's keys and values, which each layer all-gathers over the CP group before
+  it ("our CP implementation adopts an all-gather based method where we first all-gather
+  the key (K) and value (V) tensors, and then compute attention output for the local query
+  (Q) tensor chunk. Although the all-gather communication latency is exposed in the
+  critical path [...]"): each device sends its K and V, (cp−1) × its tokens × 2 × KV
+  heads/tp × head dim × activation bytes, in cp−1 steps, not overlapped (as Llama 3 runs
+  it; ring attention overlaps the same bytes with the attention, Liu et al. 2023); the
+  backward pass reduce-scatters their gradients, the same bytes. Weights are replicated
+  over CP, so their gradients are reduced (and ZeRO shards them) over dp × cp;
+- expert parallel (EP, mixture of experts; across nodes too: ``group_links``): each device holds 1/ep of
   the routed experts and takes 1/ep of the batch through attention (data-parallel
   attention, as DeepSeek-V3 is served); its experts process the tokens routed to them
   from the whole group, which an all-to-all sends there (dispatch) and back (combine):
   message = tokens × experts per token × d_model × activation bytes. With tensor parallel
-  too (tp × ep devices in a node, Megatron-LM's expert tensor parallel = tp), each group of
+  too (tp × ep devices, Megatron-LM's expert tensor parallel = tp), each group of
   tp devices runs attention for its 1/ep of the batch, and every expert is split over the
   tp devices as the MLP is: each device's all-to-all (among the ep devices of its TP rank)
   carries its group's tokens whole, and the MLP all-reduce over tp sums the experts'
@@ -49,7 +63,8 @@ if TYPE_CHECKING:
 MAX_TP = 64
 MAX_PP = 512
 MAX_DP = 1 << 16
-MAX_EP = 64
+MAX_EP = 1024
+MAX_CP = 256
 EXPERT_OPS = ("expert_up", "expert_activation", "expert_down")
 
 
@@ -67,6 +82,9 @@ class Degree:
 DEGREES = (
     Degree("tp", "TP", "tensor parallel", MAX_TP,
            "devices of one node sharing every layer (two all-reduces per layer)"),
+    Degree("cp", "CP", "context parallel", MAX_CP,
+           "devices sharing each sequence's tokens (training, prefill: keys and values all-gathered "
+           "every layer, Llama 3's context parallel)"),
     Degree("pp", "PP", "pipeline", MAX_PP, "stages of consecutive layers (a send between stages)"),
     Degree("dp", "DP", "data parallel", MAX_DP,
            "replicas, each with 1/dp of the batch (training: gradients all-reduced once a step)"),
@@ -88,10 +106,17 @@ class Split:
     pp: int = 1
     dp: int = 1
     ep: int = 1
+    cp: int = 1
+    vpp: int = 1  # layer chunks a pipeline device holds (training's interleaved 1F1B)
+    trim: int = 0  # layers fewer on the first and the last chunk (an uneven pipeline split)
 
     @property
     def devices(self) -> int:
-        return self.tp * self.pp * self.dp * self.ep
+        return self.tp * self.cp * self.pp * self.dp * self.ep
+
+    def rank_layers(self, layers: int) -> list[tuple[int, ...]]:
+        """The layers each pipeline device holds (``rank_layers``)."""
+        return rank_layers(layers, self.pp, self.vpp, self.trim)
 
     def used(self) -> list[tuple[Degree, int]]:
         """The degrees above 1, with their values."""
@@ -151,8 +176,9 @@ def expert_shard(m: TransformerSpec, ep: int) -> TransformerSpec:
 def check_split(model: ModelSpec, split: Split) -> None:
     """Refuse a split the model cannot take (raises ParallelError naming the fix); the batch's
     split is checked with the workload's parameters."""
-    if (split.tp > 1 or split.pp > 1 or split.ep > 1) and not isinstance(model, TransformerSpec):
-        raise ParallelError("tensor, pipeline and expert parallel split a transformer's layers; "
+    layered = split.tp > 1 or split.pp > 1 or split.ep > 1 or split.cp > 1
+    if layered and not isinstance(model, TransformerSpec):
+        raise ParallelError("tensor, context, pipeline and expert parallel split a transformer's layers; "
                             f"{model.name} can only be split by data parallel")
     if isinstance(model, TransformerSpec):
         if split.pp > model.layers:
@@ -160,18 +186,44 @@ def check_split(model: ModelSpec, split: Split) -> None:
                                 f"at most {model.layers} pipeline stages")
         tensor_shard(model, split.tp)
         expert_shard(model, split.ep)
+        if split.cp > 1 and (model.mla or model.sliding_window):
+            kind = "latent" if model.mla else "sliding-window"
+            raise ParallelError("context parallel is modelled for full attention with separate keys and "
+                                f"values; {model.name}'s {kind} attention is not: set --cp 1")
+        rank_layers(model.layers, split.pp, split.vpp, split.trim, model.name)
 
 
-def stage_layers(layers: int, pp: int) -> list[tuple[int, ...]]:
-    """Consecutive layers of each pipeline stage, the first stages one longer where they do
-    not divide evenly."""
-    size, extra = divmod(layers, pp)
+def stage_layers(layers: int, pp: int, trim: int = 0, name: str = "the model") -> list[tuple[int, ...]]:
+    """Consecutive layers of each of ``pp`` pipeline stages (or layer chunks), the first
+    ones one longer where they do not divide evenly; with ``trim`` the first and the last
+    hold ``trim`` layers fewer than the others (Llama 3 405B: "To balance the pipeline, we
+    reduce one Transformer layer each from the first and the last stages, respectively.
+    This means that the first model chunk on the first stage has only the embedding, and the
+    last model chunk on the last stage has only output projection and loss calculation",
+    arXiv 2407.21783, section 3.3.2)."""
+    size, extra = divmod(layers + 2 * trim, pp) if pp > 1 else (layers, 0)
+    sizes = [size + (1 if stage < extra else 0) for stage in range(pp)]
+    if pp > 1 and trim:
+        sizes[0] -= trim
+        sizes[-1] -= trim
+        if min(sizes[0], sizes[-1]) < 0:
+            raise ParallelError(f"{name}'s {layers} layers over {pp} pipeline chunks leave the first and "
+                                f"last {sizes[0] + trim} and {sizes[-1] + trim}: they cannot hold {trim} "
+                                "fewer; choose a smaller --pp-trim")
     out, start = [], 0
-    for stage in range(pp):
-        end = start + size + (1 if stage < extra else 0)
-        out.append(tuple(range(start, end)))
-        start = end
+    for n in sizes:
+        out.append(tuple(range(start, start + n)))
+        start += n
     return out
+
+
+def rank_layers(layers: int, pp: int, vpp: int = 1, trim: int = 0,
+                name: str = "the model") -> list[tuple[int, ...]]:
+    """The layers each of ``pp`` pipeline devices holds: with ``vpp`` virtual stages the
+    model is cut into pp × vpp chunks and device r holds chunks r, r + pp, ... (interleaved
+    1F1B); ``trim``: the first and last chunks ``trim`` layers shorter (``stage_layers``)."""
+    chunks = stage_layers(layers, pp * vpp, trim, name)
+    return [tuple(i for chunk in chunks[r::pp] for i in chunk) for r in range(pp)]
 
 
 def device_parameters(model: ModelSpec, split: Split) -> int:
@@ -202,7 +254,7 @@ def _transformer_device_classes(model: TransformerSpec, split: Split) -> tuple[t
     if split.ep > 1:  # every device routes its own tokens over all the experts
         router_rest = model.d_model * (model.experts - shard.experts) * (2 if model.router_bias else 1)
     ends = shard.end_parameter_classes()
-    stages = stage_layers(model.layers, split.pp)
+    stages = split.rank_layers(model.layers)
 
     def stage_total(index: int, layers: tuple[int, ...]) -> dict[str, int]:
         total: dict[str, int] = {}
@@ -228,20 +280,21 @@ def expert_parameters(model: ModelSpec, split: Split) -> int:
     if not isinstance(model, TransformerSpec) or not model.moe:
         return 0
     shard = expert_shard(tensor_shard(model, split.tp), split.ep)
-    stages = stage_layers(model.layers, split.pp)
+    stages = split.rank_layers(model.layers)
     layers = max(sum(1 for i in stage if model.moe_layer(i)) for stage in stages)
     return layers * shard.experts * shard.expert_parameters()
 
 
 def communication_ops(model: ModelSpec, params: WorkloadParams, split: Split,
                       local_batch: op.Size) -> dict[str, list[op.Op]]:
-    """The communication ops of one forward pass, by the op they follow: "attn_residual"
-    and "mlp_residual" (TP all-reduces, EP all-to-alls) and "end" (PP sends)."""
-    out: dict[str, list[op.Op]] = {"attn_residual": [], "mlp_residual": [], "end": []}
+    """The communication ops of one forward pass, by the op they come before: "attn_score"
+    (CP all-gathers of the keys and values), "attn_residual" and "mlp_residual" (TP
+    all-reduces, EP all-to-alls) and "end" (PP sends)."""
+    out: dict[str, list[op.Op]] = {"attn_score": [], "attn_residual": [], "mlp_residual": [], "end": []}
     if not isinstance(model, TransformerSpec):
         return out
     ab, d = params.act_bytes, model.d_model
-    tokens = local_batch * params.query_tokens
+    tokens = local_batch * params.device_tokens
     message = tokens * d * ab
     every = tuple(range(model.layers))
     if split.tp > 1:
@@ -252,6 +305,14 @@ def communication_ops(model: ModelSpec, params: WorkloadParams, split: Split,
                                     f"sum of {n} partial outputs over {n} devices",
                                     link="node", steps=collective_steps(op.Role.ALL_REDUCE, n),
                                     algorithm=params.allreduce, group=n))
+    if split.cp > 1:
+        n, shard = split.cp, tensor_shard(model, split.tp)
+        kv = tokens * 2 * shard.kv_heads * shard.head_dim * ab  # this device's keys and values
+        out["attn_score"].append(op.Op("cp_kv_all_gather", op.Role.ALL_GATHER, op.LINK, 0, (n - 1) * kv,
+                                       every,
+                                       f"keys and values all-gathered over the {n} devices sharing each "
+                                       "sequence, exposed (Llama 3's context parallel)", link="context",
+                                       steps=collective_steps(op.Role.ALL_GATHER, n), group=n))
     if split.ep > 1:
         n = split.ep
         routed = tuple(i for i in every if model.moe_layer(i))
@@ -260,7 +321,8 @@ def communication_ops(model: ModelSpec, params: WorkloadParams, split: Split,
                            ("moe_combine", "expert outputs back")):
             out["mlp_residual"].append(op.Op(name, op.Role.ALL_TO_ALL, op.LINK, 0, sent, routed,
                                              f"all-to-all over {n} devices: {what}", link="node",
-                                             steps=collective_steps(op.Role.ALL_TO_ALL, n), group=n))
+                                             steps=collective_steps(op.Role.ALL_TO_ALL, n), group=n,
+                                             fanout=model.experts_per_token, dispatch=params.dispatch))
     if split.pp > 1:
         out["end"] += stage_sends(model, params, split, message)
     return out
@@ -275,7 +337,12 @@ def stage_sends(model: TransformerSpec, params: WorkloadParams, split: Split,
     split); inference sends them whole from every device (as serving engines do)."""
     train = params.phase == Phase.TRAIN
     chunks = split.pp * (params.vpp if train else 1)
-    boundaries = tuple(chunk[-1] for chunk in stage_layers(model.layers, chunks)[:-1])
+    # the last layer of each chunk but the last (an empty first chunk, the embedding alone: layer 0)
+    ends, start = [], 0
+    for chunk in stage_layers(model.layers, chunks, split.trim)[:-1]:
+        start += len(chunk)
+        ends.append(max(start - 1, 0))
+    boundaries = tuple(ends)
     scatter = train and split.tp > 1
     what = f"activations to the next of {chunks} {'layer chunks' if chunks > split.pp else 'pipeline stages'}"
     sends = [op.Op("stage_send", op.Role.SEND_RECV, op.LINK, 0, message / split.tp if scatter else message,

@@ -143,14 +143,23 @@ class Parameter:
 
 # Tensor and pipeline parallel split a transformer's layers, expert parallel its experts;
 # data parallel replicates any model.
-DEGREE_NEEDS = {"tp": Needs.TRANSFORMER, "pp": Needs.TRANSFORMER, "ep": Needs.MOE}
+DEGREE_NEEDS = {"tp": Needs.TRANSFORMER, "pp": Needs.TRANSFORMER, "ep": Needs.MOE, "cp": Needs.TRANSFORMER}
+# Context parallel splits the tokens of a prompt or a training sequence.
+DEGREE_PHASES = {"cp": frozenset({Phase.PREFILL, Phase.TRAIN})}
+# How an expert all-to-all crosses nodes (``group_links``): flat, as NCCL's all-to-all;
+# two-hop, as DeepSeek-V3's kernels (DeepEP): over the network once a node, then NVLink.
+DISPATCHES = ("flat", "two-hop")
+MAX_PP_TRIM = 64
 
 
 def _degree(degree: Degree) -> Parameter:
-    return Parameter(degree.name, Kind.COUNT, 1, f"{degree.short} ({degree.long})",
+    own_row = degree.name in DEGREE_PHASES  # (a row of its own, named in words: the Devices row is full)
+    label = degree.long.capitalize() if own_row else f"{degree.short} ({degree.long})"
+    return Parameter(degree.name, Kind.COUNT, 1, label,
                      f"{degree.long.capitalize()}: {degree.help}", unit="devices", maximum=degree.maximum,
-                     applies=Applies(needs=DEGREE_NEEDS.get(degree.name, Needs.ANY)),
-                     row="Devices", caption=degree.short, keeps_place=True)
+                     applies=Applies(DEGREE_PHASES.get(degree.name, Applies().phases),
+                                     DEGREE_NEEDS.get(degree.name, Needs.ANY)),
+                     row="" if own_row else "Devices", caption=degree.short, keeps_place=True)
 
 
 # In the order the workload panel shows them and a session file lists them.
@@ -204,6 +213,20 @@ PARAMETERS = (
               "some papers count it", caption="skip masked scores",
               applies=Applies(frozenset({Phase.PREFILL, Phase.TRAIN}), Needs.TRANSFORMER)),
     *(_degree(d) for d in DEGREES),
+    Parameter("pp_trim", Kind.COUNT, 0, "Pipeline ends",
+              "With pipeline parallel: layers fewer on the first and the last stage (with virtual stages, "
+              "on the first and the last layer chunk) than on the others, so that the embedding and the "
+              "LM head with the loss take their place, as Meta balanced Llama 3 405B's pipeline (1: "
+              "\"the first model chunk on the first stage has only the embedding\"). The step's time "
+              "takes the stages as balanced; memory counts the first stage's layers", unit="layers",
+              minimum=0, maximum=MAX_PP_TRIM, applies=Applies(needs=Needs.TRANSFORMER, when=(
+                  (Condition("pp", at_least=2),),))),
+    Parameter("dispatch", Kind.CHOICE, "flat", "Expert dispatch",
+              "Expert parallel over more than one node: how the all-to-all crosses them. flat: NCCL's "
+              "all-to-all, each token to each of its experts' devices (Megatron-LM's alltoall "
+              "dispatcher); two-hop: once over the network to each node its experts are on, then over "
+              "NVLink within it, overlapped (DeepSeek-V3's kernels, DeepEP)", choices=DISPATCHES,
+              applies=Applies(needs=Needs.MOE, when=((Condition("ep", at_least=2),),))),
     Parameter("allreduce", Kind.CHOICE, "auto", "All-reduce",
               "The all-reduce algorithm of tensor parallel and of training's gradients. auto: as the "
               "software picks (at inference over NVLink the serving engines' one-shot or two-shot "

@@ -18,7 +18,9 @@ Conventions:
   30 with fp32 ones) and ``ADAM_FLOPS_PER_PARAMETER`` FLOPs;
 - a weight's replicas are its data-parallel group: every device of dp for weights each
   replica holds whole, and with expert parallel dp × ep for the weights every device of
-  the expert group holds (attention, shared layers), dp for each device's experts;
+  the expert group holds (attention, shared layers), dp for each device's experts; with
+  context parallel each of these times cp (Megatron-LM reduces gradients over its
+  data-and-context-parallel group: the CP devices hold the same weights);
 - ZeRO stage 1 shards the optimizer state (master weights and moments) over the group,
   as Megatron-LM's distributed optimizer does; stage 2 the gradients too; stage 3 the
   16-bit weights too, each layer's gathered while it runs (one layer's whole weights are
@@ -100,11 +102,12 @@ def holdings(model: ModelSpec, split: parallel.Split) -> tuple[Holding, ...]:
     """The device's parameters by the group of their replicas (see the conventions)."""
     parameters = parallel.device_parameters(model, split)
     experts = parallel.expert_parameters(model, split) if split.ep > 1 else 0
-    shared = Holding(parameters - experts, split.dp * split.ep, "data-expert" if split.ep > 1 else "data",
+    replicas = split.dp * split.cp  # context parallel replicates the weights too
+    shared = Holding(parameters - experts, replicas * split.ep, "data-expert" if split.ep > 1 else "data",
                      "gradients of the weights every replica holds")
     if not experts:
         return (shared,)
-    return shared, Holding(experts, split.dp, "data", "gradients of this device's experts")
+    return shared, Holding(experts, replicas, "data", "gradients of this device's experts")
 
 
 def _shards(params: WorkloadParams, holding: Holding, stage: int) -> int:
@@ -136,7 +139,7 @@ def device_state(model: ModelSpec, params: WorkloadParams) -> DeviceState:
         weights += h.count * wb / _shards(params, h, 3)
         gradients += h.count * params.grad_bytes / _shards(params, h, 2)
         optimizer += h.count * optimizer_bpp / _shards(params, h, 1)
-    if params.zero >= 3 and split.dp * split.ep > 1 and isinstance(model, TransformerSpec):
+    if params.zero >= 3 and split.dp * split.cp * split.ep > 1 and isinstance(model, TransformerSpec):
         shard = parallel.expert_shard(parallel.tensor_shard(model, split.tp), split.ep)
         weights += max(shard.layer_parameters(i) for i in range(model.layers)) * wb
     return DeviceState(weights, gradients, optimizer)

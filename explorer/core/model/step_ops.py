@@ -52,7 +52,7 @@ def build_ops(model: ModelSpec, params: WorkloadParams, batch: op.Size | None = 
         parallel.check_split(model, split)
         chunks = split.pp * params.vpp
         if (params.phase == Phase.TRAIN and split.pp > 1 and isinstance(model, TransformerSpec)  # (staged)
-                and chunks > model.layers):
+                and chunks > model.layers + 2 * split.trim):  # (a trimmed end chunk may hold none)
             raise parallel.ParallelError(f"{model.name} has {model.layers} layers: {split.pp} stages × "
                                          f"{params.vpp} virtual stages make {chunks} chunks; use fewer")
         return _device_ops(model, params, split, batch)
@@ -96,7 +96,7 @@ def _model_ops(model: ModelSpec | CustomSpec, params: WorkloadParams, batch: op.
 
 def _transformer_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> list[op.Op]:
     ab, wb = p.act_bytes, p.weight_bytes
-    n = batch * p.query_tokens
+    n = batch * p.device_tokens
     d, f = m.d_model, m.mlp_width
     every = tuple(range(m.layers))
     out: list[op.Op] = []
@@ -153,7 +153,7 @@ def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> t
     A lookup reads one table row per token (two with learned positions, then added: one
     FLOP per element)."""
     ab, wb = p.act_bytes, p.weight_bytes
-    n, d = batch * p.query_tokens, m.d_model
+    n, d = batch * p.device_tokens, m.d_model
     rows = 2 if m.positions == "learned" else 1
     embedding = op.Op.of("embedding", "embedding", op.VECTOR,
                          op.Cost((rows - 1) * n * d, rows * n * d * wb + n * d * ab, rows * n * d * wb),
@@ -161,7 +161,7 @@ def _model_level_ops(m: TransformerSpec, p: WorkloadParams, batch: op.Size) -> t
     # Only the rows that produce logits go through the final norm and the LM head: the
     # last position of each sequence in prefill, the one new token in decode, every
     # position in training.
-    logits_rows = batch * p.seq if p.phase == Phase.TRAIN else batch
+    logits_rows = batch * p.device_tokens if p.phase == Phase.TRAIN else batch
     final_norm = op.Op.of("final_norm", "norm", op.VECTOR, op.norm(logits_rows, d, m.norm, ab, wb),
                           (), m.norm)
     lm_head = op.Op.of("lm_head", "lm_head", op.MATRIX, op.linear(logits_rows, d, m.vocab, ab, wb),

@@ -124,7 +124,7 @@ def layer_activation_bytes(model: TransformerSpec, params: WorkloadParams, split
     copy of the token too) split by tp; a naive kernel's scores, 2·heads·s per token (5 with
     dropout's mask and output) unless recomputed. A GPT layer (MLP 4h, dropout) comes to
     s·h·(10 + 24/t) + 5·a·s²/t, their eq. 2; s·h·34/t with sequence parallel, eq. 4."""
-    s, h, t = params.seq, model.d_model, split.tp
+    s, h, t = params.device_tokens, model.d_model, split.tp  # a sequence's tokens on this device (CP: 1/cp)
     shard = parallel.tensor_shard(model, t)
     whole = 2 * h * (model.norms_per_layer + 2) + (2 * h if model.dropout else 0)
     heads_part = 4 * shard.heads * shard.head_dim + 4 * shard.kv_heads * shard.head_dim
@@ -136,7 +136,7 @@ def layer_activation_bytes(model: TransformerSpec, params: WorkloadParams, split
         mlp = 2 * tensors * shard.mlp_width
     per_token = whole / (t if params.sp else 1) + heads_part + mlp
     if params.attention == "naive" and params.recompute == "none":
-        per_token += (5 if model.dropout else 2) * shard.heads * s
+        per_token += (5 if model.dropout else 2) * shard.heads * params.seq  # scores over every key
     return s * per_token
 
 
@@ -159,10 +159,10 @@ def activation_bytes(model: ModelSpec, params: WorkloadParams, split: parallel.S
         return int(ops_bytes * params.micro_sequences // max(params.local_batch, 1))
     scale = params.act_bytes / 2
     kept = in_flight(params, split)
-    stage = parallel.stage_layers(model.layers, split.pp)[0]
+    stage = split.rank_layers(model.layers)[0]
     layers = [layer_activation_bytes(model, params, split, i) for i in stage]
     if params.recompute == "full":  # each layer's input kept; one layer's full set while it is recomputed
-        layer_input = 2 * params.seq * model.d_model / (split.tp if params.sp else 1)
+        layer_input = 2 * params.device_tokens * model.d_model / (split.tp if params.sp else 1)
         return int((layer_input * len(stage) * kept + max(layers) * params.micro_sequences) * scale)
     return int(sum(layers) * kept * scale)
 

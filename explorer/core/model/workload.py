@@ -67,6 +67,9 @@ class WorkloadParams:
     pp: int = 1  # pipeline parallel: stages of consecutive layers
     dp: int = 1  # data parallel: replicas, each with 1/dp of the batch
     ep: int = 1  # expert parallel: devices sharing the routed experts
+    cp: int = 1  # context parallel: devices sharing each sequence's tokens (training, prefill)
+    pp_trim: int = 0  # layers fewer on the first and the last pipeline stage (or chunk)
+    dispatch: str = "flat"  # an expert all-to-all across nodes: flat (NCCL) or two-hop (DeepEP)
     allreduce: str = "auto"  # the all-reduce algorithm (explorer.core.model.collectives)
     sp: bool = False  # training: sequence parallel across the tensor-parallel group
     recompute: str = "none"  # training: activations recomputed in the backward pass (or selective)
@@ -91,6 +94,8 @@ class WorkloadParams:
                                 f"{self.dtype} (lower precisions are for inference here)")
         if self.phase == Phase.TRAIN:
             self._check_training()
+        if self.cp > 1:
+            self._check_context_parallel()
         for parameter in held_outside(self.phase):  # a value where it means nothing is a mistake
             value = getattr(self, parameter.name)
             if value != parameter.default and not (parameter.default is None and value == self.dtype):
@@ -118,6 +123,20 @@ class WorkloadParams:
         if self.grad_dtype == "16-bit" and DTYPE_BYTES[self.dtype] > 2:
             raise WorkloadError("16-bit gradients need 16-bit training (bf16 or fp16); "
                                 f"got dtype {self.dtype}")
+
+    def _check_context_parallel(self) -> None:
+        """Context parallel splits a prompt's or a training sequence into 2·cp chunks."""
+        if self.phase == Phase.DECODE:
+            raise WorkloadError("context parallel splits a prompt or a training sequence; a decode step "
+                                "has one new token a sequence: set --cp 1")
+        if self.seq % (2 * self.cp):
+            raise WorkloadError("context parallel cuts each sequence into 2 × CP = "
+                                f"{2 * self.cp} equal chunks "
+                                f"(Llama 3's load balancing); {self.seq:,} tokens do not divide: choose a "
+                                f"sequence length that is a multiple of {2 * self.cp}")
+        if self.prefix:
+            raise WorkloadError("context parallel with a cached prefix is not modelled: "
+                                "set --prefix 0 or --cp 1")
 
     @classmethod
     def from_options(cls, options: Any) -> WorkloadParams:
@@ -187,6 +206,12 @@ class WorkloadParams:
         return 1 if self.phase == Phase.DECODE else self.seq
 
     @property
+    def device_tokens(self) -> int:
+        """Tokens of each sequence one device processes: the query tokens, over the CP
+        group's devices with context parallel."""
+        return self.query_tokens // self.cp
+
+    @property
     def kv_tokens(self) -> int:
         """Tokens each sequence attends over (and holds in its KV cache): a prefill's prompt
         after its cached prefix."""
@@ -194,4 +219,5 @@ class WorkloadParams:
 
     @property
     def split(self) -> parallel.Split:
-        return parallel.Split(self.tp, self.pp, self.dp, self.ep)
+        return parallel.Split(self.tp, self.pp, self.dp, self.ep, self.cp,
+                              self.vpp if self.phase == Phase.TRAIN else 1, self.pp_trim)
