@@ -138,7 +138,8 @@ class Browser:
         self.log = Path(self.profile.name) / "chromium.log"
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
-                [path, *FLAGS, "--enable-logging=stderr", "--v=0", f"--user-data-dir={self.profile.name}/data",
+                [path, *FLAGS, "--enable-logging=stderr", "--v=0",
+                 f"--user-data-dir={self.profile.name}/data",
                  f"--window-size={width},{height}", "about:blank"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=False, preexec_fn=pipes)
         os.close(to_browser)

@@ -89,13 +89,13 @@ SCRIPT = """\
     hideTip();
     if (counter) { counter.textContent = "Step " + (index + 1) + " of " + steps.length; }
     if (said && started) { said.textContent = steps[index].querySelector("h2").textContent; }
-    started = true;
     if (prev) { prev.disabled = index === 0; }
     if (next) { next.disabled = index === steps.length - 1; }
-    if (steps.length > 1) {
+    if (steps.length > 1 && started) {  // (the first step shown keeps the address it was opened with)
       try { history.replaceState(null, "", "#step-" + (index + 1)); } catch (e) { /* a sandboxed page */ }
     }
     if (focused) { steps[index].querySelector("h2").focus(); }
+    started = true;
   }
 
   if (prev) { prev.addEventListener("click", function () { show(current - 1); }); }

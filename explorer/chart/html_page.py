@@ -88,7 +88,7 @@ def ops_table(ops: Sequence[OpInfo], caption: str) -> str:
 
 
 def _step(step: PageStep, number: int, count: int) -> str:
-    ident = f"step-{number}"
+    ident = f"scene-step-{number}"  # (not the #step-N an address names: the browser would scroll to it)
     of = f"Step {number} of {count}" if count > 1 else "The chart"
     heading = step.caption or of
     svg = live_svg(step.chart, f"{of}: the roofline chart. Tab moves through its points and roofs; the "
