@@ -271,7 +271,8 @@ def test_each_step_s_screenshot_matches_the_png_export_of_that_step(browser, exp
     for k in range(1, STEPS + 1):
         page = opened(browser, exported / "scene.html", f"#step-{k}")  # (no pointer over it)
         box = json.loads(page.evaluate(
-            "JSON.stringify(document.querySelector('section.step:not([hidden]) svg').getBoundingClientRect())"))
+            "JSON.stringify(document.querySelector('section.step:not([hidden]) svg')"
+            ".getBoundingClientRect())"))
         assert abs(box["width"] / box["height"] - 16 / 9) < 0.01
         shot = page.screenshot({"x": box["x"], "y": box["y"], "width": box["width"], "height": box["height"]},
                                scale=SHOT_WIDTH / box["width"])

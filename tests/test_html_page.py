@@ -17,7 +17,7 @@ from explorer.chart.elements import ElementKind
 from explorer.chart.html_page import PageStep, chart_page, live_svg, ops_table
 from explorer.chart.points import op_infos
 from explorer.chart.slides import ExportOptions, slide_chart
-from explorer.chart.svg import chart_svg
+from explorer.chart.svg import chart_svg, page_tip
 from explorer.commands import main as cli
 from explorer.core.words.scenes import open_scenes
 from explorer.document import Document
@@ -116,15 +116,18 @@ def test_tooltip_texts_name_the_op_flops_bytes_intensity_bound_and_time(first_st
 def test_every_point_and_roof_is_focusable_and_labelled_with_its_tooltip(first_step):
     chart, _ = first_step
     svg = live_svg(chart, "chart")
-    focusable = re.findall(r'<(\w+)[^>]*? class="tip" tabindex="0" role="img" aria-label="([^"]*)" data-tip="([^"]*)"',
-                           svg)
-    expected = [e.tooltip for e in (*chart.lines, *chart.markers)
+    focusable = re.findall(
+        r'<(\w+)[^>]*? class="tip" tabindex="0" role="img" aria-label="([^"]*)" data-tip="([^"]*)"', svg)
+    expected = [page_tip(e.tooltip) for e in (*chart.lines, *chart.markers)
                 if e.tooltip and e.kind not in (ElementKind.KEY, ElementKind.KEY_LIVE)]
+    assert all("drag" not in tip for tip in expected)  # (a page cannot drag as the window does)
+    assert any("drag up or down" in e.tooltip for e in chart.lines)
     assert sorted(unescape(label) for _, label, _ in focusable) == sorted(expected)
     assert all(label == tip for _, label, tip in focusable)
     kinds = [e.kind for e in (*chart.lines, *chart.markers) if e.tooltip]
     assert kinds.count(ElementKind.OP) == len([m for m in chart.markers if m.kind == ElementKind.OP]) > 10
-    assert kinds.count(ElementKind.ROOF) == len([line for line in chart.lines if line.kind == ElementKind.ROOF]) >= 3
+    roofs = [line for line in chart.lines if line.kind == ElementKind.ROOF]
+    assert kinds.count(ElementKind.ROOF) == len(roofs) >= 3
     assert "<title>" not in svg  # (the page's tooltip instead of the browser's own)
 
 
@@ -160,7 +163,7 @@ def test_the_dark_theme_colours_the_page_and_the_chart(tmp_path):
 
 def test_all_scenes_are_a_folder_of_pages_with_an_index(tmp_path, catalog, models):
     scenes = open_scenes(catalog, models)
-    code, out, err = run("export", "--all-scenes", "--format", "html", "--out-dir", str(tmp_path))
+    code, _, err = run("export", "--all-scenes", "--format", "html", "--out-dir", str(tmp_path))
     assert code == 0, err
     pages = sorted(p.name for p in tmp_path.glob("*.html") if p.name != "index.html")
     assert pages == [f"{n:02d}-{s.id}.html" for n, s in enumerate(scenes.values(), 1)]

@@ -22,7 +22,8 @@ nav { display: flex; align-items: center; gap: 0.75em; }
 button { font: inherit; color: var(--fg); background: var(--bg); border: 2px solid var(--fg);
   border-radius: 0.3em; padding: 0.25em 0.8em; cursor: pointer; }
 button:disabled { opacity: 0.4; cursor: default; }
-button:focus-visible, a:focus-visible, h2:focus-visible { outline: 3px solid var(--fg); outline-offset: 2px; }
+button:focus-visible, a:focus-visible, h2:focus-visible, .ops:focus-visible {
+  outline: 3px solid var(--fg); outline-offset: 2px; }
 a { color: inherit; }
 main { padding: 0 1em 1em; }
 .step h2 { font-size: 1em; font-weight: normal; margin: 0.25em 0; }
@@ -36,7 +37,8 @@ svg .tip:focus-visible { outline: 3px solid var(--fg); outline-offset: 3px; }
 svg g.tip:focus-visible > polyline:first-child { stroke-width: 6; }
 #tip { position: fixed; z-index: 2; max-width: min(36em, 90vw); padding: 0.4em 0.6em; white-space: pre-line;
   background: var(--fg); color: var(--bg); border-radius: 0.3em; font-size: 0.9em; pointer-events: none; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+.ops { overflow-x: auto; margin: 1em 0; }  /* a wide table scrolls on a phone, not the page */
+table { border-collapse: collapse; font-size: 0.9em; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 th, td { padding: 0.2em 0.6em; border-bottom: 1px solid color-mix(in srgb, var(--fg) 30%, var(--bg)); }
 th { text-align: left; }
@@ -50,7 +52,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
     white-space: normal; }
 }
 @media print {
-  header nav, .keys, #tip, table { display: none !important; }
+  header nav, .keys, #tip, .ops { display: none !important; }
   .step, .step[hidden] { display: block !important; break-after: page; break-inside: avoid; }
   .step:last-child { break-after: auto; }
   figure { max-width: none; }

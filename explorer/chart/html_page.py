@@ -83,8 +83,10 @@ def ops_table(ops: Sequence[OpInfo], caption: str) -> str:
                     + "".join(f'<td class="n">{escape(c)}</td>' for c in cells)
                     + f'<td>{escape(o.bound)}</td><td class="n">{escape(format_time(o.time_s))}</td>'
                     f'<td class="n">{o.share:.1%}</td></tr>')
-    return (f"<table>\n<caption>{escape(caption)}</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
-            + "\n".join(rows) + "\n</tbody>\n</table>")
+    # (a region in the Tab order: a table wider than a phone scrolls by keyboard too)
+    return (f'<div class="ops" role="region" tabindex="0" aria-label="{escape(caption)}">\n'
+            f"<table>\n<caption>{escape(caption)}</caption>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+            + "\n".join(rows) + "\n</tbody>\n</table>\n</div>")
 
 
 def _step(step: PageStep, number: int, count: int) -> str:

@@ -35,6 +35,12 @@ _NOT_FOCUSED = (ElementKind.KEY, ElementKind.KEY_LIVE)
 HIT_WIDTH = 14.0  # a live roof's transparent stroke for the pointer, in page pixels
 
 
+def page_tip(tooltip: str) -> str:
+    """A tooltip as a web page shows it: without the lines that tell how to drag in the
+    window ("drag up or down to ask …"), which a page cannot do."""
+    return "\n".join(line for line in tooltip.split("\n") if not line.startswith("drag "))
+
+
 def _tip(tooltip: str, live: bool, focus: bool = True) -> tuple[str, str]:
     """(attributes, child element) carrying a tooltip: a ``<title>`` in a plain SVG; in a
     live one, the text a page shows on hover and focus and a screen reader reads."""
@@ -42,7 +48,7 @@ def _tip(tooltip: str, live: bool, focus: bool = True) -> tuple[str, str]:
         return "", ""
     if not live:
         return "", f"<title>{escape(tooltip)}</title>"
-    text = escape(tooltip)
+    text = escape(page_tip(tooltip))
     if not focus:
         return f' class="tip" data-tip="{text}"', ""
     return f' class="tip" tabindex="0" role="img" aria-label="{text}" data-tip="{text}"', ""
