@@ -212,7 +212,7 @@ def test_the_theme_colours_the_page(browser, exported):
 def test_printing_puts_every_step_one_after_another(browser, exported):
     import base64
 
-    import pypdfium2
+    import pypdfium2  # type: ignore[import-untyped]
 
     page = opened(browser, exported / "scene.html")
     page.send("Emulation.setEmulatedMedia", media="print")
