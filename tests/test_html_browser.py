@@ -43,7 +43,8 @@ def browser():
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
-    """The scene as a page (light and dark), its steps as PNGs, and every scene's page."""
+    """The scene as a page (light and dark), its steps as PNGs, every scene's page, and the
+    energy roofline of a model as a page of one chart."""
     folder = tmp_path_factory.mktemp("html")
     run("export", "--scene", SCENE, "--out", str(folder / "scene.html"))
     run("export", "--scene", SCENE, "--theme", "dark", "--out", str(folder / "dark.html"))
@@ -51,6 +52,8 @@ def exported(tmp_path_factory) -> Path:
         run("export", "--scene", SCENE, "--step", str(step), "--width", str(SHOT_WIDTH),
             "--out", str(folder / f"step-{step}.png"))
     run("export", "--all-scenes", "--format", "html", "--out-dir", str(folder / "all"))
+    run("export", "--view", "energy", "--hardware", "h100-sxm", "--model", "gpt2",
+        "--out", str(folder / "energy.html"))
     return folder
 
 
@@ -119,6 +122,12 @@ def test_a_scene_steps_by_buttons_and_keys_with_its_captions(browser, exported, 
     page.click(*centre(page, "#prev"))
     at(1)
     assert_quiet(page, path)
+    page.evaluate("document.querySelector('section.step:not([hidden]) .ops').focus(), true")
+    page.key("ArrowRight", KEYS["ArrowRight"])  # (arrows scroll a focused table, wide on a phone)
+    at(1)
+    page.key("PageDown", KEYS["PageDown"])
+    at(2)
+    assert page.evaluate("document.activeElement.id") == "scene-step-2-caption"  # (focus follows the step)
     again = opened(browser, path, "#step-3")  # an address that names a step opens it
     assert shown(again)["visible"] == [3] and again.evaluate("scrollY") == 0
 
@@ -189,6 +198,10 @@ def test_every_page_opens_with_no_request_and_no_console_message(browser, export
         assert page.evaluate("document.querySelectorAll('section.step:not([hidden])').length") == 1
         assert_quiet(page, Path(link.removeprefix("file://")))
         page.send("Page.close")
+    energy = opened(browser, exported / "energy.html")
+    assert energy.evaluate("document.querySelectorAll('section.step svg .tip[tabindex]').length") > 5
+    assert energy.evaluate("document.querySelector('nav')") is None  # (one chart: no steps)
+    assert_quiet(energy, exported / "energy.html")
 
 
 def test_the_recorders_see_a_request_and_a_console_error(browser, tmp_path):

@@ -105,6 +105,9 @@ SCRIPT = """\
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) { return; }
     var moves = {ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1};
+    var focused = document.activeElement;
+    var inTable = focused && focused.closest && focused.closest(".ops");
+    if (inTable && event.key.indexOf("Arrow") === 0) { return; }  // (arrows scroll a wide table)
     if (event.key in moves) { show(current + moves[event.key]); }
     else if (event.key === "Home") { show(0); }
     else if (event.key === "End") { show(steps.length - 1); }
