@@ -298,3 +298,29 @@ def test_each_step_s_screenshot_matches_the_png_export_of_that_step(browser, exp
         print(f"step {k}: {own:.2f} grey levels from its PNG; the other steps' PNGs {others}")
         assert own < 2.0 and own < 0.75 * min(others)
         page.send("Page.close")
+
+
+def test_a_tap_on_a_phone_shows_a_point_s_tooltip_until_a_tap_elsewhere(browser, exported):
+    path = exported / "scene.html"
+    page = browser.new_page(390, 844)
+    page.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=2, mobile=True)
+    page.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=1)
+    page.navigate(path.as_uri())
+
+    def tap(x: float, y: float) -> None:
+        page.send("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": x, "y": y}])
+        page.send("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+
+    ops = json.loads(page.evaluate("""JSON.stringify([...document.querySelectorAll(
+            'section.step:not([hidden]) circle.tip')].map(e => {
+        const r = e.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + r.height / 2;
+        return {x, y, tip: e.getAttribute('data-tip'),
+                reached: document.elementFromPoint(x, y).closest('.tip') === e}; }))"""))
+    op = next(o for o in ops if o["reached"])
+    tip = "document.getElementById('tip')"
+    tap(op["x"], op["y"])
+    assert page.evaluate(f"{tip}.hidden") is False and page.evaluate(f"{tip}.textContent") == op["tip"]
+    heading = centre(page, "h1")
+    tap(*heading)  # (nothing to show there)
+    assert page.evaluate(f"{tip}.hidden") is True
+    assert_quiet(page, path)

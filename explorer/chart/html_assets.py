@@ -5,7 +5,8 @@ only these two, by their hashes).
 The script steps through the scene (buttons; Right or Page Down for the next step, Left or
 Page Up for the previous one, Home and End; ``#step-N`` in the address opens step N) and
 shows an element's tooltip (its ``data-tip``) while the pointer is over it or it has the
-keyboard's focus; Escape hides it. It writes nothing but the page's own elements."""
+keyboard's focus, and after a tap on it until the next tap elsewhere; Escape hides it. It
+writes nothing but the page's own elements."""
 
 from __future__ import annotations
 
@@ -122,6 +123,12 @@ SCRIPT = """\
   document.addEventListener("pointerout", function (event) {
     var target = tipOf(event.target);
     if (target && tipOf(event.relatedTarget) !== target) { hideTip(); }
+  });
+  // A tap on a phone: the pointer leaves as the finger lifts, and the click that follows
+  // shows the tooltip again until the next tap elsewhere.
+  document.addEventListener("click", function (event) {
+    var target = tipOf(event.target);
+    if (target) { showTip(target, event.clientX, event.clientY); } else { hideTip(); }
   });
   document.addEventListener("focusin", function (event) {
     var target = tipOf(event.target);
