@@ -51,6 +51,8 @@ def exported(tmp_path_factory) -> Path:
     for step in range(1, STEPS + 1):
         run("export", "--scene", SCENE, "--step", str(step), "--width", str(SHOT_WIDTH),
             "--out", str(folder / f"step-{step}.png"))
+    run("export", "--scene", SCENE, "--step", "1", "--theme", "dark", "--width", str(SHOT_WIDTH),
+        "--out", str(folder / "dark-1.png"))
     run("export", "--all-scenes", "--format", "html", "--out-dir", str(folder / "all"))
     run("export", "--view", "energy", "--hardware", "h100-sxm", "--model", "gpt2",
         "--out", str(folder / "energy.html"))
@@ -298,6 +300,13 @@ def test_each_step_s_screenshot_matches_the_png_export_of_that_step(browser, exp
         print(f"step {k}: {own:.2f} grey levels from its PNG; the other steps' PNGs {others}")
         assert own < 2.0 and own < 0.75 * min(others)
         page.send("Page.close")
+    dark = opened(browser, exported / "dark.html")  # and in the dark theme
+    box = json.loads(dark.evaluate("JSON.stringify(document.querySelector('svg').getBoundingClientRect())"))
+    clip = {k: box[k] for k in ("x", "y", "width", "height")}
+    grey = _grey(dark.screenshot(clip, SHOT_WIDTH / box["width"]))
+    png = _grey((exported / "dark-1.png").read_bytes())
+    assert _offset(png, grey) == (0, 0) and _distance(_cells(grey), _cells(png)) < 2.0
+    assert _distance(_cells(grey), pngs[0]) > 50  # (not the light theme's picture)
 
 
 def test_a_tap_on_a_phone_shows_a_point_s_tooltip_until_a_tap_elsewhere(browser, exported):

@@ -32,7 +32,7 @@ def _stroke(stroke: Stroke) -> str:
 # A live SVG's lines and markers of these kinds are reachable by keyboard (the key's own
 # samples are not: the key names what they stand for in text).
 _NOT_FOCUSED = (ElementKind.KEY, ElementKind.KEY_LIVE)
-HIT_WIDTH = 14.0  # a live roof's transparent stroke for the pointer, in page pixels
+HIT_WIDTH = 14.0  # a live line's transparent stroke for the pointer, in page pixels
 
 
 def page_tip(tooltip: str) -> str:
