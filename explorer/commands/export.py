@@ -11,14 +11,15 @@ from typing import TextIO
 from explorer import defaults
 from explorer.commands.common import add_model_arguments, count_type, model_of, open_catalog, warn_skipped
 
-FORMATS = ("png", "svg", "pdf", "json", "csv", "pptx")
+FORMATS = ("png", "svg", "pdf", "json", "csv", "pptx", "html")
+SCENE_FILES = ("pptx", "html")  # one file holds every step of a scene: a deck, a web page
 THEMES = tuple(defaults.THEMES)
 VIEWS = ("roofline", "energy")  # as chart.slides.VIEWS (not imported: the parser stays light)
 
 
 def add_parser(sub) -> None:
     export = sub.add_parser(
-        "export", help="render the chart to PNG, SVG or PDF (no display needed)",
+        "export", help="render the chart to PNG, SVG, PDF or a web page (no display needed)",
         description="Render the roofline chart of a guided scene's step, of a session, or of "
                     "--hardware and --model for slides; or every step of every scene (--all-scenes).")
     what = export.add_mutually_exclusive_group()
@@ -31,7 +32,7 @@ def add_parser(sub) -> None:
     export.add_argument("--hardware", default=None, metavar="ID[,ID…]",
                         help="devices to overlay, comma-separated, the first primary (without --session)")
     add_model_arguments(export, required=False, help="model (without --session)")
-    export.add_argument("--out", metavar="FILE.{png,svg,pdf,json,csv,pptx}", help="the file to write")
+    export.add_argument("--out", metavar="FILE.{png,svg,pdf,json,csv,pptx,html}", help="the file to write")
     export.add_argument("--profile", metavar="FILE",
                         help="a profile of a real run (an Nsight Compute CSV, a PyTorch profiler trace or "
                              "a rocprof-compute workload): its kernels beside the "
@@ -69,7 +70,7 @@ def _check(args: argparse.Namespace) -> None:
         if args.out or args.step:
             raise _UsageError("--all-scenes writes every step into --out-dir: leave out --out and --step")
     elif not args.out:
-        raise _UsageError("--out FILE.{png,svg,pdf,json,csv,pptx} is required")
+        raise _UsageError("--out FILE.{png,svg,pdf,json,csv,pptx,html} is required")
     if args.step and not args.scene:
         raise _UsageError("--step needs --scene")
     suffix = Path(args.out).suffix.lower().lstrip(".") if args.out else args.format
@@ -117,7 +118,7 @@ def _jobs(args, catalog, models, err):
 
     if args.scene:
         scene = scenes[args.scene]
-        if Path(args.out).suffix.lower() == ".pptx" and not args.step:  # a deck: every step
+        if Path(args.out).suffix.lower().lstrip(".") in SCENE_FILES and not args.step:  # every step
             return [job(scene, i, Path(args.out)) for i in range(len(scene.steps))]
         step = args.step or len(scene.steps)
         if step > len(scene.steps):
@@ -126,9 +127,9 @@ def _jobs(args, catalog, models, err):
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    def name(n: int, scene, i: int) -> str:  # a deck holds a scene's steps; else a file a step
-        deck = args.format == "pptx"
-        return f"{n:02d}-{scene.id}.pptx" if deck else f"{n:02d}-{scene.id}-{i + 1}.{args.format}"
+    def name(n: int, scene, i: int) -> str:  # a deck or a page holds a scene's steps; else a file a step
+        whole = args.format in SCENE_FILES
+        return f"{n:02d}-{scene.id}.{args.format}" if whole else f"{n:02d}-{scene.id}-{i + 1}.{args.format}"
 
     return [job(scene, i, out_dir / name(n, scene, i))
             for n, scene in enumerate(scenes.values(), 1) for i in range(len(scene.steps))]
@@ -141,7 +142,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         _check(args)
-        if args.out and not args.out.lower().endswith(".pptx"):
+        if args.out and not args.out.lower().endswith((".pptx", ".html")):
             format_of(args.out)
         base = ExportOptions(width_px=args.width, dpi=args.dpi, aspect=args.aspect,
                              transparent=args.transparent, legend=not args.no_legend,
@@ -165,6 +166,8 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         profile = kept(read_profile(args.profile))
     if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
         return _decks(jobs, doc, base, profile, out, err)
+    if any(Path(job[1]).suffix.lower() == ".html" for job in jobs):
+        return _pages(jobs, doc, base, profile, Path(args.out_dir) if args.all_scenes else None, out, err)
     drawn = (ChartFormat.PNG, ChartFormat.PDF)
     write = _writer(any(format_of(path) in drawn for _, path, _, _, _, _ in jobs))
     try:
@@ -231,6 +234,20 @@ def _claims(doc, step) -> tuple[tuple[str, ...], int]:
     verdicts = tuple(dict.fromkeys(c.phrase for c in every if c.kind not in NUMBERS))
     figures = tuple(dict.fromkeys(c.phrase for c in every if c.kind in NUMBERS and c.phrase not in verdicts))
     return verdicts + figures, len(verdicts)
+
+
+def _pages(jobs, doc, base, profile, index: Path | None, out: TextIO, err: TextIO) -> int:
+    """Each .html path's jobs as one web page, a step per job (``export_html``); with
+    ``index`` (the --all-scenes folder), an index.html of them."""
+    from explorer.chart.roofline_frame import default_title
+    from explorer.commands.export_html import page_step, write_pages
+
+    pages: dict[Path, tuple] = {}
+    for session, path, title, subtitle, slots, step in jobs:
+        _show(doc, session, profile, err)
+        page = pages.setdefault(Path(path), (title or default_title(doc), []))
+        page[1].append(page_step(doc, _step_options(base, title, subtitle, step), slots))
+    return write_pages(pages, base.theme, index, out, err)
 
 
 def _step_options(base, title, subtitle, step):
