@@ -139,7 +139,7 @@ def test_hovering_a_point_shows_its_tooltip(browser, exported):
     page = opened(browser, path)
     # The ops of the first step whose centre the pointer reaches (not under another mark).
     ops = json.loads(page.evaluate("""JSON.stringify([...document.querySelectorAll(
-            'section.step:not([hidden]) circle.tip')].map((e, i) => {
+            'section.step:not([hidden]) .tip[data-kind="op"]')].map((e, i) => {
         const r = e.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + r.height / 2;
         return {i, x, y, tip: e.getAttribute('data-tip'),
                 reached: document.elementFromPoint(x, y).closest('.tip') === e};
@@ -321,7 +321,7 @@ def test_a_tap_on_a_phone_shows_a_point_s_tooltip_until_a_tap_elsewhere(browser,
         page.send("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
 
     ops = json.loads(page.evaluate("""JSON.stringify([...document.querySelectorAll(
-            'section.step:not([hidden]) circle.tip')].map(e => {
+            'section.step:not([hidden]) .tip[data-kind="op"]')].map(e => {
         const r = e.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + r.height / 2;
         return {x, y, tip: e.getAttribute('data-tip'),
                 reached: document.elementFromPoint(x, y).closest('.tip') === e}; }))"""))

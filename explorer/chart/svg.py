@@ -105,6 +105,8 @@ def _marker(marker: Marker, live: bool = False) -> str:
                                        if marker.fill_opacity < 1 else "")) if marker.fill else 'fill="none"'
     stroke = _stroke(marker.stroke).replace('fill="none"', "").strip() if marker.stroke else 'stroke="none"'
     attributes, title = _tip(marker.tooltip, live, marker.kind not in _NOT_FOCUSED)
+    if attributes:  # (a page's script and tests tell the kinds apart)
+        attributes += f' data-kind="{marker.kind}"'
     outline = shape(marker.symbol, marker.center, marker.size)
     if outline is None:
         x, y = marker.center
