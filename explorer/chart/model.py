@@ -133,7 +133,7 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
     key_parts: KeyParts = ((), (), ())
     key_box: Rect | None = None
     if entries:
-        column = _key_column(plot, page, frame_texts)
+        column = _key_column(plot, page, (*frame_texts, *axis_texts))
         rows = entries + overflow_rows(overflow, theme, column.width if beside else None, page.text)
         if below:
             return with_key_below(chart, lines, markers, (*frame_texts, *axis_texts, *placed), rows, band,
@@ -151,12 +151,16 @@ def _compose(shot: Snapshot, page: Page, options: ChartOptions, theme, content: 
                    key=key_box, placement=chosen)
 
 
-def _key_column(plot: Rect, page: Page, frame_texts) -> Rect:
+def _key_column(plot: Rect, page: Page, texts) -> Rect:
     """The key's column beside the plot: down to the note under the axis ("Does not fit: …"),
-    which spans the page, where there is one."""
-    notes = [t.corners[0][1] for t in frame_texts if t.kind == ElementKind.NOTE]
-    return Rect(plot.right + 0.6 * page.text, plot.top, page.width - 0.6 * page.text,
-                min(notes, default=page.height) - 0.3 * page.text)
+    which spans the page, where there is one, and to the axis title where a narrow plot's
+    title reaches under the column."""
+    left = plot.right + 0.6 * page.text
+    under = [min(y for _, y in t.corners) for t in texts if t.kind == ElementKind.NOTE
+             or (t.kind == ElementKind.AXIS and max(x for x, _ in t.corners) > left
+                 and min(y for _, y in t.corners) > plot.bottom)]
+    bottom = min(under, default=page.height) - 0.3 * page.text
+    return Rect(left, plot.top, page.width - 0.6 * page.text, bottom)
 
 
 def _requests(chart: Chart, labelled, others, ceilings) -> list:
