@@ -61,13 +61,13 @@ def test_decode_on_the_cpu_is_its_bandwidth_over_the_weights(scenes, catalog, mo
 
 
 def test_the_gpu_against_the_cpu_is_their_bandwidth_ratio(scenes, catalog, models):
-    answer = answer_at(scenes["cpu-vs-gpu"], 2, catalog, models)
-    assert answer.value == pytest.approx(3.35e12 / 307.2e9, rel=0.01)  # H100 SXM HBM3 / 8 × DDR5-4800
-    assert answer.text == "11× faster"
+    answer = answer_at(scenes["predict-then-measure"], 3, catalog, models)
+    assert answer.value == pytest.approx(3.35e12 / 83.2e9, rel=1e-3)  # H100 SXM's HBM3 / 2 DDR5-5200 channels
+    assert answer.text == "40× faster"
 
 
 def test_down_proj_turns_compute_bound_where_its_intensity_meets_the_ridge(scenes, catalog, models):
-    answer = answer_at(scenes["decode-batching"], 0, catalog, models)
+    answer = answer_at(scenes["predict-then-measure"], 4, catalog, models)
     h100 = catalog["h100-sxm"]
     ridge = h100.peak_flops("bf16") / h100.bandwidth_bytes_per_s
     k, n = 14336, 4096  # down_proj: hidden 14,336 → 4,096; bf16 weights and activations
@@ -80,9 +80,9 @@ def test_down_proj_turns_compute_bound_where_its_intensity_meets_the_ridge(scene
 
 
 def test_tokens_per_s_at_batch_64_is_the_batch_over_the_bytes_streamed(scenes, catalog, models):
-    answer = answer_at(scenes["decode-batching"], 2, catalog, models)
+    answer = answer_at(scenes["predict-then-measure"], 5, catalog, models)
     weights = (8_030_261_248 - 128_256 * 4096) * 2
-    kv = 64 * 256 * 32 * 2 * 8 * 128 * 2  # sequences × context × layers × (K, V) × KV heads × head dim × bf16
+    kv = 64 * 1024 * 32 * 2 * 8 * 128 * 2  # sequences × context × layers × (K, V) × KV heads × head × bf16
     assert answer.value == pytest.approx(64 * 3.35e12 / (weights + kv), rel=0.05)
 
 
@@ -95,7 +95,9 @@ def test_a_typed_guess_is_read_in_the_question_s_unit():
     for bad in ("", "-3", "0", "abc", "1 2"):
         with pytest.raises(ValueError):
             parse_guess(bad, q)
-    assert parse_guess("11x", Question("?", "step/vs-previous", "×")) == 11
+    factor = Question("?", "step/vs-previous", "×")
+    assert parse_guess("11x", factor) == 11 and factor.shown(40.26) == "40.3×"
+    assert Question("?", "op:down_proj/crossing", "batch").shown(326) == "batch 326"
 
 
 def test_a_guess_is_judged_against_the_answer():

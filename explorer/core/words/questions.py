@@ -88,8 +88,12 @@ class Question:
         return UNITS[self.unit]
 
     def shown(self, value: float) -> str:
-        """``value`` (in the answer's own unit) written in the question's unit."""
-        return f"{format_number(value / self.scale)} {self.unit}"
+        """``value`` (in the answer's own unit) written in the question's unit: "45 GB/s",
+        "40.3×", "batch 326"."""
+        number = format_number(value / self.scale)
+        if self.unit == "×":
+            return f"{number}×"
+        return f"batch {number}" if self.unit == "batch" else f"{number} {self.unit}"
 
 
 @dataclass(frozen=True)

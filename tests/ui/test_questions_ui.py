@@ -1,0 +1,107 @@
+"""A scene's question played in the window: guesses typed (each an undo step, kept in the
+session), the answer hidden until Page Down reveals it, the CPU measurement run live, and
+presentation mode at a projector's sizes driven from the keyboard alone."""
+
+import os
+from pathlib import Path
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtTest import QTest
+
+from explorer.chart.elements import ElementKind
+
+Key = QtCore.Qt.Key
+SCENE = "predict-then-measure"
+
+
+def _answer_shown(window) -> bool:
+    return any(m.kind in (ElementKind.OP, ElementKind.STEP) for m in window.chart.chart.markers)
+
+
+def _type(widget, text: str) -> None:
+    QTest.keyClicks(widget, text)
+    QTest.keyClick(widget, Key.Key_Return)
+
+
+def test_guesses_then_page_down_reveals_the_answer_from_the_guesses(window, qtbot):
+    state, player, bar, play = window.state, window.player, window.question_bar, window.questions
+    player.start(SCENE, 5)  # tokens/s at batch 64 on the H100: no kernel to measure
+    assert bar.isVisible() and window.caption_bar.caption.text() == (
+        "Question: How many tokens per second does the H100 produce at batch 64?")
+    assert not _answer_shown(window)  # the roofs only
+    _type(bar.entry, "5000")
+    _type(bar.entry, "20k")
+    _type(bar.entry, "lots")  # not a number: refused, nothing added
+    assert state.session.guesses_for(f"{SCENE}/6") == (5000.0, 20000.0)
+    assert bar.count.text() == "2 guesses" and bar.strip.guesses == (5000.0, 20000.0)
+    state.undo()
+    assert state.session.guesses_for(f"{SCENE}/6") == (5000.0,) and player.step == 5 and not player.changed
+    state.redo()
+    with qtbot.waitSignal(play.sig_revealed, timeout=5000):
+        QTest.keyClick(bar.entry, Key.Key_PageDown)
+    assert player.revealed and player.step == 5  # Page Down revealed; it did not step on
+    assert play.answer.value == pytest.approx(8811.49, rel=1e-4) and play.answer.source == "the analysis"
+    assert bar.result.text() == (
+        "Answer: 8,810 tokens/s (the analysis). 2 guesses from 5,000 tokens/s to 20,000 tokens/s, median "
+        "12,500 tokens/s: the median was 1.4× too high, the closest (5,000 tokens/s) 1.8× too low; 0 of 2 "
+        "within 10 %.")
+    assert bar.strip.answer == bar.strip.final == play.answer.value
+    assert window.caption_bar.caption.text().startswith("At batch 64 the weights are read once")
+    assert _answer_shown(window)
+    assert not bar.entry.isEnabled()
+    player.previous()  # the question before is asked again, unanswered, its guesses kept
+    assert not player.revealed and window.caption_bar.caption.text().startswith("Question: At what batch")
+
+
+def test_revealing_the_triad_measures_it_live_on_this_cpu(window, qtbot):
+    state, player, bar, play = window.state, window.player, window.question_bar, window.questions
+    play.preset = "smoke"  # the smallest sizes: the kernel runs, in a second
+    player.start(SCENE, 0)
+    _type(bar.entry, "40")
+    _type(bar.entry, "60 GB/s")
+    roofs = [ln for ln in window.chart.chart.lines if ln.tooltip == "a guess"]
+    assert len(roofs) == 2  # the guessed bandwidths, drawn as slanted roofs
+    with qtbot.waitSignal(play.sig_revealed, timeout=120_000):
+        bar.reveal.click()
+        assert play.measuring and "Measuring stream triad on this machine's CPU" in bar.result.text()
+    answer = play.answer
+    assert answer.source == "measured on this machine (stream triad)", answer.source
+    result = window.runs.results["kernels"]
+    triads = [p for p in result.points if p.kernel == "triad" and p.check is None and p.suspect is None]
+    assert answer.value == max(p.bytes_per_s for p in triads)
+    shown = play.question.shown(answer.value)
+    assert bar.result.text().startswith(f"Answer: {shown} (measured on this machine")
+    drawn = [ln for ln in window.chart.chart.lines if ln.tooltip.endswith(": the answer")]
+    assert len(drawn) == 1 and state.session.guesses_for(f"{SCENE}/1") == (40e9, 60e9)
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1920, 1080)])
+def test_a_clicker_and_the_number_keys_play_a_question_while_presenting(window, qtbot, size, tmp_path):
+    player, bar, play = window.player, window.question_bar, window.questions
+    player.start(SCENE, 3)  # GPU against CPU, a factor
+    window.presentation.enter(full_screen=False)
+    window.resize(*size)
+    qtbot.wait(30)
+    focus = QtWidgets.QApplication.focusWidget()
+    assert focus is not None and focus is bar.entry  # the keys typed go to the guess box
+    for guess in ("10", "25", "40"):
+        _type(focus, guess)
+    assert window.state.session.guesses_for(f"{SCENE}/4") == (10.0, 25.0, 40.0)
+    assert bar.entry.font().pointSizeF() > 18  # read from the back of the room
+    before = window.grab()
+    with qtbot.waitSignal(play.sig_revealed, timeout=5000):
+        QTest.keyClick(window, Key.Key_PageDown)  # the clicker's "next"
+    assert player.step == 3 and bar.result.text().startswith("Answer: 40.3× (the analysis).")
+    assert "1 of 3 within 10 %" in bar.result.text()
+    after = window.grab()
+    chart = window.chart
+    assert chart.height() >= 0.45 * size[1], (chart.height(), size)  # the bars leave the chart room
+    assert bar.geometry().bottom() <= window.caption_bar.geometry().top()
+    QTest.keyClick(window, Key.Key_PageDown)  # now it steps on
+    assert player.step == 4 and not player.revealed
+    shots = Path(os.environ.get("QUESTION_SHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    for name, image in (("question", before), ("answer", after)):
+        assert image.save(str(shots / f"present-{size[0]}x{size[1]}-{name}.png"))
+    window.presentation.leave()
