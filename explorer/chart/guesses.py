@@ -77,3 +77,15 @@ def with_guesses(chart: Chart, unit: str, guesses: Sequence[float], answer: floa
             texts.append(Text(answer_label, (left, (ya + yb) / 2), size, colours.foreground, E.NOTE,
                               dy=-1.5 * size, bold=True))
     return replace(chart, lines=tuple(lines), texts=tuple(texts))
+
+
+def value_at(chart: Chart, unit: str, point: tuple[float, float]) -> float | None:
+    """The roof a guess marker dropped at ``point`` (page pixels) names: FLOP/s for a rate
+    of arithmetic, FLOP/s ÷ intensity for a bandwidth; None outside the plot or for a unit
+    that is no roof."""
+    if not on_chart(unit) or not chart.plot.contains(point):
+        return None
+    (x0, x1), (y0, y1) = (tuple(math.log10(v) for v in r) for r in (chart.x_range, chart.y_range))
+    intensity = 10 ** (x0 + (point[0] - chart.plot.left) / chart.plot.width * (x1 - x0))
+    flops = 10 ** (y0 + (chart.plot.bottom - point[1]) / chart.plot.height * (y1 - y0))
+    return flops if unit in ARITHMETIC_UNITS else flops / intensity

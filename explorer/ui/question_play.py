@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 
-from explorer.chart.guesses import hide_answer, on_chart, with_guesses
+from explorer.chart.guesses import hide_answer, on_chart, value_at, with_guesses
 from explorer.core.words.questions import (
     MAX_GUESSES,
     Answer,
@@ -52,6 +52,8 @@ class QuestionPlay(QtCore.QObject):
         runs.sig_finished.connect(self._on_finished)
         runs.sig_failed.connect(self._on_failed)
         chart.overlay = self.overlay
+        self._marker: float | None = None  # a guess marker being dragged on the chart
+        chart.installEventFilter(self)
 
     # -- what is asked ---------------------------------------------------------------------------
     @property
@@ -79,13 +81,59 @@ class QuestionPlay(QtCore.QObject):
         except ValueError as exc:
             self.state.sig_message.emit(str(exc))
             return False
+        if self._add(question, value):
+            self.bar.entry.clear()
+            return True
+        return False
+
+    def _add(self, question: Question, value: float) -> bool:
         guesses = self.guesses
         if len(guesses) >= MAX_GUESSES:
             self.state.sig_message.emit(f"At most {MAX_GUESSES} guesses per question")
             return False
         self.state.show_session(self.state.session.with_guesses(self.key, (*guesses, value)),
                                 f"Guess {question.shown(value)}")
-        self.bar.entry.clear()
+        return True
+
+    # -- a guess marker dragged onto the chart ---------------------------------------------------
+    def eventFilter(self, watched, event) -> bool:
+        """On an unanswered question whose answer is a roof, a press on the chart drops a
+        guess marker, a drag moves it (the roof it names follows) and the release keeps it;
+        Esc or a right click while dragging drops it."""
+        question, kind = self.question, event.type()
+        Type = QtCore.QEvent.Type
+        if watched is not self.chart or question is None or self.player.revealed \
+                or not on_chart(question.unit):
+            return False
+        if kind not in (Type.MouseButtonPress, Type.MouseMove, Type.MouseButtonRelease, Type.KeyPress):
+            return False
+        if kind == Type.KeyPress:
+            if self._marker is not None and event.key() == QtCore.Qt.Key.Key_Escape:
+                self._marker = None
+                self._draw()
+                return True
+            return False
+        assert isinstance(event, QtGui.QMouseEvent)  # (a mouse event's type)
+        position = event.position()
+        value = value_at(self.chart.chart, question.unit, (position.x(), position.y()))
+        if kind == Type.MouseButtonPress:
+            if event.button() == QtCore.Qt.MouseButton.RightButton and self._marker is not None:
+                self._marker = None  # cancelled
+                self._draw()
+                return True
+            if event.button() != QtCore.Qt.MouseButton.LeftButton or value is None:
+                return False
+            self._marker = value
+        elif self._marker is None:
+            return False  # hovering: the chart's own tooltips
+        elif kind == Type.MouseMove:
+            self._marker = value if value is not None else self._marker
+        else:
+            placed, self._marker = (value if value is not None else self._marker), None
+            if not self._add(question, placed):
+                self._draw()
+            return True
+        self._draw()
         return True
 
     # -- the reveal ------------------------------------------------------------------------------
@@ -166,14 +214,15 @@ class QuestionPlay(QtCore.QObject):
         if not on_chart(question.unit):
             return chart
         label = f"{question.shown(self.answer.value)}: the answer" if self.answer is not None else ""
-        return with_guesses(chart, question.unit, [g for g in self.guesses], self._shown, label,
+        marker = [self._marker] if self._marker is not None else []
+        return with_guesses(chart, question.unit, [*self.guesses, *marker], self._shown, label,
                             self.chart.theme.name)
 
     def _on_step(self) -> None:
         """A step shown: a new question starts unanswered."""
         if not self.player.revealed:
             self.animation.stop()
-            self.answer, self._shown, self.measuring = None, None, False
+            self.answer, self._shown, self.measuring, self._marker = None, None, False, None
         self.refresh()
 
     def refresh(self) -> None:

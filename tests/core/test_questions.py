@@ -151,3 +151,19 @@ def test_guesses_survive_a_session_file_and_old_files_have_none(tmp_path, catalo
         read_session(Fields(too_many, "s.yaml", None), catalog, models)
     with pytest.raises(DataFileError):
         read_session(Fields({**data, "guesses": {key: [-1]}}, "s.yaml", None), catalog, models)
+
+
+def test_a_guess_marker_dropped_on_the_chart_names_a_roof():
+    from explorer.chart.elements import Chart, Page
+    from explorer.chart.geometry import Rect
+    from explorer.chart.guesses import roof_line, value_at
+
+    chart = Chart(Page(800, 600, 13, 18), Rect(100, 50, 700, 550), (0.01, 1e4), (1e9, 1e15), "#fff", "#000")
+    at_1 = (chart.x_px(1.0), chart.y_px(50e9))  # 50 GFLOP/s at 1 FLOP/byte: a 50 GB/s roof
+    assert value_at(chart, "GB/s", at_1) == pytest.approx(50e9)
+    assert value_at(chart, "GFLOP/s", at_1) == pytest.approx(50e9)
+    assert value_at(chart, "tokens/s", at_1) is None and value_at(chart, "GB/s", (10, 10)) is None
+    (xa, ya), (xb, yb) = roof_line(chart, "GB/s", 50e9)  # from 1 GFLOP/s (0.02 FLOP/byte) to 10 k FLOP/byte
+    assert (xa, ya) == pytest.approx((chart.x_px(0.02), chart.y_px(1e9)))
+    assert (xb, yb) == pytest.approx((chart.x_px(1e4), chart.y_px(5e14)))
+    assert roof_line(chart, "TFLOP/s", 2e15) == ()  # above the plot

@@ -76,6 +76,29 @@ def test_revealing_the_triad_measures_it_live_on_this_cpu(window, qtbot):
     assert len(drawn) == 1 and state.session.guesses_for(f"{SCENE}/1") == (40e9, 60e9)
 
 
+def test_guess_markers_dragged_onto_the_chart_name_the_roof_they_stop_on(window, qtbot):
+    state, player, plot = window.state, window.player, window.chart
+    player.start(SCENE, 1)  # the matrix product: a rate of arithmetic, a flat roof
+    chart = plot.chart
+
+    def at(intensity, flops):
+        return QtCore.QPoint(round(chart.x_px(intensity)), round(chart.y_px(flops)))
+
+    QTest.mousePress(plot, QtCore.Qt.MouseButton.LeftButton, pos=at(10, 100e9))
+    QTest.mouseMove(plot, at(30, 400e9))
+    assert len([ln for ln in plot.chart.lines if ln.tooltip == "a guess"]) == 1  # it follows the pointer
+    assert state.session.guesses_for(f"{SCENE}/2") == ()
+    QTest.mouseRelease(plot, QtCore.Qt.MouseButton.LeftButton, pos=at(30, 400e9))
+    (guess,) = state.session.guesses_for(f"{SCENE}/2")
+    assert guess == pytest.approx(400e9, rel=0.03)  # to the pixel
+    QTest.mousePress(plot, QtCore.Qt.MouseButton.LeftButton, pos=at(1, 1e12))
+    QTest.mousePress(plot, QtCore.Qt.MouseButton.RightButton, pos=at(1, 1e12))  # cancelled
+    QTest.mouseRelease(plot, QtCore.Qt.MouseButton.LeftButton, pos=at(1, 1e12))
+    assert len(state.session.guesses_for(f"{SCENE}/2")) == 1
+    state.undo()  # one undo step a marker
+    assert state.session.guesses_for(f"{SCENE}/2") == () and player.step == 1
+
+
 @pytest.mark.parametrize("size", [(1024, 768), (1920, 1080)])
 def test_a_clicker_and_the_number_keys_play_a_question_while_presenting(window, qtbot, size, tmp_path):
     player, bar, play = window.player, window.question_bar, window.questions
