@@ -2,7 +2,10 @@
 session), the answer hidden until Page Down reveals it, the CPU measurement run live, and
 presentation mode at a projector's sizes driven from the keyboard alone."""
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from PySide6.QtTest import QTest
 from explorer.chart.elements import ElementKind
 
 Key = QtCore.Qt.Key
+ROOT = Path(__file__).resolve().parents[2]
 SCENE = "predict-then-measure"
 
 
@@ -128,3 +132,34 @@ def test_a_clicker_and_the_number_keys_play_a_question_while_presenting(window, 
     for name, image in (("question", before), ("answer", after)):
         assert image.save(str(shots / f"present-{size[0]}x{size[1]}-{name}.png"))
     window.presentation.leave()
+
+
+@pytest.mark.slow
+def test_the_number_keys_and_page_down_play_a_question_on_a_real_x_server(tmp_path):
+    from tests.x11_server import x11_missing
+
+    why = x11_missing()
+    if why is not None:
+        pytest.skip(why)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import drag_x11
+    finally:
+        sys.path.pop(0)
+    server, display = drag_x11.start_server()
+    try:
+        env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb",
+               "ROOFLINE_EXPLORER_DATA": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+        app = [sys.executable, str(ROOT / "tests" / "x11_question_app.py"), str(tmp_path / "s.ini")]
+        out = subprocess.run(app, capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    finally:
+        server.terminate()
+        server.wait(10)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["caption"] == "Question: At what batch does down_proj turn compute-bound on the H100?"
+    assert seen["focus"] == "GuessEntry" and seen["guesses"] == [300.0, 1000.0]
+    assert (seen["step"], seen["revealed"]) == (5, True)
+    assert seen["result"].startswith("Answer: batch 326 (the analysis). 2 guesses from batch 300 to "
+                                     "batch 1,000")
+    assert (seen["then"], seen["then_revealed"]) == (6, False)
