@@ -60,7 +60,8 @@ def main(settings_path: str) -> int:
     player.start(SCENE, 4)  # at what batch does down_proj turn compute-bound?
     window.presentation.enter(full_screen=False)
     wait(app, 0.5)
-    seen = {"caption": window.caption_bar.caption.text(), "focus": type(app.focusWidget()).__name__}
+    seen: dict[str, object] = {"caption": window.caption_bar.caption.text(),
+                               "focus": type(QtWidgets.QApplication.focusWidget()).__name__}
     for name in ("3", "0", "0", "Return", "1", "k", "Return"):
         press(name)
     seen["guesses"] = list(window.state.session.guesses_for(f"{SCENE}/5"))

@@ -167,7 +167,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         profile = kept(read_profile(args.profile))
     if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
-        guesses = ()
+        guesses: tuple[tuple[str, tuple[float, ...]], ...] = ()
         if args.guesses:
             from explorer.core.model.session import load_session
 
