@@ -37,8 +37,11 @@ def add_parser(sub) -> None:
                              "a rocprof-compute workload): its kernels beside the "
                              "prediction")
     export.add_argument("--guesses", metavar="SESSION",
-                        help="a saved session whose guesses at a scene's questions a deck's question and "
-                             "answer slides draw")
+                        help="a saved session whose guesses at a scene's questions are drawn (a deck: on "
+                             "each question step's question and answer slides)")
+    export.add_argument("--question", action="store_true",
+                        help="a step that asks a question drawn as asked: its answer hidden, the question "
+                             "as its caption (default: as revealed, the answer among the guesses)")
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
     export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
     size = export.add_mutually_exclusive_group()
@@ -166,19 +169,23 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from explorer.profiles.reading import read_profile
 
         profile = kept(read_profile(args.profile))
-    if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
-        guesses: tuple[tuple[str, tuple[float, ...]], ...] = ()
-        if args.guesses:
-            from explorer.core.model.session import load_session
+    guesses: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    if args.guesses:
+        from explorer.core.model.session import load_session
 
-            guesses = load_session(args.guesses, catalog, models).guesses
+        guesses = load_session(args.guesses, catalog, models).guesses
+    if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
         return _decks(jobs, doc, base, profile, out, err, guesses)
+    from explorer.commands.question_slides import guesses_of, picture_options
+
     drawn = (ChartFormat.PNG, ChartFormat.PDF)
     write = _writer(any(format_of(path) in drawn for _, path, _, _, _, _ in jobs))
     try:
         for session, path, title, subtitle, slots, step in jobs:
             _show(doc, session, profile, err)
-            written = write(doc, path, _step_options(base, title, subtitle, step), slots)
+            options = picture_options(doc, _step_options(base, title, subtitle, step), step,
+                                      guesses_of(guesses, step), args.question)  # a question's picture
+            written = write(doc, path, options, slots)
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)

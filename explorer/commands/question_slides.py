@@ -60,3 +60,22 @@ def guesses_of(guesses: tuple[tuple[str, tuple[float, ...]], ...], step) -> tupl
     if step is None:
         return ()
     return dict(guesses).get(guess_key(step[0].id, step[1]), ())
+
+
+def picture_options(doc, options, step, guesses: Sequence[float], asked: bool):
+    """``options`` (``chart.slides.ExportOptions``) for one picture of ``step``: as they are
+    for a step that asks nothing; for a question step, the answer's roof and the guesses
+    drawn, or with ``asked`` the picture before the reveal (answer hidden, the question as
+    its caption)."""
+    from dataclasses import replace
+
+    question = step[0].steps[step[1]].question if step is not None else None
+    if question is None:
+        return options
+    whole = Slide(options.title or "", options.subtitle or "", "")
+    (ask, hide), (_, show) = slides_for(doc, whole, step, guesses)
+    if not asked:
+        return replace(options, overlay=show)
+    number = re.match(r"\d+/\d+\.\s+", options.subtitle or "")
+    subtitle = (number.group(0) if number else "") + ask.caption if options.subtitle else None
+    return replace(options, subtitle=subtitle, overlay=hide)

@@ -55,3 +55,22 @@ def test_a_deck_without_guesses_still_asks_then_answers(tmp_path, qtbot):
     (_, q, _, _), (_, a, _, _) = _slides(path)
     assert q[1].text_frame.text == "Question: At what batch does down_proj turn compute-bound on the H100?"
     assert a[1].text_frame.text.startswith("Answer: batch 326 (the analysis).")
+
+
+@pytest.mark.parametrize("suffix", ["svg", "png"])
+def test_a_question_step_exports_as_asked_or_as_revealed(tmp_path, qtbot, guesses_file, suffix):
+    asked, told = tmp_path / f"asked.{suffix}", tmp_path / f"told.{suffix}"
+    common = ("--scene", SCENE, "--step", "1", "--guesses", str(guesses_file))
+    assert export(*common, "--question", "--out", str(asked))[0] == 0
+    assert export(*common, "--out", str(told))[0] == 0
+    if suffix == "png":
+        from PySide6 import QtGui
+
+        images = [QtGui.QImage(str(p)) for p in (asked, told)]
+        assert all(not i.isNull() for i in images) and images[0] != images[1]
+        return
+    asked_svg, told_svg = asked.read_text(), told.read_text()
+    assert "1/6. Question: What bandwidth will a STREAM triad reach" in asked_svg
+    assert "moves three arrays" not in asked_svg and "moves three arrays" in told_svg  # the caption waits
+    assert asked_svg.count("<title>a guess</title>") == told_svg.count("<title>a guess</title>") == 3
+    assert "the answer</text>" not in asked_svg and ">83.2 GB/s: the answer</text>" in told_svg
