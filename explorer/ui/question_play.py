@@ -49,10 +49,12 @@ class QuestionPlay(QtCore.QObject):
         state.sig_session_changed.connect(self.refresh)  # a guess added, undone or redone
         bar.sig_guess.connect(self.add_guess)
         bar.sig_reveal.connect(self.reveal)
+        runs.sig_progress.connect(self._on_progress)
         runs.sig_finished.connect(self._on_finished)
         runs.sig_failed.connect(self._on_failed)
         chart.overlay = self.overlay
         self._marker: float | None = None  # a guess marker being dragged on the chart
+        self._points: list = []  # the points measured for this question, drawn once it is answered
         chart.installEventFilter(self)
 
     # -- what is asked ---------------------------------------------------------------------------
@@ -164,11 +166,18 @@ class QuestionPlay(QtCore.QObject):
     def _backend_label(self) -> str:
         return "this machine's GPU" if self._backend() == "cupy" else "this machine's CPU"
 
+    def _on_progress(self, job: str, progress) -> None:
+        if job == KERNELS and self.measuring and getattr(progress, "point", None) is not None:
+            self._points.append(progress.point)
+            self.state.set_live_points(self._points)  # (hidden with the answer until the reveal)
+
     def _on_finished(self, job: str, results) -> None:
         if job != KERNELS or not self.measuring:
             return
         self.measuring = False
         question, points = self.question, getattr(results, "points", ())
+        self._points = list(points)
+        self.state.set_live_points(self._points)  # the run's points beside the answer
         measured = measured_answer(question, points, self._backend_label().removesuffix("'s CPU")
                                    .removesuffix("'s GPU")) if question else None
         if self._analysed is not None:
@@ -223,6 +232,9 @@ class QuestionPlay(QtCore.QObject):
         if not self.player.revealed:
             self.animation.stop()
             self.answer, self._shown, self.measuring, self._marker = None, None, False, None
+            if self._points:  # the last question's measured points go with it
+                self._points = []
+                self.state.set_live_points([])
         self.refresh()
 
     def refresh(self) -> None:

@@ -78,6 +78,10 @@ def test_revealing_the_triad_measures_it_live_on_this_cpu(window, qtbot):
     assert bar.result.text().startswith(f"Answer: {shown} (measured on this machine")
     drawn = [ln for ln in window.chart.chart.lines if ln.tooltip.endswith(": the answer")]
     assert len(drawn) == 1 and state.session.guesses_for(f"{SCENE}/1") == (40e9, 60e9)
+    assert state.live_points == list(result.points)  # the run's points on the chart beside the answer
+    assert any(m.kind == ElementKind.MEASURED for m in window.chart.chart.markers)
+    player.next()  # the next question: its chart without them
+    assert state.live_points == [] and not player.revealed
 
 
 def test_guess_markers_dragged_onto_the_chart_name_the_roof_they_stop_on(window, qtbot):
