@@ -54,6 +54,7 @@ class QuestionPlay(QtCore.QObject):
         runs.sig_failed.connect(self._on_failed)
         chart.overlay = self.overlay
         self._marker: float | None = None  # a guess marker being dragged on the chart
+        self._asking = False  # a question's chart is drawn
         self._points: list = []  # the points measured for this question, drawn once it is answered
         chart.installEventFilter(self)
 
@@ -240,9 +241,12 @@ class QuestionPlay(QtCore.QObject):
     def refresh(self) -> None:
         question = self.question
         if question is None:
-            self.bar.hide()
-            self.chart.redraw(fit=False)
+            if self._asking:  # the question's chart gives way to the plain one
+                self._asking = False
+                self.bar.hide()
+                self.chart.redraw(fit=False)
             return
+        self._asking = True
         self._draw()
         if not self.player.revealed:
             self.bar.entry.setFocus()  # typing a number and Enter adds a guess at once
