@@ -142,8 +142,9 @@ class QuestionBar(QtWidgets.QFrame):
         self.count.setText(f"{len(guesses)} guess{'es' if len(guesses) != 1 else ''}")
         self.result.setText(result)
         self.result.setVisible(bool(result))
-        self.entry.setEnabled(not revealed)
-        self.reveal.setEnabled(not revealed)
+        for widget in (self.entry, self.reveal, self.count):  # answered: the chart takes their room
+            widget.setEnabled(not revealed)
+            widget.setVisible(not revealed)
         self.strip.guesses = tuple(guesses)
         self.strip.update()
         self.show()
