@@ -3,6 +3,8 @@ judged, the measured answer taken from a run's points, guesses kept in a session
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from explorer.core.files.datafile import DataFileError, Fields
@@ -131,6 +133,9 @@ def test_the_measured_answer_is_the_fastest_trusted_point_of_the_kernel():
     assert answer is not None and answer.value == 48e9
     assert answer.source == "measured on this laptop (stream triad)"
     assert measured_answer(q, [_point("copy", 16e9, 0.1)]) is None
+    busy = replace(points[1], contended="up to 1.5 cores of other programs")
+    assert measured_answer(q, [busy]).source == (
+        "measured on this machine (stream triad; other programs were busy, so it may be low)")
     assert measured_answer(Question("?", "x/bandwidth", "GB/s"), points) is None
 
 

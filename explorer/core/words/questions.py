@@ -68,6 +68,7 @@ class Measured(Protocol):
     kernel: str
     check: str | None
     suspect: str | None
+    contended: str | None
 
     @property
     def flops_per_s(self) -> float: ...
@@ -166,13 +167,14 @@ def measured_answer(question: Question, points: Iterable[Measured],
     m = question.measure
     if m is None:
         return None
-    rates = [p.bytes_per_s if m.rate == Rate.BYTES else p.flops_per_s for p in points
+    rated = [(p.bytes_per_s if m.rate == Rate.BYTES else p.flops_per_s, p) for p in points
              if p.suite == m.suite and p.kernel == m.kernel and p.check is None and p.suspect is None]
-    rates = [r for r in rates if r > 0]
-    if not rates:
+    rated = [(r, p) for r, p in rated if r > 0]
+    if not rated:
         return None
-    value = max(rates)
-    return Answer(value, question.shown(value), (), f"measured on {where} ({m.suite} {m.kernel})")
+    value, best = max(rated, key=lambda pair: pair[0])
+    busy = "; other programs were busy, so it may be low" if best.contended else ""
+    return Answer(value, question.shown(value), (), f"measured on {where} ({m.suite} {m.kernel}{busy})")
 
 
 def parse_guess(text: str, question: Question) -> float:
