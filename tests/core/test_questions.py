@@ -134,7 +134,8 @@ def test_the_measured_answer_is_the_fastest_trusted_point_of_the_kernel():
     assert answer.source == "measured on this laptop (stream triad)"
     assert measured_answer(q, [_point("copy", 16e9, 0.1)]) is None
     busy = replace(points[1], contended="up to 1.5 cores of other programs")
-    assert measured_answer(q, [busy]).source == (
+    busy_answer = measured_answer(q, [busy])
+    assert busy_answer is not None and busy_answer.source == (
         "measured on this machine (stream triad; other programs were busy, so it may be low)")
     assert measured_answer(Question("?", "x/bandwidth", "GB/s"), points) is None
 
