@@ -4,7 +4,8 @@ chart (no Qt needed). PNG and PDF draw the same chart with Qt (``ui/chart/export
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -56,6 +57,8 @@ class ExportOptions:
     scaling_budget: float | None = None  # draw the scaling laws of this budget, not the roofline
     view: str = "roofline"  # or a scene step's view (``VIEWS``; ``slide_chart`` draws each)
     slot_in: tuple[float, float] | None = None  # a deck's picture: its width and height on the slide
+    # A change to the picture drawn (a scene question's: its answer hidden, its guesses drawn).
+    overlay: Callable[[Chart, str], Chart] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.aspect not in ASPECTS:
@@ -100,6 +103,12 @@ def format_of(path: str | Path) -> ChartFormat:
 
 
 def slide_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
+    """The picture ``options.view`` names, changed by ``options.overlay`` where it gives one."""
+    chart = _view_chart(doc, options, slots)
+    return options.overlay(chart, options.theme) if options.overlay is not None else chart
+
+
+def _view_chart(doc: Source, options: ExportOptions, slots: dict[str, int] | None = None) -> Chart:
     """The picture ``options.view`` names (the scaling laws where a budget is given)."""
     if options.view == "serving":
         return _serving(doc, options)

@@ -37,6 +37,12 @@ def add_parser(sub) -> None:
                         help="a profile of a real run (an Nsight Compute CSV, a PyTorch profiler trace or "
                              "a rocprof-compute workload): its kernels beside the "
                              "prediction")
+    export.add_argument("--guesses", metavar="SESSION",
+                        help="a saved session whose guesses at a scene's questions are drawn (a deck: on "
+                             "each question step's question and answer slides)")
+    export.add_argument("--question", action="store_true",
+                        help="a step that asks a question drawn as asked: its answer hidden, the question "
+                             "as its caption (default: as revealed, the answer among the guesses)")
     export.add_argument("--out-dir", metavar="DIR", help="the folder for --all-scenes")
     export.add_argument("--format", choices=FORMATS, default="svg", help="format for --all-scenes")
     size = export.add_mutually_exclusive_group()
@@ -164,16 +170,25 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from explorer.profiles.reading import read_profile
 
         profile = kept(read_profile(args.profile))
+    guesses: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    if args.guesses:
+        from explorer.core.model.session import load_session
+
+        guesses = load_session(args.guesses, catalog, models).guesses
     if any(Path(job[1]).suffix.lower() == ".pptx" for job in jobs):
-        return _decks(jobs, doc, base, profile, out, err)
+        return _decks(jobs, doc, base, profile, out, err, guesses)
     if any(Path(job[1]).suffix.lower() == ".html" for job in jobs):
         return _pages(jobs, doc, base, profile, Path(args.out_dir) if args.all_scenes else None, out, err)
+    from explorer.commands.question_slides import guesses_of, picture_options
+
     drawn = (ChartFormat.PNG, ChartFormat.PDF)
     write = _writer(any(format_of(path) in drawn for _, path, _, _, _, _ in jobs))
     try:
         for session, path, title, subtitle, slots, step in jobs:
             _show(doc, session, profile, err)
-            written = write(doc, path, _step_options(base, title, subtitle, step), slots)
+            options = picture_options(doc, _step_options(base, title, subtitle, step), step,
+                                      guesses_of(guesses, step), args.question)  # a question's picture
+            written = write(doc, path, options, slots)
             print(f"wrote {written} ({written.stat().st_size:,} bytes)", file=out)
     except OSError as exc:
         print(f"roofline-explorer: error: {exc}", file=err)
@@ -181,7 +196,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
+def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO, guesses=()) -> int:
     """Each .pptx path's jobs as one deck, a slide per job (``pptx_deck``): each picture laid
     out for its place on the slide, as SVG with a PNG fallback."""
     from explorer.chart import palette
@@ -189,6 +204,7 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     from explorer.chart.slides import slide_chart
     from explorer.chart.svg import chart_svg
     from explorer.commands.pptx_deck import Picture, Slide, SlidesUnavailable, layout, write_deck
+    from explorer.commands.question_slides import guesses_of, slides_for
     from explorer.ui.chart.export import chart_image, png_bytes, qt_application
 
     qt_application()  # for the PNG fallbacks
@@ -196,13 +212,15 @@ def _decks(jobs, doc, base, profile, out: TextIO, err: TextIO) -> int:
     for session, path, title, subtitle, slots, step in jobs:
         _show(doc, session, profile, err)
         claims, declared = _claims(doc, step)
-        slide = Slide(title or default_title(doc), subtitle or "", _notes(doc, step), claims, declared)
-        place = layout(slide, base.aspect)
-        shown = replace(_step_options(base, base.title, base.subtitle, step), slot_in=place.picture_in,
-                        width_px=place.png_px, dpi=None, heading=False)
-        chart = slide_chart(doc, shown, slots)
-        svg = chart_svg(chart, shown.transparent, slide.title)
-        decks.setdefault(Path(path), []).append((slide, Picture(svg, png_bytes(chart_image(chart, shown)))))
+        whole = Slide(title or default_title(doc), subtitle or "", _notes(doc, step), claims, declared)
+        for slide, change in slides_for(doc, whole, step, guesses_of(guesses, step)):  # a question: two
+            place = layout(slide, base.aspect)
+            shown = replace(_step_options(base, base.title, base.subtitle, step), slot_in=place.picture_in,
+                            width_px=place.png_px, dpi=None, heading=False)
+            chart = change(slide_chart(doc, shown, slots), shown.theme)
+            svg = chart_svg(chart, shown.transparent, slide.title)
+            picture = Picture(svg, png_bytes(chart_image(chart, shown)))
+            decks.setdefault(Path(path), []).append((slide, picture))
     theme = palette.THEMES[base.theme]
     try:
         for path, slides in decks.items():

@@ -32,8 +32,10 @@ from explorer.ui.panels.details_panel import DetailsPanel
 from explorer.ui.panels.explain_panel import ExplainPanel
 from explorer.ui.panels.hardware_panel import HardwarePanel
 from explorer.ui.panels.workload_panel import WorkloadPanel
-from explorer.ui.presentation import Presentation
+from explorer.ui.presentation import SCALE, Presentation
 from explorer.ui.profile_import import ProfileImport
+from explorer.ui.question_bar import QuestionBar
+from explorer.ui.question_play import QuestionPlay
 from explorer.ui.save_banner import SaveBanner
 from explorer.ui.scene_player import ScenePlayer
 from explorer.ui.toolbar import build_toolbar, fixed_twin
@@ -104,9 +106,14 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         column.insertWidget(0, self.notice)
         self.save_banner = SaveBanner()  # autosave cannot write
         column.insertWidget(0, self.save_banner)
+        self.question_bar = QuestionBar()  # a scene step's question, over its caption
+        column.insertWidget(column.indexOf(self.caption_bar), self.question_bar)
+        self.questions = QuestionPlay(self.state, self.player, self.runs, self.chart, self.question_bar, self)
         self.setCentralWidget(central)
         self.presentation = Presentation(self, self.chart, self.caption_bar, self.player)
         self.presentation.sig_toggled.connect(self.notice.set_presenting)
+        self.presentation.sig_toggled.connect(lambda on: self.question_bar.set_scale(SCALE if on else 1.0))
+        self.presentation.sig_toggled.connect(lambda _on: self.questions.refresh())  # keys to the guess box
 
     def _build_docks(self) -> None:
         """The panels, docked: hardware and details on the left, the rest tabbed on the right."""
@@ -307,6 +314,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         self.chart.set_theme(name)
         window_theme.apply(self.chart.theme)  # docks, tables, toolbar, menus and dialogs too
         self.caption_bar.set_theme(self.chart.theme)
+        self.question_bar.set_theme(self.chart.theme)
         if self.energy_dialog is not None:
             self.energy_dialog.set_theme(name)
         for action in self.theme_group.actions():

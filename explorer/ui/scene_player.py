@@ -7,7 +7,7 @@ undo went back to before it, and otherwise says the chart has changed since the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from PySide6 import QtCore
@@ -51,6 +51,8 @@ class ScenePlayer(QtCore.QObject):
         self._before: Session | None = None
         self._steps: list[Session] = []  # each step's session, user data left out
         self._applying = False
+        self.revealed = False  # the step's question has been answered (a step without one: unused)
+        self.before_next: Callable[[], bool] | None = None  # True: it used "next" (a question revealed)
         state.sig_session_changed.connect(self._follow)
 
     @property
@@ -97,7 +99,7 @@ class ScenePlayer(QtCore.QObject):
         if scene is None:
             return
         self.step = max(0, min(step, len(scene.steps) - 1))
-        self.changed = False
+        self.changed, self.revealed = False, False
         self._applying = True
         try:
             self.state.show_session(self._keeping_user_data(scene.session_at(self.step)),
@@ -124,7 +126,9 @@ class ScenePlayer(QtCore.QObject):
             self.sig_changed.emit()
 
     def next(self) -> bool:
-        """One step on; False at the last step (nothing changes)."""
+        """One step on (a question is revealed first); False at the last step (nothing changes)."""
+        if self.before_next is not None and self.before_next():
+            return True
         if self.scene is None or self.step + 1 >= len(self.scene.steps):
             return False
         self.go(self.step + 1)
@@ -135,6 +139,12 @@ class ScenePlayer(QtCore.QObject):
             return False
         self.go(self.step - 1)
         return True
+
+    def reveal(self) -> None:
+        """The step's question is answered: its caption is shown."""
+        if self.scene is not None and not self.revealed:
+            self.revealed = True
+            self.sig_changed.emit()
 
     def stop(self) -> None:
         """Leave the scene and show again what was shown before it (one undo step)."""
@@ -151,7 +161,7 @@ class ScenePlayer(QtCore.QObject):
         scene sets what is shown, not the user's data."""
         current = self.state.session
         return replace(session, results=current.results, measured_roofs=current.measured_roofs,
-                       custom_layers=current.custom_layers)
+                       custom_layers=current.custom_layers, guesses=current.guesses)
 
     def caption(self) -> str:
         if self.scene is None:
@@ -159,6 +169,9 @@ class ScenePlayer(QtCore.QObject):
         if self.changed:
             return (f"The chart has changed since step {self.step + 1}: its caption no longer describes "
                     "it. Undo to go back, or step on.")
+        question = self.scene.steps[self.step].question
+        if question is not None and not self.revealed:  # the caption would give the answer away
+            return f"Question: {question.ask}"
         return self.scene.caption_at(self.step, self.state.catalog, self.state.models)
 
     def topic(self) -> str | None:
@@ -175,5 +188,5 @@ class ScenePlayer(QtCore.QObject):
 
 def _shown(session: Session) -> Session:
     """What a scene's caption describes of ``session``: not the user's measurements, custom
-    stack or selected op."""
-    return replace(session, results=(), measured_roofs=False, custom_layers=(), selected_op=None)
+    stack, selected op or guesses."""
+    return replace(session, results=(), measured_roofs=False, custom_layers=(), selected_op=None, guesses=())

@@ -61,7 +61,7 @@ def test_explain_rejects_a_bad_share():
 def test_scenes_list_and_show():
     code, out, _ = run("scenes", "list", "--json")
     ids = [s["id"] for s in json.loads(out)]
-    assert code == 0 and len(ids) == 14 and {"decode-batching", "moving-data", "measured-model"} <= set(ids)
+    assert code == 0 and len(ids) == 15 and {"decode-batching", "moving-data", "measured-model"} <= set(ids)
     code, out, _ = run("scenes", "show", "decode-batching", "--step", "4", "--json")
     step = json.loads(out)["steps"][0]
     assert code == 0 and step["step"] == 4 and step["state"]["workload"]["batch"] == 512
@@ -72,7 +72,7 @@ def test_scenes_list_and_show():
 
 def test_scenes_check_passes_the_shipped_scenes():
     code, out, err = run("scenes", "check")
-    assert code == 0 and "checked 55 step(s) in 14 file(s): all claims hold" in out and err == ""
+    assert code == 0 and "checked 61 step(s) in 15 file(s): all claims hold" in out and err == ""
 
 
 def test_scenes_check_names_the_file_step_and_claim_that_fails(tmp_path):

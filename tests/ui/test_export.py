@@ -165,7 +165,7 @@ def test_all_scenes_make_a_deck(tmp_path, qtbot, catalog, models):
     views = [scene.view_at(i) for scene in scenes.values() for i in range(len(scene.steps))]
     for path, view in zip(files, views, strict=True):  # each slide the picture its step names
         assert axes[view] in svg_texts(path), path.name
-    assert views.count("roofline") == 55 - 4 - 4 - 4 - 1 - 1 and len(set(views)) == 6
+    assert views.count("roofline") == 61 - 4 - 4 - 4 - 1 - 1 and len(set(views)) == 6
     assert (tmp_path / "deck" / "01-cpu-vs-gpu-1.svg").exists()
 
 

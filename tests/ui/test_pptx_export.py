@@ -48,6 +48,11 @@ def _slides(path):
         yield slide, texts, pictures, slide.notes_slide.notes_text_frame.text
 
 
+def _slide_steps(scene) -> list[int]:
+    """The step each slide of ``scene``'s deck shows (a question step: two slides)."""
+    return [i for i, step in enumerate(scene.steps) for _ in range(2 if step.question else 1)]
+
+
 def _svg_of(slide, picture) -> bytes:
     """The SVG the picture's blip names in its extension list (PowerPoint's svgBlip)."""
     blip = picture._element.blipFill[0]
@@ -102,9 +107,9 @@ def test_every_scene_becomes_its_own_deck_with_whole_captions(tmp_path, qtbot, c
     decks = sorted(tmp_path.glob("*.pptx"))
     assert [d.name for d in decks] == [f"{n:02d}-{s.id}.pptx" for n, s in enumerate(scenes, 1)]
     every = [(scene, i, s) for scene, deck in zip(scenes, decks, strict=True)
-             for i, s in enumerate(_slides(deck))]
-    assert [len(list(_slides(d))) for d in decks] == [len(s.steps) for s in scenes]
-    assert len(every) == 55
+             for i, s in zip(_slide_steps(scene), _slides(deck), strict=True)]
+    assert [len(list(_slides(d))) for d in decks] == [len(_slide_steps(s)) for s in scenes]
+    assert len(every) == 61 + 6  # a step that asks a question is a question slide, then an answer slide
     for scene, index, (slide, texts, (picture,), notes) in every:
         where = f"{scene.id} step {index + 1}"
         title, caption = (t.text_frame.text for t in texts)
@@ -248,4 +253,4 @@ def test_libreoffice_renders_every_slide_s_title_and_caption_as_laid_out(tmp_pat
             assert "".join(shown.split()) == "".join(caption.text_frame.text.split()), where
             assert "…" not in shown, where
             checked += 1
-    assert checked == 55
+    assert checked == 61 + 6  # six steps that ask a question: two slides each

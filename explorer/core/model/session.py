@@ -157,6 +157,7 @@ class Session:
     model_config: str = ""  # a Hugging Face config.json (canonical JSON) when model is "config"
     profile: Profile | None = None  # a real run's kernels beside the prediction (as ``kept``)
     compare: str = ""  # a model (an id `models` lists) whose whole step is drawn beside this one ("": none)
+    guesses: tuple[tuple[str, tuple[float, ...]], ...] = ()  # a scene question's ("SCENE/STEP") guesses
 
     def __post_init__(self) -> None:
         if not self.hardware:
@@ -186,6 +187,15 @@ class Session:
 
     def what_if(self, ident: str) -> WhatIf:
         return dict(self.what_ifs).get(ident, WhatIf())
+
+    def guesses_for(self, key: str) -> tuple[float, ...]:
+        """The guesses collected for a scene's question (``questions.guess_key``)."""
+        return dict(self.guesses).get(key, ())
+
+    def with_guesses(self, key: str, values: tuple[float, ...]) -> Session:
+        """The session with ``values`` as the guesses for ``key`` (none: the key is dropped)."""
+        kept = tuple((k, v) for k, v in self.guesses if k != key)
+        return replace(self, guesses=kept + (((key, tuple(values)),) if values else ()))
 
     def with_what_if(self, ident: str, what_if: WhatIf) -> Session:
         others = tuple((k, v) for k, v in self.what_ifs if k != ident)
@@ -224,6 +234,8 @@ class Session:
             out["profile"] = profile_to_dict(self.profile)
         if self.compare:
             out["compare"] = self.compare
+        if self.guesses:
+            out["guesses"] = {key: list(values) for key, values in self.guesses}
         return out
 
     def save(self, path: str | Path) -> None:
@@ -358,6 +370,28 @@ def _read_compare(top: Fields, model_ids: Container[str] | None, notes: list[str
     return compare
 
 
+MAX_GUESSES = 30  # per question (``questions.MAX_GUESSES``)
+MAX_QUESTIONS = 1000  # questions with guesses in one session
+
+
+def _read_guesses(top: Fields) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """``guesses: {SCENE/STEP: [number, …]}`` (absent in files written before questions)."""
+    raw = top.raw("guesses", required=False)
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or len(raw) > MAX_QUESTIONS:
+        raise top.error("guesses", f"expected a mapping of at most {MAX_QUESTIONS} SCENE/STEP keys to lists "
+                                   "of numbers")
+    out = []
+    for key, values in raw.items():
+        if not isinstance(key, str) or len(key) > MAX_OP_NAME or not isinstance(values, list) \
+                or len(values) > MAX_GUESSES or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                                        and math.isfinite(v) and v > 0 for v in values):
+            raise top.error("guesses", f"{key!r}: expected at most {MAX_GUESSES} numbers above zero")
+        out.append((key, tuple(float(v) for v in values)))
+    return tuple(out)
+
+
 MAX_OP_NAME = 200  # an op's name; a longer "selected_op" is a damaged file, not a choice
 
 
@@ -376,6 +410,7 @@ def read_session(top: Fields, hardware_ids: Container[str] | None = None,
     selected = top.text("selected_op", required=False)
     profile = read_saved_profile(top.child(top.raw("profile"), "profile")) if top.has("profile") else None
     compare = _read_compare(top, model_ids, notes)
+    guesses = _read_guesses(top)
     if selected is not None and len(selected) > MAX_OP_NAME:
         raise top.error("selected_op", f"expected an op's name (at most {MAX_OP_NAME} characters), "
                                        f"got {len(selected):,} characters")
@@ -383,6 +418,6 @@ def read_session(top: Fields, hardware_ids: Container[str] | None = None,
         return Session(hardware=hardware, model=model, params=params, what_ifs=what_ifs,
                        precisions=precisions, results=results, measured_roofs=measured_roofs,
                        selected_op=selected, custom_layers=layers, model_config=config, profile=profile,
-                       compare=compare)
+                       compare=compare, guesses=guesses)
     except ValueError as exc:
         raise top.error("results" if len(results) > MAX_RESULTS_FILES else "hardware", str(exc)) from None

@@ -22,7 +22,8 @@ the chart; ``scaling_laws: 5.76e23`` makes
 the step's slide the scaling laws of that training budget instead of the roofline, and
 ``view:`` names the picture a step's point needs (``View``: the roofline by default, the
 serving chart, the energy roofline, the memory bar, or each op at its expected time);
-export draws it and the window's scene player brings that view forward::
+export draws it and the window's scene player brings that view forward; ``question:`` makes
+the step ask the room first and reveal its answer after (``questions``)::
 
     schema: 1
     scenes:
@@ -63,6 +64,7 @@ from explorer.core.model.session import (
 from explorer.core.model.workload import WorkloadError
 from explorer.core.model.workload_file import read_param
 from explorer.core.units import BYTES, PRECISIONS
+from explorer.core.words.questions import Question, answer_at, read_question
 from explorer.core.words.scene_views import VIEWS, View
 from explorer.paths import resource_path
 
@@ -119,6 +121,7 @@ class Step:
     scaling_budget: float | None = None  # the step shows the scaling laws of this budget (FLOPs)
     profile: Profile | None = None  # a real run of the step shown beside it, replacing the one before
     view: View = View.ROOFLINE  # the picture the step shows (not carried to the next step)
+    question: Question | None = None  # asked before the step's answer is shown (``questions``)
 
     @property
     def shown(self) -> View:
@@ -264,10 +267,11 @@ class SceneReader:
         view = View(f.text("view", required=False, default=View.ROOFLINE.value, choices=VIEWS))
         if budget is not None and view != View.ROOFLINE:
             raise f.error("view", "a step with scaling_laws shows the scaling laws: leave out view")
+        question = read_question(f.child(f.mapping("question"), "question")) if f.has("question") else None
         return Step(caption=caption, hardware=hardware, model=model, params=tuple(params),
                     what_ifs=what_ifs, precisions=precisions, select=f.text("select", required=False),
                     topic=topic, in_flight_bytes=f.quantity("in_flight", BYTES, required=False),
-                    check=check, scaling_budget=budget, profile=profile, view=view)
+                    check=check, scaling_budget=budget, profile=profile, view=view, question=question)
 
     @staticmethod
     def _check(f: Fields) -> Check:
@@ -322,6 +326,8 @@ def fill_every_step(scene: Scene, catalog: Mapping[str, Hardware], models: Mappi
             for ident, what_if in scene.session_at(index).what_ifs:
                 what_if.apply(catalog[ident])
             scene.explain_step(index, catalog, models)
+            if scene.steps[index].question is not None:
+                answer_at(scene, index, catalog, models)
         except KeyError as exc:
             raise StepError(scene, f"steps[{index}].caption", f"cannot fill in: {exc.args[0]}") from None
         except (ValueError, WorkloadError) as exc:

@@ -13,6 +13,7 @@ under it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import cast
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -45,6 +46,7 @@ class RooflinePlot(QtWidgets.QWidget):
         self.scale = 1.0  # presentation mode draws text, lines and points larger
         self.slots: dict[str, int] = {}  # device → style slot, kept while the device is shown
         self.measured_suites: set[str] | None = None  # None: every measured suite is drawn
+        self.overlay: Callable[[Chart], Chart] | None = None  # changes the chart built (a scene question)
         self._chart: Chart | None = None  # built when first shown or asked for (``chart``)
         self._ranges: Ranges | None = None  # the ranges shown (kept until a refit)
         self._zoomed = False
@@ -113,6 +115,8 @@ class RooflinePlot(QtWidgets.QWidget):
         self._chart = build_chart(self.state, self.page(), self.options(
             self._ranges, last.placement if last else (), last.key_place if last else None,
             last.plot if last and last.page == self.page() else None))
+        if self.overlay is not None:  # a scene question: its answer hidden, its guesses drawn
+            self._chart = self.overlay(self._chart)
         self._ranges = (self._chart.x_range, self._chart.y_range)
         self._hover = None
         self.setAccessibleDescription(self.title())
