@@ -66,12 +66,12 @@ def _list(catalog, as_json: bool, out: TextIO) -> int:
     rows = []
     for hw in catalog.values():
         best = max(hw.peaks, key=lambda p: p.flops_per_s)
-        rows.append([hw.id, hw.name, hw.kind, hw.year,
+        rows.append([hw.id, hw.name, hw.kind, hw.device_class or "—", hw.year,
                      f"{format_si(best.flops_per_s, rate_unit(best.precision))} {best.label}",
                      format_si(hw.bandwidth_bytes_per_s, "B/s"),
                      format_bytes(hw.memory_capacity_bytes)])
-    print(format_table(["id", "name", "kind", "year", "best dense peak", "memory bandwidth",
-                        "memory"], rows, right=(3, 5, 6)), file=out)
+    print(format_table(["id", "name", "kind", "class", "year", "best dense peak", "memory bandwidth",
+                        "memory"], rows, right=(4, 6, 7)), file=out)
     return EXIT_OK
 
 

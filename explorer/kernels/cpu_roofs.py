@@ -8,7 +8,14 @@ from AMX (``amx_bf16``: 1024 FLOP per cycle per core, Intel's AMX overview) or A
 (``avx512_bf16``: VDPBF16PS, two BF16 products per FP32 lane); int8 from AMX (``amx_int8``:
 2048 operations per cycle per core), AVX512_VNNI or AVX-VNNI (VPDPBUSD, four INT8 products
 per INT32 lane). Arm: 128-bit vector units, four on Neoverse V1 and V2 cores (Arm's software
-optimization guides), two on others; bf16 from ``bf16`` (BFDOT), int8 from ``asimddp`` (SDOT).
+optimization guides), two on others; SVE and SVE2 (``sve``, ``sve2``) run on the same pipes, as
+wide in all (Neoverse V2: 4 × 128-bit), so they add no rate. bf16 from ``bf16`` (FEAT_BF16 has
+BFMMLA: a 2-by-4 by 4-by-2 bf16 matrix product into 2 × 2 fp32, 16 products per 128 bits);
+int8 from ``i8mm`` (SMMLA/UMMLA: 2-by-8 by 8-by-2 int8 into 2 × 2 int32, 32 products per 128
+bits), else ``asimddp`` (SDOT: 16 products). Each is counted on every vector unit: LLVM's Neoverse
+V1 and V2 models (from Arm's optimisation guides) issue BFMMLA and SMMLA to any of the four
+FP/ASIMD pipes, and no 128-bit instruction issues faster than one per pipe per cycle, so the
+count bounds any Arm core's rate.
 A precision without such instructions gets no roof: the CPU widens it to fp32.
 """
 
@@ -74,8 +81,8 @@ def _rates(cpu: CpuFlags) -> list[CoreRate]:
     f = cpu.flags
     if cpu.arm:
         units, bits = (4 if cpu.part in WIDE_ARM_PARTS else 2), 128
-        width, kind = "128-bit", WIDE_ARM_PARTS.get(cpu.part, "")
-        width += f", {kind}" if kind else ""
+        width = ", ".join(["128-bit", *(["SVE2"] if "sve2" in f else ["SVE"] if "sve" in f else []),
+                           *([WIDE_ARM_PARTS[cpu.part]] if cpu.part in WIDE_ARM_PARTS else [])])
     else:
         units, bits, width, _note = _x86_vector(cpu)
     lanes32 = bits // 32
@@ -86,14 +93,21 @@ def _rates(cpu: CpuFlags) -> list[CoreRate]:
     if "amx_bf16" in f and "amx_tile" in f:
         out.append(CoreRate("bf16", "matrix", AMX_BF16_PER_CYCLE,
                             f"{AMX_BF16_PER_CYCLE} BF16 FLOP per cycle per core (AMX)"))
-    elif "avx512_bf16" in f or (cpu.arm and "bf16" in f):
-        isa = "BF16: BFDOT" if cpu.arm else "AVX512_BF16"
+    elif cpu.arm and "bf16" in f:
+        out.append(CoreRate("bf16", "vector", units * 16 * 2,
+                            f"{units} vector units ({width}) × 16 BF16 products × 2 FLOP "
+                            f"(BFMMLA: a 2-by-4 by 4-by-2 matrix product)"))
+    elif "avx512_bf16" in f:
         out.append(CoreRate("bf16", "vector", units * lanes32 * 2 * 2,
                             f"{units} FMA units ({width}) × {lanes32} FP32 lanes × 2 BF16 products "
-                            f"× 2 FLOP ({isa})"))
+                            f"× 2 FLOP (AVX512_BF16)"))
     if "amx_int8" in f and "amx_tile" in f:
         out.append(CoreRate("int8", "matrix", AMX_INT8_PER_CYCLE,
                             f"{AMX_INT8_PER_CYCLE} INT8 operations per cycle per core (AMX)"))
+    elif cpu.arm and "i8mm" in f:
+        out.append(CoreRate("int8", "vector", units * 32 * 2,
+                            f"{units} vector units ({width}) × 32 INT8 products × 2 OP "
+                            f"(i8mm: SMMLA, a 2-by-8 by 8-by-2 matrix product)"))
     else:
         dot = _int8_dot(cpu, bits)
         if dot:
@@ -110,8 +124,7 @@ def _int8_dot(cpu: CpuFlags, bits: int) -> tuple[int, str] | None:
     """(bits per unit, instruction set) of the widest INT8 dot product, or None."""
     f = cpu.flags
     if cpu.arm:
-        return (bits, "asimddp: SDOT" + (", i8mm's SMMLA not counted" if "i8mm" in f else "")) \
-            if "asimddp" in f else None
+        return (bits, "asimddp: SDOT") if "asimddp" in f else None
     if "avx512_vnni" in f:
         return bits, "AVX512_VNNI"
     if "avx_vnni" in f:

@@ -26,8 +26,9 @@ def test_hardware_list_table():
     code, out, _ = run("hardware", "list")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split()[:3] == ["id", "name", "kind"]
+    assert lines[0].split()[:4] == ["id", "name", "kind", "class"]
     assert len(lines) == 2 + 56
+    assert next(line for line in lines if line.startswith("raspberry-pi-5")).split()[5:7] == ["cpu", "edge"]
     h100 = next(line for line in lines if line.startswith("h100-sxm"))
     assert "1.98 PFLOP/s fp8 matrix" in h100  # dense: the sparse headline is 3958 TFLOP/s
     assert "3.35 TB/s" in h100
@@ -39,6 +40,8 @@ def test_hardware_list_json():
     assert code == 0 and len(devices) == 56 >= 48
     h200 = next(d for d in devices if d["id"] == "h200-sxm")
     assert h200["bandwidth"] == 4.8e12 and h200["memory_bytes"] == 141 * 2**30
+    assert h200["class"] == "datacenter"
+    assert {d["class"] for d in devices} == {"datacenter", "workstation", "desktop", "laptop", "edge"}
 
 
 def test_hardware_show_marks_derived_values_and_sources():

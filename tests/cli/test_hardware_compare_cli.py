@@ -60,3 +60,14 @@ def test_compare_names_unknown_ids_with_the_closest_matches():
 def test_compare_needs_ids():
     code, _, _ = run("hardware", "compare", ",")
     assert code == 2
+
+
+def test_compare_names_each_devices_class():
+    code, out, _ = run("hardware", "compare", "h100-sxm,rtx-4090,jetson-agx-orin-64gb-maxn")
+    assert code == 0
+    assert _row(out, "class").split() == ["class", "datacenter", "desktop", "edge"]
+    code, out, _ = run("hardware", "compare", "apple-m4-max,rtx-pro-6000-blackwell", "--json")
+    doc = json.loads(out)
+    assert [d["class"] for d in doc["devices"]] == ["laptop", "workstation"]
+    values = next(r for r in doc["rows"] if r["label"] == "class")["values"]
+    assert values["apple-m4-max"]["text"] == "laptop"

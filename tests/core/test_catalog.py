@@ -31,6 +31,38 @@ def test_every_required_device_is_present(catalog):
     assert {catalog[i].kind for i in ACCELERATORS} == {DeviceKind.ACCELERATOR}
 
 
+CLASSES = {
+    "datacenter": {"a10", "a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm", "a40", "b200", "gb200",
+                   "gb300", "h100-nvl", "h100-pcie", "h100-sxm", "h200-nvl", "h200-sxm", "l4", "l40s",
+                   "mi250x", "mi300x", "mi325x", "mi355x", "t4", "v100-sxm2", "epyc-9654", "epyc-9755",
+                   "graviton4", "nvidia-grace", "xeon-6980p", "xeon-platinum-8480", *ACCELERATORS},
+    "workstation": {"apple-m3-ultra", "apple-m3-ultra-cpu", "radeon-pro-w7900", "rtx-6000-ada",
+                    "rtx-pro-6000-blackwell"},
+    "desktop": {"rtx-3090", "rtx-4090", "rtx-5090", "core-i9-13900k", "core-ultra-9-285k",
+                "ryzen-9-7950x", "ryzen-9-9950x"},
+    "laptop": {"apple-m2-max", "apple-m3-max", "apple-m4-max", "apple-m4-max-cpu"},
+    "edge": {i for i in GPUS if i.startswith("jetson-")} | {"raspberry-pi-5"},
+}
+
+
+def test_every_device_has_its_class(catalog):
+    assert {hw.id: str(hw.device_class) for hw in catalog.values()} == {
+        ident: cls for cls, idents in CLASSES.items() for ident in idents}
+    # edge devices draw tens of watts at most, data-centre GPUs more than a Jetson's 60 W
+    edge_tdps = [catalog[i].specs.tdp_w for i in CLASSES["edge"] if catalog[i].specs.tdp_w]
+    assert len(edge_tdps) == 7 and max(edge_tdps) <= 60
+    assert min(catalog[i].specs.tdp_w for i in CLASSES["datacenter"] if catalog[i].specs.tdp_w) >= 70
+
+
+def test_a_class_round_trips_and_a_users_device_may_leave_it_out(tmp_path):
+    from explorer.core.hardware.catalog import hardware_to_dict
+
+    hw = load_hardware_file(write(tmp_path, broken(lambda d: d.__setitem__("class", "edge"))))[0]
+    assert hw.device_class == "edge" and hardware_to_dict(hw)["class"] == "edge"
+    bare = load_hardware_file(write(tmp_path, broken(lambda d: d.pop("class", None))))[0]
+    assert bare.device_class is None and "class" not in hardware_to_dict(bare)
+
+
 def test_every_number_has_a_source_and_every_derived_number_a_formula(catalog):
     for hw in catalog.values():
         groups = [hw.specs.provenance, *(p.provenance for p in hw.peaks),
@@ -209,6 +241,8 @@ def test_usable_memory_is_what_the_device_reports(catalog):
         (lambda d: d["compute"][0].__setitem__("precision", "fp7"), "compute[0].precision",
          "expected one of"),
         (lambda d: d.__setitem__("kind", "tpu"), "kind", "expected one of cpu, gpu"),
+        (lambda d: d.__setitem__("class", "server"), "class",
+         "expected one of datacenter, workstation, desktop, laptop, edge; got 'server'"),
         (lambda d: d["memory"][0].__setitem__("main", False), "memory", "exactly one level"),
         (lambda d: d["memory"][0].pop("capacity"), "memory[0].capacity", "main memory needs"),
         (lambda d: d["compute"].append(dict(d["compute"][0])), "compute", "listed twice"),

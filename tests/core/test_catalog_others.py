@@ -159,3 +159,21 @@ def test_every_added_device_has_a_family_and_arm_cpus_borrow_x86s(catalog):
         assert factor.value == x86.factors[name].value, name
         borrowed = factor.note.startswith("borrowed from x86-cpu: no published measurement on ")
         assert factor.stand_in or borrowed, name
+
+
+def test_arm_roofs_count_the_matrix_multiply_instructions(catalog):
+    """BFMMLA: 16 bf16 products per 128-bit instruction; SMMLA: 32 int8 products (SDOT: 16).
+    Neoverse V2 issues both to any of its four vector pipes (LLVM's V2 model, from Arm's guide);
+    the Cortex-A76 has neither (LLVM's A76 features), so the Pi keeps SDOT and no bf16 roof."""
+    grace, g4, pi = catalog["nvidia-grace"], catalog["graviton4"], catalog["raspberry-pi-5"]
+    assert grace.peak_flops("int8") == pytest.approx(72 * 4 * 32 * 2 * 3.438e9)  # 63.4 TOP/s
+    assert grace.peak_flops("bf16") == pytest.approx(72 * 4 * 16 * 2 * 3.438e9)  # 31.7 TFLOP/s
+    assert g4.peak_flops("int8") == pytest.approx(96 * 4 * 32 * 2 * 2.8e9)  # 68.8 TOP/s
+    assert g4.peak_flops("bf16") == pytest.approx(96 * 4 * 16 * 2 * 2.8e9)  # 34.4 TFLOP/s
+    m4 = catalog["apple-m4-max-cpu"]
+    assert m4.peak_flops("int8") == pytest.approx(12 * 4 * 64 * 4.51e9 + 4 * 2 * 64 * 2.89e9)
+    for hw in (grace, g4, m4, catalog["apple-m3-ultra-cpu"]):
+        assert hw.peak_flops("int8") == pytest.approx(2 * hw.peak_flops("bf16")), hw.id
+        assert "MMLA" in hw.peak("int8").provenance.formula and "MMLA" in hw.peak("bf16").provenance.formula
+        assert hw.peak_flops("bf16") == pytest.approx(2 * hw.peak_flops("fp32") * 2), hw.id  # 4× fp32's FMA
+    assert pi.peak_flops("int8") == pytest.approx(4 * 2 * 16 * 2 * 2.4e9) and pi.peak("bf16") is None

@@ -50,16 +50,41 @@ def test_zen4_runs_avx512_as_two_halves_with_bf16_and_vnni(tmp_path, monkeypatch
     assert peaks["bf16"].flops_per_s / clock == pytest.approx(per_core_cycle)
 
 
-def test_graviton3_counts_four_128_bit_units_with_bfdot_and_sdot(tmp_path, monkeypatch):
+def test_graviton3_counts_four_128_bit_units_with_bfmmla_and_smmla(tmp_path, monkeypatch):
     cpu, peaks = describe("graviton3-neoverse-v1.txt", 64, 2_600_000, tmp_path, monkeypatch)
     assert cpu.physical_cores == 64 and {"bf16", "i8mm", "asimddp", "sve"} <= set(cpu.simd)
     clock = 64 * 2.6e9
     assert peaks["fp64"].flops_per_s == pytest.approx(clock * 4 * 2 * 2)
     assert peaks["fp32"].flops_per_s == pytest.approx(clock * 4 * 4 * 2)
-    assert peaks["bf16"].flops_per_s == pytest.approx(clock * 4 * 4 * 2 * 2)
-    assert peaks["int8"].flops_per_s == pytest.approx(clock * 4 * 4 * 4 * 2)
-    assert "Neoverse V1" in peaks["fp32"].formula and "BFDOT" in peaks["bf16"].formula
-    assert "SDOT" in peaks["int8"].formula and "i8mm" in peaks["int8"].formula
+    # BFMMLA: 2×4 by 4×2 bf16, 16 products per 128 bits; SMMLA: 2×8 by 8×2 int8, 32 products
+    assert peaks["bf16"].flops_per_s == pytest.approx(clock * 4 * 16 * 2)
+    assert peaks["int8"].flops_per_s == pytest.approx(clock * 4 * 32 * 2)
+    assert "128-bit, SVE, Neoverse V1" in peaks["fp32"].formula and "BFMMLA" in peaks["bf16"].formula
+    assert "SMMLA" in peaks["int8"].formula
+
+
+def test_grace_follows_its_flags_to_the_catalogues_neoverse_v2_roofs(tmp_path, monkeypatch, catalog):
+    cpu, peaks = describe("grace-neoverse-v2.txt", 72, 3_438_000, tmp_path, monkeypatch)
+    assert cpu.physical_cores == 72 and {"sve2", "i8mm", "bf16", "asimddp"} <= set(cpu.simd)
+    grace = catalog["nvidia-grace"]
+    for precision in ("fp64", "fp32", "bf16", "int8"):
+        assert peaks[precision].flops_per_s == pytest.approx(grace.peak_flops(precision, "vector")), precision
+    assert peaks["int8"].flops_per_s == pytest.approx(72 * 4 * 64 * 3.438e9)  # 63.4 TOP/s
+    assert "128-bit, SVE2, Neoverse V2" in peaks["int8"].formula
+
+
+def test_arm_roofs_follow_bf16_i8mm_and_dot_product_flags():
+    def rates(*flags, part="0xd4f"):
+        return {r.precision: r.per_cycle for r in core_rates(CpuFlags(frozenset({"fp", "asimd", *flags}),
+                                                                       part=part))}
+    v2 = rates("asimddp", "bf16", "i8mm", "sve", "sve2")
+    assert v2 == {"fp64": 16, "fp32": 32, "bf16": 128, "int8": 256}
+    assert rates("asimddp", "bf16", "i8mm") == v2  # SVE2 on 128-bit pipes adds no rate
+    assert rates("asimddp") == {"fp64": 16, "fp32": 32, "int8": 128}  # SDOT: 16 products
+    assert rates() == {"fp64": 16, "fp32": 32}  # widened to fp32
+    # Cortex-A76 (Raspberry Pi 5): two units, SDOT, no bf16 or i8mm, as the catalogue has it
+    a76 = rates("asimddp", "asimdhp", part="0xd0b")
+    assert a76 == {"fp64": 8, "fp32": 16, "int8": 64}
 
 
 def test_a_cpu_without_avx512_has_no_bf16_roof_and_an_avx_vnni_int8_roof(tmp_path, monkeypatch):

@@ -141,13 +141,22 @@ def test_search_filters_devices(window):
     assert len(visible) == 7 and all(i.startswith("jetson-") for i in visible)
     panel.search.setText("4090")
     assert [i for i in window.state.catalog if not panel.item(i).isHidden()] == ["rtx-4090"]
-    nvidia_gpus = panel.item("rtx-4090").parent()
-    assert nvidia_gpus.text(0).startswith("NVIDIA (") and nvidia_gpus.parent().text(0).startswith("GPUs (")
-    assert not nvidia_gpus.isHidden() and panel.item("epyc-9654").parent().isHidden()  # AMD CPUs: none shown
-    assert panel.item("epyc-9654").parent().parent().isHidden()  # CPUs: none shown
+    # one vendor in a class: named on the class's row, the rows without the vendor's name
+    desktop_gpus = panel.item("rtx-4090").parent()
+    assert desktop_gpus.text(0) == "Desktop · NVIDIA (3)"
+    assert desktop_gpus.parent().text(0).startswith("GPUs (")
+    assert panel.item("rtx-4090").text(0) == "GeForce RTX 4090"
+    amd_cpus = panel.item("epyc-9654").parent()  # kind, class, vendor
+    assert amd_cpus.text(0) == "AMD (2)" and amd_cpus.parent().text(0) == "Data centre (6)"
+    assert not desktop_gpus.isHidden() and amd_cpus.isHidden()  # AMD data-centre CPUs: none shown
+    assert amd_cpus.parent().parent().isHidden()  # CPUs: none shown
+    panel.search.setText("edge")
+    visible = {i for i in window.state.catalog if not panel.item(i).isHidden()}
+    assert visible == {hw.id for hw in window.state.catalog.values() if hw.device_class == "edge"}
+    assert not panel.item("raspberry-pi-5").parent().isHidden() and amd_cpus.parent().isHidden()
     panel.search.setText("")
     assert not any(panel.item(i).isHidden() for i in window.state.catalog)
-    assert not panel.item("epyc-9654").parent().parent().isHidden()
+    assert not amd_cpus.parent().parent().isHidden()
 
 
 def test_sessions_round_trip_through_the_window(window, tmp_path):

@@ -90,6 +90,8 @@ def _spec_rows(devices: tuple[Hardware, ...]) -> list[Row]:
     rows = [
         Row("specs", "vendor", "", tuple(Cell(0, hw.vendor) for hw in devices)),
         Row("specs", "kind", "", tuple(Cell(0, str(hw.kind)) for hw in devices)),
+        Row("specs", "class", "", tuple(Cell(0, str(hw.device_class)) if hw.device_class else None
+                                        for hw in devices)),
         Row("specs", "year", "", tuple(Cell(hw.year, str(hw.year)) for hw in devices)),
         Row("specs", "cores", "", tuple(
             Cell(hw.specs.cores, f"{hw.specs.cores} {hw.specs.core_label}", hw.specs.provenance)
@@ -131,7 +133,8 @@ def compare_dict(devices: tuple[Hardware, ...]) -> dict[str, Any]:
 
     return {
         "devices": [{"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": str(hw.kind),
-                     "sources": dict(hw.sources)} for hw in devices],
+                     "class": hw.device_class and str(hw.device_class), "sources": dict(hw.sources)}
+                    for hw in devices],
         "rows": [{"section": r.section, "label": r.label, "unit": r.unit,
                   "values": {hw.id: cell(hw, c) for hw, c in zip(devices, r.cells, strict=True)}}
                  for r in compare_rows(devices)],

@@ -25,6 +25,7 @@ def hardware_summary(hw: Hardware) -> dict[str, Any]:
         "name": hw.name,
         "vendor": hw.vendor,
         "kind": hw.kind,
+        "class": hw.device_class,
         "year": hw.year,
         "best_peak": {"precision": best.precision, "unit": best.unit,
                       "flops_per_s": best.flops_per_s},

@@ -9,6 +9,7 @@ File format (one or more devices per file)::
       short_name: H100 SXM      # on charts and slides (optional; the name otherwise)
       vendor: NVIDIA
       kind: gpu
+      class: datacenter         # datacenter, workstation, desktop, laptop or edge
       year: 2022
       sources: {datasheet: https://...}
       specs: {cores: 132, core_label: SM, boost_clock: 1980 MHz, tdp: 700 W, source: datasheet}
@@ -43,11 +44,13 @@ from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.files.registry import Registry
 from explorer.core.files.userfiles import Skipped, load_each, yaml_files
 from explorer.core.hardware.hardware import (
+    CLASSES,
     KINDS,
     LINK_DIRECTIONS,
     LINK_TIERS,
     UNITS,
     ComputePeak,
+    DeviceClass,
     DeviceKind,
     Hardware,
     Link,
@@ -164,6 +167,10 @@ def _read_link(fields: Fields, sources: Mapping[str, str]) -> Link:
     )
 
 
+def _device_class(text: str | None) -> DeviceClass | None:
+    return DeviceClass(text) if text else None
+
+
 R = TypeVar("R")
 
 
@@ -200,6 +207,7 @@ def read_hardware_entry(fields: Fields) -> Hardware:
         origin=fields.file,
         short_name=fields.text("short_name", required=False, default=""),
         links=_read_list(fields, "links", _read_link, sources) if fields.has("links") else (),
+        device_class=_device_class(fields.text("class", required=False, choices=CLASSES)),
     )
     mains = [level.name for level in hardware.memory if level.main]
     if len(mains) != 1:
@@ -301,7 +309,8 @@ def _link_dict(link: Link, keys: Mapping[str, str]) -> dict[str, Any]:
 def hardware_to_dict(hw: Hardware) -> dict[str, Any]:
     """The catalogue entry of ``hw``, as ``read_hardware_entry`` reads it back."""
     keys = {url: key for key, url in hw.sources}
-    out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": str(hw.kind), "year": hw.year,
+    out = {"id": hw.id, "name": hw.name, "vendor": hw.vendor, "kind": str(hw.kind),
+           **({"class": str(hw.device_class)} if hw.device_class else {}), "year": hw.year,
            "sources": dict(hw.sources), "specs": _specs_dict(hw.specs, keys),
            "compute": [_peak_dict(p, keys) for p in hw.peaks],
            "memory": [_memory_dict(m, keys) for m in hw.memory]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explorer.core.hardware.hardware import Hardware, Provenance
+from explorer.core.hardware.hardware import Hardware, Provenance, class_label
 from explorer.core.units import format_bytes, format_si, format_time, rate_unit
 
 
@@ -34,7 +34,7 @@ class Sheet:
 
     name: str
     ident: str
-    summary: str  # "NVIDIA GPU, 2022. Hopper. …"
+    summary: str  # "NVIDIA GPU (data centre), 2022. Hopper. …"
     specs: Cell  # "132 SMs, 1.98 GHz boost, TDP 700 W, matrix units: Tensor Cores"
     peaks: tuple[tuple[str, str, Cell, str, str], ...]  # precision, unit, peak, at clock, ridge
     memory: tuple[tuple[str, Cell, Cell], ...]  # level, capacity (usable), bandwidth
@@ -75,5 +75,6 @@ def device_sheet(hw: Hardware) -> Sheet:
         if link.latency_s is not None and link.latency_provenance is not None:
             measured += ((f"{link.name} latency {format_time(link.latency_s)} a transfer step: "
                           f"{link.latency_provenance.note}", link.latency_provenance),)
-    return Sheet(hw.name, hw.id, f"{hw.vendor} {hw.kind.upper()}, {hw.year}. {hw.notes}".rstrip(),
+    where = f" ({class_label(hw.device_class).lower()})" if hw.device_class else ""
+    return Sheet(hw.name, hw.id, f"{hw.vendor} {hw.kind.upper()}{where}, {hw.year}. {hw.notes}".rstrip(),
                  Cell(specs, s.provenance), peaks, memory, measured, hw.sources)

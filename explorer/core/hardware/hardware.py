@@ -34,6 +34,40 @@ def kind_label(kind: DeviceKind) -> str:
     return "accelerator" if kind == DeviceKind.ACCELERATOR else kind.value.upper()
 
 
+class DeviceClass(StrEnum):
+    """Where a device is meant to run: the catalogue's ``class``, the hardware panel's second
+    level and a word a search finds.
+
+    - ``datacenter``: sold for servers in racks, passively cooled or liquid-cooled (SXM, OAM,
+      server PCIe cards, server CPUs, TPUs) and rented from clouds;
+    - ``workstation``: professional desktop parts with their own fans (RTX PRO, Radeon PRO,
+      a Mac Studio's Ultra chip);
+    - ``desktop``: consumer desktop parts (GeForce cards, Ryzen and Core desktop CPUs);
+    - ``laptop``: chips of laptops (a MacBook Pro's Max chip), within a laptop's power;
+    - ``edge``: embedded modules and single-board computers (Jetson, Raspberry Pi), tens of
+      watts at most.
+    """
+
+    DATACENTER = "datacenter"
+    WORKSTATION = "workstation"
+    DESKTOP = "desktop"
+    LAPTOP = "laptop"
+    EDGE = "edge"
+
+
+CLASSES = tuple(DeviceClass)
+_CLASS_LABELS = {DeviceClass.DATACENTER: "Data centre"}
+# Other words a user may type for a class ("data center", "server").
+CLASS_WORDS = {DeviceClass.DATACENTER: "data centre center datacentre server cloud",
+               DeviceClass.DESKTOP: "consumer", DeviceClass.LAPTOP: "mobile notebook",
+               DeviceClass.EDGE: "embedded"}
+
+
+def class_label(device_class: DeviceClass | str) -> str:
+    """A class's title: "Data centre", "Workstation", "Desktop", "Laptop", "Edge"."""
+    return _CLASS_LABELS.get(DeviceClass(device_class), str(device_class).capitalize())
+
+
 UNITS = ("vector", "matrix")
 
 
@@ -163,6 +197,7 @@ class Hardware:
     origin: str = field(default="", compare=False)
     short_name: str = ""  # for charts and slides ("H100 SXM"); the name when not given
     links: tuple[Link, ...] = ()  # interconnects (none listed: a single device)
+    device_class: DeviceClass | None = None  # the file's ``class``; every bundled device has one
 
     def __hash__(self) -> int:
         """The compared fields' hash, as a frozen dataclass's, worked out once: a chart's

@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from explorer.core.files.atomic import write_text_atomic
 from explorer.core.files.datafile import DataFileError, dump_yaml
 from explorer.core.hardware.catalog import hardware_to_dict, load_hardware_file, open_catalogue
-from explorer.core.hardware.grouping import catalogue_groups, group_title, search
+from explorer.core.hardware.grouping import catalogue_groups, group_title, row_name, search
 from explorer.core.units import format_si, rate_unit
 from explorer.kernels.cpuinfo import cpu_model, describe_cpu
 from explorer.paths import user_path
@@ -37,9 +37,11 @@ class HardwarePanel(QtWidgets.QWidget):
         self.state, self.runs = state, runs
         self.search = QtWidgets.QLineEdit(placeholderText="Search: 4090, Orin, Grace, AMD…")
         self.search.setClearButtonEnabled(True)
-        self.search.setToolTip("Filter the list by id, name, short name, vendor or kind; Ctrl+F jumps here")
+        self.search.setToolTip("Filter the list by id, name, short name, vendor, kind or class (data centre, "
+                                  "workstation, desktop, laptop, edge); Ctrl+F jumps here")
         self.tree = QtWidgets.QTreeWidget()
         self.tree.setHeaderHidden(True)
+        self.tree.setIndentation(14)  # kind, class, vendor: three levels in a 260-px panel
         self.tree.setToolTip("Tick up to four devices to overlay their roofs; select one to see its card")
         self.card = QtWidgets.QTextBrowser(openExternalLinks=True)
         self.primary_button = QtWidgets.QPushButton("Make primary")
@@ -60,7 +62,7 @@ class HardwarePanel(QtWidgets.QWidget):
         layout.addWidget(splitter, 1)
         layout.addLayout(buttons)
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
-        self._groups: list[QtWidgets.QTreeWidgetItem] = []  # kinds and vendors
+        self._groups: list[QtWidgets.QTreeWidgetItem] = []  # kinds, classes and vendors
         self._primary: str | None = None  # the chart's primary device, as last shown
         self._local: QtWidgets.QTreeWidgetItem | None = None
         self._build()
@@ -82,14 +84,27 @@ class HardwarePanel(QtWidgets.QWidget):
         self.tree.clear()
         self._items.clear()
         self._groups = []
-        for kind, vendors in catalogue_groups(self.state.catalog.values()):
-            kind_item = self._group_item(group_title(kind), sum(len(d) for d in vendors.values()))
+        for kind, classes in catalogue_groups(self.state.catalog.values()):
+            kind_item = self._group_item(group_title(kind), sum(
+                len(d) for vendors in classes.values() for d in vendors.values()))
             self.tree.addTopLevelItem(kind_item)
-            for vendor, devices in vendors.items():
-                vendor_item = self._group_item(vendor, len(devices))
-                kind_item.addChild(vendor_item)
-                for hw in devices:
-                    vendor_item.addChild(self._device_item(hw))
+            for title, vendors in classes.items():
+                # One vendor in a class: named on the class's row, a level less to indent
+                # in a narrow panel ("Edge · NVIDIA (7)").
+                if len(vendors) == 1:
+                    [(vendor, devices)] = vendors.items()
+                    class_item = self._group_item(f"{title} · {vendor}", len(devices))
+                    kind_item.addChild(class_item)
+                    for hw in devices:
+                        class_item.addChild(self._device_item(hw))
+                    continue
+                class_item = self._group_item(title, sum(len(d) for d in vendors.values()))
+                kind_item.addChild(class_item)
+                for vendor, devices in vendors.items():
+                    vendor_item = self._group_item(vendor, len(devices))
+                    class_item.addChild(vendor_item)
+                    for hw in devices:
+                        vendor_item.addChild(self._device_item(hw))
         self._local = QtWidgets.QTreeWidgetItem(["This machine"])
         self._local.setFlags(QtCore.Qt.ItemFlag.ItemIsEnabled | QtCore.Qt.ItemFlag.ItemIsSelectable)
         self.tree.addTopLevelItem(self._local)
@@ -111,11 +126,11 @@ class HardwarePanel(QtWidgets.QWidget):
 
     def _device_item(self, hw) -> QtWidgets.QTreeWidgetItem:
         best = max(hw.peaks, key=lambda p: p.flops_per_s)
-        item = QtWidgets.QTreeWidgetItem([hw.name])
+        item = QtWidgets.QTreeWidgetItem([row_name(hw)])
         item.setData(0, ID_ROLE, hw.id)
         item.setFlags(item.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
         item.setCheckState(0, QtCore.Qt.CheckState.Unchecked)
-        item.setToolTip(0, f"{hw.id}: {format_si(best.flops_per_s, 'FLOP/s')} {best.label}, "
+        item.setToolTip(0, f"{hw.name} ({hw.id}): {format_si(best.flops_per_s, 'FLOP/s')} {best.label}, "
                            f"{format_si(hw.bandwidth_bytes_per_s, 'B/s')}")
         self._items[hw.id] = item
         return item
@@ -173,7 +188,8 @@ class HardwarePanel(QtWidgets.QWidget):
         found = search(self.state.catalog.values(), text)
         for ident, item in self._items.items():
             item.setHidden(ident not in found)
-        for group in reversed(self._groups):  # vendors before their kind: a group with nothing shown hides
+        # vendors before their class and kind: a group with nothing shown hides
+        for group in reversed(self._groups):
             children = (group.child(i) for i in range(group.childCount()))
             group.setHidden(all(child is None or child.isHidden() for child in children))
 
