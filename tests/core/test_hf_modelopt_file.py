@@ -67,7 +67,8 @@ def test_without_the_file_or_with_the_config_s_own_block(checkpoint, tmp_path):
     (checkpoint / MODELOPT_FILE).rename(tmp_path / "elsewhere.json")
     assert read_config_file(checkpoint / "config.json").quantization is None
     (tmp_path / "elsewhere.json").rename(checkpoint / MODELOPT_FILE)
-    own = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+    own = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+           "weight_block_size": [128, 128]}
     (checkpoint / "config.json").write_text(json.dumps({**DEEPSEEK_V3, "quantization_config": own}))
     q = read_config_file(checkpoint / "config.json").quantization
     assert q is not None and q.method == "fp8"  # the config's own block comes first
@@ -77,7 +78,8 @@ def test_the_analysis_weighs_the_experts_at_four_and_a_half_bits(checkpoint):
     """The bytes follow the file beside: less than half the bf16 figure (experts hold most of
     the 671 B parameters), and more than 4.5 bits a weight overall (embedding, LM head, norms
     kept at bf16)."""
-    options = ("analyze", "--hardware", "h200-sxm", "--model-config", str(checkpoint / "config.json"), "--json")
+    options = ("analyze", "--hardware", "h200-sxm", "--model-config", str(checkpoint / "config.json"),
+               "--json")
     code, out, err = run(*options)
     assert code == 0, err
     report = json.loads(out)
