@@ -31,6 +31,10 @@ PARAMETERS, WEIGHT_BYTES = 513_048, 1_026_144
 
 @pytest.fixture
 def stores(tmp_path, monkeypatch):
+    return make_stores(tmp_path, monkeypatch)
+
+
+def make_stores(tmp_path, monkeypatch):
     """A home with an LM Studio model, an Ollama model (manifest and blob) and a folder of
     the user's with two GGUF files of the same name in two subfolders."""
     home = tmp_path / "home"

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
-from explorer.core.model.hf_config import read_config_file
+from explorer.core.model.hf_config import read_model_file
 from explorer.ui.window_host import WindowHost
 
 if TYPE_CHECKING:
     from explorer.core.model.profile import Profile
 
-CONFIG_FILTER = "Model configs (*.json);;All files (*)"
+CONFIG_FILTER = "Model configs (*.json *.gguf);;All files (*)"
 PROFILE_FILTER = "Profiles (*.csv *.json *.json.gz);;All files (*)"
 SESSION_SUFFIXES = (".yaml", ".yml")
 
@@ -38,7 +38,7 @@ class ModelConfigFiles(WindowHost):
         say, a cache's repository); a file that cannot be read gets a dialog naming the field,
         and the workload stays as it was."""
         try:
-            spec = read_config_file(path, name)
+            spec = read_model_file(path, name)  # a config.json, or a GGUF file (kept by reference)
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open model config", str(exc))
             return False

@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from explorer.core.files.datafile import DataFileError
@@ -42,6 +43,35 @@ def found(folders: tuple[Path, ...] = (), home: Path | None = None,
           environ: Mapping[str, str] | None = None) -> list[FoundGguf]:
     """The GGUF files of the usual places, the named folders and ``folders``."""
     return find_ggufs(home, environ, (*named_folders(environ), *folders))
+
+
+WATCH_DEPTH = 3  # LM Studio's publisher/repository/, Ollama's manifests/host/namespace/model/
+
+
+def watched(home: Path | None = None, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The folders whose change means GGUF files came or went: LM Studio's, Ollama's
+    manifests and the named folders, with their folders ``WATCH_DEPTH`` deep (a file added
+    moves its own folder's time only), ``LIMIT`` at most from each."""
+    from explorer.core.model.gguf_discovery import LIMIT, lm_studio_folders, ollama_folder
+
+    home = Path.home() if home is None else home
+    environ = os.environ if environ is None else environ
+    out: list[Path] = []
+    manifests = ollama_folder(home, environ) / "manifests"
+    for top in (*lm_studio_folders(home), manifests, *named_folders(environ)):
+        out.append(top)
+        level = [top]
+        for _ in range(WATCH_DEPTH):
+            level = [sub for folder in level for sub in _folders(folder)][:LIMIT]
+            out.extend(level)
+    return tuple(out)
+
+
+def _folders(folder: Path) -> list[Path]:
+    try:
+        return sorted(entry for entry in folder.iterdir() if entry.is_dir())
+    except OSError:
+        return []
 
 
 def base_id(item: FoundGguf) -> str:
@@ -69,11 +99,26 @@ def read_gguf_model(path: str | Path, ident: str = "") -> TransformerSpec:
 
 
 def read_gguf_listed(path: str | Path, ident: str = "") -> tuple[TransformerSpec, int]:
-    """``read_gguf_model``'s model and the bytes the file's tensors take."""
+    """``read_gguf_model``'s model and the bytes the file's tensors take. A file read before
+    with the same size and time is not read again (gguf's reader takes seconds over a
+    vocabulary of 32,000 tokens: its metadata is parsed field by field in Python)."""
+    where = os.path.abspath(path)
+    try:
+        stat = os.stat(where)
+    except OSError as exc:
+        raise DataFileError(str(path), f"cannot be read: {exc.strerror or exc}") from None
+    spec, size = _read(where, stat.st_size, stat.st_mtime_ns)
+    return replace(spec, id=ident or spec.id), size
+
+
+@lru_cache(maxsize=64)
+def _read(where: str, size: int, modified_ns: int) -> tuple[TransformerSpec, int]:
     from explorer.core.model.gguf_file import spec_from_gguf
 
-    spec, file = spec_from_gguf(path)
-    return replace(spec, id=ident or spec.id, config=reference(path)), file.weight_bytes
+    spec, file = spec_from_gguf(where)
+    stored = json.dumps({KEY: where, "bytes": size, "modified_ns": modified_ns}, sort_keys=True,
+                        separators=(",", ":"))
+    return replace(spec, config=stored), file.weight_bytes
 
 
 def referenced_path(config: Mapping[str, object], origin: str) -> Path:
