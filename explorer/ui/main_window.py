@@ -113,8 +113,6 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         state = self.state
         self.hardware_panel = HardwarePanel(state, self.runs)
         self.workload_panel = WorkloadPanel(state)
-        self.cached_models.sig_listed.connect(self.workload_panel.compare_box.show_listed)  # hf-, gguf- ids
-        self.workload_panel.compare_box.sig_opening.connect(self.cached_models.refresh)
         self.kernel_lab = LazyPanel(lambda: _kernel_panel(state, self.runs))  # on first show or use
         self.details_panel = DetailsPanel(state)
         self.explain_panel = ExplainPanel(state)

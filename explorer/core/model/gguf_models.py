@@ -80,14 +80,6 @@ def base_id(item: FoundGguf) -> str:
     return PREFIX + (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "model")
 
 
-def reference(path: str | Path) -> str:
-    """What a session holds of the GGUF file ``path``: its absolute path, size and time."""
-    where = os.path.abspath(path)
-    stat = os.stat(where)
-    return json.dumps({KEY: where, "bytes": stat.st_size, "modified_ns": stat.st_mtime_ns},
-                      sort_keys=True, separators=(",", ":"))
-
-
 def is_reference(config: object) -> bool:
     return isinstance(config, Mapping) and KEY in config
 
