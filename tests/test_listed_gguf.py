@@ -160,3 +160,18 @@ def test_a_session_whose_gguf_file_changed_or_is_gone(stores, tmp_path, catalog,
     assert s.model == defaults.MODEL and s.hardware == ("h100-sxm", "a100-80gb-sxm") and s.params.batch == 32
     said = " | ".join(messages)
     assert f"the GGUF file {blob} is no longer there" in said and f"showing {defaults.MODEL} instead" in said
+
+
+def test_a_session_naming_a_gguf_id(stores, tmp_path, catalog, models):
+    """``model: gguf-tinyllama-1-1b`` written by hand: read as the file's reference; an id no
+    file has now is named as a GGUF file's."""
+    path = tmp_path / "hand.roofline.yaml"
+    path.write_text("schema: 2\nhardware: [h100-sxm]\nworkload: {model: gguf-tinyllama-1-1b, batch: 2}\n")
+    session = load_session(path, set(catalog), set(models))
+    blob = stores["ollama"] / "blobs" / f"sha256-{stores['digest']}"
+    assert session.model == CONFIG_MODEL and json.loads(session.model_config)["gguf_file"] == str(blob)
+    assert session.model_spec.parameter_count() == PARAMETERS and session.params.batch == 2
+    path.write_text("schema: 2\nhardware: [h100-sxm]\nworkload: {model: gguf-tinyllama-7b}\n")
+    with pytest.raises(DataFileError, match="'gguf-tinyllama-7b' is no longer listed: no GGUF file found on "
+                                            "this machine has that id"):
+        load_session(path, set(catalog), set(models))

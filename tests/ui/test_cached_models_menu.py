@@ -178,3 +178,18 @@ def test_the_same_read_lists_the_gguf_files(qtbot, tmp_path, monkeypatch):
     assert broken.text() == "broken:latest (Ollama, GGUF) (cannot be read)" and not broken.isEnabled()
     assert "not a GGUF file" in broken.toolTip()
     runs.shutdown()
+
+
+def test_the_window_opens_on_a_gguf_file_or_id(tmp_path, monkeypatch):
+    """``window --model-config FILE.gguf`` and ``window --model gguf-…``: the file's model,
+    held by reference, its weights at their stored bytes."""
+    from explorer.core.model.hf_config import CONFIG_MODEL
+    from explorer.ui.application import build_state
+    from tests.test_listed_gguf import TINY
+    from tests.ui.conftest import window_args
+
+    make_stores(tmp_path, monkeypatch)
+    for args in (window_args(model_config=str(TINY)), window_args(model="gguf-tinyllama-1-1b")):
+        state, _ = build_state(args)
+        assert state.session.model == CONFIG_MODEL and state.model.name == "LLaMA v2"
+        assert state.analysis().totals.weight_bytes == 1_026_144

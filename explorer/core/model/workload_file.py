@@ -92,8 +92,9 @@ def listed_model(ident: str, model_ids: Container[str] | None) -> TransformerSpe
 
 def gone(ident: str, instead: str = "") -> str:
     """What a file naming the listed model ``ident`` says when no config.json has its id now."""
-    text = (f"the model {ident!r} is no longer listed: no config.json shipped with the app or in the "
-            f"Hugging Face cache has that id (see: roofline-explorer models)")
+    files = ("no GGUF file found on this machine" if ident.startswith("gguf-") else
+             "no config.json shipped with the app or in the Hugging Face cache")
+    text = f"the model {ident!r} is no longer listed: {files} has that id (see: roofline-explorer models)"
     return text + (f"; {instead}" if instead else "; download the model again or open its config.json "
                    "(--model-config, or File › Open model config…)")
 
