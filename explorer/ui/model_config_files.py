@@ -1,5 +1,6 @@
-"""Opening a Hugging Face ``config.json`` in the window: File › Open model config…, or a
-config.json dropped anywhere on the window (a session file dropped opens as a session); and
+"""Opening a Hugging Face ``config.json`` (or a GGUF file) in the window: File › Open model
+config…, or a config.json or GGUF file dropped anywhere on the window (a session file
+dropped opens as a session); and
 a profile of a real run: File › Import profile…, or a profile dropped (an Nsight Compute
 CSV, a PyTorch trace, a rocprof-compute workload folder or its pmc_perf.csv).
 A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself is
@@ -81,7 +82,7 @@ class ModelConfigFiles(WindowHost):
         if len(urls) != 1 or not urls[0].isLocalFile():
             return None
         path = Path(urls[0].toLocalFile())
-        if path.suffix.lower() in (".json", ".csv", ".gz", *SESSION_SUFFIXES) or path.is_dir():
+        if path.suffix.lower() in (".json", ".gguf", ".csv", ".gz", *SESSION_SUFFIXES) or path.is_dir():
             return path
         return None
 

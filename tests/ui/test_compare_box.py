@@ -9,7 +9,7 @@ import pytest
 from explorer.core.model.gguf_models import FOLDERS_VARIABLE
 from explorer.core.model.session import Session
 from explorer.state import AppState
-from explorer.ui.cached_models_menu import JOB, read_listing
+from explorer.ui.cached_models_menu import read_listing
 from explorer.ui.panels.workload_panel import WorkloadPanel
 from tests.core.test_hf_config import MISTRAL_7B
 from tests.test_listed_gguf import make_stores
@@ -71,7 +71,20 @@ def test_the_window_wires_the_box_to_the_menu_s_read(qtbot, window, tmp_path):
     (snapshot / "config.json").write_text(json.dumps(MISTRAL_7B))
     box = window.workload_panel.compare_box
     assert box.findData("hf-x-a") < 0
-    with qtbot.waitSignal(window.cached_models.sig_listed, timeout=60_000):
+    with qtbot.waitSignal(window.cached_models.sig_listed, timeout=60_000):  # (nothing else reads)
         box.sig_opening.emit()
-        assert window.runs.running(JOB)
     assert box.itemText(box.findData("hf-x-a")) == "x/a"
+
+
+def test_a_gguf_file_dropped_on_the_window_opens(window, qtbot):
+    """Dropped, a GGUF file is the window's model (held by reference), and the model box
+    names it as a GGUF file's."""
+    from explorer.core.model.hf_config import CONFIG_MODEL
+    from tests.test_listed_gguf import TINY
+    from tests.ui.drops import drop_file
+
+    drop_file(window, TINY)
+    qtbot.waitUntil(lambda: window.state.session.model == CONFIG_MODEL, timeout=30_000)
+    assert json.loads(window.state.session.model_config)["gguf_file"] == str(TINY.resolve())
+    assert window.workload_panel.model_box.currentText() == "LLaMA v2 (GGUF file)"
+    assert window.state.analysis().totals.weight_bytes == 1_026_144
