@@ -67,6 +67,15 @@ def _listed(*extra):
     return [e for e in json.loads(out) if e["kind"] == "gguf"]
 
 
+def test_a_folder_named_once_says_where_model_looks(stores, monkeypatch):
+    code, _, err = run("models", "--gguf-dir", str(stores["mine"]))
+    assert code == 0 and (f"note: --model finds the GGUF files under {stores['mine']} when "
+                          f"${FOLDERS_VARIABLE} names that folder") in err
+    monkeypatch.setenv(FOLDERS_VARIABLE, str(stores["mine"]))
+    code, _, err = run("models", "--gguf-dir", str(stores["mine"]))
+    assert code == 0 and "note: --model finds" not in err
+
+
 def test_models_lists_each_store_s_files_with_their_own_bytes(stores):
     assert COMMAND_VARIABLE == FOLDERS_VARIABLE
     listed = _listed("--gguf-dir", str(stores["mine"]))

@@ -66,6 +66,18 @@ def entries(err: TextIO | None = None, gguf_dirs: tuple[Path, ...] = ()) -> list
     return out
 
 
+def _say_unnamed(folders: tuple[Path, ...], err: TextIO) -> None:
+    """A --gguf-dir folder that $ROOFLINE_EXPLORER_GGUF_DIRS does not name: its ids are
+    listed, but --model does not look there."""
+    from explorer.core.model.gguf_models import named_folders
+
+    named = {p.resolve() for p in named_folders()}
+    for folder in folders:
+        if folder.resolve() not in named:
+            print(f"roofline-explorer: note: --model finds the GGUF files under {folder} when "
+                  f"${FOLDERS_VARIABLE} names that folder", file=err)
+
+
 def _count(n: int | None) -> str:
     if not n:
         return ""
@@ -75,7 +87,9 @@ def _count(n: int | None) -> str:
 def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.units import format_bytes
 
-    listed = entries(err, tuple(Path(d).expanduser() for d in args.gguf_dir))
+    folders = tuple(Path(d).expanduser() for d in args.gguf_dir)
+    listed = entries(err, folders)
+    _say_unnamed(folders, err)
     if args.json:
         json.dump(listed, out, indent=1)
         out.write("\n")
