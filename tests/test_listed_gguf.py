@@ -96,10 +96,13 @@ def test_models_lists_each_store_s_files_with_their_own_bytes(stores):
     assert "not a GGUF file" in broken[0]["problem"] and broken[0]["id"] is None
 
 
-def test_the_table_shows_the_file_s_weights():
-    code, out, _ = run("models")  # (no store: a header and the shipped configs)
-    assert code == 0 and out.splitlines()[0].split() == ["kind", "id", "name", "parameters", "active",
-                                                          "weights"]
+def test_the_table_shows_the_file_s_weights(stores):
+    code, out, _ = run("models")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split() == ["kind", "id", "name", "parameters", "active", "weights"]
+    # 513,048 parameters; 1,026,144 bytes = 1,002.1 KiB, shown to three figures
+    row = next(line for line in lines if "gguf-tinyllama-1-1b" in line)
+    assert row.split() == ["gguf", "gguf-tinyllama-1-1b", "tinyllama:1.1b", "0.5", "M", "1,000", "KiB"]
 
 
 def test_every_listed_gguf_id_round_trips_through_analyze(stores, monkeypatch):
