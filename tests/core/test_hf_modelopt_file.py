@@ -21,7 +21,8 @@ import json
 
 import pytest
 
-from explorer.core.model.hf_config import MODELOPT_FILE, read_config_file
+from explorer.core.model.hf_config import read_config_file
+from explorer.core.model.hf_quant_file import MODELOPT_FILE
 from explorer.core.model.quantization import ATTENTION, EMBEDDING, EXPERTS, LM_HEAD
 from tests.cli.test_cli import run
 from tests.core.test_hf_config import DEEPSEEK_V3

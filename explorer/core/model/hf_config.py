@@ -87,6 +87,7 @@ from explorer.core.model.hf_families import (
 )
 from explorer.core.model.hf_fields import ConfigFields
 from explorer.core.model.hf_names import folder_name, hub_name, repository_of
+from explorer.core.model.hf_quant_file import with_quant_file
 from explorer.core.model.hf_readers import (
     attention_windows,
     defaults_note,
@@ -120,33 +121,6 @@ def read_config_file(path: str | Path, name: str = "", named: bool = False) -> T
         folder = folder_name(where.parent) if where.name.lower() == "config.json" else where.stem
         name = repository or folder
     return spec_from_config_text(with_quant_file(read_text(path), path), str(path), name, named)
-
-
-MODELOPT_FILE = "hf_quant_config.json"
-
-
-def with_quant_file(text: str, path: Path) -> str:
-    """A config.json's text with the quantization NVIDIA ModelOpt's export writes beside it
-    (``hf_quant_config.json``: ``producer``, and ``quantization`` with ``quant_algo``,
-    ``group_size``, ``exclude_modules``; the nvidia/*-FP8 and *-FP4 repositories) as its
-    ``quantization_config`` (``quant_method`` "modelopt", read by ``quantization_formats``),
-    where the config has none of its own; the text as it is otherwise."""
-    beside = path.parent / MODELOPT_FILE
-    if path.name.lower() != "config.json" or not beside.is_file():
-        return text
-    try:
-        config = json.loads(text)
-    except ValueError:
-        return text  # (spec_from_config_text names the fault)
-    if not isinstance(config, dict) or config.get("quantization_config") is not None:
-        return text
-    try:
-        quant = json.loads(read_text(beside))
-    except ValueError as exc:
-        raise DataFileError(str(beside), f"is not valid JSON: {exc}") from None
-    if not isinstance(quant, dict):
-        raise DataFileError(str(beside), "must hold a JSON object (ModelOpt's quantization)")
-    return json.dumps({**config, "quantization_config": {"quant_method": "modelopt", **quant}})
 
 
 def read_model_file(path: str | Path, name: str = "") -> TransformerSpec:
