@@ -98,12 +98,7 @@ def model_of(args: argparse.Namespace, models, default: str | None = None):
     be read)."""
     from explorer.core.model.hf_config import chosen_model
 
-    path = getattr(args, "model_config", None)
-    if path and path.lower().endswith(".gguf"):  # llama.cpp's format: the tensor table, no data read
-        from explorer.core.model.gguf_file import spec_from_gguf
-
-        return spec_from_gguf(path)[0]
-    return chosen_model(models, args.model or default, path)
+    return chosen_model(models, args.model or default, getattr(args, "model_config", None))
 
 
 def workload_params(args: argparse.Namespace, model=None, err=None):

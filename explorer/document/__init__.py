@@ -284,8 +284,10 @@ class Document(Notifier, Measurements, Derived):
         parameters but for the weights, in the precision the file stores them in where none
         was chosen (``stored_precision``): one step."""
         params = stored_precision(self._session.params, spec)
+        gguf = spec.quantization is not None and spec.quantization.method == "gguf"
+        held = "GGUF file" if gguf else "config.json"
         self._change(replace(self._session, model=CONFIG_MODEL, model_config=spec.config, params=params,
-                             selected_op=None), f"Model {spec.name} (from its config.json)")
+                             selected_op=None), f"Model {spec.name} (from its {held})")
 
     def set_what_if(self, ident: str, what_if: WhatIf, text: str = "") -> None:
         self._change(self._session.with_what_if(ident, what_if),

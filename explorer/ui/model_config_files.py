@@ -1,5 +1,6 @@
-"""Opening a Hugging Face ``config.json`` in the window: File › Open model config…, or a
-config.json dropped anywhere on the window (a session file dropped opens as a session); and
+"""Opening a Hugging Face ``config.json`` (or a GGUF file) in the window: File › Open model
+config…, or a config.json or GGUF file dropped anywhere on the window (a session file
+dropped opens as a session); and
 a profile of a real run: File › Import profile…, or a profile dropped (an Nsight Compute
 CSV, a PyTorch trace, a rocprof-compute workload folder or its pmc_perf.csv).
 A part of ``MainWindow`` (a mixin), like ``window_sessions``; the reading itself is
@@ -13,13 +14,13 @@ from typing import TYPE_CHECKING
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
-from explorer.core.model.hf_config import read_config_file
+from explorer.core.model.hf_config import read_model_file
 from explorer.ui.window_host import WindowHost
 
 if TYPE_CHECKING:
     from explorer.core.model.profile import Profile
 
-CONFIG_FILTER = "Model configs (*.json);;All files (*)"
+CONFIG_FILTER = "Model configs (*.json *.gguf);;All files (*)"
 PROFILE_FILTER = "Profiles (*.csv *.json *.json.gz);;All files (*)"
 SESSION_SUFFIXES = (".yaml", ".yml")
 
@@ -38,7 +39,7 @@ class ModelConfigFiles(WindowHost):
         say, a cache's repository); a file that cannot be read gets a dialog naming the field,
         and the workload stays as it was."""
         try:
-            spec = read_config_file(path, name)
+            spec = read_model_file(path, name)  # a config.json, or a GGUF file (kept by reference)
         except DataFileError as exc:
             QtWidgets.QMessageBox.critical(self, "Cannot open model config", str(exc))
             return False
@@ -81,7 +82,7 @@ class ModelConfigFiles(WindowHost):
         if len(urls) != 1 or not urls[0].isLocalFile():
             return None
         path = Path(urls[0].toLocalFile())
-        if path.suffix.lower() in (".json", ".csv", ".gz", *SESSION_SUFFIXES) or path.is_dir():
+        if path.suffix.lower() in (".json", ".gguf", ".csv", ".gz", *SESSION_SUFFIXES) or path.is_dir():
             return path
         return None
 

@@ -46,10 +46,14 @@ class WindowMenus(WindowHost):
         file_menu.addAction(self.act_save_workload)
         file_menu.addAction(self.act_open_config)
         self.cached_menu = file_menu.addMenu("Models on this &machine")
-        self.cached_menu.setToolTip("The models in this machine's Hugging Face cache (their config.json, "
-                                    "read offline, in the background)")
+        self.cached_menu.setToolTip("The models in this machine's Hugging Face cache (their config.json) "
+                                    "and the GGUF files of LM Studio and Ollama, read offline, in the "
+                                    "background")
         self.cached_models = CachedModelsMenu(self.cached_menu, self.runs, self.open_model_config,
                                               taken=list(self.state.models))
+        compare = self.workload_panel.compare_box  # it lists the read's hf- and gguf- ids too
+        self.cached_models.sig_listed.connect(compare.show_listed)
+        compare.sig_opening.connect(self.cached_models.refresh)
         file_menu.addAction(self.act_import_profile)
         file_menu.addAction(self.act_hide_profile)
         file_menu.addSeparator()

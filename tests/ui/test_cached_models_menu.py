@@ -1,17 +1,20 @@
-"""File › Models on this machine reads the Hugging Face cache in the background, once, and
-again only when the cache folder changes; it says it is reading until then, and says when
-a cache too big to list whole was cut."""
+"""File › Models on this machine reads the Hugging Face cache and the GGUF files of LM Studio
+and Ollama in the background, once, and again only when one of their folders changes; it
+says it is reading until then, and says when a cache too big to list whole was cut."""
 
 import json
 import os
 import threading
 
+import pytest
 from PySide6 import QtWidgets
 
 from explorer.core.model import hf_cache
+from explorer.core.model.gguf_models import FOLDERS_VARIABLE
 from explorer.runs import Jobs
 from explorer.ui.cached_models_menu import JOB, READING, CachedModelsMenu
 from tests.core.test_hf_config import MISTRAL_7B
+from tests.test_listed_gguf import make_stores
 
 
 def _repository(root, name, config=MISTRAL_7B):
@@ -122,3 +125,71 @@ def test_the_window_opens_on_a_listed_id(tmp_path, monkeypatch):
     assert state.model.parameter_count() == 7_241_732_096 and state.params.weight_dtype == "fp32"
     state, _ = build_state(window_args(model="hf-mixtral-8x7b"))  # a shipped config
     assert state.model.name == "mixtral-8x7b" and state.model.parameter_count() == 46_702_792_704
+
+
+@pytest.fixture(autouse=True)
+def no_gguf_files_of_the_machine(tmp_path, monkeypatch):
+    """The machine's own LM Studio and Ollama folders are not listed here: a home of the test's."""
+    monkeypatch.setenv("HOME", str(tmp_path / "no-home"))
+    monkeypatch.delenv("OLLAMA_MODELS", raising=False)
+    monkeypatch.delenv(FOLDERS_VARIABLE, raising=False)
+
+
+def test_the_same_read_lists_the_gguf_files(qtbot, tmp_path, monkeypatch):
+    """LM Studio's and Ollama's GGUF files follow the cache's models, each under its name and
+    store, with its id and file; a broken one is shown disabled with its reason; the read's
+    models go to sig_listed; a new Ollama model (its manifests folder changes) is read again."""
+    stores = make_stores(tmp_path, monkeypatch)
+    _repository(tmp_path / "hub", "a")
+    scanner = _Scanner()
+    scanner.go.set()
+    opened: list[object] = []
+    holder = QtWidgets.QWidget()
+    qtbot.addWidget(holder)
+    runs = Jobs(lambda: None, holder)
+    menu = QtWidgets.QMenu(holder)
+    listed = CachedModelsMenu(menu, runs, opened.append, taken=("mistral-7b",), scanner=scanner,
+                              folder=lambda: tmp_path / "hub")
+    with qtbot.waitSignal(listed.sig_listed, timeout=60_000) as signal:  # (gguf reads seconds a file)
+        menu.aboutToShow.emit()
+    assert _texts(menu) == ["x/a", "TheBloke/Tiny-GGUF/tiny.Q8_0 (LM Studio, GGUF)",
+                            "tinyllama:1.1b (Ollama, GGUF)"]
+    blob = stores["ollama"] / "blobs" / f"sha256-{stores['digest']}"
+    gguf = next(a for a in menu.actions() if a.text().startswith("tinyllama"))
+    assert gguf.toolTip() == f"--model gguf-tinyllama-1-1b ({blob})"
+    gguf.trigger()
+    assert opened == [blob]
+    listing = signal.args[0]
+    assert [(e.id, e.spec.parameter_count(), e.weight_bytes) for e in listing.ggufs] == [
+        ("gguf-tiny-q8-0", 513_048, 1_026_144), ("gguf-tinyllama-1-1b", 513_048, 1_026_144)]
+    menu.aboutToShow.emit()
+    assert scanner.calls == 1  # nothing changed: nothing read
+    manifests = stores["ollama"] / "manifests" / "registry.ollama.ai" / "library"
+    (manifests / "broken").mkdir()
+    (manifests / "broken" / "latest").write_text(json.dumps({"layers": [
+        {"mediaType": "application/vnd.ollama.image.model", "digest": "sha256:" + "ab" * 32}]}))
+    (stores["ollama"] / "blobs" / f"sha256-{'ab' * 32}").write_bytes(b"GGUF not really")
+    # (a model of a new name adds a folder in library/, which moves library/'s time alone)
+    os.utime(manifests, ns=(manifests.stat().st_atime_ns, manifests.stat().st_mtime_ns + 1_000_000_000))
+    with qtbot.waitSignal(runs.sig_finished, timeout=60_000):
+        menu.aboutToShow.emit()
+    assert scanner.calls == 2
+    broken = next(a for a in menu.actions() if a.text().startswith("broken:latest"))
+    assert broken.text() == "broken:latest (Ollama, GGUF) (cannot be read)" and not broken.isEnabled()
+    assert "not a GGUF file" in broken.toolTip()
+    runs.shutdown()
+
+
+def test_the_window_opens_on_a_gguf_file_or_id(tmp_path, monkeypatch):
+    """``window --model-config FILE.gguf`` and ``window --model gguf-…``: the file's model,
+    held by reference, its weights at their stored bytes."""
+    from explorer.core.model.hf_config import CONFIG_MODEL
+    from explorer.ui.application import build_state
+    from tests.test_listed_gguf import TINY
+    from tests.ui.conftest import window_args
+
+    make_stores(tmp_path, monkeypatch)
+    for args in (window_args(model_config=str(TINY)), window_args(model="gguf-tinyllama-1-1b")):
+        state, _ = build_state(args)
+        assert state.session.model == CONFIG_MODEL and state.model.name == "LLaMA v2"
+        assert state.analysis().totals.weight_bytes == 1_026_144

@@ -87,6 +87,7 @@ from explorer.core.model.hf_families import (
 )
 from explorer.core.model.hf_fields import ConfigFields
 from explorer.core.model.hf_names import folder_name, hub_name, repository_of
+from explorer.core.model.hf_quant_file import with_quant_file
 from explorer.core.model.hf_readers import (
     attention_windows,
     defaults_note,
@@ -103,6 +104,7 @@ if TYPE_CHECKING:
     from explorer.core.model.workload import WorkloadParams
 
 CONFIG_MODEL = "config"  # the model id of a session's model read from a config.json
+LISTED_PREFIXES = ("hf-", "gguf-")  # the ids ``models`` lists from files (``local_models``)
 SOURCE = "https://huggingface.co/docs/transformers/main_classes/configuration"
 
 def read_config_file(path: str | Path, name: str = "", named: bool = False) -> TransformerSpec:
@@ -118,20 +120,31 @@ def read_config_file(path: str | Path, name: str = "", named: bool = False) -> T
         named = bool(repository)
         folder = folder_name(where.parent) if where.name.lower() == "config.json" else where.stem
         name = repository or folder
-    return spec_from_config_text(read_text(path), str(path), name, named)
+    return spec_from_config_text(with_quant_file(read_text(path), path), str(path), name, named)
+
+
+def read_model_file(path: str | Path, name: str = "") -> TransformerSpec:
+    """The model a config.json describes (``read_config_file``) or a GGUF file holds
+    (``gguf_models``: its weights at their stored types, the file kept by reference)."""
+    if str(path).lower().endswith(".gguf"):
+        from explorer.core.model.gguf_models import read_gguf_model
+
+        return read_gguf_model(path)
+    return read_config_file(path, name)
 
 
 def chosen_model(models: Mapping[str, ModelSpec], ident: str | None,
                  config_path: str | None = None) -> ModelSpec:
     """The preset ``ident`` in ``models``, or the config.json listed as ``ident`` (an "hf-"
     id: shipped or in the Hugging Face cache, ``local_models``; an UnknownIdError names close
-    matches), or, given ``config_path``, the model that config.json describes (a
-    DataFileError names the file and field)."""
+    matches; a "gguf-" id: a GGUF file found on this machine), or, given ``config_path``,
+    the model that config.json (or GGUF file) describes (a DataFileError names the file
+    and field)."""
     if config_path:
-        return read_config_file(config_path)
+        return read_model_file(config_path)
     if ident is None:
         raise ValueError("no model: a preset's id or a config.json is needed")
-    if ident in models or not ident.startswith("hf-"):
+    if ident in models or not ident.startswith(LISTED_PREFIXES):
         return models[ident]
     from explorer.core.model.local_models import find_model  # (it reads the cache: only when asked)
 

@@ -26,6 +26,7 @@ from explorer.core.files.registry import UnknownIdError
 from explorer.core.hardware.hardware import Hardware, MemoryLevel, Provenance
 from explorer.core.hardware.littles_law import NoLatencyError, effective_bandwidth, latency_of
 from explorer.core.model.custom import CustomSpec, Layer
+from explorer.core.model.gguf_models import KEY as GGUF_KEY
 from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config_text
 from explorer.core.model.models import ModelSpec, TransformerSpec
 from explorer.core.model.parameters import PARAMETERS, saved
@@ -280,7 +281,16 @@ def model_choice(spec: ModelSpec | CustomSpec) -> ModelChoice:
 
 @lru_cache(maxsize=8)
 def config_spec(text: str) -> TransformerSpec:
-    return spec_from_config_text(text, "the session's model config")
+    """The model of a session's ``model_config``: a config.json's content, or a GGUF file's
+    reference (``gguf_models``: the file read again)."""
+    origin = "the session's model config"
+    if f'"{GGUF_KEY}"' in text:
+        from explorer.core.model.gguf_models import is_reference, spec_from_reference
+
+        config = json.loads(text)
+        if is_reference(config):
+            return spec_from_reference(config, origin)
+    return spec_from_config_text(text, origin)
 
 
 def read_ids(fields: Fields, name: str, known: Container[str] | None,

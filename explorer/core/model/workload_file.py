@@ -8,7 +8,7 @@ read as it was meant: ``causal`` was off unless written (it is on by default now
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -16,7 +16,9 @@ from explorer import defaults
 from explorer.core.files.datafile import DataFileError, Fields, check_schema, load_yaml
 from explorer.core.files.registry import UnknownIdError
 from explorer.core.model.custom import Layer, read_layers
-from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config, stored_precision
+from explorer.core.model.gguf_models import KEY as GGUF_KEY
+from explorer.core.model.gguf_models import is_reference
+from explorer.core.model.hf_config import CONFIG_MODEL, LISTED_PREFIXES, spec_from_config, stored_precision
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.parameters import BY_NAME, PARAMETERS, Kind, Parameter
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -81,7 +83,7 @@ def listed_model(ident: str, model_ids: Container[str] | None) -> TransformerSpe
     ``model_ids`` (the presets'), found as ``--model`` finds it (``hf_config.chosen_model``:
     the shipped configs, then the Hugging Face cache); None for any other id. An
     UnknownIdError when no file is listed under it."""
-    if not ident.startswith("hf-") or (model_ids is not None and ident in model_ids):
+    if not ident.startswith(LISTED_PREFIXES) or (model_ids is not None and ident in model_ids):
         return None
     from explorer.core.model.local_models import find_model  # (it reads the cache: only when asked)
 
@@ -90,10 +92,23 @@ def listed_model(ident: str, model_ids: Container[str] | None) -> TransformerSpe
 
 def gone(ident: str, instead: str = "") -> str:
     """What a file naming the listed model ``ident`` says when no config.json has its id now."""
-    text = (f"the model {ident!r} is no longer listed: no config.json shipped with the app or in the "
-            f"Hugging Face cache has that id (see: roofline-explorer models)")
+    files = ("no GGUF file found on this machine" if ident.startswith("gguf-") else
+             "no config.json shipped with the app or in the Hugging Face cache")
+    text = f"the model {ident!r} is no longer listed: {files} has that id (see: roofline-explorer models)"
     return text + (f"; {instead}" if instead else "; download the model again or open its config.json "
                    "(--model-config, or File › Open model config…)")
+
+
+def _gguf_reference(raw: Mapping[str, object], notes: list[str] | None) -> str:
+    """A GGUF file's model as a session refers to it (``gguf_models``): read from the file
+    as it is now, a change since the session was saved noted."""
+    from explorer.core.model.gguf_models import changed, spec_from_reference
+
+    spec = spec_from_reference(raw, "model_config")
+    moved = changed(raw)
+    if moved and notes is not None:
+        notes.append(moved)
+    return spec.config
 
 
 def read_workload(top: Fields, model_ids: Container[str] | None, version: int = SCHEMA,
@@ -126,10 +141,14 @@ def read_workload(top: Fields, model_ids: Container[str] | None, version: int = 
     if model == CONFIG_MODEL:
         raw = workload.mapping("model_config")
         try:
-            config = spec_from_config(raw, "model_config").config
+            config = _gguf_reference(raw, notes) if is_reference(raw) else \
+                spec_from_config(raw, "model_config").config
         except DataFileError as exc:
             where = f"model_config.{exc.field}" if exc.field else "model_config"
-            raise workload.error(where, exc.reason) from None
+            if notes is None or exc.field != GGUF_KEY:
+                raise workload.error(where, exc.reason) from None
+            notes.append(f"{exc.reason}; showing {defaults.MODEL} instead")
+            model = defaults.MODEL
     workload.finish()
     if listed is not None:
         return Workload(CONFIG_MODEL, params, layers, listed.config)

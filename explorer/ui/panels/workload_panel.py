@@ -18,6 +18,7 @@ from explorer.core.model.workload import WorkloadError
 from explorer.core.units import format_bytes, format_count, format_number, format_si, format_time
 from explorer.state import AppState
 from explorer.ui.follow import Follower
+from explorer.ui.panels.compare_box import CompareBox
 from explorer.ui.panels.layer_editor import LayerStackEditor
 from explorer.ui.panels.memory_bar import MemoryBar
 from explorer.ui.panels.op_table import NAME_ROLE, SHARE_COLUMN, SORT_ROLE, OpTableModel, fit_columns
@@ -124,7 +125,7 @@ class WorkloadPanel(QtWidgets.QWidget):
         model_row = QtWidgets.QHBoxLayout()
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(self.edit_layers)
-        self.compare_box = self._compare_box(state)
+        self.compare_box = CompareBox(state)
         form = self._form = QtWidgets.QFormLayout()
         form.addRow("Model", model_row)
         form.addRow("Compare with", self.compare_box)
@@ -181,17 +182,6 @@ class WorkloadPanel(QtWidgets.QWidget):
         words = "<br><b>Profile</b> (one step's kernels by class): " + "; ".join(parts) + "." if parts else ""
         return words + warning
 
-    def _compare_box(self, state: AppState) -> QtWidgets.QComboBox:
-        box = QtWidgets.QComboBox()
-        box.setToolTip("Draw another model's whole step beside this one: the same workload on the "
-                       "same device (a hexagon on the chart), e.g. a mixture of experts beside the "
-                       "dense model it decodes like")
-        box.addItem("none", "")
-        for ident, spec in state.models.items():
-            box.addItem(spec.name, ident)
-        box.currentIndexChanged.connect(lambda _i: state.set_compare(box.currentData()))
-        return box
-
     def _build_parameter_rows(self, form: QtWidgets.QFormLayout) -> None:
         """One editor per row of the parameter table, in its order: a row of the form each,
         or several in one row (``Parameter.row``), each with its caption."""
@@ -218,7 +208,10 @@ class WorkloadPanel(QtWidgets.QWidget):
             if index >= 0:
                 self.model_box.removeItem(index)
             return
-        text = f"{config_spec(config).name} (config.json)"
+        spec = config_spec(config)
+        gguf = spec.quantization is not None and spec.quantization.method == "gguf"
+        held = "GGUF file" if gguf else "config.json"
+        text = f"{spec.name} ({held})"
         if index < 0:
             self.model_box.addItem(text, CONFIG_MODEL)
         else:
@@ -277,7 +270,7 @@ class WorkloadPanel(QtWidgets.QWidget):
             w.blockSignals(True)
         self._show_config_item()
         self.model_box.setCurrentIndex(self.model_box.findData(self.state.session.model))
-        self.compare_box.setCurrentIndex(max(0, self.compare_box.findData(self.state.session.compare)))
+        self.compare_box.show_compare(self.state.session.compare)
         for parameter in PARAMETERS:
             _show(parameter, self.editors[parameter.name], getattr(p, parameter.name))
         for w in widgets:
