@@ -96,9 +96,9 @@ def fit(samples: list[Sample], source: str = "") -> EnergyConstants:
 # the ratio to measured average GPU power at the measured time per token (ML.ENERGY's v2 and
 # v3 leaderboards on A100, H100 and B200, and chuyishang/inference-energy's vLLM runs on an
 # A100 80 GB, an RTX 6000 Ada and an RTX 3090: resources/validation/published-energy.yaml,
-# explorer/core/analysis/energy_validation.py); fitted without each device in turn it lies
-# within 0.17–0.265.
-IDLE_SHARE = 0.195
+# each row's work costed as serve costs it, explorer/core/analysis/energy_validation.py);
+# fitted without each device in turn it lies within 0.225–0.305.
+IDLE_SHARE = 0.25
 POWER_MODEL = (f"power = TDP × min(1, {IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy), occupancy the "
                "compute roof's time plus the memory roof's over the step time, the idle share fitted to "
                "published measurements of serving's GPU power")

@@ -1,10 +1,14 @@
 """The energy lower bound and estimate against published measurements of the GPU energy of
 serving an LLM (resources/validation/published-energy.yaml), in joules per output token.
 
-A row is costed as each request's prefill of ``prompt`` tokens (alone, batch 1) and its
-``output`` tokens' shares of decode steps at batch ``batch`` (the decode step at the middle
-context, prompt + output / 2): per output token, the decode step's over the batch plus the
-prefill's over the output. Each step's energy is ``energy.power_w``'s over its expected time
+A row is costed as ``serve`` costs the same workload (``serving_timing.Timing``, one model
+for both): a replica's cycle of ``output`` decode steps at batch ``batch`` (the decode step
+at the middle context, prompt + output // 2) and each request's prefill of ``prompt``
+tokens, alone (batch 1, between the decode steps: an engine with chunked prefill off) or,
+with ``prefill_chunk``, riding on the decode steps (``mixed_step``: one weight read for both,
+as vLLM's V1 engine schedules them). Per output token, the decode step over the batch plus
+what the prompts add to the cycle over the output; a chunk's busy time leaves out the weight
+reads it shares with its decode step. Each share's energy is ``energy.power_w``'s over its expected time
 (occupancy the compute roof's time plus the memory roof's over it) and
 ``energy.lower_bound_joules``'s.
 
@@ -21,13 +25,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.energy import IDLE_SHARE, lower_bound_joules
 from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.serving_request import decode_params as serving_decode_params
+from explorer.core.analysis.serving_timing import Timing
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
@@ -55,6 +61,7 @@ class EnergyRun:
     derivation: str
     counted: str
     engine: str
+    prefill_chunk: int | None = None  # tokens a step prefills beside the decodes; None: prefills alone
 
     @property
     def source_group(self) -> str:
@@ -119,7 +126,8 @@ def _read(fields: Fields) -> EnergyRun:
                      dict(fields.mapping("workload")), fields.integer("prompt"), fields.number("output"),
                      fields.number("joules_per_token"), fields.number("power_w"),
                      fields.url("source"), fields.text("where"), fields.text("quote"),
-                     fields.text("derivation"), fields.text("counted"), fields.text("engine"))
+                     fields.text("derivation"), fields.text("counted"), fields.text("engine"),
+                     fields.integer("prefill_chunk", False))
 
 
 def read_energy_runs(path: str | Path | None = None) -> list[EnergyRun]:
@@ -127,25 +135,39 @@ def read_energy_runs(path: str | Path | None = None) -> list[EnergyRun]:
 
 
 def cost(run: EnergyRun, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardware]) -> Costed:
-    """``run`` at the app's expected times and the floor operation energies."""
+    """``run`` at the app's expected times and the floor operation energies, its time as
+    ``serve`` works it out (``serving_timing.Timing``: the same cycle): a replica's cycle of
+    ``output`` decode steps at batch ``batch`` and its requests' prefills, alone between the
+    decode steps or, with ``prefill_chunk``, riding on them (``mixed_step``). Per output
+    token, the decode share is the plain decode step over the batch and the prefill share
+    what the prompts add to the cycle, over the output."""
     hardware, model = catalog[run.hardware], models[run.model]
     if not hardware.specs.tdp_w:
         raise DataFileError("runs", f"{hardware.name} states no TDP", run.id, "hardware")
-    batch = int(run.workload["batch"])
-    decode = analyze(model, WorkloadParams(**run.workload, phase=Phase.DECODE,
-                                           context=int(run.prompt + run.output / 2)), hardware)
-    prefill_params = {**run.workload, "batch": 1}
-    prefill = analyze(model, WorkloadParams(**prefill_params, phase=Phase.PREFILL, seq=run.prompt), hardware)
+    params = WorkloadParams(**run.workload)
+    batch, output = params.batch, max(1, round(run.output))
+    decode_params = serving_decode_params(params, run.prompt, output)  # serve's: at prompt + output // 2
+    decode = analyze(model, decode_params, hardware)
+    prefill = analyze(model, replace(params, phase=Phase.PREFILL, batch=1, seq=run.prompt), hardware)
     d, p = expected_for(decode), expected_for(prefill)
     if d is None or p is None:
         raise DataFileError("runs", f"no expected time for {hardware.name}", run.id, "hardware")
+    timing = Timing(model, decode_params, hardware, output, run.prompt, 0, p.time_s, None, run.prefill_chunk)
+    local = math.ceil(batch / decode_params.split.batch_share)
+    cycle = timing.times(batch)[2]
+    decode_s = d.time_s / local  # the plain decode step over the batch
+    prefill_s = cycle / (local * output) - decode_s  # what the prompts add, over the output
     devices = decode.params.split.devices
     dt, pt = decode.totals, prefill.totals
+    prefill_busy = pt.compute_time_s + pt.memory_time_s
+    if run.prefill_chunk is not None:  # the chunk reads the weights with the decode step
+        shared = min(float(pt.weight_bytes), float(dt.weight_bytes))
+        prefill_busy -= shared / prefill.roofs.bandwidth_bytes_per_s
     lower = devices * (lower_bound_joules(float(dt.flops), float(dt.bytes)) / batch
                        + lower_bound_joules(float(pt.flops), float(pt.bytes)) / run.output)
-    return Costed(run, hardware.specs.tdp_w, devices, d.time_s / batch,
-                  (dt.compute_time_s + dt.memory_time_s) / batch, p.time_s / run.output,
-                  (pt.compute_time_s + pt.memory_time_s) / run.output, lower)
+    decode_busy = (dt.compute_time_s + dt.memory_time_s) / batch
+    return Costed(run, hardware.specs.tdp_w, devices, decode_s, decode_busy, prefill_s,
+                  max(prefill_busy, 0.0) / run.output, lower)
 
 
 def fit_idle_share(costed: Sequence[Costed]) -> float:
