@@ -89,7 +89,8 @@ def test_a_file_that_cannot_be_written_is_refused_with_the_reason(window, qtbot,
     dialog = _dialog(window, qtbot, tmp_path / "missing" / "slide.pdf")
     dialog.save_button.click()
     qtbot.waitUntil(lambda: not dialog.writing, timeout=10000)
-    assert "No such file or directory" in dialog.error.text() and str(tmp_path / "missing") in dialog.error.text()
+    error = dialog.error.text()
+    assert "No such file or directory" in error and str(tmp_path / "missing") in error
     assert dialog.isVisible() and dialog.written is None and dialog.save_button.isEnabled()
     dialog.path.setText(str(tmp_path / "slide.csv"))  # a text format: made at once, written in the job
     dialog.save_button.click()
