@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from explorer.kernels.timing import CancelToken
 
 JOB = "layouts"  # the job's name
+ROWS_MEASURED = 100  # the rows whose text sizes the columns (all of 500 take tens of ms)
 COLUMNS = ("#", "layout", "fits", "step", "tokens/s a device", "per user", "memory a device", "why")
 
 
@@ -171,6 +172,7 @@ class LayoutsDialog(QtWidgets.QDialog):
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setResizeContentsPrecision(ROWS_MEASURED)
         self.table.itemDoubleClicked.connect(lambda _item: self.apply())
         self.table.itemSelectionChanged.connect(self._selection_changed)
 
@@ -251,6 +253,7 @@ class LayoutsDialog(QtWidgets.QDialog):
 
     def _fill_table(self) -> None:
         goal, best = self.goal.currentText(), self.candidates[0]
+        self.table.setUpdatesEnabled(False)  # (one repaint for the whole table)
         self.table.setRowCount(len(self.candidates))
         for row, c in enumerate(self.candidates):
             costed = not c.error
@@ -266,6 +269,7 @@ class LayoutsDialog(QtWidgets.QDialog):
                     item.setForeground(QtGui.QColor("#888888"))
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
+        self.table.setUpdatesEnabled(True)
         fitting = sum(1 for c in self.candidates if c.fits)
         kind = "expected" if best.expected else "bound"
         devices = self.shown.devices if self.shown else self.devices.value()
