@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.units import format_si, format_time, rate_unit
@@ -74,7 +74,12 @@ class KernelPanel(QtWidgets.QWidget):
         self.calibrate_button = QtWidgets.QPushButton("Calibrate")
         self.calibrate_button.setToolTip(CALIBRATE_TIP)
         self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
-        self.cancel_button.setToolTip("Stop after the current kernel launch")
+        self.cancel_button.setToolTip("Stop after the current kernel launch (Esc)")
+        # Esc stops a run where the panel has the focus (Run or Calibrate was clicked: the
+        # focus goes to Cancel), so that it never takes Esc from presentation mode or an import.
+        self.escape = QtGui.QShortcut(QtGui.QKeySequence("Esc"), self)
+        self.escape.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.escape.setEnabled(False)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setFormat("%v / %m")
         self.eta = QtWidgets.QLabel()
@@ -129,6 +134,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.calibrate_button.clicked.connect(self.calibrate)
         self.preset.currentTextChanged.connect(self._sizes_changed)
         self.cancel_button.clicked.connect(lambda: self.runs.cancel(KERNELS))
+        self.escape.activated.connect(lambda: self.runs.cancel(KERNELS))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
         self.load_button.clicked.connect(self._on_load_clicked)
@@ -202,8 +208,13 @@ class KernelPanel(QtWidgets.QWidget):
         self.state.set_live_points([])
         self.progress.setRange(0, 0)  # busy until the plan is known
         self.eta.setText("Starting…")
+        focus = QtWidgets.QApplication.focusWidget()
+        focused = focus is not None and self.isAncestorOf(focus)
         self._set_runnable(False)
         self.cancel_button.setEnabled(True)
+        self.escape.setEnabled(True)
+        if focused:  # (the button clicked is disabled now: Cancel takes the focus, and Esc works)
+            self.cancel_button.setFocus()
 
     def _on_started(self, job: str, label: str) -> None:
         if job == KERNELS:
@@ -238,6 +249,7 @@ class KernelPanel(QtWidgets.QWidget):
     def _finish_ui(self) -> None:
         self._set_runnable(True)
         self.cancel_button.setEnabled(False)
+        self.escape.setEnabled(False)
         self.progress.setRange(0, max(1, self.progress.maximum()))
 
     def _on_finished(self, job: str, results) -> None:
