@@ -11,13 +11,15 @@ memory of that run above the resident memory before it (Linux: the peak is set b
 current with ``/proc/self/clear_refs`` before the run and read from ``VmHWM`` after; where
 that cannot be done, the warm-up's peak may hide a smaller one and the script says so).
 
-- ``profile``: PyTorch profiler traces of 10, 50 and 250 MB (``profile_size.make_trace``).
+- ``profile``: PyTorch profiler traces of about 10, 50 and 250 MB (``profile_size.make_trace``:
+  whole copies of a 5 MB trace).
 - ``analyze``: Llama-shaped dense models of about 1B, 8B, 70B, 405B and 1T parameters and
   Mixtral-shaped MoE models of about 1B, 47B, 141B and 1T (config.json files made here; the
   count is the one ``analyze --json`` gives), decoding on an H100.
 - ``layouts``: DeepSeek-V3 decoding on 8, 64, 512, 4,096 and 65,536 H100s.
-- ``export``: decks of 1, 4, 16 and 55 slides (the scenes' steps in order, as
-  ``export --all-scenes --format pptx`` draws them, in one deck).
+- ``export``: decks of 1, 4, 16 and 55 slides, as ``export --all-scenes --format pptx``
+  draws each slide, in one deck: the scenes' steps in order (whose slides differ), and the
+  first step repeated (the same slide each time: the cost of the count alone).
 
     python benchmarks/growth.py [--quick] [--only profile,analyze,layouts,export]
 
@@ -93,9 +95,10 @@ def _command(argv: list[str]) -> str:
     return out.getvalue()
 
 
-def _deck(slides: int, folder: str) -> str:
-    """A PowerPoint deck of the first ``slides`` scene steps, as ``export --all-scenes
-    --format pptx`` draws each (its own functions), in one file."""
+def _deck(slides: int, folder: str, repeated: bool = False) -> str:
+    """A PowerPoint deck of the first ``slides`` scene steps (``repeated``: the first one,
+    ``slides`` times), as ``export --all-scenes --format pptx`` draws each (its own
+    functions), in one file."""
     from explorer.chart.slides import ExportOptions
     from explorer.commands import export
     from explorer.commands import main as cli
@@ -108,7 +111,8 @@ def _deck(slides: int, folder: str) -> str:
     catalog, models = open_catalog(err), load_models()
     jobs = export._jobs(args, catalog, models, err)
     deck = Path(folder) / f"deck-{slides}.pptx"
-    chosen = [(session, deck, *rest) for session, _, *rest in (jobs * (1 + slides // len(jobs)))[:slides]]
+    steps = jobs[:1] * slides if repeated else (jobs * (1 + slides // len(jobs)))[:slides]
+    chosen = [(session, deck, *rest) for session, _, *rest in steps]
     out = io.StringIO()
     if export._decks(chosen, Document(catalog, models), ExportOptions(), None, out, err):
         raise SystemExit(err.getvalue())
@@ -164,7 +168,7 @@ def profile_series(folder: Path, quick: bool) -> Series:
     from profile_size import make_trace
 
     points, resets = [], []
-    sizes = (6, 12, 23) if quick else (10, 50, 250)  # (quick: 1, 2 and 4 copies of the 5 MB trace)
+    sizes = (6, 12, 23) if quick else (11, 50, 250)  # (quick: 1, 2 and 4 copies of the 5 MB trace)
     smallest = folder / "warm.pt.trace.json"
     make_trace(smallest, 0.5)
     for mb in sizes:
@@ -200,13 +204,14 @@ def layouts_series(quick: bool) -> Series:
     return Series(f"layouts, {LAYOUTS_MODEL}", "devices", points, _reset_note(resets))
 
 
-def export_series(folder: Path, quick: bool) -> Series:
+def export_series(folder: Path, quick: bool, repeated: bool) -> Series:
     points, resets = [], []
     for slides in (1, 2, 4) if quick else (1, 4, 16, 55):
-        got = _point("deck", [1, str(folder)], [slides, str(folder)])
+        got = _point("deck", [1, str(folder), repeated], [slides, str(folder), repeated])
         points.append(Point(slides, got["seconds"], got["peak_mb"]))
         resets.append(got["reset"])
-    return Series("export, PowerPoint deck", "slides", points, _reset_note(resets))
+    what = "one scene step repeated" if repeated else "the scenes' steps in order"
+    return Series(f"export, PowerPoint deck of {what}", "slides", points, _reset_note(resets))
 
 
 def _reset_note(resets: list[bool]) -> str:
@@ -246,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         makers = {"profile": lambda: [profile_series(folder, args.quick)],
                   "analyze": lambda: [analyze_series(folder, args.quick, moe) for moe in (False, True)],
                   "layouts": lambda: [layouts_series(args.quick)],
-                  "export": lambda: [export_series(folder, args.quick)]}
+                  "export": lambda: [export_series(folder, args.quick, again) for again in (False, True)]}
         for kind in kinds:
             for series in makers[kind]():
                 print(report(series), flush=True)
