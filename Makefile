@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py
 	$(BIN)/python benchmarks/gui_stalls.py
+	$(BIN)/python benchmarks/growth.py
 
 # The pictures of the README and docs/, drawn again from the current code (offscreen; a minute).
 screenshots: $(STAMP)
