@@ -124,9 +124,14 @@ def test_no_collection_runs_while_a_trace_is_read_and_the_collector_is_as_it_was
     from explorer.profiles.reading import read_profile
     from tests.profiles.test_kineto import trace
 
-    seen = []
+    seen: list[bool] = []
     real = kineto._op_work
-    monkeypatch.setattr(kineto, "_op_work", lambda *args: (seen.append(gc.isenabled()), real(*args))[1])
+
+    def op_work(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(kineto, "_op_work", op_work)
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(trace()))
     assert gc.isenabled()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 from PySide6 import QtCore
@@ -85,7 +86,8 @@ def _decode_dialog(window, qtbot) -> LayoutsDialog:
     qtbot.addWidget(dialog)
     dialog.show()
     searched(qtbot, dialog)
-    assert dialog.table.rowCount() == 10 and dialog.table.item(0, 1).text() == "TP 8"
+    first = dialog.table.item(0, 1)
+    assert dialog.table.rowCount() == 10 and first is not None and first.text() == "TP 8"
     return dialog
 
 
@@ -105,7 +107,7 @@ def test_a_search_runs_in_the_background_with_its_progress(window, qtbot, held):
     searched(qtbot, dialog)
     assert "layouts of 64 devices" in dialog.summary.text() and not dialog.stop_button.isVisible()
     assert dialog.table.rowCount() == len(dialog.candidates) == 28  # (DP 64, PP 2 × DP 32, …)
-    splits = [dict(c.choice) for c in dialog.candidates]
+    splits: list[dict[str, Any]] = [dict(c.choice) for c in dialog.candidates]
     assert {s["tp"] * s["pp"] * s["dp"] for s in splits} == {64}
 
 
