@@ -156,11 +156,10 @@ def settle(seconds: float = 0.3) -> None:
 
 # -- the operations ------------------------------------------------------------------------------
 def profile_import(window, trace: Path, label: str) -> Operation:
-    def start() -> None:
-        window.state.replace_session(window.state.session.__class__(), "New session")
-        window.profile_import.start(trace)
-
-    return Operation(f"import profile, {label}", start,
+    """Into a new session (made, and drawn, before the clock starts)."""
+    window.new_session()
+    settle()
+    return Operation(f"import profile, {label}", lambda: window.profile_import.start(trace),
                      lambda: not window.profile_import.running and window.state.profiles != ())
 
 
@@ -298,11 +297,10 @@ def large_session(window, folder: Path, profiled: Path, copies: int) -> Path:
 
 
 def open_session(window, path: Path, label: str) -> Operation:
-    def start() -> None:
-        window.new_session()
-        window.open_session(path)
-
-    return Operation(f"open session, {label}", start,
+    """From a new session (made, and drawn, before the clock starts)."""
+    window.new_session()
+    settle()
+    return Operation(f"open session, {label}", lambda: window.open_session(path),
                      lambda: window.session_path == path and window.state.profiles != ()
                      and not getattr(window, "opening_session", False))
 
