@@ -56,6 +56,7 @@ class ExportDialog(QtWidgets.QDialog):
         self.state, self.slots = state, slots
         self.runs = runs or Jobs(lambda: state.catalog, self)
         self._writing: Path | None = None  # the file an export under way writes
+        self._stopped: Path | None = None  # the file of the export last stopped
         self.setWindowTitle("Export chart")
         self.path = QtWidgets.QLineEdit(str(start))
         browse = QtWidgets.QPushButton("Browse…")
@@ -168,6 +169,7 @@ class ExportDialog(QtWidgets.QDialog):
         if self._writing is None:
             return
         path, self._writing = self._writing, None
+        self._stopped = path
         self.runs.cancel(EXPORT)
         self._busy(f"Stopped: {path.name} was not written")
 
@@ -183,6 +185,9 @@ class ExportDialog(QtWidgets.QDialog):
         super().done(result)
 
     def _on_finished(self, job: str, written: Path | None) -> None:
+        if job == EXPORT and self._writing is None and written is not None and written == self._stopped:
+            self._busy(f"The stop came as {written.name} was being written: it was written whole")
+            return
         if job != EXPORT or self._writing is None:
             return  # (a stopped export's late result)
         self._writing = None

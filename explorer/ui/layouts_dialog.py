@@ -63,6 +63,59 @@ def _spot(c: Layout) -> dict:
             "pen": pg.mkPen("k" if c.fits else "#999999"), "symbol": "o" if c.fits else "x"}
 
 
+class LayoutRows(QtCore.QAbstractTableModel):
+    """The ranked layouts as the table's rows, each row's text made when the table first
+    asks for it (the rows in sight, and the first ``ROWS_MEASURED`` its columns are sized
+    from): 500 layouts cost the GUI thread no more to show than the 20 on screen."""
+
+    GREY = QtGui.QColor("#888888")  # a layout that does not fit
+
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self.layouts: list[Layout] = []
+        self.goal = ""
+        self._cells: dict[int, tuple[str, ...]] = {}
+
+    def show(self, ranked_layouts: list[Layout], goal: str) -> None:
+        self.beginResetModel()
+        self.layouts, self.goal, self._cells = ranked_layouts, goal, {}
+        self.endResetModel()
+
+    def cells(self, row: int) -> tuple[str, ...]:
+        """The text of each column of ``row`` (0: the best)."""
+        if row not in self._cells:
+            c, best = self.layouts[row], self.layouts[0]
+            costed = not c.error
+            rate = c.tokens_per_s_per_user
+            per_user = "–" if not costed or rate is None else f"{rate:,.1f}"
+            step = format_time(c.time_s) if costed else "–"
+            self._cells[row] = (str(row + 1), c.name, "yes" if c.fits else "no", step,
+                                f"{c.tokens_per_s_per_device:,.0f}" if costed else "–", per_user,
+                                format_bytes(c.memory_bytes) if costed else "–", why(c, best, self.goal))
+        return self._cells[row]
+
+    def rowCount(self, parent: Any = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.layouts)
+
+    def columnCount(self, parent: Any = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: QtCore.Qt.Orientation,
+                   role: int = QtCore.Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == QtCore.Qt.Orientation.Horizontal and role == QtCore.Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Any, role: int = QtCore.Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role == QtCore.Qt.ItemDataRole.DisplayRole:
+            return self.cells(index.row())[index.column()]
+        if role == QtCore.Qt.ItemDataRole.ForegroundRole and not self.layouts[index.row()].fits:
+            return self.GREY
+        return None
+
+
 class Search(NamedTuple):
     """A finished search: the device count and every layout costed for it."""
 
@@ -165,16 +218,17 @@ class LayoutsDialog(QtWidgets.QDialog):
         self.plot.addItem(self.points)
 
     def _build_table(self) -> None:
-        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table = QtWidgets.QTableView()
+        self.rows = LayoutRows(self)
+        self.table.setModel(self.rows)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.horizontalHeader().setResizeContentsPrecision(ROWS_MEASURED)
-        self.table.itemDoubleClicked.connect(lambda _item: self.apply())
-        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.doubleClicked.connect(lambda _index: self.apply())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
 
     @property
     def searching(self) -> bool:
@@ -244,7 +298,10 @@ class LayoutsDialog(QtWidgets.QDialog):
 
     def _rank(self) -> None:
         """The layouts shown, ranked by the goal chosen (no search: ranking takes no time)."""
-        if self.shown is None or not self.shown.found:
+        if self.shown is None:
+            return
+        if not self.shown.found:
+            self.summary.setText(f"No layout of {self.shown.devices:,} devices.")
             return
         self.candidates = ranked(self.shown.found, self.goal.currentText())
         self._fill_table()
@@ -253,23 +310,8 @@ class LayoutsDialog(QtWidgets.QDialog):
 
     def _fill_table(self) -> None:
         goal, best = self.goal.currentText(), self.candidates[0]
-        self.table.setUpdatesEnabled(False)  # (one repaint for the whole table)
-        self.table.setRowCount(len(self.candidates))
-        for row, c in enumerate(self.candidates):
-            costed = not c.error
-            rate = c.tokens_per_s_per_user
-            per_user = "–" if not costed or rate is None else f"{rate:,.1f}"
-            step = format_time(c.time_s) if costed else "–"
-            cells = (str(row + 1), c.name, "yes" if c.fits else "no", step,
-                     f"{c.tokens_per_s_per_device:,.0f}" if costed else "–", per_user,
-                     format_bytes(c.memory_bytes) if costed else "–", why(c, best, goal))
-            for column, text in enumerate(cells):
-                item = QtWidgets.QTableWidgetItem(text)
-                if not c.fits:
-                    item.setForeground(QtGui.QColor("#888888"))
-                self.table.setItem(row, column, item)
+        self.rows.show(self.candidates, goal)
         self.table.resizeColumnsToContents()
-        self.table.setUpdatesEnabled(True)
         fitting = sum(1 for c in self.candidates if c.fits)
         kind = "expected" if best.expected else "bound"
         devices = self.shown.devices if self.shown else self.devices.value()
@@ -295,6 +337,10 @@ class LayoutsDialog(QtWidgets.QDialog):
             box.setRange(xRange=(min(xs), max(xs)), yRange=(min(ys), max(ys)), padding=0.1)
         unit = "memory a device (B)" if self.state.params.phase == Phase.TRAIN else "tokens/s a user"
         self.plot.getPlotItem().setLabel("bottom", unit)
+
+    def cell(self, row: int, column: int) -> str:
+        """The table's text at ``row`` and ``column``."""
+        return self.rows.cells(row)[column]
 
     def _point_clicked(self, _item, spots, *_args) -> None:
         if spots:

@@ -97,3 +97,27 @@ def test_a_file_that_cannot_be_written_is_refused_with_the_reason(window, qtbot,
     qtbot.waitUntil(lambda: dialog.written is not None, timeout=10000)
     expected = slide_text(window.state, dialog.options(), None, ChartFormat.CSV)
     assert dialog.written == tmp_path / "slide.csv" and (tmp_path / "slide.csv").read_text() == expected
+
+
+def test_a_stop_that_comes_as_the_file_is_written_says_it_was_written_whole(window, qtbot, tmp_path,
+                                                                           monkeypatch):
+    """The stop is looked at once the picture is drawn; one that comes during the (atomic)
+    write is too late, and the dialog says so rather than that nothing was written."""
+    release, reached = threading.Event(), threading.Event()
+    real = export_dialog.write_bytes_atomic
+
+    def write_bytes_atomic(path, data):
+        reached.set()
+        assert release.wait(10)
+        return real(path, data)
+
+    monkeypatch.setattr(export_dialog, "write_bytes_atomic", write_bytes_atomic)
+    path = tmp_path / "slide.svg"
+    dialog = _dialog(window, qtbot, path)
+    dialog.save_button.click()
+    assert reached.wait(10)
+    dialog.cancel_button.click()
+    assert dialog.status.text() == "Stopped: slide.svg was not written"
+    release.set()
+    qtbot.waitUntil(lambda: "written whole" in dialog.status.text(), timeout=10000)
+    assert path.read_text().startswith("<?xml") and dialog.isVisible() and dialog.written is None

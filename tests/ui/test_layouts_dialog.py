@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from PySide6 import QtCore
 
-from explorer.ui.layouts_dialog import LayoutsDialog, pareto
+from explorer.ui.layouts_dialog import ROWS_MEASURED, LayoutRows, LayoutsDialog, pareto
 
 
 def searched(qtbot, dialog) -> None:
@@ -28,9 +28,12 @@ def test_the_dialog_ranks_layouts_and_applies_the_chosen_one(window, qtbot):
     dialog = LayoutsDialog(state, window, window.runs)
     qtbot.addWidget(dialog)
     searched(qtbot, dialog)
-    assert dialog.devices.value() == 8 and dialog.table.rowCount() == 10
-    assert dialog.table.item(0, 1).text() == "TP 8" and "Best: <b>TP 8</b>" in dialog.summary.text()
-    assert dialog.table.item(9, 2).text() == "no"  # DP 8 does not fit, ranked last
+    assert dialog.devices.value() == 8 and dialog.rows.rowCount() == 10
+    assert dialog.cell(0, 1) == "TP 8" and "Best: <b>TP 8</b>" in dialog.summary.text()
+    assert dialog.cell(9, 2) == "no"  # DP 8 does not fit, ranked last, in grey
+    foreground = QtCore.Qt.ItemDataRole.ForegroundRole
+    assert dialog.rows.data(dialog.rows.index(9, 2), foreground) == LayoutRows.GREY
+    assert dialog.rows.data(dialog.rows.index(0, 2), foreground) is None
     assert len(dialog.points.points()) == 10 and dialog.front.xData is not None
     dialog.table.selectRow(1)  # TP 4 × DP 2
     assert dialog.selected().name == "TP 4 × DP 2"
@@ -86,8 +89,7 @@ def _decode_dialog(window, qtbot) -> LayoutsDialog:
     qtbot.addWidget(dialog)
     dialog.show()
     searched(qtbot, dialog)
-    first = dialog.table.item(0, 1)
-    assert dialog.table.rowCount() == 10 and first is not None and first.text() == "TP 8"
+    assert dialog.rows.rowCount() == 10 and dialog.cell(0, 1) == "TP 8"
     return dialog
 
 
@@ -102,11 +104,11 @@ def test_a_search_runs_in_the_background_with_its_progress(window, qtbot, held):
     assert dialog.searching and dialog.stop_button.isVisible() and dialog.bar.isVisible()
     qtbot.waitUntil(lambda: dialog.bar.value() == 1 and dialog.bar.maximum() == 2, timeout=2000)
     assert dialog.summary.text() == "Costing the layouts of 64 devices…"
-    assert dialog.table.rowCount() == 10  # the 8 devices' layouts, until the search is done
+    assert dialog.rows.rowCount() == 10  # the 8 devices' layouts, until the search is done
     release.set()
     searched(qtbot, dialog)
     assert "layouts of 64 devices" in dialog.summary.text() and not dialog.stop_button.isVisible()
-    assert dialog.table.rowCount() == len(dialog.candidates) == 28  # (DP 64, PP 2 × DP 32, …)
+    assert dialog.rows.rowCount() == len(dialog.candidates) == 28  # (DP 64, PP 2 × DP 32, …)
     splits: list[dict[str, Any]] = [dict(c.choice) for c in dialog.candidates]
     assert {s["tp"] * s["pp"] * s["dp"] for s in splits} == {64}
 
@@ -126,7 +128,22 @@ def test_a_stopped_search_leaves_the_layouts_shown_before(window, qtbot, held, h
     qtbot.waitUntil(lambda: not window.runs.running("layouts"), timeout=5000)
     qtbot.wait(50)  # (the stopped search's late result, delivered and dropped)
     assert dialog.isVisible() and not dialog.searching and dialog.devices.value() == 8
-    assert [c.name for c in dialog.candidates] == names and dialog.table.rowCount() == 10
+    assert [c.name for c in dialog.candidates] == names and dialog.rows.rowCount() == 10
     assert dialog.summary.text().startswith("10 layouts of 8 devices") and "stopped" in dialog.summary.text()
     qtbot.keyClick(dialog, QtCore.Qt.Key.Key_Escape)  # with no search, Esc closes
     assert not dialog.isVisible()
+
+
+def test_hundreds_of_layouts_are_shown_with_only_the_rows_in_sight_written(window, qtbot):
+    """DeepSeek-V3 on 16,384 devices has 515 layouts: the table writes the rows it shows
+    and those its columns are sized from, not all of them, on the GUI thread."""
+    window.state.set_model("deepseek-v3")
+    window.state.set_params(phase="decode")
+    dialog = LayoutsDialog(window.state, window, window.runs)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.devices.setValue(16384)
+    searched(qtbot, dialog)
+    assert dialog.rows.rowCount() == len(dialog.candidates) == 515
+    assert len(dialog.rows._cells) <= ROWS_MEASURED + 40
+    assert dialog.cell(514, 0) == "515" and dialog.cell(0, 1) == dialog.candidates[0].name
