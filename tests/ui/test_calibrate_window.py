@@ -174,3 +174,30 @@ def test_a_calibration_stopped_while_it_measures_writes_no_profile_and_times_sta
     assert not list(tmp_path.rglob("roofline-*.yaml")) and not list(tmp_path.rglob("efficiency/*.yaml"))
     assert window.state.session.params.efficiency == "published"
     assert not panel.escape.isEnabled() and panel.calibrate_button.isEnabled()
+
+
+def test_a_burst_of_measured_points_redraws_the_chart_once(window, qtbot, monkeypatch, warnings):
+    """Points that reach the GUI thread together (a busy thread, cache-sized kernels) are
+    put on the chart in one redraw, not one a point: each redraw would hold the window."""
+    from explorer.kernels.results import Point
+    from explorer.kernels.runner import Progress
+    from explorer.runs import KERNELS
+    from explorer.ui.panels.kernel_panel import LIVE_EVERY_MS
+
+    panel = window.kernel_panel
+    panel._starting()
+    shown: list[int] = []
+    real = window.state.set_live_points
+    monkeypatch.setattr(window.state, "set_live_points", lambda points: (shown.append(len(points)),
+                                                                         real(points)))
+    for i in range(20):
+        point = Point(suite="stream", kernel="triad", dtype="fp32", size={"n": 1000 + i}, param={},
+                      flops=2000, bytes=24000, time_median_s=1e-6, time_p20_s=1e-6, time_p80_s=1e-6)
+        panel._on_progress(KERNELS, Progress(i + 1, 20, "triad", 0.01 * i, point))
+    assert panel.table.rowCount() == 20 and shown == []  # the table at once, the chart later
+    qtbot.waitUntil(lambda: shown == [20], timeout=2000)
+    assert len(window.state.live_points) == 20
+    panel._on_progress(KERNELS, Progress(20, 20, "", 0.2, point))  # one more, then the run fails at once
+    panel._on_failed(KERNELS, "It stopped")
+    qtbot.wait(2 * LIVE_EVERY_MS)
+    assert shown == [20, 0] and window.state.live_points == [] and warnings == ["It stopped"]

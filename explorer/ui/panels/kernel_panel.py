@@ -19,6 +19,8 @@ from explorer.runs import KERNELS, Jobs, gpu_job
 from explorer.state import AppState
 from explorer.ui.panels.calibration_view import keep_calibration_run, show_calibration
 
+LIVE_EVERY_MS = 100  # the chart takes a run's new points at most this often: a burst of them
+# delivered at once (a busy GUI thread, cache-sized kernels) would redraw it once a point.
 RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
 
 
@@ -38,6 +40,8 @@ class KernelPanel(QtWidgets.QWidget):
         self._build_file_widgets()
         self._lay_out(suites_box)
         self._live: list[Point] = []
+        self._live_timer = QtCore.QTimer(self, singleShot=True, interval=LIVE_EVERY_MS)
+        self._live_timer.timeout.connect(lambda: self.state.set_live_points(self._live))
         self._connect()
         self._on_backend_changed()
         self._sync_files()
@@ -205,6 +209,7 @@ class KernelPanel(QtWidgets.QWidget):
     def _starting(self) -> None:
         self.table.setRowCount(0)
         self._live = []
+        self._live_timer.stop()
         self.state.set_live_points([])
         self.progress.setRange(0, 0)  # busy until the plan is known
         self.eta.setText("Starting…")
@@ -230,7 +235,8 @@ class KernelPanel(QtWidgets.QWidget):
         if progress.point is not None:
             self._live.append(progress.point)
             self._add_row(progress.point)
-            self.state.set_live_points(self._live)
+            if not self._live_timer.isActive():
+                self._live_timer.start()
 
     def _add_row(self, p: Point) -> None:
         row = self.table.rowCount()
@@ -258,6 +264,7 @@ class KernelPanel(QtWidgets.QWidget):
         if job != KERNELS:
             return
         self._finish_ui()
+        self._live_timer.stop()
         self.state.set_live_points([])
         from explorer.kernels.calibrate import Calibration  # (imported when a run ends)
 
@@ -318,6 +325,7 @@ class KernelPanel(QtWidgets.QWidget):
             return
         self._finish_ui()
         self.eta.setText(message)
+        self._live_timer.stop()
         self.state.set_live_points([])
         QtWidgets.QMessageBox.warning(self, "Kernel lab", message)
 
