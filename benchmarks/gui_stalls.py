@@ -1,21 +1,25 @@
 """The longest time the window's GUI thread stops handling events during each long operation
 the window offers: how long a user who clicks, types or drags meanwhile waits.
 
-A QTimer on the GUI thread is asked to tick every 5 ms (a precise timer); a tick that comes
-late came late because the GUI thread was busy, so the longest gap between two ticks, less
-the 5 ms asked for, is the operation's longest stall. Each operation is started from the
+A QTimer on the GUI thread is asked to tick every 5 ms (a precise timer); a tick comes late
+when the GUI thread was busy, or waited for Python's lock that a worker held, or (on a busy
+machine) was not given a core, so the longest gap between two ticks from the operation's
+start, less the 5 ms asked for, is its longest stall. Each operation is started from the
 event loop, the way a click starts it, in the window as the app builds it (1366×768), and
 the loop runs until the operation has shown its result (the profile on the chart, the
-layouts in the dialog's table, the file on disk…), the time that takes is its total. The
-operations, each at the sizes the issue names (``--quick``: small ones, for a test):
+layouts in the dialog's table, the file on disk…); the time that takes is its total. Each
+runs ``--rounds`` times (3; calibrate once): the median of the rounds' longest stalls is
+its figure, each round's printed beside it (a stall that other programs cause falls in one
+round, not in most). The operations, at the sizes the issue names (``--quick``: small
+ones, for a test):
 
 - import a PyTorch profiler trace of 10, 50 and 250 MB (``profile_size.make_trace``);
 - list the models of a (made) Hugging Face cache of 1,000 repositories;
 - calibrate with the quick preset (the foreign-load check off, so that a busy machine does
   not make it wait), for at most two minutes (``--quick``: cancelled after 2 s);
 - export the chart from the export dialog: PNG at its default width, PNG at its widest, PDF;
-- the Parallel layouts dialog searching 1,024 and 16,384 devices (DeepSeek-V3 decoding, the preset
-  with the most layouts; the dialog opened before the clock starts);
+- the Parallel layouts dialog searching 1,024 and 16,384 devices (DeepSeek-V3 decoding, the
+  preset with the most layouts; the dialog opened before the clock starts);
 - a live kernel run (the stream suite, smoke sizes);
 - open a large session: the largest trace's profile and 20 measurement files (each the live
   kernel run's; ``--quick``: 5).
@@ -23,7 +27,8 @@ operations, each at the sizes the issue names (``--quick``: small ones, for a te
 The goal (issue 59): no stall over 100 ms. Offscreen, and on a real X server (Xvfb, Qt's xcb
 platform) when Xvfb is here: ``--platform both`` runs this script again under Xvfb.
 
-    python benchmarks/gui_stalls.py [--quick] [--platform offscreen|x11|both] [--only KIND,…]
+    python benchmarks/gui_stalls.py [--quick] [--rounds 3] [--platform offscreen|x11|both]
+                                    [--only KIND,…] [--json FILE]
 
 The figures depend on the machine and its load (``watched`` prints the load around the run).
 """
