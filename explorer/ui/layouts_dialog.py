@@ -12,6 +12,7 @@ Ranking them by another goal is done at once, without a search."""
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from explorer.kernels.timing import CancelToken
 
 JOB = "layouts"  # the job's name
+PROGRESS_EVERY_S = 0.05  # the search's progress reaches the dialog at most this often
 ROWS_MEASURED = 100  # the rows whose text sizes the columns (all of 500 take tens of ms)
 COLUMNS = ("#", "layout", "fits", "step", "tokens/s a device", "per user", "memory a device", "why")
 
@@ -130,8 +132,13 @@ def search_in_job(state: AppState, devices: int) -> Callable[[CancelToken, Calla
     model, device, params = state.model, state.primary, state.params  # (read here, on the GUI thread)
 
     def work(token: CancelToken, emit: Callable[[Report, Any], None]) -> Search | None:
+        last = [-math.inf]
+
         def progress(done: int, total: int) -> bool:
-            emit(Report.PROGRESS, (done, total))
+            now = time.perf_counter()
+            if now - last[0] >= PROGRESS_EVERY_S or done == total:  # (a report a layout would be a
+                last[0] = now  # repaint of the bar a layout: on X11, each a trip to the server)
+                emit(Report.PROGRESS, (done, total))
             return not token.cancelled
 
         try:

@@ -147,3 +147,21 @@ def test_hundreds_of_layouts_are_shown_with_only_the_rows_in_sight_written(windo
     assert dialog.rows.rowCount() == len(dialog.candidates) == 515
     assert len(dialog.rows._cells) <= ROWS_MEASURED + 40
     assert dialog.cell(514, 0) == "515" and dialog.cell(0, 1) == dialog.candidates[0].name
+
+
+def test_a_search_reports_its_progress_a_few_times_a_second_and_at_its_end(state, monkeypatch):
+    """A report a layout would repaint the bar once a layout (on X11, each repaint a trip to
+    the server): the search reports at most every ``PROGRESS_EVERY_S``, and its last one."""
+    import explorer.ui.layouts_dialog as module
+    from explorer.kernels.timing import CancelToken
+
+    def layouts(model, device, devices, params, progress=None):
+        for done in range(1, 501):
+            progress(done, 500)
+        return []
+
+    monkeypatch.setattr(module, "layouts", layouts)
+    reports: list = []
+    found = module.search_in_job(state, 64)(CancelToken(), lambda kind, report: reports.append(report))
+    assert found == module.Search(64, [])
+    assert reports[0] == (1, 500) and reports[-1] == (500, 500) and len(reports) < 10
