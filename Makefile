@@ -44,6 +44,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/startup_instructions.py --rounds 3
 	$(BIN)/python benchmarks/timer_agreement.py
 	$(BIN)/python benchmarks/gpu_suite.py
+	$(BIN)/python benchmarks/gui_stalls.py
+	$(BIN)/python benchmarks/growth.py
 
 # The pictures of the README and docs/, drawn again from the current code (offscreen; a minute).
 screenshots: $(STAMP)

@@ -297,5 +297,15 @@ def read_kineto(path: str | Path, data: bytes | None = None, progress: Progress 
     estimated = " and ".join(part for part, made in (
         ("FLOPs", any(w.flops is not None and not w.counted for w in used)),
         ("bytes", any(w.moved for w in used))) if made)
-    return Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes),
-                   f"{estimated} from shapes" if estimated else "", steps, _device(doc), devices)
+    profile = Profile("PyTorch profiler (Kineto trace)", str(path), tuple(placed), tuple(notes),
+                      f"{estimated} from shapes" if estimated else "", steps, _device(doc), devices)
+    _release(events)
+    return profile
+
+
+def _release(events: list, chunk: int = 10_000) -> None:
+    """Free a read trace's events a chunk at a time: freed at once, the 850,000 of a 250 MB
+    trace take a third of a second in one step that holds Python's lock, and the window,
+    whose GUI thread waits for it while the trace is read in the background, stops as long."""
+    while events:
+        del events[-chunk:]

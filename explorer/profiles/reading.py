@@ -4,6 +4,9 @@ pmc_perf.csv) or a rocprofv3 kernel trace (CSV), told apart by content, not by n
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from explorer.core.files.reading import read_text
@@ -21,10 +24,27 @@ def read_profile(path: str | Path, progress: Progress | None = None) -> Profile:
     if is_rocprof(path):  # a workload folder
         return read_rocprof(path)
     if is_trace(path):
-        return read_kineto(path, progress=progress)
+        with uncollected():
+            return read_kineto(path, progress=progress)
     text = read_text(path, MAX_PROFILE_BYTES)
     if is_json_object(text):  # JSON without traceEvents: no CSV either, and said so
         return read_kineto(path, text.encode("utf-8"))
     if is_rocprof(path, text):
         return read_rocprof(path, text)
     return read_rocprofv3(path, text) if is_rocprofv3(text) else read_ncu_csv(path, text)
+
+
+@contextmanager
+def uncollected() -> Iterator[None]:
+    """No garbage collection while a trace is read. The read keeps hundreds of thousands of
+    objects that form no reference cycles; each full collection meanwhile walks them all,
+    0.4 s apiece for a 250 MB trace, holding Python's lock, so that the window, whose GUI
+    thread waits for the lock, stops as long while the read runs in the background (issue
+    59). The collector is as it was afterwards (off stays off)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,22 +1,62 @@
-"""File › Export chart: PNG, SVG or PDF with the slide options; and copy to the clipboard."""
+"""File › Export chart: PNG, SVG or PDF with the slide options; and copy to the clipboard.
+
+The chart's description is made on the GUI thread (milliseconds); drawing and encoding it
+(a 3,840 px PNG takes most of a second, a 16,384 px one seconds) and writing the file run as
+the app's ``export`` job, the dialog showing that it writes, with Cancel (or Esc) to stop:
+a stopped export writes nothing (the bytes are dropped before the file is touched, and the
+write itself replaces the file atomically), and the dialog stays open to try again."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from PySide6 import QtWidgets
 
 from explorer import defaults
+from explorer.chart.slides import TEXT_FORMATS, slide_chart, slide_text
+from explorer.core.files.atomic import write_bytes_atomic
+from explorer.runs import JobError, Jobs, Report
 from explorer.state import AppState
-from explorer.ui.chart.export import ASPECTS, THEMES, ExportOptions, export_chart, format_of, render_image
+from explorer.ui.chart.export import ASPECTS, THEMES, ExportOptions, chart_bytes, format_of, render_image
+
+if TYPE_CHECKING:
+    from explorer.kernels.timing import CancelToken
+
+EXPORT = "export"  # the job's name
+
+
+Emit = Callable[[Report, Any], None]
+
+
+def write_in_job(path: Path, draw: Callable[[], bytes]) -> Callable[[CancelToken, Emit], Path | None]:
+    """The job's work: the file's bytes drawn (``draw``), then, unless cancelled meanwhile,
+    written in one atomic replace: ``path``, or None when cancelled (nothing written)."""
+
+    def work(token: CancelToken, emit: Emit) -> Path | None:
+        data = draw()
+        if token.cancelled:
+            return None
+        try:
+            return write_bytes_atomic(path, data)
+        except OSError as exc:
+            raise JobError(f"{path}: {exc.strerror or exc}") from None
+
+    return work
 
 
 class ExportDialog(QtWidgets.QDialog):
     def __init__(self, state: AppState, start: Path, parent=None, theme: str = "light",
-                 subtitle: str = "", slots: dict[str, int] | None = None) -> None:
-        """``slots``: the window's device styles, so the slide matches what is on screen."""
+                 subtitle: str = "", slots: dict[str, int] | None = None, runs: Jobs | None = None) -> None:
+        """``slots``: the window's device styles, so the slide matches what is on screen;
+        ``runs``: the window's jobs (the dialog's own without)."""
         super().__init__(parent)
         self.state, self.slots = state, slots
+        self.runs = runs or Jobs(lambda: state.catalog, self)
+        self._writing: Path | None = None  # the file an export under way writes
+        self._stopped: Path | None = None  # the file of the export last stopped
         self.setWindowTitle("Export chart")
         self.path = QtWidgets.QLineEdit(str(start))
         browse = QtWidgets.QPushButton("Browse…")
@@ -44,6 +84,10 @@ class ExportDialog(QtWidgets.QDialog):
         self.legend = QtWidgets.QCheckBox("Key beside the chart", checked=True)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
         self.error = QtWidgets.QLabel(wordWrap=True)
         self.error.setStyleSheet("color: #D55E00")
+        self.status = QtWidgets.QLabel()
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setRange(0, 0)  # busy: drawing a picture has no steps to count
+        self.bar.hide()
         path_row = QtWidgets.QHBoxLayout()
         path_row.addWidget(self.path, 1)
         path_row.addWidget(browse)
@@ -62,11 +106,23 @@ class ExportDialog(QtWidgets.QDialog):
                                              | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._export)
         buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Save)
+        self.cancel_button = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Cancel)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.error)
+        progress = QtWidgets.QHBoxLayout()
+        progress.addWidget(self.status, 1)
+        progress.addWidget(self.bar)
+        layout.addLayout(progress)
         layout.addWidget(buttons)
         self.written: Path | None = None
+        self.runs.sig_finished.connect(self._on_finished)
+        self.runs.sig_failed.connect(self._on_failed)
+
+    @property
+    def writing(self) -> bool:
+        return self._writing is not None
 
     def options(self) -> ExportOptions:
         return ExportOptions(width_px=self.width_px.value(), dpi=self.dpi.value() or None,
@@ -82,13 +138,72 @@ class ExportDialog(QtWidgets.QDialog):
             self.path.setText(path)
 
     def _export(self) -> None:
+        """Describe the chart here, draw and write it in the background."""
+        if self.writing:
+            return
+        path = Path(self.path.text())
         try:
-            format_of(self.path.text())
-            self.written = export_chart(self.state, self.path.text(), self.options(), self.slots)
-        except (ValueError, OSError) as exc:
+            kind = format_of(path)
+            options = self.options()
+            if kind in TEXT_FORMATS:  # (made here: milliseconds)
+                draw = functools.partial(slide_text(self.state, options, self.slots, kind).encode, "utf-8")
+            else:
+                chart = slide_chart(self.state, options, self.slots)
+                draw = functools.partial(chart_bytes, chart, kind, options)
+        except ValueError as exc:
             self.error.setText(str(exc))
             return
+        self.error.clear()
+        self._writing = path
+        self._busy(f"Writing {path.name}…")
+        self.runs.submit(EXPORT, write_in_job(path, draw))
+
+    def _busy(self, text: str) -> None:
+        self.status.setText(text)
+        self.bar.setVisible(self.writing)
+        self.save_button.setEnabled(not self.writing)
+        self.cancel_button.setToolTip("Stop writing (Esc): nothing is written" if self.writing else "")
+
+    def cancel_export(self) -> None:
+        """Stop the export under way: its file is not written (the dialog stays open)."""
+        if self._writing is None:
+            return
+        path, self._writing = self._writing, None
+        self._stopped = path
+        self.runs.cancel(EXPORT)
+        self._busy(f"Stopped: {path.name} was not written")
+
+    def reject(self) -> None:
+        """Cancel or Esc: stop an export under way, else close."""
+        if self.writing:
+            self.cancel_export()
+        else:
+            super().reject()
+
+    def done(self, result: int) -> None:  # closed any way: an export under way is dropped
+        self.cancel_export()
+        super().done(result)
+
+    def _on_finished(self, job: str, written: Path | None) -> None:
+        if job == EXPORT and self._writing is None and written is not None and written == self._stopped:
+            self._busy(f"The stop came as {written.name} was being written: it was written whole")
+            return
+        if job != EXPORT or self._writing is None:
+            return  # (a stopped export's late result)
+        self._writing = None
+        if written is None:
+            self._busy("")
+            return
+        self.written = written
+        self._busy("")
         self.accept()
+
+    def _on_failed(self, job: str, message: str) -> None:
+        if job != EXPORT or self._writing is None:
+            return
+        self._writing = None
+        self._busy("")
+        self.error.setText(message)
 
 
 def copy_to_clipboard(state: AppState, width: int = 1920, theme: str = "light",

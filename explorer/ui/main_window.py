@@ -262,9 +262,10 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         from explorer.ui.export_dialog import ExportDialog  # (not at start-up)
 
         dialog = ExportDialog(self.state, start, self, theme=self.chart.theme.name,
-                              subtitle=self.player.caption())
+                              subtitle=self.player.caption(), runs=self.runs)
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
             self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
+        dialog.deleteLater()
 
     def copy_chart(self) -> None:
         from explorer.ui.export_dialog import copy_to_clipboard

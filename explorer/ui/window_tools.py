@@ -47,7 +47,9 @@ class WindowTools(WindowHost):
     def open_layouts(self) -> None:
         from explorer.ui.layouts_dialog import LayoutsDialog
 
-        LayoutsDialog(self.state, self).exec()
+        dialog = LayoutsDialog(self.state, self, self.runs)
+        dialog.exec()
+        dialog.deleteLater()
 
     def open_serving(self) -> None:
         from explorer.ui.serving_dialog import ServingDialog

@@ -112,3 +112,34 @@ def test_progress_is_told_the_share_read_and_may_stop_the_read(tmp_path):
 
     with pytest.raises(Stop):
         trace_stream.streamed(plain, 1 << 30, stop)
+
+
+def test_no_collection_runs_while_a_trace_is_read_and_the_collector_is_as_it_was(tmp_path, monkeypatch):
+    """A full collection walks every object the read keeps, holding Python's lock (the GUI
+    thread stops meanwhile): none runs while a trace is read, through its last step."""
+    import gc
+    import json
+
+    import explorer.profiles.kineto as kineto
+    from explorer.profiles.reading import read_profile
+    from tests.profiles.test_kineto import trace
+
+    seen: list[bool] = []
+    real = kineto._op_work
+
+    def op_work(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(kineto, "_op_work", op_work)
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace()))
+    assert gc.isenabled()
+    assert read_profile(path).tool.startswith("PyTorch profiler")
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        read_profile(path)
+        assert not gc.isenabled()  # (off stays off)
+    finally:
+        gc.enable()

@@ -125,3 +125,79 @@ def test_a_calibration_that_fails_its_held_out_check_is_kept_aside_and_times_sta
     assert status.startswith("Calibration not used: it predicts the held-out products")
     assert any(f"kept aside in {done.path}, not used" in m for m in messages)
     assert window.state.session.params.efficiency == "published" and not warnings
+
+
+@pytest.mark.parametrize("how", ["button", "Esc"])
+def test_a_calibration_stopped_while_it_measures_writes_no_profile_and_times_stay(window, qtbot, monkeypatch,
+                                                                                  tmp_path, how):
+    """Calibrate runs as a job (the window free meanwhile); its Cancel button, or Esc once
+    the click has put the focus in the panel, stops it: no profile is written or used."""
+    import threading
+
+    from PySide6 import QtCore
+
+    from explorer import runs
+    from explorer.kernels import calibrate, runner
+
+    release, reached = threading.Event(), threading.Event()
+
+    def held(backend, suites, preset, cancel=None, **options):
+        reached.set()
+        assert release.wait(10)
+        products = yield from runner.run(backend, [calibrate.SUITE], "smoke", cancel=cancel, **options,
+                                         load=None)
+        return replace(products, suites=tuple(suites))
+
+    monkeypatch.setattr(runs, "run", held)
+    window.state.set_devices(["epyc-9654"])
+    panel = window.kernel_panel
+    window.docks["kernels"].raise_()  # (the Kernel lab's tab in front, as where Calibrate is clicked)
+    qtbot.waitUntil(panel.isVisible, timeout=2000)
+    window.activateWindow()
+    panel.calibrate_button.setFocus()
+    with qtbot.waitSignal(window.runs.sig_finished, timeout=60000,
+                          check_params_cb=lambda job, _r: job == "kernels") as finished:
+        panel.calibrate_button.click()
+        assert reached.wait(10)
+        fired: list[int] = []
+        QtCore.QTimer.singleShot(10, lambda: fired.append(1))
+        qtbot.waitUntil(lambda: bool(fired), timeout=2000)  # the window handles events meanwhile
+        assert panel.cancel_button.isEnabled() and not panel.calibrate_button.isEnabled()
+        if how == "button":
+            panel.cancel_button.click()
+        else:
+            assert QtWidgets.QApplication.focusWidget() is panel.cancel_button  # (Calibrate is disabled)
+            qtbot.keyClick(panel.cancel_button, QtCore.Qt.Key.Key_Escape)
+        release.set()
+    done = finished.args[1]
+    assert done.results.cancelled and done.profile is None
+    assert not list(tmp_path.rglob("roofline-*.yaml")) and not list(tmp_path.rglob("efficiency/*.yaml"))
+    assert window.state.session.params.efficiency == "published"
+    assert not panel.escape.isEnabled() and panel.calibrate_button.isEnabled()
+
+
+def test_a_burst_of_measured_points_redraws_the_chart_once(window, qtbot, monkeypatch, warnings):
+    """Points that reach the GUI thread together (a busy thread, cache-sized kernels) are
+    put on the chart in one redraw, not one a point: each redraw would hold the window."""
+    from explorer.kernels.results import Point
+    from explorer.kernels.runner import Progress
+    from explorer.runs import KERNELS
+    from explorer.ui.panels.kernel_panel import LIVE_EVERY_MS
+
+    panel = window.kernel_panel
+    panel._starting()
+    shown: list[int] = []
+    real = window.state.set_live_points
+    monkeypatch.setattr(window.state, "set_live_points", lambda points: (shown.append(len(points)),
+                                                                         real(points)))
+    for i in range(20):
+        point = Point(suite="stream", kernel="triad", dtype="fp32", size={"n": 1000 + i}, param={},
+                      flops=2000, bytes=24000, time_median_s=1e-6, time_p20_s=1e-6, time_p80_s=1e-6)
+        panel._on_progress(KERNELS, Progress(i + 1, 20, "triad", 0.01 * i, point))
+    assert panel.table.rowCount() == 20 and shown == []  # the table at once, the chart later
+    qtbot.waitUntil(lambda: shown == [20], timeout=2000)
+    assert len(window.state.live_points) == 20
+    panel._on_progress(KERNELS, Progress(20, 20, "", 0.2, point))  # one more, then the run fails at once
+    panel._on_failed(KERNELS, "It stopped")
+    qtbot.wait(2 * LIVE_EVERY_MS)
+    assert shown == [20, 0] and window.state.live_points == [] and warnings == ["It stopped"]

@@ -107,7 +107,7 @@ def test_the_export_dialog_keeps_its_own_width(window, tmp_path):
     assert isinstance(dialog.width(), int) and dialog.width_px.value() > 0
 
 
-def test_export_dialog_and_clipboard(window, tmp_path):
+def test_export_dialog_and_clipboard(window, tmp_path, qtbot):
     from PySide6 import QtWidgets
 
     from explorer.ui.export_dialog import ExportDialog
@@ -116,6 +116,7 @@ def test_export_dialog_and_clipboard(window, tmp_path):
     dialog.aspect.setCurrentText("4:3")
     dialog.title.setText("Why decode is memory-bound")
     dialog._export()
+    qtbot.waitUntil(lambda: not dialog.writing, timeout=10000)  # (written in the background)
     assert dialog.written == tmp_path / "slide.pdf" and dialog.written.stat().st_size > 1000
     dialog.path.setText(str(tmp_path / "slide.bmp"))
     dialog._export()

@@ -27,8 +27,8 @@ from explorer.chart.slides import (
 from explorer.core.files.atomic import write_bytes_atomic, write_text_atomic
 from explorer.ui.chart.painter import paint
 
-__all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "export_chart", "format_of", "qt_application",
-           "render_image", "write_chart"]
+__all__ = ["ASPECTS", "FORMATS", "THEMES", "ExportOptions", "chart_bytes", "export_chart", "format_of",
+           "qt_application", "render_image", "write_chart"]
 
 
 def qt_application() -> None:
@@ -54,17 +54,22 @@ def export_chart(doc, path: str | Path, options: ExportOptions | None = None,
 def write_chart(chart: Chart, path: str | Path, options: ExportOptions | None = None,
                 title: str = "Roofline chart") -> Path:
     """Write ``chart`` (any chart description) to ``path`` as PNG, SVG or PDF, by its suffix."""
-    from explorer.chart.svg import chart_svg
-
     options = options or ExportOptions()
     path = Path(path)
-    kind = format_of(path)
+    return write_bytes_atomic(path, chart_bytes(chart, format_of(path), options, title))
+
+
+def chart_bytes(chart: Chart, kind: ChartFormat, options: ExportOptions,
+                title: str = "Roofline chart") -> bytes:
+    """``chart`` drawn as a PNG, SVG or PDF file's bytes (any thread: a QImage or PDF writer
+    is painted, no widget), so that a caller can drop them unwritten."""
+    from explorer.chart.svg import chart_svg
+
     if kind == ChartFormat.SVG:
-        return write_text_atomic(path, chart_svg(chart, options.transparent, title))
+        return chart_svg(chart, options.transparent, title).encode("utf-8")
     if kind not in (ChartFormat.PNG, ChartFormat.PDF):
         raise ValueError(f"a chart is drawn as PNG, SVG or PDF, not {kind.upper()}")
-    data = png_bytes(chart_image(chart, options)) if kind == ChartFormat.PNG else _pdf(chart, title)
-    return write_bytes_atomic(path, data)
+    return png_bytes(chart_image(chart, options)) if kind == ChartFormat.PNG else _pdf(chart, title)
 
 
 def png_bytes(image: QtGui.QImage) -> bytes:
@@ -84,7 +89,7 @@ def chart_image(chart: Chart, options: ExportOptions) -> QtGui.QImage:
     if options.dpi:
         image.setDotsPerMeterX(round(options.dpi / 0.0254))
         image.setDotsPerMeterY(round(options.dpi / 0.0254))
-    image.fill(QtCore.Qt.GlobalColor.transparent if options.transparent else QtGui.QColor(chart.background))
+    _fill(image, QtGui.QColor(0, 0, 0, 0) if options.transparent else QtGui.QColor(chart.background))
     painter = QtGui.QPainter(image)
     try:
         painter.scale(scale, scale)
@@ -92,6 +97,21 @@ def chart_image(chart: Chart, options: ExportOptions) -> QtGui.QImage:
     finally:
         painter.end()
     return image
+
+
+def _fill(image: QtGui.QImage, colour: QtGui.QColor, rows: int = 256) -> None:
+    """``image`` (ARGB32 premultiplied) filled with ``colour`` a band of rows at a time:
+    ``QImage.fill`` holds Python's lock throughout, which for a 16,384 px slide (600 MB)
+    stops the GUI thread for a quarter of a second while an export draws in the background."""
+    if colour.alpha() not in (0, 255):
+        image.fill(colour)  # (premultiplying left to Qt)
+        return
+    import numpy as np
+
+    pixels = np.frombuffer(image.bits(), dtype=np.uint32).reshape(image.height(), image.bytesPerLine() // 4)
+    value = colour.rgba() if colour.alpha() else 0
+    for top in range(0, image.height(), rows):
+        pixels[top:top + rows] = value
 
 
 def render_image(doc, options: ExportOptions, slots: dict[str, int] | None = None) -> QtGui.QImage:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from explorer.core.files.datafile import DataFileError
 from explorer.core.units import format_si, format_time, rate_unit
@@ -19,6 +19,8 @@ from explorer.runs import KERNELS, Jobs, gpu_job
 from explorer.state import AppState
 from explorer.ui.panels.calibration_view import keep_calibration_run, show_calibration
 
+LIVE_EVERY_MS = 100  # the chart takes a run's new points at most this often: a burst of them
+# delivered at once (a busy GUI thread, cache-sized kernels) would redraw it once a point.
 RESULT_COLUMNS = ("suite", "kernel", "dtype", "param", "median", "compute", "memory", "flag")
 
 
@@ -38,6 +40,8 @@ class KernelPanel(QtWidgets.QWidget):
         self._build_file_widgets()
         self._lay_out(suites_box)
         self._live: list[Point] = []
+        self._live_timer = QtCore.QTimer(self, singleShot=True, interval=LIVE_EVERY_MS)
+        self._live_timer.timeout.connect(lambda: self.state.set_live_points(self._live))
         self._connect()
         self._on_backend_changed()
         self._sync_files()
@@ -74,7 +78,12 @@ class KernelPanel(QtWidgets.QWidget):
         self.calibrate_button = QtWidgets.QPushButton("Calibrate")
         self.calibrate_button.setToolTip(CALIBRATE_TIP)
         self.cancel_button = QtWidgets.QPushButton("Cancel", enabled=False)  # type: ignore[call-overload]  # (Qt properties as keywords: the stubs do not say)
-        self.cancel_button.setToolTip("Stop after the current kernel launch")
+        self.cancel_button.setToolTip("Stop after the current kernel launch (Esc)")
+        # Esc stops a run where the panel has the focus (Run or Calibrate was clicked: the
+        # focus goes to Cancel), so that it never takes Esc from presentation mode or an import.
+        self.escape = QtGui.QShortcut(QtGui.QKeySequence("Esc"), self)
+        self.escape.setContext(QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.escape.setEnabled(False)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setFormat("%v / %m")
         self.eta = QtWidgets.QLabel()
@@ -129,6 +138,7 @@ class KernelPanel(QtWidgets.QWidget):
         self.calibrate_button.clicked.connect(self.calibrate)
         self.preset.currentTextChanged.connect(self._sizes_changed)
         self.cancel_button.clicked.connect(lambda: self.runs.cancel(KERNELS))
+        self.escape.activated.connect(lambda: self.runs.cancel(KERNELS))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.measured_roofs.toggled.connect(self.state.set_measured_roofs)
         self.load_button.clicked.connect(self._on_load_clicked)
@@ -199,11 +209,17 @@ class KernelPanel(QtWidgets.QWidget):
     def _starting(self) -> None:
         self.table.setRowCount(0)
         self._live = []
+        self._live_timer.stop()
         self.state.set_live_points([])
         self.progress.setRange(0, 0)  # busy until the plan is known
         self.eta.setText("Starting…")
+        focus = QtWidgets.QApplication.focusWidget()
+        focused = focus is not None and self.isAncestorOf(focus)
         self._set_runnable(False)
         self.cancel_button.setEnabled(True)
+        self.escape.setEnabled(True)
+        if focused:  # (the button clicked is disabled now: Cancel takes the focus, and Esc works)
+            self.cancel_button.setFocus()
 
     def _on_started(self, job: str, label: str) -> None:
         if job == KERNELS:
@@ -219,7 +235,8 @@ class KernelPanel(QtWidgets.QWidget):
         if progress.point is not None:
             self._live.append(progress.point)
             self._add_row(progress.point)
-            self.state.set_live_points(self._live)
+            if not self._live_timer.isActive():
+                self._live_timer.start()
 
     def _add_row(self, p: Point) -> None:
         row = self.table.rowCount()
@@ -238,6 +255,7 @@ class KernelPanel(QtWidgets.QWidget):
     def _finish_ui(self) -> None:
         self._set_runnable(True)
         self.cancel_button.setEnabled(False)
+        self.escape.setEnabled(False)
         self.progress.setRange(0, max(1, self.progress.maximum()))
 
     def _on_finished(self, job: str, results) -> None:
@@ -246,6 +264,7 @@ class KernelPanel(QtWidgets.QWidget):
         if job != KERNELS:
             return
         self._finish_ui()
+        self._live_timer.stop()
         self.state.set_live_points([])
         from explorer.kernels.calibrate import Calibration  # (imported when a run ends)
 
@@ -306,6 +325,7 @@ class KernelPanel(QtWidgets.QWidget):
             return
         self._finish_ui()
         self.eta.setText(message)
+        self._live_timer.stop()
         self.state.set_live_points([])
         QtWidgets.QMessageBox.warning(self, "Kernel lab", message)
 
