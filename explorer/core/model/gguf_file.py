@@ -1,5 +1,6 @@
 """A GGUF file (llama.cpp, Ollama, LM Studio) as a model: its metadata and tensor table read
-with the ``gguf`` package (llama.cpp's reader), the tensor data never read.
+from the header (``gguf_header``; type names and block sizes from the ``gguf`` package),
+the tensor data never read.
 
 A GGUF file holds key-value metadata (``general.architecture``, ``general.name``,
 ``general.file_type``; ``{arch}.embedding_length``, ``{arch}.block_count``,
@@ -28,9 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
 from explorer.core.files.datafile import DataFileError
+from explorer.core.model.gguf_header import GgufFormatError, Length, read_header
 from explorer.core.model.models import TransformerSpec
 from explorer.core.model.quantization import Quantization
 from explorer.core.units import format_bytes
@@ -124,27 +124,28 @@ def _class(name: str) -> str:
 
 
 def read_gguf(path: str | Path) -> GgufFile:
-    """The file's metadata and tensor table; a ``DataFileError`` naming the file when it is
-    no GGUF file. Tensor data is mapped, never read."""
+    """The file's metadata and tensor table (``gguf_header``); a ``DataFileError`` naming the
+    file when it is no GGUF file. Tensor data is never read."""
     import gguf
 
     origin = str(path)
     try:
-        reader = gguf.GGUFReader(origin, "r")
-    except (OSError, ValueError, IndexError, KeyError) as exc:
-        raise DataFileError(origin, f"is not a GGUF file llama.cpp's reader can open: {exc}") from None
-    metadata: dict[str, object] = {}
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or len(field.data) > 64:  # the tokenizer's vocabulary and scores
-            continue
-        value = field.contents()
-        metadata[key] = value.item() if isinstance(value, np.generic) else value
-    tensors = tuple(GgufTensor(t.name, t.tensor_type.name, int(t.n_elements), int(t.n_bytes))
-                    for t in reader.tensors)
-    vocab = reader.fields.get("tokenizer.ggml.tokens")
-    if vocab is not None:
-        metadata["tokenizer.ggml.tokens"] = len(vocab.data)  # the count, not the tokens
-    return GgufFile(origin, metadata, tensors)
+        raw, table = read_header(origin)
+        types = [(name, gguf.GGMLQuantizationType(kind), elements) for name, kind, elements in table]
+    except (OSError, GgufFormatError) as exc:
+        raise DataFileError(origin, f"is not a GGUF file this app can read: {exc}") from None
+    except ValueError as exc:  # a tensor type gguf does not know
+        raise DataFileError(origin, f"is not a GGUF file this app can read: {exc}") from None
+    metadata = {key: value for key, value in raw.items() if not isinstance(value, Length)}
+    tokens = raw.get("tokenizer.ggml.tokens")
+    if tokens is not None:
+        metadata["tokenizer.ggml.tokens"] = len(tokens) if isinstance(tokens, list) else \
+            tokens if isinstance(tokens, int) else 0
+    tensors = []
+    for name, kind, elements in types:
+        block, size = gguf.GGML_QUANT_SIZES[kind]
+        tensors.append(GgufTensor(name, kind.name, elements, elements // block * size))
+    return GgufFile(origin, metadata, tuple(tensors))
 
 
 def spec_from_gguf(path: str | Path) -> tuple[TransformerSpec, GgufFile]:
