@@ -99,7 +99,8 @@ def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
     within a node NCCL's at ``nccl_link`` and ``nccl_us``, the engines' at ``link``;
     across nodes every one at ``link``."""
     if link.tier == Tier.NODE:
-        return collectives.Achieved(e.value("link"), e.value("nccl_link"), e.value("nccl_us") * 1e-6)
+        return collectives.Achieved(e.value("link"), e.value("nccl_link"), e.value("nccl_us") * 1e-6,
+                                    e.value("nccl_ring"))
     return collectives.Achieved(e.value("link"), e.value("link"))
 
 
