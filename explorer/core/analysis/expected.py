@@ -150,7 +150,7 @@ def class_times(a: Analysis, times: NDArray[np.float64]) -> dict[str, float]:
     """A step's seconds in each class of op, from per-occurrence ``times`` (the bound's
     ``a.time_s``, or expected work times), added up as the step is."""
     once = once_per_step(a.ops)
-    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch, a.model)
     classes = np.array([op_class(o) for o in a.ops])
     return {name: float(step_total(a.counts, np.where(classes == name, times, 0.0), once, factor))
             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
@@ -175,7 +175,7 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     work = np.array([_work_time(a, e, i, peak) for i in range(len(a.ops))])
     op_time = work + kernel_s
     once = once_per_step(a.ops)
-    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch, a.model)
     parts = class_times(a, work)
     parts[OpClass.KERNELS] = float(step_total(a.counts, kernel_s, once, factor))
     parts[OpClass.STEP] = e.value("step_ms") * 1e-3

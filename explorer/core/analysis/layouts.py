@@ -143,7 +143,7 @@ def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams,
         per_user = 1 / time_s
     elif params.phase == Phase.PREFILL:
         per_user = params.seq / time_s
-    factor = training.pipeline_factor(params, params.split, params.batch)
+    factor = training.pipeline_factor(params, params.split, params.batch, model)
     bubble = 1 - 1 / (factor * params.pp) if params.phase == Phase.TRAIN and params.pp > 1 else 0.0
     return Layout(choice, params, t.fits_in_memory, time_s, t.time_s, e is not None, t.memory_required_bytes,
                   t.memory_budget_bytes, t.items_per_step / time_s / params.split.devices, per_user,
