@@ -30,7 +30,7 @@ META = dict(phase="train", tp=8, pp=16, sp=True, zero=1, grad_dtype="16-bit", pp
 TABLE_4 = [  # (GPUs, CP, DP, sequence, batch per DP, BF16 MFU)
     (8192, 1, 64, 8192, 32, 0.43),
     (16384, 1, 128, 8192, 16, 0.41),
-    (16384, 16, 8, 131072, 16, 0.38),
+    (16384, 16, 8, 131072, 16, 0.38),  # Table 4 prints DP 4: 8,192 GPUs and 8M tokens, not its 16,384 and 16M
 ]
 
 
