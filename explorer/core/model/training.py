@@ -182,8 +182,11 @@ def stage_imbalance(model: ModelSpec, split: parallel.Split, seq: int) -> float:
     forward FLOPs per token (``_layer_work``) over the layers ``rank_layers`` gives it, the
     LM head (2 × vocab × d_model a token) on the last; the embedding is a lookup. A
     1F1B pipeline runs at its slowest stage's pace, each micro-batch and each slot of the
-    bubble alike (Narayanan et al. 2021, section 2.2: the bubble is (p − 1) forward and
-    backward passes of a stage), so the pipelined time is the mean stage's × this."""
+    bubble alike (the bubble is p − 1 of a stage's forward and backward passes, Narayanan et
+    al. 2021, taken here at the slowest stage's), so the pipelined time is the mean stage's
+    × this. Llama 3 names the imbalance this measures: "After the last layer of the model,
+    we need to calculate output and loss, making this stage the execution latency
+    bottleneck" (arXiv 2407.21783, section 3.3.2)."""
     if not isinstance(model, TransformerSpec) or split.pp == 1:
         return 1.0
     work = [sum(_layer_work(model, i, seq) for i in layers) for layers in split.rank_layers(model.layers)]
