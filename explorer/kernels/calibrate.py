@@ -275,6 +275,7 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
                                 ("gemm_8bit", values["gemm"], "the measured products' share is taken"),
                                 ("link", 1.0, "links run at their full rate"),
                                 ("nccl_link", 1.0, "links run at their full rate"),
+                                ("nccl_ring", 1.0, "links run at their full rate"),
                                 ("nccl_us", 0.0, "no fixed cost is added to a collective"),
                                 ("step_ms", 0.0, "no engine's host work is added")):
         if family is not None and not family.factors[name].stand_in:

@@ -371,9 +371,9 @@ class LayoutsDialog(QtWidgets.QDialog):
         chosen = self.selected()
         if chosen is None or chosen.error:
             return
-        changes = {**dict(chosen.choice), "vpp": 1}  # as it was costed
+        changes = dict(chosen.choice)  # as it was costed (its schedule: pp_trim, vpp)
         if self.state.params.phase != Phase.TRAIN:
-            changes = {k: v for k, v in changes.items() if k in ("tp", "pp", "dp", "ep")}
+            changes = {k: v for k, v in changes.items() if k in ("tp", "pp", "dp", "ep", "cp", "dispatch")}
         try:
             self.state.set_params(**changes)
         except WorkloadError as exc:

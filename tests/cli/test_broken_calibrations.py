@@ -31,7 +31,7 @@ def _broken(folder, kind: str) -> tuple[str, str]:
     good = _good_profile()
     path = folder / f"{kind}.yaml"
     if kind == "cut short":
-        path.write_text(good[: len(good) // 2])
+        path.write_text(good[: good.rindex("\n", 0, len(good) // 2)])  # at a line's end: fields missing
         return path.name, "field"
     if kind in ("negative", "nan"):
         value = "-0.5" if kind == "negative" else ".nan"

@@ -33,11 +33,11 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
                          "--tpot-target", "40ms")
     assert code == 0, err
     assert "the KV cache holds at most 248 requests at full length (prompt + output)" in out
-    # docs/commands.md: "batch 188, about 832 tokens/s a device at 39.99 ms a token (batch 189
-    # takes 40.1 ms)"
-    # a user: 1,024 tokens ÷ (1,024 × TPOT + 188 prefills of 90.0 ms) = 17.7 tokens/s
-    assert "Chosen: batch 188, 832 tokens/s a device, 17.7 a user, 39.99 ms a token (band " in out
-    assert "the TPOT target: batch 189 takes 40.1 ms a token" in out
+    # docs/commands.md: "batch 187, about 831 tokens/s a device at 39.92 ms a token (batch 188
+    # takes 40.0 ms)"
+    # a user: 1,024 tokens ÷ (1,024 × TPOT + 187 prefills of 89.4 ms) = 17.8 tokens/s
+    assert "Chosen: batch 187, 831 tokens/s a device, 17.8 a user, 39.92 ms a token (band " in out
+    assert "the TPOT target: batch 188 takes 40.0 ms a token" in out
 
 
 @pytest.mark.parametrize(("argv", "words"), [

@@ -72,3 +72,32 @@ def test_the_engines_all_reduces_and_links_across_nodes_keep_the_link_share(cata
     within, across = achieved(h100, node), achieved(h100, network)
     assert (within.share, within.nccl_share, within.nccl_extra_s) == pytest.approx((0.82, 0.68, 17.5e-6))
     assert (across.share, across.nccl_share, across.nccl_extra_s) == pytest.approx((0.82, 0.82, 0.0))
+
+
+@pytest.mark.parametrize("device", ["h100-sxm", "h200-sxm"])
+def test_a_forced_ring_runs_at_its_own_published_bus_bandwidth(catalog, device):
+    # NCCL_ALGO=RING on 8 H100: "busbw is about 365-370 GBps when gpus from 2 to 8"
+    # (NVIDIA/nccl#1455; the maintainer, nccl-tests#212: "370GB/s [...] with NCCL_ALGO=RING")
+    hw = catalog[device]
+    link = next(x for x in hw.links if x.tier == "node")
+    assert link.per_direction_bytes_per_s == 450e9
+    fitted = achieved(efficiency_for(hw, published()), link)
+    assert fitted.ring_share == pytest.approx(0.82) and fitted.nccl_share == pytest.approx(0.68)
+    n, size = 8, float(4 << 30)  # 4 GiB: the latencies are 0.1 % of it
+    ring = float(collectives.all_reduce_seconds(link, n, size, "ring", True, fitted))
+    busbw = 2 * (n - 1) / n * size / ring
+    assert 365e9 < busbw < 370e9  # 1.75 × 4 GiB / (450 GB/s × 0.82) + 17.5 µs + latencies: 368.7 GB/s
+    # NVLS keeps the share fitted to what NCCL picks (busbw 475.5 GB/s measured at 4 GiB on H100)
+    nvls = float(collectives.all_reduce_seconds(link, n, size, "nvls", True, fitted))
+    assert nvls == pytest.approx(float(collectives.all_reduce_seconds(
+        link, n, size, "nvls", True, collectives.Achieved(fitted.share, 0.68, fitted.nccl_extra_s))))
+    assert ring / nvls > 1.2  # the ring is slower, as measured: 475.5 / 368.7 GB/s
+    # before: the ring at NVLS's fitted share ran 0.82 / 0.68 = 1.2× too slow
+    old = float(collectives.all_reduce_seconds(link, n, size, "ring", True,
+                                               collectives.Achieved(fitted.share, 0.68, fitted.nccl_extra_s)))
+    assert old / ring == pytest.approx(0.82 / 0.68, rel=0.01)
+
+
+def test_without_nvls_nccl_s_fitted_share_is_its_ring_s(catalog):
+    a100 = efficiency_for(catalog["a100-80gb-sxm"], published())
+    assert a100.factors["nccl_ring"].stand_in and a100.value("nccl_ring") == a100.value("nccl_link") == 0.70

@@ -13,7 +13,15 @@ import pytest
 from explorer.commands import main as cli
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
-from explorer.core.analysis.layouts import layouts, ranked, splits, why
+from explorer.core.analysis.layouts import (
+    context_degrees,
+    dispatches,
+    layouts,
+    ranked,
+    schedules,
+    splits,
+    why,
+)
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.units import format_time
 
@@ -109,7 +117,8 @@ def test_training_layouts_choose_the_micro_batch_and_rank_data_parallel_first_fo
     # DP 8 with ZeRO-1 and one-sequence micro-batches (8 accumulation steps) fits and is fastest:
     # no pipeline bubble, the gradients synchronised once a step
     assert dict(best.choice) == {"tp": 1, "pp": 1, "dp": 8, "ep": 1, "sp": False, "zero": 1,
-                                 "recompute": "none", "micro_batch": 1}
+                                 "recompute": "none", "micro_batch": 1, "cp": 1, "pp_trim": 0, "vpp": 1,
+                                 "dispatch": "flat"}
     assert best.fits and best.params.accumulation_steps == 8 and best.name == "DP 8, ZeRO-1, micro-batch 1 ×8"
     # its whole local batch at once (8 sequences' activations) does not fit
     whole = analyze(m, replace(best.params, micro_batch=0), h100).totals
@@ -122,3 +131,37 @@ def test_training_layouts_choose_the_micro_batch_and_rank_data_parallel_first_fo
     assert zero.name == "DP 8, ZeRO-1, micro-batch 2 ×4" and zero.fits
     one = analyze(m, replace(zero.params, micro_batch=1), h100).totals
     assert one.memory_required_bytes == pytest.approx(58 * 2**30, rel=0.01)
+
+
+# --- context parallel, the uneven pipeline and two-hop dispatch ------------------------------
+
+def test_the_search_tries_cp_for_long_sequences_trim_with_pp_and_two_hop_across_nodes(models, catalog):
+    m, h100 = models["llama-3.1-405b"], catalog["h100-sxm"]
+    short, long = (WorkloadParams(phase="train", batch=b, seq=s) for b, s in ((2048, 8192), (128, 131072)))
+    assert context_degrees(m, short, 128) == [1]  # 8,192 tokens: no CP (Llama 3's 8K stage)
+    assert context_degrees(m, long, 128) == [1, 16]  # 131,072 / 16 = 8,192 tokens a device
+    assert context_degrees(m, long, 8) == [1, 8]  # CP takes its devices from DP
+    assert context_degrees(m, replace(long, phase="decode"), 128) == [1]
+    assert context_degrees(models["deepseek-v3"], long, 128) == [1]  # latent attention: no CP
+    assert schedules(m, short, 1) == [(0, 1)]
+    assert schedules(m, short, 16) == [(0, 1), (1, 1), (1, 8)]  # 126 + 2 layers: 16 × 8 chunks of one
+    assert schedules(m, replace(short, phase="prefill"), 16) == [(0, 1)]
+    ds = models["deepseek-v3"]
+    assert dispatches(ds, h100, 1, 32, "flat") == ["flat", "two-hop"]  # 32 GPUs: 4 nodes of 8
+    assert dispatches(ds, h100, 1, 8, "flat") == ["flat"]  # within a node
+    # the candidates: 84 splits, each CP (the 8K step: none) × schedule × SP × ZeRO × recompute
+    assert len(splits(m, 16384)) == 84
+
+
+def test_the_search_finds_meta_s_405b_layouts_at_16_384_gpus(models, catalog):
+    # Llama 3 405B, Table 4 of arXiv 2407.21783: TP 8, PP 16, DP 128 at 8,192 tokens, and TP 8,
+    # CP 16, PP 16 at 131,072 (16M tokens a step both), with Meta's 16-bit sharded gradients
+    m, h100 = models["llama-3.1-405b"], catalog["h100-sxm"]
+    for batch, seq, cp, dp in ((2048, 8192, 1, 128), (128, 131072, 16, 8)):
+        step = WorkloadParams(phase="train", batch=batch, seq=seq, grad_dtype="16-bit")
+        best = ranked(layouts(m, h100, 16384, step), "latency")[0]
+        assert best.fits and dict(best.choice) == {
+            "tp": 8, "pp": 16, "dp": dp, "ep": 1, "sp": True, "zero": 1, "recompute": "none",
+            "micro_batch": 1, "cp": cp, "pp_trim": 1, "vpp": 8, "dispatch": "flat"}
+        assert best.params.split.devices == 16384
+    assert best.name == "TP 8 × CP 16 × PP 16 × DP 8, SP, ZeRO-1, trim 1, VPP 8, micro-batch 1 ×16"

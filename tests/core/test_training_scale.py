@@ -30,7 +30,7 @@ META = dict(phase="train", tp=8, pp=16, sp=True, zero=1, grad_dtype="16-bit", pp
 TABLE_4 = [  # (GPUs, CP, DP, sequence, batch per DP, BF16 MFU)
     (8192, 1, 64, 8192, 32, 0.43),
     (16384, 1, 128, 8192, 16, 0.41),
-    (16384, 16, 8, 131072, 16, 0.38),
+    (16384, 16, 8, 131072, 16, 0.38),  # Table 4 prints DP 4: 8,192 GPUs and 8M tokens, not its 16,384 and 16M
 ]
 
 
@@ -232,3 +232,43 @@ def test_gpt_3_keeps_korthikanti_s_13_s_h_a_layer_at_tp_8(models):
     assert m.dropout
     params = train(seq=2048, tp=8)
     assert training.layer_activation_bytes(m, params, params.split, 0) == 13 * 2048 * 12288
+
+
+# --- a stage's time follows its layers ------------------------------------------------------
+
+def test_the_pipeline_runs_at_its_slowest_stage_s_pace(models, catalog):
+    # Llama 3 8B at seq 4096: a layer's forward work per token w = 2 × 218,112,000 parameters
+    # (attention 41,943,040, gated MLP 3 × 4096 × 14,336, norms 8,192) + 4 × 4096 × 2048 keys
+    # = 469,778,432 FLOPs; the LM head's 2 × 128,256 × 4096 = 1,050,673,152 (2.2 layers)
+    m = models["llama-3-8b"]
+    w, head = 2 * 218_112_000 + 4 * 4096 * 2048, 2 * 128_256 * 4096
+    assert m.layer_parameters(0) == 218_112_000
+    even = parallel.Split(pp=4)  # 8, 8, 8 and 8 layers + the LM head
+    assert training.stage_imbalance(m, even, 4096) == pytest.approx((8 * w + head) / ((32 * w + head) / 4))
+    trimmed = parallel.Split(pp=4, trim=1)  # 34 over 4: 9, 9, 8, 8, then 8, 9, 8, 7 + the LM head
+    assert [len(r) for r in trimmed.rank_layers(32)] == [8, 9, 8, 7]
+    assert training.stage_imbalance(m, trimmed, 4096) == pytest.approx((7 * w + head) / ((32 * w + head) / 4))
+    assert training.stage_imbalance(m, even, 4096) == pytest.approx(1.19598, abs=1e-5)
+    assert training.stage_imbalance(m, trimmed, 4096) == pytest.approx(1.07914, abs=1e-5)
+    assert training.stage_imbalance(m, parallel.Split(dp=4), 4096) == 1.0  # no pipeline
+    # the step: its pipelined ops at the slowest stage's pace, micro-batches and bubble alike
+    h100, base = catalog["h100-sxm"], train(seq=4096, batch=32, pp=4, dp=2)
+    times = {trim: analyze(m, replace(base, pp_trim=trim), h100).totals for trim in (0, 1)}
+    for trim, split in ((0, even), (1, trimmed)):
+        params = replace(base, pp_trim=trim)
+        balanced = training.pipeline_factor(params, params.split, params.batch)
+        assert balanced == pytest.approx((1 + 3 / 16) / 4)  # 16 one-sequence micro-batches a replica
+        assert training.pipeline_factor(params, params.split, params.batch, m) == pytest.approx(
+            balanced * training.stage_imbalance(m, split, 4096))
+    assert times[1].time_s < times[0].time_s  # the trim moves 1 layer's work off the LM head's stage
+
+
+def test_meta_s_trim_leaves_the_405b_s_middle_stages_slowest(models):
+    # 405B at seq 8192: w = 2 × 3,187,703,808 + 4 × 16,384 × 4096; the LM head 2 × 128,256 × 16,384;
+    # ranks of 7, 8 (× 14) and 7 layers + the LM head (0.63 of a layer): the middle ones set the pace
+    m = models["llama-3.1-405b"]
+    w, head = 2 * 3_187_703_808 + 4 * 16_384 * 4096, 2 * 128_256 * 16_384
+    assert m.layer_parameters(0) == 3_187_703_808
+    split = parallel.Split(tp=8, pp=16, vpp=8, trim=1)
+    assert training.stage_imbalance(m, split, 8192) == pytest.approx(8 * w / ((126 * w + head) / 16))
+    assert training.stage_imbalance(m, split, 8192) == pytest.approx(1.0108, abs=1e-4)

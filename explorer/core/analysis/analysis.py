@@ -250,7 +250,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
     # The ops cover every stage's layers: one device does a stage's share (1/pp) and the
     # pipeline's factor applies; the optimizer and gradient all-reduces run once a step.
     once = once_per_step(ops)
-    factor = training.pipeline_factor(params, params.split, params.batch)
+    factor = training.pipeline_factor(params, params.split, params.batch, model)
 
     # Exact integers: a stage's share of the pipelined ops, the rest whole.
     def shared(values: list[int]) -> int:

@@ -175,7 +175,7 @@ def classes(a: Analysis) -> list[FitClass | None]:
 
 def _step_sum(a: Analysis, values: NDArray[np.float64]) -> float:
     """A step's total of per-occurrence ``values``, added up as the step's time is."""
-    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch, a.model)
     return float(step_total(a.counts, values, once_per_step(a.ops), factor))
 
 

@@ -99,7 +99,8 @@ def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
     within a node NCCL's at ``nccl_link`` and ``nccl_us``, the engines' at ``link``;
     across nodes every one at ``link``."""
     if link.tier == Tier.NODE:
-        return collectives.Achieved(e.value("link"), e.value("nccl_link"), e.value("nccl_us") * 1e-6)
+        return collectives.Achieved(e.value("link"), e.value("nccl_link"), e.value("nccl_us") * 1e-6,
+                                    e.value("nccl_ring"))
     return collectives.Achieved(e.value("link"), e.value("link"))
 
 
@@ -149,7 +150,7 @@ def class_times(a: Analysis, times: NDArray[np.float64]) -> dict[str, float]:
     """A step's seconds in each class of op, from per-occurrence ``times`` (the bound's
     ``a.time_s``, or expected work times), added up as the step is."""
     once = once_per_step(a.ops)
-    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch, a.model)
     classes = np.array([op_class(o) for o in a.ops])
     return {name: float(step_total(a.counts, np.where(classes == name, times, 0.0), once, factor))
             for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK)}
@@ -174,7 +175,7 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     work = np.array([_work_time(a, e, i, peak) for i in range(len(a.ops))])
     op_time = work + kernel_s
     once = once_per_step(a.ops)
-    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch)
+    factor = training.pipeline_factor(a.params, a.params.split, a.params.batch, a.model)
     parts = class_times(a, work)
     parts[OpClass.KERNELS] = float(step_total(a.counts, kernel_s, once, factor))
     parts[OpClass.STEP] = e.value("step_ms") * 1e-3

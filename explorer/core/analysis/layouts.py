@@ -2,8 +2,11 @@
 
 ``layouts(model, hardware, devices, params)`` tries each tensor × pipeline × data × expert
 parallel split whose product is the device count (and, in training, sequence parallel,
-ZeRO-1 and full recomputation on or off, and the micro-batch), costs each one with the same
-analysis the chart draws, and ranks them by a goal:
+ZeRO-1 and full recomputation on or off, and the micro-batch; context parallel for long
+sequences in training and prefill, ``context_degrees``; with a pipeline in training one
+layer fewer on its ends, alone and interleaved, ``schedules``; flat and two-hop dispatch
+where experts span nodes, ``dispatches``), costs each one with the same analysis the chart
+draws, and ranks them by a goal:
 - latency: the shortest step (decode: the time between a user's tokens; prefill: the time
   to the first token; training: the step);
 - throughput: the most tokens a second per device;
@@ -30,7 +33,7 @@ from typing import Any, TypedDict
 
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.expected import expected_for
-from explorer.core.hardware.hardware import Hardware
+from explorer.core.hardware.hardware import Hardware, Tier
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
@@ -67,8 +70,12 @@ class Layout:
         steps = self.params.accumulation_steps if self.params is not None and micro else 1
         extra = [text for on, text in ((c["sp"], "SP"), (c["zero"], f"ZeRO-{c['zero']}"),
                                        (c["recompute"] != "none", f"{c['recompute']} recompute"),
+                                       (c.get("pp_trim", 0), f"trim {c.get('pp_trim')}"),
+                                       (c.get("vpp", 1) > 1, f"VPP {c.get('vpp')}"),
+                                       (c.get("dispatch") == "two-hop", "two-hop"),
                                        (steps > 1, f"micro-batch {micro} ×{steps}")) if on]
-        return split_name(c["tp"], c["pp"], c["dp"], c["ep"]) + "".join(", " + e for e in extra)
+        name = split_name(c["tp"], c["pp"], c["dp"], c["ep"], c.get("cp", 1))
+        return name + "".join(", " + e for e in extra)
 
     def to_dict(self) -> dict[str, object]:
         p = self.params
@@ -83,9 +90,10 @@ class Layout:
                 "communication_share": self.communication_share, "bubble_share": self.bubble_share}
 
 
-def split_name(tp: int, pp: int, dp: int, ep: int) -> str:
+def split_name(tp: int, pp: int, dp: int, ep: int, cp: int = 1) -> str:
     """"TP 4 × DP 2", or "one device"."""
-    parts = [f"{label} {n}" for n, label in ((tp, "TP"), (pp, "PP"), (dp, "DP"), (ep, "EP")) if n > 1]
+    parts = [f"{label} {n}" for n, label in ((tp, "TP"), (cp, "CP"), (pp, "PP"), (dp, "DP"), (ep, "EP"))
+             if n > 1]
     return " × ".join(parts) or "one device"
 
 
@@ -117,18 +125,75 @@ class Choice(TypedDict):
     zero: int
     recompute: str
     micro_batch: int
+    cp: int
+    pp_trim: int
+    vpp: int
+    dispatch: str
 
 
-def variants(params: WorkloadParams, split: tuple[int, int, int, int]) -> list[Choice]:
+# Context parallel is tried where each device keeps at least this many of a sequence's tokens:
+# Llama 3 405B pre-trained its 8,192-token sequences without it and split its 131,072-token
+# ones over CP 16, 8,192 tokens a device (arXiv 2407.21783, Table 4).
+CP_MIN_TOKENS = 8192
+
+
+def context_degrees(model: ModelSpec, params: WorkloadParams, dp: int) -> list[int]:
+    """The context-parallel degrees to try for a split with ``dp`` data-parallel replicas
+    (CP takes its devices from DP): 1, and in training or prefill on a model with full
+    attention the largest power of two that divides dp, splits the sequence into 2·cp whole
+    chunks and leaves a device at least ``CP_MIN_TOKENS`` of it (the degrees between are
+    left out to keep the search small: the split's other degrees cover what they trade)."""
+    if params.phase == Phase.DECODE or not isinstance(model, TransformerSpec) or model.mla \
+            or model.sliding_window:
+        return [1]
+    cp = 1
+    while dp % (2 * cp) == 0 and params.seq % (4 * cp) == 0 and params.seq // (2 * cp) >= CP_MIN_TOKENS:
+        cp *= 2
+    return [1, cp] if cp > 1 else [1]
+
+
+def schedules(model: ModelSpec, params: WorkloadParams, pp: int) -> list[tuple[int, int]]:
+    """(pp_trim, vpp) pairs to try for ``pp`` pipeline stages: even stages; in training one
+    layer fewer on the first and the last (Meta's balance for the LM head and the embedding),
+    alone and with the interleaved schedule at the most virtual stages that give every chunk
+    a layer, as Llama 3 405B ran (126 + 2 layers over 16 × 8 chunks, arXiv 2407.21783,
+    section 3.3.2)."""
+    if pp == 1 or params.phase != Phase.TRAIN or not isinstance(model, TransformerSpec):
+        return [(0, 1)]
+    out = [(0, 1), (1, 1)]
+    vpp = (model.layers + 2) // pp
+    if vpp > 1:
+        out.append((1, vpp))
+    return out
+
+
+def dispatches(model: ModelSpec, hardware: Hardware, tp: int, ep: int, asked: str) -> list[str]:
+    """The expert all-to-all's ways across nodes to try: flat and two-hop where the TP × EP
+    devices span nodes (``group_links``), else the one asked for."""
+    node = hardware.link(Tier.NODE)
+    if ep > 1 and node is not None and tp * ep > node.group:
+        return ["flat", "two-hop"]
+    return [asked]
+
+
+def variants(params: WorkloadParams, split: tuple[int, int, int, int], model: ModelSpec | None = None,
+             hardware: Hardware | None = None) -> list[Choice]:
     """The choices of one split: in training also sequence parallel (with TP), ZeRO-1 (with
-    DP) and full recomputation on or off; the micro-batch is chosen when costed
-    (``_micro_batches``)."""
+    DP) and full recomputation on or off; with ``model`` (and ``hardware``) context parallel
+    for long sequences (``context_degrees``, its devices taken from DP), the pipeline's
+    schedules (``schedules``) and the expert all-to-all's dispatch across nodes
+    (``dispatches``); the micro-batch is chosen when costed (``_micro_batches``)."""
     tp, pp, dp, ep = split
     train = params.phase == Phase.TRAIN
-    return [{"tp": tp, "pp": pp, "dp": dp, "ep": ep, "sp": sp, "zero": zero, "recompute": recompute,
-             "micro_batch": 0}
+    cps = context_degrees(model, params, dp) if model is not None else [1]
+    plans = schedules(model, params, pp) if model is not None else [(0, 1)]
+    ways = (dispatches(model, hardware, tp, ep, params.dispatch) if model is not None and hardware is not None
+            else [params.dispatch])
+    return [{"tp": tp, "pp": pp, "dp": dp // cp, "ep": ep, "sp": sp, "zero": zero, "recompute": recompute,
+             "micro_batch": 0, "cp": cp, "pp_trim": trim, "vpp": vpp, "dispatch": dispatch}
+            for cp in cps for trim, vpp in plans for dispatch in ways
             for sp in ((False, True) if train and tp > 1 else (False,))
-            for zero in ((0, 1) if train and dp * ep > 1 else (0,))
+            for zero in ((0, 1) if train and dp // cp * ep > 1 else (0,))
             for recompute in (("none", "full") if train else ("none",))]
 
 
@@ -143,7 +208,7 @@ def _costed(model: ModelSpec, hardware: Hardware, params: WorkloadParams,
         per_user = 1 / time_s
     elif params.phase == Phase.PREFILL:
         per_user = params.seq / time_s
-    factor = training.pipeline_factor(params, params.split, params.batch)
+    factor = training.pipeline_factor(params, params.split, params.batch, model)
     bubble = 1 - 1 / (factor * params.pp) if params.phase == Phase.TRAIN and params.pp > 1 else 0.0
     return Layout(choice, params, t.fits_in_memory, time_s, t.time_s, e is not None, t.memory_required_bytes,
                   t.memory_budget_bytes, t.items_per_step / time_s / params.split.devices, per_user,
@@ -157,7 +222,8 @@ def layouts(model: ModelSpec, hardware: Hardware, devices: int, params: Workload
     is called after each; when it returns False the search stops with those costed so far."""
     if not 1 <= devices <= MAX_DEVICES:
         raise ValueError(f"devices must be from 1 to {MAX_DEVICES:,}, got {devices}")
-    choices = [changes for split in splits(model, devices) for changes in variants(params, split)]
+    choices = [changes for split in splits(model, devices)
+               for changes in variants(params, split, model, hardware)]
     out = []
     for changes in choices:
         try:
@@ -184,8 +250,9 @@ def _with_micro_batch(model: ModelSpec, hardware: Hardware, params: WorkloadPara
     """The layout of ``changes`` costed at the first micro-batch of ``_micro_batches`` that
     fits (the smallest tried, which needs the least memory, when none does)."""
     c = changes
-    base = replace(params, vpp=1, micro_batch=0, tp=c["tp"], pp=c["pp"], dp=c["dp"], ep=c["ep"], sp=c["sp"],
-                   zero=c["zero"], recompute=c["recompute"])
+    base = replace(params, vpp=c["vpp"], micro_batch=0, tp=c["tp"], pp=c["pp"], dp=c["dp"], ep=c["ep"],
+                   sp=c["sp"], zero=c["zero"], recompute=c["recompute"], cp=c["cp"], pp_trim=c["pp_trim"],
+                   dispatch=c["dispatch"])
     layout = None
     for micro in _micro_batches(base):
         choice: Choice = {**changes, "micro_batch": micro}

@@ -103,7 +103,7 @@ def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
     times = np.maximum(arithmetic, moved / bandwidth)
     talking = timed_links(links_of(ops, hardware, params), ops, times, moved, params.phase == Phase.TRAIN)
     once = once_per_step(ops)
-    factor = training.pipeline_factor(params, params.split, b)  # per batch
+    factor = training.pipeline_factor(params, params.split, b, model)  # per batch
 
     total_time = step_total(counts, times, once, factor)
     compute_time_s = step_total(counts, arithmetic, once, factor)

@@ -31,6 +31,9 @@ with the measurement it comes from:
   all-reduce bus bandwidths nccl-tests measures from 1 MB to 8 GB: the model alone is up to
   1.6× too fast for the 4–64 MB messages of prompts and large batches (optional: ``link``
   and 0 stand in);
+- ``nccl_ring``: the share NCCL's ring (and tree) reach within a node where NCCL picks
+  another algorithm (NVLS on NVLink SHARP) and ``nccl_link`` is fitted to that one
+  (optional: ``nccl_link`` stands in);
 - ``kernel_us``: microseconds each kernel costs beyond its work (launch, ramp-up and
   tail: the device is partly idle between one kernel and the next);
 - ``step_ms``: milliseconds each step costs beyond its kernels (the serving engine's
@@ -116,6 +119,8 @@ FACTORS = (
     FactorSpec("link", "collectives: share of the link's rate", "share", 0.01, 1.0),
     FactorSpec("nccl_link", "NCCL's collectives within a node: share of the link's rate", "share", 0.01,
                1.0, fallback="link"),
+    FactorSpec("nccl_ring", "NCCL's ring and tree within a node: share of the link's rate", "share", 0.01,
+               1.0, fallback="nccl_link"),
     FactorSpec("nccl_us", "each of NCCL's collectives within a node beyond its model's latency", "µs", 0.0,
                1e4, default=0.0),
     FactorSpec("kernel_us", "each kernel beyond its work (launch, ramp-up, tail)", "µs", 0.0, 1e4),

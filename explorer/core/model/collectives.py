@@ -140,6 +140,15 @@ class Achieved:
     share: float = 1.0
     nccl_share: float = 1.0
     nccl_extra_s: float = 0.0
+    ring_share: float | None = None  # NCCL's ring and tree (None: ``nccl_share``, fitted to its pick)
+
+    def nccl_algorithm_share(self, algorithm: str) -> float:
+        """The share of the link's rate NCCL's ``algorithm`` reaches: NVLS at ``nccl_share``
+        (fitted to what NCCL picks on a node with NVLink SHARP), the ring and the tree at
+        ``ring_share`` where it is given (nccl-tests with NCCL_ALGO=RING measures its own)."""
+        if algorithm in ("ring", "tree") and self.ring_share is not None:
+            return self.ring_share
+        return self.nccl_share
 
 
 AT_THE_MODEL = Achieved()
@@ -157,8 +166,11 @@ def all_reduce_seconds(link: Link, devices: int, message: Size, asked: str, trai
     def fastest_of(choices: list[Choice], share: float = achieved.share) -> Size:
         return np.min([c.seconds(link, message / share) for c in choices], axis=0)
 
-    nccl = (fastest_of([c for name in NCCL_FAMILY for c in every.get(name, [])], achieved.nccl_share)
-            + achieved.nccl_extra_s)
+    def nccl_of(names: tuple[str, ...]) -> Size:
+        return np.min([fastest_of(every[name], achieved.nccl_algorithm_share(name))
+                       for name in names if name in every], axis=0) + achieved.nccl_extra_s
+
+    nccl = nccl_of(NCCL_FAMILY)
     asked = _family(link, devices, asked, training)
     if asked == "auto":
         custom = np.where(message < one_shot_below(devices), fastest_of(every["oneshot"]),
@@ -167,7 +179,7 @@ def all_reduce_seconds(link: Link, devices: int, message: Size, asked: str, trai
     if asked == "nccl" or asked not in every:
         return nccl
     if asked in NCCL_FAMILY:
-        return fastest_of(every[asked], achieved.nccl_share) + achieved.nccl_extra_s
+        return nccl_of((asked,))
     return fastest_of(every[asked])
 
 

@@ -167,16 +167,49 @@ def activation_bytes(model: ModelSpec, params: WorkloadParams, split: parallel.S
     return int(sum(layers) * kept * scale)
 
 
-def pipeline_factor(params: WorkloadParams, split: parallel.Split, batch: ArrayLike) -> Any:
+def _layer_work(model: TransformerSpec, layer: int, seq: int) -> float:
+    """A layer's forward FLOPs per token, the measure of a pipeline stage's share: its
+    products (2 per active parameter) and causal attention's scores and values over
+    seq/2 keys on average (2 × 2 × query width × keys; a sliding window's at most)."""
+    keys = seq / 2
+    if model.windowed(layer):
+        keys = min(keys, model.sliding_window)
+    return 2 * model.layer_parameters(layer, active=True) + 4 * model.q_dim * keys
+
+
+def stage_imbalance(model: ModelSpec, split: parallel.Split, seq: int) -> float:
+    """The slowest pipeline device's work over the mean device's (1: balanced): each device's
+    forward FLOPs per token (``_layer_work``) over the layers ``rank_layers`` gives it, the
+    LM head (2 × vocab × d_model a token) on the last; the embedding is a lookup. A
+    1F1B pipeline runs at its slowest stage's pace, each micro-batch and each slot of the
+    bubble alike (the bubble is p − 1 of a stage's forward and backward passes, Narayanan et
+    al. 2021, taken here at the slowest stage's), so the pipelined time is the mean stage's
+    × this. Llama 3 names the imbalance this measures: "After the last layer of the model,
+    we need to calculate output and loss, making this stage the execution latency
+    bottleneck" (arXiv 2407.21783, section 3.3.2)."""
+    if not isinstance(model, TransformerSpec) or split.pp == 1:
+        return 1.0
+    work = [sum(_layer_work(model, i, seq) for i in layers) for layers in split.rank_layers(model.layers)]
+    # the LM head's product runs on the last device (tied to the embedding: the same matrix)
+    work[-1] += 2 * model.vocab * model.d_model
+    return max(work) / (sum(work) / len(work))
+
+
+def pipeline_factor(params: WorkloadParams, split: parallel.Split, batch: ArrayLike,
+                    model: ModelSpec | None = None) -> Any:
     """The step's time over the time of all its ops in sequence: 1 at inference (one batch
     passes every stage in turn); (1 + (pp−1)/(vpp·m)) / pp in training, m micro-batches of
     ``micro_batch`` sequences each, one by default (the bubble; interleaved 1F1B shrinks it
-    by vpp)."""
+    by vpp), times the slowest stage's share over the mean's (``stage_imbalance``, with
+    ``model``: an uneven split's slowest stage sets the pace of the micro-batches and of
+    the bubble)."""
     if params.phase != Phase.TRAIN or split.pp == 1:
         return 1.0
     local = np.ceil(np.asarray(batch, dtype=float) / split.batch_share)  # the busiest replica's
     micro = np.ceil(local / params.micro_sequences) if params.micro_batch else local
     factor = (1 + (split.pp - 1) / (params.vpp * micro)) / split.pp
+    if model is not None:
+        factor = factor * stage_imbalance(model, split, params.seq)
     return float(factor) if factor.ndim == 0 else factor
 
 

@@ -83,7 +83,7 @@ def communication_seconds(state: State, latency_only: bool = False) -> float:
     links: NCCL's base latency, each transfer step's latency, the bytes at the per-direction
     rate."""
     a, p = state.analysis(), state.params
-    factor = training.pipeline_factor(p, p.split, p.batch)  # once-per-step ops run once
+    factor = training.pipeline_factor(p, p.split, p.batch, a.model)  # once-per-step ops run once
     total = 0.0
     for o, link in zip(a.ops, a.links, strict=True):
         if link is None:
