@@ -24,7 +24,7 @@ WINDOW_QT_FREE = ("explorer.chart.model", "explorer.chart.hits", "explorer.chart
                   "explorer.core.analysis.drags", "explorer.core.analysis.engine_terms",
                   "explorer.core.hardware.device_sheet", "explorer.core.hardware.grouping",
                   "explorer.kernels.cpuinfo", "explorer.about", "explorer.commands.common",
-                  "explorer.ui.panels.device_html")
+                  "explorer.ui.panels.device_html", "explorer.chart.guesses")
 
 # Libraries Qt's xcb plugin loads, and the Debian/Ubuntu packages that hold them. Without
 # icccm or keysyms Qt aborts blaming libxcb-cursor0, which misleads.

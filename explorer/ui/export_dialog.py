@@ -88,20 +88,7 @@ class ExportDialog(QtWidgets.QDialog):
         self.bar = QtWidgets.QProgressBar()
         self.bar.setRange(0, 0)  # busy: drawing a picture has no steps to count
         self.bar.hide()
-        path_row = QtWidgets.QHBoxLayout()
-        path_row.addWidget(self.path, 1)
-        path_row.addWidget(browse)
-        form = QtWidgets.QFormLayout()
-        form.addRow("File (.png, .svg, .pdf)", path_row)
-        form.addRow("Width", self.width_px)
-        form.addRow("or DPI", self.dpi)
-        form.addRow("Aspect", self.aspect)
-        form.addRow("Theme", self.theme)
-        form.addRow("Title", self.title)
-        form.addRow("Subtitle", self.subtitle)
-        form.addRow(self.transparent)
-        form.addRow(self.legend)
-        form.addRow(self.annotations)
+        form = self._form(browse)
         buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Save
                                              | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._export)
@@ -130,6 +117,23 @@ class ExportDialog(QtWidgets.QDialog):
                              title=self.title.text().strip() or None, legend=self.legend.isChecked(),
                              subtitle=self.subtitle.text().strip() or None,
                              annotations=self.annotations.isChecked(), theme=self.theme.currentText())
+
+    def _form(self, browse: QtWidgets.QPushButton) -> QtWidgets.QFormLayout:
+        path_row = QtWidgets.QHBoxLayout()
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(browse)
+        form = QtWidgets.QFormLayout()
+        form.addRow("File (.png, .svg, .pdf)", path_row)
+        form.addRow("Width", self.width_px)
+        form.addRow("or DPI", self.dpi)
+        form.addRow("Aspect", self.aspect)
+        form.addRow("Theme", self.theme)
+        form.addRow("Title", self.title)
+        form.addRow("Subtitle", self.subtitle)
+        form.addRow(self.transparent)
+        form.addRow(self.legend)
+        form.addRow(self.annotations)
+        return form
 
     def _browse(self) -> None:
         path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export chart", self.path.text(),

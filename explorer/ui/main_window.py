@@ -256,23 +256,6 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         build_toolbar(self, [self.act_open, self.act_save, undo, redo, self.act_fit, self.act_reset,
                              self.act_run, self.act_present])
 
-    def export_dialog(self) -> None:
-        start = (self.session_path.with_suffix(".png") if self.session_path
-                 else Path.home() / "roofline.png")
-        from explorer.ui.export_dialog import ExportDialog  # (not at start-up)
-
-        dialog = ExportDialog(self.state, start, self, theme=self.chart.theme.name,
-                              subtitle=self.player.caption(), runs=self.runs)
-        if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
-            self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
-        dialog.deleteLater()
-
-    def copy_chart(self) -> None:
-        from explorer.ui.export_dialog import copy_to_clipboard
-
-        copy_to_clipboard(self.state, theme=self.chart.theme.name)
-        self.statusBar().showMessage("Copied the chart to the clipboard", 6000)
-
     def _find_device(self) -> None:
         self.docks["hardware"].show()
         self.docks["hardware"].raise_()

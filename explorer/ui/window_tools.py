@@ -4,6 +4,7 @@ provides ``state``, ``chart`` and ``_action``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtWidgets
@@ -65,3 +66,20 @@ class WindowTools(WindowHost):
         self.energy_dialog.show()
         self.energy_dialog.raise_()
         self.energy_dialog.activateWindow()
+
+    def export_dialog(self) -> None:
+        start = (self.session_path.with_suffix(".png") if self.session_path
+                 else Path.home() / "roofline.png")
+        from explorer.ui.export_dialog import ExportDialog  # (not at start-up)
+
+        dialog = ExportDialog(self.state, start, self, theme=self.chart.theme.name,
+                              subtitle=self.player.caption(), runs=self.runs)
+        if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted and dialog.written:
+            self.statusBar().showMessage(f"Exported {dialog.written}", 6000)
+        dialog.deleteLater()
+
+    def copy_chart(self) -> None:
+        from explorer.ui.export_dialog import copy_to_clipboard
+
+        copy_to_clipboard(self.state, theme=self.chart.theme.name)
+        self.statusBar().showMessage("Copied the chart to the clipboard", 6000)
