@@ -33,6 +33,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 STEP_PREFIX = "ProfilerStep#"
 KEPT_CATEGORIES = frozenset(("kernel", "Kernel", "cpu_op", "cuda_runtime", "cuda_driver"))
 RANGE = "cuda_profiler_range"  # kept whole: its args are the counters
+KEPT = KEPT_CATEGORIES | {RANGE}
 FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid")
 ARGS = ("External id", "correlation", "device", "flops", "Input Dims", "Input type", "Concrete Inputs")
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -99,40 +100,42 @@ def slim(event: Any, placeholders: dict[str, dict], shared: dict | None = None) 
     """What ``kineto`` reads of one event (see the module's description). Its category,
     name and the text and lists of its args are ``shared``: one object for each distinct
     value (a trace repeats a few hundred kernel names and op shapes thousands of times)."""
-    if not isinstance(event, dict):
+    if type(event) is not dict:  # (JSON's objects are dicts, its texts strs and its arrays lists)
         return None
     category = event.get("cat")
-    named = event.get("name")
-    kept = isinstance(category, str) and (category in KEPT_CATEGORIES or category == RANGE)
-    if not isinstance(category, str):
+    if type(category) is not str:
         category = ""
     placeholder = placeholders.get(category)
     if placeholder is None:  # (each category's first event: the categories are counted here)
         placeholder = placeholders[category] = {"cat": category} if category else {}
-    if not kept and not (isinstance(named, str) and named.startswith(STEP_PREFIX)):
-        return placeholder
-    out = {key: event[key] for key in FIELDS if key in event}
+    if category not in KEPT:
+        named = event.get("name")
+        if type(named) is not str or not named.startswith(STEP_PREFIX):
+            return placeholder
     if shared is None:
         shared = {}
-    for key in ("cat", "name"):
-        value = out.get(key)
-        if isinstance(value, str):
-            out[key] = shared.setdefault(value, value)
+    setdefault = shared.setdefault
+    out = {key: event[key] for key in FIELDS if key in event}
+    if category:
+        out["cat"] = setdefault(category, category)
+    named = out.get("name")
+    if type(named) is str:
+        out["name"] = setdefault(named, named)
     if "args" in event:
         args = event["args"]
-        out["args"] = ({key: _shared(args[key], shared) for key in ARGS if key in args}
-                       if isinstance(args, dict) and event.get("cat") != RANGE else args)
+        if type(args) is dict and category != RANGE:
+            kept = {}
+            for key in ARGS:
+                if key in args:
+                    value = args[key]
+                    if type(value) is str:
+                        value = setdefault(value, value)
+                    elif type(value) is list:
+                        value = setdefault(("list", repr(value)), value)
+                    kept[key] = value
+            args = kept
+        out["args"] = args
     return out
-
-
-def _shared(value: Any, shared: dict) -> Any:
-    """``value``, or the equal one kept before (text, and lists of numbers, text and lists:
-    ``kineto`` reads them and never changes them)."""
-    if isinstance(value, str):
-        return shared.setdefault(value, value)
-    if isinstance(value, list):
-        return shared.setdefault(("list", repr(value)), value)
-    return value
 
 
 class _Text:
