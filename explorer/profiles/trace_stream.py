@@ -231,6 +231,40 @@ def streamed(path: str | Path, limit: int,
     return doc, set(placeholders) - {""}
 
 
+BATCH = 1 << 16  # the text of the events decoded at once (a few hundred): one C call, not one an event
+BACKOFF = 256  # events read one at a time after a run that did not decode, before the next try
+
+
+def _batch(text: _Text, strict: Callable) -> list | None:
+    """The whole events in the next ``BATCH`` characters or so of the buffer, decoded as one
+    array, the position moved past them and the comma after the last; None where there are
+    none or the run does not decode (the caller then reads ``BACKOFF`` events one at a
+    time). The run ends at a ``}`` that a comma and a ``{`` follow: where that ``}`` lies
+    inside a text or a nested object, the run (read from an event's start, so tokenised as
+    the whole text is) cannot close as an array of whole values and is not taken.
+    ``strict``: the decoder's scanner, which refuses a key written twice: a run with one,
+    or with anything else it cannot read, is read again one event at a time, which words
+    its error."""
+    buf, pos = text.buf, text.pos
+    end = buf.rfind("}", pos, pos + BATCH)
+    while end > pos:
+        comma = _BETWEEN.match(buf, end + 1)
+        if comma is not None and comma.end() < len(buf) and buf[comma.end()] == "{":
+            break
+        end = buf.rfind("}", pos, end)
+    else:
+        return None
+    run = "[" + buf[pos:end + 1] + "]"
+    try:
+        events, stop = strict(run, 0)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if stop != len(run):
+        return None
+    text.pos = comma.end()
+    return events
+
+
 def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict]) -> list:
     shared: dict = {}
     text.pos += 1  # "["
@@ -239,12 +273,22 @@ def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict
         text.pos += 1
         return events
     append, value, between = events.append, text.value, _BETWEEN.match
+    scan = decoder.scan_once  # type: ignore[attr-defined]
+    singly = 0  # events to read one at a time before trying a run again
     enabled = gc.isenabled()
     gc.disable()  # (events hold no cycles: a collection would walk every kept one, again and again)
     try:
         while True:
             if not text.skip_space():
                 raise Unstreamable
+            if singly:
+                singly -= 1
+            elif text.buf[text.pos] == "{":
+                run = _batch(text, scan)
+                if run:  # (then the next event follows the comma, in the buffer)
+                    events += [slim(event, placeholders, shared) for event in run]
+                    continue
+                singly = BACKOFF
             append(slim(value(decoder), placeholders, shared))
             comma = between(text.buf, text.pos)  # (the common case: ", " and the next event in the buffer)
             if comma and comma.end() < len(text.buf):

@@ -139,13 +139,18 @@ def test_a_key_written_twice_among_many_events_is_refused(tmp_path, odd):
         kineto.read_kineto(path)
 
 
-def test_braces_commas_and_quotes_in_names_are_read_as_the_whole_file_reads_them(tmp_path, monkeypatch):
+@pytest.mark.parametrize("run", [trace_stream.BATCH, 180])  # (180: runs that often end inside an event)
+def test_braces_commas_and_quotes_in_names_are_read_as_the_whole_file_reads_them(tmp_path, monkeypatch, run):
+    monkeypatch.setattr(trace_stream, "BATCH", run)
+    nested = {"x": [1, {"y": "}, {"}, {"z": 2}]}
     odd = {i: json.dumps({"ph": "X", "cat": "kernel", "name": name, "ts": i, "dur": 2,
-                          "args": {"device": 0, "External id": i, "nested": {"x": [1, {"y": "}, {"}]}}})
+                          "args": {"device": 0, "External id": i, "nested": nested}})
            for i, name in zip(range(10, 2920, 97), ["k}, {", 'a":b', "}]},", "\\", 'x" : }'] * 6,
                               strict=True)}
     path = tmp_path / "trace.json"
     path.write_text(_kernels_text(3000, odd), encoding="utf-8")
+    doc, _ = trace_stream.streamed(path, kineto.MAX_TRACE_BYTES)  # (read as a stream, not handed back)
+    assert len(doc["traceEvents"]) == 3000
     streamed = kineto.read_kineto(path)
     monkeypatch.setattr(kineto, "streamed", _unstreamable)
     assert streamed == kineto.read_kineto(path)
