@@ -245,6 +245,8 @@ def _batch(text: _Text, strict: Callable) -> list | None:
     ``strict``: the decoder's scanner, which refuses a key written twice: a run with one,
     or with anything else it cannot read, is read again one event at a time, which words
     its error."""
+    if len(text.buf) - text.pos < BATCH and not text.eof:
+        text.more(BATCH)  # (a whole run where the text has one: not the few events left in the buffer)
     buf, pos = text.buf, text.pos
     end = buf.rfind("}", pos, pos + BATCH)
     while end > pos:
