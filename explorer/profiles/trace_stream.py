@@ -1,6 +1,7 @@
 """A PyTorch profiler trace read as a stream: the JSON text is decoded a megabyte at a time
-(gzip expanded as it is read) and ``traceEvents`` one event at a time, so memory follows
-the events the reader uses, not the file's size.
+(gzip expanded as it is read) and ``traceEvents`` a run of whole events at a time (about
+64 kB of text, in one call of the decoder; one event at a time where a run does not
+decode), so memory follows the events the reader uses, not the file's size.
 
 Only the events ``profiles.kineto`` reads are kept, each with only the fields it reads:
 kernels, CPU ops, CUDA runtime and driver calls, CUPTI counter ranges and the profiler's
