@@ -84,9 +84,10 @@ def _child(command: list[str], root: Path = ROOT) -> tuple[float, float, float]:
               "t = time.perf_counter() - t\n"
               "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
               "print(r.returncode, t, u.ru_utime + u.ru_stime, u.ru_maxrss)\n")
-    # (a wrapper per run, so that RUSAGE_CHILDREN holds that run alone)
+    # (a wrapper per run, so that RUSAGE_CHILDREN holds that run alone; run in ``root``, whose
+    # code ``-m`` then imports before any other)
     out = subprocess.run([sys.executable, "-c", script, *command], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(root)}, check=True).stdout.split()
+                         env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, check=True).stdout.split()
     if out[0] != "0":
         raise SystemExit(f"{command} failed ({out[0]})")
     return float(out[1]), float(out[2]), float(out[3]) / 1024  # (ru_maxrss: KiB on Linux)
@@ -105,7 +106,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="another checkout whose profile runs beside this one")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        path = options.keep or Path(folder) / "large.pt.trace.json"
+        path = (options.keep or Path(folder) / "large.pt.trace.json").resolve()
         if not path.exists():
             copies = make_trace(path, options.megabytes)
             print(f"{path.name}: {copies} copies of {SOURCE.name}")
