@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import zlib
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,8 @@ from explorer.profiles.cupti_ranges import range_kernels
 from explorer.profiles.events import args_of
 from explorer.profiles.shapes import PRECISIONS, op_work, weight_shape
 from explorer.profiles.trace_runs import (
+    RUNTIME_CATEGORIES,
+    STEP_PREFIX,
     Launch,
     by_device,
     categories,
@@ -130,32 +134,47 @@ class OpWork:
     shape: tuple[int, ...] = ()  # (K, N) of a product of a weight matrix (``shapes.weight_shape``)
 
 
-def _op_work(path, events: list) -> dict[Any, OpWork]:
-    """External id → the work of each CPU op whose FLOPs or shapes were recorded. The work
-    from shapes is worked out once for each op name and shapes (a streamed trace's equal
-    shapes are one object: ``trace_stream.slim``)."""
-    out = {}
-    known: dict[tuple, tuple[int | None, int]] = {}
+def _op_work(path, events: list, ops: Iterable[int]) -> tuple[dict[Any, OpWork], dict[Any, str]]:
+    """External id → the work of each CPU op whose FLOPs or shapes were recorded, and
+    External id → the name of the CPU op with that id (the op a kernel's launch is under),
+    of the CPU ops (``ops``: their places in ``events``, from ``_sorted``). The work from
+    shapes is worked out once for each op name and shapes (a streamed trace's equal shapes
+    are one object: ``trace_stream.slim``)."""
+    out: dict[Any, OpWork] = {}
+    names: dict[Any, str] = {}
+    known: dict[tuple, tuple[int | None, int, str]] = {}
     shapes: dict[tuple, tuple[int, ...]] = {}
-    for index, event in enumerate(events):
-        args = event.get("args") if isinstance(event, dict) else None
-        if not isinstance(args, dict) or event.get("cat") != "cpu_op" or _external_id(args) is None:
+    made: dict[tuple, OpWork] = {}  # (an op's work, once for each op name, shapes and count)
+    for index in ops:
+        event = events[index]
+        args = event.get("args")
+        if not isinstance(args, dict):
             continue
-        types = args.get("Input type")
-        first = types[0] if isinstance(types, list) and types else None
-        precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
-        name, dims, concrete = str(event.get("name", "")), args.get("Input Dims"), args.get("Concrete Inputs")
+        ident = _external_id(args)
+        if ident is None:
+            continue
+        named = event.get("name")
+        if isinstance(named, str):
+            names[ident] = named
+        types, dims, concrete = args.get("Input type"), args.get("Input Dims"), args.get("Concrete Inputs")
+        name = str(event.get("name", ""))
         key = (name, id(dims), id(types), id(concrete))  # (the events hold these objects: no id is reused)
         if key not in known:
-            known[key] = op_work(name, dims, types, concrete=concrete)
-        from_shapes, moved = known[key]
+            first = types[0] if isinstance(types, list) and types else None
+            precision = PRECISIONS.get(first, "unknown") if isinstance(first, str) else "unknown"
+            known[key] = (*op_work(name, dims, types, concrete=concrete), precision)
+        from_shapes, moved, precision = known[key]
         counted = "flops" in args
         flops = round(_number(path, args, "flops", index)) if counted else from_shapes
         if flops is not None or moved:
             if key not in shapes:
                 shapes[key] = weight_shape(name, dims, types) or ()
-            out[_external_id(args)] = OpWork(flops, precision, moved, counted, shapes[key])
-    return out
+            done = (key, counted, flops)
+            work = made.get(done)
+            if work is None:
+                work = made[done] = OpWork(flops, precision, moved, counted, shapes[key])
+            out[ident] = work
+    return out, names
 
 
 def _with_work(kernel: ProfiledKernel, work: OpWork) -> ProfiledKernel:
@@ -164,15 +183,23 @@ def _with_work(kernel: ProfiledKernel, work: OpWork) -> ProfiledKernel:
                           shape=work.shape, op=kernel.op)
 
 
-def _op_names(events: list) -> dict[Any, str]:
-    """External id → the name of the CPU op with that id (the op a kernel's launch is under)."""
-    out = {}
-    for event in events:
-        if isinstance(event, dict) and event.get("cat") == "cpu_op" and isinstance(event.get("name"), str):
-            ident = _external_id(args_of(event))
-            if ident is not None:
-                out[ident] = event["name"]
-    return out
+def _sorted(events: list) -> tuple[array, array, list[dict]]:
+    """In one pass: (the places in ``events`` of the CPU ops and of the kernels; the events
+    ``trace_runs`` reads: CUDA runtime and driver calls and the profiler's steps)."""
+    ops, kernels = array("q"), array("q")  # (8 bytes an event)
+    marks: list[dict] = []
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            continue
+        category = event.get("cat")
+        if category == "cpu_op":
+            ops.append(index)
+        elif category in KERNEL_CATEGORIES:
+            kernels.append(index)
+        named = event.get("name")
+        if category in RUNTIME_CATEGORIES or (isinstance(named, str) and named.startswith(STEP_PREFIX)):
+            marks.append(event)
+    return ops, kernels, marks
 
 
 def _notes(placed: list[OpWork]) -> list[str]:
@@ -266,11 +293,12 @@ def read_kineto(path: str | Path, data: bytes | None = None, progress: Progress 
     if foreign:
         raise DataFileError(path, f"ran on {foreign}, an accelerator the project does not model (it reads "
                                   "NVIDIA and AMD GPUs' kernels, and CPU runs): refused")
-    work = _op_work(path, events)
-    ops = _op_names(events)
+    cpu_ops, launched, marks = _sorted(events)
+    work, ops = _op_work(path, events, cpu_ops)
     kernels: list[Launch] = []
-    for index, event in enumerate(events):
-        if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") not in KERNEL_CATEGORIES:
+    for index in launched:
+        event = events[index]
+        if event.get("ph") != "X":
             continue
         name = event.get("name")
         if not isinstance(name, str) or not name:
@@ -280,10 +308,10 @@ def read_kineto(path: str | Path, data: bytes | None = None, progress: Progress 
         op = _external_id(args)
         kernels.append(Launch(op, ProfiledKernel(name, seconds, op=ops.get(op, "")), event.get("ts"),
                               correlation_of(event), device_of(event)))
-    graph_notes = graphs(path, events, kernels)
+    graph_notes = graphs(path, marks, kernels)  # (they read no other events)
     if not kernels:
         return _without_kernels(path, doc, events)
-    kernels, outside, steps = in_steps(events, kernels)
+    kernels, outside, steps = in_steps(marks, kernels)
     devices, device_notes = by_device(kernels)
     longest: dict[Any, int] = {}
     for i, launch in enumerate(kernels):

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from explorer.core.files.errors import DataFileError
 from explorer.core.model.profile import ProfiledKernel
@@ -31,10 +30,9 @@ FOREIGN = {"mtia": "MTIA", "xpu": "Intel XPU", "hpu": "Intel Gaudi (HPU)",
            "privateuse1": "a PrivateUse1 device"}
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     """A kernel as the trace ran it: the op that launched it, when it started, its
-    launch's correlation id and the GPU it ran on."""
+    launch's correlation id and the GPU it ran on. (A tuple: one is made for each kernel.)"""
 
     op: Any  # the launching op's External id (None: not recorded)
     kernel: ProfiledKernel
@@ -169,6 +167,7 @@ def graphs(path, events: list, kernels: list[Launch]) -> list[str]:
     captures: list[str] = []  # the capture calls, by name
     launches: list[Any] = []  # the graph launches' correlation ids
     unrun = 0
+    is_launch: dict[str, bool] = {}  # (a trace names a few calls, each many times)
     for event in events:
         if not isinstance(event, dict) or event.get("cat") not in RUNTIME_CATEGORIES:
             continue
@@ -177,9 +176,12 @@ def graphs(path, events: list, kernels: list[Launch]) -> list[str]:
             captures.append(name)
         elif name in GRAPH_LAUNCHES:
             launches.append((name, correlation_of(event)))
-        elif KERNEL_LAUNCH.match(name) and correlation_of(event) is not None \
-                and correlation_of(event) not in ran:
-            unrun += 1
+        else:
+            launch = is_launch.get(name)
+            if launch is None:
+                launch = is_launch[name] = KERNEL_LAUNCH.match(name) is not None
+            if launch and (ident := correlation_of(event)) is not None and ident not in ran:
+                unrun += 1
     notes = []
     if captures and not launches and unrun > len(kernels):
         raise DataFileError(path, f"records the capture of {len(captures)} CUDA graph(s) ({captures[0]}): "

@@ -1,6 +1,7 @@
 """A PyTorch profiler trace read as a stream: the JSON text is decoded a megabyte at a time
-(gzip expanded as it is read) and ``traceEvents`` one event at a time, so memory follows
-the events the reader uses, not the file's size.
+(gzip expanded as it is read) and ``traceEvents`` a run of whole events at a time (about
+64 kB of text, in one call of the decoder; one event at a time where a run does not
+decode), so memory follows the events the reader uses, not the file's size.
 
 Only the events ``profiles.kineto`` reads are kept, each with only the fields it reads:
 kernels, CPU ops, CUDA runtime and driver calls, CUPTI counter ranges and the profiler's
@@ -33,6 +34,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 STEP_PREFIX = "ProfilerStep#"
 KEPT_CATEGORIES = frozenset(("kernel", "Kernel", "cpu_op", "cuda_runtime", "cuda_driver"))
 RANGE = "cuda_profiler_range"  # kept whole: its args are the counters
+KEPT = KEPT_CATEGORIES | {RANGE}
 FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid")
 ARGS = ("External id", "correlation", "device", "flops", "Input Dims", "Input type", "Concrete Inputs")
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -99,40 +101,42 @@ def slim(event: Any, placeholders: dict[str, dict], shared: dict | None = None) 
     """What ``kineto`` reads of one event (see the module's description). Its category,
     name and the text and lists of its args are ``shared``: one object for each distinct
     value (a trace repeats a few hundred kernel names and op shapes thousands of times)."""
-    if not isinstance(event, dict):
+    if type(event) is not dict:  # (JSON's objects are dicts, its texts strs and its arrays lists)
         return None
     category = event.get("cat")
-    named = event.get("name")
-    kept = isinstance(category, str) and (category in KEPT_CATEGORIES or category == RANGE)
-    if not isinstance(category, str):
+    if type(category) is not str:
         category = ""
     placeholder = placeholders.get(category)
     if placeholder is None:  # (each category's first event: the categories are counted here)
         placeholder = placeholders[category] = {"cat": category} if category else {}
-    if not kept and not (isinstance(named, str) and named.startswith(STEP_PREFIX)):
-        return placeholder
-    out = {key: event[key] for key in FIELDS if key in event}
+    if category not in KEPT:
+        named = event.get("name")
+        if type(named) is not str or not named.startswith(STEP_PREFIX):
+            return placeholder
     if shared is None:
         shared = {}
-    for key in ("cat", "name"):
-        value = out.get(key)
-        if isinstance(value, str):
-            out[key] = shared.setdefault(value, value)
+    setdefault = shared.setdefault
+    out = {key: event[key] for key in FIELDS if key in event}
+    if category:
+        out["cat"] = setdefault(category, category)
+    named = out.get("name")
+    if type(named) is str:
+        out["name"] = setdefault(named, named)
     if "args" in event:
         args = event["args"]
-        out["args"] = ({key: _shared(args[key], shared) for key in ARGS if key in args}
-                       if isinstance(args, dict) and event.get("cat") != RANGE else args)
+        if type(args) is dict and category != RANGE:
+            kept = {}
+            for key in ARGS:
+                if key in args:
+                    value = args[key]
+                    if type(value) is str:
+                        value = setdefault(value, value)
+                    elif type(value) is list:
+                        value = setdefault(("list", repr(value)), value)
+                    kept[key] = value
+            args = kept
+        out["args"] = args
     return out
-
-
-def _shared(value: Any, shared: dict) -> Any:
-    """``value``, or the equal one kept before (text, and lists of numbers, text and lists:
-    ``kineto`` reads them and never changes them)."""
-    if isinstance(value, str):
-        return shared.setdefault(value, value)
-    if isinstance(value, list):
-        return shared.setdefault(("list", repr(value)), value)
-    return value
 
 
 class _Text:
@@ -228,6 +232,42 @@ def streamed(path: str | Path, limit: int,
     return doc, set(placeholders) - {""}
 
 
+BATCH = 1 << 16  # the text of the events decoded at once (a few hundred): one C call, not one an event
+BACKOFF = 256  # events read one at a time after a run that did not decode, before the next try
+
+
+def _batch(text: _Text, strict: Callable) -> list | None:
+    """The whole events in the next ``BATCH`` characters or so of the buffer, decoded as one
+    array, the position moved past them and the comma after the last; None where there are
+    none or the run does not decode (the caller then reads ``BACKOFF`` events one at a
+    time). The run ends at a ``}`` that a comma and a ``{`` follow: where that ``}`` lies
+    inside a text or a nested object, the run (read from an event's start, so tokenised as
+    the whole text is) cannot close as an array of whole values and is not taken.
+    ``strict``: the decoder's scanner, which refuses a key written twice: a run with one,
+    or with anything else it cannot read, is read again one event at a time, which words
+    its error."""
+    if len(text.buf) - text.pos < BATCH and not text.eof:
+        text.more(BATCH)  # (a whole run where the text has one: not the few events left in the buffer)
+    buf, pos = text.buf, text.pos
+    end = buf.rfind("}", pos, pos + BATCH)
+    while end > pos:
+        comma = _BETWEEN.match(buf, end + 1)
+        if comma is not None and comma.end() < len(buf) and buf[comma.end()] == "{":
+            break
+        end = buf.rfind("}", pos, end)
+    else:
+        return None
+    run = "[" + buf[pos:end + 1] + "]"
+    try:
+        events, stop = strict(run, 0)
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if stop != len(run):
+        return None
+    text.pos = comma.end()
+    return events
+
+
 def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict]) -> list:
     shared: dict = {}
     text.pos += 1  # "["
@@ -236,12 +276,22 @@ def _events(text: _Text, decoder: json.JSONDecoder, placeholders: dict[str, dict
         text.pos += 1
         return events
     append, value, between = events.append, text.value, _BETWEEN.match
+    scan = decoder.scan_once  # type: ignore[attr-defined]
+    singly = 0  # events to read one at a time before trying a run again
     enabled = gc.isenabled()
     gc.disable()  # (events hold no cycles: a collection would walk every kept one, again and again)
     try:
         while True:
             if not text.skip_space():
                 raise Unstreamable
+            if singly:
+                singly -= 1
+            elif text.buf[text.pos] == "{":
+                run = _batch(text, scan)
+                if run:  # (then the next event follows the comma, in the buffer)
+                    events += [slim(event, placeholders, shared) for event in run]
+                    continue
+                singly = BACKOFF
             append(slim(value(decoder), placeholders, shared))
             comma = between(text.buf, text.pos)  # (the common case: ", " and the next event in the buffer)
             if comma and comma.end() < len(text.buf):

@@ -143,3 +143,47 @@ def test_no_collection_runs_while_a_trace_is_read_and_the_collector_is_as_it_was
         assert not gc.isenabled()  # (off stays off)
     finally:
         gc.enable()
+
+
+def _kernels_text(count: int, odd: dict[int, str]) -> str:
+    """A trace of ``count`` kernels, the ``odd`` ones written as given."""
+    events = [odd.get(i, json.dumps({"ph": "X", "cat": "kernel", "name": f"k{i}", "ts": i, "dur": 1,
+                                     "args": {"device": 0, "correlation": i}})) for i in range(count)]
+    return '{"traceEvents": [\n' + ",\n".join(events) + "\n]}"
+
+
+@pytest.mark.parametrize("odd", [
+    '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"device": 0, "device": 1}}',
+    '{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "ts": 2}',
+    '{"ph": "X", "cat" : "kernel", "name": "k", "ts": 1, "dur": 1, "cat" :"x"}',
+    '{"ph": "X", "cat": "kernel", "name": "k\\":", "ts": 1, "dur": 1, "args": {"a": {"b": 1, "b": 2}}}',
+    '{"ph": "X", "cat": "python_function", "name": "f", "args": {"Python id": 1, "Python id": 2}}',
+])
+def test_a_key_written_twice_among_many_events_is_refused(tmp_path, odd):
+    """(Events are decoded a run at a time: a key written twice in any of them, at any depth,
+    however spaced, is refused as it is in a trace of one event.)"""
+    path = tmp_path / "trace.json"
+    path.write_text(_kernels_text(3000, {1500: odd}), encoding="utf-8")
+    with pytest.raises(trace_stream.Unstreamable):
+        trace_stream.streamed(path, kineto.MAX_TRACE_BYTES)
+    with pytest.raises(DataFileError, match="is written twice in one object"):
+        kineto.read_kineto(path)
+
+
+@pytest.mark.parametrize("run", [trace_stream.BATCH, 180])  # (180: runs that often end inside an event)
+def test_braces_commas_and_quotes_in_names_are_read_as_the_whole_file_reads_them(tmp_path, monkeypatch, run):
+    monkeypatch.setattr(trace_stream, "BATCH", run)
+    nested = {"x": [1, {"y": "}, {"}, {"z": 2}]}
+    odd = {i: json.dumps({"ph": "X", "cat": "kernel", "name": name, "ts": i, "dur": 2,
+                          "args": {"device": 0, "External id": i, "nested": nested}})
+           for i, name in zip(range(10, 2920, 97), ["k}, {", 'a":b', "}]},", "\\", 'x" : }'] * 6,
+                              strict=True)}
+    path = tmp_path / "trace.json"
+    path.write_text(_kernels_text(3000, odd), encoding="utf-8")
+    doc, _ = trace_stream.streamed(path, kineto.MAX_TRACE_BYTES)  # (read as a stream, not handed back)
+    assert len(doc["traceEvents"]) == 3000
+    streamed = kineto.read_kineto(path)
+    monkeypatch.setattr(kineto, "streamed", _unstreamable)
+    assert streamed == kineto.read_kineto(path)
+    assert len(streamed.kernels) == 3000
+    assert sum(k.name == "k}, {" for k in streamed.kernels) == 6
