@@ -135,8 +135,9 @@ def test_a_stopped_search_leaves_the_layouts_shown_before(window, qtbot, held, h
 
 
 def test_hundreds_of_layouts_are_shown_with_only_the_rows_in_sight_written(window, qtbot):
-    """DeepSeek-V3 on 16,384 devices has 515 layouts: the table writes the rows it shows
-    and those its columns are sized from, not all of them, on the GUI thread."""
+    """DeepSeek-V3 on 16,384 devices has hundreds of layouts (919 today, trimmed pipelines and
+    two-hop dispatch tried): the table writes the rows it shows and those its columns are
+    sized from, not all of them, on the GUI thread."""
     window.state.set_model("deepseek-v3")
     window.state.set_params(phase="decode")
     dialog = LayoutsDialog(window.state, window, window.runs)
@@ -144,9 +145,10 @@ def test_hundreds_of_layouts_are_shown_with_only_the_rows_in_sight_written(windo
     dialog.show()
     dialog.devices.setValue(16384)
     searched(qtbot, dialog)
-    assert dialog.rows.rowCount() == len(dialog.candidates) == 515
+    found = len(dialog.candidates)
+    assert dialog.rows.rowCount() == found and found > 500
     assert len(dialog.rows._cells) <= ROWS_MEASURED + 40
-    assert dialog.cell(514, 0) == "515" and dialog.cell(0, 1) == dialog.candidates[0].name
+    assert dialog.cell(found - 1, 0) == str(found) and dialog.cell(0, 1) == dialog.candidates[0].name
 
 
 def test_a_search_reports_its_progress_a_few_times_a_second_and_at_its_end(state, monkeypatch):
