@@ -35,11 +35,12 @@ def _ms(seconds: float) -> str:
 
 def stalls_table(offscreen: list[dict], x11: list[dict] | None) -> str:
     """One row per operation: the median of its rounds' longest stalls on each platform
-    (each round's in brackets), its total time offscreen, and whether the goal is met on both."""
+    (each round's in brackets), its total time offscreen and its largest round's peak resident
+    memory above the start, and whether the goal is met on both."""
     by_name = {r["name"]: r for r in x11 or []}
     lines = ["| Operation | Longest stall offscreen, ms (rounds) | on X11 (Xvfb), ms (rounds) "
-             "| Total offscreen | ≤ 100 ms? |",
-             "|---|---|---|---|---|"]
+             "| Total offscreen | Peak memory offscreen | ≤ 100 ms? |",
+             "|---|---|---|---|---|---|"]
     for row in offscreen:
         other = by_name.get(row["name"])
         cells = [f"{_ms(row['stall_s'])} ({', '.join(_ms(s) for s in row['rounds'])})"]
@@ -51,7 +52,8 @@ def stalls_table(offscreen: list[dict], x11: list[dict] | None) -> str:
         total = f"{row['total_s']:.2f} s" + ("" if row["finished"] else " (stopped at its limit)")
         note = f" ({row['note']})" if row.get("note") else ""
         verdict = "yes" if met else "no"
-        lines.append(f"| {row['name']}{note} | {cells[0]} | {cells[1]} | {total} | {verdict} |")
+        peak = "–" if row.get("peak_mb") is None else f"{row['peak_mb']:.0f} MB"
+        lines.append(f"| {row['name']}{note} | {cells[0]} | {cells[1]} | {total} | {peak} | {verdict} |")
     return "\n".join(lines)
 
 

@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from peak_memory import reset_peak, status_mb
+
 ROOT = Path(__file__).resolve().parent.parent
 HARDWARE = "h100-sxm"
 LAYOUTS_MODEL = "deepseek-v3"
@@ -76,15 +78,6 @@ def exponent(points: list[Point], value: str) -> float | None:
 
 
 # -- the child: one point, in a fresh interpreter ------------------------------------------------
-def _status(field: str) -> float:
-    """A /proc/self/status field in MB."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    raise KeyError(field)
-
-
 def _command(argv: list[str]) -> str:
     from explorer.commands import main as cli
 
@@ -125,17 +118,12 @@ def child(kind: str, warm: Any, measured: Any) -> dict[str, Any]:
         return _deck(*work) if kind == "deck" else _command(work)
 
     run(warm)
-    before = _status("VmRSS")
-    try:
-        with open("/proc/self/clear_refs", "w") as refs:
-            refs.write("5")  # the peak resident memory back to the current
-        reset = True
-    except OSError:
-        reset = False
+    before = status_mb("VmRSS")
+    reset = reset_peak()
     start = time.perf_counter()
     text = run(measured)
     seconds = time.perf_counter() - start
-    peak = _status("VmHWM")
+    peak = status_mb("VmHWM")
     parameters = None
     if kind == "analyze":
         parameters = json.loads(text)["workload"]["parameters"]

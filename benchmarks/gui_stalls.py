@@ -48,6 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from peak_memory import reset_peak, status_mb
+
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -81,6 +83,7 @@ class Row:
     note: str = ""
     at_s: float = 0.0  # when the longest stall began, from the start
     rounds: tuple[float, ...] = ()  # each round's longest stall (``over_rounds``)
+    peak_mb: float | None = None  # the peak resident memory above the start (None: not read here)
 
 
 def over_rounds(rows: list[Row]) -> Row:
@@ -91,7 +94,13 @@ def over_rounds(rows: list[Row]) -> Row:
     first = rows[0]
     return Row(first.name, statistics.median(stalls), round(statistics.median(r.ticks for r in rows)),
                statistics.median(r.total_s for r in rows), all(r.finished for r in rows), first.note,
-               statistics.median(r.at_s for r in rows), tuple(stalls))
+               statistics.median(r.at_s for r in rows), tuple(stalls), _most(r.peak_mb for r in rows))
+
+
+def _most(values) -> float | None:
+    """The largest of the rounds' peaks (memory is what a round needs, not a chance delay)."""
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
 
 
 class Clock:
@@ -132,6 +141,8 @@ def stalls(operation: Operation) -> Row:
             clock.ended = now
             loop.quit()
 
+    before = _resident()
+
     def begin() -> None:
         clock.started = time.perf_counter()
         operation.start()
@@ -145,9 +156,25 @@ def stalls(operation: Operation) -> Row:
     loop.exec()
     timer.stop()
     assert clock.started is not None and clock.ended is not None  # (the loop ends once it ended)
+    peak = _peak_above(before)
     operation.finish()
     return Row(operation.name, clock.longest, clock.ticks, clock.ended - clock.started, finished,
-               operation.note, clock.at)
+               operation.note, clock.at, (), peak)
+
+
+def _resident() -> float | None:
+    """The resident memory now, with the peak set back to it (None where Linux's /proc
+    cannot do that: no memory figure then)."""
+    try:
+        return status_mb("VmRSS") if reset_peak() else None
+    except (OSError, KeyError):
+        return None
+
+
+def _peak_above(before: float | None) -> float | None:
+    if before is None:
+        return None
+    return max(0.0, status_mb("VmHWM") - before)
 
 
 def settle(seconds: float = 0.3) -> None:
@@ -407,13 +434,15 @@ def table(rows: list[Row], platform: str) -> str:
     lines = [f"GUI stalls ({platform}): the longest gap between 5 ms ticks on the GUI thread, less 5 ms "
              f"(median of {count} round{'s' if count != 1 else ''}, and each round's); "
              f"goal ≤ {GOAL_S * 1000:.0f} ms",
-             f"{'operation':46s} {'longest stall':>14s} {'ticks':>7s} {'total':>9s}  goal  rounds (ms)"]
+             f"{'operation':46s} {'longest stall':>14s} {'ticks':>7s} {'total':>9s} {'peak':>8s}  "
+             "goal  rounds (ms)"]
     for r in rows:
         verdict = "met" if r.stall_s <= GOAL_S else "NOT MET"
         extra = "" if r.finished else " (stopped at its limit)"
         note = f" ({r.note})" if r.note else ""
         each = " ".join(f"{s * 1000:.0f}" for s in r.rounds)
-        lines.append(f"{r.name:46s} {r.stall_s * 1000:11.0f} ms {r.ticks:7d} {r.total_s:8.2f} s  "
+        peak = f"{r.peak_mb:5.0f} MB" if r.peak_mb is not None else "       –"
+        lines.append(f"{r.name:46s} {r.stall_s * 1000:11.0f} ms {r.ticks:7d} {r.total_s:8.2f} s {peak}  "
                      f"{verdict}  {each}{extra}{note}")
     return "\n".join(lines)
 

@@ -15,19 +15,19 @@ finally:
     sys.path.pop(0)
 
 
-def row(name, stall_s, rounds, total_s=1.5, finished=True, note=""):
+def row(name, stall_s, rounds, total_s=1.5, finished=True, note="", peak_mb=None):
     return {"name": name, "stall_s": stall_s, "ticks": 100, "total_s": total_s, "finished": finished,
-            "note": note, "at_s": 0.0, "rounds": rounds}
+            "note": note, "at_s": 0.0, "rounds": rounds, "peak_mb": peak_mb}
 
 
 def test_a_stall_row_gives_both_platforms_and_judges_the_worse():
-    offscreen = [row("import a 10 MB trace", 0.012, [0.011, 0.012, 0.030]),
+    offscreen = [row("import a 10 MB trace", 0.012, [0.011, 0.012, 0.030], peak_mb=41.4),
                  row("export PDF", 0.090, [0.09, 0.08, 0.1], total_s=2.345)]
     x11 = [row("import a 10 MB trace", 0.020, [0.02, 0.02, 0.02]),
            row("export PDF", 0.140, [0.14, 0.15, 0.13])]
     lines = doc_tables.stalls_table(offscreen, x11).splitlines()
-    assert lines[2] == "| import a 10 MB trace | 12 (11, 12, 30) | 20 (20, 20, 20) | 1.50 s | yes |"
-    assert lines[3] == "| export PDF | 90 (90, 80, 100) | 140 (140, 150, 130) | 2.35 s | no |"  # X11 over
+    assert lines[2] == "| import a 10 MB trace | 12 (11, 12, 30) | 20 (20, 20, 20) | 1.50 s | 41 MB | yes |"
+    assert lines[3] == "| export PDF | 90 (90, 80, 100) | 140 (140, 150, 130) | 2.35 s | – | no |"  # X11 over
 
 
 def test_an_operation_stopped_at_its_limit_or_not_run_on_x11_says_so():
@@ -35,7 +35,7 @@ def test_an_operation_stopped_at_its_limit_or_not_run_on_x11_says_so():
                      note="at most 120 s")]
     [line] = doc_tables.stalls_table(offscreen, None).splitlines()[2:]
     assert line == ("| calibrate, quick preset (at most 120 s) | 50 (50) | not run | "
-                    "120.00 s (stopped at its limit) | no |")
+                    "120.00 s (stopped at its limit) | – | no |")
 
 
 def test_a_growth_row_lists_its_points_and_exponents():
@@ -74,6 +74,6 @@ def test_main_writes_the_run_s_tables_into_the_page(tmp_path):
                    "<!-- growth: end -->\n")
     assert doc_tables.main(["--folder", str(tmp_path), "--doc", str(doc), "--note", "Run of today."]) == 0
     text = doc.read_text()
-    assert "| list cached models | 30 (30) | not run | 1.50 s | yes |\n\nRun of today.\n" in text
+    assert "| list cached models | 30 (30) | not run | 1.50 s | – | yes |\n\nRun of today.\n" in text
     assert "kept" in text  # no growth.json: its table stays
     assert doc_tables.main(["--folder", str(tmp_path / "none"), "--doc", str(doc)]) == 1

@@ -44,6 +44,12 @@ def test_rounds_make_one_row_of_their_medians_keeping_each_round_s_stall():
     row = gui_stalls.over_rounds(rows)
     assert (row.stall_s, row.ticks, row.total_s) == (0.030, 60, 0.31)
     assert row.rounds == (0.020, 0.300, 0.030) and row.finished
+    assert row.peak_mb is None  # no round read its memory
+
+
+def test_the_rows_peak_is_the_largest_round_s():
+    rows = [gui_stalls.Row("import", 0.01, 10, 1.0, True, "", peak_mb=peak) for peak in (310.0, None, 295.5)]
+    assert gui_stalls.over_rounds(rows).peak_mb == 310.0
 
 
 @pytest.mark.slow
@@ -62,6 +68,7 @@ def test_quick_mode_runs_and_reports_every_operation(tmp_path):
         "export dialog, PDF", "layouts search, 64 devices", "layouts search, 256 devices",
         "live kernel run, stream (smoke)", "open session, a profile and 5 runs"]
     assert all(r["finished"] and r["ticks"] >= 1 and r["total_s"] > 0 and len(r["rounds"]) == 1 for r in rows)
+    assert all(r["peak_mb"] is not None and r["peak_mb"] >= 0 for r in rows)  # (Linux: /proc is read)
     table = done.stdout
     assert "GUI stalls (offscreen)" in table and all(r["name"] in table for r in rows)
     assert list(tmp_path.iterdir()) == [out]  # its traces, cache and files went with it
