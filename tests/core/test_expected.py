@@ -20,6 +20,7 @@ from explorer.core.hardware.efficiency import (
     published,
     read_efficiencies,
 )
+from explorer.core.model.applicability import Phase
 from explorer.core.model.workload import WorkloadParams
 
 
@@ -99,6 +100,27 @@ def test_vector_arithmetic_keeps_the_vector_peak(models, catalog):
     softmax_s = float(a.ops[i].vector_flops) / a.roofs.vector.flops_per_s * a.ops[i].count
     e = expected(a, _efficiency(share=0.5))
     assert e.time_s == pytest.approx(2 * a.totals.time_s - softmax_s, rel=1e-9)
+
+
+@pytest.mark.parametrize(("recompute", "kernel_forwards"), [("none", 3.5), ("selective", 3.5), ("full", 4.5)])
+def test_in_training_a_fused_kernel_s_backward_computes_the_scores_again(models, catalog, recompute,
+                                                                         kernel_forwards):
+    """FlashAttention's backward does 5 products of the forward's shape to the forward's 2
+    (FlashAttention-2 paper, section 4.1: "we multiply the forward pass FLOPs by 2.5"), where
+    the step counts 2: a fused attention op takes 3.5 forwards' time, not 3 (4.5, not 4,
+    with full recomputation). A naive kernel keeps its scores: its time is as counted."""
+    h100 = catalog["h100-sxm"]
+    params = WorkloadParams(phase=Phase.TRAIN, seq=4096, batch=1, causal=True, recompute=recompute)
+    a = analyze(models["llama-3-8b"], params, h100)
+    i = [o.name for o in a.ops].index("attn_value")  # P·V: products only, no softmax
+    forward = 2 * 32 * (4096 * 4097 // 2) * 128  # 2 · heads · causal pairs · head dim, one layer
+    passes = 4 if recompute == "full" else 3
+    assert float(a.flops[i]) == passes * forward  # the step's count: forward(s) and a backward of 2
+    e = expected(a, _efficiency(share=0.5))
+    assert e.op_time_s[i] == pytest.approx(kernel_forwards * forward / (989.4e12 * 0.5), rel=1e-9)
+    naive = analyze(models["llama-3-8b"], replace(params, attention="naive"), h100)
+    j = [o.name for o in naive.ops].index("attn_value")
+    assert expected(naive, _efficiency(share=0.5)).op_time_s[j] == pytest.approx(2 * float(naive.time_s[j]))
 
 
 def test_each_kernel_and_each_step_add_their_overhead(models, catalog):

@@ -9,7 +9,14 @@ time runs each at what kernels of its class reach (``hardware.efficiency``):
   hidden (1 − gemm_overlap); M is the product's rows:
   its FLOPs over twice its weights (2·M·K·N FLOPs, K·N weights);
 - attention in decode: its bytes (the KV cache) at bandwidth × decode_attention; on a
-  prompt (prefill, training): its products at the matrix peak × prefill_attention;
+  prompt (prefill, training): its products at the matrix peak × prefill_attention. In
+  training a fused kernel's backward does 2.5 times its forward's products where the step
+  counts 2 (``FUSED_BACKWARD_PRODUCTS``: it keeps no scores, so it computes Q·Kᵀ again):
+  FlashAttention-2's paper, arXiv 2307.08691, section 4.1, "we multiply the forward pass
+  FLOPs by 2.5 (since there are 2 matmuls in the forward pass and 5 matmuls in the
+  backward pass, due to recomputation)", as the FlashAttention-3 paper counts its
+  backward too; its time is that of 3.5 forwards, not 3 (4.5, not 4, with full
+  recomputation);
 - other ops (norms, activations, residual adds, lookups, the optimizer): their bytes at
   bandwidth × bandwidth, their arithmetic at the vector peak;
 - communication: the link's latency as in the bound, the bytes at its rate × link; within
@@ -45,6 +52,10 @@ from explorer.core.model.models import TransformerSpec
 from explorer.core.model.quantization import value_bytes
 
 ATTENTION_ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_SOFTMAX, op.Role.ATTN_VALUE})
+# A fused attention kernel's backward: its products over its forward's (5 products of the
+# forward's shape to its 2: the scores computed again, then the gradients of P, S, Q, K and
+# V), where the step counts the backward as 2 forwards (``training.op_passes``).
+FUSED_BACKWARD_PRODUCTS = 2.5
 
 
 class OpClass:
@@ -119,6 +130,16 @@ def products_peak(a: Analysis) -> ComputePeak:
     return product_peak(a.hardware, a.roofs.matrix, a.params.engine, a.params.weight_group)
 
 
+def _kernel_products(a: Analysis, o: op.Op) -> float:
+    """The products a fused attention kernel does over those the step counts for op ``o``:
+    1 but in training, where each backward does ``FUSED_BACKWARD_PRODUCTS`` forwards' worth
+    of them, not 2 (3.5 / 3 a step; 4.5 / 4 with full recomputation)."""
+    if a.params.phase != Phase.TRAIN or a.params.attention == "naive":
+        return 1.0
+    passes = training.op_passes(o, a.params)  # forwards, recomputed ones included, and 2 for the backward
+    return (passes - 2 + FUSED_BACKWARD_PRODUCTS) / passes
+
+
 def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = None) -> float:
     """Seconds of one occurrence of op ``i``'s work (no kernel overhead); ``peak``: the
     products' (``products_peak``)."""
@@ -137,7 +158,8 @@ def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = No
             return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention")))
         if o.unit == op.VECTOR:  # a naive kernel's softmax, written out
             return max(flops / vector, moved / (bandwidth * e.bandwidth))
-        arithmetic = (flops - float(o.vector_flops)) / (matrix * e.value("prefill_attention")) + vector_s
+        products = (flops - float(o.vector_flops)) * _kernel_products(a, o)
+        arithmetic = products / (matrix * e.value("prefill_attention")) + vector_s
         return max(arithmetic, moved / (bandwidth * e.bandwidth))
     if kind == OpClass.GEMM:
         rows = _rows(o, flops, value_bytes(a.model, a.params, o))
