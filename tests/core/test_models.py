@@ -36,6 +36,9 @@ FROM_CONFIGS = {
     "gemma-2-9b": ("9.24 B", None),
     "llama-3.1-405b": (405_853_388_800, None),
     "deepseek-v3": ("671 B", "37 B"),
+    # the model's name: 22 layers of 44,044,288 weights and two untied 32,000 × 2,048
+    # embeddings, 1,100,048,384 in all
+    "tinyllama-1.1b": ("1.1 B", None),
 }
 
 
