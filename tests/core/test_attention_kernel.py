@@ -135,3 +135,14 @@ def test_the_window_s_document_refuses_the_kernel_a_lone_device_lacks(models, ca
     hopper.set_params(phase="prefill")
     hopper.set_params(attention_kernel="fa3")
     assert hopper.params.attention_kernel == "fa3" and hopper.expected() is not None
+
+
+def test_a_calibration_has_no_kernel_share_and_says_to_use_the_published_ones(catalog):
+    from explorer.core.analysis.attention_kernel import why_refused
+
+    h100 = catalog["h100-sxm"]
+    asked = WorkloadParams(phase="train", attention_kernel="fa3", efficiency="calibrated")
+    text = why_refused(asked, h100, None)
+    assert text.startswith("FlashAttention 3 (--attention-kernel fa3) has no measured share")
+    assert h100.name in text and "no calibration covers it" in text
+    assert "--attention-kernel fa2" in text and "--efficiency published" in text
