@@ -40,7 +40,7 @@ from explorer.commands.common import (
 )
 from explorer.commands.texttable import format_table
 from explorer.commands.window_options import DESCRIPTION, add_window_arguments
-from explorer.core.analysis import energy_report, report, report_words
+from explorer.core.analysis import attention_kernel, energy_report, report, report_words
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import expected_for
 from explorer.core.files.datafile import DataFileError
@@ -239,7 +239,8 @@ def _header_lines(a: Analysis) -> list[str]:
     return [
         f"{a.model.name} on {a.hardware.name}",
         f"{report_words.parameter_words(a.model)}",
-        f"{report_words.step_words(a.model, p)}; {precision}; {p.attention} attention",
+        f"{report_words.step_words(a.model, p)}; {precision}; {p.attention} attention"
+        f"{attention_kernel.words(p, a.ops)}",
         *report_words.split_lines(a),
         f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
         f"({c.matrix.label}) for matrix ops, "

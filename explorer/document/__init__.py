@@ -30,7 +30,7 @@ from explorer.core.model.applicability import Phase
 from explorer.core.model.custom import Layer
 from explorer.core.model.hf_config import CONFIG_MODEL, stored_precision
 from explorer.core.model.models import ModelSpec, TransformerSpec
-from explorer.core.model.parameters import held_outside
+from explorer.core.model.parameters import BY_NAME, held_outside
 from explorer.core.model.presets import ModelCatalog
 from explorer.core.model.profile import Profile
 from explorer.core.model.session import CUSTOM, MAX_DEVICES, Session, WhatIf, config_spec, load_session
@@ -133,8 +133,9 @@ class Document(Notifier, Measurements, Derived):
         if (after.model, after.params, after.hardware, after.model_config, after.custom_layers) == (
                 before.model, before.params, before.hardware, before.model_config, before.custom_layers):
             return ""
-        if after.params.split.devices == 1 and after.params.phase != Phase.TRAIN:
-            return ""
+        if (after.params.split.devices == 1 and after.params.phase != Phase.TRAIN
+                and after.params.attention_kernel == BY_NAME["attention_kernel"].default):
+            return ""  # (one device's inference step is refused only for a kernel the device lacks)
         model = after.model_spec or self.models[after.model]
         for ident in after.hardware:
             try:

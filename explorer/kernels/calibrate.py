@@ -149,7 +149,8 @@ def _products(results: Results, held_out: bool) -> list[Point]:
 
 def _efficiency(values: dict[str, float], notes: dict[str, str], ident: str, name: str, roofs: Roofs,
                 measured: str, error: float | None, energy: MeasuredEnergy | None) -> Efficiency:
-    factors = {spec.name: Factor(float(values[spec.name]), METHOD, notes[spec.name]) for spec in FACTORS}
+    factors = {spec.name: Factor(float(values[spec.name]), METHOD, notes[spec.name]) for spec in FACTORS
+               if not spec.absent}  # (no attention kernel of a choice is calibrated)
     if roofs.matched:
         return Efficiency(ident, name, (roofs.device,), None, factors, "", measured, error, energy=energy)
     # Shares of this machine's own roofs (a derived peak, a measured stream): they mean nothing

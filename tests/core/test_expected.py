@@ -49,8 +49,15 @@ def test_published_families_name_catalogue_devices_and_every_factor_has_a_source
                 assert factor.note.split(":")[0].removeprefix("borrowed from ") in {f.id for f in families}
         assert set(family.devices) <= set(catalog), family.id
         for spec in FACTORS:
+            if spec.absent and spec.name not in family.factors:  # (a kernel not published for it)
+                continue
             factor = family.factors[spec.name]
             assert spec.check(factor.value) is None and factor.source.startswith("https://") and factor.note
+    # FlashAttention 3's and cuDNN's attention shares are published for Hopper alone
+    hopper = {f.id for f in families if f.attention_shares("fa3") and f.attention_shares("cudnn")}
+    assert hopper == {"h100", "h200"}
+    assert not any(f.attention_shares("fa3") or f.attention_shares("cudnn") for f in families
+                   if f.id not in hopper)
 
 
 def test_a_device_takes_its_family_and_a_device_without_one_none(catalog):

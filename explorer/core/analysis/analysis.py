@@ -41,7 +41,7 @@ from typing import TypedDict
 import numpy as np
 from numpy.typing import NDArray
 
-from explorer.core.analysis import roofline
+from explorer.core.analysis import attention_kernel, roofline
 from explorer.core.analysis.memory import memory_budget, state_bytes, weights_and_kv
 from explorer.core.analysis.terms import (
     OpRoofs,
@@ -244,6 +244,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         model, params, roofs.matrix, roofs.vector)
     bandwidth = roofs.bandwidth_bytes_per_s
     links = links_of(ops, hardware, params)
+    attention_kernel.check(params, hardware, ops)  # a kernel the device's family publishes no share for
     time_s = np.maximum(arithmetic_s, moved / bandwidth)
     talking = timed_links(links, ops, time_s, moved.astype(float), params.phase == Phase.TRAIN)
     link_counts = np.where(talking, counts, 0)

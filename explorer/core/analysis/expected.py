@@ -9,7 +9,11 @@ time runs each at what kernels of its class reach (``hardware.efficiency``):
   hidden (1 − gemm_overlap); M is the product's rows:
   its FLOPs over twice its weights (2·M·K·N FLOPs, K·N weights);
 - attention in decode: its bytes (the KV cache) at bandwidth × decode_attention; on a
-  prompt (prefill, training): its products at the matrix peak × prefill_attention. In
+  prompt (prefill, training): its products at the matrix peak × the share the workload's
+  ``attention_kernel`` reaches (``attention_kernel.shares``: FlashAttention 2's
+  prefill_attention by default; FlashAttention 3's or cuDNN's forward and backward shares
+  where the device's family publishes them), the forward's products at the forward's share
+  and the backward's at the backward's. In
   training a fused kernel's backward does 2.5 times its forward's products where the step
   counts 2 (``FUSED_BACKWARD_PRODUCTS``: it keeps no scores, so it computes Q·Kᵀ again):
   FlashAttention-2's paper, arXiv 2307.08691, section 4.1, "we multiply the forward pass
@@ -39,11 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from explorer.core.analysis import attention_kernel
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.engine_units import product_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.userfiles import notice
-from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for, published
+from explorer.core.hardware.efficiency import Efficiency, Source, calibrated, efficiency_for
 from explorer.core.hardware.hardware import ComputePeak, Link, Tier
 from explorer.core.model import collective_costs, collectives, training
 from explorer.core.model import ops as op
@@ -130,14 +135,15 @@ def products_peak(a: Analysis) -> ComputePeak:
     return product_peak(a.hardware, a.roofs.matrix, a.params.engine, a.params.weight_group)
 
 
-def _kernel_products(a: Analysis, o: op.Op) -> float:
-    """The products a fused attention kernel does over those the step counts for op ``o``:
-    1 but in training, where each backward does ``FUSED_BACKWARD_PRODUCTS`` forwards' worth
-    of them, not 2 (3.5 / 3 a step; 4.5 / 4 with full recomputation)."""
+def _kernel_products(a: Analysis, o: op.Op) -> tuple[float, float]:
+    """The products an attention kernel does over those the step counts for op ``o``, in all
+    and in its backward: (1, 0) but in training with a fused kernel, whose backward does
+    ``FUSED_BACKWARD_PRODUCTS`` forwards' worth of them where the step counts 2: (3.5/3,
+    2.5/3) a step; (4.5/4, 2.5/4) with full recomputation."""
     if a.params.phase != Phase.TRAIN or a.params.attention == "naive":
-        return 1.0
+        return 1.0, 0.0
     passes = training.op_passes(o, a.params)  # forwards, recomputed ones included, and 2 for the backward
-    return (passes - 2 + FUSED_BACKWARD_PRODUCTS) / passes
+    return (passes - 2 + FUSED_BACKWARD_PRODUCTS) / passes, FUSED_BACKWARD_PRODUCTS / passes
 
 
 def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = None) -> float:
@@ -158,8 +164,14 @@ def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = No
             return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention")))
         if o.unit == op.VECTOR:  # a naive kernel's softmax, written out
             return max(flops / vector, moved / (bandwidth * e.bandwidth))
-        products = (flops - float(o.vector_flops)) * _kernel_products(a, o)
-        arithmetic = products / (matrix * e.value("prefill_attention")) + vector_s
+        products = flops - float(o.vector_flops)
+        done, backward = _kernel_products(a, o)
+        forward_share, backward_share = attention_kernel.shares(a.params, a.hardware, e)
+        if forward_share == backward_share:  # (FlashAttention 2's one share, both ways)
+            arithmetic = products * done / (matrix * forward_share) + vector_s
+        else:
+            arithmetic = (products * (done - backward) / (matrix * forward_share)
+                          + products * backward / (matrix * backward_share) + vector_s)
         return max(arithmetic, moved / (bandwidth * e.bandwidth))
     if kind == OpClass.GEMM:
         rows = _rows(o, flops, value_bytes(a.model, a.params, o))
@@ -205,8 +217,7 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     return Expected(e, op_time, total, a.totals.time_s, parts, kernel_s)
 
 
-def _families(source: str) -> tuple[Efficiency, ...]:
-    return calibrated()[0] if source == Source.CALIBRATED else published()
+_families = attention_kernel.families_for
 
 
 def kernels_for(a: Analysis) -> Expected | None:

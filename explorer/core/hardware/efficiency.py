@@ -23,7 +23,12 @@ with the measurement it comes from:
 - ``bandwidth``: the share of main-memory bandwidth other streaming kernels reach (norms,
   activations, residual adds, lookups, a prompt's attention reading its inputs);
 - ``decode_attention``: the share of bandwidth attention over a KV cache reaches in decode;
-- ``prefill_attention``: the share of the matrix peak fused attention reaches on a prompt;
+- ``prefill_attention``: the share of the matrix peak fused attention reaches on a prompt
+  (FlashAttention 2's, the ``attention_kernel`` parameter's default, forward and backward);
+- ``prefill_attention_fa3``, ``backward_attention_fa3``, ``prefill_attention_cudnn``,
+  ``backward_attention_cudnn``: the same for FlashAttention 3 and cuDNN's fused attention,
+  forward and backward (``ATTENTION_KERNELS``), where they are published: a family without
+  them has no such kernel, and a step asking for one is refused (optional, no stand-in);
 - ``link``: the share of a link's rate a collective reaches (its latency is the link's);
 - ``nccl_link`` and ``nccl_us``: within a node, the share of the link's rate NCCL's (or
   RCCL's) collectives reach and the microseconds each costs beyond its cost model's
@@ -88,10 +93,11 @@ class FactorSpec:
     maximum: float
     fallback: str = ""  # optional: the factor whose value stands in when a file omits this one
     default: float | None = None  # optional: the value that stands in when a file omits this one
+    absent: bool = False  # optional, nothing stands in: a family without it lacks what it measures
 
     @property
     def required(self) -> bool:
-        return not self.fallback and self.default is None
+        return not self.fallback and self.default is None and not self.absent
 
     def check(self, value: float) -> str | None:
         """Why ``value`` cannot be this factor (None: it can)."""
@@ -116,6 +122,14 @@ FACTORS = (
     FactorSpec("decode_attention", "decode attention: share of bandwidth reading the KV cache", "share",
                0.01, 1.0),
     FactorSpec("prefill_attention", "prompt attention (fused): share of the matrix peak", "share", 0.01, 1.0),
+    FactorSpec("prefill_attention_fa3", "prompt attention with FlashAttention 3, forward: share of the "
+               "matrix peak", "share", 0.01, 1.0, absent=True),
+    FactorSpec("backward_attention_fa3", "attention's backward with FlashAttention 3: share of the matrix "
+               "peak", "share", 0.01, 1.0, absent=True),
+    FactorSpec("prefill_attention_cudnn", "prompt attention with cuDNN's fused kernel, forward: share of "
+               "the matrix peak", "share", 0.01, 1.0, absent=True),
+    FactorSpec("backward_attention_cudnn", "attention's backward with cuDNN's fused kernel: share of the "
+               "matrix peak", "share", 0.01, 1.0, absent=True),
     FactorSpec("link", "collectives: share of the link's rate", "share", 0.01, 1.0),
     FactorSpec("nccl_link", "NCCL's collectives within a node: share of the link's rate", "share", 0.01,
                1.0, fallback="link"),
@@ -127,6 +141,30 @@ FACTORS = (
     FactorSpec("step_ms", "each step beyond its kernels (scheduling, sampling, host)", "ms", 0.0, 1e4),
 )
 FACTOR_NAMES = tuple(f.name for f in FACTORS)
+
+
+@dataclass(frozen=True)
+class AttentionKernel:
+    """A fused attention kernel a step may be costed with (the ``attention_kernel``
+    parameter): the factors of its shares of the matrix peak, forward and backward."""
+
+    name: str  # the parameter's value
+    label: str
+    forward: str  # the factor of its forward's share
+    backward: str  # the factor of its backward's share
+
+
+# FlashAttention 2 is what the validated engines ran: the ``prefill_attention`` every family
+# has, its backward's share taken as the forward's (it keeps 32-34 % of an H100's peak both
+# ways: the h100 family's note). FlashAttention 3 runs on Hopper GPUs only (its README:
+# "FlashAttention-3 is optimized for Hopper GPUs (e.g. H100)", "Requirements: H100 / H800 GPU");
+# a family publishes its and cuDNN's shares where a measurement of them was found.
+ATTENTION_KERNELS = {
+    "fa2": AttentionKernel("fa2", "FlashAttention 2", "prefill_attention", "prefill_attention"),
+    "fa3": AttentionKernel("fa3", "FlashAttention 3", "prefill_attention_fa3", "backward_attention_fa3"),
+    "cudnn": AttentionKernel("cudnn", "cuDNN's fused attention", "prefill_attention_cudnn",
+                             "backward_attention_cudnn"),
+}
 
 
 @dataclass(frozen=True)
@@ -191,6 +229,14 @@ class Efficiency:
     def covers(self, hardware: Hardware) -> bool:
         return hardware.id in self.devices
 
+    def attention_shares(self, kernel: str) -> tuple[float, float] | None:
+        """The shares of the matrix peak fused attention reaches with ``kernel`` (an
+        ``ATTENTION_KERNELS`` name), forward and backward (None: none is published here)."""
+        k = ATTENTION_KERNELS[kernel]
+        if k.forward not in self.factors or k.backward not in self.factors:
+            return None
+        return self.value(k.forward), self.value(k.backward)
+
 
 def _read_factor(fields: Fields, spec: FactorSpec) -> Factor:
     entry = fields.child(fields.mapping(spec.name), spec.name)
@@ -233,7 +279,7 @@ def _read_efficiency(fields: Fields) -> Efficiency:
     factors = {spec.name: _read_factor(fields, spec) for spec in FACTORS
                if spec.required or fields.has(spec.name)}
     for spec in FACTORS:
-        if spec.name not in factors:
+        if spec.name not in factors and not spec.absent:
             factors[spec.name] = _stand_in(spec, factors)
     measured = fields.text("measured", required=False) or ""
     fit_error = fields.raw("fit_error", required=False)

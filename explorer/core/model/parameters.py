@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from explorer.core.files.datafile import brief
+from explorer.core.hardware.efficiency import ATTENTION_KERNELS
 from explorer.core.model.applicability import (
     ALWAYS,
     INFERENCE,
@@ -212,6 +213,16 @@ PARAMETERS = (
               "Bytes stay: every key and value is still read. Off (--no-causal): the full square, as "
               "some papers count it", caption="skip masked scores",
               applies=Applies(frozenset({Phase.PREFILL, Phase.TRAIN}), Needs.TRANSFORMER)),
+    Parameter("attention_kernel", Kind.CHOICE, "fa2", "Attention kernel",
+              "Fused attention on a prompt or in training: the kernel whose share of the matrix peak the "
+              "expected time charges, forward and backward (resources/efficiency). fa2: FlashAttention 2, "
+              "what the validated engines ran (33 % of an H100's peak); fa3: FlashAttention 3; cudnn: "
+              "cuDNN's fused attention. fa3 and cudnn are offered where their speed is published (H100 "
+              "and H200: FlashAttention 3 runs on Hopper GPUs only); elsewhere they are refused. The "
+              "bound does not change", choices=tuple(ATTENTION_KERNELS),
+              applies=Applies(frozenset({Phase.PREFILL, Phase.TRAIN}), Needs.TRANSFORMER, when=(
+                  (Condition("attention", frozenset({"fused"})),
+                   Condition("efficiency", frozenset({"published", "calibrated"}))),))),
     *(_degree(d) for d in DEGREES),
     Parameter("pp_trim", Kind.COUNT, 0, "Pipeline ends",
               "With pipeline parallel: layers fewer on the first and the last stage (with virtual stages, "

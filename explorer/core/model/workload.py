@@ -61,6 +61,7 @@ class WorkloadParams:
     memory_fraction: float = DEFAULT_MEMORY_FRACTION
     routing: str = "uniform"
     causal: bool = True  # prefill and training skip the masked half of the score matrix (FLOPs only)
+    attention_kernel: str = "fa2"  # fused attention's kernel: its shares of the matrix peak (expected time)
     weight_group: int = 128  # int4 / fp4 weights: values sharing one scale
     weight_scale: str = "fp16"  # int4 / fp4 weights: the scales' precision
     tp: int = 1  # tensor parallel: devices sharing every layer
