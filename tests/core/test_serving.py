@@ -231,7 +231,7 @@ def test_the_planner_stops_where_throughput_no_longer_grows(models, catalog):
     assert rate[1024] / rate[512] - 1 >= 0.02  # 512 → 1,024 still grows
     assert rate[2048] / rate[1024] - 1 < 0.02
     assert rate[3182] / rate[1024] < 1.02 ** math.log2(3182 / 1024)
-    assert p.chosen.batch == 1024 and p.chosen.tpot_s == pytest.approx(5.04, abs=0.01)
+    assert p.chosen.batch == 1024 and p.chosen.tpot_s == pytest.approx(5.03, abs=0.01)
     assert p.chosen.limited_by.startswith("the compute roof: throughput no longer grows with the batch "
                                           "(batch 2,048 gives +1.82%")
     # a dip at small batches is no roof: int4 weights run batch 2 slower than 1, then grow
