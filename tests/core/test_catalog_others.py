@@ -11,6 +11,10 @@ CPUS = ["apple-m4-max-cpu", "apple-m3-ultra-cpu", "xeon-6980p", "epyc-9755", "ry
         "core-ultra-9-285k", "nvidia-grace", "graviton4", "raspberry-pi-5"]
 ARM = ["nvidia-grace", "graviton4", "raspberry-pi-5", "apple-m4-max-cpu", "apple-m3-ultra-cpu"]
 GB = 2**30
+# CPUs with a published memory bandwidth of their own, measured with all their cores, and
+# the family whose every other factor they keep
+OWN_MEMORY_SHARE_PARENT = {"raspberry-pi-5": "raspberry-pi-5", "nvidia-grace": "nvidia-grace",
+                           "graviton4": "graviton4"}
 
 
 def test_the_added_devices_are_present_with_their_kind(catalog):
@@ -143,7 +147,8 @@ def test_every_added_device_has_a_family_and_arm_cpus_borrow_x86s(catalog):
     expected = {"mi325x": "mi300x", "mi355x": "mi300x", "mi250x": "mi300x", "radeon-pro-w7900": "rtx-4090",
                 "apple-m4-max": "apple-gpu", "apple-m3-ultra": "apple-gpu", "xeon-6980p": "x86-cpu",
                 "epyc-9755": "x86-cpu", "ryzen-9-9950x": "x86-cpu", "core-ultra-9-285k": "x86-cpu",
-                **{ident: "arm-cpu" for ident in ARM}}
+                **{ident: "arm-cpu" for ident in ("apple-m4-max-cpu", "apple-m3-ultra-cpu")},
+                **OWN_MEMORY_SHARE_PARENT}
     for ident, family in expected.items():
         chosen = efficiency_for(catalog[ident], families)
         assert chosen is not None and chosen.id == family, ident
@@ -159,6 +164,29 @@ def test_every_added_device_has_a_family_and_arm_cpus_borrow_x86s(catalog):
         assert factor.value == x86.factors[name].value, name
         borrowed = factor.note.startswith("borrowed from x86-cpu: no published measurement on ")
         assert factor.stand_in or borrowed, name
+
+
+def test_cpus_with_their_own_memory_measurement_keep_every_other_factor_of_their_kind(catalog):
+    """The Raspberry Pi 5 (a read-only kernel on 4 threads: 11.59 of 17.07 GB/s), Grace (NVIDIA's
+    STREAM Triad, 820-972 GB/s of a superchip's 1 TB/s) and Graviton4 (ASCT's all-reads peak on
+    64 cores: 465.5 GB/s) each have a family of their own: its three memory shares are that
+    measurement, every other factor the x86-cpu or arm-cpu one."""
+    by_id = {f.id: f for f in published()}
+    memory = {"bandwidth", "gemm_bandwidth", "decode_attention"}
+    measured = {"raspberry-pi-5": (11.59e9 / catalog["raspberry-pi-5"].bandwidth_bytes_per_s, "arm-cpu",
+                                   "4 threads: 11.59 GB/s"),
+                "nvidia-grace": ((820e9 + 972e9) / 2 / 1e12, "arm-cpu", "820,000"),
+                "graviton4": (465.5e9 / 537.6e9, "arm-cpu", "'All Reads 465.5'")}
+    for ident, (share, parent, quoted) in measured.items():
+        own, kind = by_id[ident], by_id[parent]
+        assert own.devices == (ident,) and ident not in kind.devices
+        assert efficiency_for(catalog[ident], published()) is own
+        for name, factor in own.factors.items():
+            if name in memory:
+                assert factor.value == pytest.approx(share, abs=0.005), (ident, name)
+                assert quoted in factor.note, (ident, name)
+            else:
+                assert factor == kind.factors[name], (ident, name)
 
 
 def test_arm_roofs_count_the_matrix_multiply_instructions(catalog):

@@ -39,7 +39,8 @@ def _unlisted(catalog):
 def test_published_families_name_catalogue_devices_and_every_factor_has_a_source(catalog):
     families = published()
     assert {f.id for f in families} == {"a100", "h100", "h200", "mi300x", "v100", "t4", "l4", "rtx-4090",
-                                        "b200", "apple-gpu", "x86-cpu", "arm-cpu", "tpu", "gaudi-2",
+                                        "b200", "apple-gpu", "x86-cpu", "arm-cpu",
+                                        "raspberry-pi-5", "nvidia-grace", "graviton4", "tpu", "gaudi-2",
                                         "gaudi-3"}
     # Every catalogue device now has a family; a factor measured on another family says so.
     assert all(efficiency_for(catalog[ident], families) is not None for ident in catalog)
