@@ -258,7 +258,7 @@ def band(time_s: float, phase: Phase, validated: bool, terms: KindTerms, widen: 
     if not validated:
         centre = math.sqrt(low * high)
         low, high = centre * (low / centre) ** widen, centre * (high / centre) ** widen
-    # a band of held-out errors all of one sign (the CPUs' prompts today) still holds the expected time itself
+    # a band of held-out errors all of one sign still holds the expected time itself
     return time_s / max(high, 1.0), time_s / min(low, 1.0)
 
 
