@@ -2,11 +2,14 @@
 Each drag is one undo step; Esc or a right click cancels it."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui
 from PySide6.QtTest import QTest
+
+from explorer.ui.chart.painter import Layer
 
 from . import mouse
 
@@ -189,6 +192,46 @@ def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(w
         assert (difference > 8).sum() <= 0.001 * difference.size
     state.reset_what_ifs()
     assert kept[0] == 0 and all(kept[1:])
+
+
+def test_an_element_that_changed_once_in_a_drag_stays_live_and_the_cache_is_not_made_again(qtbot):
+    """A star drag changes the batch on some moves and not on others: the note under the
+    axis changes, stays, changes again. Once it has changed it is painted live for the rest
+    of the drag, so its standing still and changing again remake nothing; a roof that never
+    moved stays in the cache. Every frame is the picture a full paint makes."""
+    from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
+    from explorer.chart.geometry import Rect
+    from explorer.ui.chart.painter import paint
+    from explorer.ui.chart.still import StillContent
+
+    page = Page.screen(400, 300)
+    base = Chart(page, Rect(40, 20, 380, 260), (1, 10), (1, 10), "#ffffff", "#000000")
+    roof = Line(((40.0, 250.0), (380.0, 30.0)), Stroke("#1f77b4", 2.0), ElementKind.ROOF)
+    track = Line(((60.0, 200.0), (300.0, 200.0)), Stroke("#888888", 1.0), ElementKind.TRACK)
+
+    def note(batch):
+        return Text(f"Batch {batch}: 80 GB of 192 GB", (200.0, 285.0), 13.0, "#000000", ElementKind.NOTE)
+
+    still, made, kept = StillContent(), [], []
+    for batch in (1, 2, 2, 3, 3, 4, 4, 4):  # moves: the batch changes on some, not on others
+        chart = replace(base, lines=(roof, track), texts=(note(batch),))
+        before = still._pixmaps
+        images = [QtGui.QImage(400, 300, QtGui.QImage.Format.Format_RGB32) for _ in range(2)]
+        for image, cached in zip(images, (True, False), strict=True):
+            painter = QtGui.QPainter(image)
+            if cached:
+                still.paint(painter, chart, 1.0, lambda p, c=chart: paint(p, c, layer=Layer.FRAME), ())
+            else:
+                paint(painter, chart, clip=True)
+            painter.end()
+        made.append(still._pixmaps is not before)
+        kept.append(still._kept)
+        difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
+        assert (difference > 8).sum() <= 0.001 * difference.size
+    # The first move paints directly; the second caches the roof and the track (the note
+    # changed); the note, standing still on the third, fifth and seventh moves, stays live.
+    assert made == [False, True, False, False, False, False, False, False]
+    assert all(k == {roof, track} for k in kept[1:])
 
 
 def test_a_real_drag_caches_what_stays_still_from_its_second_move(window):

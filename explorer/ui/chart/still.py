@@ -5,7 +5,14 @@ layer) that were the same in the last two frames in two cached pixmaps, the fram
 lines and points below (opaque: one copy) and the texts above, and paints the rest live
 between them: labels stay on top of lines, as in a full paint. The cache holds only
 elements the current chart still has; it is made again when one of them moves, and when
-more have stopped moving."""
+more have stopped moving.
+
+An element that has changed once in a drag (what it stands for, its ``_slot``: a roof, a
+point, the note under the axis, a row of the key) is painted live for the rest of the drag,
+even in frames where it stays the same: a star drag changes the batch on some moves and
+not on others, and an element that changed, stood still, was cached and changed again
+would cost two remakes of the cache (each a whole paint of the still content, and the frames
+that paid for one took more than a frame at 60 Hz)."""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ from dataclasses import replace
 
 from PySide6 import QtCore, QtGui
 
-from explorer.chart.elements import Chart
+from explorer.chart.elements import Chart, Line, Marker, Text
 from explorer.ui.chart.painter import Layer, layer_of, paint
 
 
@@ -28,6 +35,7 @@ class StillContent:
         self._pixmaps: tuple[QtGui.QPixmap, QtGui.QPixmap] | None = None
         self._previous: frozenset = frozenset()  # the last frame's elements
         self._size: tuple | None = None
+        self._restless: set[tuple] = set()  # the slots (``_slot``) of elements that changed in this drag
 
     def paint(self, painter: QtGui.QPainter, chart: Chart, ratio: float,
               underlay: Callable[[QtGui.QPainter], None], underlay_id: tuple) -> None:
@@ -38,7 +46,8 @@ class StillContent:
         content = layer_of(chart, Layer.CONTENT)
         current = frozenset((*content.lines, *content.markers, *content.texts))
         size = (chart.page.width, chart.page.height, ratio, underlay_id)
-        still = current & self._previous
+        self._restless.update(_slot(e) for e in self._previous - current)
+        still = frozenset(e for e in current & self._previous if _slot(e) not in self._restless)
         if not self._previous:
             # The drag's first move: nothing has stayed still over two frames yet. It is
             # painted directly (it also redraws the key, which says "what-if" now), and the
@@ -60,6 +69,20 @@ class StillContent:
         paint(painter, _split(content, moving, True, False), background=False, clip=True)
         painter.drawPixmap(0, 0, above)
         paint(painter, _split(content, moving, False, True), background=False, clip=True)
+
+
+def _slot(element: object) -> tuple:
+    """What an element stands for, the same from frame to frame while what it shows changes:
+    a line or a text by its kind and its roof, else by its stroke or colour (a device's); a
+    point by its kind, name, symbol and fill; a text with no roof also by its row (the note
+    under the axis, a row of the key). Elements that share a slot change together for the
+    cache: one more painted live, never a stale one kept."""
+    if isinstance(element, Marker):
+        return (Marker, element.kind, element.name, element.symbol, element.fill)
+    if isinstance(element, Line):
+        return (Line, element.kind, element.ref, None if element.ref else element.stroke)
+    assert isinstance(element, Text)  # (a chart's content: lines, points and texts)
+    return (Text, element.kind, element.ref, None if element.ref else (element.colour, element.origin[1]))
 
 
 def _split(chart: Chart, elements: frozenset, graphics: bool, texts: bool) -> Chart:
