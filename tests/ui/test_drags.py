@@ -157,11 +157,12 @@ def test_a_drag_paints_what_a_full_paint_paints(window):
     assert (difference > 8).sum() <= 0.001 * difference.size
 
 
-def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(window):
+def test_a_drags_first_move_is_painted_directly_and_the_cache_made_after_the_next(window):
     """The first move paints everything directly (no cache can be right yet: it also
-    redraws the key, which now says "what-if"); the still elements are cached from the
-    second move on, so no one frame pays for the cache and the key at once. Every frame is
-    the picture a full paint makes."""
+    redraws the key, which now says "what-if"); the still elements are cached once the
+    second move's frame is shown (``prepare``, as the window calls it while it waits for
+    the next move), and painted from the cache from the third. Every frame is the picture
+    a full paint makes."""
     from explorer.chart.model import build_chart
     from explorer.chart.options import ChartOptions
     from explorer.core.model.session import WhatIf
@@ -174,7 +175,7 @@ def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(w
 
     state, plot = window.state, window.chart
     page = plot.page()
-    still, kept = StillContent(), []
+    still, kept, made = StillContent(), [], []
     for scale in (1.2, 1.4, 1.6, 1.8):  # four moves
         state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=scale))
         chart = build_chart(state, page, ChartOptions())
@@ -187,10 +188,12 @@ def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(w
             else:
                 paint(painter, chart, clip=True)
             painter.end()
-        kept.append(len(still._kept))
         difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
         assert (difference > 8).sum() <= 0.001 * difference.size
+        made.append(still.prepare(chart))  # the frame shown
+        kept.append(len(still._kept))
     state.reset_what_ifs()
+    assert made == [False, True, False, False]
     assert kept[0] == 0 and all(kept[1:])
 
 
@@ -215,7 +218,6 @@ def test_an_element_that_changed_once_in_a_drag_stays_live_and_the_cache_is_not_
     still, made, kept = StillContent(), [], []
     for batch in (1, 2, 2, 3, 3, 4, 4, 4):  # moves: the batch changes on some, not on others
         chart = replace(base, lines=(roof, track), texts=(note(batch),))
-        before = still._pixmaps
         images = [QtGui.QImage(400, 300, QtGui.QImage.Format.Format_RGB32) for _ in range(2)]
         for image, cached in zip(images, (True, False), strict=True):
             painter = QtGui.QPainter(image)
@@ -224,19 +226,23 @@ def test_an_element_that_changed_once_in_a_drag_stays_live_and_the_cache_is_not_
             else:
                 paint(painter, chart, clip=True)
             painter.end()
-        made.append(still._pixmaps is not before)
+        made.append(still.prepare(chart))  # the frame shown: the cache made where it is wanted
         kept.append(still._kept)
         difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
         assert (difference > 8).sum() <= 0.001 * difference.size
-    # The first move paints directly; the second caches the roof and the track (the note
-    # changed); the note, standing still on the third, fifth and seventh moves, stays live.
+    # The first move paints directly; after the second the roof and the track are cached
+    # (the note changed); the note, standing still on the third, fifth and seventh moves,
+    # stays live.
     assert made == [False, True, False, False, False, False, False, False]
     assert all(k == {roof, track} for k in kept[1:])
 
 
-def test_a_real_drag_caches_what_stays_still_from_its_second_move(window):
+def test_a_real_drag_caches_what_stays_still_after_its_second_move(window):
     """With the pointer over the roof before the press (as with a real mouse) or not, the
-    press paints as usual, the first move directly, and the second makes the cache."""
+    press paints as usual, the first move directly, and once the second move's frame is
+    shown (not in its paint) the cache is made, while the window waits for the next move."""
+    from PySide6 import QtWidgets
+
     plot = window.chart
     start = on_bandwidth_roof(plot)
     for hover in (True, False):
@@ -245,12 +251,17 @@ def test_a_real_drag_caches_what_stays_still_from_its_second_move(window):
         mouse.press(plot, start)
         plot.grab()
         assert not plot._still._previous
-        kept = []
+        kept, asked, made = [], [], []
         for dy in (10, 20, 30):
             mouse.move(plot, QtCore.QPointF(start.x(), start.y() - dy), mouse.LEFT)
             plot._apply_pending()
-            plot.grab()
+            plot.repaint()  # the frame, as the update the move asked for paints it
+            asked.append(plot._prepare.isActive())  # the paint left the cache for later
+            before = plot._still._pixmaps
+            QtWidgets.QApplication.processEvents()  # the event loop idle: the cache made
+            made.append(plot._still._pixmaps is not before)
             kept.append(len(plot._still._kept))
+        assert asked[:2] == [False, True] and made[1]
         assert plot._still._previous and kept[0] == 0 and kept[1] and kept[2] == kept[1]
         mouse.release(plot, QtCore.QPointF(start.x(), start.y() - 30))
         window.state.undo_stack.undo()
