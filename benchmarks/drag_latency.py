@@ -100,10 +100,11 @@ class Probe:
 class Trace:
     """``--trace``: where the slow moves' time goes. Spans on the GUI thread are recorded
     (the chart's build, its label layouts, full or from last frame's places, the key's and
-    the frame's pixmaps drawn afresh, the still content's pixmaps made again, the chart's
-    paint, the other panels' catch-ups, the garbage collector's passes by generation), and
-    each move is charged with the spans that overlap its time from being posted to being
-    shown. Cheap enough not to move the figures much (a few microseconds a span)."""
+    the frame's pixmaps drawn afresh, the chart's paint with the still content's pixmaps or
+    without them (and why), those pixmaps made after a frame, the other panels' catch-ups,
+    the garbage collector's passes by generation), and each move is charged with the spans
+    that overlap its time from being posted to being shown. Cheap enough not to move the
+    figures much (a few microseconds a span)."""
 
     def __init__(self) -> None:
         self.spans: list[tuple[str, float, float]] = []
@@ -140,7 +141,7 @@ class Trace:
         follower._on_history = self._timed(  # type: ignore[method-assign]
             "panels' refresh at the gesture's end", follower._on_history)
         cls, trace = roofline_plot.RooflinePlot, self
-        cached, still_paint = cls._cached, still.StillContent.paint
+        cached, still_paint, prepare = cls._cached, still.StillContent.paint, still.StillContent.prepare
 
         def on_cached(plot, layer):
             before = plot._layer_cache.get(layer)
@@ -151,20 +152,29 @@ class Trace:
             return out
 
         def on_still(content, painter, chart, ratio, underlay, underlay_id):
-            before, start = content._pixmaps, time.perf_counter()
+            start = time.perf_counter()
             layer = still.layer_of(chart, still.Layer.CONTENT)
             current = frozenset((*layer.lines, *layer.markers, *layer.texts))
-            why = ("the underlay changed" if content._size is not None and content._size[3] != underlay_id
+            why = ("the drag's first move" if not content._previous
+                   else "none made yet" if content._pixmaps is None
+                   else "the underlay changed" if content._size[3] != underlay_id
                    else f"kept moved: {kinds(content._kept - current)}" if not content._kept <= current
-                   else f"more still: {kinds((current & content._previous) - content._kept)}")
+                   else None)
             out = still_paint(content, painter, chart, ratio, underlay, underlay_id)
-            made = content._pixmaps is not before
-            trace.spans.append((f"still pixmaps made: {why}" if made else "paint from still pixmaps", start,
-                                time.perf_counter()))
+            trace.spans.append((f"paint without still pixmaps: {why}" if why else "paint from still pixmaps",
+                                start, time.perf_counter()))
             return out
+
+        def on_prepare(content, chart):
+            start = time.perf_counter()
+            made = prepare(content, chart)
+            if made:
+                trace.spans.append(("still pixmaps made after a frame", start, time.perf_counter()))
+            return made
 
         cls._cached = on_cached  # type: ignore[method-assign]
         still.StillContent.paint = on_still  # type: ignore[method-assign]
+        still.StillContent.prepare = on_prepare  # type: ignore[method-assign]
         cls.paintEvent = self._timed("paint", cls.paintEvent,  # type: ignore[method-assign]
                                      lambda plot, _e: "paint" if plot._drag is not None else "paint, no drag")
 
