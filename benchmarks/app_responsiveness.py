@@ -6,7 +6,10 @@
    PlotWidget window and a bare PySide6 window in the same run (each in a fresh
    interpreter, interleaved, foreign load read each round). Goal: ≤ 1.0× the
    bare pyqtgraph window and ≤ 3× the bare PySide6 window; CuPy is not imported before the
-   first paint.
+   first paint. Two clocks are read: the whole process's, from the moment this script
+   spawns the interpreter to the first painted frame (what a user waits for: the goals'
+   clock), and the in-process one, from the interpreter's first line of code (it leaves
+   out the interpreter's own start, the same for all three, so its ratios are wider).
 3. Soak: 1000 repaints and 200 full drags (press, moves, release) without a crash.
 
     QT_QPA_PLATFORM=offscreen python benchmarks/app_responsiveness.py [--steps 300]
@@ -16,26 +19,28 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("ROOFLINE_EXPLORER_DATA", tempfile.mkdtemp(prefix="roofline-bench-"))
 
-from common import Ratio, child_env, compile_app, describe, interleaved
+from typing import NamedTuple
+
+from common import IN_PROCESS, STAMP, Ratio, child_env, compile_app, describe, start_up, two_clocks
 from PySide6 import QtCore, QtWidgets
 
-BARE = """
+BARE = f"""
 import time, sys
 start = time.perf_counter()
 from PySide6 import QtWidgets
 app = QtWidgets.QApplication(sys.argv[:1])
 w = QtWidgets.QMainWindow(); w.resize(1366, 768); w.show(); w.grab()
 print(time.perf_counter() - start)
+{STAMP}
 """
 
-BARE_PYQTGRAPH = """
+BARE_PYQTGRAPH = f"""
 import time, sys
 start = time.perf_counter()
 from PySide6 import QtWidgets
@@ -43,9 +48,10 @@ import pyqtgraph as pg
 app = QtWidgets.QApplication(sys.argv[:1])
 w = QtWidgets.QMainWindow(); w.setCentralWidget(pg.PlotWidget()); w.resize(1366, 768); w.show(); w.grab()
 print(time.perf_counter() - start)
+{STAMP}
 """
 
-OURS = """
+OURS = f"""
 import time, sys, os
 start = time.perf_counter()
 from explorer.commands import window_options  # what the app's entry point parses for the window
@@ -56,43 +62,56 @@ app = QtWidgets.QApplication(sys.argv[:1])
 w = build_window(window_options.parse(['--size', '1366x768']))
 w.show(); w.grab()
 print(time.perf_counter() - start)
+{STAMP}
 print('cupy' in sys.modules)
 w.runs.shutdown()
 """
 
 
-def _run(code: str, env) -> list[str]:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          check=True).stdout.split()
+class Startup(NamedTuple):
+    """Ours against the two bare windows on both clocks, and whether CuPy was imported
+    before our first paint."""
+
+    to_graph: Ratio  # whole process: spawned to the first painted frame (the goals' clock)
+    to_bare: Ratio
+    to_graph_in_process: Ratio  # from the interpreter's first line
+    to_bare_in_process: Ratio
+    cupy: bool
 
 
-def startup_ratios(rounds: int) -> tuple[Ratio, Ratio, bool]:
-    """(ours ÷ the bare pyqtgraph window, ours ÷ the bare PySide6 window, whether CuPy was
-    imported before our first paint), each process to its first painted frame, in
-    interleaved rounds whose foreign load is read (``common.interleaved``)."""
+def startup_ratios(rounds: int) -> Startup:
+    """Ours ÷ the bare pyqtgraph window and ÷ the bare PySide6 window, each process to its
+    first painted frame on both clocks (``common.two_clocks``), in interleaved rounds whose
+    foreign load is read."""
     # An installed app runs from compiled bytecode, as pyqtgraph does here; an editable
     # checkout (and PYTHONDONTWRITEBYTECODE) would compile every module on every start.
     compile_app()
     env = child_env(QT_QPA_PLATFORM="offscreen")
     cupy = []
 
-    def ours() -> float:
-        out = _run(OURS, env)
-        cupy.append(out[1] == "True")
-        return float(out[0])
+    def ours() -> tuple[float, float]:
+        whole, in_process, rest = start_up(OURS, env=env)
+        cupy.append(rest[0] == "True")
+        return whole, in_process
 
-    runs = {"bare": lambda: float(_run(BARE, env)[0]),
-            "pyqtgraph": lambda: float(_run(BARE_PYQTGRAPH, env)[0]), "ours": ours}
-    measured = interleaved(runs, rounds)
-    return measured.ratio("ours", "pyqtgraph"), measured.ratio("ours", "bare"), any(cupy)
+    runs = {"bare": lambda: start_up(BARE, env=env)[:2],
+            "pyqtgraph": lambda: start_up(BARE_PYQTGRAPH, env=env)[:2], "ours": ours}
+    measured = two_clocks(runs, rounds)
+    return Startup(measured.ratio("ours", "pyqtgraph"), measured.ratio("ours", "bare"),
+                   measured.ratio(f"ours{IN_PROCESS}", f"pyqtgraph{IN_PROCESS}"),
+                   measured.ratio(f"ours{IN_PROCESS}", f"bare{IN_PROCESS}"), any(cupy))
 
 
 def startup(rounds: int) -> None:
-    to_graph, to_bare, cupy_loaded = startup_ratios(rounds)
-    print("start-up to the first painted window, each in a fresh interpreter:")
-    print(describe("ours ÷ a bare pyqtgraph window", to_graph, "goal <= 1.0"))
-    print(describe("ours ÷ a bare PySide6 window", to_bare, "goal <= 3"))
-    print(f"cupy imported before the first paint: {cupy_loaded}")
+    measured = startup_ratios(rounds)
+    print("start-up to the first painted window, each in a fresh interpreter; whole process (from the "
+          "spawn; the goals' clock):")
+    print(describe("ours ÷ a bare pyqtgraph window", measured.to_graph, "goal <= 1.0"))
+    print(describe("ours ÷ a bare PySide6 window", measured.to_bare, "goal <= 3"))
+    print("in-process (from the interpreter's first line; context, not the goals' clock):")
+    print(describe("ours ÷ a bare pyqtgraph window", measured.to_graph_in_process))
+    print(describe("ours ÷ a bare PySide6 window", measured.to_bare_in_process))
+    print(f"cupy imported before the first paint: {measured.cupy}")
 
 
 def drags_and_soak() -> None:

@@ -13,9 +13,12 @@ from __future__ import annotations
 import compileall
 import os
 import statistics
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -101,6 +104,43 @@ def interleaved_ratio(ours: Callable[[], float], reference: Callable[[], float],
     return interleaved({"ours": ours, "reference": reference}, rounds).ratio("reference", "ours")
 
 
+IN_PROCESS = " in-process"  # the name of a start-up's in-process times in ``Rounds.times``
+
+# A start-up's first painted frame is stamped on the system's monotonic clock, which every
+# process on the machine reads alike (on Linux, CLOCK_MONOTONIC), so that the parent can time
+# the child from the moment it spawned it. The child prints its in-process time, then this.
+STAMP = "print(time.clock_gettime(time.CLOCK_MONOTONIC))"
+
+
+def start_up(code: str, **run: Any) -> tuple[float, float, list[str]]:
+    """Run ``code`` (which prints its in-process seconds, then ``STAMP``'s reading, then
+    anything) in a fresh interpreter: (seconds from the spawn to the stamp, the in-process
+    seconds, the rest of what it printed). ``run``: ``subprocess.run``'s arguments."""
+    spawned = time.clock_gettime(time.CLOCK_MONOTONIC)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, **run)
+    printed = done.stdout.split()
+    if done.returncode != 0 or len(printed) < 2:
+        raise RuntimeError(f"the start-up printed no time (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return float(printed[1]) - spawned, float(printed[0]), printed[2:]
+
+
+def two_clocks(runs: dict[str, Callable[[], tuple[float, float]]], rounds: int) -> Rounds:
+    """``interleaved`` for runs that each return (whole-process, in-process) seconds: the
+    whole-process times under each run's name, the in-process ones under its name and
+    ``IN_PROCESS``, read in the same rounds."""
+    inner: dict[str, list[float]] = {f"{name}{IN_PROCESS}": [] for name in runs}
+
+    def whole(name: str) -> Callable[[], float]:
+        def timed() -> float:
+            outer, in_process = runs[name]()
+            inner[f"{name}{IN_PROCESS}"].append(in_process)
+            return outer
+        return timed
+
+    measured = interleaved({name: whole(name) for name in runs}, rounds)
+    return Rounds({**measured.times, **inner}, measured.busy, measured.loads)
+
+
 @contextmanager
 def watched():
     """Around a whole benchmark: on leaving, print how busy other programs kept the machine
@@ -122,5 +162,5 @@ def describe(name: str, r: Ratio, goal: str = "") -> str:
     return f"{name:40s} median {r.median:6.3f}  (p20 {r.p20:6.3f}, p80 {r.p80:6.3f}; {r.note})  {goal}"
 
 
-__all__ = ["CPU_THRESHOLD_CORES", "Ratio", "Rounds", "describe", "interleaved", "interleaved_ratio",
-           "watched"]
+__all__ = ["CPU_THRESHOLD_CORES", "IN_PROCESS", "STAMP", "Ratio", "Rounds", "describe", "interleaved",
+           "interleaved_ratio", "start_up", "two_clocks", "watched"]

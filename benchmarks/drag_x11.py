@@ -114,6 +114,7 @@ class Probe:
         self.built = -1  # the newest move in the chart being painted
         self.painted = -1  # the newest move painted
         self.paints: list[tuple[float, int]] = []
+        self.sent: list[float] = []  # the last drag's moves, when each was sent
 
     def install(self, cls) -> None:
         move, redraw, paint, apply = cls.mouseMoveEvent, cls.redraw, cls.paintEvent, cls._apply_pending
@@ -218,12 +219,13 @@ def drag(app, window, probe: Probe, kind: str, moves: int) -> list[float]:
     window.state.undo_stack.undo()
     wait(app, 0.7)  # the panels' catch-up after the drag (every half second) and what it redraws
     latencies = probe.latencies(sent)
+    probe.sent = sent
     if len(latencies) < len(sent):
         raise SystemExit(f"{len(sent) - len(latencies)} of the {kind} drag's moves were never painted")
     return latencies
 
 
-def run(moves: int, rounds: int) -> dict[str, list[list[float]]]:
+def run(moves: int, rounds: int, trace=None, charged: list | None = None) -> dict[str, list[list[float]]]:
     from PySide6 import QtCore, QtWidgets
 
     from explorer.commands import main as cli
@@ -231,6 +233,8 @@ def run(moves: int, rounds: int) -> dict[str, list[list[float]]]:
     from explorer.ui.application import build_window, settle
     from explorer.ui.chart import roofline_plot
 
+    if trace:
+        trace.install()
     probe = Probe()
     probe.install(roofline_plot.RooflinePlot)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
@@ -256,7 +260,12 @@ def run(moves: int, rounds: int) -> dict[str, list[list[float]]]:
         settle()
         for _ in range(rounds):
             for kind in ("roof", "star"):
-                results.setdefault(f"{kind} drag{order}", []).append(drag(app, window, probe, kind, moves))
+                if trace:
+                    trace.spans.clear()
+                latencies = drag(app, window, probe, kind, moves)
+                results.setdefault(f"{kind} drag{order}", []).append(latencies)
+                if trace and charged is not None:
+                    charged += zip(latencies, trace.charge(probe.sent, latencies), strict=True)
     window.runs.shutdown()
     window.close()
     return results
@@ -266,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--moves", type=int, default=240)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH", help="write every move's latency and the figures here")
+    parser.add_argument("--trace", action="store_true",
+                        help="say what the moves later than a frame spent their time on (drag_latency.Trace)")
     args = parser.parse_args(argv)
     why = missing()
     if why:
@@ -275,9 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")
     os.environ.setdefault("ROOFLINE_EXPLORER_DATA", tempfile.mkdtemp(prefix="roofline-bench-"))
     try:
-        from drag_latency import report
+        from drag_latency import Trace, report, summary, trace_report
 
-        results = run(args.moves, args.rounds)
+        trace, charged = (Trace() if args.trace else None), list[tuple[float, dict[str, float]]]()
+        results = run(args.moves, args.rounds, trace, charged)
     finally:
         server.terminate()
         server.wait()
@@ -285,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
           f"1366x768, moves at 60 Hz, {args.rounds} rounds:")
     for name, measured in results.items():
         report(name, measured)  # (move 0 is at the press: one pixel aside, which the drag does not read)
+    summary(results, args.json)
+    if trace:
+        trace_report(charged)
     return 0
 
 

@@ -34,10 +34,14 @@ def judged(ratio: common.Ratio) -> float:
 
 
 def test_start_up_is_within_twice_a_bare_pyqtgraph_window():
-    """Goal: ≤ 1.0× a bare pyqtgraph window to the first painted frame."""
-    to_pyqtgraph, _, cupy = app_responsiveness.startup_ratios(rounds=5)
-    assert not cupy  # CuPy is not imported before the first paint
-    assert judged(to_pyqtgraph) <= 2.0
+    """Goal: ≤ 1.0× a bare pyqtgraph window to the first painted frame, each process timed
+    from its spawn (the in-process clock, read alongside, starts at the interpreter's first
+    line)."""
+    startup = app_responsiveness.startup_ratios(rounds=5)
+    assert not startup.cupy  # CuPy is not imported before the first paint
+    assert judged(startup.to_graph) <= 2.0
+    # The interpreter's own start is in every whole-process time, not in the in-process one.
+    assert startup.to_bare.median < startup.to_bare_in_process.median
 
 
 def test_the_cpu_triad_is_within_twice_its_goal_of_a_c_triad():

@@ -94,3 +94,31 @@ def test_any_number_of_runs_alternate_their_order_round_by_round(monkeypatch):
     assert r.ratios == [2.0, 2.0 / 9.0, 2.0, 4.0] and (r.clean, r.rounds) == (3, 4)
     assert r.median == 2.0  # the busy second round is left out
     assert measured.ratio("c", "b").ratios == [2.0, 2.0, 2.0, 1.0]
+
+
+def test_two_clocks_keep_each_runs_in_process_times_beside_its_whole_process_ones(monkeypatch):
+    class Source(FakeLoad):
+        available = staticmethod(lambda: True)
+
+        def __init__(self) -> None:
+            super().__init__([False, False, False])
+
+    monkeypatch.setattr(common, "ProcStatLoad", Source)
+    # whole-process times: the in-process ones plus the interpreter's start, 0.1 s
+    ours = iter([(0.4, 0.3), (0.5, 0.4), (0.4, 0.3)])
+    bare = iter([(0.2, 0.1)] * 3)
+    measured = common.two_clocks({"ours": lambda: next(ours), "bare": lambda: next(bare)}, 3)
+    assert measured.times["ours"] == [0.4, 0.5, 0.4] and measured.times["ours in-process"] == [0.3, 0.4, 0.3]
+    assert measured.ratio("ours", "bare").ratios == pytest.approx([2.0, 2.5, 2.0])
+    assert measured.ratio("ours in-process", "bare in-process").ratios == pytest.approx([3.0, 4.0, 3.0])
+
+
+def test_a_start_up_is_timed_from_its_spawn_and_from_its_first_line():
+    """The child waits 50 ms, then stamps the shared monotonic clock: the spawn's clock
+    counts that wait and the interpreter's start; the in-process time is what it printed."""
+    code = f"import time\ntime.sleep(0.05)\nprint(0.25)\n{common.STAMP}\nprint('painted')\n"
+    whole, in_process, rest = common.start_up(code)
+    assert in_process == 0.25 and rest == ["painted"]
+    assert whole >= 0.05
+    with pytest.raises(RuntimeError, match="exit 3"):
+        common.start_up("raise SystemExit(3)")

@@ -48,8 +48,10 @@ def test_the_drags_run_through_a_real_x_server():
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "drag_x11.py"), "--moves", "40",
                           "--rounds", "1"], capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
-    lines = [line for line in out.stdout.splitlines() if " drag" in line and "p99" in line]
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("roof drag", "star drag"))]
     assert len(lines) == 4 and all("; 40 moves" in line for line in lines), out.stdout
+    pooled = [line for line in out.stdout.splitlines() if line.startswith("pooled over every move")]
+    assert len(pooled) == 1 and ", of 160 moves." in pooled[0], out.stdout  # 4 drags of 40 moves
 
 
 @pytest.mark.slow

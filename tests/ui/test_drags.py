@@ -2,11 +2,14 @@
 Each drag is one undo step; Esc or a right click cancels it."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui
 from PySide6.QtTest import QTest
+
+from explorer.ui.chart.painter import Layer
 
 from . import mouse
 
@@ -154,11 +157,12 @@ def test_a_drag_paints_what_a_full_paint_paints(window):
     assert (difference > 8).sum() <= 0.001 * difference.size
 
 
-def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(window):
+def test_a_drags_first_move_is_painted_directly_and_the_cache_made_after_the_next(window):
     """The first move paints everything directly (no cache can be right yet: it also
-    redraws the key, which now says "what-if"); the still elements are cached from the
-    second move on, so no one frame pays for the cache and the key at once. Every frame is
-    the picture a full paint makes."""
+    redraws the key, which now says "what-if"); the still elements are cached once the
+    second move's frame is shown (``prepare``, as the window calls it while it waits for
+    the next move), and painted from the cache from the third. Every frame is the picture
+    a full paint makes."""
     from explorer.chart.model import build_chart
     from explorer.chart.options import ChartOptions
     from explorer.core.model.session import WhatIf
@@ -171,7 +175,7 @@ def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(w
 
     state, plot = window.state, window.chart
     page = plot.page()
-    still, kept = StillContent(), []
+    still, kept, made = StillContent(), [], []
     for scale in (1.2, 1.4, 1.6, 1.8):  # four moves
         state.set_what_if("h100-sxm", WhatIf(bandwidth_scale=scale))
         chart = build_chart(state, page, ChartOptions())
@@ -184,16 +188,61 @@ def test_a_drags_first_move_is_painted_directly_and_the_cache_made_on_the_next(w
             else:
                 paint(painter, chart, clip=True)
             painter.end()
-        kept.append(len(still._kept))
         difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
         assert (difference > 8).sum() <= 0.001 * difference.size
+        made.append(still.prepare(chart))  # the frame shown
+        kept.append(len(still._kept))
     state.reset_what_ifs()
+    assert made == [False, True, False, False]
     assert kept[0] == 0 and all(kept[1:])
 
 
-def test_a_real_drag_caches_what_stays_still_from_its_second_move(window):
+def test_an_element_that_changed_once_in_a_drag_stays_live_and_the_cache_is_not_made_again(qtbot):
+    """A star drag changes the batch on some moves and not on others: the note under the
+    axis changes, stays, changes again. Once it has changed it is painted live for the rest
+    of the drag, so its standing still and changing again remake nothing; a roof that never
+    moved stays in the cache. Every frame is the picture a full paint makes."""
+    from explorer.chart.elements import Chart, ElementKind, Line, Page, Stroke, Text
+    from explorer.chart.geometry import Rect
+    from explorer.ui.chart.painter import paint
+    from explorer.ui.chart.still import StillContent
+
+    page = Page.screen(400, 300)
+    base = Chart(page, Rect(40, 20, 380, 260), (1, 10), (1, 10), "#ffffff", "#000000")
+    roof = Line(((40.0, 250.0), (380.0, 30.0)), Stroke("#1f77b4", 2.0), ElementKind.ROOF)
+    track = Line(((60.0, 200.0), (300.0, 200.0)), Stroke("#888888", 1.0), ElementKind.TRACK)
+
+    def note(batch):
+        return Text(f"Batch {batch}: 80 GB of 192 GB", (200.0, 285.0), 13.0, "#000000", ElementKind.NOTE)
+
+    still, made, kept = StillContent(), [], []
+    for batch in (1, 2, 2, 3, 3, 4, 4, 4):  # moves: the batch changes on some, not on others
+        chart = replace(base, lines=(roof, track), texts=(note(batch),))
+        images = [QtGui.QImage(400, 300, QtGui.QImage.Format.Format_RGB32) for _ in range(2)]
+        for image, cached in zip(images, (True, False), strict=True):
+            painter = QtGui.QPainter(image)
+            if cached:
+                still.paint(painter, chart, 1.0, lambda p, c=chart: paint(p, c, layer=Layer.FRAME), ())
+            else:
+                paint(painter, chart, clip=True)
+            painter.end()
+        made.append(still.prepare(chart))  # the frame shown: the cache made where it is wanted
+        kept.append(still._kept)
+        difference = abs(_pixels(images[0]) - _pixels(images[1])).max(axis=2)
+        assert (difference > 8).sum() <= 0.001 * difference.size
+    # The first move paints directly; after the second the roof and the track are cached
+    # (the note changed); the note, standing still on the third, fifth and seventh moves,
+    # stays live.
+    assert made == [False, True, False, False, False, False, False, False]
+    assert all(k == {roof, track} for k in kept[1:])
+
+
+def test_a_real_drag_caches_what_stays_still_after_its_second_move(window):
     """With the pointer over the roof before the press (as with a real mouse) or not, the
-    press paints as usual, the first move directly, and the second makes the cache."""
+    press paints as usual, the first move directly, and once the second move's frame is
+    shown (not in its paint) the cache is made, while the window waits for the next move."""
+    from PySide6 import QtWidgets
+
     plot = window.chart
     start = on_bandwidth_roof(plot)
     for hover in (True, False):
@@ -202,12 +251,17 @@ def test_a_real_drag_caches_what_stays_still_from_its_second_move(window):
         mouse.press(plot, start)
         plot.grab()
         assert not plot._still._previous
-        kept = []
+        kept, asked, made = [], [], []
         for dy in (10, 20, 30):
             mouse.move(plot, QtCore.QPointF(start.x(), start.y() - dy), mouse.LEFT)
             plot._apply_pending()
-            plot.grab()
+            plot.repaint()  # the frame, as the update the move asked for paints it
+            asked.append(plot._prepare.isActive())  # the paint left the cache for later
+            before = plot._still._pixmaps
+            QtWidgets.QApplication.processEvents()  # the event loop idle: the cache made
+            made.append(plot._still._pixmaps is not before)
             kept.append(len(plot._still._kept))
+        assert asked[:2] == [False, True] and made[1]
         assert plot._still._previous and kept[0] == 0 and kept[1] and kept[2] == kept[1]
         mouse.release(plot, QtCore.QPointF(start.x(), start.y() - 30))
         window.state.undo_stack.undo()

@@ -54,6 +54,10 @@ class RooflinePlot(QtWidgets.QWidget):
         self._hover: Line | None = None
         self._layer_cache: dict[str, tuple] = {}  # layer → (what it shows, the pixmap)
         self._still = StillContent()  # during a drag: what the drag leaves in place
+        # Once a drag's frame is shown (a zero-time timer runs when the events queued are
+        # handled): the cache of what stayed still in it, made while the next move is awaited.
+        self._prepare = QtCore.QTimer(self, singleShot=True, interval=0)
+        self._prepare.timeout.connect(self._prepare_still)
         self._drag: Drag | None = None
         # The newest drag update, applied once queued moves are read.
         self._pending: BatchChange | RoofChange | None = None
@@ -140,12 +144,19 @@ class RooflinePlot(QtWidgets.QWidget):
                 layers = (Layer.FRAME, Layer.KEY) if self.chart.key is not None else (Layer.FRAME,)
                 underlay_id = tuple(self._cached(layer).cacheKey() for layer in layers)
                 self._still.paint(painter, self.chart, self.devicePixelRatioF(), self._underlay, underlay_id)
+                if self._still.wanted:
+                    self._prepare.start()
             else:
                 self._still.reset()
                 self._underlay(painter)
                 paint(painter, self.chart, clip=True, emphasis=self._hover, layer=Layer.CONTENT)
         finally:
             painter.end()
+
+    def _prepare_still(self) -> None:
+        """(After a drag's frame) cache what stayed still in it (``StillContent.prepare``)."""
+        if self._drag is not None and self._chart is not None:
+            self._still.prepare(self._chart)
 
     def _underlay(self, painter: QtGui.QPainter) -> None:
         """The frame and the key, from their cached pixmaps."""
