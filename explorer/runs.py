@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,33 @@ class Report(StrEnum):
 log = logging.getLogger(__name__)
 
 KERNELS = "kernels"
+GIL_SHARE_EVERY_S = 0.005  # a job computing in Python lets the GUI thread in at least this often
+GIL_SHARE_SLEEP_S = 0.0002
+
+
+class GilShare:
+    """Call between a job's steps: every ``every_s`` it sleeps a fifth of a millisecond.
+
+    A worker thread computing in Python can keep Python's lock from the GUI thread for
+    hundreds of milliseconds. CPython hands the lock to a waiting thread only once the
+    holder has kept it for a whole switch interval (5 ms); a worker whose NumPy calls let go
+    of it for microseconds restarts that count each time, and takes it back before the
+    waiting thread wakes. A layout search of 1,024 devices held the GUI thread 0.3-0.7 s
+    that way (``benchmarks/gui_stalls.py``). A sleep lets go for long enough: a waiting GUI
+    thread runs, and the worker asks for the lock back in its turn."""
+
+    def __init__(self, every_s: float = GIL_SHARE_EVERY_S, clock: Callable[[], float] = time.perf_counter,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.every_s, self._clock, self._sleep = every_s, clock, sleep
+        self._last = clock()
+
+    def __call__(self) -> bool:
+        """Sleep if ``every_s`` has passed since the last sleep; True if it slept."""
+        if self._clock() - self._last < self.every_s:
+            return False
+        self._sleep(GIL_SHARE_SLEEP_S)
+        self._last = self._clock()
+        return True
 
 Work = Callable[["CancelToken", Callable[[Report, Any], None]], Any]
 

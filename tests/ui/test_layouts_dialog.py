@@ -167,3 +167,27 @@ def test_a_search_reports_its_progress_a_few_times_a_second_and_at_its_end(state
     found = module.search_in_job(state, 64)(CancelToken(), lambda kind, report: reports.append(report))
     assert found == module.Search(64, [])
     assert reports[0] == (1, 500) and reports[-1] == (500, 500) and len(reports) < 10
+
+
+def test_the_search_lets_the_gui_thread_in_between_layouts(monkeypatch, state):
+    """Each layout costed calls the job's ``GilShare`` (which sleeps every 5 ms): a search in
+    Python otherwise keeps the GUI thread from Python's lock for hundreds of ms."""
+    import explorer.ui.layouts_dialog as module
+    from explorer.kernels.timing import CancelToken
+
+    calls = []
+
+    class Counting:
+        def __call__(self):
+            calls.append(1)
+            return False
+
+    def layouts(model, device, devices, params, progress=None):
+        for done in range(1, 31):
+            progress(done, 30)
+        return []
+
+    monkeypatch.setattr(module, "GilShare", Counting)
+    monkeypatch.setattr(module, "layouts", layouts)
+    module.search_in_job(state, 64)(CancelToken(), lambda kind, report: None)
+    assert len(calls) == 30
