@@ -63,8 +63,8 @@ from typing import Any
 
 from explorer.core.files.datafile import Fields, dump_yaml, read_entries
 from explorer.core.files.userfiles import Skipped, load_each, yaml_files
-from explorer.core.hardware.energy_constants import EnergyConstants
 from explorer.core.hardware.hardware import DeviceKind, Hardware
+from explorer.core.hardware.measured_energy import MeasuredEnergy, energy_mapping, read_energy
 from explorer.core.units import DTYPE_BYTES
 from explorer.paths import resource_path
 
@@ -178,14 +178,6 @@ class Factor:
 
 
 @dataclass(frozen=True)
-class MeasuredEnergy:
-    """Energy constants fitted to a calibration's kernels, ε_flop for ``precision``."""
-
-    constants: EnergyConstants
-    precision: str
-
-
-@dataclass(frozen=True)
 class Efficiency:
     """The factors for one family of devices (``devices``: their catalogue ids; ``kind``:
     every device of that kind the file lists no family for)."""
@@ -287,53 +279,9 @@ def _read_efficiency(fields: Fields) -> Efficiency:
                                   or not 0 <= fit_error <= 10):
         raise fields.error("fit_error", f"expected a relative error from 0 to 10, got {fit_error!r}")
     kept = fields.raw("energy", required=False)  # (``energy: null`` is no energy, as leaving it out)
-    energy = None if kept is None else _read_energy(fields.child(_energy_mapping(fields, kept), "energy"))
+    energy = None if kept is None else read_energy(fields.child(energy_mapping(fields, kept), "energy"))
     return Efficiency(ident, name, tuple(devices), DeviceKind(kind) if kind else None, factors, fields.file,
                       measured, fit_error, machine, energy)
-
-
-ENERGY_LIMITS = {"flop_j": (0.0, 1e-6), "byte_j": (0.0, 1e-6), "constant_w": (0.0, 1e5)}
-
-
-def _energy_mapping(fields: Fields, raw: object) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise fields.error("energy", "expected the fitted constants: precision, flop_j, byte_j, constant_w, "
-                                     f"source (leave it out where none were fitted), got {raw!r}")
-    return raw
-
-
-def _number_of(f: Fields, name: str, raw: object) -> float:
-    """``raw`` as a finite number, or an error naming ``name`` (and YAML's text trap)."""
-    if isinstance(raw, str):  # YAML 1.1 reads 1e-12, without a point, as text
-        raise f.error(name, "expected a number: write it with a point and a signed exponent, as 1.0e-12")
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise f.error(name, f"expected a finite number, got {raw!r}")
-    return float(raw) + 0.0  # (−0.0 is 0)
-
-
-def _read_energy(f: Fields) -> MeasuredEnergy:
-    """``energy: {precision, flop_j, byte_j, constant_w, errors: [three], source}``: joules a
-    FLOP and a byte (above 0, below a microjoule), watts at rest (0 to 100 kW)."""
-    values = []
-    for name, (low, high) in ENERGY_LIMITS.items():
-        value = _number_of(f, name, f.raw(name))
-        if not (low < value < high or (name == "constant_w" and value == 0)):  # (π₀ may fit to 0)
-            raise f.error(name, f"expected a number above {low:g} and below {high:g}, got {value:g}")
-        values.append(value)
-    errors = f.raw("errors", required=False)
-    if errors is not None and (not isinstance(errors, list) or len(errors) != 3):
-        raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
-    spread: tuple[float, float, float] | None = None
-    if errors is not None:
-        first, second, third = (_number_of(f, "errors", v) for v in errors)
-        spread = (first, second, third)
-    if spread is not None and min(spread) < 0:
-        raise f.error("errors", "expected three standard errors (ε_flop, ε_byte, π₀), none below 0")
-    precision = f.text("precision", choices=sorted(DTYPE_BYTES))
-    flop_j, byte_j, constant_w = values
-    constants = EnergyConstants(flop_j, byte_j, constant_w, spread, f.text("source"))
-    f.finish()
-    return MeasuredEnergy(constants, precision)
 
 
 def read_efficiencies(path: str | Path, text: str | None = None) -> list[Efficiency]:
