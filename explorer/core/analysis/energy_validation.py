@@ -136,7 +136,7 @@ def estimate_source() -> str:
     return (f"power model: TDP × ({IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy) at the expected time, "
             "each of a cycle's decode and prefill shares at its own occupancy (compute time plus memory time "
             f"over its time, at most 1), validated against {len(read_energy_runs())} published measurements "
-            "(docs/validation.md)")
+            "(resources/validation/published-energy.yaml; docs/commands.md, analyze's energy)")
 
 
 def cost(run: EnergyRun, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardware]) -> Costed:
