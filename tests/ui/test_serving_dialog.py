@@ -37,6 +37,7 @@ def test_the_dialog_shows_the_plan_of_the_workload_with_its_targets(dialog, stat
     first = expected.points[0]
     assert dialog.table.item(0, 6).text() == f"{first.joules_per_token:.3g} J"
     assert dialog.table.item(0, 7).text() == f"{first.joules_per_token_estimate:.3g} J"
+    assert first.joules_per_token_estimate is not None and first.joules_per_token is not None
     assert first.joules_per_token_estimate < first.joules_per_token
 
 
