@@ -91,3 +91,16 @@ def test_the_estimate_s_source_names_the_model_and_its_checks():
     words = estimate_source()
     assert f"TDP × ({IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy)" in words
     assert f"validated against {len(read_energy_runs())} published measurements" in words
+
+
+def test_two_replicas_spend_a_token_what_one_does_at_half_the_batch(models, catalog):
+    """Data parallel: two replicas of batch 32 each are two devices making twice the tokens of
+    one device at batch 32 in the same cycle, so a token costs the same."""
+    model, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    one = next(p for p in plan(model, WorkloadParams(), h100, 512, 256, batches=(32,)).points
+               if p.batch == 32)
+    two = next(p for p in plan(model, WorkloadParams(dp=2), h100, 512, 256, batches=(64,)).points
+               if p.batch == 64)
+    assert one.joules_per_token_estimate is not None
+    assert two.joules_per_token_estimate == pytest.approx(one.joules_per_token_estimate, rel=1e-9)
+    assert two.joules_per_token == pytest.approx(one.joules_per_token, rel=1e-9)

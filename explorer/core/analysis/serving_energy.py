@@ -11,7 +11,8 @@ every device together, it costs
   time over its time;
 - **the prefill share**: what the prompts add to the cycle (the cycle over the batch's
   output less the decode share's time), at the prefill's occupancy: its compute time plus its
-  memory time over the output, less the weight reads a chunk shares with its decode step.
+  memory time (less the weight reads a chunk shares with its decode step) over the output,
+  each replica prefilling its own share of the batch.
 
 Each share draws ``power_w(TDP, occupancy)`` a device over its seconds: at most the TDP, so the
 estimate is at most the figure at TDP (TDP over tokens/s a device), and at least the idle
@@ -19,6 +20,7 @@ share of it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from explorer.core.analysis.analysis import Analysis
@@ -70,8 +72,9 @@ def token_energy(decode: Analysis, step_s: float, prefill: Analysis, batch: int,
         shared = min(float(pt.weight_bytes), float(dt.weight_bytes))
         prefill_busy -= shared / prefill.roofs.bandwidth_bytes_per_s
     decode_busy = (dt.compute_time_s + dt.memory_time_s) / batch
+    replica = math.ceil(batch / decode.params.split.batch_share) / batch  # a replica's share of the batch
     return TokenEnergy(tdp, decode.params.split.devices, decode_s, decode_busy, max(prefill_s, 0.0),
-                       max(prefill_busy, 0.0) / (outputs or output))
+                       max(prefill_busy, 0.0) / (outputs or output) * replica)
 
 
 def idling(estimate: float | None, at_tdp: float | None, at_tdp_slower: float | None) -> float | None:
