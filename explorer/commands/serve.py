@@ -61,7 +61,8 @@ def add_parser(sub) -> None:
                         description="The operating points of serving requests of --prompt + --output "
                                     "tokens: each batch (concurrent requests) from 1 to the KV-cache wall "
                                     "with its time per output token, time to first token, tokens/s a "
-                                    "device and a user, $ per million tokens and joules per token; and "
+                                    "device and a user, $ per million tokens, joules per token at TDP and "
+                                    "the power model's estimate; and "
                                     "the point with the most tokens/s a device that meets the targets.")
     se.add_argument("--hardware", required=True, metavar="ID", help="device id (see: hardware list)")
     add_model_arguments(se, required=True, help="model id (see: analyze --help)")
@@ -237,6 +238,8 @@ def _speculation(args: argparse.Namespace, models):
 
 
 def _as_json(result, model, hardware) -> dict:
+    from explorer.core.analysis.energy_validation import estimate_source
+
     def point(p) -> dict:
         return {"batch": p.batch, "tokens_per_s_per_device": p.tokens_per_s_per_device,
                 "tokens_per_s_per_user": p.tokens_per_s_per_user, "ttft_s": p.ttft_s, "tpot_s": p.tpot_s,
@@ -244,12 +247,15 @@ def _as_json(result, model, hardware) -> dict:
                 "tpot_high_s": None if p.tpot_band_s is None else p.tpot_band_s[1],
                 "kv_wall_sequences": result.kv_wall_sequences,
                 "cost_per_million_tokens": p.cost_per_million_tokens, "joules_per_token": p.joules_per_token,
-                "limited_by": p.limited_by}
+                "joules_per_token_estimate": p.joules_per_token_estimate, "limited_by": p.limited_by}
+
+    estimated = any(p.joules_per_token_estimate is not None for p in result.points)
 
     return {"model": model.id, "hardware": hardware.id, "devices": result.devices,
             "kv_wall_sequences": result.kv_wall_sequences, "offloaded_sequences": result.offloaded_sequences,
             "times": result.time_source, "efficiency": result.efficiency,
             "joules_per_token_source": "at TDP (TDP ÷ tokens/s), no bound" if hardware.specs.tdp_w else None,
+            "joules_per_token_estimate_source": estimate_source() if estimated else None,
             "notes": list(result.notes), "chosen": None if result.chosen is None else point(result.chosen),
             "points": [point(p) for p in result.points]}
 
@@ -261,10 +267,11 @@ def _print(result, model, hardware, out: TextIO) -> None:
     rows = [(f"{p.batch:,}", f"{p.tpot_s * 1e3:.2f} ms", f"{p.ttft_s * 1e3:.1f} ms",
              format_number(p.tokens_per_s_per_device), format_number(p.tokens_per_s_per_user),
              "–" if p.cost_per_million_tokens is None else f"${p.cost_per_million_tokens:.3f}",
-             "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J")
+             "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J",
+             "–" if p.joules_per_token_estimate is None else f"{p.joules_per_token_estimate:.3g} J")
             for p in result.points]
     print(format_table(("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens",
-                        "J/token at TDP"), rows, right=(0, 1, 2, 3, 4, 5, 6)), file=out)
+                        "J/token at TDP", "J/token (estimate)"), rows, right=tuple(range(8))), file=out)
     sentences = plan_sentences(result, model.name, hardware)
     print("\n" + sentences[0], file=out)
     for sentence in sentences[1:]:

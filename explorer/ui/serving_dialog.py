@@ -26,7 +26,8 @@ from explorer.core.words.serving_plan import plan_sentences
 from explorer.state import AppState
 from explorer.ui.chart.picture import Picture, picture_buttons, save_picture
 
-COLUMNS = ("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens", "J/token at TDP")
+COLUMNS = ("batch", "TPOT", "TTFT", "tokens/s a device", "tokens/s a user", "$/1M tokens", "J/token at TDP",
+           "J/token (estimate)")
 RIGHT = QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
 DEFAULT_TTFT_MS, DEFAULT_TPOT_MS = 500.0, 50.0  # the targets issue 30 gives as its example
 
@@ -284,7 +285,8 @@ class ServingDialog(QtWidgets.QDialog):
             cells = (f"{p.batch:,}", f"{p.tpot_s * 1e3:.2f} ms", f"{p.ttft_s * 1e3:.1f} ms",
                      format_number(p.tokens_per_s_per_device), format_number(p.tokens_per_s_per_user),
                      "–" if p.cost_per_million_tokens is None else f"${p.cost_per_million_tokens:.3f}",
-                     "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J")
+                     "–" if p.joules_per_token is None else f"{p.joules_per_token:.3g} J",
+                     "–" if p.joules_per_token_estimate is None else f"{p.joules_per_token_estimate:.3g} J")
             for column, text in enumerate(cells):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setTextAlignment(RIGHT)

@@ -5,11 +5,13 @@ import json
 
 import pytest
 
+from explorer.core.analysis.energy import IDLE_SHARE
+from explorer.core.analysis.energy_validation import estimate_source
 from tests.cli.test_cli import run
 
 KEYS = {"batch", "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "tpot_low_s",
         "tpot_high_s", "kv_wall_sequences",
-        "cost_per_million_tokens", "joules_per_token", "limited_by"}
+        "cost_per_million_tokens", "joules_per_token", "joules_per_token_estimate", "limited_by"}
 
 
 def test_serve_json_lists_every_point_with_the_promised_fields():
@@ -26,6 +28,10 @@ def test_serve_json_lists_every_point_with_the_promised_fields():
     assert bigger[0]["tpot_s"] > 0.020  # the next batch misses the target, as it says
     per_hour = chosen["tokens_per_s_per_device"] * 3600  # prefills included in the rate
     assert chosen["cost_per_million_tokens"] == pytest.approx(2.5 / per_hour * 1e6)
+    assert data["joules_per_token_source"] == "at TDP (TDP ÷ tokens/s), no bound"
+    assert data["joules_per_token_estimate_source"] == estimate_source()  # the power model, its checks
+    assert all(IDLE_SHARE * p["joules_per_token"] <= p["joules_per_token_estimate"] <= p["joules_per_token"]
+               for p in data["points"])
 
 
 def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
@@ -38,6 +44,11 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
     # a user: 1,024 tokens ÷ (1,024 × TPOT + 187 prefills of 89.4 ms) = 17.8 tokens/s
     assert "Chosen: batch 187, 831 tokens/s a device, 17.8 a user, 39.92 ms a token (band " in out
     assert "the TPOT target: batch 188 takes 40.0 ms a token" in out
+    head, _, one = out.splitlines()[:3]  # batch 1: the power model's estimate beside the figure at TDP
+    assert head.endswith("J/token at TDP  J/token (estimate)")
+    assert one.split()[-4:] == ["59.9", "J", "37.1", "J"]  # docs/commands.md quotes both rows
+    chosen = next(line for line in out.splitlines() if line.split()[:1] == ["187"])
+    assert chosen.split()[-4:] == ["0.842", "J", "0.616", "J"]
 
 
 @pytest.mark.parametrize(("argv", "words"), [

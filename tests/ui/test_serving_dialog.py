@@ -31,6 +31,14 @@ def test_the_dialog_shows_the_plan_of_the_workload_with_its_targets(dialog, stat
     assert dialog.table.item(row, 0).font().bold() and dialog.table.item(row, 0).text() == \
         f"{expected.chosen.batch:,}"
     assert expected.chosen.limited_by in dialog.table.item(row, 0).toolTip()
+    # the figure at TDP and the power model's estimate, side by side (serving_energy)
+    heads = [dialog.table.horizontalHeaderItem(c).text() for c in (6, 7)]
+    assert heads == ["J/token at TDP", "J/token (estimate)"]
+    first = expected.points[0]
+    assert dialog.table.item(0, 6).text() == f"{first.joules_per_token:.3g} J"
+    assert dialog.table.item(0, 7).text() == f"{first.joules_per_token_estimate:.3g} J"
+    assert first.joules_per_token_estimate is not None and first.joules_per_token is not None
+    assert first.joules_per_token_estimate < first.joules_per_token
 
 
 def test_a_tighter_target_and_a_price_plan_again(dialog, state):

@@ -104,10 +104,11 @@ POWER_MODEL = (f"power = TDP × min(1, {IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × oc
                "published measurements of serving's GPU power")
 
 
-def power_w(tdp_w: float, occupancy: float) -> float:
+def power_w(tdp_w: float, occupancy: float, idle_share: float = IDLE_SHARE) -> float:
     """A device's average power at ``occupancy`` (the compute roof's time plus the memory
-    roof's over the step's time; above 1 the device is at its TDP)."""
-    return tdp_w * (IDLE_SHARE + (1.0 - IDLE_SHARE) * min(max(occupancy, 0.0), 1.0))
+    roof's over the step's time; above 1 the device is at its TDP); ``idle_share`` the
+    model's constant (another only to fit it)."""
+    return tdp_w * (idle_share + (1.0 - idle_share) * min(max(occupancy, 0.0), 1.0))
 
 
 def lower_bound_joules(flops: float, bytes_: float) -> float:

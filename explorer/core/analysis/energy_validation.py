@@ -32,6 +32,7 @@ from typing import Any
 from explorer.core.analysis.analysis import analyze
 from explorer.core.analysis.energy import IDLE_SHARE, lower_bound_joules
 from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.serving_energy import TokenEnergy
 from explorer.core.analysis.serving_request import decode_params as serving_decode_params
 from explorer.core.analysis.serving_timing import Timing
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
@@ -78,29 +79,28 @@ class EnergyRun:
 class Costed:
     """A row with the app's figures for it: per output token, the expected seconds and the
     roofs' busy seconds (compute time plus memory time, each device) of its decode and
-    prefill shares, and the lower bound."""
+    prefill shares (``serving_energy.TokenEnergy``, what ``serve`` estimates), and the lower
+    bound."""
 
     run: EnergyRun
-    tdp_w: float
-    devices: int
-    decode_s: float  # the decode step's expected time over the batch
-    decode_busy_s: float  # its compute time plus memory time over the batch
-    prefill_s: float  # the prefill's expected time over the output
-    prefill_busy_s: float
+    energy: TokenEnergy
     lower_bound: float  # J/token
+
+    @property
+    def decode_s(self) -> float:
+        return self.energy.decode_s
+
+    @property
+    def prefill_s(self) -> float:
+        return self.energy.prefill_s
 
     def estimate(self, idle_share: float = IDLE_SHARE) -> float:
         """J/token at the expected time: each share at its own occupancy's power."""
-        def joules(seconds: float, busy: float) -> float:
-            return _power(self.tdp_w, idle_share, busy / seconds) * seconds
-        return self.devices * (joules(self.decode_s, self.decode_busy_s)
-                               + joules(self.prefill_s, self.prefill_busy_s))
+        return self.energy.joules(idle_share)
 
     def at_measured_time(self, idle_share: float = IDLE_SHARE) -> float:
         """J/token of the power model at the measured time per token (the same work)."""
-        seconds = self.run.seconds_per_token
-        busy = (self.decode_busy_s + self.prefill_busy_s) / seconds
-        return self.devices * _power(self.tdp_w, idle_share, busy) * seconds
+        return self.energy.at_seconds(self.run.seconds_per_token, idle_share)
 
     def ratio(self, idle_share: float = IDLE_SHARE) -> float:
         """The estimate over the measured J/token."""
@@ -117,10 +117,6 @@ class Costed:
         return (self.decode_s + self.prefill_s) / self.run.seconds_per_token
 
 
-def _power(tdp_w: float, idle_share: float, occupancy: float) -> float:
-    return tdp_w * (idle_share + (1 - idle_share) * min(max(occupancy, 0.0), 1.0))
-
-
 def _read(fields: Fields) -> EnergyRun:
     return EnergyRun(fields.identifier("id"), fields.identifier("model"), fields.identifier("hardware"),
                      dict(fields.mapping("workload")), fields.integer("prompt"), fields.number("output"),
@@ -132,6 +128,15 @@ def _read(fields: Fields) -> EnergyRun:
 
 def read_energy_runs(path: str | Path | None = None) -> list[EnergyRun]:
     return read_entries(path or resource_path("validation", "published-energy.yaml"), "runs", SCHEMA, _read)
+
+
+def estimate_source() -> str:
+    """What ``serve``'s J/token estimate is: the power model, its constant, and how many
+    published measurements check it."""
+    return (f"power model: TDP × ({IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy) at the expected time, "
+            "each of a cycle's decode and prefill shares at its own occupancy (compute time plus memory time "
+            f"over its time, at most 1), validated against {len(read_energy_runs())} published measurements "
+            "(resources/validation/published-energy.yaml; docs/commands.md, analyze's energy)")
 
 
 def cost(run: EnergyRun, models: Mapping[str, ModelSpec], catalog: Mapping[str, Hardware]) -> Costed:
@@ -149,25 +154,18 @@ def cost(run: EnergyRun, models: Mapping[str, ModelSpec], catalog: Mapping[str, 
     decode_params = serving_decode_params(params, run.prompt, output)  # serve's: at prompt + output // 2
     decode = analyze(model, decode_params, hardware)
     prefill = analyze(model, replace(params, phase=Phase.PREFILL, batch=1, seq=run.prompt), hardware)
-    d, p = expected_for(decode), expected_for(prefill)
-    if d is None or p is None:
+    p = expected_for(prefill)
+    if p is None:
         raise DataFileError("runs", f"no expected time for {hardware.name}", run.id, "hardware")
-    timing = Timing(model, decode_params, hardware, output, run.prompt, 0, p.time_s, None, run.prefill_chunk)
-    local = math.ceil(batch / decode_params.split.batch_share)
-    cycle = timing.times(batch)[2]
-    decode_s = d.time_s / local  # the plain decode step over the batch
-    prefill_s = cycle / (local * output) - decode_s  # what the prompts add, over the output
-    devices = decode.params.split.devices
+    timing = Timing(model, decode_params, hardware, output, run.prompt, 0, p.time_s, None, run.prefill_chunk,
+                    prefill=prefill)
+    energy = timing.energy(batch, timing.times(batch)[2], run.output)
+    if energy is None:
+        raise DataFileError("runs", f"no expected time for {hardware.name}", run.id, "hardware")
     dt, pt = decode.totals, prefill.totals
-    prefill_busy = pt.compute_time_s + pt.memory_time_s
-    if run.prefill_chunk is not None:  # the chunk reads the weights with the decode step
-        shared = min(float(pt.weight_bytes), float(dt.weight_bytes))
-        prefill_busy -= shared / prefill.roofs.bandwidth_bytes_per_s
-    lower = devices * (lower_bound_joules(float(dt.flops), float(dt.bytes)) / batch
-                       + lower_bound_joules(float(pt.flops), float(pt.bytes)) / run.output)
-    decode_busy = (dt.compute_time_s + dt.memory_time_s) / batch
-    return Costed(run, hardware.specs.tdp_w, devices, decode_s, decode_busy, prefill_s,
-                  max(prefill_busy, 0.0) / run.output, lower)
+    lower = energy.devices * (lower_bound_joules(float(dt.flops), float(dt.bytes)) / batch
+                              + lower_bound_joules(float(pt.flops), float(pt.bytes)) / run.output)
+    return Costed(run, energy, lower)
 
 
 def fit_idle_share(costed: Sequence[Costed]) -> float:

@@ -32,8 +32,12 @@ generates ``output`` tokens:
 - **price**: $ per million output tokens = price per device-hour × devices ÷ (tokens/s ×
   3,600) × 10⁶, all devices' tokens counted;
 - **energy**: at TDP, every device at its TDP all the time, joules per token = TDP ÷ tokens/s
-  per device (None where the catalogue has no TDP); not a bound: ``analyze`` gives an estimate
-  and a lower bound.
+  per device (None where the catalogue has no TDP), an upper figure, not a bound; and the
+  power model's estimate (``serving_energy``: the decode and prefill shares of the cycle, each
+  at its occupancy's power, the model checked against published measurements in
+  ``energy_validation``), at most the figure at TDP and at least its idle share (None without a
+  TDP, without an expected time, or with speculative decoding); under a load the devices idle
+  between requests, at the idle share of their TDP.
 
 An inference pipeline (``pp`` > 1) is costed one batch at a time: its tokens/s are a lower
 bound (engines keep a micro-batch in every stage).
@@ -52,6 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 
+from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.kv_offload import Offload
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.analysis.serving_load import choose, under_load
@@ -61,7 +66,7 @@ from explorer.core.analysis.serving_request import (
     check_request,
     decode_params,
     last_step_params,
-    step_s,
+    time_of,
 )
 from explorer.core.analysis.serving_timing import Point, Timing, economics, operating_point
 from explorer.core.analysis.speculation import Speculation, tokens_per_target_step
@@ -111,10 +116,12 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
     full = last_step_params(params, prompt, output, block)  # the wall: every cache at its last token
     decode = decode_params(params, prompt, output)
     cached = cached_prefix(prompt, prefix_hit, block)
-    wall, ttft, source = _wall_and_prefill(model, params, full, hardware, speculation, prompt, cached)
-    offload = Offload.of(model, paged, hardware, wall, kv_offload_bytes, full) if kv_offload_bytes else None
+    wall, prefill = _wall_and_prefill(model, params, full, hardware, speculation, prompt, cached)
+    (ttft, source), offload = time_of(prefill), None
+    if kv_offload_bytes:
+        offload = Offload.of(model, paged, hardware, wall, kv_offload_bytes, full)
     timing = Timing(model, decode, hardware, output, prompt - cached, cached, ttft, speculation,
-                     prefill_chunk, offload)
+                     prefill_chunk, offload, prefill)
     wall = offload.wall if offload else wall
     limit = timing.sustained(wall)
     point = partial(operating_point, timing, paged.split.devices, price_per_device_hour, hardware.specs.tdp_w)
@@ -147,14 +154,14 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
 
 
 def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadParams, hardware: Hardware,
-                      speculation: Speculation | None, prompt: int, cached: int) -> tuple[int, float, str]:
-    """(the KV wall, one prompt's prefill after its ``cached`` tokens, whose time that is);
-    a ``WorkloadError`` where the weights do not fit or the layout cannot be."""
+                      speculation: Speculation | None, prompt: int, cached: int) -> tuple[int, Analysis]:
+    """(the KV wall, one prompt's prefill after its ``cached`` tokens); a ``WorkloadError``
+    where the weights do not fit or the layout cannot be."""
     try:
         draft = speculation.draft if speculation is not None else None
         wall = max_batch_that_fits(model, replace(paged, batch=paged.split.batch_share), hardware, draft)
-        ttft, source = step_s(model, replace(params, phase=Phase.PREFILL, seq=prompt - cached, prefix=cached,
-                                              batch=1), hardware)
+        prefill = analyze(model, replace(params, phase=Phase.PREFILL, seq=prompt - cached, prefix=cached,
+                                         batch=1), hardware)
     except parallel.ParallelError as error:
         raise WorkloadError(str(error)) from None
     if wall < 1:
@@ -163,7 +170,7 @@ def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadP
                             f"{format_bytes(weights)} a device of the {format_bytes(budget)} the memory "
                             "share leaves; spread it over more devices (--tp, --pp) or store it in fewer "
                             "bits (--weight-dtype)")
-    return wall, ttft, source
+    return wall, prefill
 
 
 def _find_edge(points: dict[int, Point], point: Callable[[int], Point],

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from explorer.core.analysis.serving_energy import idling
 from explorer.core.analysis.serving_timing import Point
 
 
@@ -38,7 +39,8 @@ def under_load(points: list[Point], rate: float, output: int, devices: int,
                economics: Callable[[float], tuple[float | None, float | None]]) -> list[Point]:
     """The batches (``serving_timing.Point``) that keep up with ``rate`` requests/s, each with its
     wait in the TTFT and the load's tokens/s a device; ``economics(tokens/s a device)``
-    gives the price and joules a token at that rate."""
+    gives the price and joules a token at that rate (the estimate's devices idle for the time
+    the load leaves them: ``serving_energy.idling``)."""
     tokens = rate * output / devices
     price, joules = economics(tokens)
     out: list[Point] = []
@@ -47,7 +49,9 @@ def under_load(points: list[Point], rate: float, output: int, devices: int,
         wait = queue_wait(p.batch, rate, held)
         if wait is not None:
             out.append(replace(p, ttft_s=p.ttft_s + wait, tokens_per_s_per_device=tokens,
-                               cost_per_million_tokens=price, joules_per_token=joules))
+                               cost_per_million_tokens=price, joules_per_token=joules,
+                               joules_per_token_estimate=idling(p.joules_per_token_estimate,
+                                                                p.joules_per_token, joules)))
     return out
 
 

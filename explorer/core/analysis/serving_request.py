@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from explorer.core.analysis.analysis import Analysis, analyze
-from explorer.core.analysis.expected import expected_for
+from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.applicability import Phase
 from explorer.core.model.models import ModelSpec, TransformerSpec
@@ -74,7 +74,11 @@ def step_and_band(model: ModelSpec, params: WorkloadParams,
     time, (low, high), to scale a time built from the step (None where the time is the
     bound, or no band is fitted)."""
     a = analyze(model, params, hardware)
-    e = expected_for(a)
+    return time_and_band(a, expected_for(a))
+
+
+def time_and_band(a: Analysis, e: Expected | None) -> tuple[float, tuple[float, float] | None]:
+    """``step_and_band`` of an analysis ``a`` and its expected time ``e`` (``expected_for(a)``)."""
     if e is None:
         return a.totals.time_s, None
     share = None if e.band is None or e.time_s <= 0 else (e.band[0] / e.time_s, e.band[1] / e.time_s)

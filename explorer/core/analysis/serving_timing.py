@@ -5,11 +5,14 @@ and the operating point they give with its price and energy."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.analysis.kv_offload import Offload
 from explorer.core.analysis.mixed_step import mixed_step
-from explorer.core.analysis.serving_request import cost_per_million_tokens, step_and_band, time_of
+from explorer.core.analysis.serving_energy import TokenEnergy, token_energy
+from explorer.core.analysis.serving_request import cost_per_million_tokens, time_and_band, time_of
 from explorer.core.analysis.speculation import Speculation, speculative_tpot
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
@@ -30,6 +33,8 @@ class Point:
     joules_per_token: float | None  # at TDP; None: the device states no TDP
     limited_by: str = ""  # why no larger batch is taken (on the chosen point)
     tpot_band_s: tuple[float, float] | None = None  # (low, high): the decode step's band; None: the bound
+    joules_per_token_estimate: float | None = None  # the power model's (serving_energy); None: no TDP
+    # or no expected time, or speculative decoding
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,17 @@ class Timing:
     speculation: Speculation | None
     chunk: int | None
     offload: Offload | None = None
+    prefill: Analysis | None = None  # one prompt's prefill (for its energy), None: not costed
+    # batch → the plain decode step and its expected time, each worked out once (0: the prefill)
+    _steps: dict[int, tuple[Analysis, Expected | None]] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
+
+    def step(self, batch: int) -> tuple[Analysis, Expected | None]:
+        """The plain decode step at ``batch`` and its expected time (None: the bound)."""
+        if batch not in self._steps:
+            a = analyze(self.model, replace(self.decode, batch=batch), self.hardware)
+            self._steps[batch] = a, expected_for(a)
+        return self._steps[batch]
 
     @property
     def size(self) -> int:
@@ -72,7 +88,7 @@ class Timing:
     def band(self, batch: int, tpot: float) -> tuple[float, float] | None:
         """The band of ``tpot`` at ``batch``: the plain decode step's ``Expected.band`` as
         shares of its time, times ``tpot`` (None where the time is the bound)."""
-        share = step_and_band(self.model, replace(self.decode, batch=batch), self.hardware)[1]
+        share = time_and_band(*self.step(batch))[1]
         return None if share is None else (share[0] * tpot, share[1] * tpot)
 
     def times(self, batch: int) -> tuple[float, float, float, tuple[float, float] | None]:
@@ -82,7 +98,7 @@ class Timing:
             tpot = speculative_tpot(self.model, self.decode, self.hardware, batch, self.speculation)
             return tpot, self.ttft, self.output * tpot + local * self.ttft, self.band(batch, tpot)
         offloaded = self.offload.step_s(batch, self.decode.split.batch_share) if self.offload else 0.0
-        alone_s, share = step_and_band(self.model, replace(self.decode, batch=batch), self.hardware)
+        alone_s, share = time_and_band(*self.step(batch))
         plain = alone_s + offloaded
 
         def band(tpot: float) -> tuple[float, float] | None:
@@ -98,6 +114,21 @@ class Timing:
         alone = time_of(step.chunk)[0] * (chunks - carried)  # prefill-only steps
         tpot = decoding / self.output
         return tpot, self.chunk_steps * (step.time_s + offloaded), decoding + alone, band(tpot)
+
+    def energy(self, batch: int, cycle_s: float, outputs: float | None = None) -> TokenEnergy | None:
+        """Per output token at ``batch``, a replica's cycle ``cycle_s``: the power model's shares
+        (``serving_energy``); None without the prefill's analysis, with speculative decoding
+        (its draft and check steps are not split into the two shares), or as ``token_energy``."""
+        if self.prefill is None or self.speculation is not None:
+            return None
+        if 0 not in self._steps:
+            self._steps[0] = self.prefill, expected_for(self.prefill)
+        (decode, d), p = self.step(batch), self._steps[0][1]
+        if d is None or p is None:
+            return None
+        offloaded = self.offload.step_s(batch, self.decode.split.batch_share) if self.offload else 0.0
+        return token_energy(decode, d.time_s, self.prefill, batch, self.output, cycle_s,
+                            self.chunk is not None, offloaded, outputs)
 
     def notes(self, limit: int, wall: int) -> tuple[str, ...]:
         """What the plan's notes say of offload and chunks, the batches stopping at ``limit``."""
@@ -126,8 +157,9 @@ def operating_point(timing: Timing, devices: int, price_per_device_hour: float |
     included (= tokens/s a device × devices ÷ batch, up to the rounding of L)."""
     tpot, ttft, cycle, band = timing.times(batch)
     rate = batch * timing.output / cycle / devices  # each request's prefill counted
+    energy = timing.energy(batch, cycle)
     return Point(batch, tpot, ttft, rate, timing.output / cycle, *economics(price_per_device_hour, tdp, rate),
-                 tpot_band_s=band)
+                 tpot_band_s=band, joules_per_token_estimate=None if energy is None else energy.joules())
 
 
 def economics(price_per_device_hour: float | None, tdp: float | None,

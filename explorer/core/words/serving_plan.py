@@ -4,6 +4,7 @@ command prints them and the Serving dialog shows them, so both say the same."""
 
 from __future__ import annotations
 
+from explorer.core.analysis.energy import IDLE_SHARE
 from explorer.core.analysis.serving import Plan
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_number
@@ -13,8 +14,10 @@ def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]
     """The plan's summary, its notes and its verdict, one sentence (or two) each."""
     times = f"expected ({plan.efficiency} efficiency)" if plan.time_source == "expected" \
         else "the roofline bound"
-    energy = "; J/token is at TDP (TDP ÷ tokens/s), not a bound" if hardware.specs.tdp_w else \
-        f"; the catalogue gives {hardware.name} no TDP, so no J/token"
+    energy = ("; J/token at TDP is TDP ÷ tokens/s, every device at its TDP (not a bound), and the "
+              f"estimate the power model's, TDP × ({IDLE_SHARE:g} + {1 - IDLE_SHARE:g} × occupancy) at the "
+              "expected time"
+              if hardware.specs.tdp_w else f"; the catalogue gives {hardware.name} no TDP, so no J/token")
     out = [f"{model_name} on {plan.devices} × {hardware.name}: times are {times}; tokens/s count each "
            f"request's prefill and a user's the other requests' prefills it waits through; the KV cache "
            f"holds at most {plan.kv_wall_sequences:,} requests at full length (prompt + output){energy}."]
