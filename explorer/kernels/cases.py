@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -87,6 +86,8 @@ class OnThreads:
 
     def __init__(self, work: Callable[..., object], parts: list[tuple], name: str) -> None:
         self.work, self.parts = work, parts
+        from concurrent.futures import ThreadPoolExecutor  # (not at start-up: the kernel panel lists presets)
+
         self.pool = ThreadPoolExecutor(len(parts), f"explorer-{name}") if len(parts) > 1 else None
 
     def __call__(self) -> None:

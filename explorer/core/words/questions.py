@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -214,6 +213,8 @@ class Spread:
     def of(cls, guesses: Sequence[float]) -> Spread:
         if not guesses:
             raise ValueError("no guesses")
+        import statistics  # (not at start-up: it imports decimal and fractions)
+
         return cls(len(guesses), min(guesses), float(statistics.median(guesses)), max(guesses))
 
     def describe(self, question: Question) -> str:
