@@ -240,7 +240,7 @@ def _header_lines(a: Analysis) -> list[str]:
         f"{a.model.name} on {a.hardware.name}",
         f"{report_words.parameter_words(a.model)}",
         f"{report_words.step_words(a.model, p)}; {precision}; {p.attention} attention"
-        f"{attention_kernel.words(p, a.ops)}",
+        f"{attention_kernel.words(p, a.model, a.ops)}",
         *report_words.split_lines(a),
         f"roofs: {format_si(c.matrix.flops_per_s, rate_unit(c.matrix.precision))} "
         f"({c.matrix.label}) for matrix ops, "

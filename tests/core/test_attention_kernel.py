@@ -101,10 +101,13 @@ def test_a_kernel_without_a_published_share_on_the_device_is_refused_naming_it(m
 
 
 @pytest.mark.parametrize("where", [dict(phase="decode"), dict(phase="prefill", attention="naive"),
-                                   dict(phase="prefill", efficiency="bound")])
+                                   dict(phase="prefill", efficiency="bound"),
+                                   dict(phase="decode", model="vit-b-16"), dict(phase="prefill", model="vit-b-16")])
 def test_where_the_kernel_means_nothing_it_is_not_refused_and_changes_nothing(models, catalog, where):
-    m, a100 = models["llama-3-8b"], catalog["a100-80gb-sxm"]
-    # a decode step, a naive kernel, no expected time: the kernel is kept, unused
+    model = where.pop("model", "llama-3-8b")
+    m, a100 = models[model], catalog["a100-80gb-sxm"]
+    # a decode step, a naive kernel, no expected time, a vision model (whose workload panel
+    # hides the choice; its decode phase is a prompt too): the kernel is kept, unused
     a = analyze(m, WorkloadParams(**where, attention_kernel="fa3"), a100)
     default = analyze(m, WorkloadParams(**where), a100)
     e, e_default = expected_for(a), expected_for(default)
@@ -146,3 +149,13 @@ def test_a_calibration_has_no_kernel_share_and_says_to_use_the_published_ones(ca
     assert text.startswith("FlashAttention 3 (--attention-kernel fa3) has no measured share")
     assert h100.name in text and "no calibration covers it" in text
     assert "--attention-kernel fa2" in text and "--efficiency published" in text
+
+
+def test_a_device_with_no_calibration_gets_the_bound_alone_with_any_kernel(models, catalog, tmp_path,
+                                                                           monkeypatch):
+    """With --efficiency calibrated and no calibration of the device, FlashAttention 2 gives the
+    roofline bound alone (no expected time); another kernel gives the same, not a refusal."""
+    monkeypatch.setenv("ROOFLINE_EXPLORER_DATA", str(tmp_path))  # (an empty data folder: no calibration)
+    m, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    a = analyze(m, WorkloadParams(phase="prefill", efficiency="calibrated", attention_kernel="fa3"), h100)
+    assert expected_for(a) is None

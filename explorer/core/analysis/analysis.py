@@ -244,7 +244,7 @@ def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Ana
         model, params, roofs.matrix, roofs.vector)
     bandwidth = roofs.bandwidth_bytes_per_s
     links = links_of(ops, hardware, params)
-    attention_kernel.check(params, hardware, ops)  # a kernel the device's family publishes no share for
+    attention_kernel.check(params, model, hardware, ops)  # a kernel its device's family publishes none for
     time_s = np.maximum(arithmetic_s, moved / bandwidth)
     talking = timed_links(links, ops, time_s, moved.astype(float), params.phase == Phase.TRAIN)
     link_counts = np.where(talking, counts, 0)

@@ -23,8 +23,10 @@ from explorer.core.hardware.efficiency import (
 )
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
-from explorer.core.model.applicability import Phase
+from explorer.core.model.models import ModelSpec, TransformerSpec
+from explorer.core.model.parameters import BY_NAME
 from explorer.core.model.workload import WorkloadError, WorkloadParams
+from explorer.core.model.workload_file import CUSTOM
 
 DEFAULT = "fa2"  # the parameter's default: the share every family has
 ROLES = frozenset({op.Role.ATTN_SCORE, op.Role.ATTN_VALUE})  # the products a fused kernel does
@@ -35,12 +37,14 @@ def families_for(source: str) -> tuple[Efficiency, ...]:
     return calibrated()[0] if source == Source.CALIBRATED else published()
 
 
-def asked(params: WorkloadParams, ops: Iterable[op.Op]) -> bool:
-    """Whether ``params`` asks for a kernel other than the default where one is costed: a
-    prompt or a training step of fused attention, with an expected time."""
-    return (params.attention_kernel != DEFAULT and params.attention == "fused"
-            and params.phase in (Phase.PREFILL, Phase.TRAIN) and params.efficiency != Source.BOUND
-            and any(o.role in ROLES for o in ops))
+def asked(params: WorkloadParams, model: ModelSpec, ops: Iterable[op.Op]) -> bool:
+    """Whether ``params`` asks for a kernel other than the default where the parameter applies
+    (the workload panel's own rule, ``Parameter.applies``): a transformer's prompt or training
+    step of fused attention, with an expected time. Elsewhere (a decode step, naive attention,
+    the bound, a vision model, whose panel hides the choice) the default is costed."""
+    transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
+    applies = BY_NAME["attention_kernel"].applies.holds(params, transformer)
+    return params.attention_kernel != DEFAULT and applies and any(o.role in ROLES for o in ops)
 
 
 def why_refused(params: WorkloadParams, hardware: Hardware, family: Efficiency | None) -> str:
@@ -61,26 +65,28 @@ def why_refused(params: WorkloadParams, hardware: Hardware, family: Efficiency |
             f"To cost the step: {fix}, or --efficiency bound for the roofline bound alone")
 
 
-def check(params: WorkloadParams, hardware: Hardware, ops: Iterable[op.Op]) -> None:
-    """Refuse (WorkloadError) a kernel the device's efficiency family has no share for."""
-    if not asked(params, ops):
+def check(params: WorkloadParams, model: ModelSpec, hardware: Hardware, ops: Iterable[op.Op]) -> None:
+    """Refuse (WorkloadError) a kernel the device's efficiency family has no share for. A device
+    with no family at all has no expected time, whichever the kernel: not refused."""
+    if not asked(params, model, ops):
         return
     family = efficiency_for(hardware, families_for(params.efficiency))
-    if family is None or family.attention_shares(params.attention_kernel) is None:
+    if family is not None and family.attention_shares(params.attention_kernel) is None:
         raise WorkloadError(why_refused(params, hardware, family))
 
 
-def shares(params: WorkloadParams, hardware: Hardware, e: Efficiency) -> tuple[float, float]:
+def shares(params: WorkloadParams, model: ModelSpec, hardware: Hardware, e: Efficiency,
+           ops: Iterable[op.Op]) -> tuple[float, float]:
     """The shares of the matrix peak fused attention reaches, forward and backward, with the
-    kernel ``params`` asks for and the factors ``e`` (the default's where fused attention is
-    not asked for: a naive kernel's products are costed at it too)."""
-    kernel = params.attention_kernel if params.attention == "fused" else DEFAULT
+    kernel ``params`` asks for where it applies (``asked``) and the factors ``e``; the default's
+    elsewhere (a naive kernel's products are costed at it too)."""
+    kernel = params.attention_kernel if asked(params, model, ops) else DEFAULT
     found = e.attention_shares(kernel)
     if found is None:  # (``check`` refuses it when the analysis is built)
         raise WorkloadError(why_refused(params, hardware, e))
     return found
 
 
-def words(params: WorkloadParams, ops: Iterable[op.Op]) -> str:
+def words(params: WorkloadParams, model: ModelSpec, ops: Iterable[op.Op]) -> str:
     """" with FlashAttention 3" where a kernel other than the default is costed, else ""."""
-    return f" with {ATTENTION_KERNELS[params.attention_kernel].label}" if asked(params, ops) else ""
+    return f" with {ATTENTION_KERNELS[params.attention_kernel].label}" if asked(params, model, ops) else ""

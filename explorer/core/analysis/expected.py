@@ -166,7 +166,7 @@ def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = No
             return max(flops / vector, moved / (bandwidth * e.bandwidth))
         products = flops - float(o.vector_flops)
         done, backward = _kernel_products(a, o)
-        forward_share, backward_share = attention_kernel.shares(a.params, a.hardware, e)
+        forward_share, backward_share = attention_kernel.shares(a.params, a.model, a.hardware, e, a.ops)
         if forward_share == backward_share:  # (FlashAttention 2's one share, both ways)
             arithmetic = products * done / (matrix * forward_share) + vector_s
         else:
