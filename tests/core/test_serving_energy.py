@@ -104,3 +104,24 @@ def test_two_replicas_spend_a_token_what_one_does_at_half_the_batch(models, cata
     assert one.joules_per_token_estimate is not None
     assert two.joules_per_token_estimate == pytest.approx(one.joules_per_token_estimate, rel=1e-9)
     assert two.joules_per_token == pytest.approx(one.joules_per_token, rel=1e-9)
+
+
+def test_a_pipeline_stage_s_device_is_busy_for_its_stage_only(models, catalog):
+    """In inference the step runs its PP stages in turn, one device each: each of PP 2's
+    devices is at its roofs for half the roofs' time of the whole step, so the same step's
+    occupancy halves (analyze's estimate and serve's alike)."""
+    from explorer.core.analysis.energy_report import device_busy_s
+    from explorer.core.analysis.serving_energy import token_energy
+
+    m, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    one, two = (analyze(m, WorkloadParams(phase="decode", pp=pp), h100) for pp in (1, 2))
+    t = one.totals
+    assert two.totals.memory_time_s == pytest.approx(t.memory_time_s)  # the whole pipeline's
+    assert device_busy_s(one) == pytest.approx(t.compute_time_s + t.memory_time_s)
+    assert device_busy_s(two) == pytest.approx(device_busy_s(one) / 2)
+    step = 0.005
+    energies = [token_energy(a, step, a, 1, 128, step * 128, chunked=False) for a in (one, two)]
+    assert energies[0] is not None and energies[1] is not None
+    assert energies[1].decode_busy_s == pytest.approx(energies[0].decode_busy_s / 2)
+    train = analyze(m, WorkloadParams(phase="train", pp=2, batch=16, seq=2048), h100)
+    assert device_busy_s(train) == pytest.approx(train.totals.compute_time_s + train.totals.memory_time_s)

@@ -11,7 +11,17 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.energy import StepEnergy, estimate
 from explorer.core.analysis.expected import Expected
 from explorer.core.hardware.efficiency import MeasuredEnergy
+from explorer.core.model.applicability import Phase
 from explorer.core.units import format_si
+
+
+def device_busy_s(a: Analysis) -> float:
+    """One device's seconds at its roofs in ``a``'s step (compute time plus memory time). In
+    inference the totals run every pipeline stage in turn, one device's each: a device is busy
+    for its stage's, the totals over PP (in training they are already one stage's)."""
+    t = a.totals
+    stages = a.params.split.pp if a.params.phase != Phase.TRAIN else 1
+    return (t.compute_time_s + t.memory_time_s) / stages
 
 
 def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
@@ -19,7 +29,7 @@ def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:
     with its lower bound; None where the device has no TDP."""
     seconds, time = (e.time_s, "expected") if e is not None else (a.totals.time_s, "bound")
     t = a.totals
-    return estimate(a.hardware, a.params.split.devices, seconds, t.compute_time_s + t.memory_time_s,
+    return estimate(a.hardware, a.params.split.devices, seconds, device_busy_s(a),
                     t.items_per_step, time, float(t.flops), float(t.bytes))
 
 

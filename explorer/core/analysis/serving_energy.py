@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.energy import IDLE_SHARE, power_w
+from explorer.core.analysis.energy_report import device_busy_s
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,11 @@ def token_energy(decode: Analysis, step_s: float, prefill: Analysis, batch: int,
     decode_s = (step_s + offloaded_s) / batch  # every replica's sequences share the devices' time
     prefill_s = cycle_s / (batch * output) - decode_s  # what the prompts add, over the output
     dt, pt = decode.totals, prefill.totals
-    prefill_busy = pt.compute_time_s + pt.memory_time_s
+    prefill_busy = device_busy_s(prefill)
     if chunked:  # the chunk reads the weights with the decode step
         shared = min(float(pt.weight_bytes), float(dt.weight_bytes))
         prefill_busy -= shared / prefill.roofs.bandwidth_bytes_per_s
-    decode_busy = (dt.compute_time_s + dt.memory_time_s) / batch
+    decode_busy = device_busy_s(decode) / batch
     replica = math.ceil(batch / decode.params.split.batch_share) / batch  # a replica's share of the batch
     return TokenEnergy(tdp, decode.params.split.devices, decode_s, decode_busy, max(prefill_s, 0.0),
                        max(prefill_busy, 0.0) / (outputs or output) * replica)
