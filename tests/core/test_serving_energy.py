@@ -125,3 +125,21 @@ def test_a_pipeline_stage_s_device_is_busy_for_its_stage_only(models, catalog):
     assert energies[1].decode_busy_s == pytest.approx(energies[0].decode_busy_s / 2)
     train = analyze(m, WorkloadParams(phase="train", pp=2, batch=16, seq=2048), h100)
     assert device_busy_s(train) == pytest.approx(train.totals.compute_time_s + train.totals.memory_time_s)
+
+
+def test_under_a_load_the_estimate_is_the_batch_in_service_s_whatever_the_limit(models, catalog):
+    """Continuous batching steps with the requests in service: under 2 requests/s every batch
+    limit that keeps up spends a token what the smallest batch carrying the load does, idled
+    for the rest (``idling``), not less for a larger limit."""
+    from explorer.core.analysis.serving_energy import idling
+
+    m, h100 = models["llama-3-8b"], catalog["h100-sxm"]
+    loaded = plan(m, WorkloadParams(), h100, 1024, 1024, arrival_rate=2.0)
+    free = plan(m, WorkloadParams(), h100, 1024, 1024, batches=tuple(p.batch for p in loaded.points))
+    tokens = 2.0 * 1024  # a device's tokens/s under the load (one device)
+    carrying = min((p for p in free.points if p.tokens_per_s_per_device >= tokens), key=lambda p: p.batch)
+    at_tdp = loaded.points[0].joules_per_token
+    expected = idling(carrying.joules_per_token_estimate, carrying.joules_per_token, at_tdp)
+    kept_up = [p for p in loaded.points if p.batch >= carrying.batch]
+    assert len(kept_up) > 3
+    assert all(p.joules_per_token_estimate == pytest.approx(expected) for p in kept_up)

@@ -39,19 +39,25 @@ def under_load(points: list[Point], rate: float, output: int, devices: int,
                economics: Callable[[float], tuple[float | None, float | None]]) -> list[Point]:
     """The batches (``serving_timing.Point``) that keep up with ``rate`` requests/s, each with its
     wait in the TTFT and the load's tokens/s a device; ``economics(tokens/s a device)``
-    gives the price and joules a token at that rate (the estimate's devices idle for the time
-    the load leaves them: ``serving_energy.idling``)."""
+    gives the price and joules a token at that rate. The estimate is the one at the batch the
+    load keeps in service (the smallest whose own rate carries it, at most the point's), its
+    devices idle for the time the load leaves them (``serving_energy.idling``)."""
     tokens = rate * output / devices
     price, joules = economics(tokens)
+    # continuous batching runs each step with the requests in service, not the batch limit: at
+    # this load, about the smallest batch whose own rate carries it, whatever the limit above
+    carrying = min((q for q in points if q.tokens_per_s_per_device >= tokens), key=lambda q: q.batch,
+                   default=None)
     out: list[Point] = []
     for p in points:
+        served = carrying if carrying is not None and carrying.batch <= p.batch else p
         held = p.batch * output / (p.tokens_per_s_per_device * devices)  # the plan's cycle: its own rate
         wait = queue_wait(p.batch, rate, held)
         if wait is not None:
             out.append(replace(p, ttft_s=p.ttft_s + wait, tokens_per_s_per_device=tokens,
                                cost_per_million_tokens=price, joules_per_token=joules,
-                               joules_per_token_estimate=idling(p.joules_per_token_estimate,
-                                                                p.joules_per_token, joules)))
+                               joules_per_token_estimate=idling(served.joules_per_token_estimate,
+                                                                served.joules_per_token, joules)))
     return out
 
 
