@@ -72,3 +72,16 @@ def test_quick_mode_runs_and_reports_every_operation(tmp_path):
     table = done.stdout
     assert "GUI stalls (offscreen)" in table and all(r["name"] in table for r in rows)
     assert list(tmp_path.iterdir()) == [out]  # its traces, cache and files went with it
+
+
+def test_without_xvfb_an_earlier_runs_x11_rows_are_removed_not_kept(tmp_path, monkeypatch):
+    """doc_tables.py writes whatever stalls-x11.json holds: where this run cannot reach an X
+    server, an earlier run's rows must not pass for this one's."""
+    import types
+
+    stale = tmp_path / "stalls-x11.json"
+    stale.write_text("[]")
+    monkeypatch.setitem(sys.modules, "drag_x11", types.SimpleNamespace(
+        missing=lambda: "Xvfb is not installed", start_server=None))
+    assert gui_stalls.x11(["--rounds", "1", "--json", str(stale)]) == 0
+    assert not stale.exists()
