@@ -102,8 +102,10 @@ def test_a_kernel_without_a_published_share_on_the_device_is_refused_naming_it(m
 
 @pytest.mark.parametrize("where", [dict(phase="decode"), dict(phase="prefill", attention="naive"),
                                    dict(phase="prefill", efficiency="bound"),
-                                   dict(phase="decode", model="vit-b-16"), dict(phase="prefill", model="vit-b-16")])
+                                   dict(phase="decode", model="vit-b-16"),
+                                   dict(phase="prefill", model="vit-b-16")])
 def test_where_the_kernel_means_nothing_it_is_not_refused_and_changes_nothing(models, catalog, where):
+    where = dict(where)
     model = where.pop("model", "llama-3-8b")
     m, a100 = models[model], catalog["a100-80gb-sxm"]
     # a decode step, a naive kernel, no expected time, a vision model (whose workload panel
