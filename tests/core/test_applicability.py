@@ -59,13 +59,15 @@ def test_params_json_carries_applicability_as_data():
     code, out, _ = run("params", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
     assert code == 0
-    assert rows["zero"]["applies"] == {"phases": ["train"], "needs": "any", "when": [], "outside": "default",
-                                       "text": "training (phase train)"}
+    assert rows["zero"]["applies"] == {"phases": ["train"], "needs": "any", "devices": [], "when": [],
+                                       "outside": "default", "text": "training (phase train)"}
     assert rows["weight_scale"]["applies"]["when"] == [[{"parameter": "weight_dtype",
                                                           "one_of": ["fp4", "int4"]}]]
     assert rows["context"]["applies"]["phases"] == ["decode"]
     assert rows["context"]["applies"]["outside"] == "kept"
     assert rows["ep"]["applies"]["needs"] == "moe"
+    assert rows["threads"]["applies"]["devices"] == ["cpu"]
+    assert rows["threads"]["applies"]["text"] == "a CPU"
 
 
 def test_an_applies_built_by_hand_reads_like_the_table():

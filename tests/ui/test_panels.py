@@ -570,3 +570,20 @@ def test_calibrate_in_the_kernel_lab_writes_a_profile_and_uses_it(window, qtbot,
     qtbot.waitUntil(lambda: len(window.state.session.results) == 1)
     window.state.undo()
     assert window.state.session.params.efficiency == "published"
+
+
+def test_the_threads_row_is_there_for_a_cpu_and_changes_its_roofs(window):
+    """Threads mean something on a CPU only: the row appears when a CPU is the primary
+    device, and a count below its cores gives the chart's device (and the analysis) the
+    roofs of those cores."""
+    panel, state = window.workload_panel, window.state
+    form = panel._form
+    state.set_devices(["h100-sxm"])
+    assert not form.isRowVisible(panel.editors["threads"])
+    state.set_devices(["apple-m4-max-cpu"])
+    assert form.isRowVisible(panel.editors["threads"])
+    full = state.primary.peak_flops("fp32", "vector")
+    panel.editors["threads"].setValue(8)
+    assert state.params.threads == 8
+    assert state.primary.specs.cores == 8 and state.analysis().hardware == state.primary
+    assert state.primary.peak_flops("fp32", "vector") == pytest.approx(full * 8 * 4 * 4 * 2 * 4.51 / 1916.8)

@@ -53,6 +53,7 @@ from explorer.core.analysis.terms import (
     step_total,
     timed_links,
 )
+from explorer.core.hardware.cores import restrict_cores
 from explorer.core.hardware.hardware import Hardware, Link
 from explorer.core.model import ops as op
 from explorer.core.model import training
@@ -238,7 +239,9 @@ class Analysis:
 
 
 def analyze(model: ModelSpec, params: WorkloadParams, hardware: Hardware) -> Analysis:
-    """Cost one step of ``model`` under ``params`` on ``hardware``."""
+    """Cost one step of ``model`` under ``params`` on ``hardware`` (a CPU: the cores its
+    ``threads`` use)."""
+    hardware = restrict_cores(hardware, params.threads)
     roofs = op_roofs(hardware, params.dtype)
     ops, flops, moved, counts, arithmetic_s, peaks, _, _ = op_terms(  # totals checked for overflow
         model, params, roofs.matrix, roofs.vector)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any
 
+from explorer.core.hardware.hardware import DeviceKind
+
 
 class Phase(StrEnum):
     """What one step does."""
@@ -79,11 +81,16 @@ class Applies:
     needs: Needs = Needs.ANY
     when: tuple[tuple[Condition, ...], ...] = ()
     outside: Outside = Outside.KEPT
+    devices: frozenset[DeviceKind] = frozenset()  # the kinds of device it means something on (none: any)
 
-    def holds(self, params: Any, transformer: bool = True, moe: bool = False) -> bool:
+    def holds(self, params: Any, transformer: bool = True, moe: bool = False,
+              device: DeviceKind | None = None) -> bool:
         """Whether the parameter applies to a step with ``params`` of a model that is a
-        transformer (or custom stack) and a mixture of experts or not."""
+        transformer (or custom stack) and a mixture of experts or not, on a ``device`` of
+        that kind (None: on any)."""
         if params.phase not in self.phases:
+            return False
+        if self.devices and device is not None and device not in self.devices:
             return False
         if (self.needs is Needs.TRANSFORMER and not transformer) or (self.needs is Needs.MOE and not moe):
             return False
@@ -100,6 +107,9 @@ class Applies:
     def describe(self) -> str:
         """The sentence the commands' help, ``params`` and the docs print."""
         parts = [] if self.needs is Needs.ANY else [self.needs.value]
+        if self.devices:
+            parts.append(_either(sorted(f"a {kind.value.upper() if kind is DeviceKind.CPU else kind.value}"
+                                        for kind in self.devices)))
         if self.phases != ALL_PHASES:
             parts.append(self.phase_words())
         if self.when:
@@ -109,6 +119,7 @@ class Applies:
 
     def to_dict(self) -> dict[str, Any]:
         return {"phases": [p.value for p in Phase if p in self.phases], "needs": self.needs.name.lower(),
+                "devices": sorted(kind.value for kind in self.devices),
                 "when": [[t.to_dict() for t in group] for group in self.when],
                 "outside": self.outside.value, "text": self.describe()}
 

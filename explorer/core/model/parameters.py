@@ -16,6 +16,7 @@ from typing import Any
 
 from explorer.core.files.datafile import brief
 from explorer.core.hardware.efficiency import ATTENTION_KERNELS
+from explorer.core.hardware.hardware import DeviceKind
 from explorer.core.model.applicability import (
     ALWAYS,
     INFERENCE,
@@ -151,6 +152,7 @@ DEGREE_PHASES = {"cp": frozenset({Phase.PREFILL, Phase.TRAIN})}
 # two-hop, as DeepSeek-V3's kernels (DeepEP): over the network once a node, then NVLink.
 DISPATCHES = ("flat", "two-hop")
 MAX_PP_TRIM = 64
+MAX_THREADS = 4096  # beyond any CPU's cores (a count at or above the cores': every core)
 
 
 def _degree(degree: Degree) -> Parameter:
@@ -289,6 +291,12 @@ PARAMETERS = (
               "default). \"Fits\" and the largest batch use it. A training step may fill all of it (its "
               "frameworks allocate as they go)", unit="share", minimum=MIN_MEMORY_FRACTION,
               applies=Applies(INFERENCE)),
+    Parameter("threads", Kind.COUNT, 0, "Threads",
+              "On a CPU: the threads the run uses (llama.cpp's -t), one to a core, the fastest cores "
+              "first (a hybrid CPU's performance cores before its efficiency cores). Every compute roof "
+              "is then that of the cores used: a prompt's arithmetic slows, a decode bound by its bytes "
+              "does not (memory stays the catalogue's). 0: every core", unit="threads", minimum=0,
+              maximum=MAX_THREADS, applies=Applies(devices=frozenset({DeviceKind.CPU}))),
     Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
               "Mixture of experts: the expert weights a step reads. uniform: the experts its tokens "
               "touch if each picks its experts uniformly at random, E·(1 − (1 − k/E)^tokens); all: "

@@ -70,6 +70,7 @@ class WorkloadParams:
     ep: int = 1  # expert parallel: devices sharing the routed experts
     cp: int = 1  # context parallel: devices sharing each sequence's tokens (training, prefill)
     pp_trim: int = 0  # layers fewer on the first and the last pipeline stage (or chunk)
+    threads: int = 0  # a CPU's threads, one to a core (0: every core): the cores whose roofs a step gets
     dispatch: str = "flat"  # an expert all-to-all across nodes: flat (NCCL) or two-hop (DeepEP)
     allreduce: str = "auto"  # the all-reduce algorithm (explorer.core.model.collectives)
     sp: bool = False  # training: sequence parallel across the tensor-parallel group

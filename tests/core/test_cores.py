@@ -1,0 +1,117 @@
+"""A CPU as a run uses it (``--threads``): its threads take the fastest cores first, one to a
+core, and every compute roof is that of the cores used, worked out again from the
+catalogue's per-core formula (hand-computed below) or, where a peak has no such formula, in
+proportion; memory, a GPU, and a count of every core (or 0) leave the device as it is."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+import pytest
+
+from explorer.commands import main as cli
+from explorer.core.analysis.analysis import analyze
+from explorer.core.hardware.cores import restrict_cores
+from explorer.core.hardware.hardware import DeviceKind
+from explorer.core.model.parameters import BY_NAME
+from explorer.core.model.session import Session
+from explorer.core.model.workload import WorkloadError, WorkloadParams
+
+GHZ = 1e9
+
+
+def test_a_hybrid_cpu_s_threads_take_its_performance_cores_first(catalog):
+    """A 13900K's 16 threads: its 8 P-cores (2 × 256-bit units × 8 INT32 lanes × 4 INT8
+    products × 2 OP × 5.8 GHz each), then 8 of its 16 E-cores (2 × 128-bit × 4 × 4 × 2 ×
+    4.3 GHz each): 5.94 + 2.20 TOP/s."""
+    hw = restrict_cores(catalog["core-i9-13900k"], 16)
+    p_core, e_core = 2 * 8 * 4 * 2 * 5.8 * GHZ, 2 * 4 * 4 * 2 * 4.3 * GHZ
+    assert hw.peak_flops("int8") == pytest.approx(8 * p_core + 8 * e_core)
+    assert hw.peak_flops("int8") == pytest.approx(8.1408e12)
+    assert hw.specs.cores == 16
+    formula = hw.peak("int8").provenance.formula
+    assert formula.startswith("8 P-cores") and "+ 8 E-cores" in formula and "16 of the 24 cores" in formula
+    # fewer threads than P-cores: P-cores alone
+    assert restrict_cores(catalog["core-i9-13900k"], 4).peak_flops("int8") == pytest.approx(4 * p_core)
+
+
+def test_an_apple_cpu_on_eight_threads_has_eight_p_cores_units(catalog):
+    """The M4 Max CPU's fp32 vector roof on 8 threads: 8 P-cores × 4 FMA units × 4 FP32 lanes
+    × 2 FLOP × 4.51 GHz = 1.155 TFLOP/s, of the 16 cores' 1.917."""
+    full = catalog["apple-m4-max-cpu"]
+    hw = restrict_cores(full, 8)
+    assert hw.peak("fp32", "vector").flops_per_s == pytest.approx(8 * 4 * 4 * 2 * 4.51 * GHZ)
+    assert full.peak("fp32", "vector").flops_per_s == pytest.approx(1916.8e9)
+    assert hw.bandwidth_bytes_per_s == full.bandwidth_bytes_per_s  # memory as the catalogue gives it
+    assert hw.id == full.id and "8 threads" in hw.name
+
+
+def test_a_peak_without_a_per_core_formula_scales_with_the_share_of_cores(catalog):
+    full = catalog["epyc-9654"]
+    peak = full.peak("fp32")
+    published = replace(full, peaks=(replace(peak, provenance=replace(peak.provenance, formula="")),))
+    hw = restrict_cores(published, 24)
+    assert hw.peak_flops("fp32") == pytest.approx(peak.flops_per_s * 24 / 96)
+    assert hw.peak("fp32").provenance.formula.endswith("× 24 / 96 cores")
+
+
+@pytest.mark.parametrize("threads", [0, 16, 64])
+def test_every_core_or_no_count_leaves_the_cpu_as_it_is(catalog, threads):
+    hw = catalog["ryzen-9-7950x"]  # 16 cores
+    assert restrict_cores(hw, threads) is hw
+
+
+def test_a_gpu_is_never_restricted(catalog):
+    hw = catalog["h100-sxm"]
+    assert restrict_cores(hw, 8) is hw
+
+
+def test_restricting_twice_is_restricting_once(catalog):
+    once = restrict_cores(catalog["core-i9-13900k"], 16)
+    assert restrict_cores(once, 16) == once
+
+
+def test_fewer_threads_slow_a_prompt_and_not_a_decode(catalog, models):
+    """Llama 3 8B in int8 on the M4 Max CPU: a 256-token prompt is compute-bound, its bound
+    1.66× longer on 8 of 16 cores (15.33 TOP/s of int8 products against 9.24); a decode
+    reads its weights at the same bandwidth."""
+    model, hw = models["llama-3-8b"], catalog["apple-m4-max-cpu"]
+    prompt = WorkloadParams(phase="prefill", seq=256, dtype="int8")
+    decode = WorkloadParams(phase="decode", dtype="int8")
+    every, eight = (analyze(model, replace(prompt, threads=t), hw).totals.time_s for t in (0, 8))
+    assert eight / every == pytest.approx(15.3344 / 9.23648, rel=0.02)
+    d_every, d_eight = (analyze(model, replace(decode, threads=t), hw).totals.time_s for t in (0, 8))
+    assert d_eight == pytest.approx(d_every, rel=0.01)
+
+
+def test_the_parameter_applies_on_a_cpu_only():
+    applies = BY_NAME["threads"].applies
+    params = WorkloadParams()
+    assert applies.holds(params, device=DeviceKind.CPU)
+    assert not applies.holds(params, device=DeviceKind.GPU)
+    assert "a CPU" in applies.describe()
+
+
+def test_a_negative_count_is_refused():
+    with pytest.raises(WorkloadError, match="threads"):
+        WorkloadParams(threads=-1)
+
+
+def test_a_session_s_threads_give_the_window_s_device_its_cores(catalog, models):
+    from explorer.document import Document
+
+    session = Session(model="llama-3-8b", hardware=("apple-m4-max-cpu",),
+                      params=WorkloadParams(phase="prefill", seq=256, dtype="int8", threads=8))
+    doc = Document(catalog, models, session)
+    assert doc.primary.specs.cores == 8
+    assert doc.analysis().hardware == doc.primary  # the chart's roofs are the analysis's
+
+
+def test_the_command_line_takes_threads():
+    out, err = io.StringIO(), io.StringIO()
+    args = ["analyze", "--model", "llama-3-8b", "--hardware", "apple-m4-max-cpu", "--phase", "prefill",
+            "--seq", "256", "--dtype", "int8", "--threads", "8"]
+    code = cli.run(cli.parse_args(args), out, err)
+    assert code == 0, err.getvalue()
+    assert "8 threads" in out.getvalue() and "9.24 TOP/s (int8 vector)" in out.getvalue()
