@@ -42,3 +42,27 @@ def test_every_q8_0_row_of_ubergarms_6980p_tables_is_a_run():
     cells = [re.search(r"\|\s*(\d+)\s*\|", r.quote.split("CPU", 1)[1]) for r in runs]
     threads = sorted(int(c.group(1)) for c in cells if c)
     assert threads == sorted([43, 64, 86, 128] * 2 + [64, 64, 43, 86, 128, 172] * 2)
+
+
+def _quoted_threads(run) -> int | None:
+    """The threads column of a llama-bench row: the first count after the backend ("CPU")."""
+    after = run.quote.split("| CPU", 1)
+    if len(after) != 2:
+        return None
+    cell = re.match(r"\s*\|\s*(\d+)\s*\|", after[1])
+    return int(cell.group(1)) if cell else None
+
+
+def test_a_run_on_fewer_threads_than_cores_is_costed_on_those_cores(catalog):
+    """Where a CPU row's threads column is below the device's cores, the run's workload sets
+    ``threads`` to it (its compute roofs are those cores'); at or above, it leaves every core."""
+    checked = 0
+    for run, _ in _llama_bench_runs():
+        device = catalog[run.hardware]
+        quoted = _quoted_threads(run)
+        if device.kind != "cpu" or quoted is None:
+            continue
+        expected = quoted if quoted < device.specs.cores else None
+        assert run.workload.get("threads") == expected, run.id
+        checked += 1
+    assert checked >= 20  # the one-figure rows of three sources
