@@ -17,6 +17,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected
 from explorer.core.analysis.sweep import BatchSweep
 from explorer.core.hardware.catalog import Catalog
+from explorer.core.hardware.cores import restrict_cores
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.profile import Profile
@@ -53,7 +54,8 @@ class Source(Protocol):
 
 @dataclass(frozen=True)
 class Device:
-    """A shown device: as drawn (what-ifs applied) and as its datasheet gives it."""
+    """A shown device: as drawn (what-ifs applied) and as its datasheet gives it (a CPU: for
+    the cores of the workload's threads; a what-if is a change from this)."""
 
     hardware: Hardware
     datasheet: Hardware
@@ -77,6 +79,8 @@ class Snapshot:
     def of(cls, doc: Source) -> Snapshot:
         session = doc.session
         analysis = doc.analysis()
-        return cls(session, tuple(Device(doc.device(i), doc.catalog[i]) for i in session.hardware),
+        threads = session.params.threads
+        return cls(session, tuple(Device(doc.device(i), restrict_cores(doc.catalog[i], threads))
+                                  for i in session.hardware),
                    analysis, doc.sweep(), tuple(doc.results()), tuple(doc.live_points), doc.expected(),
                    tuple(doc.profiles), doc.compared())

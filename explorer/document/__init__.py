@@ -139,7 +139,7 @@ class Document(Notifier, Measurements, Derived):
         model = after.model_spec or self.models[after.model]
         for ident in after.hardware:
             try:
-                cached_analysis(model, after.params, after.what_if(ident).apply(self.catalog[ident]))
+                cached_analysis(model, after.params, after.as_used(ident, self.catalog[ident]))
             except WorkloadError as error:
                 return str(error)
         return ""

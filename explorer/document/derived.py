@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from explorer.core.analysis.analysis import Analysis, analyze
 from explorer.core.analysis.expected import Expected, expected_for
 from explorer.core.analysis.sweep import BatchSweep, batch_sweep
-from explorer.core.hardware.cores import restrict_cores
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.workload import WorkloadParams
@@ -52,8 +51,7 @@ class Derived(DocumentHost):
     def device(self, ident: str) -> Hardware:
         """A shown device as the workload uses it (a CPU: the cores of its ``threads``), with
         its what-ifs applied (a dragged roof is the value dragged to)."""
-        return self._memo(("device", ident), lambda: self._session.what_if(ident).apply(
-            restrict_cores(self.catalog[ident], self._session.params.threads)))
+        return self._memo(("device", ident), lambda: self._session.as_used(ident, self.catalog[ident]))
 
     def devices(self) -> list[Hardware]:
         return [self.device(ident) for ident in self._session.hardware]

@@ -115,3 +115,16 @@ def test_the_command_line_takes_threads():
     code = cli.run(cli.parse_args(args), out, err)
     assert code == 0, err.getvalue()
     assert "8 threads" in out.getvalue() and "9.24 TOP/s (int8 vector)" in out.getvalue()
+
+
+def test_threads_are_not_a_what_if_on_the_chart(catalog, models):
+    """The chart marks a device whose drawn roofs differ from its datasheet's as a what-if:
+    a CPU on fewer threads is the device as the workload uses it, not a dragged roof."""
+    from explorer.chart.snapshot import Snapshot
+    from explorer.document import Document
+
+    session = Session(model="llama-3-8b", hardware=("apple-m4-max-cpu", "ryzen-9-7950x"),
+                      params=WorkloadParams(phase="prefill", seq=256, dtype="int8", threads=8))
+    shot = Snapshot.of(Document(catalog, models, session))
+    assert all(d.hardware == d.datasheet and d.hardware.specs.cores == 8 for d in shot.devices)
+    assert shot.analysis.hardware == shot.devices[0].hardware

@@ -23,6 +23,8 @@ from explorer import defaults
 from explorer.core.files.atomic import target_of, write_text_atomic
 from explorer.core.files.datafile import Fields, dump_yaml, load_yaml, sealed
 from explorer.core.files.registry import UnknownIdError
+from explorer.core.hardware.cores import restrict_cores
+from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.custom import CustomSpec, Layer
 from explorer.core.model.gguf_models import KEY as GGUF_KEY
 from explorer.core.model.hf_config import CONFIG_MODEL, spec_from_config_text
@@ -94,6 +96,12 @@ class Session:
 
     def what_if(self, ident: str) -> WhatIf:
         return dict(self.what_ifs).get(ident, WhatIf())
+
+    def as_used(self, ident: str, hw: Hardware) -> Hardware:
+        """``hw`` (the catalogue's ``ident``) as this session's workload uses it: a CPU on the
+        cores of its ``threads``, then the device's what-ifs (a dragged roof is the value
+        dragged to)."""
+        return self.what_if(ident).apply(restrict_cores(hw, self.params.threads))
 
     def guesses_for(self, key: str) -> tuple[float, ...]:
         """The guesses collected for a scene's question (``questions.guess_key``)."""

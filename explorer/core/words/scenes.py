@@ -178,7 +178,7 @@ class Scene:
         from explorer.core.words.claims import State
 
         session = self.session_at(step)
-        hardware = session.what_if(session.primary).apply(catalog[session.primary])
+        hardware = session.as_used(session.primary, catalog[session.primary])
         model = session.model_spec or models[session.model]  # a listed ("hf-") model: its config.json
         return State(model, session.params, hardware, session.profile)
 
