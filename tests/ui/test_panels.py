@@ -587,3 +587,14 @@ def test_the_threads_row_is_there_for_a_cpu_and_changes_its_roofs(window):
     assert state.params.threads == 8
     assert state.primary.specs.cores == 8 and state.analysis().hardware == state.primary
     assert state.primary.peak_flops("fp32", "vector") == pytest.approx(full * 8 * 4 * 4 * 2 * 4.51 / 1916.8)
+
+
+def test_a_count_whose_zero_means_something_says_so(window):
+    """Threads 0 is every core, a micro-batch of 0 is chosen for the step: the boxes show the
+    words, not a bare 0, and still hold 0."""
+    panel, state = window.workload_panel, window.state
+    state.set_devices(["apple-m4-max-cpu"])
+    box = panel.editors["threads"]
+    assert state.params.threads == 0 and box.text() == "every core"
+    assert panel.editors["micro_batch"].specialValueText() == "auto"
+    assert panel.editors["batch"].specialValueText() == ""  # a batch of its minimum, 1, is a number

@@ -114,6 +114,7 @@ class Parameter:
     row: str = ""
     caption: str = ""
     keeps_place: bool = False  # the panel greys it out where it does not apply (else hides it)
+    zero_means: str = ""  # a count whose 0 stands for something: what the panel's box shows for it
 
     @property
     def flag(self) -> str:
@@ -280,7 +281,7 @@ PARAMETERS = (
               "batch runs as local batch / micro-batch accumulation steps (the global batch is "
               "micro-batch × steps × DP). Activations are held for one micro-batch (with a pipeline, "
               "up to pp of them). 0: one sequence with a pipeline, the whole local batch without",
-              unit="sequences", minimum=0, maximum=MAX_BATCH, applies=TRAINING),
+              unit="sequences", minimum=0, maximum=MAX_BATCH, applies=TRAINING, zero_means="auto"),
     Parameter("vpp", Kind.COUNT, 1, "Virtual stages",
               "Training with pipeline parallel: layer chunks per device (interleaved 1F1B, Narayanan et "
               "al. 2021): the bubble shrinks by this factor, the sends grow by it", unit="chunks",
@@ -296,7 +297,8 @@ PARAMETERS = (
               "first (a hybrid CPU's performance cores before its efficiency cores). Every compute roof "
               "is then that of the cores used: a prompt's arithmetic slows, a decode bound by its bytes "
               "does not (memory stays the catalogue's). 0: every core", unit="threads", minimum=0,
-              maximum=MAX_THREADS, applies=Applies(devices=frozenset({DeviceKind.CPU}))),
+              maximum=MAX_THREADS, applies=Applies(devices=frozenset({DeviceKind.CPU})),
+              zero_means="every core"),
     Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",
               "Mixture of experts: the expert weights a step reads. uniform: the experts its tokens "
               "touch if each picks its experts uniformly at random, E·(1 − (1 − k/E)^tokens); all: "

@@ -50,6 +50,7 @@ def _editor(p: Parameter) -> QtWidgets.QWidget:
     if p.kind is Kind.COUNT:
         box = _spin(int(p.maximum), p.help)
         box.setMinimum(int(p.minimum))
+        box.setSpecialValueText(p.zero_means)  # shown at the minimum, 0 (none: the number)
         return box
     if p.kind is Kind.SHARE:
         box = _spin(100, p.help)
