@@ -22,7 +22,7 @@ def test_the_apple_cpus_memory_shares_are_the_m2_max_triad_over_its_peak(catalog
         assert factor.value == pytest.approx(share, abs=0.005), name
         assert "Triad: 184259.6" in factor.note and "'GPU bandwidth: 409.6 GB/s'" in factor.note
         assert "Number of Threads counted = 8" in factor.note
-        assert factor.source.startswith("https://github.com/EntityFX/anybench/blob/7c98aa83955264a9c5f6ca4cc61a00335061c485/")
+        assert factor.source.startswith("https://github.com/EntityFX/anybench/blob/74de088b86ea85ca9c5031feeea62cdb478bda0a/")
         assert factor.source.endswith("STREAM_arm-apple-m1_O3_mp8.stdout_stderr.log")
 
 
