@@ -29,6 +29,7 @@ from explorer.commands.common import (
     warn_skipped,
     workload_params,
 )
+from explorer.core.hardware.cores import restrict_cores
 from explorer.core.units import format_bytes, format_si, format_time, rate_unit
 from explorer.core.words.sentences import Explanation
 
@@ -137,9 +138,9 @@ def _explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ids = [i.strip() for i in args.hardware.split(",") if i.strip()]
     if not ids or len(ids) > 4 or len(set(ids)) != len(ids):
         raise UsageError("--hardware takes one to four different device ids, comma-separated")
-    devices = [catalog[i] for i in ids]
     model = model_of(args, load_models())
     params = workload_params(args, model, err)
+    devices = [restrict_cores(catalog[i], params.threads) for i in ids]  # a CPU: the cores its threads use
     explanations = explain_state(model, params, devices, args.op)
     if args.op and not explanations[0].title.endswith(args.op):
         from explorer.core.analysis.analysis import analyze

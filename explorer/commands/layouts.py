@@ -17,6 +17,7 @@ from explorer.commands.common import (
     workload_params,
 )
 from explorer.commands.texttable import format_table
+from explorer.core.hardware.cores import restrict_cores
 
 # The rows a layout search chooses itself.
 CHOSEN = ("tp", "pp", "dp", "ep", "sp", "zero", "recompute", "vpp", "micro_batch")
@@ -50,9 +51,9 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.units import format_bytes, format_time
 
     catalog = open_catalog(err)
-    hardware = catalog[args.hardware]
     model = model_of(args, load_models())
     params = workload_params(args, model, err)
+    hardware = restrict_cores(catalog[args.hardware], params.threads)  # a CPU: the cores its threads use
     order = ranked(layouts(model, hardware, args.devices, params), args.goal)
     best = order[0]
     if args.json:

@@ -18,6 +18,7 @@ from explorer.commands.common import (
     workload_params,
 )
 from explorer.commands.texttable import format_table
+from explorer.core.hardware.cores import restrict_cores
 from explorer.core.model.parameters import MAX_TOKENS
 
 # a request's sizes and the batch are the plan's; the training-only rows do not apply
@@ -114,12 +115,13 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from explorer.core.analysis.serving import plan
     from explorer.core.model.presets import load_models
 
-    hardware = open_catalog(err)[args.hardware]
     models = load_models()
     model = model_of(args, models)
+    params = workload_params(args, model, err)
+    hardware = restrict_cores(open_catalog(err)[args.hardware], params.threads)  # a CPU: its threads' cores
     if args.devices is not None:
-        return _search(args, model, models, hardware, out, err)
-    result = plan(model, workload_params(args, model, err), hardware, args.prompt, args.output,
+        return _search(args, model, models, hardware, params, out, err)
+    result = plan(model, params, hardware, args.prompt, args.output,
                   args.ttft_target, args.tpot_target, args.price_per_device_hour, args.kv_block,
                   _speculation(args, models), args.prefix_hit, args.prefill_chunk, args.kv_offload * 2**30,
                   args.arrival_rate)
@@ -133,7 +135,7 @@ def command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace, model, models, hardware, out: TextIO, err: TextIO) -> int:
+def _search(args: argparse.Namespace, model, models, hardware, params, out: TextIO, err: TextIO) -> int:
     """``--devices N``: every split planned, best first."""
     from explorer.core.analysis.serving_layouts import search
     from explorer.core.model.workload import WorkloadError
@@ -143,7 +145,7 @@ def _search(args: argparse.Namespace, model, models, hardware, out: TextIO, err:
     if split or args.arrival_rate is not None:
         raise WorkloadError(f"--devices searches the splits itself: leave out --{split[0]}" if split
                             else "--arrival-rate plans one layout's load: give its --tp/--pp, not --devices")
-    ranked = search(model, workload_params(args, model, err), hardware, args.devices, args.prompt,
+    ranked = search(model, params, hardware, args.devices, args.prompt,
                     args.output, ttft_target_s=args.ttft_target, tpot_target_s=args.tpot_target,
                     price_per_device_hour=args.price_per_device_hour, block=args.kv_block,
                     speculation=_speculation(args, models), prefix_hit=args.prefix_hit,

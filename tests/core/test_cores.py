@@ -13,7 +13,7 @@ import pytest
 from explorer.commands import main as cli
 from explorer.core.analysis.analysis import analyze
 from explorer.core.hardware.cores import restrict_cores
-from explorer.core.hardware.hardware import DeviceKind
+from explorer.core.hardware.hardware import DeviceKind, evaluate_formula
 from explorer.core.model.parameters import BY_NAME
 from explorer.core.model.session import Session
 from explorer.core.model.workload import WorkloadError, WorkloadParams
@@ -53,7 +53,24 @@ def test_a_peak_without_a_per_core_formula_scales_with_the_share_of_cores(catalo
     published = replace(full, peaks=(replace(peak, provenance=replace(peak.provenance, formula="")),))
     hw = restrict_cores(published, 24)
     assert hw.peak_flops("fp32") == pytest.approx(peak.flops_per_s * 24 / 96)
-    assert hw.peak("fp32").provenance.formula.endswith("× 24 / 96 cores")
+    formula = hw.peak("fp32").provenance.formula
+    assert formula.startswith("11.4 TFLOP/s × 24 ÷ 96 cores;")  # (the published rate to 3 digits)
+    assert evaluate_formula(formula) == pytest.approx(hw.peak_flops("fp32"), rel=0.005)
+
+
+def test_a_cluster_s_matrix_unit_counts_whole_once_a_thread_reaches_it(catalog):
+    """The M4 Max CPU's SME units, one per cluster (2 P-clusters at 512 FP32 FLOP a cycle ×
+    4.51 GHz, the E-cluster's at 360 GFLOP/s), each driven by one thread (Zakharko: 2 TFLOPs
+    'achievable by a single thread'): one thread reaches one P-cluster's unit, two both,
+    three every unit. A bound: no placement of the threads drives more."""
+    full = catalog["apple-m4-max-cpu"]
+    p_unit, e_unit = 512 * 4.51 * GHZ, 360e9
+    every = 2 * p_unit + e_unit
+    for threads, expected in ((1, p_unit), (2, 2 * p_unit), (3, every), (8, every)):
+        hw = restrict_cores(full, threads)
+        assert hw.peak("fp32", "matrix").flops_per_s == pytest.approx(expected)
+    assert restrict_cores(full, 1).peak("fp32", "matrix").provenance.formula.startswith("1 P-cluster (")
+    assert "; SMMLA" in restrict_cores(full, 8).peak("int8", "vector").provenance.formula  # notes kept
 
 
 @pytest.mark.parametrize("threads", [0, 16, 64])
@@ -73,14 +90,15 @@ def test_restricting_twice_is_restricting_once(catalog):
 
 
 def test_fewer_threads_slow_a_prompt_and_not_a_decode(catalog, models):
-    """Llama 3 8B in int8 on the M4 Max CPU: a 256-token prompt is compute-bound, its bound
-    1.66× longer on 8 of 16 cores (15.33 TOP/s of int8 products against 9.24); a decode
-    reads its weights at the same bandwidth."""
+    """Llama 3 8B in int8 on the M4 Max CPU: a 256-token prompt is compute-bound; on 8 of 16
+    cores its bound takes the fastest unit those threads reach, the SME units (9.94 TOP/s),
+    where every core's was the 16 cores' SMMLA (15.33 TOP/s): 1.54× longer; a decode reads
+    its weights at the same bandwidth."""
     model, hw = models["llama-3-8b"], catalog["apple-m4-max-cpu"]
     prompt = WorkloadParams(phase="prefill", seq=256, dtype="int8")
     decode = WorkloadParams(phase="decode", dtype="int8")
     every, eight = (analyze(model, replace(prompt, threads=t), hw).totals.time_s for t in (0, 8))
-    assert eight / every == pytest.approx(15.3344 / 9.23648, rel=0.02)
+    assert eight / every == pytest.approx(15.3344 / 9.93648, rel=0.02)
     d_every, d_eight = (analyze(model, replace(decode, threads=t), hw).totals.time_s for t in (0, 8))
     assert d_eight == pytest.approx(d_every, rel=0.01)
 
@@ -88,8 +106,9 @@ def test_fewer_threads_slow_a_prompt_and_not_a_decode(catalog, models):
 def test_the_parameter_applies_on_a_cpu_only():
     applies = BY_NAME["threads"].applies
     params = WorkloadParams()
-    assert applies.holds(params, device=DeviceKind.CPU)
-    assert not applies.holds(params, device=DeviceKind.GPU)
+    assert applies.holds(params, kinds=frozenset({DeviceKind.CPU}))
+    assert applies.holds(params, kinds=frozenset({DeviceKind.GPU, DeviceKind.CPU}))  # a CPU among them
+    assert not applies.holds(params, kinds=frozenset({DeviceKind.GPU}))
     assert "a CPU" in applies.describe()
 
 
@@ -114,7 +133,7 @@ def test_the_command_line_takes_threads():
             "--seq", "256", "--dtype", "int8", "--threads", "8"]
     code = cli.run(cli.parse_args(args), out, err)
     assert code == 0, err.getvalue()
-    assert "8 threads" in out.getvalue() and "9.24 TOP/s (int8 vector)" in out.getvalue()
+    assert "8 threads" in out.getvalue() and "9.94 TOP/s (int8 matrix)" in out.getvalue()
 
 
 def test_threads_are_not_a_what_if_on_the_chart(catalog, models):
@@ -128,3 +147,35 @@ def test_threads_are_not_a_what_if_on_the_chart(catalog, models):
     shot = Snapshot.of(Document(catalog, models, session))
     assert all(d.hardware == d.datasheet and d.hardware.specs.cores == 8 for d in shot.devices)
     assert shot.analysis.hardware == shot.devices[0].hardware
+
+
+def test_a_cpu_on_fewer_threads_draws_the_power_of_the_cores_it_keeps_busy(catalog, models):
+    """The power model's activity is the chip's: one thread of a 13900K's 24 cores busy all
+    the time adds a 24th of the dynamic power to the idle quarter of its 125 W, not all of it."""
+    from explorer.core.analysis.energy_report import device_busy_s, step_energy
+
+    model, hw = models["llama-3-8b"], catalog["core-i9-13900k"]
+    a = analyze(model, WorkloadParams(phase="prefill", seq=512, dtype="int8", threads=1), hw)
+    t = a.totals
+    assert device_busy_s(a) == pytest.approx((t.compute_time_s + t.memory_time_s) / 24)
+    energy = step_energy(a, None)  # at the bound: the roofs busy the whole step
+    assert energy is not None
+    assert energy.power_w == pytest.approx(125 * (0.25 + 0.75 * device_busy_s(a) / t.time_s))
+    assert energy.power_w < 125 * (0.25 + 0.75 / 12)
+
+
+def test_the_batch_sweep_and_the_crossing_follow_the_threads(catalog, models):
+    """Given the catalogue's CPU, the batch sweep and the compute-bound test cost it on the
+    cores of the workload's threads, as ``analyze`` does."""
+    from explorer.core.analysis.batching import compute_bound
+    from explorer.core.analysis.sweep import batch_sweep
+
+    model, hw = models["llama-3-8b"], catalog["apple-m4-max-cpu"]
+    params = WorkloadParams(phase="prefill", seq=256, dtype="int8", threads=8)
+    analysed = analyze(model, params, hw).totals.time_s
+    assert batch_sweep(model, params, hw, [1]).time_s[0] == pytest.approx(analysed)
+    decode, batches = WorkloadParams(phase="decode", dtype="int8", threads=8), list(range(1, 33))
+    every_core = list(compute_bound(model, replace(decode, threads=0), hw, batches))
+    on_eight = list(compute_bound(model, decode, hw, batches))
+    assert on_eight == list(compute_bound(model, decode, restrict_cores(hw, 8), batches))
+    assert on_eight.index(True) < every_core.index(True)  # fewer cores: compute-bound from a smaller batch

@@ -580,6 +580,8 @@ def test_the_threads_row_is_there_for_a_cpu_and_changes_its_roofs(window):
     form = panel._form
     state.set_devices(["h100-sxm"])
     assert not form.isRowVisible(panel.editors["threads"])
+    state.set_devices(["h100-sxm", "apple-m4-max-cpu"])  # a GPU primary beside a CPU: the CPU's threads
+    assert form.isRowVisible(panel.editors["threads"])
     state.set_devices(["apple-m4-max-cpu"])
     assert form.isRowVisible(panel.editors["threads"])
     full = state.primary.peak_flops("fp32", "vector")

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from explorer.core.analysis.memory import max_batch_that_fits
 from explorer.core.analysis.sweep import batch_sweep
 from explorer.core.analysis.terms import compute_time, op_roofs
+from explorer.core.hardware.cores import restrict_cores
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model.models import ModelSpec
 from explorer.core.model.step_ops import build_ops
@@ -25,7 +26,9 @@ from explorer.core.model.workload import WorkloadParams
 
 def compute_bound(model: ModelSpec, params: WorkloadParams, hardware: Hardware, batches: ArrayLike,
                   op: str | None = None) -> NDArray[np.bool_]:
-    """For each batch: is the step (or the op named ``op``) compute-bound?"""
+    """For each batch: is the step (or the op named ``op``) compute-bound (a CPU: on the cores
+    of ``params.threads``)?"""
+    hardware = restrict_cores(hardware, params.threads)
     batches = np.atleast_1d(np.asarray(batches, dtype=np.int64))
     if op is None:
         return ~batch_sweep(model, params, hardware, batches).memory_bound

@@ -18,10 +18,14 @@ from explorer.core.units import format_si
 def device_busy_s(a: Analysis) -> float:
     """One device's seconds at its roofs in ``a``'s step (compute time plus memory time). In
     inference the totals run every pipeline stage in turn, one device's each: a device is busy
-    for its stage's, the totals over PP (in training they are already one stage's)."""
+    for its stage's, the totals over PP (in training they are already one stage's). A CPU a
+    run uses part of (``threads``) is busy in that share of its cores: the power model's
+    activity is the chip's, its idle power whole."""
     t = a.totals
     stages = a.params.split.pp if a.params.phase != Phase.TRAIN else 1
-    return (t.compute_time_s + t.memory_time_s) / stages
+    specs = a.hardware.specs
+    cores = specs.cores / specs.cores_of if specs.cores_of else 1.0
+    return (t.compute_time_s + t.memory_time_s) / stages * cores
 
 
 def step_energy(a: Analysis, e: Expected | None) -> StepEnergy | None:

@@ -25,6 +25,7 @@ from explorer.core.analysis.terms import (
     step_total,
     timed_links,
 )
+from explorer.core.hardware.cores import restrict_cores
 from explorer.core.hardware.hardware import ComputePeak, Hardware
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
@@ -87,7 +88,9 @@ def sweep_terms(model: ModelSpec, params: WorkloadParams, batches: tuple[int, ..
 
 def batch_sweep(model: ModelSpec, params: WorkloadParams, hardware: Hardware,
                 batches: Iterable[int] | None = None) -> BatchSweep:
-    """Time per step and throughput versus batch, in one vectorised evaluation."""
+    """Time per step and throughput versus batch, in one vectorised evaluation (a CPU: on the
+    cores of ``params.threads``, as ``analyze``)."""
+    hardware = restrict_cores(hardware, params.threads)
     limit = max_batch_that_fits(model, params, hardware)
     share = params.split.batch_share  # a batch splits evenly over the replicas
     if batches is None:

@@ -178,6 +178,7 @@ class Specs:
     tdp_w: float | None = None
     tdp_provenance: Provenance | None = None  # when the TDP comes from another source
     matrix_unit: str | None = None
+    cores_of: int | None = None  # a CPU a run uses part of: all its cores (``cores``: those used)
 
 
 @dataclass(frozen=True)

@@ -84,13 +84,13 @@ class Applies:
     devices: frozenset[DeviceKind] = frozenset()  # the kinds of device it means something on (none: any)
 
     def holds(self, params: Any, transformer: bool = True, moe: bool = False,
-              device: DeviceKind | None = None) -> bool:
+              kinds: frozenset[DeviceKind] | None = None) -> bool:
         """Whether the parameter applies to a step with ``params`` of a model that is a
-        transformer (or custom stack) and a mixture of experts or not, on a ``device`` of
-        that kind (None: on any)."""
+        transformer (or custom stack) and a mixture of experts or not, on shown devices of
+        ``kinds`` (one of its ``devices`` among them; None: on any)."""
         if params.phase not in self.phases:
             return False
-        if self.devices and device is not None and device not in self.devices:
+        if self.devices and kinds is not None and not self.devices & kinds:
             return False
         if (self.needs is Needs.TRANSFORMER and not transformer) or (self.needs is Needs.MOE and not moe):
             return False

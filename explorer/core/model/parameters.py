@@ -295,8 +295,9 @@ PARAMETERS = (
     Parameter("threads", Kind.COUNT, 0, "Threads",
               "On a CPU: the threads the run uses (llama.cpp's -t), one to a core, the fastest cores "
               "first (a hybrid CPU's performance cores before its efficiency cores). Every compute roof "
-              "is then that of the cores used: a prompt's arithmetic slows, a decode bound by its bytes "
-              "does not (memory stays the catalogue's). 0: every core", unit="threads", minimum=0,
+              "is then that of the cores used (a matrix unit a cluster of cores shares counts whole once "
+              "a thread reaches it): a prompt's arithmetic slows, a decode bound by its bytes does not "
+              "(memory stays the catalogue's). 0: every core", unit="threads", minimum=0,
               maximum=MAX_THREADS, applies=Applies(devices=frozenset({DeviceKind.CPU})),
               zero_means="every core"),
     Parameter("routing", Kind.CHOICE, "uniform", "Expert weights",

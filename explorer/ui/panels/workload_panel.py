@@ -248,10 +248,10 @@ class WorkloadPanel(QtWidgets.QWidget):
         hidden. A row of several parameters is hidden when none of them applies."""
         transformer = isinstance(model, TransformerSpec) or model.id == CUSTOM
         moe = bool(getattr(model, "moe", False))
-        device = self.state.primary.kind
+        kinds = frozenset(d.kind for d in self.state.devices())  # threads: where a CPU is shown
         shared: dict[str, bool] = {}
         for parameter in PARAMETERS:
-            applies = parameter.applies.holds(p, transformer, moe, device)
+            applies = parameter.applies.holds(p, transformer, moe, kinds)
             editor = self.editors[parameter.name]
             hidden_instead = not parameter.keeps_place and not parameter.row  # (hidden, never greyed)
             editor.setEnabled(applies or hidden_instead)
