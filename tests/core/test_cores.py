@@ -179,3 +179,15 @@ def test_the_batch_sweep_and_the_crossing_follow_the_threads(catalog, models):
     on_eight = list(compute_bound(model, decode, hw, batches))
     assert on_eight == list(compute_bound(model, decode, restrict_cores(hw, 8), batches))
     assert on_eight.index(True) < every_core.index(True)  # fewer cores: compute-bound from a smaller batch
+
+
+def test_a_restricted_cpu_s_card_says_which_cores_it_uses(catalog):
+    """Its core count is derived (the threads, not the datasheet's), and says which cores."""
+    from explorer.core.hardware.device_sheet import device_sheet
+
+    hw = restrict_cores(catalog["core-i9-13900k"], 16)
+    assert hw.specs.provenance.derived and hw.specs.cores_of == 24
+    assert hw.specs.provenance.formula == "16 threads, one to a core: 8 P + 8 E of its 24 cores"
+    sheet = device_sheet(hw).specs
+    assert sheet.text.startswith("16 cores, ") and sheet.provenance is not None and sheet.provenance.derived
+    assert restrict_cores(catalog["apple-m4-max-cpu"], 1).name.endswith(", 1 thread")
