@@ -274,6 +274,8 @@ def _unmeasured(values: dict, notes: dict, roofs: Roofs) -> tuple[dict, dict]:
     for name, stand_in, why in (("decode_attention", values["bandwidth"], "the stream share is taken"),
                                 ("prefill_attention", values["gemm"], "the products' share is taken"),
                                 ("gemm_8bit", values["gemm"], "the measured products' share is taken"),
+                                ("gemv_overlap", values["gemm_overlap"],
+                                 "the fitted products' overlap is taken (no one-row product is timed)"),
                                 ("link", 1.0, "links run at their full rate"),
                                 ("nccl_link", 1.0, "links run at their full rate"),
                                 ("nccl_ring", 1.0, "links run at their full rate"),

@@ -26,7 +26,8 @@ from explorer.core.model.workload import WorkloadParams
 
 def _efficiency(share=1.0, tile=1, kernel_us=0.0, step_ms=0.0) -> Efficiency:
     values = {f.name: share for f in FACTORS}
-    values.update(gemm_tile=tile, gemm_depth=0, gemm_overlap=1.0, kernel_us=kernel_us, step_ms=step_ms)
+    values.update(gemm_tile=tile, gemm_depth=0, gemm_overlap=1.0, gemv_overlap=1.0, kernel_us=kernel_us,
+                  step_ms=step_ms)
     return Efficiency("test", "test", ("h100-sxm",), None,
                       {name: Factor(v, "https://example.org", "a test value") for name, v in values.items()})
 
@@ -281,3 +282,24 @@ def test_eight_bit_products_take_their_own_share_and_a_file_without_one_takes_ge
     read = {f.id: f for f in read_efficiencies(mine)}
     assert read["h100"].value("gemm_8bit") == read["h100"].gemm == h100.gemm
     assert read["h200"].value("gemm_8bit") == 0.724  # the others keep theirs
+
+
+def test_a_one_row_product_hides_its_arithmetic_where_gemv_overlap_says(catalog):
+    """A matrix-vector product (one row) takes its overlap from ``gemv_overlap``, a product of
+    more rows from ``gemm_overlap``: the CPU families publish 1 for the first (ik_llama.cpp PR
+    142: a 7950X's token on 2 threads takes no longer than on 4) and 0 for the second (a
+    packing BLAS); where a family gives none, gemm_overlap stands in."""
+    from explorer.core.analysis.expected import product_time
+
+    x86 = efficiency_for(catalog["ryzen-9-7950x"], published())
+    assert x86 is not None and x86.value("gemv_overlap") == 1.0 and x86.value("gemm_overlap") == 0.0
+    assert "pull/142" in x86.factors["gemv_overlap"].source
+    flops, moved, peak, bandwidth = 1e9, 1e9, 1e12, 1e11  # arithmetic under its memory time
+    one = product_time(x86, flops, moved, 1, 4096, peak, bandwidth, "bf16")
+    two = product_time(x86, 2 * flops, moved, 2, 4096, peak, bandwidth, "bf16")
+    memory = moved / (bandwidth * x86.value("gemm_bandwidth"))
+    assert one == pytest.approx(memory)  # the arithmetic hidden
+    assert two > memory  # added
+    gpu = efficiency_for(catalog["h100-sxm"], published())
+    assert gpu is not None and gpu.factors["gemv_overlap"].stand_in
+    assert gpu.value("gemv_overlap") == gpu.value("gemm_overlap")

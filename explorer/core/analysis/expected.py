@@ -104,10 +104,11 @@ def product_time(e: Efficiency, flops: float, moved: float, rows: float, depth: 
     """Seconds of a matrix product's work (no launch): its arithmetic at the share of
     ``peak`` its rows, depth and precision reach and its bytes at the share of ``bandwidth``
     a product reading its weights reaches, the shorter of the two hidden under the longer
-    as far as ``gemm_overlap`` says."""
+    as far as ``gemm_overlap`` says (``gemv_overlap`` for a matrix-vector product, one row)."""
     arithmetic = flops / (peak * e.gemm_share(rows, depth, precision))
     memory = moved / (bandwidth * e.value("gemm_bandwidth"))
-    return max(arithmetic, memory) + (1 - e.value("gemm_overlap")) * min(arithmetic, memory)
+    overlap = e.value("gemv_overlap" if rows <= 1 else "gemm_overlap")
+    return max(arithmetic, memory) + (1 - overlap) * min(arithmetic, memory)
 
 
 def achieved(e: Efficiency, link: Link) -> collectives.Achieved:

@@ -20,6 +20,9 @@ with the measurement it comes from:
 - ``gemm_overlap``: how much of a product's memory time hides under its arithmetic (or
   the reverse): 1 adds the slower of the two only (a GPU kernel streams its operands while
   it computes), 0 adds both (a CPU BLAS packs its operands before it computes);
+- ``gemv_overlap``: the same for a matrix-vector product (one row: a decode step of one
+  sequence), ``gemm_overlap`` where not given: a CPU's kernel for it streams the weights
+  through the cores without packing them, so its arithmetic hides under their reading;
 - ``bandwidth``: the share of main-memory bandwidth other streaming kernels reach (norms,
   activations, residual adds, lookups, a prompt's attention reading its inputs);
 - ``decode_attention``: the share of bandwidth attention over a KV cache reaches in decode;
@@ -118,6 +121,8 @@ FACTORS = (
                0.01, 1.0),
     FactorSpec("gemm_overlap", "share of the shorter of a product's memory and arithmetic times hidden "
                "under the longer", "share", 0.0, 1.0),
+    FactorSpec("gemv_overlap", "matrix-vector products (one row): share of the shorter of their memory "
+               "and arithmetic times hidden under the longer", "share", 0.0, 1.0, fallback="gemm_overlap"),
     FactorSpec("bandwidth", "other streaming kernels: share of main-memory bandwidth", "share", 0.01, 1.0),
     FactorSpec("decode_attention", "decode attention: share of bandwidth reading the KV cache", "share",
                0.01, 1.0),
