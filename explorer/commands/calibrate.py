@@ -184,7 +184,7 @@ def _energy_line(done) -> str:
 def _report(done, out: TextIO, err: TextIO) -> None:
     profile, held_out, roofs = done.profile, done.held_out, done.roofs
     rows = [(name, f"{factor.value:.4g}", factor.note) for name, factor in profile.factors.items()]
-    print(f"{profile.name}: shares of {roofs.peak_flops / 1e12:.3g} TFLOP/s and "
+    print(f"{profile.name}: shares of {roofs.peak_flops / 1e12:.3g} TFLOP/s ({roofs.peak_source}) and "
           f"{roofs.bandwidth / 1e9:.3g} GB/s ({roofs.bandwidth_source})", file=out)
     print(format_table(("factor", "value", "how"), rows), file=out)
     if held_out:

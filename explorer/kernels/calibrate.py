@@ -109,6 +109,7 @@ class Roofs:
     matched: bool  # the device is a catalogue entry
     kind: DeviceKind
     bandwidth_source: str
+    peak_source: str
 
 
 def suites_for(meter) -> list[str]:
@@ -200,7 +201,7 @@ def fit(results: Results, roofs: Roofs, backend: str, measured: str = "") -> Eff
     values.update(kernel_us=launch_s * 1e6, bandwidth=min(1.0, stream.value / roofs.bandwidth))
     notes = {
         "gemm": f"fitted to {len(products)} matrix products (rows 4–1024, depths 32–8192): "
-                f"RMS error {error:.0%}",
+                f"RMS error {error:.0%}; a share of {roofs.peak_source}",
         "gemm_depth": "fitted with gemm", "gemm_tile": "fitted with gemm (tiles of 1 to 128 rows tried)",
         "gemm_overlap": "fitted with gemm",
         "gemm_bandwidth": f"fitted with gemm, a share of {roofs.bandwidth_source}",
@@ -228,13 +229,13 @@ def roofs_for(results: Results, catalog) -> Roofs:
             raise CalibrationError(f"no catalogue entry with a {dtype} peak matches {name!r}: add the "
                                    "device (Hardware › Duplicate and edit) so its roofs are known")
         return Roofs(hw.peak_flops(dtype), hw.bandwidth_bytes_per_s, hw.id, True, DeviceKind.GPU,
-                     f"{hw.name}'s datasheet bandwidth")
+                     f"{hw.name}'s datasheet bandwidth", f"{hw.name}'s datasheet {dtype} peak")
     cpu = machine.get("cpu", {})
     model = cpu.get("model", "this CPU")
     hw = _match_cpu(model, catalog)
     if hw is not None and hw.peak(dtype) is not None:
         return Roofs(hw.peak_flops(dtype), hw.bandwidth_bytes_per_s, hw.id, True, DeviceKind.CPU,
-                     f"{hw.name}'s datasheet bandwidth")
+                     f"{hw.name}'s datasheet bandwidth", f"{hw.name}'s datasheet {dtype} peak")
     peak = next((p["flops_per_s"] for p in cpu.get("derived_peaks", ()) if p["precision"] == dtype), None)
     if not peak:
         raise CalibrationError(f"no {dtype} peak can be derived for {model} (its SIMD width or clock "
@@ -243,7 +244,24 @@ def roofs_for(results: Results, catalog) -> Roofs:
     if stream is None:
         raise CalibrationError(_no_stream(results))
     # No datasheet bandwidth for an uncatalogued CPU: the best stream rate of the same run.
-    return Roofs(peak, stream.value, model, False, DeviceKind.CPU, "this run's best stream rate")
+    peak, peak_source = _uncatalogued_peak(peak, dtype, products, cpu)
+    return Roofs(peak, stream.value, model, False, DeviceKind.CPU, "this run's best stream rate", peak_source)
+
+
+def _uncatalogued_peak(derived: float, dtype: str, products: list[Point], cpu: dict) -> tuple[float, str]:
+    """The peak an uncatalogued CPU's shares are of: the derived one, unless a product of the
+    run went faster (a peak derived at the clock the OS reports, which a virtual machine's or a
+    boosting CPU's cores exceed), then the fastest product's rate: a ceiling is never below a
+    rate measured under it, and a fit of shares of one below would pin gemm at 1."""
+    fastest = max(products, key=lambda p: p.flops / quiet_time(p))
+    rate = fastest.flops / quiet_time(fastest)
+    derived_from = f"derived {dtype} peak, {derived / 1e9:.4g} GFLOP/s"
+    if rate <= derived:
+        return derived, f"this CPU's {derived_from}"
+    clock = "the clock /proc/cpuinfo reports" if cpu.get("clock_source") != "maximum" else "its clock"
+    size = "×".join(str(fastest.size[axis]) for axis in "mnk")
+    return rate, (f"the run's fastest product ({size}), {rate / 1e9:.4g} GFLOP/s: above the {derived_from} "
+                  f"at {clock}")
 
 
 def _no_stream(results: Results) -> str:

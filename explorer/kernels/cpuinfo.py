@@ -41,6 +41,15 @@ class CacheLevel:
     shared_by: int  # logical CPUs sharing one instance
 
 
+class ClockSource(StrEnum):
+    """Where the clock of a derived peak comes from: a ceiling, or only a clock."""
+
+    MAXIMUM = "maximum"  # cpufreq's cpuinfo_max_freq: the highest clock the cores run at
+    # /proc/cpuinfo's "cpu MHz": the clock now, or under a hypervisor the host's nominal one;
+    # the cores may boost beyond it, so a peak derived from it is no ceiling.
+    CURRENT = "current"
+
+
 @dataclass(frozen=True)
 class DerivedPeak:
     """A theoretical FLOP rate computed from what the OS reports, with its formula."""
@@ -66,6 +75,7 @@ class CpuInfo:
     blas: str
     threads: int
     peaks: tuple[DerivedPeak, ...] = field(default=())
+    clock_source: ClockSource | None = None  # None: no clock, so no peak
 
     @property
     def last_level_cache_bytes(self) -> int:
@@ -93,6 +103,7 @@ class CpuInfo:
             "caches": [{"level": c.level, "kind": c.kind, "size_bytes": c.size_bytes,
                         "shared_by": c.shared_by} for c in self.caches],
             "max_clock_hz": self.max_clock_hz,
+            "clock_source": self.clock_source,
             "blas": self.blas,
             "threads": self.threads,
             "derived_peaks": [{"precision": p.precision, "unit": p.unit, "flops_per_s": p.flops_per_s,
@@ -194,20 +205,26 @@ def describe_cpu(proc_cpuinfo: str = "/proc/cpuinfo",
     if cores_per_socket and siblings and cores_per_socket.isdigit() and siblings.isdigit():
         physical = max(1, logical * int(cores_per_socket) // max(1, int(siblings)))
     sys_root = Path(sys_cpu)
-    max_khz = _read(sys_root / "cpu0" / "cpufreq" / "cpuinfo_max_freq")
-    if max_khz and max_khz.strip().isdigit():
-        clock: float | None = int(max_khz) * 1e3
-    elif fields.get("cpu MHz"):
-        clock = float(fields["cpu MHz"]) * 1e6
-    else:
-        clock = None
+    clock, source = _clock(fields, _read(sys_root / "cpu0" / "cpufreq" / "cpuinfo_max_freq"))
     peaks = []
     if clock:
+        said = ("the highest clock cpufreq reports; sustained vector clocks can be lower"
+                if source == ClockSource.MAXIMUM else
+                "the clock /proc/cpuinfo reports, with no cpufreq maximum: boost may run faster")
         for rate in core_rates(CpuFlags.from_fields(fields)):
             peaks.append(DerivedPeak(
                 rate.precision, physical * rate.per_cycle * clock,
-                f"{physical} cores × {rate.how} × {clock / 1e9:.2f} GHz{rate.note} "
-                "(clock as the OS reports it; sustained vector clocks can be lower)", unit=rate.unit))
+                f"{physical} cores × {rate.how} × {clock / 1e9:.2f} GHz{rate.note} ({said})", unit=rate.unit))
     return CpuInfo(model=model, architecture=platform.machine(), logical_cpus=logical,
                    physical_cores=physical, simd=simd, caches=_caches(sys_root),
-                   max_clock_hz=clock, blas=_blas(), threads=_threads(logical), peaks=tuple(peaks))
+                   max_clock_hz=clock, blas=_blas(), threads=_threads(logical), peaks=tuple(peaks),
+                   clock_source=source)
+
+
+def _clock(fields: dict[str, str], max_khz: str | None) -> tuple[float | None, ClockSource | None]:
+    """The clock a peak is derived at (Hz) and where it was read."""
+    if max_khz and max_khz.strip().isdigit():
+        return int(max_khz) * 1e3, ClockSource.MAXIMUM
+    if fields.get("cpu MHz"):
+        return float(fields["cpu MHz"]) * 1e6, ClockSource.CURRENT
+    return None, None

@@ -22,7 +22,7 @@ from explorer.kernels import calibrate
 from explorer.kernels.results import Point, Results
 from explorer.kernels.suites.shapes import DEPTHS, HELD_OUT, HELD_OUT_DEPTHS, HELD_OUT_ROWS, ROWS
 
-ROOFS = calibrate.Roofs(1000e12, 2e12, "test-gpu", False, DeviceKind.GPU, "a test bandwidth")
+ROOFS = calibrate.Roofs(1000e12, 2e12, "test-gpu", False, DeviceKind.GPU, "a test bandwidth", "a test peak")
 TRUE = {"gemm": 0.7, "gemm_depth": 512.0, "gemm_tile": 64.0, "gemm_bandwidth": 0.8, "gemm_overlap": 1.0}
 
 
@@ -37,7 +37,7 @@ def _point(kernel: str, m: int, n: int, k: int, seconds: float) -> Point:
                  seconds, seconds, seconds)
 
 
-def _results(truth: Efficiency, launch_s: float = 5e-6) -> Results:
+def _results(truth: Efficiency, launch_s: float = 5e-6, roofs: calibrate.Roofs = ROOFS) -> Results:
     points = [_point("launch", 8, 8, 8, launch_s),
               Point("stream", "triad", "fp32", {"n": 1 << 26}, {}, 0, 3 << 28, (3 << 28) / 1.8e12,
                     (3 << 28) / 1.8e12, (3 << 28) / 1.8e12)]
@@ -45,8 +45,8 @@ def _results(truth: Efficiency, launch_s: float = 5e-6) -> Results:
     shapes += [("rows" + HELD_OUT, m, 8192, 8192) for m in HELD_OUT_ROWS]
     shapes += [("depth" + HELD_OUT, 8192, 8192, k) for k in HELD_OUT_DEPTHS]
     for kernel, m, n, k in shapes:
-        seconds = product_time(truth, 2 * m * n * k, (m * k + k * n + m * n) * 2, m, k, ROOFS.peak_flops,
-                               ROOFS.bandwidth) + launch_s
+        seconds = product_time(truth, 2 * m * n * k, (m * k + k * n + m * n) * 2, m, k, roofs.peak_flops,
+                               roofs.bandwidth) + launch_s
         points.append(_point(kernel, m, n, k, seconds))
     return Results({"backend": "cupy", "device_kind": "gpu"}, "test", "quick", calibrate.SUITES,
                    tuple(points))
@@ -65,6 +65,35 @@ def test_the_fit_finds_the_factors_that_made_the_times():
     assert profile.fit_error < 0.02
     errors = [abs(ratio - 1) for _, ratio in calibrate.held_out_errors(_results(truth), profile, ROOFS)]
     assert len(errors) == len(HELD_OUT_ROWS) + len(HELD_OUT_DEPTHS) and max(errors) < 0.03
+
+
+def test_an_uncatalogued_cpu_whose_products_beat_its_derived_peak_takes_the_fastest_as_roof():
+    """A peak derived at the clock /proc/cpuinfo reports (a virtual machine: 2.60 GHz while
+    the host boosts) can lie below the products the run measured: this 2-core VM ran fp32
+    products at 200 GFLOP/s over a derived 166. Shares of such a "peak" pin gemm at 1 and the
+    fit bends the rest (held-out errors of 20 % where 8 % is reached); the roof is instead the
+    fastest fitted product's rate, named as such, and the fit finds the true shares again."""
+    real = calibrate.Roofs(150e9, 2e12, "Test CPU", False, DeviceKind.CPU, "a test bandwidth", "a test peak")
+    made = _results(_profile(TRUE | {"gemm_depth": 64.0}), roofs=real)
+    machine = {"backend": "numpy", "device_kind": "cpu",
+               "cpu": {"model": "Test CPU", "clock_source": "current",
+                       "derived_peaks": [{"precision": "bf16", "flops_per_s": 60e9}]}}
+    results = Results(machine, "test", "quick", made.suites, made.points)
+    roofs = calibrate.roofs_for(results, {})
+    fastest = max(p.flops / p.time_p20_s for p in calibrate._products(results, held_out=False))
+    assert roofs.peak_flops == pytest.approx(fastest) and fastest > 60e9
+    assert roofs.peak_source.startswith("the run's fastest product (") and "60 GFLOP/s" in roofs.peak_source
+    assert "/proc/cpuinfo" in roofs.peak_source
+    profile = calibrate.fit(results, roofs, "numpy")
+    assert roofs.peak_source in profile.factors["gemm"].note
+    assert profile.value("gemm") * roofs.peak_flops == pytest.approx(0.7 * 150e9, rel=0.02)
+    errors = [abs(ratio - 1) for _, ratio in calibrate.held_out_errors(results, profile, roofs)]
+    assert max(errors) < 0.03
+    # Below the derived peak, the derived peak stands.
+    peaks = [{"precision": "bf16", "flops_per_s": 200e9}]
+    slow = {**machine, "cpu": {**machine["cpu"], "derived_peaks": peaks}}
+    roofs = calibrate.roofs_for(Results(slow, "test", "quick", made.suites, made.points), {})
+    assert roofs.peak_flops == 200e9 and roofs.peak_source == "this CPU's derived bf16 peak, 200 GFLOP/s"
 
 
 def test_a_run_without_enough_products_is_refused():
@@ -147,19 +176,19 @@ def test_calibrate_writes_a_profile_analyze_uses(tmp_path, monkeypatch, numpy_ba
         assert code == 0 and "with calibrated efficiency" in out and profile.name in out
 
 
-MEDIAN = 0.20  # the held-out median error the model is held to here (see the test)
+MEDIAN = 0.12  # the held-out median error the model is held to here (see the test)
 
 
 @pytest.mark.slow
 def test_a_calibration_predicts_products_it_never_saw(numpy_backend):
     """Calibrate on this CPU (the quick sizes: matrices beyond its caches), then predict the
     held-out shapes measured in the same run, among the others: the median error within
-    ``MEDIAN``. On this 2-core VM it reads 13-19 % from run to run (the 24-row product at
-    0.69-0.81, the deepest ones at 1.2-1.27), so about half the calibrations made here fall
-    beyond the 15 % the app installs a profile under (``calibrate.HELD_OUT_MEDIAN``) and are
-    kept aside, as they should be; this test holds the model to 20 %. A CPU BLAS may take
-    another code path for one shape from one run to the next (a 24-row product has run twice
-    as slow in one run as in the next), so a single shape is only held to 2.5×."""
+    ``MEDIAN``. On this 2-core VM it reads 4-5 % from run to run (the 24-row and 1024-deep
+    products at 0.84-1.27 in one run or another). It read 12-20 % while the fit took shares of
+    a peak derived at the clock the VM reports (166 GFLOP/s, under products measured at 200):
+    gemm pinned at 1 bent the other factors. A CPU BLAS may take another code path for one
+    shape from one run to the next (a 24-row product has run twice as slow in one run as in
+    the next), so a single shape is only held to 2.5×."""
     def close(ratios) -> bool:
         median = statistics.median(abs(r - 1) for r in ratios)
         return median <= MEDIAN and all(0.4 <= r <= 2.5 for r in ratios)

@@ -136,7 +136,7 @@ def test_the_sweep_joins_the_calibration_where_power_can_be_read():
 def _broken(tmp_path, energy_yaml: str):
     from explorer.core.hardware.efficiency import to_text
 
-    roofs = calibrate.Roofs(1e15, 2e12, "h100-sxm", True, "gpu", "x")
+    roofs = calibrate.Roofs(1e15, 2e12, "h100-sxm", True, "gpu", "x", "y")
     profile = calibrate.fit(_results(_profile(TRUE)), roofs, "cupy", "2026-12-01T00:00:00+00:00")
     return read_efficiencies(tmp_path / "p.yaml", to_text(profile).rstrip() + f"\n  energy: {energy_yaml}\n")
 

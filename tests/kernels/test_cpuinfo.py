@@ -1,8 +1,11 @@
 """The local CPU as the OS describes it, read from fake /proc and /sys trees."""
 
+from pathlib import Path
+
 import pytest
 
-from explorer.kernels.cpuinfo import cpu_model, describe_cpu, flop_per_cycle
+from explorer.kernels.cpuinfo import ClockSource, cpu_model, describe_cpu, flop_per_cycle
+from explorer.kernels.reference import Reference
 
 CPUINFO = """processor\t: 0
 model name\t: Intel(R) Xeon(R) Platinum 8480+
@@ -69,3 +72,28 @@ def test_missing_files_give_unknowns_not_errors(tmp_path):
     cpu = describe_cpu(str(tmp_path / "none"), str(tmp_path / "none"))
     assert cpu.caches == () and cpu.last_level_cache_bytes == 32 << 20
     assert cpu.model  # platform fallback or "unknown CPU"
+
+
+def test_a_peak_at_the_reported_clock_is_no_ceiling_for_a_measurement(fake_system):
+    """Without cpufreq (a virtual machine) the clock is /proc/cpuinfo's "cpu MHz", which the
+    cores may boost beyond: this machine's 2 cores measured a 6144-square fp32 product at
+    200 GFLOP/s over a peak derived at 2.60 GHz of 166. Such a rate is real, not suspect, up
+    to twice the peak; with cpufreq's maximum clock the datasheet tolerance holds."""
+    cpu = describe_cpu(*fake_system)
+    fp32 = next(p for p in cpu.peaks if p.precision == "fp32")
+    assert cpu.clock_source == ClockSource.CURRENT and "boost may run faster" in fp32.formula
+    assert cpu.to_dict()["clock_source"] == "current"
+    reference = Reference.from_cpu(cpu)
+    assert reference.suspect("fp32", 1.2 * fp32.flops_per_s, 0) is None
+    assert "2×" in reference.source and reference.suspect("fp32", 2.1 * fp32.flops_per_s, 0)
+
+
+def test_a_peak_at_cpufreqs_maximum_clock_is_a_ceiling(fake_system):
+    proc, sys_cpu = fake_system
+    (Path(sys_cpu) / "cpu0" / "cpufreq").mkdir()
+    (Path(sys_cpu) / "cpu0" / "cpufreq" / "cpuinfo_max_freq").write_text("3800000\n")
+    cpu = describe_cpu(proc, sys_cpu)
+    fp32 = next(p for p in cpu.peaks if p.precision == "fp32")
+    assert cpu.clock_source == ClockSource.MAXIMUM and cpu.max_clock_hz == 3.8e9
+    assert fp32.flops_per_s == pytest.approx(2 * 64 * 3.8e9) and "highest clock" in fp32.formula
+    assert "not real" in Reference.from_cpu(cpu).suspect("fp32", 1.2 * fp32.flops_per_s, 0)
