@@ -46,7 +46,7 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
     assert "the TPOT target: batch 188 takes 40.0 ms a token" in out
     head, _, one = out.splitlines()[:3]  # batch 1: the power model's estimate beside the figure at TDP
     assert head.endswith("J/token at TDP  J/token (estimate)")
-    assert one.split()[-4:] == ["59.9", "J", "37.1", "J"]  # docs/commands.md quotes both rows
+    assert one.split()[-4:] == ["59.9", "J", "37", "J"]  # docs/commands.md quotes both rows
     chosen = next(line for line in out.splitlines() if line.split()[:1] == ["187"])
     assert chosen.split()[-4:] == ["0.842", "J", "0.616", "J"]
 

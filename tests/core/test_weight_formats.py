@@ -15,6 +15,8 @@ from explorer.core.model.workload import WorkloadError, WorkloadParams
     ({"weight_dtype": "nvfp4", "weight_group": 7}, 4 + 8 / 16),  # its block is fixed: 16, fp8 scales
     ({"weight_dtype": "mxfp4"}, 4 + 8 / 32),  # OCP MX: an 8-bit scale per 32
     ({"weight_dtype": "int8"}, 8),
+    # ggml's block_q8_0: an fp16 scale and 32 int8 values, 34 bytes a block
+    ({"weight_dtype": "q8_0", "weight_group": 128, "weight_scale": "fp32"}, 34 * 8 / 32),
 ])
 def test_bits_per_weight_include_the_scales(params, bits):
     assert WorkloadParams(**params).weight_bytes * 8 == pytest.approx(bits)
@@ -40,3 +42,14 @@ def test_formats_are_saved_and_checked(tmp_path, catalog, models):
         WorkloadParams(weight_dtype="int4", weight_group=0)
     with pytest.raises(WorkloadError, match="dtype must be one of"):
         WorkloadParams(dtype="int4")  # a storage format, not a compute precision
+
+
+def test_a_q8_0_decode_on_a_cpu_reads_its_blocks_and_multiplies_in_int8(models, catalog):
+    """llama.cpp's Q8_0 weights (8.5 bits) times int8 activations: a token reads 34/32 of
+    the int8 bytes of every linear layer, and the products run at the int8 peak."""
+    model, device = models["llama-3-8b"], catalog["ryzen-9-7950x"]
+    q8 = analyze(model, WorkloadParams(dtype="int8", weight_dtype="q8_0"), device)
+    int8 = analyze(model, WorkloadParams(dtype="int8", weight_dtype="int8"), device)
+    assert q8.roofs.matrix.precision == "int8"
+    assert q8.totals.weight_bytes == pytest.approx(int8.totals.weight_bytes * 34 / 32)
+    assert q8.totals.time_s / int8.totals.time_s == pytest.approx(34 / 32, rel=0.01)  # memory-bound

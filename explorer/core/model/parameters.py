@@ -39,8 +39,11 @@ WORKLOAD_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
 #   AWQ: 128 values, an fp16 scale, +1/32 of the 4-bit bytes);
 # - nvfp4: 4-bit (E2M1) values, an fp8 (E4M3) scale per 16 (NVIDIA Blackwell; the one
 #   fp32 scale per tensor is left out), 4.5 bits a value;
-# - mxfp4: 4-bit (E2M1) values, an 8-bit (E8M0) scale per 32 (OCP Microscaling), 4.25 bits.
-WEIGHT_FORMATS = ("int4", "fp4", "nvfp4", "mxfp4")
+# - mxfp4: 4-bit (E2M1) values, an 8-bit (E8M0) scale per 32 (OCP Microscaling), 4.25 bits;
+# - q8_0: ggml's 8-bit blocks, 32 int8 values and one fp16 scale (ggml-common.h's block_q8_0:
+#   "ggml_half d; // delta" and "int8_t qs[QK8_0]; // quants", QK8_0 = 32), 8.5 bits a value:
+#   llama.cpp's Q8_0 checkpoints, multiplied by int8 activations on CPUs (--dtype int8).
+WEIGHT_FORMATS = ("int4", "fp4", "nvfp4", "mxfp4", "q8_0")
 SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8")
 ATTENTIONS = ("naive", "fused")
 # How a mixture of experts' tokens pick experts, for the weights a step reads: uniformly
@@ -194,8 +197,9 @@ PARAMETERS = (
               "Precision of stored weights (default: the compute precision; a model read from a "
               "config.json: its torch_dtype; a quantized checkpoint: the precision its "
               "quantization_config gives each module, scales included). Giving it overrides the "
-              "file's. int4, fp4, nvfp4 and mxfp4 are dequantised to the compute precision (they run "
-              "at its peak); their group scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
+              "file's. int4, fp4, nvfp4, mxfp4 and q8_0 (ggml's 8-bit blocks: 32 values and an fp16 "
+              "scale) are dequantised to the compute precision (they run at its peak); their group "
+              "scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
               applies=Applies(INFERENCE, outside=Outside.DEFAULT), keeps_place=True),
     Parameter("weight_group", Kind.COUNT, 128, "Weight group",
               "int4 / fp4 weights: values sharing one scale (GPTQ and AWQ use 128; nvfp4 and mxfp4 "

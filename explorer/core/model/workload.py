@@ -24,7 +24,8 @@ from explorer.core.model.parameters import (
 )
 from explorer.core.units import DTYPE_BYTES
 
-BLOCK_FORMATS = {"nvfp4": (16, 8), "mxfp4": (32, 8)}  # values per scale, bits of the scale
+# Formats of fixed blocks (parameters.WEIGHT_FORMATS): bits a value, values per scale, bits of the scale.
+BLOCK_FORMATS = {"nvfp4": (4, 16, 8), "mxfp4": (4, 32, 8), "q8_0": (8, 32, 16)}
 
 
 class WorkloadError(ValueError):
@@ -190,13 +191,14 @@ class WorkloadParams:
 
     @property
     def weight_bytes(self) -> float:
-        """Bytes per stored weight, with its share of the group scales for 4-bit formats
-        (int4 in groups of 128 with fp16 scales: 0.515625)."""
+        """Bytes per stored weight, with its share of the group scales for block formats
+        (int4 in groups of 128 with fp16 scales: 0.515625; q8_0: 34 bytes a block of 32)."""
         dtype = self.weight_dtype or self.dtype
         if dtype not in WEIGHT_FORMATS:
             return DTYPE_BYTES[dtype]
-        group, scale_bits = BLOCK_FORMATS.get(dtype, (self.weight_group, 8 * DTYPE_BYTES[self.weight_scale]))
-        return (4 + scale_bits / group) / 8
+        bits, group, scale_bits = BLOCK_FORMATS.get(
+            dtype, (4, self.weight_group, 8 * DTYPE_BYTES[self.weight_scale]))
+        return (bits + scale_bits / group) / 8
 
     @property
     def kv_bytes(self) -> int:
