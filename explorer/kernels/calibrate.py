@@ -45,8 +45,9 @@ from explorer.core.hardware.efficiency import (
 )
 from explorer.core.hardware.hardware import GPU, DeviceKind
 from explorer.kernels.cases import Preset
+from explorer.kernels.cpuinfo import ClockSource
 from explorer.kernels.journal import Journal
-from explorer.kernels.reference import match_device
+from explorer.kernels.reference import DERIVED, match_device
 from explorer.kernels.results import Point, Results, new_results_name
 from explorer.kernels.suites.shapes import HELD_OUT, SUITE
 from explorer.paths import user_file
@@ -99,6 +100,10 @@ class Calibration:
         return statistics.median(errors) if errors else None
 
 
+CLOCK_WORDS = {ClockSource.MAXIMUM: "the highest clock cpufreq reports",
+               ClockSource.CURRENT: "the clock /proc/cpuinfo reports"}
+
+
 @dataclass(frozen=True)
 class Roofs:
     """What the shares are shares of, and where those figures come from."""
@@ -144,8 +149,27 @@ def quiet_time(p: Point) -> float:
 
 
 def _products(results: Results, held_out: bool) -> list[Point]:
-    return [p for p in results.points if p.suite == SUITE and p.kernel != "launch" and p.trusted
+    retrust = _peak_no_ceiling(results)
+    return [p for p in results.points if p.suite == SUITE and p.kernel != "launch"
+            and (p.trusted or (retrust and p.check is None and p.contended is None))
             and p.kernel.endswith(HELD_OUT) == held_out]
+
+
+def clock_source(results: Results) -> ClockSource | None:
+    """Where the clock of a CPU run's derived peaks was read (None: a GPU run, or a run saved
+    before the source was recorded)."""
+    value = results.machine.get("cpu", {}).get("clock_source")
+    try:
+        return ClockSource(value) if value else None
+    except ValueError:
+        return None
+
+
+def _peak_no_ceiling(results: Results) -> bool:
+    """Whether the run judged its products against a CPU peak derived at a clock that is no
+    maximum (or not known to be one): a product it flagged only for beating that peak is
+    real (a run saved before ``reference.Reference.from_cpu`` stopped judging them so)."""
+    return results.reference.startswith(DERIVED) and clock_source(results) != ClockSource.MAXIMUM
 
 
 def _efficiency(values: dict[str, float], notes: dict[str, str], ident: str, name: str, roofs: Roofs,
@@ -244,21 +268,23 @@ def roofs_for(results: Results, catalog) -> Roofs:
     if stream is None:
         raise CalibrationError(_no_stream(results))
     # No datasheet bandwidth for an uncatalogued CPU: the best stream rate of the same run.
-    peak, peak_source = _uncatalogued_peak(peak, dtype, products, cpu)
+    peak, peak_source = _uncatalogued_peak(peak, dtype, products, clock_source(results))
     return Roofs(peak, stream.value, model, False, DeviceKind.CPU, "this run's best stream rate", peak_source)
 
 
-def _uncatalogued_peak(derived: float, dtype: str, products: list[Point], cpu: dict) -> tuple[float, str]:
-    """The peak an uncatalogued CPU's shares are of: the derived one, unless a product of the
-    run went faster (a peak derived at the clock the OS reports, which a virtual machine's or a
-    boosting CPU's cores exceed), then the fastest product's rate: a ceiling is never below a
-    rate measured under it, and a fit of shares of one below would pin gemm at 1."""
+def _uncatalogued_peak(derived: float, dtype: str, products: list[Point],
+                       source: ClockSource | None) -> tuple[float, str]:
+    """The peak an uncatalogued CPU's shares are of: the derived one, unless a fitted product
+    of the run went faster (a peak derived at the clock the OS reports, which a virtual
+    machine's or a boosting CPU's cores exceed), then the fastest fitted product's rate: the
+    roof is never below a rate the fit takes shares of, and shares of one below would pin
+    gemm at 1 (a held-out product may still beat it: its prediction then says so)."""
     fastest = max(products, key=lambda p: p.flops / quiet_time(p))
     rate = fastest.flops / quiet_time(fastest)
     derived_from = f"derived {dtype} peak, {derived / 1e9:.4g} GFLOP/s"
     if rate <= derived:
         return derived, f"this CPU's {derived_from}"
-    clock = "the clock /proc/cpuinfo reports" if cpu.get("clock_source") != "maximum" else "its clock"
+    clock = CLOCK_WORDS[source] if source else "a clock whose source the run did not record"
     size = "×".join(str(fastest.size[axis]) for axis in "mnk")
     return rate, (f"the run's fastest product ({size}), {rate / 1e9:.4g} GFLOP/s: above the {derived_from} "
                   f"at {clock}")

@@ -96,6 +96,33 @@ def test_an_uncatalogued_cpu_whose_products_beat_its_derived_peak_takes_the_fast
     assert roofs.peak_flops == 200e9 and roofs.peak_source == "this CPU's derived bf16 peak, 200 GFLOP/s"
 
 
+def test_a_run_saved_before_the_clock_source_takes_back_products_flagged_against_its_peak():
+    """A run saved before the clock's source was recorded judged its products against the
+    derived peak: those it flagged only for beating it are real (this VM's were) and the fit
+    takes them back, saying it cannot tell where the clock was read; where the clock was
+    cpufreq's maximum, a product beyond the peak stays out."""
+    from dataclasses import replace
+
+    from explorer.kernels.reference import DERIVED
+
+    real = calibrate.Roofs(150e9, 2e12, "Test CPU", False, DeviceKind.CPU, "a test bandwidth", "a test peak")
+    made = _results(_profile(TRUE | {"gemm_depth": 64.0}), roofs=real)
+    fast = {id(p) for p in made.points if p.suite == calibrate.SUITE and p.flops / p.time_p20_s > 60e9}
+    flagged = tuple(replace(p, suspect="1.60× the bf16 peak (derived from the local CPU): not real")
+                    if id(p) in fast else p for p in made.points)
+    cpu = {"model": "Test CPU", "derived_peaks": [{"precision": "bf16", "flops_per_s": 60e9}]}
+    old = Results({"backend": "numpy", "device_kind": "cpu", "cpu": cpu}, "test", "quick", made.suites,
+                  flagged, reference=DERIVED)
+    assert sum(p.suspect is not None for p in flagged) >= 3
+    roofs = calibrate.roofs_for(old, {})
+    assert roofs.peak_source.endswith("at a clock whose source the run did not record")
+    profile = calibrate.fit(old, roofs, "numpy")
+    assert profile.value("gemm") * roofs.peak_flops == pytest.approx(0.7 * 150e9, rel=0.02)
+    at_maximum = replace(old, machine={**old.machine, "cpu": {**cpu, "clock_source": "maximum"}})
+    kept = (len(calibrate._products(r, held_out=False)) for r in (at_maximum, old))
+    assert next(kept) < next(kept)
+
+
 def test_a_run_without_enough_products_is_refused():
     results = _results(_profile(TRUE))
     few = Results(results.machine, "test", "quick", results.suites, results.points[:4])

@@ -75,17 +75,19 @@ def test_missing_files_give_unknowns_not_errors(tmp_path):
 
 
 def test_a_peak_at_the_reported_clock_is_no_ceiling_for_a_measurement(fake_system):
-    """Without cpufreq (a virtual machine) the clock is /proc/cpuinfo's "cpu MHz", which the
-    cores may boost beyond: this machine's 2 cores measured a 6144-square fp32 product at
-    200 GFLOP/s over a peak derived at 2.60 GHz of 166. Such a rate is real, not suspect, up
-    to twice the peak; with cpufreq's maximum clock the datasheet tolerance holds."""
+    """Without cpufreq (a virtual machine, WSL) the clock is /proc/cpuinfo's "cpu MHz", which
+    the cores may boost beyond by a factor the OS does not give: this machine's 2 cores
+    measured a 6144-square fp32 product at 200 GFLOP/s over a peak derived at 2.60 GHz of
+    166, and a laptop's base clock may be a third of its turbo. Compute rates are not judged
+    against such a peak; with cpufreq's maximum clock the datasheet tolerance holds."""
     cpu = describe_cpu(*fake_system)
     fp32 = next(p for p in cpu.peaks if p.precision == "fp32")
     assert cpu.clock_source == ClockSource.CURRENT and "boost may run faster" in fp32.formula
     assert cpu.to_dict()["clock_source"] == "current"
     reference = Reference.from_cpu(cpu)
     assert reference.suspect("fp32", 1.2 * fp32.flops_per_s, 0) is None
-    assert "2×" in reference.source and reference.suspect("fp32", 2.1 * fp32.flops_per_s, 0)
+    assert reference.suspect("fp32", 3.4 * fp32.flops_per_s, 0) is None
+    assert "not judged against it" in reference.source
 
 
 def test_a_peak_at_cpufreqs_maximum_clock_is_a_ceiling(fake_system):
