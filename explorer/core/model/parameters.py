@@ -202,8 +202,8 @@ PARAMETERS = (
               "scales are read with them", choices=WORKLOAD_DTYPES + WEIGHT_FORMATS,
               applies=Applies(INFERENCE, outside=Outside.DEFAULT), keeps_place=True),
     Parameter("weight_group", Kind.COUNT, 128, "Weight group",
-              "int4 / fp4 weights: values sharing one scale (GPTQ and AWQ use 128; nvfp4 and mxfp4 "
-              "have fixed blocks of 16 and 32)", unit="values", maximum=MAX_WEIGHT_GROUP,
+              "int4 / fp4 weights: values sharing one scale (GPTQ and AWQ use 128; nvfp4, mxfp4 and "
+              "q8_0 have fixed blocks of 16, 32 and 32)", unit="values", maximum=MAX_WEIGHT_GROUP,
               applies=GROUPED, row="Weight scales", caption="group"),
     Parameter("weight_scale", Kind.CHOICE, "fp16", "Weight scale",
               "int4 / fp4 weights: the precision of the group scales", choices=SCALE_DTYPES,
