@@ -303,3 +303,30 @@ def test_a_one_row_product_hides_its_arithmetic_where_gemv_overlap_says(catalog)
     gpu = efficiency_for(catalog["h100-sxm"], published())
     assert gpu is not None and gpu.factors["gemv_overlap"].stand_in
     assert gpu.value("gemv_overlap") == gpu.value("gemm_overlap")
+
+
+def test_a_cpu_pads_no_rows_so_a_second_decode_adds_only_its_arithmetic(catalog, models):
+    """ggml's CPU product takes the activations' rows one (or, for MMLA kernels, two) at a
+    time and pads none (ggml.c: 'dot kernels can handle 1 row and col at a time'): every CPU
+    family's gemm_tile is 1. A batch of 2 decodes on a Ryzen 9 7950X then adds one token's
+    arithmetic, a few per cent, where a 64-row tile (the A100's, borrowed before) charged
+    32 tokens' and took 1.79× a single decode's time; ik_llama.cpp's batched-bench on a
+    16-core Xeon measured 2 sequences' step at 1.04× one's (discussion 164: T_TG 93.563 s
+    against 90.247 s for 128 tokens)."""
+    families = published()
+    for ident in ("x86-cpu", "arm-cpu", "raspberry-pi-5", "nvidia-grace", "graviton4"):
+        tile = next(f for f in families if f.id == ident).factors["gemm_tile"]
+        assert tile.value == 1 and "dot kernels can handle 1 row and col at a time" in tile.note, ident
+    cpu = catalog["ryzen-9-7950x"]
+    family = efficiency_for(cpu, families)
+    assert family is not None
+    one, two, eight = (expected(analyze(models["llama-3-8b"], WorkloadParams(dtype="int8", batch=b), cpu),
+                                family).time_s for b in (1, 2, 8))
+    assert one < two < 1.1 * one and two < eight
+    tiled = replace(family, factors={n: replace(f, value=64) if n == "gemm_tile" else f
+                                     for n, f in family.factors.items()})
+    a_one, a_two = (expected(analyze(models["llama-3-8b"], WorkloadParams(dtype="int8", batch=b), cpu),
+                             tiled).time_s for b in (1, 2))
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "validation.md").read_text().split())
+    assert f"64-row tile had a batch of 2 take {a_two / a_one:.2f}× one decode's time" in doc
+    assert a_two / a_one > 1.5

@@ -66,7 +66,7 @@ class FitClass(StrEnum):
     DENSE = "dense products"  # on matrix units (tensor cores, AMX)
     VECTOR = "products on vector units"  # a precision the device (or its engine) has no matrix unit for
     QUANTIZED = "int8 products on vector units"  # quantized dot products: each block rescaled in fp32
-    WEIGHTS = "weight-bound products"  # dense or on vector units, their weights' bytes the roof that binds
+    WEIGHTS = "weight-bound products"  # the reading of a product's bytes (``class_seconds``)
     EXPERT = "expert products"
     ATTENTION = "attention"
     MEMORY = "memory-bound kernels"
@@ -127,12 +127,11 @@ class RunTerms:
         return self.kinds.get(kind) or self.kinds[DeviceKind.GPU]
 
 
-def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False,
-              integer: bool = False) -> FitClass | None:
+def fit_class(o: op.Op, on_vector: bool = False, integer: bool = False) -> FitClass | None:
     """The class an op's work is scaled in (None: none; ``expected.op_class`` refined):
     ``on_vector`` when the step's products run on vector units (``expected.products_peak``),
-    ``memory_bound`` when the op's bytes, not its arithmetic, set its roofline bound,
-    ``integer`` when its products are int8 dot products.
+    ``integer`` when its products are int8 dot products. A product's reading of its bytes
+    is apart, in ``FitClass.WEIGHTS`` (``class_seconds``), but for an expert's.
 
     Int8 products on vector units are a class apart from float ones: a quantized dot
     product multiplies blocks of 8-bit values and rescales each block's sum in fp32 (ggml's
@@ -141,19 +140,20 @@ def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False,
     prompt processing ran at about 1.8 TFLOP/s with F16 weights, 0.6 of the fp32 roof, and
     about 1.9 TOP/s with Q8_0, 0.16 of the int8 one: ik_llama.cpp's README table).
 
-    A product bound by its weights' bytes (decode at small batches) is its own class: what
-    limits it in a whole run is the bandwidth the engine streams weights at, not the share
-    of the arithmetic peak its micro-kernel reaches, and the two differ by engine and
-    device (on a Ryzen 9 7950X, llama.cpp's Q8_0 prompt processing reached about a fifth of
-    the int8 vector roof while its token generation streamed weights at about 0.8 of the
-    DDR5 peak: ik_llama.cpp PR #54); one factor for both would carry a compute-bound
-    product's shortfall into a weight-bound one's."""
+    The reading of a product's weights is its own class: what limits it in a whole run is
+    the bandwidth the engine streams weights at, not the share of the arithmetic peak its
+    micro-kernel reaches, and the two differ by engine and device (on a Ryzen 9 7950X,
+    llama.cpp's Q8_0 prompt processing reached about a fifth of the int8 vector roof while
+    its token generation streamed weights at about 0.8 of the DDR5 peak: ik_llama.cpp PR
+    #54); one factor for both would carry a compute-bound product's shortfall into a
+    weight-bound one's. A product's expected work is its arithmetic and its reading, the
+    shorter as far as it is not hidden (``expected.product_parts``): each part takes its
+    class's factor, so a decode's products (their reading the longer, the arithmetic hidden)
+    scale as weight-bound and a prompt's with few rows on a CPU (the two added) as both."""
     kind = op_class(o)
     if kind == OpClass.GEMM:
         if o.role in EXPERT_ROLES:
             return FitClass.EXPERT
-        if memory_bound:
-            return FitClass.WEIGHTS
         if on_vector:
             return FitClass.QUANTIZED if integer else FitClass.VECTOR
         return FitClass.DENSE
@@ -161,16 +161,27 @@ def fit_class(o: op.Op, on_vector: bool = False, memory_bound: bool = False,
             OpClass.LINK: FitClass.LINK}.get(kind)
 
 
+SPLIT = frozenset({FitClass.DENSE, FitClass.VECTOR, FitClass.QUANTIZED})  # classes whose reading is WEIGHTS'
+
+
 def classes(a: Analysis) -> list[FitClass | None]:
-    """Each op's ``FitClass`` in ``a``'s step: a product is weight-bound when its bytes bind at
-    the peak its engine runs it at (``expected.products_peak``)."""
+    """Each op's ``FitClass`` in ``a``'s step (a product's: its arithmetic's, at the unit its
+    engine runs it on: ``expected.products_peak``)."""
     peak = products_peak(a)  # on a CPU, the unit its engine's kernels use (engine_units)
-    bound = a.memory_bound
-    if peak is not a.roofs.matrix:  # a slower unit than the bound's: a product's bytes may no longer bind
-        bound = bound & ~np.array([o.unit == op.MATRIX for o in a.ops]) | bound & (
-            a.flops / peak.flops_per_s <= a.bytes / a.roofs.bandwidth_bytes_per_s)
     on_vector, integer = peak.unit != "matrix", a.roofs.matrix.precision == "int8"
-    return [fit_class(o, on_vector, bool(m), integer) for o, m in zip(a.ops, bound, strict=True)]
+    return [fit_class(o, on_vector, integer) for o in a.ops]
+
+
+def class_seconds(a: Analysis, work: NDArray[np.float64], reading: NDArray[np.float64] | None
+                  ) -> dict[FitClass, NDArray[np.float64]]:
+    """Each op's seconds of ``work`` in each ``FitClass``: a product's ``reading`` of its bytes
+    in ``WEIGHTS`` (an expert's stays whole in ``EXPERT``), the rest in its own class."""
+    of = classes(a)
+    split = np.array([c in SPLIT for c in of], dtype=bool)
+    read = np.where(split, reading, 0.0) if reading is not None else np.zeros(len(of))
+    out = {c: np.where([k == c for k in of], work - read, 0.0) for c in FitClass}
+    out[FitClass.WEIGHTS] = out[FitClass.WEIGHTS] + read
+    return out
 
 
 def _step_sum(a: Analysis, values: NDArray[np.float64]) -> float:
@@ -186,9 +197,8 @@ def _work(e: Expected) -> NDArray[np.float64]:
 def features(a: Analysis, e: Expected) -> dict[str, float]:
     """What the fitted terms multiply in ``a``'s step: seconds of work by ``FitClass`` and the
     units of each ``EngineTerm`` (steps, requests, kernels)."""
-    work = _work(e)
-    of = classes(a)
-    out = {c.value: _step_sum(a, np.where([k == c for k in of], work, 0.0)) for c in FitClass}
+    seconds = class_seconds(a, _work(e), e.reading_s)
+    out = {c.value: _step_sum(a, seconds[c]) for c in FitClass}
     out[EngineTerm.STEP.value] = 1.0
     out[EngineTerm.SEQUENCE.value] = 0.0 if a.params.phase == Phase.TRAIN else float(a.params.local_batch)
     out[EngineTerm.KERNEL.value] = _step_sum(a, launches(a))
@@ -208,9 +218,12 @@ def _collectives(a: Analysis) -> NDArray[np.float64]:
     return np.where([o.unit == op.LINK for o in a.ops], launches(a), 0.0)
 
 
-def op_scale(a: Analysis, terms: KindTerms) -> NDArray[np.float64]:
-    """Each op's work factor: its ``FitClass``'s (1: none)."""
-    return np.array([terms.classes.get(c, 1.0) if c is not None else 1.0 for c in classes(a)])
+def scaled_work(a: Analysis, work: NDArray[np.float64], reading: NDArray[np.float64] | None,
+                terms: KindTerms) -> NDArray[np.float64]:
+    """Each op's ``work`` with its classes' factors (``class_seconds``; an op of none keeps it)."""
+    seconds = class_seconds(a, work, reading)
+    extra = sum((terms.classes.get(c, 1.0) - 1.0) * seconds[c] for c in FitClass)
+    return work + extra
 
 
 def launch_s(a: Analysis, fit: EngineFit) -> NDArray[np.float64]:
@@ -236,7 +249,7 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     kind = terms.of(a.hardware.kind)
     fit = kind.engine(engine)
     kernel_s = (e.kernel_s if e.kernel_s is not None else np.zeros(len(a.ops))) + launch_s(a, fit)
-    op_time = _work(e) * op_scale(a, kind) + kernel_s
+    op_time = scaled_work(a, _work(e), e.reading_s, kind) + kernel_s
     parts = dict(e.parts)
     for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK):
         mask = np.array([op_class(o) == name for o in a.ops])

@@ -84,6 +84,9 @@ class Expected:
     bound_s: float  # the step's roofline bound, for comparison
     parts: dict[str, float]  # seconds of the step by ``OpClass``
     kernel_s: NDArray[np.float64] | None = None  # per occurrence of each op: its launches' seconds
+    # per occurrence of each op: the seconds of its work that read a matrix product's bytes
+    # (0 for other ops; the rest of a product's work is its arithmetic)
+    reading_s: NDArray[np.float64] | None = None
     band: tuple[float, float] | None = None  # (low, high) seconds: where a measured run is expected
     engine: str = ""  # the serving or training engine whose fitted terms it includes (engine_terms)
 
@@ -105,10 +108,17 @@ def product_time(e: Efficiency, flops: float, moved: float, rows: float, depth: 
     ``peak`` its rows, depth and precision reach and its bytes at the share of ``bandwidth``
     a product reading its weights reaches, the shorter of the two hidden under the longer
     as far as ``gemm_overlap`` says (``gemv_overlap`` for a matrix-vector product, one row)."""
+    return sum(product_parts(e, flops, moved, rows, depth, peak, bandwidth, precision))
+
+
+def product_parts(e: Efficiency, flops: float, moved: float, rows: float, depth: float, peak: float,
+                  bandwidth: float, precision: str = "bf16") -> tuple[float, float]:
+    """``product_time`` as (its arithmetic's seconds, its bytes' seconds): the longer of the
+    two whole, the shorter as far as it is not hidden."""
     arithmetic = flops / (peak * e.gemm_share(rows, depth, precision))
     memory = moved / (bandwidth * e.value("gemm_bandwidth"))
-    overlap = e.value("gemv_overlap" if rows <= 1 else "gemm_overlap")
-    return max(arithmetic, memory) + (1 - overlap) * min(arithmetic, memory)
+    shown = 1 - e.value("gemv_overlap" if rows <= 1 else "gemm_overlap")
+    return (arithmetic, shown * memory) if arithmetic > memory else (shown * arithmetic, memory)
 
 
 def achieved(e: Efficiency, link: Link) -> collectives.Achieved:
@@ -147,9 +157,9 @@ def _kernel_products(a: Analysis, o: op.Op) -> tuple[float, float]:
     return (passes - 2 + FUSED_BACKWARD_PRODUCTS) / passes, FUSED_BACKWARD_PRODUCTS / passes
 
 
-def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = None) -> float:
-    """Seconds of one occurrence of op ``i``'s work (no kernel overhead); ``peak``: the
-    products' (``products_peak``)."""
+def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = None) -> tuple[float, float]:
+    """Seconds of one occurrence of op ``i``'s work (no kernel overhead), and of them those
+    reading a matrix product's bytes; ``peak``: the products' (``products_peak``)."""
     o, flops, moved = a.ops[i], float(a.flops[i]), float(a.bytes[i])
     matrix, vector = (peak or products_peak(a)).flops_per_s, a.roofs.vector.flops_per_s
     bandwidth = a.roofs.bandwidth_bytes_per_s
@@ -158,13 +168,13 @@ def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = No
         link = a.links[i]
         assert link is not None  # a communication op crosses a link
         return float(collective_costs.op_link_seconds(link, o, moved, a.params.phase == Phase.TRAIN,
-                                                      achieved(e, link)))
+                                                      achieved(e, link))), 0.0
     vector_s = float(o.vector_flops) / vector
     if kind == OpClass.ATTENTION:
         if a.params.phase == Phase.DECODE and isinstance(a.model, TransformerSpec):  # a ViT runs a prompt
-            return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention")))
+            return max(float(a.time_s[i]), moved / (bandwidth * e.value("decode_attention"))), 0.0
         if o.unit == op.VECTOR:  # a naive kernel's softmax, written out
-            return max(flops / vector, moved / (bandwidth * e.bandwidth))
+            return max(flops / vector, moved / (bandwidth * e.bandwidth)), 0.0
         products = flops - float(o.vector_flops)
         done, backward = _kernel_products(a, o)
         forward_share, backward_share = attention_kernel.shares(a.params, a.model, a.hardware, e, a.ops)
@@ -173,12 +183,13 @@ def _work_time(a: Analysis, e: Efficiency, i: int, peak: ComputePeak | None = No
         else:
             arithmetic = (products * (done - backward) / (matrix * forward_share)
                           + products * backward / (matrix * backward_share) + vector_s)
-        return max(arithmetic, moved / (bandwidth * e.bandwidth))
+        return max(arithmetic, moved / (bandwidth * e.bandwidth)), 0.0
     if kind == OpClass.GEMM:
         rows = _rows(o, flops, value_bytes(a.model, a.params, o))
-        return product_time(e, flops - float(o.vector_flops), moved, rows, float(o.depth), matrix,
-                            bandwidth, a.roofs.matrix.precision) + vector_s
-    return max(flops / vector, moved / (bandwidth * e.bandwidth))
+        arithmetic, reading = product_parts(e, flops - float(o.vector_flops), moved, rows, float(o.depth),
+                                            matrix, bandwidth, a.roofs.matrix.precision)
+        return arithmetic + reading + vector_s, reading
+    return max(flops / vector, moved / (bandwidth * e.bandwidth)), 0.0
 
 
 def class_times(a: Analysis, times: NDArray[np.float64]) -> dict[str, float]:
@@ -207,7 +218,7 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     """The expected time of ``a``'s step with the factors ``e``."""
     kernel_s = e.value("kernel_us") * 1e-6 * launches(a)
     peak = products_peak(a)
-    work = np.array([_work_time(a, e, i, peak) for i in range(len(a.ops))])
+    work, reading = np.array([_work_time(a, e, i, peak) for i in range(len(a.ops))]).reshape(-1, 2).T
     op_time = work + kernel_s
     once = once_per_step(a.ops)
     factor = training.pipeline_factor(a.params, a.params.split, a.params.batch, a.model)
@@ -215,7 +226,7 @@ def expected(a: Analysis, e: Efficiency) -> Expected:
     parts[OpClass.KERNELS] = float(step_total(a.counts, kernel_s, once, factor))
     parts[OpClass.STEP] = e.value("step_ms") * 1e-3
     total = float(step_total(a.counts, op_time, once, factor)) + parts[OpClass.STEP]
-    return Expected(e, op_time, total, a.totals.time_s, parts, kernel_s)
+    return Expected(e, op_time, total, a.totals.time_s, parts, kernel_s, reading_s=reading)
 
 
 _families = attention_kernel.families_for

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core.analysis.analysis import Analysis, analyze
-from explorer.core.analysis.engine_terms import apply, host_s, launch_s, op_scale, read_terms
-from explorer.core.analysis.expected import Expected, kernels_for, product_time, products_peak
+from explorer.core.analysis.engine_terms import apply, host_s, launch_s, read_terms, scaled_work
+from explorer.core.analysis.expected import Expected, kernels_for, product_parts, products_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.model import ops as op
@@ -66,8 +66,9 @@ def mixed_step(model: ModelSpec, params: WorkloadParams, hardware: Hardware, bat
     terms = read_terms().of(hardware.kind)
     fit = terms.engine(params.engine)
     kernel_s = e_decode.efficiency.value("kernel_us") * 1e-6
-    op_s = np.array([_expected(decode, part, e_decode, e_part, i, j) for i, j in matched])
-    op_s = (op_s - kernel_s) * op_scale(decode, terms) + kernel_s + launch_s(decode, fit)
+    op_s, reading = np.array([_expected(decode, part, e_decode, e_part, i, j)
+                              for i, j in matched]).reshape(-1, 2).T
+    op_s = scaled_work(decode, op_s - kernel_s, reading, terms) + kernel_s + launch_s(decode, fit)
     work_alone = _alone(part, alone, apply(part, e_part, read_terms(), params.engine).op_time_s)
     expected_s = float(step_total(decode.counts, op_s, once, factor)) + work_alone + \
         e_decode.efficiency.value("step_ms") * 1e-3 + host_s(fit, Phase.DECODE, decode.params.local_batch + 1,
@@ -105,20 +106,25 @@ def _bound(decode: Analysis, part: Analysis, i: int, j: int | None, bandwidth: f
 
 
 def _expected(decode: Analysis, part: Analysis, e_decode: Expected, e_part: Expected, i: int,
-              j: int | None) -> float:
-    """Seconds of one occurrence of op ``i`` in the mixed step (its one launch included)."""
+              j: int | None) -> tuple[float, float]:
+    """Seconds of one occurrence of op ``i`` in the mixed step (its one launch included), and
+    of them those reading a product's bytes (``Expected.reading_s``)."""
     kernel_s = e_decode.efficiency.value("kernel_us") * 1e-6
+    read_decode = e_decode.reading_s if e_decode.reading_s is not None else np.zeros(len(decode.ops))
     if j is None:
-        return float(e_decode.op_time_s[i])
+        return float(e_decode.op_time_s[i]), float(read_decode[i])
     o = decode.ops[i]
     if not _shares_weights(decode, i, j) or o.unit != op.MATRIX:
-        return float(e_decode.op_time_s[i]) + float(e_part.op_time_s[j]) - kernel_s
+        read_part = e_part.reading_s if e_part.reading_s is not None else np.zeros(len(part.ops))
+        return (float(e_decode.op_time_s[i]) + float(e_part.op_time_s[j]) - kernel_s,
+                float(read_decode[i]) + float(read_part[j]))
     flops, moved, _ = _work(decode, part, i, j)
     matrix = products_peak(decode)  # on a CPU, the unit its engine's kernels use
     weights = max(float(o.weight_bytes), float(part.ops[j].weight_bytes)) / value_bytes(decode.model,
                                                                                           decode.params, o)
     rows = flops / (2 * weights)
     vector = float(o.vector_flops) + float(part.ops[j].vector_flops)
-    return product_time(e_decode.efficiency, flops - vector, moved, rows, float(o.depth), matrix.flops_per_s,
-                        decode.roofs.bandwidth_bytes_per_s, matrix.precision) + \
-        vector / decode.roofs.vector.flops_per_s + kernel_s
+    bandwidth = decode.roofs.bandwidth_bytes_per_s
+    arithmetic, reading = product_parts(e_decode.efficiency, flops - vector, moved, rows, float(o.depth),
+                                        matrix.flops_per_s, bandwidth, matrix.precision)
+    return arithmetic + reading + vector / decode.roofs.vector.flops_per_s + kernel_s, reading
