@@ -86,7 +86,7 @@ def test_the_expected_time_follows_the_engines_unit_and_the_bound_does_not(model
     assert ggml.totals.time_s <= fast.time_s < slow.time_s
     gemm = [c for o, c in zip(ggml.ops, classes(ggml), strict=True) if o.role in PRODUCTS]
     assert gemm and set(gemm) == {FitClass.QUANTIZED}
-    # on AMX the same products are dense ones (or, where their bytes bind at AMX's roof, weight-bound)
+    # on AMX the same products' arithmetic is dense (their reading is weight-bound's, class_seconds)
     assert FitClass.DENSE in {c for o, c in zip(best.ops, classes(best), strict=True) if o.role in PRODUCTS}
     assert FitClass.QUANTIZED not in classes(best)
 

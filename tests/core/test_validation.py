@@ -10,6 +10,7 @@ import pytest
 
 from explorer.core.analysis.validation import (
     BAND,
+    RunKind,
     check,
     held_out_runs,
     markdown_table,
@@ -121,7 +122,7 @@ def test_the_docs_sentences_on_where_it_misses(checked, held):
     assert f"the Xeon's at {decode_range(lambda r: r.source_group == 'intel-itrex')} held out" in text
     few = {c.run.id: held[c.run.id].ratio for c in checked}
     deepseek = [few[c.run.id] for c in checked if c.run.source_group == "ubergarm-6980p"
-                and c.run.id.startswith("ubergarm-pr259") and c.run.kind == "prefill"]
+                and c.run.id.startswith("ubergarm-pr259") and c.run.kind == RunKind.PREFILL]
     assert (f"a Pi 5's 109-token prompt at {few['b4rtaz-llama-2-7b-q40-pi5-prompt109']:.2f} held out, "
             f"Graviton4's 14-token one at {few['arm-lp-llama-3.1-8b-q40-graviton4-prompt14']:.2f}, "
             "DeepSeek-R1's prompts on a Xeon 6980P with ik_llama.cpp's DeepSeek options at "
@@ -174,6 +175,12 @@ def test_the_docs_hold_the_terms_table_and_its_sentence(checked):
     assert engines - alone > classes - alone > 0 and both > alone  # most of the gap: the engines' terms
     megatron = next(line for line in table.splitlines() if line.startswith("| megatron-lm-2021"))
     assert float(megatron.split("|")[5]) > 1.0  # the class factors alone: slower than measured
+    cells = {line.split("|")[1].strip(): line.split("|")[4:6] for line in table.splitlines()
+             if line.startswith(("| ikawrakow-7950x", "| slaren-13900k"))}
+    ryzen, i9 = (tuple(c.strip() for c in cells[g]) for g in ("ikawrakow-7950x", "slaren-13900k"))
+    words = " ".join(text.split())
+    assert (f"lifts the Ryzen's median (ik_llama.cpp's runs) from {ryzen[0]} to {ryzen[1]} held out and the "
+            f"Core i9-13900K's from {i9[0]} to {i9[1]}.") in words
 
 
 def test_the_xeons_keep_the_desktop_read_because_their_own_predicts_worse(models, catalog, held):

@@ -176,10 +176,12 @@ def class_seconds(a: Analysis, work: NDArray[np.float64], reading: NDArray[np.fl
                   ) -> dict[FitClass, NDArray[np.float64]]:
     """Each op's seconds of ``work`` in each ``FitClass``: a product's ``reading`` of its bytes
     in ``WEIGHTS`` (an expert's stays whole in ``EXPERT``), the rest in its own class."""
+    assert reading is not None, "the kernel model's Expected gives each op's reading (expected.expected)"
     of = classes(a)
     split = np.array([c in SPLIT for c in of], dtype=bool)
-    read = np.where(split, reading, 0.0) if reading is not None else np.zeros(len(of))
-    out = {c: np.where([k == c for k in of], work - read, 0.0) for c in FitClass}
+    read = np.where(split, reading, 0.0)
+    rest = np.maximum(work - read, 0.0)  # (not below 0 by rounding: every term only adds time)
+    out = {c: np.where([k == c for k in of], rest, 0.0) for c in FitClass}
     out[FitClass.WEIGHTS] = out[FitClass.WEIGHTS] + read
     return out
 
@@ -245,11 +247,16 @@ def host_s(fit: EngineFit, phase: Phase, sequences: int, devices: int = 1) -> fl
 
 def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     """``e`` (the kernel model) with the fitted terms of ``engine``: each op's work scaled
-    by its class's factor, the engine's host costs added, and the band around the result."""
+    by its classes' factors (a product's reading by the weight-bound one, the rest by its
+    arithmetic's: ``class_seconds``), the engine's host costs added, and the band around the
+    result. Its ``reading_s`` is the scaled reading."""
     kind = terms.of(a.hardware.kind)
     fit = kind.engine(engine)
     kernel_s = (e.kernel_s if e.kernel_s is not None else np.zeros(len(a.ops))) + launch_s(a, fit)
     op_time = scaled_work(a, _work(e), e.reading_s, kind) + kernel_s
+    assert e.reading_s is not None
+    reading = e.reading_s * np.array([kind.classes[FitClass.WEIGHTS] if c in SPLIT else
+                                      kind.classes.get(c, 1.0) if c is not None else 1.0 for c in classes(a)])
     parts = dict(e.parts)
     for name in (OpClass.GEMM, OpClass.ATTENTION, OpClass.MEMORY, OpClass.LINK):
         mask = np.array([op_class(o) == name for o in a.ops])
@@ -258,7 +265,8 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     parts[OpClass.STEP] = e.parts[OpClass.STEP] + host_s(fit, a.params.phase, a.params.local_batch,
                                                           a.params.tp * a.params.pp)
     total = _step_sum(a, op_time) + parts[OpClass.STEP]
-    out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id)
+    out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id,
+                  reading_s=reading)
     return replace(out, band=band(out.time_s, a.params.phase, a.hardware.id in terms.validated, kind,
                                   terms.widen))
 

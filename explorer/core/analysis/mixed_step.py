@@ -9,9 +9,10 @@ cached prefix and itself).
 The step is costed from the two analyses, op by op (same name: same op): FLOPs and bytes
 add, the weights counted once; the bound is each op's max(FLOPs / peak, bytes /
 bandwidth). The expected time (where the device's family has published efficiency) gives a
-product of weights its efficiency at the rows of both (``expected.product_time``) and one
-launch, and every other op the two parts' expected work under one launch; then the terms
-fitted to whole runs as for any step (``engine_terms``: each op's class factor, the engine's
+product of weights its efficiency at the rows of both (``expected.product_parts``: its
+arithmetic and its reading) and one launch, and every other op the two parts' expected work
+under one launch; then the terms fitted to whole runs as for any step (``engine_terms``: each
+op's classes' factors, a product's reading by the weight-bound one, the engine's
 costs a kernel, a collective, a step and a request, the chunk's request counted). An op only
 one part has (latent attention's absorbed decode projections) keeps its own time. A
 communication op is costed as the two parts' together (its latency counted twice: an upper
