@@ -42,7 +42,7 @@ def test_serve_prints_a_table_and_the_chosen_point_the_readme_quotes():
     # docs/commands.md: "batch 187, about 831 tokens/s a device at 39.92 ms a token (batch 188
     # takes 40.0 ms)"
     # a user: 1,024 tokens ÷ (1,024 × TPOT + 187 prefills of 89.4 ms) = 17.8 tokens/s
-    assert "Chosen: batch 187, 831 tokens/s a device, 17.8 a user, 39.92 ms a token (band " in out
+    assert "Chosen: batch 187, 831 tokens/s a device, 17.8 a user, 39.92 ms a token (" in out
     assert "the TPOT target: batch 188 takes 40.0 ms a token" in out
     head, _, one = out.splitlines()[:3]  # batch 1: the power model's estimate beside the figure at TDP
     assert head.endswith("J/token at TDP  J/token (estimate)")

@@ -19,6 +19,7 @@ from explorer.core.analysis.engine_terms import (
     EngineTerm,
     FitClass,
     apply,
+    band_words,
     neutral_terms,
     read_terms,
 )
@@ -195,6 +196,19 @@ def test_a_held_out_prediction_never_sees_its_own_source(rows):
     assert any(after[r.id] != pytest.approx(before[r.id], rel=1e-6) for r in rows if r.group != group)
 
 
+def test_the_band_weighs_each_source_as_one_whatever_its_number_of_runs():
+    """By hand: source a's three runs at 1.0 weigh 1/3 each, b's one run at 2.0 weighs 1;
+    their middles sit at 1/12, 3/12, 5/12 and 9/12 of the weight, so the 5th percentile is
+    a's 1.0 and the 95th b's 2.0 (over runs, numpy's 95th would be 1.85). Ten times a's runs
+    leave the band as it is."""
+    a, b = [("a", 1.0)] * 3, [("b", 2.0)]
+    assert run_fit.band_of(a + b) == pytest.approx((1.0, 2.0))
+    assert np.percentile([1.0, 1.0, 1.0, 2.0], 95) == pytest.approx(1.85)
+    mixed = [("a", 0.5), ("a", 1.0), ("b", 1.5), ("c", 0.8)]
+    assert run_fit.band_of(mixed) == pytest.approx(run_fit.band_of(mixed[:2] * 10 + mixed[2:]))
+    assert run_fit.band_of([]) == (1.0, 1.0)
+
+
 @pytest.mark.parametrize(("model", "device", "params"), [
     ("llama-3-8b", "h100-sxm", WorkloadParams()),
     ("llama-3-70b", "h100-sxm", WorkloadParams(tp=4, batch=64, context=4096)),
@@ -224,8 +238,19 @@ def test_a_family_without_runs_of_its_own_gets_a_wider_band(models, catalog):
     other = apply(a, e, replace(terms, validated=frozenset()), TYPICAL)
     assert own.time_s == other.time_s and own.band is not None and other.band is not None
     assert other.band[0] < own.band[0] and other.band[1] > own.band[1]
-    low, high = terms.of(DeviceKind.GPU).bands[Phase.DECODE]
+    low, high = terms.of(DeviceKind.GPU).band
     assert own.band == pytest.approx((own.time_s / max(high, 1), own.time_s / min(low, 1)))
+    assert band_words(catalog["h100-sxm"], terms) == \
+        f"a band that held {terms.of(DeviceKind.GPU).held:.1%} of 89 published GPU runs held out"
+    assert band_words(catalog["h100-sxm"], replace(terms, validated=frozenset())) == \
+        "a band 2× as wide in log scale as the devices' with runs: no published run on NVIDIA H100 SXM5 80 GB"
+
+
+def test_what_the_band_held_is_the_share_of_held_out_runs_inside_it(rows):
+    held = run_fit.held_out(rows)
+    for kind in (DeviceKind.GPU, DeviceKind.CPU):
+        mine = [h for h in held if h.row.kind == kind]
+        assert read_terms().of(kind).held == pytest.approx(sum(h.covered for h in mine) / len(mine), abs=5e-5)
 
 
 def test_a_band_of_one_signed_errors_still_holds_the_expected_time(models, catalog):
@@ -241,8 +266,8 @@ def test_a_band_of_one_signed_errors_still_holds_the_expected_time(models, catal
     (lambda t: t.replace("    attention: ", "    attention: -"),
      "'classes.attention': must be a number from 1 to 100"),
     (lambda t: t.replace("  - id: typical", "  - id: usual"), "has no 'typical' engine"),
-    (lambda t: t.replace("schema: 1", "schema: 2"), "newer version"),
-    (lambda t: t.replace("    prefill:\n    - ", "    prefill:\n    - -"), "two ratios above 0"),
+    (lambda t: t.replace("schema: 2", "schema: 3"), "newer version"),
+    (lambda t: t.replace("  band:\n  - ", "  band:\n  - -"), "two ratios above 0"),
     (lambda t: t.replace("- kind: gpu", "- kind: tpu"), "kind"),
 ])
 def test_a_broken_terms_file_is_refused_by_name(tmp_path, edit, message):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.core.analysis.engine_terms import read_terms
 from explorer.core.analysis.memory import activations_per_sequence
 from explorer.core.analysis.serving import plan
 from explorer.core.analysis.serving_request import (
@@ -16,6 +17,7 @@ from explorer.core.analysis.serving_request import (
     paged_context,
 )
 from explorer.core.analysis.speculation import speculative_speedup, tokens_per_target_step
+from explorer.core.hardware.hardware import DeviceKind
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.words.serving_plan import plan_sentences
 
@@ -273,7 +275,8 @@ def test_each_point_carries_the_decode_step_s_band(models, catalog):
         assert q.tpot_band_s[0] < q.tpot_s < q.tpot_band_s[1]
     bound = plan(model, replace(params, efficiency="bound"), h100, 1024, 1024)
     assert all(q.tpot_band_s is None for q in bound.points)
-    assert "(band " not in plan_sentences(bound, model.name, h100)[-1]
+    assert "a band that held" not in plan_sentences(bound, model.name, h100)[-1]
     low, high = p.chosen.tpot_band_s
-    assert f"(band {low * 1e3:.2f}–{high * 1e3:.2f} ms: 9 in 10 held-out published runs)" in \
-        plan_sentences(p, model.name, h100)[-1]
+    terms = read_terms().of(DeviceKind.GPU)
+    assert (f"({low * 1e3:.2f}–{high * 1e3:.2f} ms: a band that held {terms.held:.1%} of {terms.runs} "
+            "published GPU runs held out)") in plan_sentences(p, model.name, h100)[-1]

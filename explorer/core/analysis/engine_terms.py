@@ -25,8 +25,9 @@ step, request and kernel. ``run_fit`` fits those costs to the published runs of
   ``typical`` is the fit over every engine's runs together,
   and stands in for an engine with no runs of its own;
 - the band: the 5th and 95th percentiles of expected ÷ measured over runs predicted with
-  terms fitted without their source (leave-one-source-out), by phase; wider (``widen``
-  times in log scale) for a device with no published run of its own.
+  terms fitted without their source (leave-one-source-out), each source weighing as one,
+  every phase together (``run_fit.band_of`` says why); wider (``widen`` times in log scale)
+  for a device with no published run of its own.
 
 GPUs and CPUs are fitted apart (``KindTerms``): their kernels, libraries and engines share
 nothing a factor could carry.
@@ -49,13 +50,13 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, launches, op_class, products_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.datafile import Fields
-from explorer.core.hardware.hardware import DeviceKind
+from explorer.core.hardware.hardware import DeviceKind, Hardware, kind_label
 from explorer.core.model import ops as op
 from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.paths import resource_path
 
-SCHEMA = 1
+SCHEMA = 2  # 2: one band a kind of device, every phase together (1: a band a phase)
 TYPICAL = "typical"  # the fit over every engine's runs: the default engine
 EXPERT_ROLES = frozenset({op.Role.EXPERT_UP, op.Role.EXPERT_DOWN})
 
@@ -104,9 +105,10 @@ class KindTerms:
 
     classes: dict[FitClass, float]
     engines: dict[str, EngineFit]
-    bands: dict[Phase, tuple[float, float]]  # expected ÷ measured: 5th and 95th percentiles, held out
+    band: tuple[float, float]  # expected ÷ measured: 5th and 95th percentiles, held out (``run_fit.band_of``)
     runs: int  # fitted to
     sources: int
+    held: float  # the share of its runs, each held out, in the band the other sources give
 
     def engine(self, name: str) -> EngineFit:
         """``name``'s fit, else ``typical``'s (an engine with no runs of its own)."""
@@ -267,20 +269,32 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
     total = _step_sum(a, op_time) + parts[OpClass.STEP]
     out = replace(e, op_time_s=op_time, time_s=total, parts=parts, kernel_s=kernel_s, engine=fit.id,
                   reading_s=reading)
-    return replace(out, band=band(out.time_s, a.params.phase, a.hardware.id in terms.validated, kind,
-                                  terms.widen))
+    return replace(out, band=band(out.time_s, a.hardware.id in terms.validated, kind, terms.widen))
 
 
-def band(time_s: float, phase: Phase, validated: bool, terms: KindTerms, widen: float) -> tuple[float, float]:
+def band(time_s: float, validated: bool, terms: KindTerms, widen: float) -> tuple[float, float]:
     """Where a measured time of a step expected at ``time_s`` lies for 9 runs in 10 held out
     (the ratio's 5th and 95th percentiles), ``widen`` times as wide in log scale for a device
     without published runs of its own, and stretched to hold ``time_s`` itself."""
-    low, high = terms.bands[phase]
+    low, high = terms.band
     if not validated:
         centre = math.sqrt(low * high)
         low, high = centre * (low / centre) ** widen, centre * (high / centre) ** widen
     # a band of held-out errors all of one sign still holds the expected time itself
     return time_s / max(high, 1.0), time_s / min(low, 1.0)
+
+
+def band_words(hardware: Hardware, terms: RunTerms | None = None) -> str:
+    """What a step's band on ``hardware`` stands on: "a band that held 86.5% of 89 published
+    GPU runs held out" (their measured times, each predicted without its source), or, for a
+    device without published runs of its own, that its band is the others' widened."""
+    every = terms or read_terms()
+    if hardware.id not in every.validated:
+        return (f"a band {every.widen:g}× as wide in log scale as the devices' with runs: no published "
+                f"run on {hardware.name}")
+    mine = every.of(hardware.kind)
+    kind = kind_label(hardware.kind)
+    return f"a band that held {mine.held:.1%} of {mine.runs} published {kind} runs held out"
 
 
 def _ratio(fields: Fields, name: str, low: float, high: float) -> float:
@@ -304,16 +318,12 @@ def _read_kind(top: Fields, raw: object, index: int) -> tuple[DeviceKind, KindTe
     classes_f = fields.child(fields.mapping("classes"), "classes")
     classes = {c: _ratio(classes_f, c.value, 1.0, 100.0) for c in FitClass}
     classes_f.finish()
-    bands_f = fields.child(fields.mapping("bands"), "bands")
-    bands = {}
-    for phase in Phase:
-        pair = bands_f.raw(phase.value)
-        if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
-                or not 0 < pair[0] <= pair[1]):
-            raise bands_f.error(phase.value, "must be two ratios above 0, the low one first")
-        bands[phase] = (float(pair[0]), float(pair[1]))
-    bands_f.finish()
+    pair = fields.raw("band")
+    if (not isinstance(pair, list) or len(pair) != 2
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
+            or not 0 < pair[0] <= pair[1]):
+        raise fields.error("band", "must be two ratios above 0, the low one first")
+    band = (float(pair[0]), float(pair[1]))
     engines: dict[str, EngineFit] = {}
     for number, item in enumerate(fields.items("engines")):
         entry = Fields(item, top.file, item.get("id") if isinstance(item, dict) else f"#{number + 1}")
@@ -324,7 +334,8 @@ def _read_kind(top: Fields, raw: object, index: int) -> tuple[DeviceKind, KindTe
         engines[fit.id] = fit
     if TYPICAL not in engines:
         raise fields.error("engines", f"has no {TYPICAL!r} engine (the one that stands in for the others)")
-    out = KindTerms(classes, engines, bands, fields.integer("runs"), fields.integer("sources"))
+    out = KindTerms(classes, engines, band, fields.integer("runs"), fields.integer("sources"),
+                    _ratio(fields, "band_held", 0.0, 1.0))
     fields.finish()
     return kind, out
 
@@ -351,5 +362,5 @@ def read_terms(path: str | Path | None = None) -> RunTerms:
 def neutral_terms() -> RunTerms:
     """Terms that add nothing (the kernel model as it is): what the fit starts from."""
     typical = EngineFit(TYPICAL, {t: 0.0 for t in EngineTerm}, 0)
-    neutral = KindTerms({c: 1.0 for c in FitClass}, {TYPICAL: typical}, {p: (1.0, 1.0) for p in Phase}, 0, 0)
+    neutral = KindTerms({c: 1.0 for c in FitClass}, {TYPICAL: typical}, (1.0, 1.0), 0, 0, 0.0)
     return RunTerms({k: neutral for k in DeviceKind}, 1.0, frozenset())

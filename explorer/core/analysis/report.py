@@ -74,19 +74,16 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
 def _engine_dict(a: Analysis, e: Expected) -> dict[str, Any]:
     """The fitted terms the expected time includes: the engine's and the class factors, with
     the runs they were fitted to (``engine_terms``)."""
-    from explorer.core.analysis.engine_terms import read_terms
+    from explorer.core.analysis.engine_terms import band_words, read_terms
 
     every = read_terms()
     terms = every.of(e.efficiency.kind or a.hardware.kind)
     fit = terms.engine(e.engine or "typical")
-    validated = a.hardware.id in every.validated
     return {"id": fit.id, "asked": a.params.engine, "runs": fit.runs, "sources": list(fit.sources),
             "terms": {t.value: v for t, v in fit.terms.items()},
             "class_factors": {c.value: v for c, v in terms.classes.items()},
             "products_peak": _products_peak(a),
-            "band_note": ("9 in 10 held-out published runs fall in this band" if validated else
-                          f"no published run on {a.hardware.name}: the band of the devices with runs, "
-                          f"{every.widen:g}× as wide in log scale")}
+            "band_note": band_words(a.hardware, every)}
 
 
 def _products_peak(a: Analysis) -> dict[str, Any]:

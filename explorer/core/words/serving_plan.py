@@ -5,6 +5,7 @@ command prints them and the Serving dialog shows them, so both say the same."""
 from __future__ import annotations
 
 from explorer.core.analysis.energy import IDLE_SHARE
+from explorer.core.analysis.engine_terms import band_words
 from explorer.core.analysis.serving import Plan
 from explorer.core.hardware.hardware import Hardware
 from explorer.core.units import format_number
@@ -31,7 +32,7 @@ def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]
     why = c.limited_by if plan.arrival_rate is not None else f"no larger batch: {c.limited_by}"
     low, high = c.tpot_band_s or (0.0, 0.0)
     band = "" if c.tpot_band_s is None else \
-        f" (band {low * 1e3:.2f}–{high * 1e3:.2f} ms: 9 in 10 held-out published runs)"
+        f" ({low * 1e3:.2f}–{high * 1e3:.2f} ms: {band_words(hardware)})"
     out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
                f"device, {format_number(c.tokens_per_s_per_user)} a user, {c.tpot_s * 1e3:.2f} ms a "
                f"token{band}; {why}.")
