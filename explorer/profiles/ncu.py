@@ -24,7 +24,10 @@ What is read of each launch (one without its time is refused):
 
 - time: ``gpu__time_duration.sum``, or where only ncu's sections were captured (the default
   ``ncu --csv``), the "Duration" of the "GPU Speed Of Light Throughput" section (the same
-  counter under its display name);
+  counter under its display name), or where neither was, ``sm__cycles_elapsed.avg`` ÷
+  ``sm__cycles_elapsed.avg.per_second``: the time NERSC's roofline method reads
+  (gitlab.com/NERSC/roofline-on-nvidia-gpus, "Time: sm__cycles_elapsed.avg /
+  sm__cycles_elapsed.avg.per_second"), whose metric lists many captures follow;
 - FLOPs on the CUDA cores: ``sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum``
   (``smsp__`` likewise), an add or a multiply 1 FLOP, a fused multiply-add 2;
   half-precision instructions work on packed pairs, so they count twice that;
@@ -43,6 +46,11 @@ What is read of each launch (one without its time is refused):
   kernel ran such instructions with no ``sm__ops_path_tensor_*`` counter, the profile says
   which counters to capture;
 - the GPU: ``device__attribute_display_name`` where the export has it.
+
+Nsight Compute 2019 on a GPU before Volta (Pascal) wrote its counters under older names:
+``gpu__time_duration`` (no ``.sum``), ``dram__read_bytes`` and ``dram__write_bytes``. They
+are read as today's ``gpu__time_duration.sum``, ``dram__bytes_read.sum`` and
+``dram__bytes_write.sum``, and the profile says so; that set has no FLOP counter.
 """
 
 from __future__ import annotations
@@ -65,6 +73,13 @@ TIME = "gpu__time_duration.sum"
 # The Speed Of Light section's display name for TIME (the section's "Duration" row)
 SOL_SECTION, DURATION = "GPU Speed Of Light Throughput", "Duration"
 DEVICE = "device__attribute_display_name"
+# NERSC's roofline time where no duration was captured: the SMs' elapsed cycles ÷ their clock
+CYCLES, CLOCK = "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"
+CYCLE_TIMED = "cycle-timed"  # marks a launch timed by CYCLES ÷ CLOCK, for the notes
+LEGACY_READ = "legacy-names"  # marks a launch whose counters had Nsight Compute 2019's names
+# Nsight Compute 2019's names on pre-Volta GPUs → today's
+LEGACY = {"gpu__time_duration": TIME, "dram__read_bytes": "dram__bytes_read.sum",
+          "dram__write_bytes": "dram__bytes_write.sum"}
 FLOP_METRICS = {  # metric → (precision, FLOPs per instruction)
     f"{unit}__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": (precision, weight * (2 if p == "h" else 1))
     for unit in ("sm", "smsp")
@@ -99,8 +114,9 @@ LONG_COLUMNS = ("Metric Name", "Metric Unit", "Metric Value")
 
 
 def unit_kind(unit: str) -> tuple[str, float] | None:
-    """(kind, factor to base units) of an ncu unit: "time" (s), "bytes", "count", "rate",
-    "frequency" or "percent"; None for a unit ncu never wrote."""
+    """(kind, factor to base units) of an ncu unit: "time" (s), "bytes", "count", "rate" (a
+    rate per unit of time to one per second: cycle/nsecond 1e9; per cycle or instruction, its
+    numerator's factor), "frequency" (Hz) or "percent"; None for a unit ncu never wrote."""
     unit = unit.strip()
     if unit in SECONDS:
         return "time", SECONDS[unit]
@@ -113,8 +129,9 @@ def unit_kind(unit: str) -> tuple[str, float] | None:
         return "count", PREFIXES[scaled.group(1)]
     if _FREQUENCY.match(unit):
         return "frequency", PREFIXES[unit[0]] if len(unit) == 3 else 1.0
-    if (rate := _RATE.match(unit)) is not None and unit_kind(rate.group(1)) is not None:
-        return "rate", 1.0
+    if (rate := _RATE.match(unit)) is not None and (top := unit_kind(rate.group(1))) is not None:
+        per = SECONDS.get(rate.group(2))  # per unit of time: to per second; per cycle or inst: as is
+        return "rate", top[1] / per if per else top[1]
     return None
 
 
@@ -154,6 +171,13 @@ def _notes(start: int, launches: dict, kernels: tuple[ProfiledKernel, ...]) -> l
     if from_duration:
         notes.append(f"{from_duration} kernel(s) timed by the {SOL_SECTION} section's Duration "
                      f"({TIME} under its display name)")
+    by_cycles = sum(1 for m in metrics if CYCLE_TIMED in m)
+    if by_cycles:
+        notes.append(f"{by_cycles} kernel(s) timed as {CYCLES} ÷ {CLOCK} (NERSC's roofline method): the "
+                     f"export has no {TIME}")
+    if any(LEGACY_READ in m for m in metrics):
+        notes.append("Nsight Compute 2019's counter names (a GPU before Volta) read as today's: "
+                     + ", ".join(f"{old} as {new}" for old, new in LEGACY.items()))
     if not any(level in BYTE_METRICS.values() for m in metrics for level in _levels(m)):
         notes.append("no byte counter in the export: no intensity (the sections' throughputs are rates, "
                      "not bytes; capture dram__bytes_read.sum,dram__bytes_write.sum, "
@@ -201,6 +225,8 @@ def _long_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
             out[ident] = (name, metrics, value.strip())
             continue
         section = row[section_at] if section_at is not None else ""
+        if metric in LEGACY:
+            metric, metrics[LEGACY_READ] = LEGACY[metric], 1.0
         key = TIME if (metric, section) == (DURATION, SOL_SECTION) else metric
         if key == TIME and TIME in metrics and metric == DURATION:
             continue  # the counter itself, already read
@@ -215,7 +241,9 @@ def _raw_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
     id_at, name_at = header.index("ID"), header.index("Kernel Name")
     device_at = header.index(DEVICE) if DEVICE in header else None
     units = rows[0] if rows and not rows[0][id_at].strip() else None  # the units row, if written
-    columns = [(i, metric) for i, metric in enumerate(header) if _wanted(metric)]
+    named = [_named(metric, header) for metric in header]
+    columns = [(i, metric) for i, metric in enumerate(named) if _wanted(metric)]
+    legacy = any(new != old for new, old in zip(named, header, strict=True))
     out: Launches = {}
     for number, row in enumerate(rows[1:] if units else rows, start=3 if units else 2):
         if not any(cell.strip() for cell in row):
@@ -229,15 +257,23 @@ def _raw_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
         metrics = {metric: _value(path, ident, metric, units[i] if units and i < len(units) else "", row[i])
                    for i, metric in columns}
         device = row[device_at].strip() if device_at is not None else ""
-        out[ident] = (row[name_at], {m: v for m, v in metrics.items() if v is not None}, device)
+        kept = {m: v for m, v in metrics.items() if v is not None} | ({LEGACY_READ: 1.0} if legacy else {})
+        out[ident] = (row[name_at], kept, device)
     return out
+
+
+def _named(metric: str, header: list[str]) -> str:
+    """``metric`` under today's name (Nsight Compute 2019's on pre-Volta GPUs: ``LEGACY``),
+    unless the export also has today's."""
+    today = LEGACY.get(metric)
+    return today if today is not None and today not in header else metric
 
 
 def _wanted(metric: str) -> bool:
     return metric in _WANTED or TENSOR_OPS.match(metric) is not None
 
 
-_WANTED = {TIME, TENSOR, *FLOP_METRICS, *BYTE_METRICS}
+_WANTED = {TIME, TENSOR, CYCLES, CLOCK, *FLOP_METRICS, *BYTE_METRICS}
 
 
 def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
@@ -259,6 +295,11 @@ def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
             raise DataFileError(path, f"a time in an unknown unit {unit!r} (ns, us, ms, s, or "
                                       "nsecond, usecond, msecond, second)", f"kernel ID {ident}", metric)
         return number * kind[1]
+    if metric == CLOCK:
+        if kind is None or not (kind[0] == "frequency" or (kind[0] == "rate" and _per_time(unit))):
+            raise DataFileError(path, f"a clock in an unknown unit {unit!r} (cycle/second, cycle/nsecond, "
+                                      "Ghz, …)", f"kernel ID {ident}", metric)
+        return number * kind[1]
     if kind is None:
         raise DataFileError(path, f"an unknown unit {unit!r} for a count or bytes", f"kernel ID {ident}",
                             metric)
@@ -270,6 +311,10 @@ def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
     if number > COUNTER_MAX:
         raise DataFileError(path, f"{BEYOND_COUNTER}, got {text!r}", f"kernel ID {ident}", metric)
     return number
+
+
+def _per_time(unit: str) -> bool:
+    return (rate := _RATE.match(unit.strip())) is not None and rate.group(2) in SECONDS
 
 
 def _tensor_flops(metrics: dict[str, float]) -> dict[str, int]:
@@ -286,10 +331,12 @@ def _tensor_flops(metrics: dict[str, float]) -> dict[str, int]:
 
 
 def _kernel(path, ident: str, name: str, metrics: dict[str, float]) -> ProfiledKernel:
+    if TIME not in metrics and metrics.get(CYCLES) is not None and metrics.get(CLOCK):
+        metrics[TIME], metrics[CYCLE_TIMED] = metrics[CYCLES] / metrics[CLOCK], 1.0
     if TIME not in metrics:
         raise DataFileError(path, f"{TIME} is missing (nor has the export the {SOL_SECTION} section's "
-                                  f"{DURATION}): export it (ncu --metrics {TIME},…, or the SpeedOfLight "
-                                  "section)", f"kernel ID {ident}")
+                                  f"{DURATION}, nor {CYCLES} and {CLOCK}): export it (ncu --metrics "
+                                  f"{TIME},…, or the SpeedOfLight section)", f"kernel ID {ident}")
     flops: dict[str, int] = {}
     for metric, (precision, weight) in FLOP_METRICS.items():
         if metric in metrics and not (metric.startswith("smsp__") and "sm" + metric[4:] in metrics):

@@ -16,9 +16,9 @@ CASES = [(folder / name, figures) for folder in sorted(ROOT.iterdir()) if folder
          for name, figures in yaml.safe_load((folder / "expected.yaml").read_text()).items()]
 
 
-def test_every_csv_there_has_its_figures_written_down():
-    assert {path for path, _ in CASES} == set(ROOT.glob("*/*.csv"))
-    assert len(CASES) >= 6
+def test_every_export_there_has_its_figures_written_down():
+    assert {path for path, _ in CASES} == {*ROOT.glob("*/*.csv"), *ROOT.glob("*/*.txt")}
+    assert len(CASES) >= 14 and len({path.parent for path, _ in CASES}) >= 3
 
 
 @pytest.mark.parametrize(("path", "figures"), CASES, ids=[p.name for p, _ in CASES])
@@ -39,6 +39,40 @@ def test_each_export_gives_the_figures_read_by_hand(path, figures):
     assert flops == figures["flops"]
     dram = [k.bytes["dram"] for k in profile.kernels if "dram" in k.bytes]
     assert (sum(dram) if dram else None) == figures["dram_bytes"]
+    assert profile.device == figures.get("device", "")
+
+
+def test_nsight_compute_2019_s_names_on_a_pascal_gpu_are_read_as_today_s_and_said_so():
+    """The 2019 raw page names its time gpu__time_duration and its DRAM bytes
+    dram__read_bytes and dram__write_bytes (tests/data/third_party/ncu/microgpusim)."""
+    profile = read_profile(ROOT / "microgpusim" / "nsight_vectoradd_100_32_metrics_all.csv")
+    notes = " ".join(profile.notes)
+    assert "Nsight Compute 2019's counter names" in notes
+    assert "gpu__time_duration as gpu__time_duration.sum" in notes
+    assert "no FLOP counter" in notes
+    assert [k.bytes["dram"] for k in profile.kernels] == [7552 + 384, 3264 + 256, 2176 + 256]
+
+
+def test_a_capture_without_a_duration_is_timed_by_its_cycles_and_clock():
+    """NERSC's roofline metrics have no gpu__time_duration.sum: time = sm__cycles_elapsed.avg
+    ÷ sm__cycles_elapsed.avg.per_second (ID 0: 8,382.70 cycles at 999,845,384.51 cycle/s)."""
+    profile = read_profile(ROOT / "ml-operator-parameters" / "bert_flashattn_nsight.csv")
+    assert profile.kernels[0].time_s == pytest.approx(8382.70 / 999845384.51, rel=1e-12)
+    notes = " ".join(profile.notes)
+    assert "10 kernel(s) timed as sm__cycles_elapsed.avg ÷ sm__cycles_elapsed.avg.per_second" in notes
+    assert "6 kernel(s) ran tensor-core instructions with no tensor operation counter" in notes
+
+
+def test_a_clock_in_cycles_a_nanosecond_is_read_per_second(tmp_path):
+    text = (ROOT / "ml-operator-parameters" / "bert_flashattn_nsight.csv").read_text()
+    changed = text.replace('"cycle/second","999,845,384.51"', '"cycle/nsecond","0.99984538451"')
+    assert changed != text
+    path = tmp_path / "scaled.csv"
+    path.write_text(changed)
+    assert read_profile(path).kernels[0].time_s == pytest.approx(8382.70 / 999845384.51, rel=1e-9)
+    path.write_text(text.replace('"cycle/second","999,845,384.51"', '"byte","999,845,384.51"'))
+    with pytest.raises(DataFileError, match="a clock in an unknown unit 'byte'"):
+        read_profile(path)
 
 
 def test_a_sections_only_export_says_what_it_lacks():
@@ -56,9 +90,10 @@ def test_a_sections_only_export_says_what_it_lacks():
     ("Gbyte", "bytes", 1e9), ("B", "bytes", 1.0), ("KB", "bytes", 1e3), ("MB", "bytes", 1e6),
     ("GB", "bytes", 1e9), ("KiB", "bytes", 1024.0), ("inst", "count", 1.0), ("Kinst", "count", 1e3),
     ("cycle", "count", 1.0), ("Kcycle", "count", 1e3), ("Mcycle", "count", 1e6), ("warp", "count", 1.0),
-    ("", "count", 1.0), ("%", "percent", 1.0), ("byte/second", "rate", 1.0), ("Gbyte/s", "rate", 1.0),
-    ("GB/s", "rate", 1.0), ("inst/cycle", "rate", 1.0), ("cycle/nsecond", "rate", 1.0),
-    ("byte/cycle", "rate", 1.0), ("Ghz", "frequency", 1e9), ("Mhz", "frequency", 1e6),
+    ("", "count", 1.0), ("%", "percent", 1.0), ("byte/second", "rate", 1.0), ("Gbyte/s", "rate", 1e9),
+    ("GB/s", "rate", 1e9), ("inst/cycle", "rate", 1.0), ("cycle/nsecond", "rate", 1e9),
+    ("cycle/usecond", "rate", 1e6), ("cycle/second", "rate", 1.0), ("byte/cycle", "rate", 1.0),
+    ("Ghz", "frequency", 1e9), ("Mhz", "frequency", 1e6),
 ])
 def test_every_unit_spelling_ncu_writes_is_known(unit, kind, factor):
     assert ncu.unit_kind(unit) == (kind, pytest.approx(factor))

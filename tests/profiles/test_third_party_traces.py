@@ -222,6 +222,9 @@ def test_a_gzip_of_binary_data_is_not_a_trace(tmp_path):
     ("AMD Radeon Graphics", "h100-sxm", True),  # another vendor, whatever the model
     ("AMD Radeon Graphics", "mi300x", False),  # no model number: nothing to tell
     ("NVIDIA GeForce RTX 4090", "rtx-4090", False),
+    # tests/data/third_party/ncu/microgpusim: a GeForce GTX model number is one too
+    ("NVIDIA GeForce GTX 1080", "rtx-4090", True),
+    ("NVIDIA GeForce GTX 1080 Ti", "rtx-4090", True),
 ])
 def test_a_device_is_told_from_another_by_its_model_number(catalog, device, hardware, warned):
     from explorer.core.analysis.profile_match import device_mismatch

@@ -148,10 +148,10 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None
 
 
 def _model_tokens(name: str) -> set[str]:
-    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090"), upper case."""
-    spaced = re.sub(r"(?i)\bRTX\s+(\d{4})", r"RTX\1", name)
-    return {t.upper() for t in re.findall(r"(?i)(?<![\w])(MI\d{3}[A-Z]?|RTX\d{4}|[A-Z]\d{1,3}[A-Z]?)(?![\w])",
-                                            spaced)}
+    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090", "GTX1080"), upper case."""
+    spaced = re.sub(r"(?i)\b(RTX|GTX)\s+(\d{3,4})", r"\1\2", name)
+    model = r"(?i)(?<![\w])(MI\d{3}[A-Z]?|[RG]TX\d{3,4}|[A-Z]\d{1,3}[A-Z]?)(?![\w])"
+    return {t.upper() for t in re.findall(model, spaced)}
 
 
 def _vendor(name: str) -> str:
