@@ -107,3 +107,14 @@ def test_a_throughput_is_not_taken_for_bytes(tmp_path):
     path.write_text(changed)
     with pytest.raises(DataFileError, match=r"a rate .* where bytes were expected"):
         read_profile(path)
+
+
+def test_a_raw_page_in_the_units_of_recent_releases_reads_the_same(tmp_path):
+    """Derived from a real file (no licensed raw page of a recent release was found): the
+    2019 raw page with its time unit spelt as releases since 2023 spell it ("ns")."""
+    text = (ROOT / "microgpusim" / "nsight_vectoradd_100_32_metrics_all.csv").read_text()
+    changed = text.replace('"nsecond"', '"ns"')
+    assert changed.count('"ns"') == text.count('"nsecond"') > 0
+    path = tmp_path / "recent.csv"
+    path.write_text(changed)
+    assert read_profile(path).time_s == pytest.approx(3 * 2720e-9, rel=1e-12)
