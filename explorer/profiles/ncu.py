@@ -76,7 +76,7 @@ DEVICE = "device__attribute_display_name"
 # NERSC's roofline time where no duration was captured: the SMs' elapsed cycles ÷ their clock
 CYCLES, CLOCK = "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"
 CYCLE_TIMED = "cycle-timed"  # marks a launch timed by CYCLES ÷ CLOCK, for the notes
-LEGACY_READ = "legacy-names"  # marks a launch whose counters had Nsight Compute 2019's names
+RENAMED = "renamed:"  # + a 2019 name: marks a launch whose counter of that name was read as today's
 # Nsight Compute 2019's names on pre-Volta GPUs → today's
 LEGACY = {"gpu__time_duration": TIME, "dram__read_bytes": "dram__bytes_read.sum",
           "dram__write_bytes": "dram__bytes_write.sum"}
@@ -102,6 +102,8 @@ BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
 # Recent releases write ns, us, ms; older ones nsecond, usecond, msecond.
 SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0,
            "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+PER_SECOND = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0,
+              "nsecond": 1e9, "usecond": 1e6, "msecond": 1e3, "second": 1.0}  # a rate per unit → per second
 _BYTES = re.compile(r"^(Ki|Mi|Gi|Ti|[kKMGTP]?)(byte|bytes|B)$")
 _COUNT = re.compile(r"^([kKMGTP]?)(inst|cycle|warp|block|thread|sector|request|op|ops|"
                     r"wavefront|transaction|register|)$")
@@ -128,11 +130,19 @@ def unit_kind(unit: str) -> tuple[str, float] | None:
     if (scaled := _COUNT.match(unit)) is not None:
         return "count", PREFIXES[scaled.group(1)]
     if _FREQUENCY.match(unit):
-        return "frequency", PREFIXES[unit[0]] if len(unit) == 3 else 1.0
+        return "frequency", PREFIXES[unit[0].upper()] if len(unit) == 3 else 1.0
     if (rate := _RATE.match(unit)) is not None and (top := unit_kind(rate.group(1))) is not None:
-        per = SECONDS.get(rate.group(2))  # per unit of time: to per second; per cycle or inst: as is
-        return "rate", top[1] / per if per else top[1]
+        # per unit of time: to per second; per cycle or instruction: as it is
+        return "rate", top[1] * PER_SECOND.get(rate.group(2), 1.0)
     return None
+
+
+def _is_clock(unit: str) -> bool:
+    """Cycles a unit of time (cycle/second, cycle/nsecond, Kcycle/usecond) or a frequency (GHz)."""
+    unit = unit.strip()
+    rate = _RATE.match(unit)
+    cycles = rate is not None and re.fullmatch(r"[kKMGTP]?cycle", rate.group(1)) is not None
+    return _FREQUENCY.match(unit) is not None or (cycles and rate is not None and rate.group(2) in PER_SECOND)
 
 
 def read_ncu_csv(path: str | Path, text: str | None = None) -> Profile:
@@ -152,7 +162,7 @@ def read_ncu_csv(path: str | Path, text: str | None = None) -> Profile:
     if "Kernel Name" not in header:
         raise DataFileError(path, 'the CSV header has no "Kernel Name" column: not an Nsight Compute export')
     long = all(column in header for column in LONG_COLUMNS)
-    launches = _long_rows(path, header, rows[1:]) if long else _raw_rows(path, header, rows[1:])
+    launches = _today(_long_rows(path, header, rows[1:]) if long else _raw_rows(path, header, rows[1:]))
     if not launches:
         raise DataFileError(path, "the export holds no kernel launches")
     kernels = tuple(_kernel(path, ident, name, metrics) for ident, (name, metrics, _) in launches.items())
@@ -175,9 +185,10 @@ def _notes(start: int, launches: dict, kernels: tuple[ProfiledKernel, ...]) -> l
     if by_cycles:
         notes.append(f"{by_cycles} kernel(s) timed as {CYCLES} ÷ {CLOCK} (NERSC's roofline method): the "
                      f"export has no {TIME}")
-    if any(LEGACY_READ in m for m in metrics):
+    renamed = [f"{old} as {new}" for old, new in LEGACY.items() if any(RENAMED + old in m for m in metrics)]
+    if renamed:
         notes.append("Nsight Compute 2019's counter names (a GPU before Volta) read as today's: "
-                     + ", ".join(f"{old} as {new}" for old, new in LEGACY.items()))
+                     + ", ".join(renamed))
     if not any(level in BYTE_METRICS.values() for m in metrics for level in _levels(m)):
         notes.append("no byte counter in the export: no intensity (the sections' throughputs are rates, "
                      "not bytes; capture dram__bytes_read.sum,dram__bytes_write.sum, "
@@ -225,8 +236,6 @@ def _long_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
             out[ident] = (name, metrics, value.strip())
             continue
         section = row[section_at] if section_at is not None else ""
-        if metric in LEGACY:
-            metric, metrics[LEGACY_READ] = LEGACY[metric], 1.0
         key = TIME if (metric, section) == (DURATION, SOL_SECTION) else metric
         if key == TIME and TIME in metrics and metric == DURATION:
             continue  # the counter itself, already read
@@ -241,9 +250,7 @@ def _raw_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
     id_at, name_at = header.index("ID"), header.index("Kernel Name")
     device_at = header.index(DEVICE) if DEVICE in header else None
     units = rows[0] if rows and not rows[0][id_at].strip() else None  # the units row, if written
-    named = [_named(metric, header) for metric in header]
-    columns = [(i, metric) for i, metric in enumerate(named) if _wanted(metric)]
-    legacy = any(new != old for new, old in zip(named, header, strict=True))
+    columns = [(i, metric) for i, metric in enumerate(header) if _wanted(metric)]
     out: Launches = {}
     for number, row in enumerate(rows[1:] if units else rows, start=3 if units else 2):
         if not any(cell.strip() for cell in row):
@@ -257,23 +264,25 @@ def _raw_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
         metrics = {metric: _value(path, ident, metric, units[i] if units and i < len(units) else "", row[i])
                    for i, metric in columns}
         device = row[device_at].strip() if device_at is not None else ""
-        kept = {m: v for m, v in metrics.items() if v is not None} | ({LEGACY_READ: 1.0} if legacy else {})
-        out[ident] = (row[name_at], kept, device)
+        out[ident] = (row[name_at], {m: v for m, v in metrics.items() if v is not None}, device)
     return out
 
 
-def _named(metric: str, header: list[str]) -> str:
-    """``metric`` under today's name (Nsight Compute 2019's on pre-Volta GPUs: ``LEGACY``),
-    unless the export also has today's."""
-    today = LEGACY.get(metric)
-    return today if today is not None and today not in header else metric
+def _today(launches: Launches) -> Launches:
+    """Each launch's counters under today's names: one of Nsight Compute 2019's (``LEGACY``)
+    read as today's where the export has no value of today's, and marked (``RENAMED``)."""
+    for _, metrics, _ in launches.values():
+        for old, new in LEGACY.items():
+            if old in metrics and (value := metrics.pop(old)) is not None and new not in metrics:
+                metrics[new], metrics[RENAMED + old] = value, 1.0
+    return launches
 
 
 def _wanted(metric: str) -> bool:
     return metric in _WANTED or TENSOR_OPS.match(metric) is not None
 
 
-_WANTED = {TIME, TENSOR, CYCLES, CLOCK, *FLOP_METRICS, *BYTE_METRICS}
+_WANTED = {TIME, TENSOR, CYCLES, CLOCK, *LEGACY, *FLOP_METRICS, *BYTE_METRICS}
 
 
 def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
@@ -290,20 +299,20 @@ def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
                             f"kernel ID {ident}", metric)
     unit = unit.strip()
     kind = unit_kind(unit)
-    if metric == TIME:
+    today = LEGACY.get(metric, metric)  # a 2019 name's unit is its today's name's
+    if today == CLOCK:  # only the fallback time needs it: one in another unit is not a clock
+        return number * kind[1] if kind is not None and _is_clock(unit) else None
+    if today == CYCLES and (kind is None or kind[0] != "count"):
+        return None
+    if today == TIME:
         if kind is None or kind[0] != "time":
             raise DataFileError(path, f"a time in an unknown unit {unit!r} (ns, us, ms, s, or "
                                       "nsecond, usecond, msecond, second)", f"kernel ID {ident}", metric)
         return number * kind[1]
-    if metric == CLOCK:
-        if kind is None or not (kind[0] == "frequency" or (kind[0] == "rate" and _per_time(unit))):
-            raise DataFileError(path, f"a clock in an unknown unit {unit!r} (cycle/second, cycle/nsecond, "
-                                      "Ghz, …)", f"kernel ID {ident}", metric)
-        return number * kind[1]
     if kind is None:
         raise DataFileError(path, f"an unknown unit {unit!r} for a count or bytes", f"kernel ID {ident}",
                             metric)
-    expected = "bytes" if metric in BYTE_METRICS else "count"
+    expected = "bytes" if today in BYTE_METRICS else "count"
     if kind[0] != expected and not (kind[0] == "count" and not unit):  # no unit: a plain number
         raise DataFileError(path, f"a {kind[0]} ({unit!r}) where {expected} were expected: a rate or "
                                   "a percentage is no count", f"kernel ID {ident}", metric)
@@ -311,10 +320,6 @@ def _value(path, ident: str, metric: str, unit: str, text: str) -> float | None:
     if number > COUNTER_MAX:
         raise DataFileError(path, f"{BEYOND_COUNTER}, got {text!r}", f"kernel ID {ident}", metric)
     return number
-
-
-def _per_time(unit: str) -> bool:
-    return (rate := _RATE.match(unit.strip())) is not None and rate.group(2) in SECONDS
 
 
 def _tensor_flops(metrics: dict[str, float]) -> dict[str, int]:
@@ -331,12 +336,13 @@ def _tensor_flops(metrics: dict[str, float]) -> dict[str, int]:
 
 
 def _kernel(path, ident: str, name: str, metrics: dict[str, float]) -> ProfiledKernel:
-    if TIME not in metrics and metrics.get(CYCLES) is not None and metrics.get(CLOCK):
+    if TIME not in metrics and CYCLES in metrics and metrics.get(CLOCK, 0.0) > 0:
         metrics[TIME], metrics[CYCLE_TIMED] = metrics[CYCLES] / metrics[CLOCK], 1.0
     if TIME not in metrics:
         raise DataFileError(path, f"{TIME} is missing (nor has the export the {SOL_SECTION} section's "
-                                  f"{DURATION}, nor {CYCLES} and {CLOCK}): export it (ncu --metrics "
-                                  f"{TIME},…, or the SpeedOfLight section)", f"kernel ID {ident}")
+                                  f"{DURATION}, nor {CYCLES} and {CLOCK} in cycles a second above 0): "
+                                  f"export it (ncu --metrics {TIME},…, or the SpeedOfLight section)",
+                            f"kernel ID {ident}")
     flops: dict[str, int] = {}
     for metric, (precision, weight) in FLOP_METRICS.items():
         if metric in metrics and not (metric.startswith("smsp__") and "sm" + metric[4:] in metrics):

@@ -70,9 +70,53 @@ def test_a_clock_in_cycles_a_nanosecond_is_read_per_second(tmp_path):
     path = tmp_path / "scaled.csv"
     path.write_text(changed)
     assert read_profile(path).kernels[0].time_s == pytest.approx(8382.70 / 999845384.51, rel=1e-9)
-    path.write_text(text.replace('"cycle/second","999,845,384.51"', '"byte","999,845,384.51"'))
-    with pytest.raises(DataFileError, match="a clock in an unknown unit 'byte'"):
-        read_profile(path)
+    for unit, value in (("Ghz", "0.99984538451"), ("GHz", "0.99984538451"), ("ghz", "0.99984538451"),
+                        ("Mhz", "999.84538451"), ("Kcycle/usecond", "0.99984538451")):
+        path.write_text(text.replace('"cycle/second","999,845,384.51"', f'"{unit}","{value}"'))
+        assert read_profile(path).kernels[0].time_s == pytest.approx(8382.70 / 999845384.51, rel=1e-9), unit
+    # a rate of anything but cycles is no clock, and a clock of 0 times nothing
+    for unit, value in (("byte/second", "999,845,384.51"), ("inst/second", "999,845,384.51"),
+                        ("byte", "999,845,384.51"), ("cycle/second", "0")):
+        path.write_text(text.replace('"cycle/second","999,845,384.51"', f'"{unit}","{value}"'))
+        missing = (r"entry 'kernel ID 0': gpu__time_duration.sum is missing .*"
+                   r"sm__cycles_elapsed.avg.per_second in cycles a second above 0")
+        with pytest.raises(DataFileError, match=missing):
+            read_profile(path)
+
+
+def test_a_clock_in_no_unit_of_clocks_does_not_refuse_an_export_timed_otherwise(tmp_path):
+    """An export with its durations reads whatever unit its clock is in: only a launch
+    without one needs the clock (nsight162.csv has both)."""
+    text = (ROOT / "ml-operator-parameters" / "nsight162.csv").read_text()
+    changed = text.replace('"sm__cycles_elapsed.avg.per_second","cycle/second"',
+                           '"sm__cycles_elapsed.avg.per_second","%"')
+    assert changed != text
+    path = tmp_path / "odd-clock.csv"
+    path.write_text(changed)
+    assert read_profile(path).time_s == pytest.approx(5.689984e-3, rel=1e-12)
+
+
+def test_a_2019_name_beside_today_s_gives_way_in_either_layout(tmp_path):
+    """Today's counter wins over a 2019 one of the same meaning, in whichever order the rows
+    come, and the note names only the renamings that were made."""
+    text = (ROOT / "ml-operator-parameters" / "nsight162.csv").read_text()
+    rows = text.splitlines()
+    first = next(r for r in rows if '"gpu__time_duration.sum","nsecond"' in r)
+    old = first.replace('"gpu__time_duration.sum","nsecond","', '"gpu__time_duration","nsecond","9')
+    for placed in ([old, first], [first, old]):
+        changed = text.replace(first, "\n".join(placed))
+        path = tmp_path / "both.csv"
+        path.write_text(changed)
+        profile = read_profile(path)
+        assert profile.time_s == pytest.approx(5.689984e-3, rel=1e-12)
+        assert not any("2019" in note for note in profile.notes)
+    raw = (ROOT / "microgpusim" / "nsight_vectoradd_100_32_metrics_all.csv").read_text()
+    only_time = raw.replace('"dram__read_bytes"', '"dram__read_bytes_old"').replace(
+        '"dram__write_bytes"', '"dram__write_bytes_old"')
+    path = tmp_path / "time-only.csv"
+    path.write_text(only_time)
+    notes = " ".join(read_profile(path).notes)
+    assert "gpu__time_duration as gpu__time_duration.sum" in notes and "dram__read_bytes" not in notes
 
 
 def test_a_sections_only_export_says_what_it_lacks():
@@ -93,7 +137,8 @@ def test_a_sections_only_export_says_what_it_lacks():
     ("", "count", 1.0), ("%", "percent", 1.0), ("byte/second", "rate", 1.0), ("Gbyte/s", "rate", 1e9),
     ("GB/s", "rate", 1e9), ("inst/cycle", "rate", 1.0), ("cycle/nsecond", "rate", 1e9),
     ("cycle/usecond", "rate", 1e6), ("cycle/second", "rate", 1.0), ("byte/cycle", "rate", 1.0),
-    ("Ghz", "frequency", 1e9), ("Mhz", "frequency", 1e6),
+    ("Ghz", "frequency", 1e9), ("Mhz", "frequency", 1e6), ("ghz", "frequency", 1e9),
+    ("GHz", "frequency", 1e9),
 ])
 def test_every_unit_spelling_ncu_writes_is_known(unit, kind, factor):
     assert ncu.unit_kind(unit) == (kind, pytest.approx(factor))

@@ -225,6 +225,18 @@ def test_a_gzip_of_binary_data_is_not_a_trace(tmp_path):
     # tests/data/third_party/ncu/microgpusim: a GeForce GTX model number is one too
     ("NVIDIA GeForce GTX 1080", "rtx-4090", True),
     ("NVIDIA GeForce GTX 1080 Ti", "rtx-4090", True),
+    # the board: an H100 PCIe (2 TB/s) is not an H100 SXM (3.35 TB/s); a name without one says nothing
+    ("NVIDIA H100 PCIe", "h100-sxm", True),
+    ("NVIDIA H100 PCIe", "h100-pcie", False),
+    ("NVIDIA H100 NVL", "h100-nvl", False),
+    ("NVIDIA H100 80GB HBM3", "h100-pcie", False),
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb-pcie", True),
+    ("NVIDIA RTX A6000", "rtx-6000-ada", True),  # Ampere's A6000 is not the RTX 6000 Ada
+    ("NVIDIA RTX A6000", "a40", True),
+    ("NVIDIA GH200 480GB", "h100-sxm", True),
+    ("NVIDIA GB200", "gb200", False),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell", False),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-5090", True),
 ])
 def test_a_device_is_told_from_another_by_its_model_number(catalog, device, hardware, warned):
     from explorer.core.analysis.profile_match import device_mismatch

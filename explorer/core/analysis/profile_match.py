@@ -148,9 +148,12 @@ def compare(profile: Profile, a: Analysis, e: Expected | None, steps: int | None
 
 
 def _model_tokens(name: str) -> set[str]:
-    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090", "GTX1080"), upper case."""
-    spaced = re.sub(r"(?i)\b(RTX|GTX)\s+(\d{3,4})", r"\1\2", name)
-    model = r"(?i)(?<![\w])(MI\d{3}[A-Z]?|[RG]TX\d{3,4}|[A-Z]\d{1,3}[A-Z]?)(?![\w])"
+    """The model numbers a device's name holds ("H100", "MI300X", "RTX4090", "GTX1080", "A6000",
+    "GB200", "RTXPRO6000"), upper case."""
+    spaced = re.sub(r"(?i)\bRTX\s+PRO\s+(\d{4})", r"RTXPRO\1", name)
+    spaced = re.sub(r"(?i)\b(RTX|GTX)\s+(\d{3,4})", r"\1\2", spaced)
+    model = (r"(?i)(?<![\w])(MI\d{3}[A-Z]?|RTXPRO\d{4}|[RG]TX\d{3,4}|G[BH]\d{3}|A\d{4}|[A-Z]\d{1,3}[A-Z]?)"
+             r"(?![\w])")
     return {t.upper() for t in re.findall(model, spaced)}
 
 
@@ -166,16 +169,24 @@ def _vendor(name: str) -> str:
 def device_mismatch(profile_device: str, hardware: Hardware | None) -> str:
     """A warning where the GPU the profile names is not ``hardware`` ("" where they agree or
     the profile names none): an MI300X's kernels beside an H100's roofs say nothing of
-    either."""
+    either, nor an H100 PCIe's (2 TB/s) beside an H100 SXM's (3.35 TB/s)."""
     if not profile_device or hardware is None:
         return ""
     theirs, ours = _model_tokens(profile_device), _model_tokens(hardware.name)
     vendors = _vendor(profile_device), _vendor(hardware.name)
-    differs = (all(vendors) and vendors[0] != vendors[1]) or (theirs and ours and not theirs & ours)
+    forms = _form(profile_device), _form(hardware.name)
+    differs = ((all(vendors) and vendors[0] != vendors[1]) or (theirs and ours and not theirs & ours)
+               or (all(forms) and forms[0] != forms[1]))
     if not differs:
         return ""
     return (f"the profile ran on {profile_device}, not on {hardware.name} (the device compared): its "
             "times say how that device ran, not this one")
+
+
+def _form(name: str) -> str:
+    """The board a data-centre GPU's name says it is on ("PCIE", "SXM", "NVL"), else ""."""
+    found = re.search(r"(?i)(?<![a-z])(pcie|sxm|nvl)", name)
+    return found.group(1).upper() if found else ""
 
 
 def weight_shapes(a: Analysis) -> dict[tuple[int, int], list[int]]:
