@@ -11,7 +11,7 @@ from explorer.chart.elements import Chart, ElementKind, Line, Marker, Stroke, Te
 from explorer.chart.palette import GROUP_SHAPES, SUITE_SHAPES, TRACK_DASH, UNFIT_DASH, group_of
 from explorer.chart.snapshot import Snapshot
 from explorer.core.analysis.analysis import Analysis
-from explorer.core.analysis.engine_terms import band_words
+from explorer.core.analysis.engine_terms import band_words, efficiency_unchecked
 from explorer.core.analysis.roofline import COMPUTE, Ceilings, Roof
 from explorer.core.model import collective_costs
 from explorer.core.model.applicability import Phase
@@ -197,8 +197,9 @@ def _expected_marks(chart: Chart, shot: Snapshot, theme, star) -> tuple[list[Lin
     scale, t = chart.page.lines, a.totals
     center = (star[0], chart.y_px(t.flops / e.time_s))
     parts = ", ".join(f"{name} {format_time(s)}" for name, s in e.parts.items() if s > 0)
+    words = band_words(a.hardware, efficiency_unchecked(a.params.efficiency))
     band = "" if e.band is None else (f"\nexpected between {format_time(e.band[0])} and "
-                                      f"{format_time(e.band[1])} ({band_words(a.hardware)})")
+                                      f"{format_time(e.band[1])} ({words})")
     tooltip = (f"whole step, expected: {format_time(e.time_s)}, {e.ratio:.2f}× the bound, with "
                f"{a.params.efficiency} efficiency ({e.efficiency.name}, engine {e.engine or 'typical'})"
                f"{band}\n{parts}\nreal kernels reach a share of each roof: see How close are the "

@@ -5,6 +5,7 @@ held-out prediction never sees its own source, and the terms only ever add time.
 ``python -m tests.core.test_engine_terms --write`` writes resources/efficiency/engines.yaml
 again after the runs or the model change."""
 
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -196,16 +197,21 @@ def test_a_held_out_prediction_never_sees_its_own_source(rows):
     assert any(after[r.id] != pytest.approx(before[r.id], rel=1e-6) for r in rows if r.group != group)
 
 
-def test_the_band_weighs_each_source_as_one_whatever_its_number_of_runs():
+def test_the_band_weighs_each_source_s_runs_together_as_one():
     """By hand: source a's three runs at 1.0 weigh 1/3 each, b's one run at 2.0 weighs 1;
     their middles sit at 1/12, 3/12, 5/12 and 9/12 of the weight, so the 5th percentile is
-    a's 1.0 and the 95th b's 2.0 (over runs, numpy's 95th would be 1.85). Ten times a's runs
-    leave the band as it is."""
+    a's 1.0 and the 95th b's 2.0 (over runs, numpy's 95th would be 1.85). With 20 sources of
+    one run each at e^0, e^0.1, …, e^1.9, the middles sit at 0.025, 0.075, …, 0.975: the
+    5th percentile falls halfway between the first two (e^0.05), the 95th halfway between
+    the last two (e^1.85)."""
     a, b = [("a", 1.0)] * 3, [("b", 2.0)]
     assert run_fit.band_of(a + b) == pytest.approx((1.0, 2.0))
     assert np.percentile([1.0, 1.0, 1.0, 2.0], 95) == pytest.approx(1.85)
-    mixed = [("a", 0.5), ("a", 1.0), ("b", 1.5), ("c", 0.8)]
-    assert run_fit.band_of(mixed) == pytest.approx(run_fit.band_of(mixed[:2] * 10 + mixed[2:]))
+    twenty = [(f"s{i}", math.exp(0.1 * i)) for i in range(20)]
+    assert run_fit.band_of(twenty) == pytest.approx((math.exp(0.05), math.exp(1.85)), rel=1e-12)
+    # a 21st source of ten runs at 1.0 weighs as one run at 1.0 would: the same band
+    ten, one = [*twenty, *[("t", 1.0)] * 10], [*twenty, ("t", 1.0)]
+    assert run_fit.band_of(ten) == pytest.approx(run_fit.band_of(one))
     assert run_fit.band_of([]) == (1.0, 1.0)
 
 
@@ -240,9 +246,13 @@ def test_a_family_without_runs_of_its_own_gets_a_wider_band(models, catalog):
     assert other.band[0] < own.band[0] and other.band[1] > own.band[1]
     low, high = terms.of(DeviceKind.GPU).band
     assert own.band == pytest.approx((own.time_s / max(high, 1), own.time_s / min(low, 1)))
-    assert band_words(catalog["h100-sxm"], terms) == \
-        f"a band that held {terms.of(DeviceKind.GPU).held:.1%} of 89 published GPU runs held out"
-    assert band_words(catalog["h100-sxm"], replace(terms, validated=frozenset())) == \
+    gpu = terms.of(DeviceKind.GPU)
+    assert band_words(catalog["h100-sxm"], terms=terms) == (
+        f"a band that held the measured time of {gpu.held:.1%} of 89 published GPU runs ({gpu.sources} "
+        "sources), each predicted without its source")
+    assert band_words(catalog["h100-sxm"], "with calibrated efficiency", terms) == \
+        "the band of 89 published GPU runs held out, not checked with calibrated efficiency"
+    assert band_words(catalog["h100-sxm"], terms=replace(terms, validated=frozenset())) == \
         "a band 2× as wide in log scale as the devices' with runs: no published run on NVIDIA H100 SXM5 80 GB"
 
 
@@ -267,6 +277,7 @@ def test_a_band_of_one_signed_errors_still_holds_the_expected_time(models, catal
      "'classes.attention': must be a number from 1 to 100"),
     (lambda t: t.replace("  - id: typical", "  - id: usual"), "has no 'typical' engine"),
     (lambda t: t.replace("schema: 2", "schema: 3"), "newer version"),
+    (lambda t: t.replace("schema: 2", "schema: 1"), "no longer reads"),
     (lambda t: t.replace("  band:\n  - ", "  band:\n  - -"), "two ratios above 0"),
     (lambda t: t.replace("- kind: gpu", "- kind: tpu"), "kind"),
 ])

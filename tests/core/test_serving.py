@@ -16,7 +16,7 @@ from explorer.core.analysis.serving_request import (
     last_step_params,
     paged_context,
 )
-from explorer.core.analysis.speculation import speculative_speedup, tokens_per_target_step
+from explorer.core.analysis.speculation import Speculation, speculative_speedup, tokens_per_target_step
 from explorer.core.hardware.hardware import DeviceKind
 from explorer.core.model.workload import WorkloadParams
 from explorer.core.words.serving_plan import plan_sentences
@@ -278,5 +278,12 @@ def test_each_point_carries_the_decode_step_s_band(models, catalog):
     assert "a band that held" not in plan_sentences(bound, model.name, h100)[-1]
     low, high = p.chosen.tpot_band_s
     terms = read_terms().of(DeviceKind.GPU)
-    assert (f"({low * 1e3:.2f}–{high * 1e3:.2f} ms: a band that held {terms.held:.1%} of {terms.runs} "
-            "published GPU runs held out)") in plan_sentences(p, model.name, h100)[-1]
+    assert (f"({low * 1e3:.2f}–{high * 1e3:.2f} ms: a band that held the measured time of {terms.held:.1%} "
+            f"of {terms.runs} published GPU runs ({terms.sources} sources), each predicted without its "
+            "source)") in plan_sentences(p, model.name, h100)[-1]
+    # with speculative decoding the band is scaled from the plain step's: not checked as such
+    spec = plan(model, params, h100, 1024, 1024, speculation=Speculation(models["llama-3-8b"], 4, 0.7))
+    assert spec.band_unchecked == "for speculative decoding"
+    assert "not checked for speculative decoding" in plan_sentences(spec, model.name, h100)[-1]
+    chunked = plan(model, params, h100, 1024, 1024, prefill_chunk=512)
+    assert chunked.band_unchecked == "for decode steps that carry prompt chunks"

@@ -50,6 +50,7 @@ from explorer.core.analysis.analysis import Analysis
 from explorer.core.analysis.expected import Expected, OpClass, launches, op_class, products_peak
 from explorer.core.analysis.terms import once_per_step, step_total
 from explorer.core.files.datafile import Fields
+from explorer.core.hardware.efficiency import Source
 from explorer.core.hardware.hardware import DeviceKind, Hardware, kind_label
 from explorer.core.model import ops as op
 from explorer.core.model import training
@@ -273,9 +274,10 @@ def apply(a: Analysis, e: Expected, terms: RunTerms, engine: str) -> Expected:
 
 
 def band(time_s: float, validated: bool, terms: KindTerms, widen: float) -> tuple[float, float]:
-    """Where a measured time of a step expected at ``time_s`` lies for 9 runs in 10 held out
-    (the ratio's 5th and 95th percentiles), ``widen`` times as wide in log scale for a device
-    without published runs of its own, and stretched to hold ``time_s`` itself."""
+    """Where a measured time of a step expected at ``time_s`` is expected: the held-out ratio's
+    5th and 95th percentiles (``run_fit.band_of``; what it held: ``band_words``), ``widen``
+    times as wide in log scale for a device without published runs of its own, and stretched
+    to hold ``time_s`` itself."""
     low, high = terms.band
     if not validated:
         centre = math.sqrt(low * high)
@@ -284,17 +286,29 @@ def band(time_s: float, validated: bool, terms: KindTerms, widen: float) -> tupl
     return time_s / max(high, 1.0), time_s / min(low, 1.0)
 
 
-def band_words(hardware: Hardware, terms: RunTerms | None = None) -> str:
-    """What a step's band on ``hardware`` stands on: "a band that held 86.5% of 89 published
-    GPU runs held out" (their measured times, each predicted without its source), or, for a
-    device without published runs of its own, that its band is the others' widened."""
+def band_words(hardware: Hardware, unchecked: str = "", terms: RunTerms | None = None) -> str:
+    """What a step's band on ``hardware`` stands on: "a band that held the measured time of
+    86.5% of 89 published GPU runs (12 sources), each predicted without its source"; for a
+    device without published runs of its own, that its band is the others' widened; and where
+    the band was not checked as it is used (``unchecked``: "with calibrated efficiency", "for
+    speculative decoding"), only whose band it is: the runs were predicted with published
+    efficiency, one plain step each."""
     every = terms or read_terms()
     if hardware.id not in every.validated:
         return (f"a band {every.widen:g}× as wide in log scale as the devices' with runs: no published "
                 f"run on {hardware.name}")
     mine = every.of(hardware.kind)
-    kind = kind_label(hardware.kind)
-    return f"a band that held {mine.held:.1%} of {mine.runs} published {kind} runs held out"
+    runs = f"{mine.runs} published {kind_label(hardware.kind)} runs"
+    if unchecked:
+        return f"the band of {runs} held out, not checked {unchecked}"
+    return (f"a band that held the measured time of {mine.held:.1%} of {runs} ({mine.sources} sources), "
+            "each predicted without its source")
+
+
+def efficiency_unchecked(efficiency: str) -> str:
+    """``band_words``'s ``unchecked`` for a step's efficiency source: "" for published (what
+    the held-out runs were predicted with)."""
+    return "" if efficiency == Source.PUBLISHED else f"with {efficiency} efficiency"
 
 
 def _ratio(fields: Fields, name: str, low: float, high: float) -> float:

@@ -37,8 +37,9 @@ def analysis_dict(a: Analysis, run: Run | None = None) -> dict[str, Any]:
     several devices, the ops and totals are one device's (``workload.devices``).
     ``totals.time_s`` is the roofline bound, ``totals.expected_time_s`` the expected time
     (None: the bound alone was asked for, or no efficiency is published for the device) and
-    ``expected_low_s``–``expected_high_s`` the band a measured time is expected in (9 runs in
-    10 held out, ``engine_terms.band``)."""
+    ``expected_low_s``–``expected_high_s`` the band a measured time is expected in
+    (``engine_terms.band``; what it held of the published runs, each held out:
+    ``efficiency.engine.band_note``)."""
     e = expected_for(a)
     return {
         "hardware": _hardware_dict(a),
@@ -74,7 +75,7 @@ def efficiency_dict(a: Analysis, e: Expected | None) -> dict[str, Any]:
 def _engine_dict(a: Analysis, e: Expected) -> dict[str, Any]:
     """The fitted terms the expected time includes: the engine's and the class factors, with
     the runs they were fitted to (``engine_terms``)."""
-    from explorer.core.analysis.engine_terms import band_words, read_terms
+    from explorer.core.analysis.engine_terms import band_words, efficiency_unchecked, read_terms
 
     every = read_terms()
     terms = every.of(e.efficiency.kind or a.hardware.kind)
@@ -83,7 +84,7 @@ def _engine_dict(a: Analysis, e: Expected) -> dict[str, Any]:
             "terms": {t.value: v for t, v in fit.terms.items()},
             "class_factors": {c.value: v for c, v in terms.classes.items()},
             "products_peak": _products_peak(a),
-            "band_note": band_words(a.hardware, every)}
+            "band_note": band_words(a.hardware, efficiency_unchecked(a.params.efficiency), every)}
 
 
 def _products_peak(a: Analysis) -> dict[str, Any]:

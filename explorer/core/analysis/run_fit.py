@@ -228,13 +228,14 @@ def _neutral_engines() -> dict[str, EngineFit]:
 
 def band_of(ratios: Sequence[tuple[str, float]]) -> tuple[float, float]:
     """The ``BAND_PERCENTILES`` of held-out expected ÷ measured, given as (source, ratio),
-    each source weighing as one whatever its number of runs, every phase together.
+    each source's runs together weighing as one (a source of ten runs counts as much as one
+    of a single run, not ten times), every phase together: each run at the middle of its
+    weight (Hazen's plotting position), linear in log scale between them.
 
     The errors cluster by source (an engine's release, a machine's set-up), and a user's run
     is a new source: percentiles over runs let the sources with many runs set the band, and
-    split by phase each holds too few sources for a 5th and 95th percentile. Held out, the
-    CPU runs' band held 68 % of them split by phase over runs, 90 % as here; the GPUs' 84 %
-    and 87 % (docs/validation.md, "The band")."""
+    split by phase each holds too few sources for a 5th and 95th percentile. What the band
+    held, against a band by phase over runs: docs/validation.md, "The band" (tested)."""
     if not ratios:
         return 1.0, 1.0
     size: dict[str, int] = defaultdict(int)
@@ -251,8 +252,8 @@ def band_of(ratios: Sequence[tuple[str, float]]) -> tuple[float, float]:
 
 
 def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
-    """The terms to ship: for each kind of device, fitted to its runs, the bands from the
-    held-out runs."""
+    """The terms to ship: for each kind of device, fitted to its runs, its band from the
+    held-out runs (``band_of``) and the share of them it held."""
     held = held_out(rows)
     kinds = {}
     for kind in sorted({r.kind for r in rows}):

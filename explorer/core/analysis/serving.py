@@ -57,6 +57,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from explorer.core.analysis.analysis import Analysis, analyze
+from explorer.core.analysis.engine_terms import efficiency_unchecked
 from explorer.core.analysis.kv_offload import Offload
 from explorer.core.analysis.memory import max_batch_that_fits, memory_budget, weights_and_kv
 from explorer.core.analysis.serving_load import choose, under_load
@@ -90,6 +91,9 @@ class Plan:
     efficiency: str = "published"  # where the expected times' factors come from
     offloaded_sequences: int = 0  # beyond the KV wall, sequences whose cache host memory holds
     arrival_rate: float | None = None  # the load planned for (requests/s), None: the most tokens/s
+    # how its TPOT band was not checked against published runs ("for speculative decoding"; "":
+    # a plain decode step's band with published efficiency, as the held-out runs were)
+    band_unchecked: str = ""
 
 
 FLAT = 0.02  # doubling the batch adds less than this share of tokens/s a device: the compute roof
@@ -150,7 +154,19 @@ def plan(model: ModelSpec, params: WorkloadParams, hardware: Hardware, prompt: i
             chosen = replace(chosen, limited_by=_limit(chosen, ordered, wall, tpot_target_s, timing))
     device_wall = offload.device_wall if offload else wall
     return Plan(tuple(ordered), device_wall, chosen, source, paged.split.devices, notes,
-                str(params.efficiency), wall - device_wall, arrival_rate)
+                str(params.efficiency), wall - device_wall, arrival_rate,
+                _band_unchecked(params, speculation, prefill_chunk, offload is not None))
+
+
+def _band_unchecked(params: WorkloadParams, speculation: Speculation | None, chunk: int | None,
+                    offloaded: bool) -> str:
+    """How a plan's TPOT band departs from the steps its coverage was measured on (published
+    efficiency, a plain decode step): ``engine_terms.band_words``'s ``unchecked``."""
+    ways = [efficiency_unchecked(params.efficiency),
+            "for speculative decoding" if speculation is not None else "",
+            "for decode steps that carry prompt chunks" if chunk is not None else "",
+            "with KV offload" if offloaded else ""]
+    return " or ".join(w for w in ways if w)
 
 
 def _wall_and_prefill(model: ModelSpec, params: WorkloadParams, paged: WorkloadParams, hardware: Hardware,

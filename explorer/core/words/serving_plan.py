@@ -32,7 +32,7 @@ def plan_sentences(plan: Plan, model_name: str, hardware: Hardware) -> list[str]
     why = c.limited_by if plan.arrival_rate is not None else f"no larger batch: {c.limited_by}"
     low, high = c.tpot_band_s or (0.0, 0.0)
     band = "" if c.tpot_band_s is None else \
-        f" ({low * 1e3:.2f}–{high * 1e3:.2f} ms: {band_words(hardware)})"
+        f" ({low * 1e3:.2f}–{high * 1e3:.2f} ms: {band_words(hardware, plan.band_unchecked)})"
     out.append(f"Chosen: batch {c.batch:,}, {format_number(c.tokens_per_s_per_device)} tokens/s a "
                f"device, {format_number(c.tokens_per_s_per_user)} a user, {c.tpot_s * 1e3:.2f} ms a "
                f"token{band}; {why}.")
