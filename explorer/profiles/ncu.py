@@ -56,8 +56,10 @@ are read as today's ``gpu__time_duration.sum``, ``dram__bytes_read.sum`` and
 from __future__ import annotations
 
 import csv
+import itertools
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from explorer.core.files.errors import DataFileError
@@ -153,16 +155,18 @@ def read_ncu_csv(path: str | Path, text: str | None = None) -> Profile:
     if start is None:
         raise DataFileError(path, 'no Nsight Compute CSV header ("ID", …, "Kernel Name", …) was found: '
                                   "export with ncu --csv --page raw (or --page details)")
-    body = [line for line in lines[start:] if not line.startswith("==")]
+    # rows are read one at a time and only the wanted cells kept: a raw page of 400 columns
+    # held whole as cells took 10× the file
+    rows = csv.reader(line for line in lines[start:] if not line.startswith("=="))
     try:
-        rows = list(csv.reader(body))
+        header = next(rows)
+        if "Kernel Name" not in header:
+            raise DataFileError(path, 'the CSV header has no "Kernel Name" column: not an Nsight Compute '
+                                      "export")
+        long = all(column in header for column in LONG_COLUMNS)
+        launches = _today(_long_rows(path, header, rows) if long else _raw_rows(path, header, rows))
     except csv.Error as exc:
         raise DataFileError(path, f"is not a readable CSV file: {exc}") from None
-    header = rows[0]
-    if "Kernel Name" not in header:
-        raise DataFileError(path, 'the CSV header has no "Kernel Name" column: not an Nsight Compute export')
-    long = all(column in header for column in LONG_COLUMNS)
-    launches = _today(_long_rows(path, header, rows[1:]) if long else _raw_rows(path, header, rows[1:]))
     if not launches:
         raise DataFileError(path, "the export holds no kernel launches")
     kernels = tuple(_kernel(path, ident, name, metrics) for ident, (name, metrics, _) in launches.items())
@@ -216,7 +220,7 @@ def _levels(metrics: dict) -> set[str]:
 Launches = dict[str, tuple[str, dict[str, float], str]]  # ID → (kernel, metrics, GPU name)
 
 
-def _long_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
+def _long_rows(path, header: list[str], rows: Iterator[list[str]]) -> Launches:
     at = {column: header.index(column) for column in ("ID", "Kernel Name", *LONG_COLUMNS)}
     section_at = header.index("Section Name") if "Section Name" in header else None
     needed = max(at.values()) + 1
@@ -246,13 +250,15 @@ def _long_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
     return out
 
 
-def _raw_rows(path, header: list[str], rows: list[list[str]]) -> Launches:
+def _raw_rows(path, header: list[str], rows: Iterator[list[str]]) -> Launches:
     id_at, name_at = header.index("ID"), header.index("Kernel Name")
     device_at = header.index(DEVICE) if DEVICE in header else None
-    units = rows[0] if rows and not rows[0][id_at].strip() else None  # the units row, if written
+    first = next(rows, None)
+    units = first if first is not None and len(first) > id_at and not first[id_at].strip() else None
+    launches = rows if units is not None or first is None else itertools.chain([first], rows)
     columns = [(i, metric) for i, metric in enumerate(header) if _wanted(metric)]
     out: Launches = {}
-    for number, row in enumerate(rows[1:] if units else rows, start=3 if units else 2):
+    for number, row in enumerate(launches, start=3 if units else 2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) < len(header):

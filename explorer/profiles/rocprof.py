@@ -53,34 +53,42 @@ def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
     if folder is not None and not csv_path.is_file():
         raise DataFileError(path, f"a rocprof-compute workload folder holds {PMC}; this one does not")
     text = read_text(csv_path, MAX_PROFILE_BYTES) if text is None else text
-    rows = _rows(csv_path, text)
-    if not rows:
-        raise DataFileError(csv_path, "the file holds no kernel dispatches")
+    rows = csv.DictReader(text.lstrip("\ufeff").splitlines())
+    columns = set(rows.fieldnames or ())
     for column in ("Kernel_Name", "Start_Timestamp", "End_Timestamp"):
-        if column not in rows[0]:
+        if columns and column not in columns:
             raise DataFileError(csv_path, f"the header has no {column} column: not a rocprof-compute "
                                           f"{PMC}")
-    # (row, seconds, HBM bytes as counted: negative when the counters disagree)
-    timed = [(row, _duration(csv_path, row), _hbm_bytes(row, _counter(csv_path, row))) for row in rows]
-    kernels = tuple(_kernel(csv_path, row, seconds, hbm) for row, seconds, hbm in timed if seconds > 0)
+    # one row (thousands of counters) at a time: a 64 MB file held as dicts took 15× the file
+    kernels, dispatches, disagreeing = [], 0, 0
+    try:
+        for row in rows:
+            dispatches += 1
+            seconds, hbm = _duration(csv_path, row), _hbm_bytes(row, _counter(csv_path, row))
+            disagreeing += hbm < 0  # HBM bytes as counted: negative when the counters disagree
+            if seconds > 0:
+                kernels.append(_kernel(csv_path, row, seconds, hbm))
+    except csv.Error as exc:
+        raise DataFileError(csv_path, f"is not a readable CSV file: {exc}") from None
+    if not dispatches:
+        raise DataFileError(csv_path, "the file holds no kernel dispatches")
     if not kernels:
         raise DataFileError(csv_path, "no dispatch has an end after its start: the timestamps were "
                                       "written rounded (like 8.1097E+14), so no kernel's time can be read")
     notes = []
-    if len(kernels) < len(rows):
-        notes.append(f"{len(rows) - len(kernels)} dispatch(es) without a readable time (a timestamp "
+    if len(kernels) < dispatches:
+        notes.append(f"{dispatches - len(kernels)} dispatch(es) without a readable time (a timestamp "
                      "missing, or the end not after the start) left out")
-    disagreeing = sum(1 for _, _, hbm in timed if hbm < 0)
     if disagreeing:
         notes.append(f"{disagreeing} dispatch(es) with HBM request counters that disagree (fewer requests "
                      "than their 32-byte or bubble parts): their HBM bytes taken as 0, not placed")
-    if "TCC_EA0_RDREQ_sum" not in rows[0] and "TCC_EA_RDREQ_sum" not in rows[0]:
+    if "TCC_EA0_RDREQ_sum" not in columns and "TCC_EA_RDREQ_sum" not in columns:
         notes.append("no HBM request counters (TCC_EA*_RDREQ): profile with the roofline counters")
     if folder is not None:
         notes.extend(_peaks(folder / "roofline.csv"))
     gpu = _gpu(folder) if folder is not None else ""
-    return Profile(f"rocprof-compute ({gpu})" if gpu else "rocprof-compute", str(path), kernels, tuple(notes),
-                   device=gpu if gpu != getattr(folder, "name", None) else "")
+    return Profile(f"rocprof-compute ({gpu})" if gpu else "rocprof-compute", str(path), tuple(kernels),
+                   tuple(notes), device=gpu if gpu != getattr(folder, "name", None) else "")
 
 
 def _rows(path, text: str) -> list[dict]:

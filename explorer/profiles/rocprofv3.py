@@ -42,23 +42,28 @@ def read_rocprofv3(path: str | Path, text: str) -> Profile:
         raise DataFileError(path, "is a rocprofv3 counter collection: counters per dispatch but no "
                                   "kernel times; export the kernel trace too (rocprofv3 --kernel-trace "
                                   "--output-format csv) and open its *_kernel_trace.csv")
-    rows = list(csv.DictReader(text.lstrip("\ufeff").splitlines()))
-    dispatches = [row for row in rows if (row.get("Kind") or DISPATCH) == DISPATCH]
-    if not dispatches:
+    # one row at a time, each distinct kernel name kept once: memory follows the dispatches
+    names: dict[str, str] = {}
+    rows = csv.DictReader(text.lstrip("\ufeff").splitlines())
+    try:
+        kernels = tuple(_kernel(path, number, row, names) for number, row in enumerate(rows, start=2)
+                        if (row.get("Kind") or DISPATCH) == DISPATCH)
+    except csv.Error as exc:
+        raise DataFileError(path, f"is not a readable CSV file: {exc}") from None
+    if not kernels:
         raise DataFileError(path, "the rocprofv3 kernel trace holds no kernel dispatch")
-    kernels = tuple(_kernel(path, number, row) for number, row in enumerate(dispatches, start=2))
     notes = ("a rocprofv3 kernel trace: each dispatch's time only, no FLOP or byte counter; "
              "a rocprof-compute workload counts both",)
     return Profile("rocprofv3 (kernel trace)", str(path), kernels, notes)
 
 
-def _kernel(path, line: int, row: dict) -> ProfiledKernel:
+def _kernel(path, line: int, row: dict, names: dict[str, str]) -> ProfiledKernel:
     start, end = (_timestamp(path, line, row, column) for column in ("Start_Timestamp", "End_Timestamp"))
     if end < start:
         raise DataFileError(path, f"line {line} (dispatch {row.get('Dispatch_Id')}): End_Timestamp "
                                   f"{end:,} is before Start_Timestamp {start:,}")
     name = (row.get("Kernel_Name") or "").strip() or f"dispatch {row.get('Dispatch_Id')}"
-    return ProfiledKernel(name, (end - start) * 1e-9)
+    return ProfiledKernel(names.setdefault(name, name), (end - start) * 1e-9)
 
 
 def _timestamp(path, line: int, row: dict, column: str) -> int:
