@@ -36,6 +36,7 @@ bundle: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/analyze_speed.py
 	$(BIN)/python benchmarks/profile_size.py
+	$(BIN)/python benchmarks/profile_csv_size.py
 	$(BIN)/python benchmarks/chart_build.py
 	$(BIN)/python benchmarks/cpu_triad_vs_c.py
 	$(BIN)/python benchmarks/gemm_vs_matmul.py

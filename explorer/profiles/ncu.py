@@ -65,6 +65,7 @@ from pathlib import Path
 from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.model.profile import Profile, ProfiledKernel
+from explorer.profiles.trace_stream import Progress, reported
 
 # Hardware counters and nanosecond timestamps are 64-bit: a count beyond is no count (1e308
 # is a float, but 64 × it, or 1e308 Kbyte in bytes, is not: round() of it raised)
@@ -147,8 +148,9 @@ def _is_clock(unit: str) -> bool:
     return _FREQUENCY.match(unit) is not None or (cycles and rate is not None and rate.group(2) in PER_SECOND)
 
 
-def read_ncu_csv(path: str | Path, text: str | None = None) -> Profile:
-    """The profile in an Nsight Compute CSV export (``text``: its contents, already read)."""
+def read_ncu_csv(path: str | Path, text: str | None = None, progress: Progress | None = None) -> Profile:
+    """The profile in an Nsight Compute CSV export (``text``: its contents, already read;
+    ``progress``: told the share of its lines read, and may raise to stop)."""
     text = read_text(path, MAX_PROFILE_BYTES) if text is None else text
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
@@ -157,7 +159,7 @@ def read_ncu_csv(path: str | Path, text: str | None = None) -> Profile:
                                   "export with ncu --csv --page raw (or --page details)")
     # rows are read one at a time and only the wanted cells kept: a raw page of 400 columns
     # held whole as cells took 10× the file
-    rows = csv.reader(line for line in lines[start:] if not line.startswith("=="))
+    rows = csv.reader(line for line in reported(lines[start:], progress) if not line.startswith("=="))
     try:
         header = next(rows)
         if "Kernel Name" not in header:

@@ -19,19 +19,21 @@ from explorer.profiles.trace_stream import Progress
 
 
 def read_profile(path: str | Path, progress: Progress | None = None) -> Profile:
-    """``progress``: told the share of a trace read as it goes (and may raise to stop); the
-    other formats are small and read at once."""
-    if is_rocprof(path):  # a workload folder
-        return read_rocprof(path)
-    if is_trace(path):
-        with uncollected():
+    """``progress``: told the share of the file read as it goes (a CSV's lines, a trace's
+    bytes), and may raise to stop."""
+    with uncollected():
+        if is_rocprof(path):  # a workload folder
+            return read_rocprof(path, progress=progress)
+        if is_trace(path):
             return read_kineto(path, progress=progress)
-    text = read_text(path, MAX_PROFILE_BYTES)
-    if is_json_object(text):  # JSON without traceEvents: no CSV either, and said so
-        return read_kineto(path, text.encode("utf-8"))
-    if is_rocprof(path, text):
-        return read_rocprof(path, text)
-    return read_rocprofv3(path, text) if is_rocprofv3(text) else read_ncu_csv(path, text)
+        text = read_text(path, MAX_PROFILE_BYTES)
+        if is_json_object(text):  # JSON without traceEvents: no CSV either, and said so
+            return read_kineto(path, text.encode("utf-8"))
+        if is_rocprof(path, text):
+            return read_rocprof(path, text, progress)
+        if is_rocprofv3(text):
+            return read_rocprofv3(path, text, progress)
+        return read_ncu_csv(path, text, progress)
 
 
 @contextmanager

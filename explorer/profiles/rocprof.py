@@ -27,6 +27,7 @@ from explorer.core.files.errors import DataFileError
 from explorer.core.files.reading import read_text
 from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.profiles.ncu import BEYOND_COUNTER, COUNTER_MAX, MAX_PROFILE_BYTES
+from explorer.profiles.trace_stream import Progress, reported
 
 HEADER = "Dispatch_ID"  # the first column of pmc_perf.csv
 PMC = "pmc_perf.csv"
@@ -46,14 +47,15 @@ def is_rocprof(path: str | Path, text: str | None = None) -> bool:
     return text.lstrip("\ufeff").startswith(HEADER + ",")
 
 
-def read_rocprof(path: str | Path, text: str | None = None) -> Profile:
-    """The profile of a workload folder or of its pmc_perf.csv (``text``: its contents)."""
+def read_rocprof(path: str | Path, text: str | None = None, progress: Progress | None = None) -> Profile:
+    """The profile of a workload folder or of its pmc_perf.csv (``text``: its contents;
+    ``progress``: told the share of its lines read, and may raise to stop)."""
     folder = Path(path) if Path(path).is_dir() else None
     csv_path = folder / PMC if folder is not None else Path(path)
     if folder is not None and not csv_path.is_file():
         raise DataFileError(path, f"a rocprof-compute workload folder holds {PMC}; this one does not")
     text = read_text(csv_path, MAX_PROFILE_BYTES) if text is None else text
-    rows = csv.DictReader(text.lstrip("\ufeff").splitlines())
+    rows = csv.DictReader(reported(text.lstrip("\ufeff").splitlines(), progress))
     columns = set(rows.fieldnames or ())
     for column in ("Kernel_Name", "Start_Timestamp", "End_Timestamp"):
         if columns and column not in columns:

@@ -19,6 +19,7 @@ from pathlib import Path
 from explorer.core.files.errors import DataFileError
 from explorer.core.model.profile import Profile, ProfiledKernel
 from explorer.profiles.ncu import COUNTER_MAX
+from explorer.profiles.trace_stream import Progress, reported
 
 TRACE_COLUMNS = ("Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp")
 COUNTER_COLUMNS = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
@@ -36,7 +37,9 @@ def is_rocprofv3(text: str) -> bool:
     return set(TRACE_COLUMNS) <= header or set(COUNTER_COLUMNS) <= header
 
 
-def read_rocprofv3(path: str | Path, text: str) -> Profile:
+def read_rocprofv3(path: str | Path, text: str, progress: Progress | None = None) -> Profile:
+    """The dispatches of a rocprofv3 kernel trace (``progress``: told the share of its lines
+    read, and may raise to stop); a counter collection is refused, naming the trace to open."""
     header = set(_header(text))
     if not set(TRACE_COLUMNS) <= header:
         raise DataFileError(path, "is a rocprofv3 counter collection: counters per dispatch but no "
@@ -44,7 +47,7 @@ def read_rocprofv3(path: str | Path, text: str) -> Profile:
                                   "--output-format csv) and open its *_kernel_trace.csv")
     # one row at a time, each distinct kernel name kept once: memory follows the dispatches
     names: dict[str, str] = {}
-    rows = csv.DictReader(text.lstrip("\ufeff").splitlines())
+    rows = csv.DictReader(reported(text.lstrip("\ufeff").splitlines(), progress))
     try:
         kernels = tuple(_kernel(path, number, row, names) for number, row in enumerate(rows, start=2)
                         if (row.get("Kind") or DISPATCH) == DISPATCH)

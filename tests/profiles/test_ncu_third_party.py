@@ -163,3 +163,23 @@ def test_a_raw_page_in_the_units_of_recent_releases_reads_the_same(tmp_path):
     path = tmp_path / "recent.csv"
     path.write_text(changed)
     assert read_profile(path).time_s == pytest.approx(3 * 2720e-9, rel=1e-12)
+
+
+def test_a_csv_profile_tells_its_progress_and_stops_when_told():
+    """The import's bar and Cancel: a CSV reader reports the share of its lines read (at each
+    200th of them: nsight162.csv's 3,403 lines every 17) and stops where its progress raises."""
+    path = ROOT / "ml-operator-parameters" / "nsight162.csv"
+    shares: list[float] = []
+    read_profile(path, shares.append)
+    assert len(path.read_text().splitlines()) == 3403
+    assert shares == [n * 17 / 3403 for n in range(201)]
+
+    class Stop(Exception):
+        pass
+
+    def stop(share: float) -> None:
+        if share > 0:
+            raise Stop
+
+    with pytest.raises(Stop):
+        read_profile(path, stop)
