@@ -13,8 +13,8 @@ their rows repeated with the launch or dispatch numbers renumbered, until each i
 - a rocprofv3 kernel trace (rocprofiler-sdk's: a short row a dispatch, so the most
   dispatches, each kept as a kernel).
 
-Each round runs each in fresh interpreters, interleaved (``profile_size._child``: wall time,
-CPU time, peak resident memory). The goal (issue 54): every format in at most 8 s and
+Each round runs each in fresh interpreters, interleaved (``profile_size._child``), and
+reads its wall time and peak resident memory. The goal (issue 54): every format in at most 8 s and
 400 MB, the trace's limits, on this 2-core machine.
 
     python benchmarks/profile_csv_size.py [--megabytes 63] [--rounds 5]

@@ -255,12 +255,14 @@ def _long_rows(path, header: list[str], rows: Iterator[list[str]]) -> Launches:
 def _raw_rows(path, header: list[str], rows: Iterator[list[str]]) -> Launches:
     id_at, name_at = header.index("ID"), header.index("Kernel Name")
     device_at = header.index(DEVICE) if DEVICE in header else None
-    first = next(rows, None)
+    first, blank = next(rows, None), 0
+    while first is not None and not any(cell.strip() for cell in first):  # blank lines before the units
+        first, blank = next(rows, None), blank + 1
     units = first if first is not None and len(first) > id_at and not first[id_at].strip() else None
     launches = rows if units is not None or first is None else itertools.chain([first], rows)
     columns = [(i, metric) for i, metric in enumerate(header) if _wanted(metric)]
     out: Launches = {}
-    for number, row in enumerate(launches, start=3 if units else 2):
+    for number, row in enumerate(launches, start=(3 if units else 2) + blank):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) < len(header):

@@ -56,7 +56,10 @@ def read_rocprof(path: str | Path, text: str | None = None, progress: Progress |
         raise DataFileError(path, f"a rocprof-compute workload folder holds {PMC}; this one does not")
     text = read_text(csv_path, MAX_PROFILE_BYTES) if text is None else text
     rows = csv.DictReader(reported(text.lstrip("\ufeff").splitlines(), progress))
-    columns = set(rows.fieldnames or ())
+    try:
+        columns = set(rows.fieldnames or ())  # (the header, read here)
+    except csv.Error as exc:
+        raise DataFileError(csv_path, f"is not a readable CSV file: {exc}") from None
     for column in ("Kernel_Name", "Start_Timestamp", "End_Timestamp"):
         if columns and column not in columns:
             raise DataFileError(csv_path, f"the header has no {column} column: not a rocprof-compute "

@@ -27,8 +27,12 @@ DISPATCH = "KERNEL_DISPATCH"  # the "Kind" of a kernel's row
 
 
 def _header(text: str) -> list[str]:
+    """The first line's cells (none where it is no readable CSV line: then no rocprofv3 file)."""
     first = text.lstrip("\ufeff").split("\n", 1)[0]
-    return next(csv.reader([first]), [])
+    try:
+        return next(csv.reader([first]), [])
+    except csv.Error:
+        return []
 
 
 def is_rocprofv3(text: str) -> bool:

@@ -58,7 +58,7 @@ def reported(lines: Sequence[str], progress: Progress | None) -> Iterator[str]:
     (a CSV profile's rows, read a line at a time: the import's bar moves and its Cancel stops
     it)."""
     total = max(len(lines), 1)
-    every = max(1, total // STEPS)
+    every = -(-total // STEPS)  # (rounded up: at most STEPS + 1 reports)
     for number, line in enumerate(lines):
         if progress is not None and number % every == 0:
             progress(number / total)
