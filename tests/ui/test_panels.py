@@ -600,3 +600,19 @@ def test_a_count_whose_zero_means_something_says_so(window):
     assert state.params.threads == 0 and box.text() == "every core"
     assert panel.editors["micro_batch"].specialValueText() == "auto"
     assert panel.editors["batch"].specialValueText() == ""  # a batch of its minimum, 1, is a number
+
+
+def test_the_notes_say_what_the_reader_said_of_the_profile_shown(window):
+    """A profile's notes (its reader's: a counter missing, a time read another way) are in
+    the workload panel's notes, as `profile` prints them."""
+    from pathlib import Path
+
+    path = (Path(__file__).resolve().parents[1] / "data" / "third_party" / "ncu" / "ml-operator-parameters"
+            / "bert_flashattn_nsight.csv")
+    assert window.import_profile(path)
+    notes, whole = window.workload_panel.notes.text(), window.workload_panel.notes.toolTip()
+    assert ("Profile: 10 kernel(s) timed as sm__cycles_elapsed.avg ÷ sm__cycles_elapsed.avg.per_second; "
+            "6 kernel(s) ran tensor-core instructions with no tensor operation counter") in notes
+    assert "NERSC" not in notes
+    assert "roofline method): the export has no gpu__time_duration.sum" in whole
+    assert "sm__ops_path_tensor_src_bf16_dst_fp32.sum" in whole

@@ -302,8 +302,13 @@ class WorkloadPanel(QtWidgets.QWidget):
         self.memory.set_totals(t)
         compared = self.state.compared()
         why = [f"{compared.name} is not drawn beside it: {compared.why}"] if compared and compared.why else []
+        # what its reader said of the profile shown (a counter missing, a time read another way):
+        # each note's lead clause here, the whole of each in the tooltip
+        said = self.state.profiles[0].notes if self.state.profiles else ()
+        read = ["Profile: " + "; ".join(_lead(note) for note in said)] if said else []
         # names are the user's: escaped
-        self.notes.setText("<br>".join(escape(note) for note in (*analysis.notes, *why)))
+        self.notes.setText("<br>".join(escape(note) for note in (*analysis.notes, *why, *read)))
+        self.notes.setToolTip("<br>".join(escape(f"Profile: {note}") for note in said))
 
     def _on_row_changed(self, current, _previous) -> None:
         if current.isValid():
@@ -320,3 +325,9 @@ class WorkloadPanel(QtWidgets.QWidget):
             self.table.selectRow(index.row())
             self.table.scrollTo(index)
         selection.blockSignals(False)
+
+
+def _lead(note: str) -> str:
+    """A note's lead clause: what it says before its first " (" or ": " (the how and the why)."""
+    cuts = [at for at in (note.find(" ("), note.find(": ")) if at > 0]
+    return note[:min(cuts)] if cuts else note
