@@ -236,7 +236,7 @@ def test_the_planner_stops_where_throughput_no_longer_grows(models, catalog):
     assert rate[3182] / rate[1024] < 1.02 ** math.log2(3182 / 1024)
     assert p.chosen.batch == 1024 and p.chosen.tpot_s == pytest.approx(4.72, abs=0.01)
     assert p.chosen.limited_by.startswith("the compute roof: throughput no longer grows with the batch "
-                                          "(batch 2,048 gives +1.47%")
+                                          "(batch 2,048 gives +1.60%")
     wall = next(q for q in p.points if q.batch == 3182)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
     doc = " ".join(doc.split())
