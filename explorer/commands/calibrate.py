@@ -27,12 +27,14 @@ from explorer.commands.texttable import format_table
 
 def add_parser(sub) -> None:
     from explorer.kernels.backends import BACKENDS
+    from explorer.kernels.calibrate import HELD_OUT_EACH, HELD_OUT_MEDIAN
 
     ca = sub.add_parser("calibrate", help="fit this machine's efficiency factors (the expected time)",
                         description="Run the shapes and stream suites, fit the shares of the roofs "
                                     "matrix products and streams reach here, check the fit on held-out "
                                     "shapes and write a device profile (YAML) for --efficiency calibrated "
-                                    "(a fit that misses them by more than 15 %% (median) or 40 %% (any) is "
+                                    f"(a fit that misses them by more than {HELD_OUT_MEDIAN:.0%} (median) "
+                                    f"or {HELD_OUT_EACH:.0%} (any) is "
                                     "kept aside in efficiency/rejected/, not used, and exits 1). "
                                     "Every point is journalled as it is measured, and the run is saved "
                                     "beside the profile before the fit (calibrate --results fits it "
