@@ -215,6 +215,25 @@ def test_the_band_weighs_each_source_s_runs_together_as_one():
     assert run_fit.band_of([]) == (1.0, 1.0)
 
 
+def test_a_factor_per_cell_places_at_most_each_cell_s_densest_interval():
+    """By hand, with every term neutral (runs of kernels alone, measured at their kernels'
+    time over the ratios below): cell x's ratios 1.0, 1.2, 1.5 and 1.6 — one factor puts
+    1.2, 1.5 and 1.6 within 0.8–1.25 (1.6 / 1.2 = 1.33 ≤ 1.25 / 0.8 = 1.5625), never all four
+    (1.6 / 1.0 > 1.5625); cell y's 0.5 and 2.0, one of them (2.0 / 0.5 = 4). One cell for all
+    six: three (1.2, 1.5 and 1.6, or 1.5, 1.6 and 2.0); a cell for each run: all six."""
+    ratios = {"x": [1.0, 1.2, 1.5, 1.6], "y": [0.5, 2.0]}
+    rows = []
+    for cell, values in ratios.items():
+        for i, r in enumerate(values):
+            units = {c: 0.0 for c in run_fit.COLUMNS}
+            rows.append(run_fit.RunRow(f"{cell}{i}", f"{cell}{i}", TYPICAL, Phase.DECODE, "f", cell,
+                                       DeviceKind.CPU, 1.0 / r, 0.5, 1.0, units))
+    band = (0.8, 1.25)
+    assert run_fit.ceiling(rows, lambda r: r.hardware, band) == 3 + 1
+    assert run_fit.ceiling(rows, lambda r: 0, band) == 3
+    assert run_fit.ceiling(rows, lambda r: r.id, band) == 6
+
+
 @pytest.mark.parametrize(("model", "device", "params"), [
     ("llama-3-8b", "h100-sxm", WorkloadParams()),
     ("llama-3-70b", "h100-sxm", WorkloadParams(tp=4, batch=64, context=4096)),

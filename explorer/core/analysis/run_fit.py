@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -249,6 +249,30 @@ def band_of(ratios: Sequence[tuple[str, float]]) -> tuple[float, float]:
     at = (np.cumsum(weights) - weights / 2) / weights.sum()
     low, high = (math.exp(float(np.interp(p / 100, at, logs))) for p in BAND_PERCENTILES)
     return low, high
+
+
+def ceiling(rows: Sequence[RunRow], cell: Callable[[RunRow], Hashable], band: tuple[float, float]) -> int:
+    """How many of ``rows`` (one kind of device) would lie within ``band`` (expected ÷
+    measured) were each cell's runs (``cell``: their key, a device, say) given the one factor
+    that puts most of them there, chosen knowing their measured times, on top of the fit to
+    every run: the most any factor per cell can reach with this fit, which no prediction
+    made without the measured times reaches."""
+    factors, engines = fit(rows)
+    width = math.log(band[1] / band[0])
+    cells: dict[Hashable, list[float]] = defaultdict(list)
+    for r in rows:
+        cells[cell(r)].append(math.log(predict(r, factors, engines) / r.measured_s))
+    return sum(_most_within(logs, width) for logs in cells.values())
+
+
+def _most_within(values: Sequence[float], width: float) -> int:
+    """The most of ``values`` one interval ``width`` long holds (its ends included)."""
+    ordered, start, most = sorted(values), 0, 0
+    for end, v in enumerate(ordered):
+        while v - ordered[start] > width * (1 + 1e-12):
+            start += 1
+        most = max(most, end - start + 1)
+    return most
 
 
 def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
