@@ -38,6 +38,7 @@ from explorer.ui.question_bar import QuestionBar
 from explorer.ui.question_play import QuestionPlay
 from explorer.ui.save_banner import SaveBanner
 from explorer.ui.scene_player import ScenePlayer
+from explorer.ui.scrolled import Scrolled
 from explorer.ui.toolbar import build_toolbar, fixed_twin
 from explorer.ui.window_menus import WindowMenus
 from explorer.ui.window_sessions import SessionFiles
@@ -128,7 +129,7 @@ class MainWindow(WindowMenus, WindowTools, SessionFiles, ModelConfigFiles, Narro
         left, right = area.LeftDockWidgetArea, area.RightDockWidgetArea
         self.docks = {
             "hardware": self._dock("Hardware", self.hardware_panel, left),
-            "workload": self._dock("Workload", self.workload_panel, right),
+            "workload": self._dock("Workload", Scrolled(self.workload_panel), right),
             "kernels": self._dock("Kernel lab", self.kernel_lab, right),
             "details": self._dock("Details", self.details_panel, left),
             "explain": self._dock("Explain", self.explain_panel, right),

@@ -39,3 +39,26 @@ def test_a_scene_with_a_long_title_keeps_the_window_as_wide_as_the_screen_allows
     window.resize(1024, 768)
     assert window.width() == 1024
     assert window.caption_bar.title.text().startswith("Mixture of experts: why a 47 B model")
+
+
+def test_a_prompt_s_rows_keep_the_window_within_a_768_pixel_screen(window, qtbot):
+    """A prompt shows two rows more (the causal mask, the attention kernel) than a token; at
+    1024×768 and 1366×768 with four devices the window still fits the screen's height (the
+    workload panel scrolls rather than growing the window)."""
+    window.state.set_devices(["h100-sxm", "apple-m4-max-cpu", "xeon-6980p", "l4"])
+    window.state.set_params(phase="prefill", seq=512)
+    for size in ((1024, 768), (1366, 768)):
+        window.resize(*size)
+        qtbot.wait(50)
+        assert window.minimumSizeHint().height() <= 768
+        assert (window.width(), window.height()) == size
+    panel = window.workload_panel
+    assert panel.isVisible() and panel.causal.isVisible()
+    area = window.docks["workload"].widget()
+    assert area.verticalScrollBar().isVisible()  # the panel scrolls ...
+    assert panel.height() == panel.minimumSizeHint().height() > area.height()  # ... by no more than it must
+    assert panel.width() + area.verticalScrollBar().width() <= area.width()  # beside the bar, not under it
+    window.state.set_params(phase="decode")
+    window.state.set_devices(["h100-sxm"])
+    qtbot.waitUntil(lambda: not area.verticalScrollBar().isVisible(), timeout=2000)
+    assert panel.size() == area.size()  # a token's rows fit: the panel fills its room

@@ -97,6 +97,10 @@ def _changed(p: Parameter, editor: QtWidgets.QWidget):
 
 # Attribute names the panel has always had for a parameter's editor.
 ATTRIBUTES = {"memory_fraction": "memory_share"}
+# In a row of several editors (Devices: TP, PP, DP, EP): px between a caption and its editor,
+# and between one editor and the next caption. The row sets the panel's least width, which
+# the scroll bar beside it (``Scrolled``) adds to; these keep that within a 1024 px window.
+CAPTION_GAP, EDITOR_GAP = 2, 6
 
 
 def measured_words(row) -> str:
@@ -196,7 +200,10 @@ class WorkloadPanel(QtWidgets.QWidget):
                 continue
             if p.row not in self._rows:
                 self._rows[p.row] = QtWidgets.QHBoxLayout()
+                self._rows[p.row].setSpacing(CAPTION_GAP)  # a caption beside its editor
                 form.addRow(p.row, self._rows[p.row])
+            else:
+                self._rows[p.row].addSpacing(EDITOR_GAP - CAPTION_GAP)
             self._rows[p.row].addWidget(QtWidgets.QLabel(p.caption))
             self._rows[p.row].addWidget(editor, 1)
         self.degrees = {d.name: self.editors[d.name] for d in parallel.DEGREES}
