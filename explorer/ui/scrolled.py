@@ -15,6 +15,7 @@ class Scrolled(QtWidgets.QScrollArea):
         super().__init__()
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.panel = panel  # (before setWidget, whose events reach the methods below)
         self.setWidget(panel)
         panel.installEventFilter(self)
 
@@ -23,15 +24,15 @@ class Scrolled(QtWidgets.QScrollArea):
 
     def minimumSizeHint(self) -> QtCore.QSize:
         """As wide as the panel needs beside a scroll bar; as short as a scroll area can be."""
-        least = self.widget().minimumSizeHint()
+        least = self.panel.minimumSizeHint()
         return QtCore.QSize(least.width() + self._bar(), super().minimumSizeHint().height())
 
     def sizeHint(self) -> QtCore.QSize:
-        hint = self.widget().sizeHint()
+        hint = self.panel.sizeHint()
         return QtCore.QSize(hint.width() + self._bar(), hint.height())
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
-        if watched is self.widget() and event.type() == QtCore.QEvent.Type.LayoutRequest:
+        if watched is self.panel and event.type() == QtCore.QEvent.Type.LayoutRequest:
             self.updateGeometry()  # its content changed: it may need more room or less,
             self.fit()
         return super().eventFilter(watched, event)
@@ -43,6 +44,6 @@ class Scrolled(QtWidgets.QScrollArea):
     def fit(self) -> None:
         """The panel as large as the room, never below its least size; where the room is
         shorter, as tall as it needs beside the scroll bar."""
-        least, room = self.widget().minimumSizeHint(), self.size()
+        least, room = self.panel.minimumSizeHint(), self.size()
         width = room.width() - (self._bar() if least.height() > room.height() else 0)
-        self.widget().resize(max(width, least.width()), max(room.height(), least.height()))
+        self.panel.resize(max(width, least.width()), max(room.height(), least.height()))
