@@ -268,7 +268,8 @@ def test_a_family_without_runs_of_its_own_gets_a_wider_band(models, catalog):
     gpu = terms.of(DeviceKind.GPU)
     assert band_words(catalog["h100-sxm"], terms=terms) == (
         f"a band that held the measured time of {gpu.held:.1%} of 89 published GPU runs ({gpu.sources} "
-        "sources), each predicted without its source")
+        f"sources), each predicted without its source, the expected time itself within 0.8–1.25× of it "
+        f"for {gpu.within:.1%}")
     assert band_words(catalog["h100-sxm"], "with calibrated efficiency", terms) == \
         "the band of 89 published GPU runs held out, not checked with calibrated efficiency"
     assert band_words(catalog["h100-sxm"], terms=replace(terms, validated=frozenset())) == \
@@ -276,10 +277,13 @@ def test_a_family_without_runs_of_its_own_gets_a_wider_band(models, catalog):
 
 
 def test_what_the_band_held_is_the_share_of_held_out_runs_inside_it(rows):
+    """And the share of them whose expected time fell within 0.8–1.25 of the measured one."""
     held = run_fit.held_out(rows)
     for kind in (DeviceKind.GPU, DeviceKind.CPU):
         mine = [h for h in held if h.row.kind == kind]
-        assert read_terms().of(kind).held == pytest.approx(sum(h.covered for h in mine) / len(mine), abs=5e-5)
+        terms = read_terms().of(kind)
+        assert terms.held == pytest.approx(sum(h.covered for h in mine) / len(mine), abs=5e-5)
+        assert terms.within == pytest.approx(sum(0.8 <= h.ratio <= 1.25 for h in mine) / len(mine), abs=5e-5)
 
 
 def test_a_band_of_one_signed_errors_still_holds_the_expected_time(models, catalog):
@@ -295,8 +299,9 @@ def test_a_band_of_one_signed_errors_still_holds_the_expected_time(models, catal
     (lambda t: t.replace("    attention: ", "    attention: -"),
      "'classes.attention': must be a number from 1 to 100"),
     (lambda t: t.replace("  - id: typical", "  - id: usual"), "has no 'typical' engine"),
-    (lambda t: t.replace("schema: 2", "schema: 3"), "newer version"),
-    (lambda t: t.replace("schema: 2", "schema: 1"), "no longer reads"),
+    (lambda t: t.replace("schema: 3", "schema: 4"), "newer version"),
+    (lambda t: t.replace("schema: 3", "schema: 2"), "no longer reads"),
+    (lambda t: t.replace("  within: 0.", "  within: 1."), "'within': must be a number from 0 to 1"),
     (lambda t: t.replace("  band:\n  - ", "  band:\n  - -"), "two ratios above 0"),
     (lambda t: t.replace("- kind: gpu", "- kind: tpu"), "kind"),
 ])

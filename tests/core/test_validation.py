@@ -122,6 +122,9 @@ def test_the_docs_say_what_a_band_by_phase_held_beside_what_this_one_holds(held)
     old = {k: _phase_band_coverage(v) for k, v in kinds.items()}
     new = {k: sum(h.covered for h in v) / len(v) for k, v in kinds.items()}
     assert all(new[k] > old[k] for k in kinds) and new[DeviceKind.CPU] - old[DeviceKind.CPU] > 0.1
+    within = {k: sum(BAND[0] <= h.ratio <= BAND[1] for h in v) / len(v) for k, v in kinds.items()}
+    assert (f"fell within 0.8–1.25 of the measured one (`within`): {share(within[DeviceKind.GPU])} of the "
+            f"GPU runs, {share(within[DeviceKind.CPU])} of the CPU runs") in text
     assert (f"held the measured time for {share(old[DeviceKind.CPU])} of the CPU runs and "
             f"{share(old[DeviceKind.GPU])} of the GPU runs; this one holds it for "
             f"{share(new[DeviceKind.CPU])} and {share(new[DeviceKind.GPU])}") in text

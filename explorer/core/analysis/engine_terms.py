@@ -57,7 +57,9 @@ from explorer.core.model import training
 from explorer.core.model.applicability import Phase
 from explorer.paths import resource_path
 
-SCHEMA = 2  # 2: one band a kind of device, every phase together (1: a band a phase)
+# 3: the share of held-out runs within AIM; 2: one band a kind, every phase together; 1: a band a phase
+SCHEMA = 3
+AIM = (0.8, 1.25)  # where an expected time aims to fall: expected ÷ measured
 TYPICAL = "typical"  # the fit over every engine's runs: the default engine
 EXPERT_ROLES = frozenset({op.Role.EXPERT_UP, op.Role.EXPERT_DOWN})
 
@@ -110,6 +112,7 @@ class KindTerms:
     runs: int  # fitted to
     sources: int
     held: float  # the share of its runs, each held out, in the band the other sources give
+    within: float  # the share of its runs whose expected time, held out, is within AIM of the measured
 
     def engine(self, name: str) -> EngineFit:
         """``name``'s fit, else ``typical``'s (an engine with no runs of its own)."""
@@ -288,7 +291,8 @@ def band(time_s: float, validated: bool, terms: KindTerms, widen: float) -> tupl
 
 def band_words(hardware: Hardware, unchecked: str = "", terms: RunTerms | None = None) -> str:
     """What a step's band on ``hardware`` stands on: "a band that held the measured time of
-    86.5% of 89 published GPU runs (12 sources), each predicted without its source"; for a
+    86.5% of 89 published GPU runs (12 sources), each predicted without its source, the
+    expected time itself within 0.8–1.25× of it for 80.9%"; for a
     device without published runs of its own, that its band is the others' widened; and where
     the band was not checked as it is used (``unchecked``: "with calibrated efficiency", "for
     speculative decoding"), only whose band it is: the runs were predicted with published
@@ -302,7 +306,8 @@ def band_words(hardware: Hardware, unchecked: str = "", terms: RunTerms | None =
     if unchecked:
         return f"the band of {runs} held out, not checked {unchecked}"
     return (f"a band that held the measured time of {mine.held:.1%} of {runs} ({mine.sources} sources), "
-            "each predicted without its source")
+            f"each predicted without its source, the expected time itself within {AIM[0]:g}–{AIM[1]:g}× "
+            f"of it for {mine.within:.1%}")
 
 
 def efficiency_unchecked(efficiency: str) -> str:
@@ -349,7 +354,7 @@ def _read_kind(top: Fields, raw: object, index: int) -> tuple[DeviceKind, KindTe
     if TYPICAL not in engines:
         raise fields.error("engines", f"has no {TYPICAL!r} engine (the one that stands in for the others)")
     out = KindTerms(classes, engines, band, fields.integer("runs"), fields.integer("sources"),
-                    _ratio(fields, "band_held", 0.0, 1.0))
+                    _ratio(fields, "band_held", 0.0, 1.0), _ratio(fields, "within", 0.0, 1.0))
     fields.finish()
     return kind, out
 
@@ -376,5 +381,5 @@ def read_terms(path: str | Path | None = None) -> RunTerms:
 def neutral_terms() -> RunTerms:
     """Terms that add nothing (the kernel model as it is): what the fit starts from."""
     typical = EngineFit(TYPICAL, {t: 0.0 for t in EngineTerm}, 0)
-    neutral = KindTerms({c: 1.0 for c in FitClass}, {TYPICAL: typical}, (1.0, 1.0), 0, 0, 0.0)
+    neutral = KindTerms({c: 1.0 for c in FitClass}, {TYPICAL: typical}, (1.0, 1.0), 0, 0, 0.0, 0.0)
     return RunTerms({k: neutral for k in DeviceKind}, 1.0, frozenset())

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from explorer.core.analysis.engine_terms import (
+    AIM,
     SCHEMA,
     TERM_SCALE,
     TYPICAL,
@@ -277,7 +278,8 @@ def _most_within(values: Sequence[float], width: float) -> int:
 
 def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
     """The terms to ship: for each kind of device, fitted to its runs, its band from the
-    held-out runs (``band_of``) and the share of them it held."""
+    held-out runs (``band_of``), the share of them it held and the share whose expected time
+    fell within ``AIM``."""
     held = held_out(rows)
     kinds = {}
     for kind in sorted({r.kind for r in rows}):
@@ -286,7 +288,8 @@ def terms_of(rows: Sequence[RunRow], origin: str = "") -> RunTerms:
         theirs = [h for h in held if h.row.kind == kind]
         band = band_of([(h.row.group, h.ratio) for h in theirs])
         kinds[kind] = KindTerms(factors, engines, band, len(mine), len({r.group for r in mine}),
-                                sum(h.covered for h in theirs) / len(theirs))
+                                sum(h.covered for h in theirs) / len(theirs),
+                                sum(AIM[0] <= h.ratio <= AIM[1] for h in theirs) / len(theirs))
     return RunTerms(kinds, WIDEN, frozenset(r.hardware for r in rows), origin)
 
 
@@ -319,6 +322,7 @@ def terms_yaml(terms: RunTerms) -> str:
                          "sources": list(e.sources)} for e in k.engines.values()],
             "band": [g(k.band[0]), g(k.band[1])],
             "band_held": g(k.held),
+            "within": g(k.within),
         } for kind, k in terms.kinds.items()],
     }
     return HEADER + dump_yaml(data, sort_keys=False, allow_unicode=True)

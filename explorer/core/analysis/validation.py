@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.analysis.analysis import analyze
-from explorer.core.analysis.engine_terms import TYPICAL, RunTerms, apply, features, read_terms
+from explorer.core.analysis.engine_terms import AIM, TYPICAL, RunTerms, apply, features, read_terms
 from explorer.core.analysis.expected import expected
 from explorer.core.analysis.run_fit import ALL, HeldOut, RunRow, Terms, held_out
 from explorer.core.files.datafile import DataFileError, Fields, read_entries
@@ -46,8 +46,7 @@ class RunKind(StrEnum):
 
 
 KINDS = tuple(kind.value for kind in RunKind)  # plain strings: what the file holds
-# The band the expected time is aimed at (expected ÷ measured).
-BAND = (0.8, 1.25)
+BAND = AIM  # the band the expected time is aimed at (expected ÷ measured)
 _SETTABLE = {p.name for p in PARAMETERS} - {"phase", "seq", "context"}  # the kind sets these
 
 
