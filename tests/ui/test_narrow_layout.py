@@ -62,3 +62,33 @@ def test_a_prompt_s_rows_keep_the_window_within_a_768_pixel_screen(window, qtbot
     window.state.set_devices(["h100-sxm"])
     qtbot.waitUntil(lambda: not area.verticalScrollBar().isVisible(), timeout=2000)
     assert panel.size() == area.size()  # a token's rows fit: the panel fills its room
+
+
+def test_the_wheel_over_an_editor_scrolls_the_panel_and_keeps_the_workload(window, qtbot):
+    """Where the workload panel scrolls, the wheel over its editors scrolls it: a pointer
+    passing over the phase box does not change the phase. A box the user chose (focus)
+    still takes the wheel."""
+    from PySide6 import QtCore, QtGui, QtWidgets
+
+    window.state.set_devices(["h100-sxm", "apple-m4-max-cpu", "xeon-6980p", "l4"])
+    window.state.set_params(phase="prefill", seq=512)
+    window.resize(1366, 768)
+    area, panel = window.docks["workload"].widget(), window.workload_panel
+    qtbot.waitUntil(lambda: area.verticalScrollBar().isVisible(), timeout=2000)
+    box = panel.editors["phase"]
+
+    def wheel(widget: QtWidgets.QWidget) -> None:
+        centre = QtCore.QPointF(widget.rect().center())
+        event = QtGui.QWheelEvent(centre, widget.mapToGlobal(centre), QtCore.QPoint(0, 0),
+                                  QtCore.QPoint(0, -120), QtCore.Qt.MouseButton.NoButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier,
+                                  QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+        QtWidgets.QApplication.sendEvent(widget, event)
+
+    assert area.verticalScrollBar().value() == 0 and not box.hasFocus()
+    wheel(box)
+    assert window.state.params.phase == "prefill" and area.verticalScrollBar().value() > 0
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=2000)
+    wheel(box)
+    assert window.state.params.phase != "prefill"
