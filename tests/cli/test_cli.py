@@ -1,5 +1,6 @@
 """The headless commands: output shapes, values, errors and exit codes."""
 
+import argparse
 import io
 import json
 import os
@@ -206,18 +207,28 @@ def test_every_command_s_help_prints(capsys):
     """argparse formats help with %: a help text holding "90%" once broke every --help. A
     description is printed as written, so "15 %%" there once showed both signs."""
     parser = cli.build_parser()
-    commands = [None, *window_options.COMMANDS]
-    for command in commands:
-        argv = ["--help"] if command is None else [command, "--help"]
+
+    def commands(p: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+        """Every command and subcommand (hardware list, scenes check, …) as its argv."""
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield [*path, name]
+                    yield from commands(sub, (*path, name))
+
+    every = [[], *commands(parser)]
+    assert {c[0] for c in every if c} == set(window_options.COMMANDS) and ["scenes", "check"] in every
+    for command in every:
         with pytest.raises(SystemExit) as stop:
-            parser.parse_args(argv)
+            parser.parse_args([*command, "--help"])
         assert stop.value.code == 0, command
         out = capsys.readouterr().out
         assert "usage: roofline-explorer" in out
         assert "%%" not in out, command
     with pytest.raises(SystemExit):
         window_options.parse(["--help"])
-    assert "--memory-fraction" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--memory-fraction" in out and "%%" not in out
 
 
 def test_a_command_s_short_options_are_not_taken_for_the_window_s():

@@ -232,6 +232,10 @@ def test_a_factor_per_cell_places_at_most_each_cell_s_densest_interval():
     assert run_fit.ceiling(rows, lambda r: r.hardware, band) == 3 + 1
     assert run_fit.ceiling(rows, lambda r: 0, band) == 3
     assert run_fit.ceiling(rows, lambda r: r.id, band) == 6
+    assert run_fit.ceiling([], lambda r: 0, band) == 0
+    # the band's ends count: 0.8 and 1.25 are one factor apart (1.25 / 0.8), so both are placed
+    assert run_fit._most_within([math.log(0.8), math.log(1.25)], math.log(1.25 / 0.8)) == 2
+    assert run_fit._most_within([math.log(0.8), math.log(1.2501)], math.log(1.25 / 0.8)) == 1
 
 
 @pytest.mark.parametrize(("model", "device", "params"), [
@@ -268,8 +272,8 @@ def test_a_family_without_runs_of_its_own_gets_a_wider_band(models, catalog):
     gpu = terms.of(DeviceKind.GPU)
     assert band_words(catalog["h100-sxm"], terms=terms) == (
         f"a band that held the measured time of {gpu.held:.1%} of 89 published GPU runs ({gpu.sources} "
-        f"sources), each predicted without its source, the expected time itself within 0.8–1.25× of it "
-        f"for {gpu.within:.1%}")
+        f"sources), each predicted without its source, the expected time itself within 0.8–1.25× of the "
+        f"measured one for {gpu.within:.1%} of them")
     assert band_words(catalog["h100-sxm"], "with calibrated efficiency", terms) == \
         "the band of 89 published GPU runs held out, not checked with calibrated efficiency"
     assert band_words(catalog["h100-sxm"], terms=replace(terms, validated=frozenset())) == \

@@ -280,7 +280,8 @@ def test_each_point_carries_the_decode_step_s_band(models, catalog):
     terms = read_terms().of(DeviceKind.GPU)
     assert (f"({low * 1e3:.2f}–{high * 1e3:.2f} ms: a band that held the measured time of {terms.held:.1%} "
             f"of {terms.runs} published GPU runs ({terms.sources} sources), each predicted without its "
-            f"source, the expected time itself within 0.8–1.25× of it for {terms.within:.1%})"
+            "source, the expected time itself within 0.8–1.25× of the measured one for "
+            f"{terms.within:.1%} of them)"
             ) in plan_sentences(p, model.name, h100)[-1]
     # with speculative decoding the band is scaled from the plain step's: not checked as such
     spec = plan(model, params, h100, 1024, 1024, speculation=Speculation(models["llama-3-8b"], 4, 0.7))

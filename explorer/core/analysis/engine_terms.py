@@ -292,7 +292,7 @@ def band(time_s: float, validated: bool, terms: KindTerms, widen: float) -> tupl
 def band_words(hardware: Hardware, unchecked: str = "", terms: RunTerms | None = None) -> str:
     """What a step's band on ``hardware`` stands on: "a band that held the measured time of
     86.5% of 89 published GPU runs (12 sources), each predicted without its source, the
-    expected time itself within 0.8–1.25× of it for 80.9%"; for a
+    expected time itself within 0.8–1.25× of the measured one for 80.9% of them"; for a
     device without published runs of its own, that its band is the others' widened; and where
     the band was not checked as it is used (``unchecked``: "with calibrated efficiency", "for
     speculative decoding"), only whose band it is: the runs were predicted with published
@@ -307,7 +307,7 @@ def band_words(hardware: Hardware, unchecked: str = "", terms: RunTerms | None =
         return f"the band of {runs} held out, not checked {unchecked}"
     return (f"a band that held the measured time of {mine.held:.1%} of {runs} ({mine.sources} sources), "
             f"each predicted without its source, the expected time itself within {AIM[0]:g}–{AIM[1]:g}× "
-            f"of it for {mine.within:.1%}")
+            f"of the measured one for {mine.within:.1%} of them")
 
 
 def efficiency_unchecked(efficiency: str) -> str:

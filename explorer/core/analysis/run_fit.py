@@ -256,8 +256,10 @@ def ceiling(rows: Sequence[RunRow], cell: Callable[[RunRow], Hashable], band: tu
     """How many of ``rows`` (one kind of device) would lie within ``band`` (expected ÷
     measured) were each cell's runs (``cell``: their key, a device, say) given the one factor
     that puts most of them there, chosen knowing their measured times, on top of the fit to
-    every run: the most any factor per cell can reach with this fit, which no prediction
-    made without the measured times reaches."""
+    every run: no factor per cell on top of that fit, however chosen, places more. (A cell
+    of one run is always placed.)"""
+    if not rows:
+        return 0
     factors, engines = fit(rows)
     width = math.log(band[1] / band[0])
     cells: dict[Hashable, list[float]] = defaultdict(list)
