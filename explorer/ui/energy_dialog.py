@@ -39,7 +39,7 @@ class EnergyDialog(QtWidgets.QDialog):
         super().__init__(parent)
         self.state = state
         self.setWindowTitle("Energy roofline")
-        self.resize(1040, 720)
+        self.resize(1000, 720)  # within a 1024×768 projector's screen, its title bar included
         self.picture = EnergyPicture(theme)
         self.summary = QtWidgets.QLabel(wordWrap=True)
         self.summary.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)

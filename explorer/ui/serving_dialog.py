@@ -82,7 +82,7 @@ class ServingDialog(QtWidgets.QDialog):
         self.state = state
         self.settings = settings
         self.setWindowTitle("Serving")
-        self.resize(1040, 720)
+        self.resize(1000, 720)  # within a 1024×768 projector's screen, its title bar included
         self._make_fields()
         self.view = ServingView(theme)
         self.compare = QtWidgets.QCheckBox("Compare layouts")

@@ -92,3 +92,25 @@ def test_the_wheel_over_an_editor_scrolls_the_panel_and_keeps_the_workload(windo
     qtbot.waitUntil(box.hasFocus, timeout=2000)
     wheel(box)
     assert window.state.params.phase != "prefill"
+
+
+def test_every_dialog_opens_within_a_1024x768_screen(window, qtbot, tmp_path):
+    """A dialog opened on a lecture-hall projector fits its screen (the Serving and Energy
+    dialogs once opened 1,040 px wide)."""
+    from explorer.ui.energy_dialog import EnergyDialog
+    from explorer.ui.export_dialog import ExportDialog
+    from explorer.ui.layouts_dialog import LayoutsDialog
+    from explorer.ui.panels.layer_editor import LayerStackEditor
+    from explorer.ui.serving_dialog import ServingDialog
+    from explorer.ui.shortcuts_dialog import ShortcutsDialog
+
+    state = window.state
+    for make in (lambda: ExportDialog(state, tmp_path, window), lambda: EnergyDialog(state, parent=window),
+                 lambda: ServingDialog(state, parent=window), lambda: LayoutsDialog(state, window),
+                 lambda: ShortcutsDialog(window), lambda: LayerStackEditor((), window)):
+        dialog = make()
+        qtbot.addWidget(dialog)
+        dialog.show()  # (shown, a dialog is at least its least size)
+        title_bar = 40
+        assert dialog.width() <= 1024 and dialog.height() + title_bar <= 768, type(dialog).__name__
+        dialog.close()

@@ -64,7 +64,7 @@ def test_a_model_that_does_not_fit_says_why_and_the_dialog_stays(state, qtbot):
 
 
 def test_the_picture_paints_and_exports_as_serve_draws_it(dialog, tmp_path):
-    dialog.resize(1040, 720)
+    dialog.resize(1000, 720)
     image = dialog.view.grab().toImage()
     colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 17)
                for y in range(0, image.height(), 17)}
